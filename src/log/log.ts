@@ -1,0 +1,71 @@
+import type { Observable } from 'rxjs';
+
+/**
+ * The log contract. Every write of orchd is one record appended here; its sequence number is the
+ * resourceVersion of what it wrote. Backends: LevelDB (embedded default), in-memory (tests), later etcd.
+ */
+export interface LogRecord {
+  /** put: the key now holds value. delete: the key is gone; value is the object's last state. */
+  type: 'put' | 'delete';
+  /** Storage key, e.g. `admissionregistration.orch.io/validatingadmissionpolicies//demo`. */
+  key: string;
+  /** The object as stored (already carrying its resourceVersion = seq). */
+  value: unknown;
+}
+
+export interface LogEntry extends LogRecord {
+  seq: number;
+}
+
+export interface Appended {
+  /** Assigned synchronously, in call order: a caller can stamp it into the value it writes. */
+  seq: number;
+  /** Settles when the batch holding the record is durable (synced) on disk. */
+  durable: Promise<void>;
+}
+
+export interface Checkpoint {
+  seq: number;
+  data: Uint8Array;
+}
+
+export interface Log {
+  /** Open the backend and recover lastSeq/firstSeq. */
+  open(): Promise<void>;
+  close(): Promise<void>;
+  /**
+   * Append one record. make() is called synchronously with the record's sequence number, so the
+   * value can carry it. Records appended in the same tick (or while a batch is syncing) share one
+   * synced batch (group commit). If a batch fails to sync the log is broken: every pending and later
+   * append rejects, because acknowledging writes after a lost one would reorder history.
+   */
+  append(make: (seq: number) => LogRecord): Appended;
+  /** Newest durable sequence number (0 for an empty log). */
+  readonly lastSeq: number;
+  /** Oldest sequence number still readable (the compaction horizon); lastSeq + 1 when empty. */
+  readonly firstSeq: number;
+  /** Entries with from <= seq <= to (to defaults to lastSeq), in order. from < firstSeq → LogError COMPACTED. */
+  read(from: number, to?: number): AsyncIterable<LogEntry[]>;
+  /** One entry by sequence number; undefined if compacted or never written. */
+  get(seq: number): Promise<LogEntry | undefined>;
+  /** Drop entries with seq < below. Never blocks appends for long. */
+  compact(below: number): Promise<void>;
+  /** Committed batches, in order, as soon as they are durable. Hot: subscribers see what comes after. */
+  readonly committed$: Observable<LogEntry[]>;
+  saveCheckpoint(cp: Checkpoint): Promise<void>;
+  loadCheckpoint(): Promise<Checkpoint | undefined>;
+}
+
+export type LogErrorCode = 'COMPACTED' | 'FUTURE_SEQ' | 'BROKEN' | 'CLOSED';
+
+/** Errors of the log speak storage, not HTTP: the API edge maps codes to statuses. */
+export class LogError extends Error {
+  constructor(
+    readonly code: LogErrorCode,
+    message: string,
+    readonly seq?: number,
+  ) {
+    super(message);
+    this.name = 'LogError';
+  }
+}

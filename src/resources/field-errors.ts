@@ -1,0 +1,98 @@
+/**
+ * Field errors as Kubernetes reports them: a type, the path of the field, the bad value and a detail,
+ * rendered as `spec.matchConditions[3].expression: Required value`.
+ */
+export type FieldErrorType =
+  | 'FieldValueRequired'
+  | 'FieldValueInvalid'
+  | 'FieldValueNotSupported'
+  | 'FieldValueDuplicate'
+  | 'FieldValueForbidden'
+  | 'FieldValueTooLong'
+  | 'FieldValueTooMany'
+  | 'FieldValueTypeInvalid'
+  | 'FieldValueNotFound'
+  | 'InternalError';
+
+export interface FieldError {
+  type: FieldErrorType;
+  field: string;
+  value?: unknown;
+  detail?: string;
+}
+
+/** A field path built while descending: path('spec').child('rules').index(3).child('expression'). */
+export class FieldPath {
+  private constructor(private readonly text: string) {}
+  static root(name: string): FieldPath {
+    return new FieldPath(name);
+  }
+  child(name: string, ...more: string[]): FieldPath {
+    let p: FieldPath = new FieldPath(this.text ? `${this.text}.${name}` : name);
+    for (const m of more) p = p.child(m);
+    return p;
+  }
+  index(i: number): FieldPath {
+    return new FieldPath(`${this.text}[${i}]`);
+  }
+  key(k: string): FieldPath {
+    return new FieldPath(`${this.text}[${k}]`);
+  }
+  toString(): string {
+    return this.text;
+  }
+}
+
+const describe = (v: unknown): string => (typeof v === 'string' ? JSON.stringify(v) : JSON.stringify(v) ?? String(v));
+
+export const required = (p: FieldPath, detail = ''): FieldError => ({ type: 'FieldValueRequired', field: String(p), detail });
+export const invalid = (p: FieldPath, value: unknown, detail: string): FieldError => ({ type: 'FieldValueInvalid', field: String(p), value, detail });
+export const notSupported = (p: FieldPath, value: unknown, allowed: readonly string[]): FieldError => ({
+  type: 'FieldValueNotSupported',
+  field: String(p),
+  value,
+  detail: `supported values: ${allowed.map((a) => JSON.stringify(a)).join(', ')}`,
+});
+export const duplicate = (p: FieldPath, value: unknown): FieldError => ({ type: 'FieldValueDuplicate', field: String(p), value });
+export const forbidden = (p: FieldPath, detail: string): FieldError => ({ type: 'FieldValueForbidden', field: String(p), detail });
+export const tooLong = (p: FieldPath, value: unknown, max: number): FieldError => ({
+  type: 'FieldValueTooLong',
+  field: String(p),
+  value,
+  detail: `may not be more than ${max} bytes`,
+});
+export const tooMany = (p: FieldPath, actual: number, max: number): FieldError => ({
+  type: 'FieldValueTooMany',
+  field: String(p),
+  value: actual,
+  detail: `must have at most ${max} items`,
+});
+export const typeInvalid = (p: FieldPath, value: unknown, detail: string): FieldError => ({ type: 'FieldValueTypeInvalid', field: String(p), value, detail });
+
+const reasonText: Record<FieldErrorType, string> = {
+  FieldValueRequired: 'Required value',
+  FieldValueInvalid: 'Invalid value',
+  FieldValueNotSupported: 'Unsupported value',
+  FieldValueDuplicate: 'Duplicate value',
+  FieldValueForbidden: 'Forbidden',
+  FieldValueTooLong: 'Too long',
+  FieldValueTooMany: 'Too many',
+  FieldValueTypeInvalid: 'Invalid value',
+  FieldValueNotFound: 'Not found',
+  InternalError: 'Internal error',
+};
+
+/** The message Kubernetes prints for one field error. */
+export function formatFieldError(e: FieldError): string {
+  const head = `${e.field}: ${reasonText[e.type]}`;
+  switch (e.type) {
+    case 'FieldValueRequired':
+    case 'FieldValueForbidden':
+    case 'InternalError':
+      return e.detail ? `${head}: ${e.detail}` : head;
+    case 'FieldValueTooMany':
+      return `${head}: ${e.value}: ${e.detail}`;
+    default:
+      return e.value === undefined ? `${head}${e.detail ? `: ${e.detail}` : ''}` : `${head}: ${describe(e.value)}${e.detail ? `: ${e.detail}` : ''}`;
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * The schema language of our kinds: a subset of OpenAPI v3 with the Kubernetes extensions.
+ * One source feeds validation of unknown fields, defaults, strategic merge (patch strategies),
+ * CEL typing and the published OpenAPI documents, so they cannot disagree.
+ */
+export interface Schema {
+  type?: 'object' | 'array' | 'string' | 'integer' | 'number' | 'boolean';
+  description?: string;
+  format?: string;
+  enum?: string[];
+  default?: unknown;
+  properties?: Record<string, Schema>;
+  /** A map with free keys: the schema of its values. */
+  additionalProperties?: Schema;
+  items?: Schema;
+  required?: string[];
+  /** OpenAPI definition name this schema is published under (hoisted into definitions/components). */
+  refName?: string;
+  'x-kubernetes-preserve-unknown-fields'?: true;
+  'x-kubernetes-int-or-string'?: true;
+  'x-kubernetes-embedded-resource'?: true;
+  'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';
+  'x-kubernetes-list-map-keys'?: string[];
+  'x-kubernetes-map-type'?: 'atomic' | 'granular';
+  'x-kubernetes-patch-strategy'?: string;
+  'x-kubernetes-patch-merge-key'?: string;
+}
+
+export const str = (description?: string, extra: Partial<Schema> = {}): Schema => ({ type: 'string', ...(description ? { description } : {}), ...extra });
+export const int = (description?: string, format: 'int32' | 'int64' = 'int32'): Schema => ({ type: 'integer', format, ...(description ? { description } : {}) });
+export const bool = (description?: string): Schema => ({ type: 'boolean', ...(description ? { description } : {}) });
+export const strMap = (description?: string): Schema => ({ type: 'object', additionalProperties: { type: 'string' }, ...(description ? { description } : {}) });
+export const arrayOf = (items: Schema, extra: Partial<Schema> = {}): Schema => ({ type: 'array', items, ...extra });
+export const obj = (refName: string | undefined, properties: Record<string, Schema>, extra: Partial<Schema> = {}): Schema => ({
+  type: 'object',
+  ...(refName ? { refName } : {}),
+  properties,
+  ...extra,
+});
+/** A list merged by a key in strategic merge patch and apply (patchStrategy merge, patchMergeKey). */
+export const mergeList = (items: Schema, key = 'name', description?: string): Schema => ({
+  type: 'array',
+  items,
+  ...(description ? { description } : {}),
+  'x-kubernetes-list-type': 'map',
+  'x-kubernetes-list-map-keys': [key],
+  'x-kubernetes-patch-strategy': 'merge',
+  'x-kubernetes-patch-merge-key': key,
+});
+/** An atomic list: replaced whole by every patch. */
+export const atomicList = (items: Schema, description?: string): Schema => ({
+  type: 'array',
+  items,
+  ...(description ? { description } : {}),
+  'x-kubernetes-list-type': 'atomic',
+});

@@ -1,0 +1,48 @@
+import type { FieldError } from './field-errors.js';
+import type { Schema } from './schema.js';
+import type { KubeObject } from './types.js';
+
+/** One printed column of `kubectl get` (a Table column definition plus how to compute its cell). */
+export interface TableColumn {
+  name: string;
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
+  format?: string;
+  description: string;
+  /** 0: shown by default; 1: only with -o wide. */
+  priority: number;
+  cell(obj: KubeObject): string | number | boolean | null;
+}
+
+/**
+ * Everything that makes one kind different from another. The store and the HTTP layer run the same
+ * sequence for every kind and never switch on kind: they call these hooks.
+ */
+export interface KindStrategy {
+  /** API group; '' is the core group (served under /api/v1). */
+  group: string;
+  /** Served versions, preferred (storage) version first. Objects have the same shape in all of them. */
+  versions: string[];
+  kind: string;
+  listKind: string;
+  plural: string;
+  singular: string;
+  shortNames?: string[];
+  categories?: string[];
+  namespaced: boolean;
+  /** Has a /status subresource: status is ignored on writes of the main resource. */
+  hasStatus: boolean;
+  /** Schema of the whole object (apiVersion, kind, metadata, spec, …). */
+  schema: Schema;
+  /** Fills defaults in place (Kubernetes' defaulting, e.g. failurePolicy=Fail). */
+  applyDefaults(obj: KubeObject): void;
+  /** Validation of a new object, without the common metadata checks (those run generically). */
+  validate(obj: KubeObject): FieldError[];
+  /** Validation of an update; old is the stored object. Defaults to validate(obj) when absent. */
+  validateUpdate?(obj: KubeObject, old: KubeObject): FieldError[];
+  /** Columns printed by `kubectl get` after NAME (AGE is added last when absent). */
+  tableColumns: TableColumn[];
+  /** Field selectors this kind supports beyond metadata.name and metadata.namespace. */
+  fieldSelectors?: Record<string, (obj: KubeObject) => string>;
+}
+
+export const apiVersionOf = (k: Pick<KindStrategy, 'group'>, version: string): string => (k.group ? `${k.group}/${version}` : version);
