@@ -1,0 +1,136 @@
+import { formatFieldError, type FieldError } from '../resources/field-errors.js';
+
+/** Kubernetes' metav1.Status, the body of every error answer. */
+export interface Status {
+  kind: 'Status';
+  apiVersion: 'v1';
+  metadata: { continue?: string; resourceVersion?: string };
+  status: 'Success' | 'Failure';
+  message?: string;
+  reason?: string;
+  details?: {
+    name?: string;
+    group?: string;
+    kind?: string;
+    uid?: string;
+    causes?: { reason?: string; message?: string; field?: string }[];
+    retryAfterSeconds?: number;
+  };
+  code: number;
+}
+
+export type StatusReason =
+  | 'BadRequest'
+  | 'Unauthorized'
+  | 'Forbidden'
+  | 'NotFound'
+  | 'AlreadyExists'
+  | 'Conflict'
+  | 'Gone'
+  | 'Expired'
+  | 'Invalid'
+  | 'ServerTimeout'
+  | 'Timeout'
+  | 'TooManyRequests'
+  | 'MethodNotAllowed'
+  | 'NotAcceptable'
+  | 'RequestEntityTooLarge'
+  | 'UnsupportedMediaType'
+  | 'InternalError'
+  | 'ServiceUnavailable';
+
+/** An error that already knows its wire form. Thrown anywhere in src/api, rendered at the edge. */
+export class ApiError extends Error {
+  constructor(readonly status: Status) {
+    super(status.message);
+    this.name = 'ApiError';
+  }
+  get code(): number {
+    return this.status.code;
+  }
+}
+
+/** Resource identity used in messages: `validatingadmissionpolicies.admissionregistration.orch.io "demo"`. */
+export interface Qualified {
+  group: string;
+  resource: string;
+  name?: string;
+  kind?: string;
+}
+
+const qualifiedResource = (q: Qualified): string => (q.group ? `${q.resource}.${q.group}` : q.resource);
+
+function failure(code: number, reason: StatusReason | undefined, message: string, details?: Status['details']): ApiError {
+  return new ApiError({
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message,
+    ...(reason ? { reason } : {}),
+    ...(details ? { details } : {}),
+    code,
+  });
+}
+
+const detailsOf = (q: Qualified): Status['details'] => ({
+  ...(q.name !== undefined ? { name: q.name } : {}),
+  group: q.group,
+  kind: q.kind ?? q.resource,
+});
+
+export const badRequest = (message: string, causes?: NonNullable<Status['details']>['causes']): ApiError =>
+  failure(400, 'BadRequest', message, causes ? { causes } : undefined);
+export const notFound = (q: Qualified): ApiError =>
+  failure(404, 'NotFound', `${qualifiedResource(q)} "${q.name ?? ''}" not found`, detailsOf(q));
+export const pathNotFound = (): ApiError => failure(404, 'NotFound', 'the server could not find the requested resource', {});
+export const alreadyExists = (q: Qualified): ApiError =>
+  failure(409, 'AlreadyExists', `${qualifiedResource(q)} "${q.name ?? ''}" already exists`, detailsOf(q));
+export const conflict = (q: Qualified, why: string): ApiError =>
+  failure(409, 'Conflict', `Operation cannot be fulfilled on ${qualifiedResource(q)} "${q.name ?? ''}": ${why}`, detailsOf(q));
+export const gone = (message: string): ApiError => failure(410, 'Expired', message);
+/** 410 for a continue token past the horizon; carries a fresh token that continues from the latest snapshot. */
+export const resourceExpired = (message: string, continueToken?: string): ApiError => {
+  const e = failure(410, 'Expired', message);
+  if (continueToken) e.status.metadata = { continue: continueToken };
+  return e;
+};
+export const methodNotAllowed = (method: string): ApiError => failure(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`, {
+  causes: [{ message: `method ${method} is not allowed` }],
+});
+export const notAcceptable = (accept: string): ApiError =>
+  failure(406, 'NotAcceptable', `the server was unable to respond with a content type that the client supports (${accept})`);
+export const unsupportedMediaType = (contentType: string): ApiError =>
+  failure(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got ${contentType || 'none'})`);
+export const entityTooLarge = (limit: number): ApiError =>
+  failure(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${limit}`);
+export const tooLargeResourceVersion = (rv: number, current: number): ApiError =>
+  failure(504, 'Timeout', `Too large resource version: ${rv}, current: ${current}`, {
+    causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
+    retryAfterSeconds: 1,
+  });
+export const internalError = (message: string): ApiError => failure(500, 'InternalError', `Internal error occurred: ${message}`, {
+  causes: [{ message }],
+});
+export const forbidden = (q: Qualified, why: string): ApiError =>
+  failure(403, 'Forbidden', `${qualifiedResource(q)} "${q.name ?? ''}" is forbidden: ${why}`, detailsOf(q));
+export const serviceUnavailable = (message: string): ApiError => failure(503, 'ServiceUnavailable', message);
+
+/** 422 Invalid with one cause per field error, worded as Kubernetes words it. */
+export function invalid(q: Qualified, errors: FieldError[]): ApiError {
+  const list = errors.map(formatFieldError);
+  const body = list.length === 1 ? list[0] : `[${list.join(', ')}]`;
+  return failure(422, 'Invalid', `${q.kind ?? q.resource} "${q.name ?? ''}" is invalid: ${body}`, {
+    ...detailsOf(q),
+    causes: errors.map((e) => ({ reason: e.type, message: formatFieldError(e).slice(e.field.length + 2), field: e.field })),
+  });
+}
+
+export const success = (details?: Status['details']): Status => ({
+  kind: 'Status',
+  apiVersion: 'v1',
+  metadata: {},
+  status: 'Success',
+  ...(details ? { details } : {}),
+  code: 200,
+});
