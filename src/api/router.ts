@@ -1,0 +1,97 @@
+import type { KindStrategy } from '../resources/strategy.js';
+
+/** What a request path names, before the verb is known. */
+export type Route =
+  | { type: 'discovery'; path: 'version' | 'api' | 'apis' }
+  | { type: 'discovery'; path: 'group'; group: string }
+  | { type: 'discovery'; path: 'groupVersion'; group: string; version: string }
+  | { type: 'openapi'; path: string }
+  | { type: 'health'; check: 'healthz' | 'livez' | 'readyz' }
+  | { type: 'metrics' }
+  | ResourceRoute;
+
+export interface ResourceRoute {
+  type: 'resource';
+  kind: KindStrategy;
+  version: string;
+  /** Set for namespaced paths; undefined for cluster-scoped kinds and all-namespaces lists. */
+  namespace?: string;
+  name?: string;
+  subresource?: 'status';
+  /** The deprecated /watch/ prefix was used. */
+  watchPrefix: boolean;
+}
+
+/** Resolves group/version/plural to a kind; the registry is the only source of routes. */
+export type KindLookup = (group: string, version: string, plural: string) => KindStrategy | undefined;
+
+/**
+ * Parses a request path. Returns undefined for paths that name nothing (→ 404). Segment values are
+ * percent-decoded; a name with '/' can't be expressed, as in Kubernetes.
+ */
+export function route(pathname: string, lookup: KindLookup): Route | undefined {
+  const raw = pathname.split('/').slice(1);
+  if (raw.length > 0 && raw[raw.length - 1] === '') raw.pop();
+  let segs: string[];
+  try {
+    segs = raw.map(decodeURIComponent);
+  } catch {
+    return undefined;
+  }
+  const [first] = segs;
+  switch (first) {
+    case 'version':
+      return segs.length === 1 ? { type: 'discovery', path: 'version' } : undefined;
+    case 'healthz':
+    case 'livez':
+    case 'readyz':
+      return { type: 'health', check: first };
+    case 'metrics':
+      return segs.length === 1 ? { type: 'metrics' } : undefined;
+    case 'openapi':
+      return { type: 'openapi', path: segs.slice(1).join('/') };
+    case 'api':
+      if (segs.length === 1) return { type: 'discovery', path: 'api' };
+      return resourcePath('', segs[1], segs.slice(2), lookup);
+    case 'apis':
+      if (segs.length === 1) return { type: 'discovery', path: 'apis' };
+      if (segs.length === 2) return { type: 'discovery', path: 'group', group: segs[1] };
+      return resourcePath(segs[1], segs[2], segs.slice(3), lookup);
+    default:
+      return undefined;
+  }
+}
+
+function resourcePath(group: string, version: string, rest: string[], lookup: KindLookup): Route | undefined {
+  if (rest.length === 0) return { type: 'discovery', path: 'groupVersion', group, version };
+  let watchPrefix = false;
+  if (rest[0] === 'watch') {
+    watchPrefix = true;
+    rest = rest.slice(1);
+  }
+  // namespaces/<ns>/<plural>/… names a namespaced collection when <plural> is a namespaced kind of
+  // this group-version; otherwise (core group) namespaces/<name>[/status] is the Namespace object.
+  if (rest[0] === 'namespaces' && rest.length >= 3) {
+    const kind = lookup(group, version, rest[2]);
+    if (kind?.namespaced) return item(kind, version, rest[1], rest.slice(3), watchPrefix);
+  }
+  const kind = lookup(group, version, rest[0]);
+  if (!kind) return undefined;
+  return item(kind, version, undefined, rest.slice(1), watchPrefix);
+}
+
+function item(kind: KindStrategy, version: string, namespace: string | undefined, rest: string[], watchPrefix: boolean): ResourceRoute | undefined {
+  if (rest.length > 2) return undefined;
+  const [name, sub] = rest;
+  if (sub !== undefined && (sub !== 'status' || !kind.hasStatus || watchPrefix)) return undefined;
+  if (name === '') return undefined;
+  return {
+    type: 'resource',
+    kind,
+    version,
+    ...(namespace !== undefined ? { namespace } : {}),
+    ...(name !== undefined ? { name } : {}),
+    ...(sub ? { subresource: 'status' as const } : {}),
+    watchPrefix,
+  };
+}

@@ -1,0 +1,54 @@
+/**
+ * Which log entry held a key at a version (etcd's keyIndex, flattened): each key keeps the sequence
+ * numbers that wrote it, a delete stored as the negated sequence. "What was K at R" is a binary search
+ * for the newest revision <= R, then one log read by sequence number, never a replay.
+ */
+export class KeyIndex {
+  private readonly revs = new Map<string, number[]>();
+
+  record(key: string, seq: number, deleted: boolean): void {
+    const list = this.revs.get(key);
+    const r = deleted ? -seq : seq;
+    if (list) list.push(r);
+    else this.revs.set(key, [r]);
+  }
+
+  /** The sequence that held key at version rv, or undefined if the key did not exist then. */
+  at(key: string, rv: number): number | undefined {
+    const list = this.revs.get(key);
+    if (!list) return undefined;
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (Math.abs(list[mid]) <= rv) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo === 0) return undefined;
+    const r = list[lo - 1];
+    return r < 0 ? undefined : r;
+  }
+
+  /** The revision before seq for key (a put's sequence), used to find a watch event's previous object. */
+  before(key: string, seq: number): number | undefined {
+    return this.at(key, seq - 1);
+  }
+
+  has(key: string): boolean {
+    return this.revs.has(key);
+  }
+
+  get size(): number {
+    return this.revs.size;
+  }
+
+  entries(): IterableIterator<[string, number[]]> {
+    return this.revs.entries();
+  }
+
+  static from(entries: Iterable<[string, number[]]>): KeyIndex {
+    const k = new KeyIndex();
+    for (const [key, list] of entries) k.revs.set(key, list);
+    return k;
+  }
+}

@@ -1,0 +1,20 @@
+/**
+ * Storage keys: `<collection>/<namespace>/<name>` with collection = `<group>/<plural>` (the core group is
+ * the empty string) and an empty namespace for cluster-scoped kinds. Inside a collection, objects sort
+ * by `<namespace>/<name>`, so one namespace is one contiguous range and list order is Kubernetes' order.
+ */
+export interface ResourceRef {
+  group: string;
+  plural: string;
+}
+
+export const collectionOf = (r: ResourceRef): string => `${r.group}/${r.plural}`;
+export const suffixOf = (namespace: string, name: string): string => `${namespace}/${name}`;
+export const storageKey = (r: ResourceRef, namespace: string, name: string): string => `${collectionOf(r)}/${suffixOf(namespace, name)}`;
+
+/** Splits a storage key back into collection and in-collection suffix (group has no '/', plural none). */
+export function splitKey(key: string): { collection: string; suffix: string } {
+  const first = key.indexOf('/');
+  const second = key.indexOf('/', first + 1);
+  return { collection: key.slice(0, second), suffix: key.slice(second + 1) };
+}

@@ -1,0 +1,103 @@
+/**
+ * A sorted set of strings. Lists and pages walk it in order and start after a key (the continue
+ * token), so a page costs its size, not the collection's. Keys live in chunks of at most CHUNK keys,
+ * so an insert moves at most one chunk's tail: at a million keys a flat array's splice would move
+ * megabytes per create, while a chunked list stays in the microseconds without a tree's allocations.
+ */
+const CHUNK = 512;
+
+export class SortedKeys {
+  private chunks: string[][] = [];
+  private count = 0;
+
+  /** Builds from keys in any order: one sort instead of n inserts (startup). */
+  static of(keys: Iterable<string>): SortedKeys {
+    const s = new SortedKeys();
+    const all = [...new Set(keys)].sort(compare);
+    for (let i = 0; i < all.length; i += CHUNK) s.chunks.push(all.slice(i, i + CHUNK));
+    s.count = all.length;
+    return s;
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  add(k: string): void {
+    if (this.chunks.length === 0) {
+      this.chunks.push([k]);
+      this.count = 1;
+      return;
+    }
+    const ci = this.chunkFor(k);
+    const chunk = this.chunks[ci];
+    const i = lowerBound(chunk, k);
+    if (chunk[i] === k) return;
+    chunk.splice(i, 0, k);
+    this.count++;
+    if (chunk.length > 2 * CHUNK) this.chunks.splice(ci, 1, chunk.slice(0, CHUNK), chunk.slice(CHUNK));
+  }
+
+  delete(k: string): void {
+    if (this.chunks.length === 0) return;
+    const ci = this.chunkFor(k);
+    const chunk = this.chunks[ci];
+    const i = lowerBound(chunk, k);
+    if (chunk[i] !== k) return;
+    chunk.splice(i, 1);
+    this.count--;
+    if (chunk.length === 0) this.chunks.splice(ci, 1);
+  }
+
+  has(k: string): boolean {
+    if (this.chunks.length === 0) return false;
+    const chunk = this.chunks[this.chunkFor(k)];
+    return chunk[lowerBound(chunk, k)] === k;
+  }
+
+  /** Keys with the given prefix that are > after (when given), in order. */
+  *range(prefix: string, after?: string): IterableIterator<string> {
+    if (this.chunks.length === 0) return;
+    const start = after !== undefined && after > prefix ? after : prefix;
+    let ci = this.chunkFor(start);
+    let i = lowerBound(this.chunks[ci], start);
+    for (; ci < this.chunks.length; ci++, i = 0) {
+      const chunk = this.chunks[ci];
+      for (; i < chunk.length; i++) {
+        const k = chunk[i];
+        if (k === after) continue;
+        if (!k.startsWith(prefix)) {
+          if (k > prefix) return;
+          continue;
+        }
+        yield k;
+      }
+    }
+  }
+
+  /** The chunk whose range holds k: the first chunk whose last key is >= k, else the last chunk. */
+  private chunkFor(k: string): number {
+    let lo = 0;
+    let hi = this.chunks.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const c = this.chunks[mid];
+      if (c[c.length - 1] < k) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+}
+
+const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+function lowerBound(arr: string[], k: string): number {
+  let lo = 0;
+  let hi = arr.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (arr[mid] < k) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}

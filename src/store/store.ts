@@ -1,0 +1,184 @@
+import { Subject, type Observable } from 'rxjs';
+import type { Log, LogRecord } from '../log/log.js';
+import type { KubeObject } from '../resources/types.js';
+import { decodeCheckpoint, encodeCheckpoint } from './checkpoint.js';
+import { StoreError } from './errors.js';
+import { View, type Change, type StoredObject } from './view.js';
+
+export interface StoreOptions {
+  log: Log;
+  /** Save a checkpoint after this many applied entries (restart then replays only the tail). */
+  checkpointEvery?: number;
+  /** Told how far a startup replay got: (applied, total). */
+  onReplayProgress?: (applied: number, total: number) => void;
+}
+
+/** What a writer knew when it decided: the version it read (0 = "must not exist"). */
+type Expected = { seq: number } | 'absent' | 'any';
+
+/**
+ * The store: preconditions checked against the newest state, appends to the log, and the views the
+ * committed entries fold into. Reads see only committed (durable) state. Writes check against
+ * committed + pending, synchronously with the append, so two writers can never both win.
+ */
+export class Store {
+  readonly log: Log;
+  private view = new View();
+  /** Appended but not yet committed: key → its newest pending version (null = pending delete). */
+  private readonly pending = new Map<string, { seq: number; obj: KubeObject | null }>();
+  private readonly changesSubject = new Subject<Change[]>();
+  /** Committed changes, in order, after the view applied them. */
+  readonly changes$: Observable<Change[]> = this.changesSubject.asObservable();
+  private readonly checkpointEvery: number;
+  private sinceCheckpoint = 0;
+  private checkpointing: Promise<void> | undefined;
+  private ready = false;
+
+  constructor(private readonly opts: StoreOptions) {
+    this.log = opts.log;
+    this.checkpointEvery = opts.checkpointEvery ?? 100_000;
+  }
+
+  get isReady(): boolean {
+    return this.ready;
+  }
+
+  /** Newest version the view has applied: a list's resourceVersion. */
+  get appliedSeq(): number {
+    return this.view.appliedSeq;
+  }
+
+  get keyIndex() {
+    return this.view.keyIndex;
+  }
+
+  /** Rebuild the view from the last checkpoint and the log's tail, then follow the log live. */
+  async start(): Promise<void> {
+    const cp = await this.log.loadCheckpoint();
+    if (cp && cp.seq >= this.log.firstSeq - 1) this.view = decodeCheckpoint(cp);
+    const total = this.log.lastSeq - this.view.appliedSeq;
+    let applied = 0;
+    if (total > 0) {
+      for await (const batch of this.log.read(this.view.appliedSeq + 1)) {
+        for (const e of batch) this.view.apply(e);
+        applied += batch.length;
+        this.opts.onReplayProgress?.(applied, total);
+      }
+    }
+    this.sinceCheckpoint = applied;
+    this.log.committed$.subscribe((batch) => this.onCommitted(batch));
+    this.ready = true;
+  }
+
+  private onCommitted(batch: readonly { seq: number; key: string; type: LogRecord['type']; value: unknown }[]): void {
+    const changes: Change[] = [];
+    for (const e of batch) {
+      changes.push(this.view.apply(e));
+      const p = this.pending.get(e.key);
+      if (p && p.seq === e.seq) this.pending.delete(e.key);
+    }
+    this.changesSubject.next(changes);
+    this.sinceCheckpoint += batch.length;
+    if (this.sinceCheckpoint >= this.checkpointEvery && !this.checkpointing) void this.checkpoint();
+  }
+
+  /** Saves the view as of now; the next start replays only what comes after. */
+  async checkpoint(): Promise<void> {
+    if (this.checkpointing) return this.checkpointing;
+    this.sinceCheckpoint = 0;
+    const cp = encodeCheckpoint(this.view);
+    this.checkpointing = this.log.saveCheckpoint(cp).finally(() => (this.checkpointing = undefined));
+    return this.checkpointing;
+  }
+
+  async close(): Promise<void> {
+    await this.checkpointing;
+    this.changesSubject.complete();
+  }
+
+  /** Committed state of one key. */
+  get(key: string): StoredObject | undefined {
+    return this.view.objects.get(key);
+  }
+
+  /** Committed objects of a collection (optionally one namespace prefix 'ns/'), in key order, after a key. */
+  list(collection: string, prefix = '', after?: string): IterableIterator<StoredObject> {
+    return this.view.list(collection, prefix, after);
+  }
+
+  /** The newest state of key including appended-but-not-yet-durable writes: what preconditions check. */
+  latest(key: string): { seq: number; obj: KubeObject } | undefined {
+    const p = this.pending.get(key);
+    if (p) return p.obj ? { seq: p.seq, obj: p.obj } : undefined;
+    const c = this.view.objects.get(key);
+    return c ? { seq: c.seq, obj: c.obj } : undefined;
+  }
+
+  /** Appends a put if key is in the expected state; resolves with the committed version once durable. */
+  put(key: string, obj: KubeObject, expected: Expected): Promise<StoredObject> {
+    this.check(key, expected);
+    return this.append(key, 'put', obj);
+  }
+
+  /** Appends a delete if key is in the expected state; the record carries obj as the last state. */
+  remove(key: string, obj: KubeObject, expected: Expected): Promise<StoredObject> {
+    this.check(key, expected);
+    return this.append(key, 'delete', obj);
+  }
+
+  private check(key: string, expected: Expected): void {
+    const cur = this.latest(key);
+    if (expected === 'absent') {
+      if (cur) throw new StoreError('KEY_EXISTS', key, `key ${key} exists at ${cur.seq}`, cur.seq);
+    } else if (!cur) {
+      throw new StoreError('NOT_FOUND', key, `key ${key} not found`);
+    } else if (expected !== 'any' && cur.seq !== expected.seq) {
+      throw new StoreError('CONFLICT', key, `key ${key} is at ${cur.seq}, not ${expected.seq}`, cur.seq);
+    }
+  }
+
+  private append(key: string, type: LogRecord['type'], obj: KubeObject): Promise<StoredObject> {
+    const { seq, durable } = this.log.append((s) => {
+      obj.metadata.resourceVersion = String(s);
+      return { type, key, value: obj };
+    });
+    this.pending.set(key, { seq, obj: type === 'put' ? obj : null });
+    return durable.then(
+      () => ({ key, seq, obj }),
+      (err: unknown) => {
+        if (this.pending.get(key)?.seq === seq) this.pending.delete(key);
+        throw err;
+      },
+    );
+  }
+
+  /**
+   * Read-modify-write (Kubernetes' GuaranteedUpdate): fn sees the newest state and returns what to
+   * write (or null to delete, or the same object to do nothing); if another write lands while fn
+   * runs (it may await admission), fn runs again on the new state.
+   */
+  async update(
+    key: string,
+    fn: (cur: { seq: number; obj: KubeObject } | undefined) => Promise<UpdateResult> | UpdateResult,
+    maxTries = 16,
+  ): Promise<{ stored: StoredObject | undefined; result: UpdateResult }> {
+    for (let attempt = 0; attempt < maxTries; attempt++) {
+      const cur = this.latest(key);
+      const result = await fn(cur);
+      const now = this.latest(key);
+      if (now?.seq !== cur?.seq) continue;
+      switch (result.kind) {
+        case 'noop':
+          return { stored: cur ? this.get(key) ?? { key, seq: cur.seq, obj: cur.obj } : undefined, result };
+        case 'put':
+          return { stored: await this.put(key, result.obj, cur ? { seq: cur.seq } : 'absent'), result };
+        case 'delete':
+          if (!cur) throw new StoreError('NOT_FOUND', key, `key ${key} not found`);
+          return { stored: await this.remove(key, result.obj, { seq: cur.seq }), result };
+      }
+    }
+    throw new StoreError('TOO_MANY_RETRIES', key, `too many concurrent writes to ${key}`);
+  }
+}
+
+export type UpdateResult = { kind: 'put'; obj: KubeObject } | { kind: 'delete'; obj: KubeObject } | { kind: 'noop' };

@@ -1,0 +1,73 @@
+import type { LogEntry } from '../log/log.js';
+import type { KubeObject } from '../resources/types.js';
+import { KeyIndex } from './key-index.js';
+import { splitKey } from './keys.js';
+import { SortedKeys } from './sorted-keys.js';
+
+/** One version of one object as the view holds it. Immutable once stored: readers share it. */
+export interface StoredObject {
+  key: string;
+  seq: number;
+  obj: KubeObject;
+  /** JSON of obj, encoded at most once and shared by every reader (see encodeStored). */
+  json?: string;
+}
+
+export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+/** A committed change as the view saw it: the watch stream is made of these. */
+export interface Change {
+  type: ChangeType;
+  seq: number;
+  key: string;
+  /** The object after the change; for DELETED, its last state stamped with the delete's version. */
+  cur: StoredObject;
+  /** The object before the change (absent for ADDED): selectors need it to turn "stopped matching" into DELETED. */
+  prev?: StoredObject;
+}
+
+export const encodeStored = (s: StoredObject): string => (s.json ??= JSON.stringify(s.obj));
+
+/**
+ * The current state: objects by key, each collection's keys in order, and the revision index.
+ * apply() is the one fold every committed entry goes through, in order, at startup and live.
+ */
+export class View {
+  readonly objects = new Map<string, StoredObject>();
+  readonly collections = new Map<string, SortedKeys>();
+  keyIndex = new KeyIndex();
+  appliedSeq = 0;
+
+  collection(name: string): SortedKeys {
+    let c = this.collections.get(name);
+    if (!c) this.collections.set(name, (c = new SortedKeys()));
+    return c;
+  }
+
+  apply(e: LogEntry): Change {
+    const prev = this.objects.get(e.key);
+    const cur: StoredObject = { key: e.key, seq: e.seq, obj: e.value as KubeObject };
+    const { collection, suffix } = splitKey(e.key);
+    if (e.type === 'put') {
+      this.objects.set(e.key, cur);
+      if (!prev) this.collection(collection).add(suffix);
+    } else {
+      this.objects.delete(e.key);
+      this.collection(collection).delete(suffix);
+    }
+    this.keyIndex.record(e.key, e.seq, e.type === 'delete');
+    this.appliedSeq = e.seq;
+    const type: ChangeType = e.type === 'delete' ? 'DELETED' : prev ? 'MODIFIED' : 'ADDED';
+    return prev ? { type, seq: e.seq, key: e.key, cur, prev } : { type, seq: e.seq, key: e.key, cur };
+  }
+
+  /** Objects of one collection whose in-collection key starts with prefix ('' all, 'ns/' one namespace). */
+  *list(collection: string, prefix = '', after?: string): IterableIterator<StoredObject> {
+    const c = this.collections.get(collection);
+    if (!c) return;
+    for (const suffix of c.range(prefix, after)) {
+      const o = this.objects.get(`${collection}/${suffix}`);
+      if (o) yield o;
+    }
+  }
+}
