@@ -82,6 +82,23 @@ export class Store {
     if (this.sinceCheckpoint >= this.checkpointEvery && !this.checkpointing) void this.checkpoint();
   }
 
+  /** Resolves once the view has applied seq, or with false after ms (a read newer than the view). */
+  waitFor(seq: number, ms: number): Promise<boolean> {
+    if (this.view.appliedSeq >= seq) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        sub.unsubscribe();
+        resolve(false);
+      }, ms);
+      const sub = this.changes$.subscribe(() => {
+        if (this.view.appliedSeq < seq) return;
+        clearTimeout(timer);
+        sub.unsubscribe();
+        resolve(true);
+      });
+    });
+  }
+
   /** Saves the view as of now; the next start replays only what comes after. */
   async checkpoint(): Promise<void> {
     if (this.checkpointing) return this.checkpointing;
@@ -104,6 +121,11 @@ export class Store {
   /** Committed objects of a collection (optionally one namespace prefix 'ns/'), in key order, after a key. */
   list(collection: string, prefix = '', after?: string): IterableIterator<StoredObject> {
     return this.view.list(collection, prefix, after);
+  }
+
+  /** Names of the collections that hold objects. */
+  collections(): IterableIterator<string> {
+    return this.view.collections.keys();
   }
 
   /** The newest state of key including appended-but-not-yet-durable writes: what preconditions check. */

@@ -24,6 +24,8 @@ export interface Change {
   cur: StoredObject;
   /** The object before the change (absent for ADDED): selectors need it to turn "stopped matching" into DELETED. */
   prev?: StoredObject;
+  /** Watch-event lines by event type, encoded once and shared by every watcher. */
+  lines?: Partial<Record<ChangeType, Buffer>>;
 }
 
 export const encodeStored = (s: StoredObject): string => (s.json ??= JSON.stringify(s.obj));

@@ -10,6 +10,8 @@ export interface WatchFrom {
   after: number;
   /** Only keys starting with this prefix (a collection, or a namespace of one). */
   keyPrefix: string;
+  /** Told every sequence the watch has passed, matching or not: bookmarks report it. */
+  onProgress?: (seq: number) => void;
 }
 
 /**
@@ -26,6 +28,7 @@ export function changesAfter(store: Store, from: WatchFrom): Observable<Change> 
       if (c.seq <= last) return;
       last = c.seq;
       if (c.key.startsWith(from.keyPrefix)) sub.next(c);
+      from.onProgress?.(c.seq);
     };
     const liveSub = store.changes$.subscribe({
       next: (batch) => {
@@ -55,6 +58,10 @@ export function changesAfter(store: Store, from: WatchFrom): Observable<Change> 
         }
         live = true;
         for (const c of buffered.splice(0)) deliver(c);
+        if (head > last) {
+          last = head;
+          from.onProgress?.(head);
+        }
       } catch (err) {
         sub.error(err);
       }
