@@ -29,6 +29,8 @@ export interface KindStrategy {
   shortNames?: string[];
   categories?: string[];
   namespaced: boolean;
+  /** A PUT to a missing name creates it (Kubernetes' AllowCreateOnUpdate: true for Events). */
+  allowCreateOnUpdate?: boolean;
   /** Has a /status subresource: status is ignored on writes of the main resource. */
   hasStatus: boolean;
   /** Schema of the whole object (apiVersion, kind, metadata, spec, …). */

@@ -36,6 +36,14 @@ export function decodeCheckpoint(cp: Checkpoint): View {
   }
   for (const [collection, list] of suffixes) view.collections.set(collection, SortedKeys.of(list));
   view.keyIndex = KeyIndex.from(data.revs);
+  const history = new Map<string, string[]>();
+  for (const [key] of data.revs) {
+    const { collection, suffix } = splitKey(key);
+    const list = history.get(collection);
+    if (list) list.push(suffix);
+    else history.set(collection, [suffix]);
+  }
+  for (const [collection, list] of history) view.history.set(collection, SortedKeys.of(list));
   view.appliedSeq = data.seq;
   return view;
 }

@@ -75,6 +75,29 @@ export class SortedKeys {
     }
   }
 
+  /** How many keys range(prefix, after) would yield, counting whole chunks without visiting their keys. */
+  countRange(prefix: string, after?: string): number {
+    if (this.chunks.length === 0) return 0;
+    const start = after !== undefined && after > prefix ? after : prefix;
+    let ci = this.chunkFor(start);
+    let i = lowerBound(this.chunks[ci], start);
+    if (this.chunks[ci][i] === after) i++;
+    let n = 0;
+    for (; ci < this.chunks.length; ci++, i = 0) {
+      const chunk = this.chunks[ci];
+      const last = chunk[chunk.length - 1];
+      if (i === 0 && last.startsWith(prefix)) {
+        n += chunk.length;
+        continue;
+      }
+      for (; i < chunk.length; i++) {
+        if (!chunk[i].startsWith(prefix)) return n;
+        n++;
+      }
+    }
+    return n;
+  }
+
   /** The chunk whose range holds k: the first chunk whose last key is >= k, else the last chunk. */
   private chunkFor(k: string): number {
     let lo = 0;

@@ -23,7 +23,8 @@ type Expected = { seq: number } | 'absent' | 'any';
  */
 export class Store {
   readonly log: Log;
-  private view = new View();
+  /** The materialized view; read-only outside the store. */
+  view = new View();
   /** Appended but not yet committed: key → its newest pending version (null = pending delete). */
   private readonly pending = new Map<string, { seq: number; obj: KubeObject | null }>();
   private readonly changesSubject = new Subject<Change[]>();

@@ -37,12 +37,20 @@ export const encodeStored = (s: StoredObject): string => (s.json ??= JSON.string
 export class View {
   readonly objects = new Map<string, StoredObject>();
   readonly collections = new Map<string, SortedKeys>();
+  /** Per collection, every key the key index knows (deleted ones too): what a read at a past version walks. */
+  readonly history = new Map<string, SortedKeys>();
   keyIndex = new KeyIndex();
   appliedSeq = 0;
 
   collection(name: string): SortedKeys {
     let c = this.collections.get(name);
     if (!c) this.collections.set(name, (c = new SortedKeys()));
+    return c;
+  }
+
+  historyOf(name: string): SortedKeys {
+    let c = this.history.get(name);
+    if (!c) this.history.set(name, (c = new SortedKeys()));
     return c;
   }
 
@@ -57,6 +65,7 @@ export class View {
       this.objects.delete(e.key);
       this.collection(collection).delete(suffix);
     }
+    if (!this.keyIndex.has(e.key)) this.historyOf(collection).add(suffix);
     this.keyIndex.record(e.key, e.seq, e.type === 'delete');
     this.appliedSeq = e.seq;
     const type: ChangeType = e.type === 'delete' ? 'DELETED' : prev ? 'MODIFIED' : 'ADDED';

@@ -1,0 +1,29 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { KindStrategy } from '../resources/strategy.js';
+import type { Metrics } from './metrics.js';
+import type { ObjectStore } from './object-store.js';
+import type { Output } from './respond.js';
+import type { ResourceRoute } from './router.js';
+import type { Logger } from './logger.js';
+import type { ContinueTokens } from './continue-token.js';
+
+/** What every handler is given: the parsed request and the server's parts, passed explicitly. */
+export interface Server {
+  objects: ObjectStore;
+  kinds: readonly KindStrategy[];
+  metrics: Metrics;
+  logger: Logger;
+  /** Called with every open watch so shutdown can end them. */
+  watches: Set<() => void>;
+  tokens: ContinueTokens;
+  bookmarkIntervalMs: number;
+}
+
+export interface Request {
+  req: IncomingMessage;
+  res: ServerResponse;
+  url: URL;
+  route: ResourceRoute;
+  out: Output;
+  server: Server;
+}

@@ -1,0 +1,52 @@
+import type { KindStrategy } from '../resources/strategy.js';
+import type { KubeObject } from '../resources/types.js';
+import type { ObjectStore } from './object-store.js';
+
+/**
+ * Events are retained for a limited time (--event-ttl, default 1 h): each Event expires ttl after
+ * its last write, as a Kubernetes lease would, and expiry is an ordinary delete in the log so watchers
+ * see DELETED and history keeps it. Write times are known for writes seen by this process; after a
+ * restart the newest timestamp the object carries stands in.
+ */
+export function startEventExpiry(objects: ObjectStore, kind: KindStrategy, ttlSeconds: number, sweepMs = Math.min(10_000, ttlSeconds * 100)): () => void {
+  const lastWrite = new Map<string, number>();
+  const sub = objects.store.changes$.subscribe((batch) => {
+    const now = Date.now();
+    for (const c of batch) {
+      if (!c.key.startsWith(`${kind.group}/${kind.plural}/`)) continue;
+      if (c.type === 'DELETED') lastWrite.delete(c.key);
+      else lastWrite.set(c.key, now);
+    }
+  });
+  const sweep = async () => {
+    const cutoff = Date.now() - ttlSeconds * 1000;
+    const expired: KubeObject[] = [];
+    for (const s of objects.list(kind, undefined)) {
+      const t = lastWrite.get(s.key) ?? writtenAt(s.obj);
+      if (t <= cutoff) expired.push(s.obj);
+    }
+    for (const o of expired) {
+      await objects
+        .delete(kind, o.metadata.namespace, o.metadata.name ?? '', { dryRun: false, preconditions: { resourceVersion: o.metadata.resourceVersion } })
+        .catch(() => undefined); // changed or gone meanwhile: the next sweep decides again
+    }
+  };
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    void sweep().finally(() => (running = false));
+  }, sweepMs);
+  timer.unref();
+  return () => {
+    clearInterval(timer);
+    sub.unsubscribe();
+  };
+}
+
+function writtenAt(o: KubeObject): number {
+  const series = (o.series as { lastObservedTime?: string } | undefined)?.lastObservedTime;
+  const times = [o.metadata.creationTimestamp, series, o.eventTime as string | undefined].filter((t): t is string => typeof t === 'string');
+  const ms = times.map((t) => Date.parse(t)).filter((n) => !Number.isNaN(n));
+  return ms.length ? Math.max(...ms) : 0;
+}

@@ -1,0 +1,273 @@
+import { randomUUID } from 'node:crypto';
+import type { FieldError } from '../resources/field-errors.js';
+import { apiVersionOf, type KindStrategy } from '../resources/strategy.js';
+import type { KubeObject } from '../resources/types.js';
+import { StoreError } from '../store/errors.js';
+import { collectionOf, storageKey, suffixOf } from '../store/keys.js';
+import type { Store, UpdateResult } from '../store/store.js';
+import type { StoredObject } from '../store/view.js';
+import * as E from './status.js';
+import { validateCreate, validateUpdate } from './validate.js';
+
+/**
+ * Kubernetes' generic registry store: the fixed sequence every kind goes through on create, update
+ * and delete (system metadata, strategy hooks, validation, preconditions, the write), written once.
+ * It never switches on kind: differences come from the KindStrategy.
+ */
+export interface Clock {
+  now(): Date;
+}
+
+export interface WriteOptions {
+  dryRun: boolean;
+}
+
+export interface DeleteOptions extends WriteOptions {
+  gracePeriodSeconds?: number;
+  propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
+  orphanDependents?: boolean;
+  preconditions?: { uid?: string; resourceVersion?: string };
+}
+
+/** Runs after defaulting and validation, before the write (admission plugs in here). */
+export type AdmitHook = (op: 'CREATE' | 'UPDATE' | 'DELETE', kind: KindStrategy, obj: KubeObject, old: KubeObject | undefined, opts: WriteOptions) => Promise<void>;
+
+const NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
+const randomSuffix = (): string => Array.from({ length: 5 }, () => NAME_CHARS[Math.floor(Math.random() * NAME_CHARS.length)]).join('');
+
+/** Timestamps as Kubernetes writes metav1.Time: RFC 3339, whole seconds, UTC. */
+export const rfc3339 = (d: Date): string => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+const qualified = (kind: KindStrategy, name?: string) => ({ group: kind.group, resource: kind.plural, kind: kind.kind, ...(name !== undefined ? { name } : {}) });
+
+/** What decides generation: everything but metadata and status (a spec change in Kubernetes' terms). */
+function specOf(o: KubeObject): string {
+  const { metadata: _m, status: _s, apiVersion: _a, kind: _k, ...rest } = o;
+  return JSON.stringify(rest);
+}
+
+/** Equal but for the fields every write rewrites: a no-op update is not written (Kubernetes skips it). */
+function sameObject(a: KubeObject, b: KubeObject): boolean {
+  const strip = (o: KubeObject) => JSON.stringify({ ...o, metadata: { ...o.metadata, resourceVersion: undefined, managedFields: undefined } });
+  return strip(a) === strip(b);
+}
+
+export class ObjectStore {
+  constructor(
+    readonly store: Store,
+    private readonly clock: Clock,
+    private readonly admit?: AdmitHook,
+  ) {}
+
+  key(kind: KindStrategy, namespace: string | undefined, name: string): string {
+    return storageKey(kind, kind.namespaced ? namespace ?? '' : '', name);
+  }
+
+  get(kind: KindStrategy, namespace: string | undefined, name: string): StoredObject {
+    const s = this.store.get(this.key(kind, namespace, name));
+    if (!s) throw E.notFound(qualified(kind, name));
+    return s;
+  }
+
+  /** Committed objects of a kind, one namespace or all, in key order, starting after a key. */
+  list(kind: KindStrategy, namespace: string | undefined, after?: string): IterableIterator<StoredObject> {
+    return this.store.list(collectionOf(kind), kind.namespaced && namespace ? suffixOf(namespace, '') : '', after);
+  }
+
+  async create(kind: KindStrategy, namespace: string | undefined, obj: KubeObject, opts: WriteOptions): Promise<KubeObject> {
+    const meta = obj.metadata;
+    if (!meta.name && meta.generateName) meta.name = meta.generateName + randomSuffix();
+    if (meta.resourceVersion) throw E.badRequest('resourceVersion should not be set on objects to be created');
+    if (kind.namespaced) meta.namespace = namespace;
+    else delete meta.namespace;
+    meta.uid = randomUUID();
+    meta.creationTimestamp = rfc3339(this.clock.now());
+    meta.generation = 1;
+    delete meta.deletionTimestamp;
+    delete meta.deletionGracePeriodSeconds;
+    // Status belongs to the system: a create starts with an empty one (PrepareForCreate).
+    if (kind.hasStatus) delete obj.status;
+    kind.applyDefaults(obj);
+    this.invalidIf(kind, meta.name, validateCreate(kind, obj));
+    if (kind.namespaced) this.requireNamespace(namespace ?? '');
+    await this.admit?.('CREATE', kind, obj, undefined, opts);
+    if (opts.dryRun) return obj;
+    const key = this.key(kind, namespace, meta.name ?? '');
+    try {
+      return (await this.store.put(key, obj, 'absent')).obj;
+    } catch (err) {
+      throw this.translate(err, kind, meta.name);
+    }
+  }
+
+  /**
+   * PUT of the main resource or of /status. Status in a main-resource write is ignored and the spec
+   * of a /status write is ignored, each taken from the stored object.
+   */
+  async update(
+    kind: KindStrategy,
+    namespace: string | undefined,
+    name: string,
+    incoming: KubeObject,
+    opts: WriteOptions & { subresource?: 'status'; allowCreate?: boolean },
+  ): Promise<{ obj: KubeObject; created: boolean }> {
+    const key = this.key(kind, namespace, name);
+    let created = false;
+    let dryResult: KubeObject | undefined;
+    try {
+      const { stored } = await this.store.update(key, async (cur): Promise<UpdateResult> => {
+        created = false;
+        const obj: KubeObject = structuredClone(incoming);
+        if (!cur) {
+          if (!opts.allowCreate || opts.subresource) throw E.notFound(qualified(kind, name));
+          created = true;
+          const { resourceVersion: _rv, ...meta } = obj.metadata;
+          obj.metadata = meta;
+          dryResult = await this.create(kind, namespace, obj, { dryRun: true });
+          return opts.dryRun ? { kind: 'noop' } : { kind: 'put', obj: dryResult };
+        }
+        const old = cur.obj;
+        const rv = obj.metadata.resourceVersion;
+        if (rv !== undefined && rv !== '' && rv !== String(cur.seq)) {
+          throw E.conflict(qualified(kind, name), 'the object has been modified; please apply your changes to the latest version and try again');
+        }
+        const next = opts.subresource === 'status' ? this.statusUpdate(old, obj) : this.mainUpdate(kind, old, obj);
+        kind.applyDefaults(next);
+        if (specOf(next) !== specOf(old)) next.metadata.generation = (old.metadata.generation ?? 1) + 1;
+        this.invalidIf(kind, name, validateUpdate(kind, next, old));
+        await this.admit?.('UPDATE', kind, next, old, opts);
+        dryResult = next;
+        if (opts.dryRun || sameObject(next, old)) return { kind: 'noop' };
+        // The last finalizer removed from an object being deleted: the object goes now.
+        if (next.metadata.deletionTimestamp && !(next.metadata.finalizers?.length)) return { kind: 'delete', obj: next };
+        return { kind: 'put', obj: next };
+      });
+      return { obj: opts.dryRun || !stored ? dryResult! : stored.obj, created };
+    } catch (err) {
+      throw this.translate(err, kind, name);
+    }
+  }
+
+  private mainUpdate(kind: KindStrategy, old: KubeObject, obj: KubeObject): KubeObject {
+    const m = obj.metadata;
+    const o = old.metadata;
+    // System fields come from the stored object; an attempt to change them is caught by validation.
+    m.uid ??= o.uid;
+    m.creationTimestamp ??= o.creationTimestamp;
+    m.generation = o.generation;
+    if (o.deletionTimestamp) {
+      m.deletionTimestamp = o.deletionTimestamp;
+      m.deletionGracePeriodSeconds = o.deletionGracePeriodSeconds;
+    } else {
+      delete m.deletionTimestamp;
+      delete m.deletionGracePeriodSeconds;
+    }
+    m.namespace = o.namespace;
+    if (m.namespace === undefined) delete m.namespace;
+    if (kind.hasStatus) {
+      if (old.status !== undefined) obj.status = old.status;
+      else delete obj.status;
+    }
+    return obj;
+  }
+
+  private statusUpdate(old: KubeObject, obj: KubeObject): KubeObject {
+    const next = structuredClone(old);
+    if (obj.status !== undefined) next.status = obj.status;
+    else delete next.status;
+    return next;
+  }
+
+  /**
+   * DELETE: with finalizers the object is only marked (deletionTimestamp) and answered 202; without,
+   * it is removed and answered 200 with a Success Status.
+   */
+  async delete(kind: KindStrategy, namespace: string | undefined, name: string, opts: DeleteOptions): Promise<{ deleted: boolean; obj: KubeObject }> {
+    const key = this.key(kind, namespace, name);
+    let deleted = false;
+    let last: KubeObject | undefined;
+    try {
+      await this.store.update(key, async (cur): Promise<UpdateResult> => {
+        if (!cur) throw E.notFound(qualified(kind, name));
+        const pre = opts.preconditions;
+        if (pre?.uid && pre.uid !== cur.obj.metadata.uid) {
+          throw E.conflict(qualified(kind, name), `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${cur.obj.metadata.uid ?? ''}`);
+        }
+        if (pre?.resourceVersion && pre.resourceVersion !== String(cur.seq)) {
+          throw E.conflict(
+            qualified(kind, name),
+            `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${cur.seq}`,
+          );
+        }
+        const obj = structuredClone(cur.obj);
+        const finalizers = gcFinalizers(obj.metadata.finalizers ?? [], opts);
+        await this.admit?.('DELETE', kind, obj, cur.obj, opts);
+        if (finalizers.length > 0) {
+          deleted = false;
+          if (!obj.metadata.deletionTimestamp) {
+            obj.metadata.deletionTimestamp = rfc3339(this.clock.now());
+            obj.metadata.deletionGracePeriodSeconds = 0;
+          }
+          if (finalizers.length) obj.metadata.finalizers = finalizers;
+          last = obj;
+          return opts.dryRun || sameObject(obj, cur.obj) ? { kind: 'noop' } : { kind: 'put', obj };
+        }
+        deleted = true;
+        last = obj;
+        return opts.dryRun ? { kind: 'noop' } : { kind: 'delete', obj };
+      });
+    } catch (err) {
+      throw this.translate(err, kind, name);
+    }
+    return { deleted, obj: last! };
+  }
+
+  private requireNamespace(namespace: string): void {
+    const ns = this.store.get(storageKey({ group: '', plural: 'namespaces' }, '', namespace));
+    if (!ns) throw E.notFound({ group: '', resource: 'namespaces', kind: 'namespaces', name: namespace });
+    if (ns.obj.metadata.deletionTimestamp) {
+      throw E.forbidden(
+        { group: '', resource: 'namespaces', name: namespace },
+        `unable to create new content in namespace ${namespace} because it is being terminated`,
+      );
+    }
+  }
+
+  private invalidIf(kind: KindStrategy, name: string | undefined, errors: FieldError[]): void {
+    if (errors.length > 0) throw E.invalid(qualified(kind, name), errors);
+  }
+
+  /** The one place storage errors become wire errors. */
+  private translate(err: unknown, kind: KindStrategy, name: string | undefined): unknown {
+    if (!(err instanceof StoreError)) return err;
+    switch (err.code) {
+      case 'KEY_EXISTS':
+        return E.alreadyExists(qualified(kind, name));
+      case 'NOT_FOUND':
+        return E.notFound(qualified(kind, name));
+      case 'CONFLICT':
+      case 'TOO_MANY_RETRIES':
+        return E.conflict(qualified(kind, name), 'the object has been modified; please apply your changes to the latest version and try again');
+      default:
+        return E.internalError(err.message);
+    }
+  }
+
+  apiVersion(kind: KindStrategy, version: string): string {
+    return apiVersionOf(kind, version);
+  }
+}
+
+/**
+ * The garbage collector's finalizers, as DeleteOptions set them: Orphan (or orphanDependents=true)
+ * adds `orphan`, Foreground adds `foregroundDeletion`, Background (or orphanDependents=false) removes
+ * `orphan`.
+ */
+function gcFinalizers(current: string[], opts: DeleteOptions): string[] {
+  const set = new Set(current);
+  const policy = opts.propagationPolicy ?? (opts.orphanDependents === true ? 'Orphan' : opts.orphanDependents === false ? 'Background' : undefined);
+  if (policy === 'Orphan') set.add('orphan');
+  if (policy === 'Foreground') set.add('foregroundDeletion');
+  if (policy === 'Background') set.delete('orphan');
+  return [...set];
+}

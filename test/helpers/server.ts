@@ -1,0 +1,57 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { silentLogger } from '../../src/api/logger.js';
+import { serve, type Running } from '../../src/serve.js';
+
+export interface TestServer extends Running {
+  dataDir: string;
+  /** Stops the server and removes its data folder. */
+  stop(): Promise<void>;
+}
+
+/** A real orchd on 127.0.0.1 with a real LevelDB in a fresh temp folder. */
+export async function startServer(opts: { dataDir?: string; eventTtlSeconds?: number; bookmarkIntervalMs?: number } = {}): Promise<TestServer> {
+  const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'orchd-test-')));
+  const running = await serve({
+    port: 0,
+    host: '127.0.0.1',
+    dataDir,
+    eventTtlSeconds: opts.eventTtlSeconds ?? 3600,
+    logger: silentLogger,
+    ...(opts.bookmarkIntervalMs ? { bookmarkIntervalMs: opts.bookmarkIntervalMs } : {}),
+  });
+  return {
+    ...running,
+    dataDir,
+    async stop() {
+      await running.close();
+      if (!opts.dataDir) await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface Reply<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+/** fetch with a JSON body in and the parsed JSON (or text) out. */
+export async function call<T = any>(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply<T>> {
+  const init: RequestInit = { method, headers: { ...headers } };
+  if (body !== undefined) {
+    init.body = typeof body === 'string' ? body : JSON.stringify(body);
+    (init.headers as Record<string, string>)['Content-Type'] ??= 'application/json';
+  }
+  const res = await fetch(base + path, init);
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // not JSON: tests look at text
+  }
+  return { status: res.status, headers: res.headers, body: parsed as T, text };
+}
