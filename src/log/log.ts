@@ -32,27 +32,48 @@ export interface Checkpoint {
 export interface Log {
   /** Open the backend and recover lastSeq/firstSeq. */
   open(): Promise<void>;
+  /**
+   * Stops taking appends, writes and acknowledges what was already appended, completes committed$,
+   * then closes the backend. Calling it again returns the same promise.
+   */
   close(): Promise<void>;
   /**
    * Append one record. make() is called synchronously with the record's sequence number, so the
    * value can carry it. Records appended in the same tick (or while a batch is syncing) share one
    * synced batch (group commit). If a batch fails to sync the log is broken: every pending and later
    * append rejects, because acknowledging writes after a lost one would reorder history.
+   *
+   * Once make() returns, the log owns the value: it is encoded at once, and committed$ hands the
+   * same object to subscribers, so the caller must not change it afterwards.
+   * Throws (no seq is used up, make() is not called) LogError CLOSED when the log is not open and
+   * LogError BROKEN after a failed batch; if make() or encoding throws, that error propagates and
+   * the seq is given to the next append, so sequence numbers never have holes.
    */
   append(make: (seq: number) => LogRecord): Appended;
   /** Newest durable sequence number (0 for an empty log). */
   readonly lastSeq: number;
   /** Oldest sequence number still readable (the compaction horizon); lastSeq + 1 when empty. */
   readonly firstSeq: number;
-  /** Entries with from <= seq <= to (to defaults to lastSeq), in order. from < firstSeq → LogError COMPACTED. */
+  /**
+   * Entries with from <= seq <= to, in order, in pages of at most 1000. to defaults to, and is capped
+   * at, lastSeq when iteration starts; later appends are not seen. from < firstSeq → LogError
+   * COMPACTED (seq 0 is not compacted: from 0 reads from 1). A read that started keeps its view
+   * even if a compaction passes it.
+   */
   read(from: number, to?: number): AsyncIterable<LogEntry[]>;
   /** One entry by sequence number; undefined if compacted or never written. */
   get(seq: number): Promise<LogEntry | undefined>;
-  /** Drop entries with seq < below. Never blocks appends for long. */
+  /**
+   * Drop entries with seq < below (capped at lastSeq + 1; at or below firstSeq it does nothing).
+   * firstSeq moves (durably) before anything is deleted, so reads below it fail cleanly; the
+   * deletes then go in small batches that let appends through. Compactions run one at a time.
+   */
   compact(below: number): Promise<void>;
   /** Committed batches, in order, as soon as they are durable. Hot: subscribers see what comes after. */
   readonly committed$: Observable<LogEntry[]>;
+  /** Durably replaces the stored checkpoint. cp.seq > lastSeq → LogError FUTURE_SEQ. */
   saveCheckpoint(cp: Checkpoint): Promise<void>;
+  /** The last saved checkpoint, which survives compaction; undefined if none. */
   loadCheckpoint(): Promise<Checkpoint | undefined>;
 }
 
@@ -64,8 +85,10 @@ export class LogError extends Error {
     readonly code: LogErrorCode,
     message: string,
     readonly seq?: number,
+    /** cause: what the backend reported (for BROKEN, the failed write's error). */
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
     this.name = 'LogError';
   }
 }

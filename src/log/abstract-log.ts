@@ -1,0 +1,310 @@
+import { Subject, type Observable } from 'rxjs';
+import { decodeEntry, encodeRecord } from './codec.js';
+import { crashPoint } from './crash-point.js';
+import { LogError, type Appended, type Checkpoint, type Log, type LogEntry, type LogRecord } from './log.js';
+
+export interface LogOptions {
+  /**
+   * Told after each batch is acknowledged: how many records it held, and how long the oldest of
+   * them waited from append() to acknowledgement (ms): the worst append latency in the batch.
+   */
+  onBatch?: (size: number, ms: number) => void;
+}
+
+/** What a backend finds on disk when it opens. */
+export interface Found {
+  /** Smallest and largest entry seq stored (undefined when there are none). */
+  first?: number;
+  last?: number;
+  /** The stored compaction horizon, if a compaction ever ran. */
+  horizon?: number;
+}
+
+/** Records that go to disk together: values[i] is the encoded record of entries[i]. */
+export interface Batch {
+  readonly entries: LogEntry[];
+  readonly values: Buffer[];
+}
+
+interface PendingBatch extends Batch {
+  readonly openedAt: number;
+  readonly durable: Promise<void>;
+  resolve(): void;
+  reject(err: Error): void;
+}
+
+/** Deletes per compaction step: small enough that appends queued behind a step wait little. */
+const COMPACT_STEP = 1000;
+
+type State = 'new' | 'opening' | 'open' | 'closing' | 'closed';
+
+const noop = () => {};
+
+/**
+ * The log's behaviour, once, for every backend: state, argument checks, seq assignment, encoding,
+ * group commit, committed$ and the order of acknowledgement. A backend only stores and finds bytes,
+ * through the protected _hooks (as abstract-level's public methods call _put, _batch, _iterator).
+ */
+export abstract class AbstractLog implements Log {
+  private state: State = 'new';
+  /** Why the log is broken (a batch failed to write); set once, never cleared. */
+  private brokenBy: { cause: unknown } | undefined;
+  private last = 0;
+  private first = 1;
+  /** The last seq handed out; ahead of lastSeq while batches are on their way. */
+  private assigned = 0;
+  /** Collects appends until the batch in flight is done. */
+  private queued: PendingBatch | undefined;
+  private writing: PendingBatch | undefined;
+  private flushScheduled = false;
+  private making = false;
+  /** Compactions run one after another; this is the tail of that chain (never rejects). */
+  private compacting: Promise<void> = Promise.resolve();
+  private closing: Promise<void> | undefined;
+  private opening: Promise<void> | undefined;
+  private readonly subject = new Subject<LogEntry[]>();
+  readonly committed$: Observable<LogEntry[]> = this.subject.asObservable();
+
+  constructor(private readonly options: LogOptions = {}) {}
+
+  get lastSeq(): number {
+    return this.last;
+  }
+
+  get firstSeq(): number {
+    return this.first;
+  }
+
+  open(): Promise<void> {
+    if (this.state !== 'new') return Promise.reject(new Error(`a log opens once (this one is ${this.state})`));
+    this.state = 'opening';
+    this.opening = this._open().then(
+      (found) => {
+        // Everything below the horizon is gone even if a crash interrupted its deletion, and a log
+        // compacted to empty still remembers its last seq through the horizon.
+        this.last = Math.max(found.last ?? 0, (found.horizon ?? 1) - 1);
+        this.first = Math.max(found.horizon ?? 1, found.first ?? this.last + 1);
+        this.assigned = this.last;
+        this.state = 'open';
+      },
+      (err: unknown) => {
+        this.state = 'closed';
+        throw err;
+      },
+    );
+    return this.opening;
+  }
+
+  append(make: (seq: number) => LogRecord): Appended {
+    if (this.state !== 'open') throw new LogError('CLOSED', `the log is ${this.state === 'new' ? 'not open' : this.state}`);
+    if (this.brokenBy) throw this.brokenError();
+    // A nested append would take the same seq.
+    if (this.making) throw new Error('append() called from inside make()');
+    const seq = this.assigned + 1;
+    this.making = true;
+    let record: LogRecord;
+    let value: Buffer;
+    try {
+      record = make(seq);
+      value = encodeRecord(record);
+    } finally {
+      this.making = false;
+    }
+    this.assigned = seq;
+    const batch = (this.queued ??= newBatch());
+    batch.entries.push({ seq, type: record.type, key: record.key, value: record.value });
+    batch.values.push(value);
+    // setImmediate, not a microtask: every append of this turn of the event loop (e.g. all the
+    // requests parsed from one poll) joins the batch, for the price of one loop turn.
+    if (!this.writing && !this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(this.scheduledFlush);
+    }
+    return { seq, durable: batch.durable };
+  }
+
+  private readonly scheduledFlush = (): void => {
+    this.flushScheduled = false;
+    this.flush();
+  };
+
+  /** Starts writing the queued batch, unless one is in flight (it flushes again when it is done). */
+  private flush(): void {
+    const batch = this.queued;
+    if (!batch || this.writing || this.brokenBy) return;
+    this.queued = undefined;
+    this.writing = batch;
+    crashPoint('before-batch-write');
+    let written: Promise<void>;
+    try {
+      written = this._write(batch);
+    } catch (err) {
+      written = Promise.reject(err);
+    }
+    written.then(
+      () => this.acknowledge(batch),
+      (err: unknown) => this.breakOn(batch, err),
+    );
+  }
+
+  private acknowledge(batch: PendingBatch): void {
+    crashPoint('after-batch-write-before-ack');
+    this.writing = undefined;
+    this.last = batch.entries[batch.entries.length - 1].seq;
+    // Views apply the batch before its writers hear back, so a client reads its own write.
+    this.subject.next(batch.entries);
+    batch.resolve();
+    this.flush();
+    this.options.onBatch?.(batch.entries.length, performance.now() - batch.openedAt);
+  }
+
+  /**
+   * A batch that failed may or may not be on disk; a later batch acknowledged on top of it would
+   * make history depend on which. So the log stops: the failed batch, everything queued behind it
+   * and every later append fail with BROKEN. Reopening finds out what the disk kept.
+   */
+  private breakOn(batch: PendingBatch, cause: unknown): void {
+    this.writing = undefined;
+    this.brokenBy = { cause };
+    batch.reject(this.brokenError());
+    this.queued?.reject(this.brokenError());
+    this.queued = undefined;
+  }
+
+  private brokenError(): LogError {
+    const cause = this.brokenBy?.cause;
+    const why = cause instanceof Error ? cause.message : String(cause);
+    return new LogError('BROKEN', `the log is broken: a batch failed to write (${why})`, undefined, { cause });
+  }
+
+  async *read(from: number, to?: number): AsyncIterable<LogEntry[]> {
+    checkSeq(from, 'from');
+    if (to !== undefined) checkSeq(to, 'to');
+    this.checkReadable();
+    const start = Math.max(from, 1);
+    const end = Math.min(to ?? this.last, this.last);
+    if (start < this.first) throw new LogError('COMPACTED', `seq ${start} is compacted; the log starts at ${this.first}`, start);
+    if (start > end) return;
+    // No await between the check above and _read, which takes its snapshot synchronously: a
+    // compaction that starts later cannot pull entries out from under this read.
+    yield* this._read(start, end);
+  }
+
+  async get(seq: number): Promise<LogEntry | undefined> {
+    this.checkReadable();
+    if (!Number.isSafeInteger(seq) || seq < this.first || seq > this.last) return undefined;
+    const bytes = await this._get(seq);
+    return bytes && decodeEntry(seq, bytes);
+  }
+
+  compact(below: number): Promise<void> {
+    try {
+      checkSeq(below, 'below');
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const run = this.compacting.then(() => this.compactNow(below));
+    this.compacting = run.catch(noop);
+    return run;
+  }
+
+  private async compactNow(below: number): Promise<void> {
+    if (this.state !== 'open') throw new LogError('CLOSED', `the log is ${this.state}`);
+    // Entries not yet durable are never compacted: the horizon stays within lastSeq + 1.
+    const horizon = Math.min(below, this.last + 1);
+    if (horizon <= this.first) return;
+    await this._saveHorizon(horizon);
+    this.first = horizon;
+    crashPoint('compact-after-horizon');
+    // The first step starts at 0, for what a crash left below an older horizon; each next step starts
+    // after the last key deleted, since a seek from 0 would walk the tombstones of every earlier step
+    // (quadratic in the size of the compaction). Close stops the steps; the next compaction resumes.
+    let from = 0;
+    while (this.state === 'open') {
+      const last = await this._deleteRange(from, horizon, COMPACT_STEP);
+      if (last === undefined) break;
+      from = last + 1;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  }
+
+  async saveCheckpoint(cp: Checkpoint): Promise<void> {
+    checkSeq(cp.seq, 'checkpoint seq');
+    this.checkReadable();
+    if (cp.seq > this.last) throw new LogError('FUTURE_SEQ', `checkpoint at ${cp.seq} is past the last durable seq ${this.last}`, cp.seq);
+    await this._saveCheckpoint(cp);
+  }
+
+  async loadCheckpoint(): Promise<Checkpoint | undefined> {
+    this.checkReadable();
+    return this._loadCheckpoint();
+  }
+
+  close(): Promise<void> {
+    return (this.closing ??= this.closeNow());
+  }
+
+  private async closeNow(): Promise<void> {
+    if (this.state === 'new') {
+      this.state = 'closed';
+      return;
+    }
+    if (this.state === 'opening') await this.opening?.catch(noop);
+    if (this.state === 'closed') return; // its open failed
+    // Synchronously with close(): an append after close() must fail, not slip in.
+    this.state = 'closing';
+    // What was appended before close is written and acknowledged, not dropped: its callers hold seqs.
+    this.flush();
+    while (this.writing) await this.writing.durable.catch(noop);
+    await this.compacting;
+    this.subject.complete();
+    try {
+      await this._close();
+    } finally {
+      this.state = 'closed';
+    }
+  }
+
+  private checkReadable(): void {
+    if (this.state !== 'open' && this.state !== 'closing') {
+      throw new LogError('CLOSED', `the log is ${this.state === 'new' ? 'not open' : this.state}`);
+    }
+  }
+
+  /** Open the storage and report what is in it. */
+  protected abstract _open(): Promise<Found>;
+  protected abstract _close(): Promise<void>;
+  /** Store the batch atomically and durably (all or nothing, synced), in one write. */
+  protected abstract _write(batch: Batch): Promise<void>;
+  /**
+   * Entries start..end (both present), in pages of at most 1000. Must take its snapshot before it
+   * returns, synchronously: entries deleted afterwards are still read.
+   */
+  protected abstract _read(start: number, end: number): AsyncIterable<LogEntry[]>;
+  /** The stored bytes of entry seq. */
+  protected abstract _get(seq: number): Promise<Buffer | undefined>;
+  /** Durably record that entries below horizon are gone, before any of them is deleted. */
+  protected abstract _saveHorizon(horizon: number): Promise<void>;
+  /** Delete up to max of the stored entries with from <= seq < below; returns the last seq deleted. */
+  protected abstract _deleteRange(from: number, below: number, max: number): Promise<number | undefined>;
+  protected abstract _saveCheckpoint(cp: Checkpoint): Promise<void>;
+  protected abstract _loadCheckpoint(): Promise<Checkpoint | undefined>;
+}
+
+function newBatch(): PendingBatch {
+  let resolve = noop;
+  let reject: (err: Error) => void = noop;
+  const durable = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  // A caller may choose not to wait for durability; a failed batch must not then crash the process
+  // as an unhandled rejection. Callers that wait still see the rejection on their own promise.
+  durable.catch(noop);
+  return { entries: [], values: [], openedAt: performance.now(), durable, resolve, reject };
+}
+
+/** Seqs are counts, and counts past 2^53 would lose their identity as doubles. */
+function checkSeq(n: number, what: string): void {
+  if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`${what} must be a non-negative safe integer, not ${n}`);
+}

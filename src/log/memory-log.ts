@@ -1,0 +1,110 @@
+import { AbstractLog, type Batch, type Found, type LogOptions } from './abstract-log.js';
+import { decodeEntry } from './codec.js';
+import type { Checkpoint, LogEntry } from './log.js';
+
+/**
+ * What a MemoryLog keeps between instances: a new MemoryLog on the same disk is a restart. It holds
+ * encoded bytes, as a real disk does, so values round-trip through the same codec as LevelDB's.
+ */
+export class MemoryDisk {
+  /** seq → encoded record; Map order is insertion order, which is seq order. */
+  readonly entries = new Map<number, Buffer>();
+  horizon: number | undefined;
+  checkpoint: Checkpoint | undefined;
+  /** Set it to make every later write fail with it, as a full or failing disk would. */
+  failWrites: Error | undefined;
+  /** One open log per disk, as LevelDB's LOCK file allows. */
+  inUse = false;
+}
+
+export interface MemoryLogOptions extends LogOptions {
+  disk?: MemoryDisk;
+}
+
+const PAGE = 1000;
+
+/**
+ * The log in memory, for tests of the layers above and to keep the contract suite honest about
+ * what is LevelDB's and what is the log's. A write completes one event-loop turn later (as a sync
+ * would, later), so appends made meanwhile group into the next batch here too.
+ */
+export class MemoryLog extends AbstractLog {
+  readonly disk: MemoryDisk;
+
+  constructor(options: MemoryLogOptions = {}) {
+    super(options);
+    this.disk = options.disk ?? new MemoryDisk();
+  }
+
+  protected async _open(): Promise<Found> {
+    if (this.disk.inUse) throw new Error('the memory disk is in use by another open log');
+    this.disk.inUse = true;
+    let first: number | undefined;
+    let last: number | undefined;
+    for (const seq of this.disk.entries.keys()) {
+      first ??= seq;
+      last = seq;
+    }
+    return { first, last, horizon: this.disk.horizon };
+  }
+
+  protected async _close(): Promise<void> {
+    this.disk.inUse = false;
+  }
+
+  protected _write(batch: Batch): Promise<void> {
+    return new Promise((resolve, reject) => {
+      setImmediate(() => {
+        const failure = this.disk.failWrites;
+        if (failure) return reject(failure);
+        batch.entries.forEach((e, i) => this.disk.entries.set(e.seq, batch.values[i]));
+        resolve();
+      });
+    });
+  }
+
+  protected _read(start: number, end: number): AsyncIterable<LogEntry[]> {
+    // The snapshot: references to the stored bytes, taken now.
+    const snapshot: [number, Buffer][] = [];
+    for (let seq = start; seq <= end; seq++) {
+      const bytes = this.disk.entries.get(seq);
+      if (bytes) snapshot.push([seq, bytes]);
+    }
+    return (async function* pages() {
+      for (let i = 0; i < snapshot.length; i += PAGE) {
+        yield snapshot.slice(i, i + PAGE).map(([seq, bytes]) => decodeEntry(seq, bytes));
+      }
+    })();
+  }
+
+  protected async _get(seq: number): Promise<Buffer | undefined> {
+    return this.disk.entries.get(seq);
+  }
+
+  protected async _saveHorizon(horizon: number): Promise<void> {
+    this.disk.horizon = horizon;
+  }
+
+  protected async _deleteRange(from: number, below: number, max: number): Promise<number | undefined> {
+    let last: number | undefined;
+    let deleted = 0;
+    for (const seq of this.disk.entries.keys()) {
+      if (seq >= below || deleted === max) break;
+      if (seq < from) continue;
+      this.disk.entries.delete(seq);
+      last = seq;
+      deleted++;
+    }
+    return last;
+  }
+
+  protected async _saveCheckpoint(cp: Checkpoint): Promise<void> {
+    // A copy: the caller's buffer is theirs to reuse.
+    this.disk.checkpoint = { seq: cp.seq, data: Uint8Array.prototype.slice.call(cp.data) };
+  }
+
+  protected async _loadCheckpoint(): Promise<Checkpoint | undefined> {
+    const cp = this.disk.checkpoint;
+    return cp && { seq: cp.seq, data: Uint8Array.prototype.slice.call(cp.data) };
+  }
+}

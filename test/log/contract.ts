@@ -1,0 +1,531 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { LogError, type Appended, type Log, type LogEntry, type LogErrorCode } from '../../src/log/log.js';
+
+/**
+ * The log contract (src/log/log.ts) as one suite that every backend runs, as abstract-level's test
+ * suite runs against every store (style.md section 7). A backend that cannot offer a feature says
+ * why in skip, and the suite shows the reason in the skipped test's name.
+ */
+export interface LogContractOptions<L extends Log> {
+  name: string;
+  /** A new, open, empty log on storage of its own. */
+  newLog: () => Promise<L>;
+  /** Close log and open a new log on its storage: a restart. */
+  reopen?: (log: L) => Promise<L>;
+  /** Make every later write to log's storage fail (a full or failing disk). */
+  breakStorage?: (log: L) => void | Promise<void>;
+  skip?: { reopen?: string; breakStorage?: string };
+}
+
+const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+function put(log: Log, key: string, value: unknown): Appended {
+  return log.append(() => ({ type: 'put', key, value }));
+}
+
+/** Appends n records in one tick and waits until all are durable; returns their seqs. */
+async function fill(log: Log, n: number, value: (i: number) => unknown = (i) => ({ i })): Promise<number[]> {
+  const appended = Array.from({ length: n }, (_, i) => put(log, `k${i % 100}`, value(i)));
+  await Promise.all(appended.map((a) => a.durable));
+  return appended.map((a) => a.seq);
+}
+
+async function pages(log: Log, from: number, to?: number): Promise<LogEntry[][]> {
+  const out: LogEntry[][] = [];
+  for await (const page of log.read(from, to)) out.push(page);
+  return out;
+}
+
+async function entries(log: Log, from: number, to?: number): Promise<LogEntry[]> {
+  return (await pages(log, from, to)).flat();
+}
+
+const range = (from: number, to: number) => Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
+
+async function expectLogError(p: Promise<unknown>, code: LogErrorCode): Promise<LogError> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(LogError);
+  expect((err as LogError).code).toBe(code);
+  return err as LogError;
+}
+
+function expectThrowsLogError(fn: () => unknown, code: LogErrorCode): void {
+  let err: unknown;
+  try {
+    fn();
+  } catch (e) {
+    err = e;
+  }
+  expect(err).toBeInstanceOf(LogError);
+  expect((err as LogError).code).toBe(code);
+}
+
+/** Values that must come back as the same JSON, key order included. */
+const VALUES: [string, unknown][] = [
+  ['unicode in keys and values', { 'ключ': 'значение', emoji: '🎉 👩‍👩‍👧', cjk: '漢字かな', nul: 'a\u0000b', rtl: 'עברית' }],
+  ['nested empty objects and arrays', { a: {}, b: [], c: [{}, [], [[]]], d: { e: { f: {} } } }],
+  ['strings that look like other types', { n: '123', f: '1.50', e: '1e3', neg: '-0', t: 'true', nul: 'null', hex: '0x1f', empty: '' }],
+  ['numbers', { zero: 0, neg: -7, big: 2 ** 40, max: Number.MAX_SAFE_INTEGER, min: Number.MIN_SAFE_INTEGER, f: 0.1, tiny: 5e-324, huge: 1.7e308, u32: 4294967295, i32: -2147483648 }],
+  ['null and booleans', { n: null, t: true, f: false, arr: [null, true, false] }],
+  ['integer-like and odd keys', { '10': 'a', '2': 'b', '': 'empty', ' ': 'space', 'a.b/c~d': 'path' }],
+  ['a "__proto__" key, as JSON.parse makes it', JSON.parse('{"__proto__": {"x": 1}, "data": {"__proto__": "v", "__proto_": "w"}}')],
+  ['a top-level array', [1, 'two', { three: [3] }]],
+  ['a bare string', 'just a string'],
+  ['a long string', 'x'.repeat(100_000)],
+  ['deep nesting', JSON.parse('['.repeat(60) + ']'.repeat(60))],
+  ['a realistic object', {
+    apiVersion: 'admissionregistration.orch.io/v1',
+    kind: 'ValidatingAdmissionPolicy',
+    metadata: { name: 'demo', resourceVersion: '12', labels: { app: 'x' }, annotations: {}, managedFields: [] },
+    spec: { validations: [{ expression: "object.spec.replicas <= 5 && object.metadata.name != ''" }], matchConstraints: { resourceRules: [] } },
+  }],
+];
+
+export function runLogContract<L extends Log>(opts: LogContractOptions<L>): void {
+  const open: Log[] = [];
+  const newLog = async () => {
+    const log = await opts.newLog();
+    open.push(log);
+    return log;
+  };
+  const reopen = async (log: L) => {
+    const next = await opts.reopen!(log);
+    open.push(next);
+    return next;
+  };
+
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((log) => log.close().catch(() => {})));
+  });
+
+  const withReopen = opts.reopen ? it : it.skip;
+  const reopenNote = opts.reopen ? '' : ` (skipped: ${opts.skip?.reopen ?? 'no reason given'})`;
+  if (!opts.reopen && !opts.skip?.reopen) throw new Error(`${opts.name}: give reopen or a skip.reopen reason`);
+  const withBreak = opts.breakStorage ? it : it.skip;
+  const breakNote = opts.breakStorage ? '' : ` (skipped: ${opts.skip?.breakStorage ?? 'no reason given'})`;
+  if (!opts.breakStorage && !opts.skip?.breakStorage) throw new Error(`${opts.name}: give breakStorage or a skip.breakStorage reason`);
+
+  describe(`log contract: ${opts.name}`, () => {
+    describe('append', () => {
+      it('an empty log has lastSeq 0 and firstSeq 1 and reads nothing', async () => {
+        const log = await newLog();
+        expect([log.lastSeq, log.firstSeq]).toEqual([0, 1]);
+        expect(await entries(log, 1)).toEqual([]);
+        expect(await log.get(1)).toBeUndefined();
+      });
+
+      it('seqs count from 1 in call order, and make() receives its seq', async () => {
+        const log = await newLog();
+        const seen: number[] = [];
+        const appended = range(1, 5).map((i) =>
+          log.append((seq) => {
+            seen.push(seq);
+            return { type: 'put', key: `k${i}`, value: { rv: String(seq) } };
+          }),
+        );
+        expect(appended.map((a) => a.seq)).toEqual([1, 2, 3, 4, 5]);
+        expect(seen).toEqual([1, 2, 3, 4, 5]);
+        await Promise.all(appended.map((a) => a.durable));
+        const read = await entries(log, 1);
+        expect(read.map((e) => [e.seq, e.key, e.value])).toEqual(range(1, 5).map((i) => [i, `k${i}`, { rv: String(i) }]));
+      });
+
+      it('lastSeq moves only when the batch is durable', async () => {
+        const log = await newLog();
+        const a = put(log, 'k', 1);
+        expect(log.lastSeq).toBe(0);
+        await a.durable;
+        expect(log.lastSeq).toBe(1);
+      });
+
+      it('committed$ emits an entry before its writer is acknowledged', async () => {
+        const log = await newLog();
+        const emitted = new Set<number>();
+        log.committed$.subscribe((batch) => batch.forEach((e) => emitted.add(e.seq)));
+        const seenAtAck: boolean[] = [];
+        for (let round = 0; round < 5; round++) {
+          const appended = range(1, 4).map(() => put(log, 'k', round));
+          await Promise.all(appended.map((a) => a.durable.then(() => seenAtAck.push(emitted.has(a.seq)))));
+        }
+        expect(seenAtAck).toHaveLength(20);
+        expect(seenAtAck.every(Boolean)).toBe(true);
+      });
+
+      it('appends of one tick share one batch', async () => {
+        const log = await newLog();
+        const batches: number[][] = [];
+        log.committed$.subscribe((b) => batches.push(b.map((e) => e.seq)));
+        await fill(log, 10);
+        expect(batches).toEqual([range(1, 10)]);
+      });
+
+      it('appends made while a batch is being written go out together in the next batch', async () => {
+        const log = await newLog();
+        const batches: number[][] = [];
+        log.committed$.subscribe((b) => batches.push(b.map((e) => e.seq)));
+        const first = put(log, 'a', 1);
+        await tick(); // the first batch has started writing
+        const later: Appended[] = [];
+        for (let i = 0; i < 3; i++) {
+          later.push(put(log, 'b', i));
+          await Promise.resolve();
+        }
+        await Promise.all([first, ...later].map((a) => a.durable));
+        expect(batches).toEqual([[1], [2, 3, 4]]);
+      });
+
+      it('committed$ is hot, ordered and gap-free, and its entries equal what read() returns', async () => {
+        const log = await newLog();
+        await fill(log, 3); // before the subscription: not replayed
+        const seen: LogEntry[] = [];
+        log.committed$.subscribe((b) => seen.push(...b));
+        for (let round = 0; round < 4; round++) await fill(log, 1 + round * 7, (i) => ({ round, i, s: `${round}-${i}` }));
+        expect(seen.map((e) => e.seq)).toEqual(range(4, log.lastSeq));
+        expect(await entries(log, 4)).toEqual(seen);
+      });
+
+      it('a make() that throws uses up no seq', async () => {
+        const log = await newLog();
+        expect(() =>
+          log.append(() => {
+            throw new Error('admission said no');
+          }),
+        ).toThrow('admission said no');
+        const a = put(log, 'k', 1);
+        expect(a.seq).toBe(1);
+        await a.durable;
+        expect(log.lastSeq).toBe(1);
+      });
+
+      it.each([
+        ['an unknown type', { type: 'patch', key: 'k', value: 1 }],
+        ['a key that is not a string', { type: 'put', key: 7, value: 1 }],
+      ])('a record with %s is refused and uses up no seq', async (_name, record) => {
+        const log = await newLog();
+        expect(() => log.append(() => record as never)).toThrow(TypeError);
+        expect(put(log, 'k', 1).seq).toBe(1);
+      });
+
+      it('a delete record round-trips with its last state', async () => {
+        const log = await newLog();
+        const { durable } = log.append(() => ({ type: 'delete', key: 'ns/x', value: { gone: true } }));
+        await durable;
+        expect(await log.get(1)).toEqual({ seq: 1, type: 'delete', key: 'ns/x', value: { gone: true } });
+      });
+    });
+
+    describe('read and get', () => {
+      it.each([
+        ['everything', 1, undefined, range(1, 10)],
+        ['from 0 (nothing is compacted below 1)', 0, undefined, range(1, 10)],
+        ['a middle range, both ends included', 3, 7, range(3, 7)],
+        ['one entry', 5, 5, [5]],
+        ['to past lastSeq is capped at lastSeq', 8, 99, range(8, 10)],
+        ['from past lastSeq', 11, undefined, []],
+        ['from after to', 7, 3, []],
+      ])('read: %s', async (_name, from, to, want) => {
+        const log = await newLog();
+        await fill(log, 10);
+        expect((await entries(log, from, to)).map((e) => e.seq)).toEqual(want);
+      });
+
+      it('read comes in pages of at most 1000, in order', async () => {
+        const log = await newLog();
+        await fill(log, 2500);
+        const got = await pages(log, 1);
+        expect(got.map((p) => p.length)).toEqual([1000, 1000, 500]);
+        expect(got.flat().map((e) => e.seq)).toEqual(range(1, 2500));
+      });
+
+      it('a read does not see appends made after it started', async () => {
+        const log = await newLog();
+        await fill(log, 1500);
+        const it = log.read(1)[Symbol.asyncIterator]();
+        const firstPage = await it.next();
+        await fill(log, 10);
+        const rest: LogEntry[] = [];
+        for (let r = await it.next(); !r.done; r = await it.next()) rest.push(...r.value);
+        expect(firstPage.value).toHaveLength(1000);
+        expect(rest.map((e) => e.seq)).toEqual(range(1001, 1500));
+      });
+
+      it('a reader may stop early', async () => {
+        const log = await newLog();
+        await fill(log, 1500);
+        for await (const page of log.read(1)) {
+          expect(page[0].seq).toBe(1);
+          break;
+        }
+        await fill(log, 1);
+        expect(log.lastSeq).toBe(1501);
+      });
+
+      it.each([
+        ['seq 0', 0],
+        ['past lastSeq', 11],
+        ['not an integer', 1.5],
+      ])('get: %s is undefined', async (_name, seq) => {
+        const log = await newLog();
+        await fill(log, 10);
+        expect(await log.get(seq)).toBeUndefined();
+      });
+
+      it('get returns the entry as read() does', async () => {
+        const log = await newLog();
+        await fill(log, 10);
+        expect(await log.get(7)).toEqual((await entries(log, 7, 7))[0]);
+      });
+
+      it.each([
+        ['negative', -1],
+        ['not an integer', 2.5],
+        ['NaN', Number.NaN],
+      ])('read: a from that is %s is a programming error', async (_name, from) => {
+        const log = await newLog();
+        await expect(entries(log, from)).rejects.toThrow(RangeError);
+      });
+    });
+
+    describe('values', () => {
+      it.each(VALUES)('%s round-trip exactly', async (_name, value) => {
+        const log = await newLog();
+        const committed: LogEntry[] = [];
+        log.committed$.subscribe((b) => committed.push(...b));
+        await put(log, 'k', value).durable;
+        const [read] = await entries(log, 1);
+        const got = await log.get(1);
+        for (const e of [read, got!]) {
+          expect(e.value).toEqual(value);
+          expect(JSON.stringify(e.value)).toBe(JSON.stringify(value));
+        }
+        expect(committed[0].value).toBe(value);
+      });
+    });
+
+    describe('compaction', () => {
+      it('below the horizon reads fail with COMPACTED and get finds nothing; lastSeq stays', async () => {
+        const log = await newLog();
+        await fill(log, 30);
+        await log.compact(11);
+        expect([log.firstSeq, log.lastSeq]).toEqual([11, 30]);
+        const err = await expectLogError(entries(log, 5), 'COMPACTED');
+        expect(err.seq).toBe(5);
+        await expectLogError(entries(log, 10, 20), 'COMPACTED');
+        expect(await log.get(10)).toBeUndefined();
+        expect((await log.get(11))?.seq).toBe(11);
+        expect((await entries(log, 11)).map((e) => e.seq)).toEqual(range(11, 30));
+      });
+
+      it('the horizon is capped at lastSeq + 1, never moves back, and appends continue above it', async () => {
+        const log = await newLog();
+        await fill(log, 10);
+        await log.compact(1000);
+        expect([log.firstSeq, log.lastSeq]).toEqual([11, 10]);
+        expect(await entries(log, 11)).toEqual([]);
+        await log.compact(5);
+        expect(log.firstSeq).toBe(11);
+        const a = put(log, 'k', 'after');
+        expect(a.seq).toBe(11);
+        await a.durable;
+        expect((await entries(log, 11)).map((e) => e.value)).toEqual(['after']);
+      });
+
+      it('compactions run one after another', async () => {
+        const log = await newLog();
+        await fill(log, 20);
+        await Promise.all([log.compact(8), log.compact(5), log.compact(15)]);
+        expect(log.firstSeq).toBe(15);
+        expect((await entries(log, 15)).map((e) => e.seq)).toEqual(range(15, 20));
+      });
+
+      it('appends keep flowing while a compaction deletes', async () => {
+        const log = await newLog();
+        await fill(log, 5000);
+        let done = false;
+        const compaction = log.compact(4901).then(() => (done = true));
+        let ackedDuring = 0;
+        for (let i = 0; i < 1000 && !done; i++) {
+          await put(log, 'during', i).durable;
+          if (!done) ackedDuring++;
+        }
+        await compaction;
+        expect(ackedDuring).toBeGreaterThan(0);
+        expect(log.firstSeq).toBe(4901);
+        expect((await entries(log, 4901)).map((e) => e.seq)).toEqual(range(4901, log.lastSeq));
+      });
+
+      it('a read that started before a compaction still sees its entries', async () => {
+        const log = await newLog();
+        await fill(log, 2500);
+        const it = log.read(1)[Symbol.asyncIterator]();
+        const got = [...((await it.next()).value as LogEntry[])];
+        await log.compact(2001);
+        for (let r = await it.next(); !r.done; r = await it.next()) got.push(...r.value);
+        expect(got.map((e) => e.seq)).toEqual(range(1, 2500));
+        await expectLogError(entries(log, 1), 'COMPACTED');
+      });
+    });
+
+    describe('checkpoints', () => {
+      it('there is none at first; the last saved one is loaded', async () => {
+        const log = await newLog();
+        expect(await log.loadCheckpoint()).toBeUndefined();
+        await fill(log, 5);
+        await log.saveCheckpoint({ seq: 3, data: new Uint8Array([1, 2, 3]) });
+        await log.saveCheckpoint({ seq: 5, data: new Uint8Array([9, 0, 255, 7]) });
+        const cp = await log.loadCheckpoint();
+        expect(cp?.seq).toBe(5);
+        expect([...cp!.data]).toEqual([9, 0, 255, 7]);
+      });
+
+      it('an empty checkpoint at seq 0 round-trips', async () => {
+        const log = await newLog();
+        await log.saveCheckpoint({ seq: 0, data: new Uint8Array() });
+        const cp = await log.loadCheckpoint();
+        expect(cp?.seq).toBe(0);
+        expect(cp?.data.byteLength).toBe(0);
+      });
+
+      it('a checkpoint past lastSeq is refused with FUTURE_SEQ', async () => {
+        const log = await newLog();
+        await fill(log, 2);
+        const err = await expectLogError(log.saveCheckpoint({ seq: 3, data: new Uint8Array([1]) }), 'FUTURE_SEQ');
+        expect(err.seq).toBe(3);
+        expect(await log.loadCheckpoint()).toBeUndefined();
+      });
+
+      it('a checkpoint survives compaction past it', async () => {
+        const log = await newLog();
+        await fill(log, 10);
+        await log.saveCheckpoint({ seq: 8, data: new Uint8Array([8]) });
+        await log.compact(10);
+        expect((await log.loadCheckpoint())?.seq).toBe(8);
+      });
+    });
+
+    describe('close', () => {
+      it('a closed log refuses appends with CLOSED and does not call make()', async () => {
+        const log = await newLog();
+        await log.close();
+        let called = false;
+        expectThrowsLogError(
+          () =>
+            log.append(() => {
+              called = true;
+              return { type: 'put', key: 'k', value: 1 };
+            }),
+          'CLOSED',
+        );
+        expect(called).toBe(false);
+      });
+
+      it('reads, get, compaction and checkpoints on a closed log fail with CLOSED', async () => {
+        const log = await newLog();
+        await fill(log, 3);
+        await log.close();
+        await expectLogError(entries(log, 1), 'CLOSED');
+        await expectLogError(log.get(1), 'CLOSED');
+        await expectLogError(log.compact(2), 'CLOSED');
+        await expectLogError(log.loadCheckpoint(), 'CLOSED');
+      });
+
+      it('close writes and acknowledges what was appended before it, then completes committed$', async () => {
+        const log = await newLog();
+        const seen: number[] = [];
+        let completed = false;
+        log.committed$.subscribe({ next: (b) => seen.push(...b.map((e) => e.seq)), complete: () => (completed = true) });
+        const appended = range(1, 5).map((i) => put(log, 'k', i));
+        const closed = log.close();
+        expectThrowsLogError(() => put(log, 'k', 'late'), 'CLOSED');
+        await Promise.all(appended.map((a) => a.durable));
+        await closed;
+        expect(seen).toEqual(range(1, 5));
+        expect(completed).toBe(true);
+        expect(log.lastSeq).toBe(5);
+      });
+
+      it('close may be called twice', async () => {
+        const log = await newLog();
+        await Promise.all([log.close(), log.close()]);
+        await log.close();
+      });
+    });
+
+    describe('restart', () => {
+      withReopen(`reopen recovers lastSeq, firstSeq, entries and the checkpoint${reopenNote}`, async () => {
+        let log = await newLog();
+        await fill(log, 40, (i) => ({ i, s: `v${i}` }));
+        await log.compact(11);
+        await log.saveCheckpoint({ seq: 30, data: new Uint8Array([3, 0]) });
+        const before = await entries(log, 11);
+        log = await reopen(log as L);
+        expect([log.firstSeq, log.lastSeq]).toEqual([11, 40]);
+        expect(await entries(log, 11)).toEqual(before);
+        await expectLogError(entries(log, 10), 'COMPACTED');
+        const cp = await log.loadCheckpoint();
+        expect([cp?.seq, [...(cp?.data ?? [])]]).toEqual([30, [3, 0]]);
+      });
+
+      withReopen(`appends after a restart continue from lastSeq + 1${reopenNote}`, async () => {
+        let log = await newLog();
+        await fill(log, 7);
+        log = await reopen(log as L);
+        const a = put(log, 'k', 'next');
+        expect(a.seq).toBe(8);
+        await a.durable;
+        expect((await log.get(8))?.value).toBe('next');
+      });
+
+      withReopen(`a log compacted to empty keeps its lastSeq across a restart${reopenNote}`, async () => {
+        let log = await newLog();
+        await fill(log, 12);
+        await log.compact(13);
+        log = await reopen(log as L);
+        expect([log.firstSeq, log.lastSeq]).toEqual([13, 12]);
+        expect(put(log, 'k', 1).seq).toBe(13);
+      });
+
+      withReopen(`an empty log reopens empty${reopenNote}`, async () => {
+        let log = await newLog();
+        log = await reopen(log as L);
+        expect([log.firstSeq, log.lastSeq]).toEqual([1, 0]);
+      });
+
+      withReopen(`values round-trip exactly through a restart${reopenNote}`, async () => {
+        let log = await newLog();
+        const appended = VALUES.map(([name, value]) => put(log, name, value));
+        await Promise.all(appended.map((a) => a.durable));
+        log = await reopen(log as L);
+        const got = await entries(log, 1);
+        expect(got.map((e) => JSON.stringify(e.value))).toEqual(VALUES.map(([, v]) => JSON.stringify(v)));
+        expect(got.map((e) => e.value)).toEqual(VALUES.map(([, v]) => v));
+      });
+    });
+
+    describe('a failed write', () => {
+      withBreak(`breaks the log: the failed batch, the batch queued behind it and all later appends fail with BROKEN${breakNote}`, async () => {
+        const log = await newLog();
+        await fill(log, 3);
+        const seen: number[] = [];
+        log.committed$.subscribe((b) => seen.push(...b.map((e) => e.seq)));
+        await opts.breakStorage!(log as L);
+        const failing = [put(log, 'k', 'a'), put(log, 'k', 'b')];
+        await tick(); // that batch is being written
+        const queued = put(log, 'k', 'c');
+        for (const a of [...failing, queued]) {
+          const err = await expectLogError(a.durable, 'BROKEN');
+          expect(err.cause).toBeDefined();
+        }
+        expectThrowsLogError(() => put(log, 'k', 'd'), 'BROKEN');
+        expect(log.lastSeq).toBe(3);
+        expect(seen).toEqual([]);
+        // What was durable before stays readable, and the log still closes.
+        expect((await entries(log, 1)).map((e) => e.seq)).toEqual([1, 2, 3]);
+        await log.close();
+      });
+    });
+  });
+}
