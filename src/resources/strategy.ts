@@ -1,4 +1,5 @@
 import type { FieldError } from './field-errors.js';
+import type { NameFormat } from './name-formats.js';
 import type { Schema } from './schema.js';
 import type { KubeObject } from './types.js';
 
@@ -29,6 +30,8 @@ export interface KindStrategy {
   shortNames?: string[];
   categories?: string[];
   namespaced: boolean;
+  /** How metadata.name is checked; DNS subdomain when absent (Namespace names are DNS labels). */
+  nameFormat?: NameFormat;
   /** A PUT to a missing name creates it (Kubernetes' AllowCreateOnUpdate: true for Events). */
   allowCreateOnUpdate?: boolean;
   /** Has a /status subresource: status is ignored on writes of the main resource. */
@@ -37,12 +40,23 @@ export interface KindStrategy {
   schema: Schema;
   /** Fills defaults in place (Kubernetes' defaulting, e.g. failurePolicy=Fail). */
   applyDefaults(obj: KubeObject): void;
+  /** Create-only preparation after system metadata is set, before defaults (Kubernetes' PrepareForCreate). */
+  prepareForCreate?(obj: KubeObject): void;
+  /** Main-resource update preparation: fields only a subresource may change are taken from old. */
+  prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
   /** Validation of a new object, without the common metadata checks (those run generically). */
   validate(obj: KubeObject): FieldError[];
   /** Validation of an update; old is the stored object. Defaults to validate(obj) when absent. */
   validateUpdate?(obj: KubeObject, old: KubeObject): FieldError[];
+  /** Validation of a /status write; only the status rules apply (no spec checks) when present. */
+  validateStatusUpdate?(obj: KubeObject, old: KubeObject): FieldError[];
   /** Columns printed by `kubectl get` after NAME (AGE is added last when absent). */
   tableColumns: TableColumn[];
+  /**
+   * The columns are the whole table, Name included (format 'name'): nothing is prepended or appended.
+   * Kubernetes prints Events this way, with Name last and only in wide output.
+   */
+  tableIncludesName?: boolean;
   /** Field selectors this kind supports beyond metadata.name and metadata.namespace. */
   fieldSelectors?: Record<string, (obj: KubeObject) => string>;
 }

@@ -1,0 +1,66 @@
+/**
+ * The CEL-bearing lists the admission kinds share: matchConditions and variables. Only the shape
+ * is checked here (names, presence, limits, order of variables); compiling the expressions is the
+ * CEL room's job.
+ */
+import { FieldPath, duplicate, invalid, required, tooMany, type FieldError } from './field-errors.js';
+import { stringAt } from './json-access.js';
+import { isCELIdentifier, isQualifiedName } from './name-formats.js';
+import { referencedVariables } from './cel-references.js';
+
+export const MAX_MATCH_CONDITIONS = 64;
+
+/**
+ * matchConditions (policies and webhooks): at most 64; each has a non-blank expression and a name
+ * that is a qualified name, unique in the list.
+ */
+export function validateMatchConditions(conditions: unknown[], p: FieldPath): FieldError[] {
+  const errs: FieldError[] = [];
+  if (conditions.length > MAX_MATCH_CONDITIONS) errs.push(tooMany(p, conditions.length, MAX_MATCH_CONDITIONS));
+  const names = new Set<string>();
+  conditions.forEach((c, i) => {
+    const cp = p.index(i);
+    if (stringAt(c, 'expression').trim() === '') errs.push(required(cp.child('expression'), ''));
+    const name = stringAt(c, 'name');
+    if (!name) {
+      errs.push(required(cp.child('name'), ''));
+      return;
+    }
+    errs.push(...isQualifiedName(name).map((m) => invalid(cp.child('name'), name, m)));
+    if (names.has(name)) errs.push(duplicate(cp.child('name'), name));
+    names.add(name);
+  });
+  return errs;
+}
+
+/**
+ * variables: each a CEL identifier with a non-blank expression, names unique, and an expression may
+ * only use variables declared before it (so the list is ordered and acyclic). Kubernetes finds a
+ * forward or self reference when it compiles the variables in order; it is detected textually here.
+ */
+export function validateVariables(variables: unknown[], p: FieldPath): FieldError[] {
+  const errs: FieldError[] = [];
+  const firstIndex = new Map<string, number>();
+  variables.forEach((v, i) => {
+    const vp = p.index(i);
+    const name = stringAt(v, 'name');
+    if (name.trim() === '') errs.push(required(vp.child('name'), 'name is not specified'));
+    else if (!isCELIdentifier(name)) errs.push(invalid(vp.child('name'), name, 'name is not a valid CEL identifier'));
+    if (name && firstIndex.has(name)) errs.push(duplicate(vp.child('name'), name));
+    else if (name) firstIndex.set(name, i);
+    if (stringAt(v, 'expression').trim() === '') errs.push(required(vp.child('expression'), 'expression is not specified'));
+  });
+  variables.forEach((v, i) => {
+    const expression = stringAt(v, 'expression');
+    for (const ref of referencedVariables(expression)) {
+      const j = firstIndex.get(ref);
+      if (j === undefined || j < i) continue;
+      const detail =
+        j === i
+          ? `variable "${ref}" refers to itself: a variable may only reference variables declared before it`
+          : `refers to variables.${ref}, which is declared later (variables[${j}]): a variable may only reference variables declared before it`;
+      errs.push(invalid(p.index(i).child('expression'), expression, detail));
+    }
+  });
+  return errs;
+}
