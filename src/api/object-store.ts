@@ -87,6 +87,7 @@ export class ObjectStore {
     delete meta.deletionGracePeriodSeconds;
     // Status belongs to the system: a create starts with an empty one (PrepareForCreate).
     if (kind.hasStatus) delete obj.status;
+    kind.prepareForCreate?.(obj);
     kind.applyDefaults(obj);
     this.invalidIf(kind, meta.name, validateCreate(kind, obj));
     if (kind.namespaced) this.requireNamespace(namespace ?? '');
@@ -132,9 +133,10 @@ export class ObjectStore {
           throw E.conflict(qualified(kind, name), 'the object has been modified; please apply your changes to the latest version and try again');
         }
         const next = opts.subresource === 'status' ? this.statusUpdate(old, obj) : this.mainUpdate(kind, old, obj);
+        if (opts.subresource !== 'status') kind.prepareForUpdate?.(next, old);
         kind.applyDefaults(next);
         if (specOf(next) !== specOf(old)) next.metadata.generation = (old.metadata.generation ?? 1) + 1;
-        this.invalidIf(kind, name, validateUpdate(kind, next, old));
+        this.invalidIf(kind, name, validateUpdate(kind, next, old, opts.subresource));
         await this.admit?.('UPDATE', kind, next, old, opts);
         dryResult = next;
         if (opts.dryRun || sameObject(next, old)) return { kind: 'noop' };

@@ -108,7 +108,9 @@ export function runWatch(store: Store, spec: WatchSpec, sink: WatchSink): () => 
     after = store.appliedSeq;
     progress = after;
     for (const s of spec.current()) if (!spec.matches || spec.matches(s.obj)) emitObject('ADDED', s);
-    if (spec.initialEventsEnd) bookmark({ 'orch.io/initial-events-end': 'true' });
+    // The end marker is a bookmark, so only a client that takes bookmarks gets it (a defaulted
+    // sendInitialEvents on a plain rv="" watch must look like the legacy initial ADDED events).
+    if (spec.initialEventsEnd && spec.bookmarks) bookmark({ 'orch.io/initial-events-end': 'true' });
   }
   if (done) return finish;
 

@@ -1,0 +1,148 @@
+import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer } from 'ws';
+import type { KindStrategy } from '../resources/strategy.js';
+import type { Store } from '../store/store.js';
+import { storageKey, collectionOf } from '../store/keys.js';
+import { rfc3339 } from './object-store.js';
+import { ObjectStore } from './object-store.js';
+import { ContinueTokens } from './continue-token.js';
+import type { Server } from './context.js';
+import { startEventExpiry } from './event-expiry.js';
+import { startGarbageCollector } from './garbage-collector.js';
+import type { Logger } from './logger.js';
+import type { Metrics } from './metrics.js';
+import { sendError, type Output } from './respond.js';
+import { route, type Route } from './router.js';
+import { handleResource, handleResourceUpgrade, outputFor } from './resource-handlers.js';
+import { handleDiscovery, handleOpenApi } from './discovery-handlers.js';
+import { pathNotFound, serviceUnavailable } from './status.js';
+
+export interface ApiServerOptions {
+  store: Store;
+  kinds: readonly KindStrategy[];
+  metrics: Metrics;
+  logger: Logger;
+  secret: Buffer;
+  eventTtlSeconds: number;
+  bookmarkIntervalMs?: number;
+}
+
+export interface ApiServer {
+  http: HttpServer;
+  context: Server;
+  /** After the store is rebuilt: system namespaces, controllers; then /readyz says ok. */
+  start(): Promise<void>;
+  /** Stops accepting, ends watches, waits for in-flight requests. */
+  close(): Promise<void>;
+}
+
+/** The namespaces Kubernetes creates at startup. */
+const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
+
+export function createApiServer(opts: ApiServerOptions): ApiServer {
+  const lookupMap = new Map<string, KindStrategy>();
+  for (const k of opts.kinds) for (const v of k.versions) lookupMap.set(`${k.group}/${v}/${k.plural}`, k);
+  const byCollection = new Map(opts.kinds.map((k) => [collectionOf(k), k]));
+  const lookup = (g: string, v: string, p: string) => lookupMap.get(`${g}/${v}/${p}`);
+  const objects = new ObjectStore(opts.store, { now: () => new Date() });
+  const context: Server = {
+    objects,
+    kinds: opts.kinds,
+    metrics: opts.metrics,
+    logger: opts.logger,
+    watches: new Set(),
+    tokens: new ContinueTokens(opts.secret),
+    bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
+  };
+  let ready = false;
+  let inFlight = 0;
+  let drained: (() => void) | undefined;
+  const stops: (() => void)[] = [];
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const started = performance.now();
+    inFlight++;
+    let verb = req.method ?? 'GET';
+    let resource = '';
+    let out: Output = { format: 'json', pretty: false };
+    try {
+      const url = new URL(req.url ?? '/', 'http://orchd');
+      const r: Route | undefined = route(url.pathname, lookup);
+      if (!r) throw pathNotFound();
+      switch (r.type) {
+        case 'health':
+          return healthz(res, r.check === 'readyz' ? ready : true, r.check);
+        case 'metrics':
+          res.setHeader('Content-Type', 'text/plain; version=0.0.4');
+          res.end(opts.metrics.render({ orchd_log_last_seq: opts.store.log.lastSeq, orchd_objects: opts.store.view.objects.size }));
+          return;
+        case 'discovery':
+          return handleDiscovery(req, res, r, opts.kinds);
+        case 'openapi':
+          return handleOpenApi(req, res, url, r.path, opts.kinds);
+        case 'resource': {
+          resource = r.kind.plural;
+          out = outputFor(req, url);
+          if (!ready) throw serviceUnavailable('the server is starting: the log is being replayed');
+          verb = await handleResource({ req, res, url, route: r, out, server: context });
+          return;
+        }
+      }
+    } catch (err) {
+      const code = sendError(res, err, out);
+      if (code >= 500) opts.logger.error('request failed', { method: req.method, url: req.url, code, error: err instanceof Error ? err.stack : String(err) });
+    } finally {
+      inFlight--;
+      if (resource && verb !== 'WATCH') opts.metrics.request(verb, resource, res.statusCode, (performance.now() - started) / 1000);
+      if (inFlight === 0) drained?.();
+    }
+  };
+
+  const http = createServer({ keepAliveTimeout: 65_000 }, (req, res) => void handle(req, res));
+  const wss = new WebSocketServer({ noServer: true });
+  http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const url = new URL(req.url ?? '/', 'http://orchd');
+    const r = route(url.pathname, lookup);
+    if (!ready || !r || r.type !== 'resource') {
+      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => handleResourceUpgrade(ws, { req, url, route: r, server: context }));
+  });
+
+  return {
+    http,
+    context,
+    async start() {
+      for (const name of SYSTEM_NAMESPACES) {
+        const nsKind = byCollection.get('/namespaces');
+        if (!nsKind || opts.store.get(storageKey(nsKind, '', name))) continue;
+        await objects.create(nsKind, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, { dryRun: false }).catch((err: unknown) => {
+          opts.logger.warn('could not create system namespace', { name, error: String(err) });
+        });
+      }
+      stops.push(startGarbageCollector(objects, (c) => byCollection.get(c), opts.logger));
+      const eventKind = opts.kinds.find((k) => k.kind === 'Event');
+      if (eventKind && opts.eventTtlSeconds > 0) stops.push(startEventExpiry(objects, eventKind, opts.eventTtlSeconds));
+      ready = true;
+      opts.logger.info('serving', { since: rfc3339(new Date()) });
+    },
+    async close() {
+      ready = false;
+      for (const stop of stops) stop();
+      const closed = new Promise<void>((resolve) => http.close(() => resolve()));
+      for (const end of context.watches) end();
+      for (const ws of wss.clients) ws.close(1001, 'server shutting down');
+      if (inFlight > 0) await new Promise<void>((resolve) => (drained = resolve));
+      http.closeIdleConnections();
+      await closed;
+    },
+  };
+}
+
+function healthz(res: ServerResponse, ok: boolean, check: string): void {
+  res.statusCode = ok ? 200 : 500;
+  res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+  res.end(ok ? 'ok' : `[-]${check} failed: the log is being replayed\n${check} check failed`);
+}
