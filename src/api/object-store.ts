@@ -38,8 +38,6 @@ const randomSuffix = (): string => Array.from({ length: 5 }, () => NAME_CHARS[Ma
 /** Timestamps as Kubernetes writes metav1.Time: RFC 3339, whole seconds, UTC. */
 export const rfc3339 = (d: Date): string => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 
-const qualified = (kind: KindStrategy, name?: string) => ({ group: kind.group, resource: kind.plural, kind: kind.kind, ...(name !== undefined ? { name } : {}) });
-
 /** What decides generation: everything but metadata and status (a spec change in Kubernetes' terms). */
 function specOf(o: KubeObject): string {
   const { metadata: _m, status: _s, apiVersion: _a, kind: _k, ...rest } = o;
@@ -65,7 +63,7 @@ export class ObjectStore {
 
   get(kind: KindStrategy, namespace: string | undefined, name: string): StoredObject {
     const s = this.store.get(this.key(kind, namespace, name));
-    if (!s) throw E.notFound(qualified(kind, name));
+    if (!s) throw E.notFound(E.qualified(kind, name));
     return s;
   }
 
@@ -120,7 +118,7 @@ export class ObjectStore {
         created = false;
         const obj: KubeObject = structuredClone(incoming);
         if (!cur) {
-          if (!opts.allowCreate || opts.subresource) throw E.notFound(qualified(kind, name));
+          if (!opts.allowCreate || opts.subresource) throw E.notFound(E.qualified(kind, name));
           created = true;
           const { resourceVersion: _rv, ...meta } = obj.metadata;
           obj.metadata = meta;
@@ -130,7 +128,7 @@ export class ObjectStore {
         const old = cur.obj;
         const rv = obj.metadata.resourceVersion;
         if (rv !== undefined && rv !== '' && rv !== String(cur.seq)) {
-          throw E.conflict(qualified(kind, name), 'the object has been modified; please apply your changes to the latest version and try again');
+          throw E.conflict(E.qualified(kind, name), 'the object has been modified; please apply your changes to the latest version and try again');
         }
         const next = opts.subresource === 'status' ? this.statusUpdate(old, obj) : this.mainUpdate(kind, old, obj);
         if (opts.subresource !== 'status') kind.prepareForUpdate?.(next, old);
@@ -190,14 +188,14 @@ export class ObjectStore {
     let last: KubeObject | undefined;
     try {
       await this.store.update(key, async (cur): Promise<UpdateResult> => {
-        if (!cur) throw E.notFound(qualified(kind, name));
+        if (!cur) throw E.notFound(E.qualified(kind, name));
         const pre = opts.preconditions;
         if (pre?.uid && pre.uid !== cur.obj.metadata.uid) {
-          throw E.conflict(qualified(kind, name), `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${cur.obj.metadata.uid ?? ''}`);
+          throw E.conflict(E.qualified(kind, name), `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${cur.obj.metadata.uid ?? ''}`);
         }
         if (pre?.resourceVersion && pre.resourceVersion !== String(cur.seq)) {
           throw E.conflict(
-            qualified(kind, name),
+            E.qualified(kind, name),
             `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${cur.seq}`,
           );
         }
@@ -236,7 +234,7 @@ export class ObjectStore {
   }
 
   private invalidIf(kind: KindStrategy, name: string | undefined, errors: FieldError[]): void {
-    if (errors.length > 0) throw E.invalid(qualified(kind, name), errors);
+    if (errors.length > 0) throw E.invalid(E.qualified(kind, name), errors);
   }
 
   /** The one place storage errors become wire errors. */
@@ -244,12 +242,12 @@ export class ObjectStore {
     if (!(err instanceof StoreError)) return err;
     switch (err.code) {
       case 'KEY_EXISTS':
-        return E.alreadyExists(qualified(kind, name));
+        return E.alreadyExists(E.qualified(kind, name));
       case 'NOT_FOUND':
-        return E.notFound(qualified(kind, name));
+        return E.notFound(E.qualified(kind, name));
       case 'CONFLICT':
       case 'TOO_MANY_RETRIES':
-        return E.conflict(qualified(kind, name), 'the object has been modified; please apply your changes to the latest version and try again');
+        return E.conflict(E.qualified(kind, name), 'the object has been modified; please apply your changes to the latest version and try again');
       default:
         return E.internalError(err.message);
     }

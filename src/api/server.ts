@@ -14,7 +14,8 @@ import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
 import { sendError, type Output } from './respond.js';
 import { route, type Route } from './router.js';
-import { handleResource, handleResourceUpgrade, outputFor } from './resource-handlers.js';
+import { handleResource, outputFor } from './resource-handlers.js';
+import { handleResourceUpgrade } from './watch-handler.js';
 import { handleDiscovery, handleOpenApi } from './discovery-handlers.js';
 import { pathNotFound, serviceUnavailable } from './status.js';
 

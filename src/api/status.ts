@@ -1,4 +1,5 @@
 import { formatFieldError, type FieldError } from '../resources/field-errors.js';
+import type { KindStrategy } from '../resources/strategy.js';
 
 /** Kubernetes' metav1.Status, the body of every error answer. */
 export interface Status {
@@ -57,6 +58,14 @@ export interface Qualified {
   name?: string;
   kind?: string;
 }
+
+/** What a Status names for an object of a kind (Kubernetes' qualified resource plus the name). */
+export const qualified = (kind: Pick<KindStrategy, 'group' | 'plural' | 'kind'>, name?: string): Qualified => ({
+  group: kind.group,
+  resource: kind.plural,
+  kind: kind.kind,
+  ...(name !== undefined ? { name } : {}),
+});
 
 const qualifiedResource = (q: Qualified): string => (q.group ? `${q.resource}.${q.group}` : q.resource);
 

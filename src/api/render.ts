@@ -1,0 +1,24 @@
+import { apiVersionOf } from '../resources/strategy.js';
+import type { KubeObject } from '../resources/types.js';
+import type { Request } from './context.js';
+import { includeObject } from './query.js';
+import { send } from './respond.js';
+import type { ResourceRoute } from './router.js';
+import { tableFor, wantsTable } from './table.js';
+
+export const apiVersion = (route: ResourceRoute) => apiVersionOf(route.kind, route.version);
+
+/** The object as served at the route's version; the stored encoding when the versions agree. */
+function objectOut(route: ResourceRoute, obj: KubeObject): KubeObject {
+  const v = apiVersion(route);
+  return obj.apiVersion === v ? obj : { ...obj, apiVersion: v };
+}
+
+/** One object as the answer: a Table when asked for one, else the object at the route's version. */
+export function sendObject(r: Request, code: number, obj: KubeObject, json?: string): void {
+  const table = wantsTable(r.req.headers.accept);
+  if (table) return send(r.res, code, tableFor(r.route.kind, [obj], { version: table, includeObject: includeObject(r.url.searchParams) }), r.out);
+  const out = objectOut(r.route, obj);
+  send(r.res, code, out, r.out, out === obj ? json : undefined);
+}
+
