@@ -29,6 +29,12 @@ export interface DeleteOptions extends WriteOptions {
   preconditions?: { uid?: string; resourceVersion?: string };
 }
 
+/**
+ * The new object computed from the current one (undefined when absent) inside the update's retry
+ * loop: a patch is re-applied to the latest object on a write race instead of failing.
+ */
+export type UpdateTransform = (current: KubeObject | undefined) => KubeObject | Promise<KubeObject>;
+
 /** Runs after defaulting and validation, before the write (admission plugs in here). */
 export type AdmitHook = (op: 'CREATE' | 'UPDATE' | 'DELETE', kind: KindStrategy, obj: KubeObject, old: KubeObject | undefined, opts: WriteOptions) => Promise<void>;
 
@@ -107,7 +113,7 @@ export class ObjectStore {
     kind: KindStrategy,
     namespace: string | undefined,
     name: string,
-    incoming: KubeObject,
+    incoming: KubeObject | UpdateTransform,
     opts: WriteOptions & { subresource?: 'status'; allowCreate?: boolean },
   ): Promise<{ obj: KubeObject; created: boolean }> {
     const key = this.key(kind, namespace, name);
@@ -116,7 +122,7 @@ export class ObjectStore {
     try {
       const { stored } = await this.store.update(key, async (cur): Promise<UpdateResult> => {
         created = false;
-        const obj: KubeObject = structuredClone(incoming);
+        const obj: KubeObject = typeof incoming === 'function' ? await incoming(cur ? structuredClone(cur.obj) : undefined) : structuredClone(incoming);
         if (!cur) {
           if (!opts.allowCreate || opts.subresource) throw E.notFound(E.qualified(kind, name));
           created = true;
