@@ -82,10 +82,14 @@ function failure(code: number, reason: StatusReason | undefined, message: string
   });
 }
 
+/**
+ * Details of errors about a resource (NotFound, AlreadyExists, Conflict, Forbidden): Kubernetes puts
+ * the resource, not the kind, in `kind` (`"kind":"pods"`), and leaves out the core group's "".
+ */
 const detailsOf = (q: Qualified): Status['details'] => ({
   ...(q.name !== undefined ? { name: q.name } : {}),
-  group: q.group,
-  kind: q.kind ?? q.resource,
+  ...(q.group ? { group: q.group } : {}),
+  kind: q.resource,
 });
 
 export const badRequest = (message: string, causes?: NonNullable<Status['details']>['causes']): ApiError =>
@@ -129,8 +133,11 @@ export const serviceUnavailable = (message: string): ApiError => failure(503, 'S
 export function invalid(q: Qualified, errors: FieldError[]): ApiError {
   const list = errors.map(formatFieldError);
   const body = list.length === 1 ? list[0] : `[${list.join(', ')}]`;
+  // Invalid is about a kind (NewInvalid takes a GroupKind): here `kind` is the kind.
   return failure(422, 'Invalid', `${q.kind ?? q.resource} "${q.name ?? ''}" is invalid: ${body}`, {
-    ...detailsOf(q),
+    ...(q.name !== undefined ? { name: q.name } : {}),
+    ...(q.group ? { group: q.group } : {}),
+    kind: q.kind ?? q.resource,
     causes: errors.map((e) => ({ reason: e.type, message: formatFieldError(e).slice(e.field.length + 2), field: e.field })),
   });
 }

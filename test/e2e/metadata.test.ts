@@ -1,0 +1,176 @@
+/**
+ * Object metadata the server writes and checks: generateName, uid, creationTimestamp,
+ * resourceVersion (the log sequence), generation, labels, annotations and names.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, startServer, type TestServer } from '../helpers/server.js';
+import { kindCase, unique } from './support.js';
+
+let server: TestServer;
+let base: string;
+beforeAll(async () => {
+  server = await startServer();
+  base = server.url;
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+const vap = kindCase('ValidatingAdmissionPolicy');
+const event = kindCase('Event');
+const ns = kindCase('Namespace');
+
+const causes = (body: any): [string, string][] => (body.details?.causes ?? []).map((c: any) => [c.reason, c.field]);
+
+describe('system metadata', () => {
+  it('completes generateName with a random suffix, and a given name wins over it', async () => {
+    const obj = vap.make('');
+    obj.metadata = { generateName: 'gen-' };
+    const a = await call(base, 'POST', vap.collection(), obj);
+    const b = await call(base, 'POST', vap.collection(), obj);
+    expect(a.status, a.text).toBe(201);
+    expect(a.body.metadata.name).toMatch(/^gen-[a-z0-9]{5}$/);
+    expect(a.body.metadata.generateName).toBe('gen-');
+    expect(b.body.metadata.name).not.toBe(a.body.metadata.name);
+    expect((await call(base, 'GET', vap.item(a.body.metadata.name))).status).toBe(200);
+
+    const name = unique('named');
+    const both = await call(base, 'POST', vap.collection(), { ...obj, metadata: { name, generateName: 'gen-' } });
+    expect(both.body.metadata.name).toBe(name);
+  });
+
+  it('sets uid and creationTimestamp on create and keeps them on replace', async () => {
+    const before = Date.now() - 2000;
+    const a = (await call(base, 'POST', vap.collection(), vap.make(unique('uid')))).body;
+    const b = (await call(base, 'POST', vap.collection(), vap.make(unique('uid')))).body;
+    expect(a.metadata.uid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(a.metadata.uid).not.toBe(b.metadata.uid);
+    expect(a.metadata.creationTimestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    expect(Date.parse(a.metadata.creationTimestamp)).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000);
+    expect(Date.parse(a.metadata.creationTimestamp)).toBeLessThanOrEqual(Date.now() + 1000);
+
+    // A PUT that leaves them out gets the stored ones back; one that changes the uid is refused.
+    const { uid, creationTimestamp, ...rest } = a.metadata;
+    const put = await call(base, 'PUT', vap.item(a.metadata.name), { ...a, metadata: { ...rest, labels: { x: 'y' } } });
+    expect(put.status, put.text).toBe(200);
+    expect(put.body.metadata.uid).toBe(uid);
+    expect(put.body.metadata.creationTimestamp).toBe(creationTimestamp);
+    const bad = await call(base, 'PUT', vap.item(a.metadata.name), { ...put.body, metadata: { ...put.body.metadata, uid: b.metadata.uid } });
+    expect(bad.status).toBe(422);
+    expect(causes(bad.body)).toContainEqual(['FieldValueInvalid', 'metadata.uid']);
+  });
+
+  it('uses the log sequence of the write as resourceVersion, growing with every write', async () => {
+    const name = unique('rv');
+    const created = (await call(base, 'POST', vap.collection(), vap.make(name))).body;
+    const rv1 = Number(created.metadata.resourceVersion);
+    const entry = await server.api.context.objects.store.log.get(rv1);
+    expect(entry?.type).toBe('put');
+    expect(entry?.key).toContain(name);
+    expect((entry?.value as any).metadata.uid).toBe(created.metadata.uid);
+
+    const put = (await call(base, 'PUT', vap.item(name), { ...created, metadata: { ...created.metadata, labels: { a: 'b' } } })).body;
+    const rv2 = Number(put.metadata.resourceVersion);
+    expect(rv2).toBeGreaterThan(rv1);
+    expect((await server.api.context.objects.store.log.get(rv2))?.key).toBe(entry?.key);
+    const list = await call(base, 'GET', vap.collection());
+    expect(Number(list.body.metadata.resourceVersion)).toBeGreaterThanOrEqual(rv2);
+    expect(Number(list.body.metadata.resourceVersion)).toBe(server.api.context.objects.store.log.lastSeq);
+  });
+
+  it('bumps generation on spec changes only, not on labels, annotations or status', async () => {
+    const name = unique('gen');
+    let obj = (await call(base, 'POST', vap.collection(), vap.make(name))).body;
+    expect(obj.metadata.generation).toBe(1);
+    const put = async (o: any, path = vap.item(name)) => {
+      const r = await call(base, 'PUT', path, o);
+      expect(r.status, r.text).toBe(200);
+      return r.body;
+    };
+    obj = await put({ ...obj, metadata: { ...obj.metadata, labels: { tier: 'one' } } });
+    expect(obj.metadata.generation).toBe(1);
+    obj = await put({ ...obj, metadata: { ...obj.metadata, annotations: { note: 'hello' } } });
+    expect(obj.metadata.generation).toBe(1);
+    obj = await put({ ...obj, status: { observedGeneration: 1 } }, vap.item(name) + '/status');
+    expect(obj.status.observedGeneration).toBe(1);
+    expect(obj.metadata.generation).toBe(1);
+    obj = await put({ ...obj, spec: { ...obj.spec, failurePolicy: 'Ignore' } });
+    expect(obj.metadata.generation).toBe(2);
+    obj = await put({ ...obj, spec: { ...obj.spec, failurePolicy: 'Fail' } });
+    expect(obj.metadata.generation).toBe(3);
+    // A client cannot set generation itself.
+    obj = await put({ ...obj, metadata: { ...obj.metadata, generation: 42 } });
+    expect(obj.metadata.generation).toBe(3);
+  });
+
+  it('stores kubectl.kubernetes.io/last-applied-configuration unchanged', async () => {
+    const name = unique('applied');
+    const obj = vap.make(name);
+    const applied = JSON.stringify(obj) + '\n';
+    obj.metadata.annotations = { 'kubectl.kubernetes.io/last-applied-configuration': applied };
+    const created = await call(base, 'POST', vap.collection(), obj);
+    expect(created.status).toBe(201);
+    const got = await call(base, 'GET', vap.item(name));
+    expect(got.body.metadata.annotations['kubectl.kubernetes.io/last-applied-configuration']).toBe(applied);
+  });
+});
+
+describe('metadata validation (422 Invalid with field paths)', () => {
+  it('refuses invalid label keys and values, naming metadata.labels', async () => {
+    const obj = vap.make(unique('labels'));
+    obj.metadata.labels = { 'bad key!': 'v', ok: 'x'.repeat(64), fine: 'yes' };
+    const r = await call(base, 'POST', vap.collection(), obj);
+    expect(r.status).toBe(422);
+    expect(r.body).toMatchObject({ kind: 'Status', reason: 'Invalid', code: 422, details: { kind: 'ValidatingAdmissionPolicy', name: obj.metadata.name } });
+    expect(causes(r.body)).toEqual([
+      ['FieldValueInvalid', 'metadata.labels'],
+      ['FieldValueInvalid', 'metadata.labels'],
+    ]);
+    expect((await call(base, 'GET', vap.item(obj.metadata.name))).status).toBe(404);
+  });
+
+  it('refuses invalid annotation keys and more than 256 KiB of annotations', async () => {
+    const obj = vap.make(unique('ann'));
+    obj.metadata.annotations = { '-bad': 'v', 'example.com/': 'v' };
+    const r = await call(base, 'POST', vap.collection(), obj);
+    expect(r.status).toBe(422);
+    // '-bad' breaks the name rule once; 'example.com/' has an empty name part (empty, and not matching).
+    expect(causes(r.body)).toEqual(Array(3).fill(['FieldValueInvalid', 'metadata.annotations']));
+
+    obj.metadata.annotations = { big: 'x'.repeat(256 * 1024) };
+    const big = await call(base, 'POST', vap.collection(), obj);
+    expect(big.status).toBe(422);
+    expect(causes(big.body)).toEqual([['FieldValueTooLong', 'metadata.annotations']]);
+  });
+
+  it('refuses names that are not DNS subdomains (DNS labels for Namespaces) and a missing name', async () => {
+    // A binding: a policy's name also prefixes its audit annotation keys, which adds causes of its own.
+    const binding = kindCase('ValidatingAdmissionPolicyBinding');
+    for (const bad of ['Upper', 'under_score', 'a'.repeat(254), '-lead']) {
+      const r = await call(base, 'POST', binding.collection(), binding.make(bad));
+      expect(r.status, bad).toBe(422);
+      expect(causes(r.body), bad).toEqual([['FieldValueInvalid', 'metadata.name']]);
+    }
+    const dotted = await call(base, 'POST', vap.collection(), vap.make(`${unique('a')}.example.com`));
+    expect(dotted.status).toBe(201);
+    const nsDotted = await call(base, 'POST', ns.collection(), ns.make('a.b'));
+    expect(nsDotted.status).toBe(422);
+    expect(causes(nsDotted.body)).toEqual([['FieldValueInvalid', 'metadata.name']]);
+
+    const anon = binding.make('');
+    anon.metadata = {};
+    const missing = await call(base, 'POST', binding.collection(), anon);
+    expect(missing.status).toBe(422);
+    expect(causes(missing.body)).toEqual([['FieldValueRequired', 'metadata.name']]);
+  });
+
+  it('refuses a label change on a namespaced object only when it is invalid', async () => {
+    const name = unique('evlabel');
+    const created = (await call(base, 'POST', event.collection('default'), event.make(name))).body;
+    const ok = await call(base, 'PUT', event.item(name), { ...created, metadata: { ...created.metadata, labels: { app: 'web' } } });
+    expect(ok.status, ok.text).toBe(200);
+    const bad = await call(base, 'PUT', event.item(name), { ...ok.body, metadata: { ...ok.body.metadata, labels: { app: 'has space' } } });
+    expect(bad.status).toBe(422);
+    expect(causes(bad.body)).toEqual([['FieldValueInvalid', 'metadata.labels']]);
+  });
+});
