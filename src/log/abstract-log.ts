@@ -192,23 +192,24 @@ export abstract class AbstractLog implements Log {
 
   async get(seq: number): Promise<LogEntry | undefined> {
     this.checkReadable();
-    if (!Number.isSafeInteger(seq) || seq < this.first || seq > this.last) return undefined;
+    // Below the horizon only what a compaction kept is still stored (the backend answers undefined).
+    if (!Number.isSafeInteger(seq) || seq < 1 || seq > this.last) return undefined;
     const bytes = await this._get(seq);
     return bytes && decodeEntry(seq, bytes);
   }
 
-  compact(below: number): Promise<void> {
+  compact(below: number, keep: (seq: number) => boolean = () => false): Promise<void> {
     try {
       checkSeq(below, 'below');
     } catch (err) {
       return Promise.reject(err);
     }
-    const run = this.compacting.then(() => this.compactNow(below));
+    const run = this.compacting.then(() => this.compactNow(below, keep));
     this.compacting = run.catch(noop);
     return run;
   }
 
-  private async compactNow(below: number): Promise<void> {
+  private async compactNow(below: number, keep: (seq: number) => boolean): Promise<void> {
     if (this.state !== 'open') throw new LogError('CLOSED', `the log is ${this.state}`);
     // Entries not yet durable are never compacted: the horizon stays within lastSeq + 1.
     const horizon = Math.min(below, this.last + 1);
@@ -219,9 +220,10 @@ export abstract class AbstractLog implements Log {
     // The first step starts at 0, for what a crash left below an older horizon; each next step starts
     // after the last key deleted, since a seek from 0 would walk the tombstones of every earlier step
     // (quadratic in the size of the compaction). Close stops the steps; the next compaction resumes.
+    // Kept entries are walked again by every compaction: a later one may no longer keep them.
     let from = 0;
     while (this.state === 'open') {
-      const last = await this._deleteRange(from, horizon, COMPACT_STEP);
+      const last = await this._deleteRange(from, horizon, COMPACT_STEP, keep);
       if (last === undefined) break;
       from = last + 1;
       await new Promise<void>((resolve) => setImmediate(resolve));
@@ -285,8 +287,11 @@ export abstract class AbstractLog implements Log {
   protected abstract _get(seq: number): Promise<Buffer | undefined>;
   /** Durably record that entries below horizon are gone, before any of them is deleted. */
   protected abstract _saveHorizon(horizon: number): Promise<void>;
-  /** Delete up to max of the stored entries with from <= seq < below; returns the last seq deleted. */
-  protected abstract _deleteRange(from: number, below: number, max: number): Promise<number | undefined>;
+  /**
+   * Look at up to max of the stored entries with from <= seq < below and delete those keep() does
+   * not keep; returns the last seq looked at (undefined when there was none).
+   */
+  protected abstract _deleteRange(from: number, below: number, max: number, keep: (seq: number) => boolean): Promise<number | undefined>;
   protected abstract _saveCheckpoint(cp: Checkpoint): Promise<void>;
   protected abstract _loadCheckpoint(): Promise<Checkpoint | undefined>;
 }

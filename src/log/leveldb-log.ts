@@ -81,11 +81,11 @@ export class LevelDbLog extends AbstractLog {
     return this.db.put(HORIZON_KEY, seqKey(horizon), { sync: true });
   }
 
-  protected async _deleteRange(from: number, below: number, max: number): Promise<number | undefined> {
+  protected async _deleteRange(from: number, below: number, max: number, keep: (seq: number) => boolean): Promise<number | undefined> {
     const keys = await this.db.keys({ gte: seqKey(from), lt: seqKey(below), limit: max }).all();
     if (keys.length === 0) return undefined;
     const chain = this.db.batch();
-    for (const k of keys) chain.del(k);
+    for (const k of keys) if (!keep(readSeq(k))) chain.del(k);
     // Not synced: the horizon already hides these entries, and a delete lost in a crash is redone
     // by the next compaction, which starts from seq 0.
     await chain.write();

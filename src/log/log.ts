@@ -61,14 +61,21 @@ export interface Log {
    * even if a compaction passes it.
    */
   read(from: number, to?: number): AsyncIterable<LogEntry[]>;
-  /** One entry by sequence number; undefined if compacted or never written. */
+  /**
+   * One entry by sequence number; undefined if compacted or never written. Below firstSeq, get()
+   * finds the entries the last compaction kept (and, until its deletes finish, ones it is dropping).
+   */
   get(seq: number): Promise<LogEntry | undefined>;
   /**
-   * Drop entries with seq < below (capped at lastSeq + 1; at or below firstSeq it does nothing).
+   * Drop entries with seq < below (capped at lastSeq + 1; at or below firstSeq it does nothing),
+   * except those keep() says to keep: etcd's compaction keeps each key's latest revision at the
+   * horizon, so the state at firstSeq - 1 stays readable entry by entry through get(). Every
+   * compaction walks all stored entries below its horizon, so an entry an earlier one kept is
+   * dropped once a later keep() no longer asks for it.
    * firstSeq moves (durably) before anything is deleted, so reads below it fail cleanly; the
    * deletes then go in small batches that let appends through. Compactions run one at a time.
    */
-  compact(below: number): Promise<void>;
+  compact(below: number, keep?: (seq: number) => boolean): Promise<void>;
   /** Committed batches, in order, as soon as they are durable. Hot: subscribers see what comes after. */
   readonly committed$: Observable<LogEntry[]>;
   /** Durably replaces the stored checkpoint. cp.seq > lastSeq → LogError FUTURE_SEQ. */

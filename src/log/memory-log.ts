@@ -85,15 +85,15 @@ export class MemoryLog extends AbstractLog {
     this.disk.horizon = horizon;
   }
 
-  protected async _deleteRange(from: number, below: number, max: number): Promise<number | undefined> {
+  protected async _deleteRange(from: number, below: number, max: number, keep: (seq: number) => boolean): Promise<number | undefined> {
     let last: number | undefined;
-    let deleted = 0;
+    let seen = 0;
     for (const seq of this.disk.entries.keys()) {
-      if (seq >= below || deleted === max) break;
+      if (seq >= below || seen === max) break;
       if (seq < from) continue;
-      this.disk.entries.delete(seq);
+      if (!keep(seq)) this.disk.entries.delete(seq);
       last = seq;
-      deleted++;
+      seen++;
     }
     return last;
   }

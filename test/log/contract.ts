@@ -333,6 +333,21 @@ export function runLogContract<L extends Log>(opts: LogContractOptions<L>): void
         expect((await entries(log, 11)).map((e) => e.value)).toEqual(['after']);
       });
 
+      it('entries a compaction keeps stay readable by get; a later compaction that does not keep them drops them', async () => {
+        const log = await newLog();
+        await fill(log, 30);
+        await log.compact(21, (seq) => seq === 4 || seq === 17);
+        expect(log.firstSeq).toBe(21);
+        await expectLogError(entries(log, 17), 'COMPACTED');
+        expect((await log.get(4))?.seq).toBe(4);
+        expect((await log.get(17))?.seq).toBe(17);
+        expect(await log.get(5)).toBeUndefined();
+        await log.compact(25, (seq) => seq === 17);
+        expect(await log.get(4)).toBeUndefined();
+        expect((await log.get(17))?.seq).toBe(17);
+        expect((await entries(log, 25)).map((e) => e.seq)).toEqual(range(25, 30));
+      });
+
       it('compactions run one after another', async () => {
         const log = await newLog();
         await fill(log, 20);
