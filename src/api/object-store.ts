@@ -159,7 +159,9 @@ export class ObjectStore {
     const o = old.metadata;
     // System fields come from the stored object; an attempt to change them is caught by validation.
     m.uid ??= o.uid;
-    m.creationTimestamp ??= o.creationTimestamp;
+    // Kubernetes ignores a changed creationTimestamp rather than refusing it: typed clients (client-node)
+    // send it back re-serialized with milliseconds.
+    if (o.creationTimestamp) m.creationTimestamp = o.creationTimestamp;
     m.generation = o.generation;
     if (o.deletionTimestamp) {
       m.deletionTimestamp = o.deletionTimestamp;

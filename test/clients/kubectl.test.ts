@@ -1,0 +1,188 @@
+/**
+ * Every kubectl on this machine (the default one, a dispatcher that picks a version from /version, and
+ * kubectl.1.27 … kubectl.1.33 beside it) against a real orchd: the commands of issue 3 and what they
+ * print. Each binary gets its own server, kubeconfig, discovery cache and HOME, so runs are independent
+ * and nothing leaks into the user's ~/.kube.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, realpathSync, readdirSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { startServer } from '../helpers/server.js';
+
+const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url));
+
+/** `kubectl` from PATH and the versioned binaries in the folder of the file it resolves to. */
+function findKubectls(): { label: string; path: string }[] {
+  const onPath = (process.env.PATH ?? '')
+    .split(delimiter)
+    .map((d) => join(d, 'kubectl'))
+    .find((p) => existsSync(p));
+  if (!onPath) return [];
+  const dir = dirname(realpathSync(onPath));
+  const versioned = readdirSync(dir)
+    .filter((f) => /^kubectl\.1\.\d+$/.test(f))
+    .sort((a, b) => Number(a.split('.')[2]) - Number(b.split('.')[2]))
+    .map((f) => ({ label: f, path: join(dir, f) }));
+  return [{ label: 'kubectl (default)', path: onPath }, ...versioned];
+}
+
+interface Ran {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** At most two kubectl sequences at a time: two cores, and other suites run beside this one. */
+function limiter(max: number) {
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  return async <T>(job: () => Promise<T>): Promise<T> => {
+    if (active >= max) await new Promise<void>((r) => waiting.push(r));
+    active++;
+    try {
+      return await job();
+    } finally {
+      active--;
+      waiting.shift()?.();
+    }
+  };
+}
+const slot = limiter(2);
+
+const kubectls = findKubectls();
+if (kubectls.length === 0) console.warn('no kubectl on PATH: skipping the kubectl end-to-end tests');
+
+/** Splits kubectl's column output into rows of cells (columns are separated by 3+ spaces or a tab). */
+function table(out: string): string[][] {
+  return out
+    .trim()
+    .split('\n')
+    .map((l) => l.trim().split(/\s{2,}|\t/));
+}
+
+describe.skipIf(kubectls.length === 0)('kubectl', () => {
+  for (const { label, path } of kubectls) {
+    it.concurrent(`${label}: create, get, replace, delete, events, api-resources, explain`, { timeout: 120_000 }, () =>
+      slot(async () => {
+        const server = await startServer();
+        const home = await mkdtemp(join(tmpdir(), 'orchd-kubectl-'));
+        const kubeconfig = join(home, 'kubeconfig');
+        await writeFile(kubeconfig, 'apiVersion: v1\nkind: Config\n');
+        const kubectl = (...args: string[]): Promise<Ran> =>
+          new Promise((resolve) => {
+            execFile(
+              path,
+              ['--server', server.url, '--kubeconfig', kubeconfig, '--cache-dir', join(home, 'cache'), ...args],
+              { cwd: FIXTURES, timeout: 30_000, env: { ...process.env, HOME: home, KUBECONFIG: kubeconfig } },
+              (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
+            );
+          });
+        const ok = async (...args: string[]): Promise<string> => {
+          const r = await kubectl(...args);
+          expect(r, `kubectl ${args.join(' ')}`).toMatchObject({ code: 0, stderr: '' });
+          return r.stdout;
+        };
+        try {
+          // The dispatcher (default kubectl) runs the kubectl matching this answer's minor; 36 → its bundled 1.32.
+          // stderr carries kubectl's version-skew warning (1.36 is ahead of every client here).
+          const versionRun = await kubectl('version', '-o', 'json');
+          expect(versionRun.code).toBe(0);
+          const version = JSON.parse(versionRun.stdout);
+          expect(version.serverVersion).toMatchObject({ major: '1', minor: '36', gitVersion: 'v1.36.0' });
+          // The dispatcher's bundled 1.32.4 reports its minor as '32+'.
+          expect(version.clientVersion.minor).toMatch(label.startsWith('kubectl.1.') ? new RegExp(`^${label.split('.')[2]}$`) : /^32\+?$/);
+
+          expect(await ok('create', '-f', 'policy.yaml')).toBe('validatingadmissionpolicy.admissionregistration.orch.io/demo created\n');
+
+          const again = await kubectl('create', '-f', 'policy.yaml');
+          expect(again.code).toBe(1);
+          expect(again.stderr).toContain('Error from server (AlreadyExists)');
+          expect(again.stderr).toContain('validatingadmissionpolicies.admissionregistration.orch.io "demo" already exists');
+
+          const invalid = await kubectl('create', '-f', 'invalid-policy.yaml');
+          expect(invalid.code).toBe(1);
+          expect(invalid.stderr).toContain('The ValidatingAdmissionPolicy "invalid" is invalid: spec.failurePolicy: Unsupported value: "Sometimes"');
+
+          const list = parseYaml(await ok('get', 'validatingadmissionpolicies', '-o', 'yaml'));
+          expect(list.kind).toBe('List');
+          expect(list.items).toHaveLength(1);
+          const vap = list.items[0];
+          expect(vap).toMatchObject({
+            apiVersion: 'admissionregistration.orch.io/v1',
+            kind: 'ValidatingAdmissionPolicy',
+            metadata: { name: 'demo', labels: { team: 'platform' }, generation: 1 },
+            spec: {
+              failurePolicy: 'Fail',
+              matchConstraints: {
+                matchPolicy: 'Equivalent', // defaulted by the server
+                resourceRules: [{ apiGroups: ['apps'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['deployments'], scope: '*' }],
+              },
+              validations: [{ expression: 'object.spec.replicas <= 5', message: 'at most 5 replicas' }],
+            },
+          });
+          expect(vap.metadata.uid).toMatch(/^[0-9a-f-]{36}$/);
+          expect(vap.metadata.resourceVersion).toMatch(/^\d+$/);
+          expect(vap.metadata.creationTimestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+
+          // The Table: NAME and the kind's own columns (Kubernetes prints VALIDATIONS and PARAMKIND).
+          const rows = table(await ok('get', 'validatingadmissionpolicies'));
+          expect(rows[0]).toEqual(['NAME', 'VALIDATIONS', 'PARAMKIND', 'AGE']);
+          expect(rows.slice(1).map((r) => r.slice(0, 3))).toEqual([['demo', '1', '<unset>']]);
+          expect(rows[1][3]).toMatch(/^\d+s$/);
+
+          expect(await ok('replace', '-f', 'policy-replaced.yaml')).toBe('validatingadmissionpolicy.admissionregistration.orch.io/demo replaced\n');
+          const replaced = JSON.parse(await ok('get', 'validatingadmissionpolicy', 'demo', '-o', 'json'));
+          expect(replaced.metadata).toMatchObject({ uid: vap.metadata.uid, generation: 2 });
+          expect(Number(replaced.metadata.resourceVersion)).toBeGreaterThan(Number(vap.metadata.resourceVersion));
+          expect(replaced.spec).toMatchObject({ failurePolicy: 'Ignore', validations: [{ expression: 'object.spec.replicas <= 10' }] });
+
+          expect(await ok('delete', 'validatingadmissionpolicy', 'demo')).toBe('validatingadmissionpolicy.admissionregistration.orch.io "demo" deleted\n');
+          const gone = await kubectl('get', 'validatingadmissionpolicy', 'demo');
+          expect(gone.code).toBe(1);
+          expect(gone.stderr).toContain('Error from server (NotFound): validatingadmissionpolicies.admissionregistration.orch.io "demo" not found');
+
+          expect(await ok('-n', 'default', 'create', '-f', 'event.yaml')).toBe('event.events.orch.io/demo-event created\n');
+          const events = table(await ok('get', 'events.events.orch.io', '-n', 'default'));
+          expect(events[0]).toEqual(['LAST SEEN', 'TYPE', 'REASON', 'OBJECT', 'MESSAGE']);
+          expect(events.slice(1).map((r) => r.slice(1))).toEqual([['Normal', 'Started', 'validatingadmissionpolicy/demo', 'reconcile started']]);
+          const elsewhere = await kubectl('get', 'events.events.orch.io', '-n', 'kube-system');
+          expect(elsewhere).toMatchObject({ code: 0, stdout: '' });
+          expect(elsewhere.stderr).toContain('No resources found in kube-system namespace.');
+
+          const resources = table(await ok('api-resources'));
+          expect(resources[0]).toEqual(['NAME', 'SHORTNAMES', 'APIVERSION', 'NAMESPACED', 'KIND']);
+          const byName = new Map(resources.slice(1).map((r) => [r[0], r.slice(1)]));
+          expect(byName.get('namespaces')).toEqual(['ns', 'v1', 'false', 'Namespace']);
+          expect(byName.get('events')).toEqual(['ev', 'events.orch.io/v1', 'true', 'Event']);
+          expect(byName.get('validatingadmissionpolicies')).toEqual(['admissionregistration.orch.io/v1', 'false', 'ValidatingAdmissionPolicy']);
+          for (const kind of ['MutatingAdmissionPolicy', 'MutatingAdmissionPolicyBinding', 'MutatingWebhookConfiguration', 'ValidatingAdmissionPolicyBinding']) {
+            expect(resources.some((r) => r.at(-1) === kind && r.includes('admissionregistration.orch.io/v1'))).toBe(true);
+          }
+
+          // explain reads OpenAPI: v2 (protobuf) first in 1.27/1.28, v3 only from 1.29 on.
+          const explained = await ok('explain', 'validatingadmissionpolicy.spec');
+          expect(explained).toMatch(/GROUP:\s+admissionregistration\.orch\.io/);
+          expect(explained).toMatch(/KIND:\s+ValidatingAdmissionPolicy/);
+          expect(explained).toMatch(/VERSION:\s+v1/);
+          expect(explained).toContain('FIELD: spec <ValidatingAdmissionPolicySpec>');
+          expect(explained).toMatch(/validations\t<\[\]Validation>/);
+          expect(explained).toMatch(/failurePolicy\t<string>/);
+          // kubectl prints a field's enum from 1.30 on (the default kubectl dispatches to 1.32).
+          if (!/^kubectl\.1\.(27|28|29)$/.test(label)) expect(explained).toMatch(/failurePolicy\t<string>\n\s+enum: Fail, Ignore/);
+          const event = await ok('explain', 'events', '--api-version=events.orch.io/v1');
+          expect(event).toMatch(/GROUP:\s+events\.orch\.io/);
+          expect(event).toMatch(/KIND:\s+Event/);
+          expect(event).toMatch(/regarding\t<ObjectReference>/);
+        } finally {
+          await server.stop();
+          await rm(home, { recursive: true, force: true });
+        }
+      }),
+    );
+  }
+});

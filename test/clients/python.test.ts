@@ -1,0 +1,130 @@
+/**
+ * python3-kubernetes (the Debian package, run by /usr/bin/python3) against a real orchd: the dynamic
+ * client (discovery, then create/get/list/replace/delete and a watch that sends `watch=True`),
+ * CustomObjectsApi with watch.Watch ending by timeout_seconds, and an Event in namespace default.
+ * python/crud_watch.py does the calls and prints what it saw; this file asserts on it.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, type TestServer } from '../helpers/server.js';
+
+const run = promisify(execFile);
+const PYTHON = '/usr/bin/python3';
+const SCRIPT = fileURLToPath(new URL('./python/crud_watch.py', import.meta.url));
+
+/** Present where the Debian package is installed (CI installs it in .ci/run). */
+async function hasPythonKubernetes(): Promise<boolean> {
+  if (!existsSync(PYTHON)) return false;
+  try {
+    await run(PYTHON, ['-c', 'import kubernetes'], { timeout: 30_000 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const available = await hasPythonKubernetes();
+if (!available) console.warn('python3-kubernetes is not installed for /usr/bin/python3: skipping (apt-get install -y python3-kubernetes)');
+
+describe.skipIf(!available)('python3-kubernetes', () => {
+  let server: TestServer;
+  let cacheDir: string;
+  let out: any;
+
+  beforeAll(async () => {
+    server = await startServer();
+    cacheDir = await mkdtemp(join(tmpdir(), 'orchd-py-'));
+    // The script's two watches end by the server closing them (2 s and 1 s); 60 s bounds a hang.
+    const { stdout } = await run(PYTHON, [SCRIPT, server.url, cacheDir], {
+      timeout: 60_000,
+      env: { ...process.env, HOME: cacheDir, KUBECONFIG: join(cacheDir, 'none') },
+    });
+    out = JSON.parse(stdout);
+  });
+
+  afterAll(async () => {
+    await server?.stop();
+    if (cacheDir) await rm(cacheDir, { recursive: true, force: true });
+  });
+
+  it('discovers our kinds through /apis and the group-version documents', () => {
+    expect(out.discovered.vap).toEqual({
+      name: 'validatingadmissionpolicies',
+      namespaced: false,
+      verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
+    });
+    expect(out.discovered.event).toEqual({ name: 'events', namespaced: true, shortNames: ['ev'] });
+  });
+
+  it('creates, gets, lists and replaces a ValidatingAdmissionPolicy', () => {
+    expect(out.created).toMatchObject({
+      apiVersion: 'admissionregistration.orch.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name: 'py-demo', labels: { client: 'python' }, generation: 1 },
+      spec: { failurePolicy: 'Fail', validations: [{ expression: 'object.spec.replicas <= 5', message: 'at most 5' }] },
+    });
+    expect(Number(out.created.metadata.resourceVersion)).toBeGreaterThan(Number(out.startRv));
+    expect(out.got).toEqual(out.created);
+    expect(out.listed).toEqual({
+      kind: 'ValidatingAdmissionPolicyList',
+      apiVersion: 'admissionregistration.orch.io/v1',
+      names: ['py-demo'],
+      resourceVersion: out.created.metadata.resourceVersion,
+    });
+    expect(out.replaced.metadata).toMatchObject({ uid: out.created.metadata.uid, generation: 2 });
+    expect(Number(out.replaced.metadata.resourceVersion)).toBeGreaterThan(Number(out.created.metadata.resourceVersion));
+    expect(out.replaced.spec.validations[0].expression).toBe('object.spec.replicas <= 7');
+  });
+
+  it('surfaces Conflict and NotFound as ApiException with a v1 Status body', () => {
+    expect(out.staleReplace.status).toBe(409);
+    expect(out.staleReplace.body).toMatchObject({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Conflict', code: 409 });
+    expect(out.missing.status).toBe(404);
+    expect(out.missing.body).toMatchObject({
+      kind: 'Status',
+      apiVersion: 'v1',
+      reason: 'NotFound',
+      code: 404,
+      // As Kubernetes' NewNotFound: the details name the resource (plural), not the kind.
+      details: { name: 'no-such-policy', group: 'admissionregistration.orch.io', kind: 'validatingadmissionpolicies' },
+    });
+  });
+
+  it('deletes', () => {
+    expect(out.deleted).toMatchObject({ kind: 'Status', apiVersion: 'v1', status: 'Success', details: { name: 'py-demo', uid: out.created.metadata.uid } });
+  });
+
+  it('watches with watch=True from a resourceVersion: ADDED, MODIFIED, DELETED, then ends by timeout', () => {
+    expect(out.dynamicWatch).toEqual([
+      { type: 'ADDED', name: 'py-demo', rv: out.created.metadata.resourceVersion },
+      { type: 'MODIFIED', name: 'py-demo', rv: out.replaced.metadata.resourceVersion },
+      { type: 'DELETED', name: 'py-demo', rv: expect.any(String) },
+    ]);
+    expect(Number(out.dynamicWatch[2].rv)).toBeGreaterThan(Number(out.replaced.metadata.resourceVersion));
+  });
+
+  it('watch.Watch over CustomObjectsApi starts with ADDED for what exists and ends by timeout_seconds', () => {
+    expect(out.customWatch).toEqual([
+      { type: 'ADDED', name: 'py-a' },
+      { type: 'ADDED', name: 'py-b' },
+    ]);
+  });
+
+  it('creates an Event in namespace default and pages the list with limit=1', () => {
+    expect(out.event).toMatchObject({
+      apiVersion: 'events.orch.io/v1',
+      kind: 'Event',
+      metadata: { namespace: 'default', generateName: 'py-' },
+      reason: 'Created',
+      note: 'from python',
+    });
+    expect(out.event.metadata.name).toMatch(/^py-[a-z0-9]{5}$/);
+    expect(out.eventPage).toEqual({ kind: 'EventList', names: [out.event.metadata.name] });
+  });
+});
