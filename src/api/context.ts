@@ -17,6 +17,8 @@ export interface Server {
   watches: Set<() => void>;
   tokens: ContinueTokens;
   bookmarkIntervalMs: number;
+  /** Overrides of the watch sinks' buffer bound, high-water mark and grace period (tests, tuning). */
+  watchLimits?: { maxBuffered?: number; highWater?: number; graceMs?: number };
 }
 
 export interface Request {

@@ -15,7 +15,7 @@ import type { Metrics } from './metrics.js';
 import { sendError, type Output } from './respond.js';
 import { route, type Route } from './router.js';
 import { handleResource, outputFor } from './resource-handlers.js';
-import { handleResourceUpgrade } from './watch-handler.js';
+import { upgradeWatch, watchSocketServerOptions } from './watch-handler.js';
 import { handleDiscovery, handleOpenApi } from './discovery-handlers.js';
 import { pathNotFound, serviceUnavailable } from './status.js';
 
@@ -101,7 +101,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
   };
 
   const http = createServer({ keepAliveTimeout: 65_000 }, (req, res) => void handle(req, res));
-  const wss = new WebSocketServer({ noServer: true });
+  const wss = new WebSocketServer(watchSocketServerOptions);
   http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = new URL(req.url ?? '/', 'http://orchd');
     const r = route(url.pathname, lookup);
@@ -109,7 +109,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
       return;
     }
-    wss.handleUpgrade(req, socket, head, (ws) => handleResourceUpgrade(ws, { req, url, route: r, server: context }));
+    upgradeWatch(wss, req, socket, head, { url, route: r, server: context });
   });
 
   return {
