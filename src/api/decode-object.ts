@@ -43,7 +43,10 @@ export function checkObject(kind: KindStrategy, version: string, value: unknown,
   value.apiVersion = expected;
   value.kind = kind.kind;
   value.metadata ??= {};
-  const problems = [...duplicates, ...pruneUnknownFields(value, kind.schema).map(unknownFieldMessage)];
+  // Each list alone is in document order; only a mix of the two needs sorting (and the walk).
+  const order = duplicates.length > 0 ? documentOrder(value) : undefined;
+  const unknown = pruneUnknownFields(value, kind.schema).map(unknownFieldMessage);
+  const problems = order && unknown.length > 0 ? inDocumentOrder([...duplicates, ...unknown], order) : [...duplicates, ...unknown];
   if (problems.length > 0 && fieldValidation === 'Strict') throw badRequest(`strict decoding error: ${problems.join(', ')}`);
   return { obj: value as KubeObject, warnings: fieldValidation === 'Warn' ? problems : [] };
 }
@@ -52,4 +55,35 @@ function servesApiVersion(kind: KindStrategy, apiVersion: string): boolean {
   const slash = apiVersion.lastIndexOf('/');
   const group = slash < 0 ? '' : apiVersion.slice(0, slash);
   return group === kind.group && kind.versions.includes(apiVersion.slice(slash + 1));
+}
+
+/**
+ * Field paths of a decoded value in document order (`spec.validations[0].expression`). A duplicated
+ * key sits where it first appeared: the decoder keeps the first position and the last value.
+ */
+function documentOrder(value: unknown): Map<string, number> {
+  const order = new Map<string, number>();
+  const visit = (v: unknown, path: string): void => {
+    if (!order.has(path)) order.set(path, order.size);
+    if (Array.isArray(v)) v.forEach((item, i) => visit(item, `${path}[${i}]`));
+    else if (isObject(v)) for (const [k, item] of Object.entries(v)) visit(item, path ? `${path}.${k}` : k);
+  };
+  visit(value, '');
+  return order;
+}
+
+/**
+ * Kubernetes' decoder reports unknown and duplicate fields in one list, as it meets them in the
+ * body; the two are found separately here, so they are merged back by where their field sits.
+ */
+function inDocumentOrder(problems: string[], order: Map<string, number>): string[] {
+  const rank = (problem: string): number => {
+    const quoted = /"((?:[^"\\]|\\.)*)"$/.exec(problem)?.[0];
+    const path = quoted ? (JSON.parse(quoted) as string) : '';
+    return order.get(path) ?? Number.MAX_SAFE_INTEGER;
+  };
+  return problems
+    .map((p, i) => ({ p, i, r: rank(p) }))
+    .sort((a, b) => a.r - b.r || a.i - b.i)
+    .map((x) => x.p);
 }

@@ -96,8 +96,12 @@ export class ObjectStore {
     this.invalidIf(kind, meta.name, validateCreate(kind, obj));
     if (kind.namespaced) this.requireNamespace(namespace ?? '');
     await this.admit?.('CREATE', kind, obj, undefined, opts);
-    if (opts.dryRun) return obj;
     const key = this.key(kind, namespace, meta.name ?? '');
+    // A dry run still answers what the write would: an existing name is AlreadyExists.
+    if (opts.dryRun) {
+      if (this.store.get(key)) throw E.alreadyExists(E.qualified(kind, meta.name));
+      return obj;
+    }
     try {
       return (await this.store.put(key, obj, 'absent')).obj;
     } catch (err) {

@@ -107,3 +107,38 @@ export async function eventually(check: () => Promise<boolean>, timeoutMs = 10_0
   }
   return check();
 }
+
+export interface RawReply {
+  status: number;
+  /** Header lines as sent, names lower-cased: a header sent twice appears twice. */
+  headers: [string, string][];
+  body: any;
+}
+
+/** A request through node:http, for what fetch folds together (repeated headers). */
+export async function rawCall(base: string, method: string, path: string, body?: string, headers: Record<string, string> = {}): Promise<RawReply> {
+  const { request } = await import('node:http');
+  return new Promise((resolve, reject) => {
+    const req = request(base + path, { method, headers: { 'Content-Type': 'application/json', ...headers } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const pairs: [string, string][] = [];
+        for (let i = 0; i < res.rawHeaders.length; i += 2) pairs.push([res.rawHeaders[i].toLowerCase(), res.rawHeaders[i + 1]]);
+        const text = Buffer.concat(chunks).toString('utf8');
+        let parsed: unknown = text;
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          // not JSON
+        }
+        resolve({ status: res.statusCode ?? 0, headers: pairs, body: parsed });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+export const warningsOf = (r: RawReply): string[] => r.headers.filter(([k]) => k === 'warning').map(([, v]) => v);
