@@ -3,7 +3,7 @@
  * through the per-group-version APIResourceList), CustomObjectsApi (keeps `continue`), and Watch.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CustomObjectsApi, KubeConfig, KubernetesObjectApi, Watch, type KubernetesObject } from '@kubernetes/client-node';
+import { CustomObjectsApi, KubeConfig, KubernetesObjectApi, Watch, makeInformer, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 const GROUP = 'admissionregistration.orch.io';
@@ -230,5 +230,56 @@ describe('Watch', () => {
     const err = await Promise.race([done, new Promise((_, reject) => setTimeout(() => reject(new Error('watch did not end')), 15_000))]);
     expect(err).toBeNull();
     expect(seen).toEqual(['ADDED node-replay-1', 'ADDED node-replay-2']);
+  });
+});
+
+describe('makeInformer', () => {
+  it('lists, then follows adds, updates and deletes of Events through its watch (Accept */*)', async () => {
+    const objects = KubernetesObjectApi.makeApiClient(kc);
+    await objects.create(event('inf-before'));
+    const custom = kc.makeApiClient(CustomObjectsApi);
+    const informer = makeInformer(
+      kc,
+      '/apis/events.orch.io/v1/namespaces/default/events',
+      () => custom.listNamespacedCustomObject({ group: 'events.orch.io', version: 'v1', namespace: 'default', plural: 'events' }) as Promise<KubernetesListObject<KubernetesObject>>,
+    );
+    const seen: string[] = [];
+    const errors: unknown[] = [];
+    let notify = () => {};
+    const record = (verb: string) => (o: KubernetesObject) => {
+      seen.push(`${verb} ${o.metadata?.name}`);
+      notify();
+    };
+    informer.on('add', record('add'));
+    informer.on('update', record('update'));
+    informer.on('delete', record('delete'));
+    informer.on('error', (err) => errors.push(err));
+    const waitFor = async (entry: string) => {
+      const deadline = Date.now() + 15_000;
+      while (!seen.includes(entry)) {
+        if (Date.now() > deadline) throw new Error(`informer never saw "${entry}"; saw ${JSON.stringify(seen)}, errors ${String(errors)}`);
+        await new Promise<void>((r) => {
+          notify = r;
+          setTimeout(r, 200);
+        });
+      }
+    };
+    await informer.start();
+    try {
+      await waitFor('add inf-before');
+      const created: any = await objects.create(event('inf-live'));
+      await waitFor('add inf-live');
+      // An Event's note, reason and the like are immutable (as in Kubernetes); labels are not.
+      await objects.replace({ ...created, metadata: { ...created.metadata, labels: { phase: 'two' } } });
+      await waitFor('update inf-live');
+      expect(informer.get('inf-live', 'default')?.metadata?.labels).toEqual({ phase: 'two' });
+      await objects.delete({ apiVersion: 'events.orch.io/v1', kind: 'Event', metadata: { name: 'inf-live', namespace: 'default' } });
+      await waitFor('delete inf-live');
+      expect(informer.get('inf-live', 'default')).toBeUndefined();
+      expect(informer.list('default').map((o) => o.metadata?.name)).toContain('inf-before');
+      expect(errors).toEqual([]);
+    } finally {
+      await informer.stop();
+    }
   });
 });

@@ -4,7 +4,7 @@
  * print. Each binary gets its own server, kubeconfig, discovery cache and HOME, so runs are independent
  * and nothing leaks into the user's ~/.kube.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, realpathSync, readdirSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,7 +12,7 @@ import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { startServer } from '../helpers/server.js';
+import { call, startServer, type TestServer } from '../helpers/server.js';
 
 const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url));
 
@@ -57,6 +57,39 @@ const slot = limiter(2);
 const kubectls = findKubectls();
 if (kubectls.length === 0) console.warn('no kubectl on PATH: skipping the kubectl end-to-end tests');
 
+interface Sandbox {
+  server: TestServer;
+  home: string;
+  /** The kubectl command line before the subcommand: server, kubeconfig, cache. */
+  base: string[];
+  env: NodeJS.ProcessEnv;
+  kubectl(...args: string[]): Promise<Ran>;
+  /** Runs kubectl, expects exit 0 and nothing on stderr, gives stdout. */
+  ok(...args: string[]): Promise<string>;
+}
+
+/** A fresh server, and a kubectl with its own kubeconfig, discovery cache and HOME. */
+async function sandbox(path: string): Promise<Sandbox> {
+  const server = await startServer();
+  const home = await mkdtemp(join(tmpdir(), 'orchd-kubectl-'));
+  const kubeconfig = join(home, 'kubeconfig');
+  await writeFile(kubeconfig, 'apiVersion: v1\nkind: Config\n');
+  const base = ['--server', server.url, '--kubeconfig', kubeconfig, '--cache-dir', join(home, 'cache')];
+  const env = { ...process.env, HOME: home, KUBECONFIG: kubeconfig };
+  const kubectl = (...args: string[]): Promise<Ran> =>
+    new Promise((resolve) => {
+      execFile(path, [...base, ...args], { cwd: FIXTURES, timeout: 30_000, env }, (err, stdout, stderr) =>
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
+      );
+    });
+  const ok = async (...args: string[]): Promise<string> => {
+    const r = await kubectl(...args);
+    expect(r, `kubectl ${args.join(' ')}`).toMatchObject({ code: 0, stderr: '' });
+    return r.stdout;
+  };
+  return { server, home, base, env, kubectl, ok };
+}
+
 /** Splits kubectl's column output into rows of cells (columns are separated by 3+ spaces or a tab). */
 function table(out: string): string[][] {
   return out
@@ -69,24 +102,7 @@ describe.skipIf(kubectls.length === 0)('kubectl', () => {
   for (const { label, path } of kubectls) {
     it.concurrent(`${label}: create, get, replace, delete, events, api-resources, explain`, { timeout: 120_000 }, () =>
       slot(async () => {
-        const server = await startServer();
-        const home = await mkdtemp(join(tmpdir(), 'orchd-kubectl-'));
-        const kubeconfig = join(home, 'kubeconfig');
-        await writeFile(kubeconfig, 'apiVersion: v1\nkind: Config\n');
-        const kubectl = (...args: string[]): Promise<Ran> =>
-          new Promise((resolve) => {
-            execFile(
-              path,
-              ['--server', server.url, '--kubeconfig', kubeconfig, '--cache-dir', join(home, 'cache'), ...args],
-              { cwd: FIXTURES, timeout: 30_000, env: { ...process.env, HOME: home, KUBECONFIG: kubeconfig } },
-              (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
-            );
-          });
-        const ok = async (...args: string[]): Promise<string> => {
-          const r = await kubectl(...args);
-          expect(r, `kubectl ${args.join(' ')}`).toMatchObject({ code: 0, stderr: '' });
-          return r.stdout;
-        };
+        const { server, home, kubectl, ok } = await sandbox(path);
         try {
           // The dispatcher (default kubectl) runs the kubectl matching this answer's minor; 36 → its bundled 1.32.
           // stderr carries kubectl's version-skew warning (1.36 is ahead of every client here).
@@ -97,6 +113,10 @@ describe.skipIf(kubectls.length === 0)('kubectl', () => {
           // The dispatcher's bundled 1.32.4 reports its minor as '32+'.
           expect(version.clientVersion.minor).toMatch(label.startsWith('kubectl.1.') ? new RegExp(`^${label.split('.')[2]}$`) : /^32\+?$/);
 
+          // A server dry run answers as a create would and stores nothing: the real create below succeeds.
+          expect(await ok('create', '-f', 'policy.yaml', '--dry-run=server')).toBe(
+            'validatingadmissionpolicy.admissionregistration.orch.io/demo created (server dry run)\n',
+          );
           expect(await ok('create', '-f', 'policy.yaml')).toBe('validatingadmissionpolicy.admissionregistration.orch.io/demo created\n');
 
           const again = await kubectl('create', '-f', 'policy.yaml');
@@ -150,6 +170,9 @@ describe.skipIf(kubectls.length === 0)('kubectl', () => {
           const events = table(await ok('get', 'events.events.orch.io', '-n', 'default'));
           expect(events[0]).toEqual(['LAST SEEN', 'TYPE', 'REASON', 'OBJECT', 'MESSAGE']);
           expect(events.slice(1).map((r) => r.slice(1))).toEqual([['Normal', 'Started', 'validatingadmissionpolicy/demo', 'reconcile started']]);
+          const all = table(await ok('get', 'events.v1.events.orch.io', '-A'));
+          expect(all[0]).toEqual(['NAMESPACE', 'LAST SEEN', 'TYPE', 'REASON', 'OBJECT', 'MESSAGE']);
+          expect(all.slice(1).map((r) => [r[0], r[3]])).toEqual([['default', 'Started']]);
           const elsewhere = await kubectl('get', 'events.events.orch.io', '-n', 'kube-system');
           expect(elsewhere).toMatchObject({ code: 0, stdout: '' });
           expect(elsewhere.stderr).toContain('No resources found in kube-system namespace.');
@@ -178,6 +201,63 @@ describe.skipIf(kubectls.length === 0)('kubectl', () => {
           expect(event).toMatch(/GROUP:\s+events\.orch\.io/);
           expect(event).toMatch(/KIND:\s+Event/);
           expect(event).toMatch(/regarding\t<ObjectReference>/);
+        } finally {
+          await server.stop();
+          await rm(home, { recursive: true, force: true });
+        }
+      }),
+    );
+  }
+
+  // `get -w` and `--chunk-size` for the oldest and newest versioned kubectl: the watch asks for Tables
+  // and prints each event's row; paging follows metadata.continue.
+  const watchers = kubectls.filter((k) => k.label === 'kubectl.1.27' || k.label === kubectls.at(-1)!.label);
+  for (const { label, path } of watchers) {
+    it.concurrent(`${label}: get -w prints ADDED, MODIFIED, DELETED rows; --chunk-size pages`, { timeout: 120_000 }, () =>
+      slot(async () => {
+        const { server, home, base, env, ok } = await sandbox(path);
+        const group = '/apis/admissionregistration.orch.io/v1/validatingadmissionpolicies';
+        const body = (name: string) => ({
+          apiVersion: 'admissionregistration.orch.io/v1',
+          kind: 'ValidatingAdmissionPolicy',
+          metadata: { name },
+          spec: {
+            matchConstraints: { resourceRules: [{ apiGroups: ['apps'], apiVersions: ['v1'], operations: ['CREATE'], resources: ['deployments'] }] },
+            validations: [{ expression: 'true' }],
+          },
+        });
+        const child = spawn(path, [...base, 'get', 'validatingadmissionpolicies', '-w', '--output-watch-events'], { cwd: FIXTURES, env, stdio: ['ignore', 'pipe', 'pipe'] });
+        let out = '';
+        let err = '';
+        child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+        child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+        const exited = new Promise<void>((r) => child.once('exit', () => r()));
+        const waitFor = async (re: RegExp) => {
+          const deadline = Date.now() + 20_000;
+          while (!re.test(out)) {
+            if (Date.now() > deadline || child.exitCode !== null) throw new Error(`kubectl -w printed ${JSON.stringify(out)}, stderr ${JSON.stringify(err)}; wanted ${re}`);
+            await new Promise((r) => setTimeout(r, 50));
+          }
+        };
+        try {
+          expect((await call(server.url, 'POST', group, body('watch-a'))).status).toBe(201);
+          await waitFor(/^ADDED\s+watch-a\s+1\s+<unset>/m); // from the initial list, or the watch: either way a row
+          const current = await call(server.url, 'GET', `${group}/watch-a`);
+          const changed = { ...current.body, spec: { ...current.body.spec, validations: [{ expression: 'true' }, { expression: '1 < 2' }] } };
+          expect((await call(server.url, 'PUT', `${group}/watch-a`, changed)).status).toBe(200);
+          await waitFor(/^MODIFIED\s+watch-a\s+2\s+<unset>/m);
+          expect((await call(server.url, 'DELETE', `${group}/watch-a`)).status).toBe(200);
+          await waitFor(/^DELETED\s+watch-a\s+2\s+<unset>/m);
+          expect(out.split('\n')[0].split(/\s{2,}/)).toEqual(['EVENT', 'NAME', 'VALIDATIONS', 'PARAMKIND', 'AGE']);
+          expect(err).toBe('');
+        } finally {
+          if (child.exitCode === null) process.kill(child.pid!, 'SIGTERM');
+          await exited;
+        }
+        try {
+          for (const name of ['page-a', 'page-b', 'page-c']) expect((await call(server.url, 'POST', group, body(name))).status).toBe(201);
+          const rows = table(await ok('get', 'validatingadmissionpolicies', '--chunk-size=1'));
+          expect(rows.map((r) => r[0])).toEqual(['NAME', 'page-a', 'page-b', 'page-c']);
         } finally {
           await server.stop();
           await rm(home, { recursive: true, force: true });
