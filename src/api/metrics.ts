@@ -4,6 +4,9 @@
  */
 const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
+/** A sample's label set as written after its name; none at all rather than an empty `{}`. */
+const braced = (labels: string): string => (labels ? `{${labels}}` : '');
+
 class Histogram {
   readonly counts = new Map<string, { buckets: number[]; sum: number; count: number }>();
   constructor(
@@ -24,7 +27,7 @@ class Histogram {
       const sep = labels ? ',' : '';
       for (let i = 0; i < this.buckets.length; i++) out.push(`${this.name}_bucket{${labels}${sep}le="${this.buckets[i]}"} ${h.buckets[i]}`);
       out.push(`${this.name}_bucket{${labels}${sep}le="+Inf"} ${h.count}`);
-      out.push(`${this.name}_sum{${labels}} ${h.sum}`, `${this.name}_count{${labels}} ${h.count}`);
+      out.push(`${this.name}_sum${braced(labels)} ${h.sum}`, `${this.name}_count${braced(labels)} ${h.count}`);
     }
   }
 }
@@ -40,7 +43,7 @@ class Counter {
   }
   render(out: string[]): void {
     out.push(`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`);
-    for (const [labels, v] of this.values) out.push(`${this.name}{${labels}} ${v}`);
+    for (const [labels, v] of this.values) out.push(`${this.name}${braced(labels)} ${v}`);
   }
 }
 

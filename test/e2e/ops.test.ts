@@ -1,0 +1,162 @@
+/**
+ * Operations endpoints (/healthz, /livez, /readyz, /metrics), readiness before the views are
+ * rebuilt, and Event expiry (--event-ttl) through ordinary deletes in the log.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiServer } from '../../src/api/server.js';
+import { silentLogger } from '../../src/api/logger.js';
+import { Metrics } from '../../src/api/metrics.js';
+import { LevelDbLog } from '../../src/log/leveldb-log.js';
+import { kinds } from '../../src/resources/registry.js';
+import { Store } from '../../src/store/store.js';
+import { call, startServer, type TestServer } from '../helpers/server.js';
+import { eventually, kindCase, unique } from './support.js';
+
+let server: TestServer;
+let base: string;
+beforeAll(async () => {
+  server = await startServer();
+  base = server.url;
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+const mwc = kindCase('MutatingWebhookConfiguration');
+const event = kindCase('Event');
+
+/** One sample of a Prometheus text exposition: the value of the line with exactly these labels. */
+function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][\w:]*)\{([^}]*)\} (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const got = Object.fromEntries([...m[2].matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((x) => [x[1], x[2]]));
+    if (Object.keys(got).length === Object.keys(labels).length && Object.entries(labels).every(([k, v]) => got[k] === v)) return Number(m[3]);
+  }
+  return undefined;
+}
+
+describe('health', () => {
+  it('answers ok on /healthz, /livez and /readyz', async () => {
+    for (const path of ['/healthz', '/livez', '/readyz']) {
+      const r = await call(base, 'GET', path);
+      expect(r.status, path).toBe(200);
+      expect(r.text, path).toBe('ok');
+    }
+  });
+
+  it('is live but not ready until the views are rebuilt, and refuses resource requests meanwhile', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'orchd-ready-'));
+    const log = new LevelDbLog({ path: join(dir, 'log') });
+    await log.open();
+    const store = new Store({ log });
+    const api = createApiServer({ store, kinds, metrics: new Metrics(), logger: silentLogger, secret: Buffer.alloc(32, 1), eventTtlSeconds: 3600 });
+    await new Promise<void>((resolve) => api.http.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(api.http.address() as AddressInfo).port}`;
+    try {
+      expect((await call(url, 'GET', '/livez')).status).toBe(200);
+      const notReady = await call(url, 'GET', '/readyz');
+      expect(notReady.status).toBe(500);
+      expect(notReady.text).toContain('readyz check failed');
+      const early = await call(url, 'GET', mwc.collection());
+      expect(early.status).toBe(503);
+      expect(early.body).toMatchObject({ kind: 'Status', reason: 'ServiceUnavailable', code: 503 });
+      await store.start();
+      await api.start();
+      expect((await call(url, 'GET', '/readyz')).status).toBe(200);
+      expect((await call(url, 'GET', '/api/v1/namespaces/default')).status).toBe(200);
+    } finally {
+      await api.close();
+      await store.close();
+      await log.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('metrics', () => {
+  it('counts requests by verb, resource and code, with latencies, and reports log batches', async () => {
+    const name = unique('m');
+    for (let i = 0; i < 3; i++) await call(base, 'POST', mwc.collection(), mwc.make(`${name}-${i}`));
+    await call(base, 'POST', mwc.collection(), mwc.make(`${name}-0`)); // 409
+    await call(base, 'GET', mwc.item(`${name}-1`));
+    await call(base, 'GET', mwc.collection());
+    await call(base, 'DELETE', mwc.item(`${name}-2`));
+
+    const r = await call(base, 'GET', '/metrics');
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toMatch(/^text\/plain/);
+    const resource = 'mutatingwebhookconfigurations';
+    expect(sample(r.text, 'apiserver_request_total', { verb: 'POST', resource, code: '201' })).toBe(3);
+    expect(sample(r.text, 'apiserver_request_total', { verb: 'POST', resource, code: '409' })).toBe(1);
+    expect(sample(r.text, 'apiserver_request_total', { verb: 'GET', resource, code: '200' })).toBe(1);
+    expect(sample(r.text, 'apiserver_request_total', { verb: 'LIST', resource, code: '200' })).toBe(1);
+    expect(sample(r.text, 'apiserver_request_total', { verb: 'DELETE', resource, code: '200' })).toBe(1);
+    expect(sample(r.text, 'apiserver_request_duration_seconds_count', { verb: 'POST', resource })).toBe(4);
+    expect(sample(r.text, 'apiserver_request_duration_seconds_bucket', { verb: 'POST', resource, le: '+Inf' })).toBe(4);
+
+    // Writes so far: the system namespaces, 3 creates and a delete, each in some synced batch.
+    const batches = r.text.match(/^orchd_log_batch_size_count (\d+)$/m);
+    const records = r.text.match(/^orchd_log_batch_size_sum (\d+)$/m);
+    expect(Number(batches?.[1])).toBeGreaterThan(0);
+    expect(Number(records?.[1])).toBeGreaterThanOrEqual(4 + 4);
+    expect(r.text).toMatch(/^orchd_log_append_duration_seconds_count [1-9]\d*$/m);
+    expect(r.text).toMatch(/^# TYPE orchd_log_append_duration_seconds histogram$/m);
+  });
+
+  it('does not count unknown paths as resources', async () => {
+    expect((await call(base, 'GET', '/apis/nothing.example.com/v1/widgets')).status).toBe(404);
+    const r = await call(base, 'GET', '/metrics');
+    expect(r.text).not.toContain('widgets');
+  });
+});
+
+describe('unknown paths', () => {
+  it('answers 404 with a Status', async () => {
+    for (const path of ['/nope', '/apis/admissionregistration.orch.io/v9/validatingadmissionpolicies', '/api/v2/namespaces', '/metrics/extra']) {
+      const r = await call(base, 'GET', path);
+      expect(r.status, path).toBe(404);
+      expect(r.body, path).toMatchObject({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404 });
+    }
+  });
+});
+
+describe('event expiry (--event-ttl)', () => {
+  let short: TestServer;
+  beforeAll(async () => {
+    short = await startServer({ eventTtlSeconds: 1 });
+  });
+  afterAll(async () => {
+    await short?.stop();
+  });
+
+  it('deletes an Event about ttl after its last write, as an ordinary delete in the log; other kinds stay', async () => {
+    const url = short.url;
+    const name = unique('ttl');
+    const created = await call(url, 'POST', event.collection('default'), event.make(name));
+    expect(created.status).toBe(201);
+    const other = unique('keep');
+    expect((await call(url, 'POST', mwc.collection(), mwc.make(other))).status).toBe(201);
+    const start = Date.now();
+    expect((await call(url, 'GET', event.item(name))).status).toBe(200);
+
+    const gone = await eventually(async () => !(await call(url, 'GET', event.collection('default'))).body.items.some((o: any) => o.metadata.name === name), 8000);
+    expect(gone).toBe(true);
+    // Not before the ttl (some slack for a slow, shared machine in the other direction only).
+    expect(Date.now() - start).toBeGreaterThanOrEqual(800);
+    expect((await call(url, 'GET', event.item(name))).status).toBe(404);
+    expect((await call(url, 'GET', mwc.item(other))).status).toBe(200);
+
+    // The expiry is a delete record in the log, after the create.
+    const log = short.api.context.objects.store.log;
+    let deletes = 0;
+    for await (const page of log.read(Number(created.body.metadata.resourceVersion) + 1)) {
+      for (const e of page) if (e.type === 'delete' && e.key.endsWith(`/${name}`)) deletes++;
+    }
+    expect(deletes).toBe(1);
+  });
+});
