@@ -1,0 +1,29 @@
+/**
+ * The configuration document kinds orchd reads and the two group versions they come in. Each kind
+ * module declares one schema per version it exists in (the fields that version knows: unknown fields
+ * are errors, as in Kubernetes' strict decoding) and one reader that turns the raw document, already
+ * checked against that schema, into the version-free internal form while validating it.
+ */
+import type { FieldError, FieldPath } from '../resources/field-errors.js';
+import type { JsonObject } from '../resources/json-access.js';
+import type { Schema } from '../resources/schema.js';
+
+export const V1BETA1 = 'apiserver.orch.io/v1beta1';
+export const V1 = 'apiserver.config.orch.io/v1';
+export type GroupVersion = typeof V1BETA1 | typeof V1;
+export const GROUP_VERSIONS: readonly GroupVersion[] = [V1, V1BETA1];
+
+/** What a reader knows besides the document: its version, and where relative file paths start. */
+export interface ReadContext {
+  apiVersion: GroupVersion;
+  /** Folder of the file being read. */
+  baseDir: string;
+}
+
+/** One kind: its schema per group version and its reader. */
+export interface DocumentKind<T> {
+  kind: string;
+  schemas: Partial<Record<GroupVersion, Schema>>;
+  /** Converts and validates; the value is trustworthy only when errors is empty. */
+  read(doc: JsonObject, ctx: ReadContext, root: FieldPath): { value: T; errors: FieldError[] };
+}
