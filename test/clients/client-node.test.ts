@@ -3,7 +3,7 @@
  * through the per-group-version APIResourceList), CustomObjectsApi (keeps `continue`), and Watch.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CustomObjectsApi, KubeConfig, KubernetesObjectApi, Watch, makeInformer, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, KubeConfig, KubernetesObjectApi, Watch, makeInformer, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 const GROUP = 'admissionregistration.orch.io';
@@ -281,5 +281,38 @@ describe('makeInformer', () => {
     } finally {
       await informer.stop();
     }
+  });
+});
+
+describe('CoreV1Api (typed models)', () => {
+  it('creates, reads, lists, replaces and deletes a Namespace', async () => {
+    const core = kc.makeApiClient(CoreV1Api);
+    const created = await core.createNamespace({ body: { metadata: { name: 'node-ns' } } });
+    expect(created.metadata?.labels).toEqual({ 'kubernetes.io/metadata.name': 'node-ns' });
+    expect(created.status?.phase).toBe('Active');
+    // The typed model turns creationTimestamp into a Date; the replace below sends it back with milliseconds.
+    expect(created.metadata?.creationTimestamp).toBeInstanceOf(Date);
+
+    const read = await core.readNamespace({ name: 'node-ns' });
+    expect(read.metadata?.uid).toBe(created.metadata?.uid);
+    const list = await core.listNamespace();
+    expect(list.items.map((n) => n.metadata?.name)).toEqual(expect.arrayContaining(['default', 'node-ns']));
+    expect(Number(list.metadata?.resourceVersion)).toBeGreaterThanOrEqual(Number(created.metadata?.resourceVersion));
+
+    read.metadata = { ...read.metadata, labels: { ...read.metadata?.labels, tier: 'gold' } };
+    const replaced = await core.replaceNamespace({ name: 'node-ns', body: read });
+    expect(replaced.metadata?.labels).toEqual({ 'kubernetes.io/metadata.name': 'node-ns', tier: 'gold' });
+    expect(replaced.metadata?.creationTimestamp?.getTime()).toBe(created.metadata?.creationTimestamp?.getTime());
+
+    await core.deleteNamespace({ name: 'node-ns' });
+    // Kubernetes finalizes an emptied namespace shortly after the delete; allow for that, bounded.
+    const deadline = Date.now() + 10_000;
+    let names: (string | undefined)[] = [];
+    do {
+      names = (await core.listNamespace()).items.map((n) => n.metadata?.name);
+      if (!names.includes('node-ns')) break;
+      await new Promise((r) => setTimeout(r, 200));
+    } while (Date.now() < deadline);
+    expect(names).not.toContain('node-ns');
   });
 });
