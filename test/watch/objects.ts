@@ -32,10 +32,20 @@ export async function createNamespace(base: string, name: string, labels?: Recor
   return Number(r.body.metadata.resourceVersion);
 }
 
-/** Merge-patches an Event's labels; returns the new resourceVersion. */
+/** Sets an Event's labels (null removes one) by get + replace; returns the new resourceVersion. */
 export async function labelEvent(base: string, name: string, labels: Record<string, string | null>, namespace = 'default'): Promise<number> {
-  const r = await call(base, 'PATCH', `${EVENTS}/namespaces/${namespace}/events/${name}`, { metadata: { labels } }, { 'Content-Type': 'application/merge-patch+json' });
-  if (r.status !== 200) throw new Error(`patch ${namespace}/${name}: ${r.status} ${r.text}`);
+  const path = `${EVENTS}/namespaces/${namespace}/events/${name}`;
+  const got = await call(base, 'GET', path);
+  if (got.status !== 200) throw new Error(`get ${namespace}/${name}: ${got.status} ${got.text}`);
+  const obj = got.body;
+  const next: Record<string, string> = { ...(obj.metadata.labels ?? {}) };
+  for (const [k, v] of Object.entries(labels)) {
+    if (v === null) delete next[k];
+    else next[k] = v;
+  }
+  obj.metadata.labels = next;
+  const r = await call(base, 'PUT', path, obj);
+  if (r.status !== 200) throw new Error(`replace ${namespace}/${name}: ${r.status} ${r.text}`);
   return Number(r.body.metadata.resourceVersion);
 }
 
