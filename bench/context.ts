@@ -1,0 +1,48 @@
+/** What every scenario is given: the options, how to start orchd, and the shared peers of the run. */
+import type { BenchOptions } from './options.js';
+import type { Bounds } from './load.js';
+import { Orchd } from './orchd.js';
+import { BareHttp } from './peers/bare-http.js';
+import type { Etcd } from './peers/etcd.js';
+import type { ScenarioResult } from './result.js';
+
+export interface BenchContext {
+  opts: BenchOptions;
+  /** dist/src/cli.js to run orchd from. */
+  orchdCli: string;
+  /** The compiled bare node:http peer (bench/peers/bare-http-server.js), unless the default. */
+  bareHttpScript?: string;
+  /** etcd, when the run compares with it. */
+  etcd?: Etcd;
+  /** Progress for the operator (stderr), never part of the results. */
+  log(msg: string): void;
+}
+
+export interface Scenario {
+  id: string;
+  title: string;
+  run(ctx: BenchContext): Promise<ScenarioResult>;
+}
+
+export const bounds = (ctx: BenchContext, durationMs = ctx.opts.durationMs): Bounds => ({
+  warmupMs: ctx.opts.warmupMs,
+  durationMs,
+  maxOps: ctx.opts.maxOps,
+});
+
+/** A fresh orchd (empty data folder unless given), optionally profiled; disposed by the caller. */
+export async function startOrchd(ctx: BenchContext, dataDir?: string) {
+  return Orchd.start({ cli: ctx.orchdCli, dataDir, cpuProfDir: ctx.opts.cpuProf });
+}
+
+export async function withBareHttp<T>(ctx: BenchContext, fn: (bare: BareHttp) => Promise<T>): Promise<T> {
+  const bare = await BareHttp.start(ctx.bareHttpScript);
+  try {
+    return await fn(bare);
+  } finally {
+    await bare.stop();
+  }
+}
+
+export const ratio = (a: number | undefined, b: number | undefined): number | null =>
+  a !== undefined && b !== undefined && Number.isFinite(a) && Number.isFinite(b) && b > 0 ? a / b : null;

@@ -1,0 +1,116 @@
+/** The harness's command line (node:util parseArgs), turned into typed, validated options. */
+import { parseArgs } from 'node:util';
+
+export const SCENARIOS = ['writes', 'reads', 'watch', 'replay', 'memory'] as const;
+export type ScenarioId = (typeof SCENARIOS)[number];
+
+export interface BenchOptions {
+  scenarios: ScenarioId[];
+  clients: number[];
+  readClients: number;
+  durationMs: number;
+  warmupMs: number;
+  maxOps: number;
+  readSizes: number[];
+  watchers: number[];
+  watchRate: number;
+  replayEntries: number[];
+  memoryObjects: number;
+  compareEtcd: boolean;
+  ceilings: boolean;
+  json?: string;
+  report?: string;
+  cpuProf?: string;
+}
+
+export const usage = `usage: npm run bench -- [scenario ...] [options]
+
+scenarios: ${SCENARIOS.join(', ')} (default: all)
+
+  --clients 1,16,64,256     concurrent clients for writes
+  --read-clients 16         concurrent clients for reads
+  --duration 5s             measured time per cell (after the warm-up)
+  --warmup 1s               warm-up per cell, not recorded
+  --max-ops 2000000         cap on measured operations per cell
+  --read-sizes 10000,100000 stored objects for the read scenario
+  --watchers 100,1000       watchers per watch cell
+  --watch-rate 100          writes/s during the watch scenario
+  --replay-entries 10000,100000  log lengths for the replay scenario (the target is 1000000)
+  --memory-objects 20000    objects created for the memory scenario
+  --compare etcd            run etcd (installed from Debian when missing) side by side
+  --no-ceilings             skip the bare node:http and raw LevelDB ceilings
+  --json FILE               write every result as JSON
+  --report FILE.html        write tables and plots as one self-contained HTML page
+  --cpu-prof DIR            write a V8 CPU profile of every orchd child into DIR
+`;
+
+/** "20s", "500ms", "2m", or plain seconds. */
+export function parseDurationMs(s: string): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(s.trim());
+  if (!m) throw new Error(`not a duration: ${s} (use e.g. 500ms, 20s, 2m)`);
+  const n = Number(m[1]);
+  return m[2] === 'ms' ? n : m[2] === 'm' ? n * 60_000 : n * 1000;
+}
+
+function positiveInts(flag: string, s: string): number[] {
+  const list = s.split(',').map((x) => Number(x.trim().replace(/_/g, '')));
+  if (list.length === 0 || list.some((n) => !Number.isInteger(n) || n <= 0)) throw new Error(`--${flag}: expected positive integers separated by commas, got ${s}`);
+  return list;
+}
+
+function positiveInt(flag: string, s: string): number {
+  const [n] = positiveInts(flag, s);
+  if (s.includes(',')) throw new Error(`--${flag}: expected one number, got ${s}`);
+  return n;
+}
+
+export function parseOptions(argv: string[]): BenchOptions | 'help' {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      clients: { type: 'string', default: '1,16,64,256' },
+      'read-clients': { type: 'string', default: '16' },
+      duration: { type: 'string', default: '5s' },
+      warmup: { type: 'string', default: '1s' },
+      'max-ops': { type: 'string', default: '2000000' },
+      'read-sizes': { type: 'string', default: '10000,100000' },
+      watchers: { type: 'string', default: '100,1000' },
+      'watch-rate': { type: 'string', default: '100' },
+      'replay-entries': { type: 'string', default: '10000,100000' },
+      'memory-objects': { type: 'string', default: '20000' },
+      compare: { type: 'string' },
+      'no-ceilings': { type: 'boolean', default: false },
+      json: { type: 'string' },
+      report: { type: 'string' },
+      'cpu-prof': { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) return 'help';
+  for (const p of positionals) {
+    if (!(SCENARIOS as readonly string[]).includes(p)) throw new Error(`unknown scenario ${p}; scenarios: ${SCENARIOS.join(', ')}`);
+  }
+  if (values.compare !== undefined && values.compare !== 'etcd') throw new Error(`--compare: only etcd is supported, got ${values.compare}`);
+  const durationMs = parseDurationMs(values.duration);
+  if (durationMs <= 0) throw new Error('--duration must be positive');
+  return {
+    scenarios: positionals.length ? [...new Set(positionals as ScenarioId[])] : [...SCENARIOS],
+    clients: positiveInts('clients', values.clients),
+    readClients: positiveInt('read-clients', values['read-clients']),
+    durationMs,
+    warmupMs: parseDurationMs(values.warmup),
+    maxOps: positiveInt('max-ops', values['max-ops']),
+    readSizes: positiveInts('read-sizes', values['read-sizes']),
+    watchers: positiveInts('watchers', values.watchers),
+    watchRate: positiveInt('watch-rate', values['watch-rate']),
+    replayEntries: positiveInts('replay-entries', values['replay-entries']),
+    memoryObjects: positiveInt('memory-objects', values['memory-objects']),
+    compareEtcd: values.compare === 'etcd',
+    ceilings: !values['no-ceilings'],
+    json: values.json,
+    report: values.report,
+    cpuProf: values['cpu-prof'],
+  };
+}

@@ -1,0 +1,67 @@
+/**
+ * What a process costs, read from procfs (Linux): CPU time of all its threads (LevelDB and libuv work
+ * on threads of their own, so process.cpuUsage() of a child would not be enough), and resident memory.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+let ticksPerSecond: number | undefined;
+
+function clockTicks(): number {
+  if (ticksPerSecond === undefined) {
+    try {
+      ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    } catch {
+      ticksPerSecond = 100;
+    }
+  }
+  return ticksPerSecond;
+}
+
+/** User + system CPU seconds the process has used so far; undefined once it is gone. */
+export function cpuSeconds(pid: number): number | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // comm (field 2) may hold spaces and parentheses: count fields after the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // fields[0] is field 3 (state), so utime (14) and stime (15) are at 11 and 12.
+  return (Number(fields[11]) + Number(fields[12])) / clockTicks();
+}
+
+export interface Memory {
+  /** Resident set size now, bytes. */
+  rss: number;
+  /** Peak resident set size over the process's life (VmHWM), bytes. */
+  peakRss: number;
+}
+
+export function memory(pid: number): Memory | undefined {
+  let status: string;
+  try {
+    status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
+  return { rss: kb('VmRSS'), peakRss: kb('VmHWM') };
+}
+
+/** CPU use of one process over a window, as a percentage of one core. */
+export class CpuWindow {
+  private readonly cpu0: number;
+  private readonly t0 = performance.now();
+
+  constructor(private readonly pid: number) {
+    this.cpu0 = cpuSeconds(pid) ?? NaN;
+  }
+
+  percent(): number {
+    const cpu1 = cpuSeconds(this.pid) ?? NaN;
+    const wall = (performance.now() - this.t0) / 1000;
+    return wall > 0 ? ((cpu1 - this.cpu0) / wall) * 100 : NaN;
+  }
+}

@@ -1,0 +1,10 @@
+/** Every scenario, in the order a full run goes through them. */
+import type { Scenario } from '../context.js';
+import type { ScenarioId } from '../options.js';
+import { memoryScenario } from './memory.js';
+import { reads } from './reads.js';
+import { replay } from './replay.js';
+import { watch } from './watch.js';
+import { writes } from './writes.js';
+
+export const scenarios: Record<ScenarioId, Scenario> = { writes, reads, watch, replay, memory: memoryScenario };

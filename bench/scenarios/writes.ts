@@ -1,0 +1,166 @@
+/**
+ * writes: Event creates over HTTP keep-alive at 1/16/64/256 clients (closed loop), each acknowledged
+ * only once durable. Beside it: the bare node:http echo of the same body (HTTP ceiling), raw LevelDB
+ * synced batches of as many entries as there are clients (storage ceiling), and etcd puts of the same
+ * bytes with the same concurrency when comparing.
+ */
+import { bounds, ratio, startOrchd, withBareHttp, type BenchContext, type Scenario } from '../context.js';
+import { cellStats, errorNote, histogramPlot, histogramSeries, prefixed, timelinePlot, timelineSeries } from '../cells.js';
+import { expectStatus, HttpClient } from '../http-client.js';
+import { closedLoop, type RunResult } from '../load.js';
+import { eventBytes, eventsPath, namer } from '../payload.js';
+import { leveldbCeiling } from '../peers/leveldb-ceiling.js';
+import { memory } from '../proc.js';
+import { col, type Plot, type Row, type ScenarioResult, type Series, type TargetCheck } from '../result.js';
+
+const TARGET_RATE = 5000;
+const TARGET_CLIENTS = 64;
+
+async function run(ctx: BenchContext): Promise<ScenarioResult> {
+  const started = performance.now();
+  const { clients } = ctx.opts;
+  const orchdRuns = new Map<number, RunResult>();
+  const httpRuns = new Map<number, RunResult>();
+  const etcdRuns = new Map<number, RunResult>();
+  const ceiling = new Map<number, number>();
+  let stored: unknown;
+  let peakRss = NaN;
+  const name = namer('w');
+  let n = 0;
+
+  const { orchd, ready } = await startOrchd(ctx);
+  try {
+    for (const c of clients) {
+      ctx.log(`writes: orchd, ${c} clients`);
+      const http = new HttpClient(ready.url, c);
+      orchdRuns.set(
+        c,
+        await closedLoop(
+          c,
+          bounds(ctx),
+          async () => {
+            const res = await http.request('POST', eventsPath(), eventBytes(name(n++), n));
+            if (res.status === 201 && stored === undefined) stored = JSON.parse(res.body.toString('utf8'));
+            return expectStatus(res, 201);
+          },
+          { orchd: orchd.pid },
+        ),
+      );
+      http.close();
+    }
+    peakRss = memory(orchd.pid)?.peakRss ?? NaN;
+  } finally {
+    await orchd.dispose();
+  }
+
+  if (ctx.opts.ceilings) {
+    await withBareHttp(ctx, async (bare) => {
+      for (const c of clients) {
+        ctx.log(`writes: bare node:http echo, ${c} clients`);
+        const http = new HttpClient(bare.url, c);
+        httpRuns.set(c, await closedLoop(c, bounds(ctx), async () => expectStatus(await http.request('POST', '/echo', eventBytes(name(n++), n)), 201), { http: bare.pid }));
+        http.close();
+      }
+    });
+    for (const c of clients) {
+      ctx.log(`writes: raw LevelDB synced batches of ${c}`);
+      ceiling.set(c, (await leveldbCeiling(c, bounds(ctx), stored ?? JSON.parse(eventBytes('x', 0).toString()))).entriesPerSec);
+    }
+  }
+
+  if (ctx.etcd) {
+    const etcd = ctx.etcd;
+    for (const c of clients) {
+      ctx.log(`writes: etcd puts, ${c} clients`);
+      etcdRuns.set(
+        c,
+        await closedLoop(
+          c,
+          bounds(ctx),
+          async () => {
+            const key = `/registry/events.orch.io/events/default/${name(n++)}`;
+            await etcd.client.put(key).value(eventBytes(key, n));
+            return true;
+          },
+          { etcd: etcd.pid },
+        ),
+      );
+    }
+  }
+
+  const rows: Row[] = clients.map((c) => {
+    const o = orchdRuns.get(c)!;
+    const os = cellStats(o);
+    const e = etcdRuns.get(c);
+    const h = httpRuns.get(c);
+    const row: Row = { clients: c, ...prefixed('orchd', os), orchdCpu: o.cpu.orchd, clientCpu: o.cpu.client };
+    if (e) Object.assign(row, prefixed('etcd', cellStats(e)), { etcdCpu: e.cpu.etcd, vsEtcd: ratio(os.rate, e.throughput) });
+    if (h) Object.assign(row, { httpRate: h.throughput, vsHttp: ratio(os.rate, h.throughput) });
+    if (ceiling.has(c)) Object.assign(row, { leveldbRate: ceiling.get(c)!, vsLeveldb: ratio(os.rate, ceiling.get(c)) });
+    return row;
+  });
+
+  const columns = [
+    col('clients', 'clients', 'int'),
+    col('orchdRate', 'orchd creates/s', 'rate'),
+    col('orchdP50', 'p50 ms', 'ms'),
+    col('orchdP99', 'p99 ms', 'ms'),
+    col('orchdMax', 'max ms', 'ms'),
+    col('orchdErrors', 'errors', 'int'),
+    col('orchdCpu', 'orchd CPU', 'pct'),
+    col('clientCpu', 'client CPU', 'pct'),
+  ];
+  if (ctx.etcd) {
+    columns.push(col('etcdRate', 'etcd puts/s', 'rate'), col('etcdP50', 'etcd p50', 'ms'), col('etcdP99', 'etcd p99', 'ms'), col('etcdCpu', 'etcd CPU', 'pct'), col('vsEtcd', 'orchd/etcd', 'ratio'));
+  }
+  if (ctx.opts.ceilings) {
+    columns.push(col('httpRate', 'bare http echo/s', 'rate'), col('vsHttp', 'orchd/http', 'ratio'), col('leveldbRate', 'LevelDB entries/s', 'rate'), col('vsLeveldb', 'orchd/LevelDB', 'ratio'));
+  }
+
+  const notes = [
+    `Each cell: ${ctx.opts.warmupMs} ms warm-up, then ${ctx.opts.durationMs} ms measured (at most ${ctx.opts.maxOps} operations); closed loop, one keep-alive connection per client.`,
+    'A create is a POST of a ~1 KB Event, answered 201 only after its log batch is synced to disk. CPU: % of one core over the measured window (/proc/<pid>/stat, all threads); the load generator (client) runs on the same 2 cores.',
+    `orchd peak RSS over the scenario: ${(peakRss / 2 ** 20).toFixed(0)} MiB.`,
+    ...(ctx.opts.ceilings ? ['Ceilings: bare node:http POST /echo (read, JSON.parse, JSON.stringify, 201) in its own process with the same client; LevelDB: back-to-back synced chained batches of <clients> entries of the stored record\'s bytes, no HTTP.'] : []),
+    ...(ctx.etcd ? [`${ctx.etcd.version}, single member on loopback, fsync on; etcd3 client (one gRPC channel) with the same concurrency and values.`] : []),
+    ...clients.flatMap((c) => [...errorNote(`orchd ${c} clients`, orchdRuns.get(c)!), ...(etcdRuns.get(c) ? errorNote(`etcd ${c} clients`, etcdRuns.get(c)!) : []), ...(httpRuns.get(c) ? errorNote(`http ${c} clients`, httpRuns.get(c)!) : [])]),
+  ];
+
+  const throughput: Series[] = [{ name: 'orchd', points: clients.map((c) => [c, orchdRuns.get(c)!.throughput]) }];
+  if (ctx.etcd) throughput.push({ name: 'etcd', points: clients.map((c) => [c, etcdRuns.get(c)!.throughput]) });
+  if (ctx.opts.ceilings) {
+    throughput.push({ name: 'bare node:http', points: clients.map((c) => [c, httpRuns.get(c)!.throughput]) });
+    throughput.push({ name: 'raw LevelDB', points: clients.map((c) => [c, ceiling.get(c)!]) });
+  }
+  const plots: Plot[] = [
+    { title: 'Creates/s vs clients', kind: 'line', xLabel: 'clients', yLabel: 'operations/s', logX: true, logY: true, series: throughput },
+    histogramPlot(
+      'orchd create latency histogram',
+      clients.map((c) => histogramSeries(`${c} clients`, orchdRuns.get(c)!.latency)),
+    ),
+    timelinePlot(
+      'orchd create latency over time (p99 per bucket)',
+      clients.map((c) => timelineSeries(`${c} clients`, orchdRuns.get(c)!.latency, orchdRuns.get(c)!.windowMs)),
+    ),
+  ];
+  if (ctx.etcd) plots.push(histogramPlot('etcd put latency histogram', clients.map((c) => histogramSeries(`${c} clients`, etcdRuns.get(c)!.latency))));
+
+  const targets: TargetCheck[] = [];
+  const at = orchdRuns.get(TARGET_CLIENTS);
+  targets.push({
+    scenario: 'writes',
+    name: `durable creates/s at ${TARGET_CLIENTS} clients`,
+    target: `≥ ${TARGET_RATE.toLocaleString('en-US')}/s`,
+    measured: at ? `${Math.round(at.throughput).toLocaleString('en-US')}/s` : 'not measured',
+    met: at ? at.throughput >= TARGET_RATE : null,
+  });
+  const e64 = etcdRuns.get(TARGET_CLIENTS);
+  if (at && e64) {
+    const r = at.throughput / e64.throughput;
+    targets.push({ scenario: 'writes', name: `creates vs etcd puts at ${TARGET_CLIENTS} clients`, target: '≥ 1.0×', measured: `${r.toFixed(2)}×`, met: r >= 1 });
+  }
+
+  return { id: 'writes', title: writes.title, tables: [{ title: 'writes: create Events over HTTP keep-alive', columns, rows, notes }], plots, targets, elapsedMs: performance.now() - started };
+}
+
+export const writes: Scenario = { id: 'writes', title: 'Creates (durable) over HTTP keep-alive', run };
