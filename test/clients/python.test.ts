@@ -127,4 +127,23 @@ describe.skipIf(!available)('python3-kubernetes', () => {
     expect(out.event.metadata.name).toMatch(/^py-[a-z0-9]{5}$/);
     expect(out.eventPage).toEqual({ kind: 'EventList', names: [out.event.metadata.name] });
   });
+
+  it('round-trips a Namespace through the typed CoreV1Api and watches it', () => {
+    expect(out.namespace).toEqual({
+      phase: 'Active',
+      created: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00$/),
+      replacedLabels: { team: 'py', tier: 'gold', 'kubernetes.io/metadata.name': 'py-ns' },
+      replacedCreated: out.namespace.created,
+      deleted: 'Success',
+      watch: expect.any(Array),
+    });
+    expect(out.namespace.watch.slice(0, 2)).toEqual([
+      ['ADDED', 'py-ns', 'Active'],
+      ['MODIFIED', 'py-ns', 'Active'],
+    ]);
+    // The delete shows as DELETED, or (if the namespace is finalized later, as Kubernetes does) as Terminating.
+    const [type, name, phase] = out.namespace.watch.at(-1);
+    expect(name).toBe('py-ns');
+    expect(type === 'DELETED' || phase === 'Terminating').toBe(true);
+  });
 });

@@ -114,4 +114,23 @@ out["event"] = event.to_dict()
 page = custom.list_namespaced_custom_object("events.orch.io", "v1", "default", "events", limit=1)
 out["eventPage"] = {"kind": page["kind"], "names": [i["metadata"]["name"] for i in page["items"]]}
 
+# The typed CoreV1Api on core v1 Namespaces: its models parse creationTimestamp into a datetime and send
+# it back as "+00:00" on replace, which the server must take as the same time.
+core = client.CoreV1Api(api)
+ns_rv = core.list_namespace().metadata.resource_version
+ns = core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name="py-ns", labels={"team": "py"})))
+ns.metadata.labels["tier"] = "gold"
+ns_replaced = core.replace_namespace("py-ns", ns)
+ns_deleted = core.delete_namespace("py-ns")
+ns_events = [(e["type"], e["object"].metadata.name, e["object"].status.phase)
+             for e in watch.Watch().stream(core.list_namespace, resource_version=ns_rv, timeout_seconds=1)]
+out["namespace"] = {
+    "phase": ns.status.phase,
+    "created": ns.metadata.creation_timestamp.isoformat(),
+    "replacedLabels": ns_replaced.metadata.labels,
+    "replacedCreated": ns_replaced.metadata.creation_timestamp.isoformat(),
+    "deleted": ns_deleted.status,
+    "watch": ns_events,
+}
+
 json.dump(out, sys.stdout)
