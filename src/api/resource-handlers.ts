@@ -1,9 +1,10 @@
 import type { IncomingMessage } from 'node:http';
 import { decodeBody, OBJECT_MEDIA_TYPES, readBody } from './body.js';
 import type { Request } from './context.js';
+import type { KubeObject } from '../resources/types.js';
 import { decodeObject } from './decode-object.js';
 import { negotiateResponse } from './media.js';
-import { handlePatch } from './patch-handler.js';
+import { handlePatch, trackUpdate } from './patch-handler.js';
 import * as Q from './query.js';
 import { handleGet, handleList } from './read-handlers.js';
 import { sendObject } from './render.js';
@@ -71,6 +72,7 @@ async function create(r: Request): Promise<void> {
   if (obj.metadata.namespace && route.namespace !== undefined && obj.metadata.namespace !== route.namespace) {
     throw E.badRequest('the namespace of the provided object does not match the namespace sent on the request');
   }
+  trackUpdate(r, undefined, obj, opts.fieldManager);
   const created = await server.objects.create(route.kind, route.namespace, obj, { dryRun: opts.dryRun });
   addWarnings(r.res, warnings);
   sendObject(r, 201, created);
@@ -87,7 +89,13 @@ async function replace(r: Request): Promise<void> {
     throw E.badRequest('the namespace of the provided object does not match the namespace sent on the request');
   }
   obj.metadata.name = route.name;
-  const { obj: out, created } = await server.objects.update(route.kind, route.namespace, route.name!, obj, {
+  // Inside the store's retry loop: the managedFields follow the object actually replaced.
+  const withManagedFields = (cur: KubeObject | undefined): KubeObject => {
+    const next = structuredClone(obj);
+    trackUpdate(r, cur, next, opts.fieldManager);
+    return next;
+  };
+  const { obj: out, created } = await server.objects.update(route.kind, route.namespace, route.name!, withManagedFields, {
     dryRun: opts.dryRun,
     ...(route.subresource ? { subresource: route.subresource } : {}),
     allowCreate: route.kind.allowCreateOnUpdate === true,
