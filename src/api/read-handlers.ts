@@ -1,83 +1,134 @@
 import { LogError } from '../log/log.js';
+import { StoreError } from '../store/errors.js';
 import { collectionOf, suffixOf } from '../store/keys.js';
-import { getAt, listObjects, type ListResult } from '../store/list.js';
+import { getAt, listObjects, type ListQuery, type ListResult } from '../store/list.js';
+import type { Store } from '../store/store.js';
 import { encodeStored } from '../store/view.js';
 import type { Request } from './context.js';
 import * as Q from './query.js';
 import { apiVersion, sendObject } from './render.js';
 import { send } from './respond.js';
-import { selectorOf } from './selectors.js';
+import { selectionOf } from './selectors.js';
 import * as E from './status.js';
 import { tableFor, wantsTable } from './table.js';
 
-/** GET of one object, now or at a resourceVersion. */
+/** How long a read "not older than" a version the view has not reached yet waits (Kubernetes' watch cache: 3 s). */
+const FRESHNESS_WAIT_MS = 3000;
+
+const LIST_TOO_OLD = 'The resourceVersion for the provided list is too old.';
+const CONTINUE_TOO_OLD =
+  'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
+
+/** Waits until the view has applied seq (NotOlderThan), else Kubernetes' 504 "Too large resource version" with Retry-After: 1. */
+async function waitFresh(store: Store, seq: number): Promise<void> {
+  if (!(await store.waitFor(seq, FRESHNESS_WAIT_MS))) throw E.tooLargeResourceVersion(seq, store.appliedSeq, 1);
+}
+
+/** An Exact version must exist already (etcd answers a future revision at once, with no retry hint) and not be compacted. */
+function checkExact(store: Store, seq: number, tooOld: () => E.ApiError): void {
+  if (seq > store.appliedSeq) throw E.tooLargeResourceVersion(seq, store.appliedSeq, 0);
+  if (seq < store.oldestVersion) throw tooOld();
+}
+
+/**
+ * GET of one object. resourceVersion unset: the newest state; "0": any (the newest too); N: not older
+ * than N (waits briefly for the view). With resourceVersionMatch=Exact (an orchd extension: Kubernetes'
+ * GetOptions has no match) the object as it was at N, for any N since the compaction horizon.
+ */
 export async function handleGet(r: Request): Promise<void> {
   const { route } = r;
   const opts = Q.getOptions(r.url.searchParams);
-  if (opts.resourceVersion && opts.resourceVersion !== '0') return getAtVersion(r, opts.resourceVersion, opts.resourceVersionMatch === 'Exact');
-  const s = r.server.objects.get(route.kind, route.namespace, route.name!);
+  const { objects } = r.server;
+  const store = objects.store;
+  const rv = opts.resourceVersion;
+  if (rv !== undefined && rv !== '0') {
+    const seq = Q.parseResourceVersion(rv);
+    if (opts.resourceVersionMatch === 'Exact') {
+      checkExact(store, seq, () => E.gone(`too old resource version: ${seq} (${store.oldestVersion})`));
+      const key = objects.key(route.kind, route.namespace, route.name!);
+      let s;
+      try {
+        s = await getAt(store, key, seq);
+      } catch (err) {
+        if (err instanceof LogError && err.code === 'COMPACTED') throw E.gone(`too old resource version: ${seq} (${store.oldestVersion})`);
+        throw err;
+      }
+      if (!s) throw E.notFound(E.qualified(route.kind, route.name));
+      return sendObject(r, 200, s.obj, encodeStored(s));
+    }
+    await waitFresh(store, seq);
+  }
+  const s = objects.get(route.kind, route.namespace, route.name!);
   sendObject(r, 200, s.obj, encodeStored(s));
 }
 
-/** Exact: the object as it was at rv (time travel). Otherwise rv is a floor: wait until the view has it. */
-async function getAtVersion(r: Request, rv: string, exact: boolean): Promise<void> {
-  const seq = Q.parseResourceVersion(rv);
-  const { objects } = r.server;
-  const key = objects.key(r.route.kind, r.route.namespace, r.route.name!);
-  if (!(await objects.store.waitFor(seq, 3000))) throw E.tooLargeResourceVersion(seq, objects.store.appliedSeq);
-  try {
-    const s = !exact || seq >= objects.store.appliedSeq ? objects.store.get(key) : await getAt(objects.store, key, seq);
-    if (!s) throw E.notFound(E.qualified(r.route.kind, r.route.name));
-    sendObject(r, 200, s.obj, encodeStored(s));
-  } catch (err) {
-    throw translateRead(err, seq);
-  }
-}
-
-function translateRead(err: unknown, seq: number): unknown {
-  if (err instanceof LogError && err.code === 'COMPACTED') return E.gone(`too old resource version: ${seq}`);
-  return err;
-}
-
-/** GET of a collection: selectors, pages, and reads at a version. */
+/**
+ * GET of a collection: selectors, pages, and reads at a version, with Kubernetes' semantics:
+ *
+ * | match        | no limit / first page                  | continue                                   |
+ * |--------------|----------------------------------------|--------------------------------------------|
+ * | unset, rv "" | newest                                 | the token's snapshot                       |
+ * | unset, rv 0  | any (newest)                           | the token's snapshot                       |
+ * | unset, rv N  | not older than N; with limit: Exact N  | 400 (rv with continue)                     |
+ * | NotOlderThan | not older than N (rv 0: any)           | 422 (match with continue)                  |
+ * | Exact        | the state at N                         | 422 (match with continue)                  |
+ *
+ * Every page of a list is read at the first page's version, whatever is written meanwhile. A token
+ * whose version was compacted answers 410 with a fresh token that goes on after the same key from
+ * the newest state (Kubernetes' inconsistent continuation).
+ */
 export async function handleList(r: Request): Promise<void> {
   const { route, server } = r;
   const params = r.url.searchParams;
   const opts = Q.listOptions(params);
-  const matches = selectorOf(route.kind, params);
+  const sel = selectionOf(route.kind, params);
   const collection = collectionOf(route.kind);
   const prefix = route.kind.namespaced && route.namespace !== undefined ? suffixOf(route.namespace, '') : '';
   const store = server.objects.store;
-  const query = `${collection}|${prefix}|${params.get('labelSelector') ?? ''}|${params.get('fieldSelector') ?? ''}`;
-  let atSeq: number | undefined;
-  let after: string | undefined;
+  const query = [collection, prefix, params.get('labelSelector') ?? '', params.get('fieldSelector') ?? '', params.get('shardSelector') ?? ''].join('\0');
+  const q: ListQuery = { collection, prefix };
+  if (sel.matches) q.matches = sel.matches;
+  if (sel.indexTerms) q.indexTerms = sel.indexTerms;
+  if (opts.limit) q.limit = opts.limit;
+  let paging = false;
   if (opts.continue) {
     const p = server.tokens.decode(opts.continue, query);
-    if (!p) throw E.badRequest('The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.');
-    atSeq = p.seq;
-    after = p.after;
-    if (atSeq < store.log.firstSeq - 1) {
-      // Past the horizon: a fresh token continues after the same key from the latest snapshot.
-      const fresh = server.tokens.encode({ seq: store.appliedSeq, after }, query);
-      throw E.resourceExpired('The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.', fresh);
+    if (!p) throw E.badRequest('invalid continue token: continue key is not valid');
+    paging = true;
+    q.after = p.after;
+    if (p.seq !== -1) {
+      if (p.seq < store.oldestVersion) throw E.resourceExpired(CONTINUE_TOO_OLD, server.tokens.encode({ seq: -1, after: p.after }, query));
+      q.atSeq = p.seq;
+      if (p.remaining !== undefined) q.remainingBefore = p.remaining;
     }
   } else if (opts.resourceVersion !== undefined && opts.resourceVersion !== '0') {
-    // NotOlderThan (and the legacy unset match) is a floor; Exact reads the past through the key index.
     const seq = Q.parseResourceVersion(opts.resourceVersion);
-    if (!(await store.waitFor(seq, 3000))) throw E.tooLargeResourceVersion(seq, store.appliedSeq);
-    if (opts.resourceVersionMatch === 'Exact') atSeq = seq;
+    const exact = opts.resourceVersionMatch === 'Exact' || (opts.resourceVersionMatch === undefined && opts.limit !== undefined);
+    if (exact) {
+      checkExact(store, seq, () => E.resourceExpired(LIST_TOO_OLD));
+      q.atSeq = seq;
+    } else {
+      await waitFresh(store, seq);
+    }
   }
   let result: ListResult;
   try {
-    result = await listObjects(store, { collection, prefix, ...(matches ? { matches } : {}), ...(opts.limit ? { limit: opts.limit } : {}), ...(after !== undefined ? { after } : {}), ...(atSeq !== undefined ? { atSeq } : {}) });
+    result = await listObjects(store, q);
   } catch (err) {
-    throw translateRead(err, atSeq ?? 0);
+    if (err instanceof LogError && err.code === 'COMPACTED') {
+      // Overtaken by a compaction while it read.
+      if (paging && q.after !== undefined) throw E.resourceExpired(CONTINUE_TOO_OLD, server.tokens.encode({ seq: -1, after: q.after }, query));
+      throw E.resourceExpired(LIST_TOO_OLD);
+    }
+    if (err instanceof StoreError && err.code === 'FUTURE_SEQ') throw E.tooLargeResourceVersion(err.seq ?? 0, store.appliedSeq, 0);
+    throw err;
   }
-  const meta: { resourceVersion: string; continue?: string; remainingItemCount?: number } = { resourceVersion: String(result.seq) };
+  const meta: { resourceVersion: string; continue?: string; remainingItemCount?: number; shardInfo?: { selector: string } } = { resourceVersion: String(result.seq) };
   if (result.next !== undefined) {
-    meta.continue = server.tokens.encode({ seq: result.seq, after: result.next }, query);
+    meta.continue = server.tokens.encode({ seq: result.seq, after: result.next, ...(result.remaining !== undefined ? { remaining: result.remaining } : {}) }, query);
     if (result.remaining !== undefined) meta.remainingItemCount = result.remaining;
   }
+  if (sel.shard) meta.shardInfo = { selector: sel.shard };
   const table = wantsTable(r.req.headers.accept);
   if (table) {
     send(r.res, 200, tableFor(route.kind, result.items.map((s) => s.obj), { version: table, includeObject: Q.includeObject(params), listMeta: meta }), r.out);
@@ -88,4 +139,3 @@ export async function handleList(r: Request): Promise<void> {
   const json = head + result.items.map((s) => (s.obj.apiVersion === v ? encodeStored(s) : JSON.stringify({ ...s.obj, apiVersion: v }))).join(',') + ']}';
   send(r.res, 200, undefined, r.out, json);
 }
-

@@ -76,7 +76,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
           return healthz(res, r.check === 'readyz' ? ready : true, r.check);
         case 'metrics':
           res.setHeader('Content-Type', 'text/plain; version=0.0.4');
-          res.end(opts.metrics.render({ orchd_log_last_seq: opts.store.log.lastSeq, orchd_objects: opts.store.view.objects.size }));
+          res.end(opts.metrics.render({ orchd_log_last_seq: opts.store.log.lastSeq, orchd_objects: opts.store.view.objects.size, ...historyMetrics(opts.store) }));
           return;
         case 'discovery':
           return handleDiscovery(req, res, r, opts.kinds);
@@ -139,6 +139,16 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       http.closeIdleConnections();
       await closed;
     },
+  };
+}
+
+/** The compaction horizon and the last compaction, as gauges. */
+function historyMetrics(store: Store): Record<string, number> {
+  return {
+    orchd_history_oldest_version: store.oldestVersion,
+    orchd_compactions_total: store.compactions,
+    orchd_compaction_last_duration_seconds: (store.lastCompaction?.ms ?? 0) / 1000,
+    orchd_compaction_last_kept_entries: store.lastCompaction?.kept ?? 0,
   };
 }
 

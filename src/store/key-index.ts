@@ -34,6 +34,40 @@ export class KeyIndex {
     return this.at(key, seq - 1);
   }
 
+  /**
+   * The sequences compaction to horizon h keeps: per key, the newest revision below h when it is a
+   * put (what an Exact read at h - 1 and every later version up to the key's next write returns).
+   */
+  keepAt(h: number): Set<number> {
+    const keep = new Set<number>();
+    for (const list of this.revs.values()) {
+      const i = newestBelow(list, h);
+      if (i >= 0 && list[i] > 0) keep.add(list[i]);
+    }
+    return keep;
+  }
+
+  /**
+   * Drops the revisions compaction to horizon h deleted; yields each key with whether it was
+   * forgotten entirely (nothing of it left at or after h - 1).
+   */
+  *compact(h: number): IterableIterator<[string, boolean]> {
+    for (const [key, list] of this.revs) {
+      const i = newestBelow(list, h);
+      if (i < 0) continue;
+      // A put below h stays (it is the state at h - 1); a delete below h is just absence.
+      const from = list[i] > 0 ? i : i + 1;
+      if (from === 0) continue;
+      if (from >= list.length) {
+        this.revs.delete(key);
+        yield [key, true];
+      } else {
+        list.splice(0, from);
+        yield [key, false];
+      }
+    }
+  }
+
   has(key: string): boolean {
     return this.revs.has(key);
   }
@@ -51,4 +85,16 @@ export class KeyIndex {
     for (const [key, list] of entries) k.revs.set(key, list);
     return k;
   }
+}
+
+/** Index of the newest revision with |rev| < h, or -1. */
+function newestBelow(list: readonly number[], h: number): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (Math.abs(list[mid]) < h) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo - 1;
 }

@@ -1,5 +1,7 @@
 import { LogError } from '../log/log.js';
 import type { KubeObject } from '../resources/types.js';
+import { StoreError } from './errors.js';
+import { mergeSorted } from './label-index.js';
 import type { Store } from './store.js';
 import type { StoredObject } from './view.js';
 
@@ -7,49 +9,152 @@ export interface ListQuery {
   collection: string;
   /** In-collection key prefix: '' for all, 'ns/' for one namespace. */
   prefix: string;
+  /** The whole selector (labels, fields, shard); absent = everything. */
   matches?: (obj: KubeObject) => boolean;
+  /**
+   * Equality and `in` label terms of the selector: a read of the current state walks only the
+   * label index's keys for the most selective one. matches must still hold the full selector.
+   */
+  indexTerms?: readonly { key: string; values: readonly string[] }[];
   limit?: number;
   /** Resume after this in-collection key (from a continue token). */
   after?: string;
   /** Read the state as of this version (Exact, or a continued snapshot); undefined = the current view. */
   atSeq?: number;
+  /** For an unfiltered continued list: how many objects remained after the previous page. */
+  remainingBefore?: number;
 }
 
 export interface ListResult {
   items: StoredObject[];
   /** The version the items are consistent at: the list's resourceVersion. */
   seq: number;
-  /** Set when more keys remain after the last one returned: where the next page starts. */
+  /** Set when more remains after the last item returned: where the next page starts. */
   next?: string;
-  /** Keys left after this page, when it can be known without reading them (no selector). */
+  /** Objects left after this page, for an unfiltered list with more to come (Kubernetes' remainingItemCount). */
   remaining?: number;
 }
 
 /**
- * A page of a collection, from the current view or at a past version. A past version walks every key
- * the collection ever had and asks the key index which revision held it then: objects unchanged since
- * come from the view, older revisions are read from the log by sequence number.
+ * After a full page, how many further keys are looked at to decide whether anything more matches.
+ * Past the budget the answer is "maybe", and the page carries a continue token (which Kubernetes
+ * allows: a continued page may come back empty); within it, continue means more items exist.
+ */
+const LOOKAHEAD = 256;
+
+/** A version older than what compaction kept cannot be read. */
+export function checkReadable(store: Store, seq: number): void {
+  if (seq < store.oldestVersion) throw new LogError('COMPACTED', `version ${seq} is compacted; the oldest readable version is ${store.oldestVersion}`, seq);
+}
+
+/**
+ * A page of a collection, from the current view or at a past version. The current view walks the
+ * collection's keys, or the label index's keys when the selector has an equality or `in` term,
+ * with no await: a page is one consistent moment. A past version walks every key the collection
+ * had since the compaction horizon and asks the key index which revision held it then: objects
+ * unchanged since come from the view, older revisions are read from the log by sequence number.
  */
 export async function listObjects(store: Store, q: ListQuery): Promise<ListResult> {
   const limit = q.limit && q.limit > 0 ? q.limit : Infinity;
-  const items: StoredObject[] = [];
   const seq = q.atSeq ?? store.appliedSeq;
-  const current = q.atSeq === undefined || q.atSeq >= store.appliedSeq;
-  if (!current && q.atSeq! < store.log.firstSeq - 1) throw new LogError('COMPACTED', `version ${q.atSeq} is compacted`, q.atSeq);
-  const keys = current ? store.view.collections.get(q.collection) : store.view.history.get(q.collection);
-  if (!keys) return { items, seq };
+  if (seq > store.appliedSeq) throw new StoreError('FUTURE_SEQ', q.collection, `version ${seq} is newer than ${store.appliedSeq}`, seq);
+  const current = seq === store.appliedSeq;
+  const filtered = q.matches !== undefined;
+  const items: StoredObject[] = [];
   let last: string | undefined;
-  for (const suffix of keys.range(q.prefix, q.after)) {
-    if (items.length >= limit) {
-      const remaining = q.matches ? undefined : keys.countRange(q.prefix, last);
-      return remaining !== undefined && current ? { items, seq, next: last, remaining } : { items, seq, next: last };
+  let more = false;
+
+  if (current) {
+    const view = store.view;
+    const keys = candidates(store, q);
+    const matches = q.matches;
+    for (let r = keys.next(); !r.done; r = keys.next()) {
+      const s = view.objects.get(`${q.collection}/${r.value}`);
+      if (!s || (matches && !matches(s.obj))) continue;
+      items.push(s);
+      last = r.value;
+      if (items.length >= limit) {
+        more = lookahead(keys, (suffix) => {
+          const o = view.objects.get(`${q.collection}/${suffix}`);
+          return o !== undefined && (!matches || matches(o.obj));
+        });
+        break;
+      }
     }
-    last = suffix;
-    const key = `${q.collection}/${suffix}`;
-    const s = current ? store.view.objects.get(key) : await at(store, key, seq);
-    if (s && (!q.matches || q.matches(s.obj))) items.push(s);
+  } else {
+    checkReadable(store, seq);
+    const keys = store.view.history.get(q.collection)?.range(q.prefix, q.after) ?? [][Symbol.iterator]();
+    for (let r = keys.next(); !r.done; r = keys.next()) {
+      const s = await at(store, `${q.collection}/${r.value}`, seq);
+      if (!s || (q.matches && !q.matches(s.obj))) continue;
+      items.push(s);
+      last = r.value;
+      if (items.length >= limit) {
+        more = await lookaheadAt(store, q, keys, seq);
+        break;
+      }
+    }
+    // A compaction that passed this version while the page was read may have dropped what it read.
+    checkReadable(store, seq);
   }
-  return { items, seq };
+
+  if (!more || last === undefined) return { items, seq };
+  const result: ListResult = { items, seq, next: last };
+  if (!filtered && !q.indexTerms) result.remaining = q.remainingBefore !== undefined ? q.remainingBefore - items.length : countAfter(store, q, seq, last, current);
+  return result;
+}
+
+/** The keys a current read walks: the label index's for the most selective indexable term, else the collection's. */
+function candidates(store: Store, q: ListQuery): Iterator<string> {
+  const view = store.view;
+  if (q.indexTerms && q.indexTerms.length > 0) {
+    const index = view.labelIndexFor(q.collection);
+    let best: { sets: NonNullable<ReturnType<typeof index.keys>>[]; size: number } | undefined;
+    for (const t of q.indexTerms) {
+      const sets = t.values.map((v) => index.keys(q.collection, t.key, v)).filter((s) => s !== undefined);
+      const size = sets.reduce((n, s) => n + s.size, 0);
+      if (!best || size < best.size) best = { sets, size };
+    }
+    const streams = best!.sets.map((s) => s.range(q.prefix, q.after));
+    return streams.length === 1 ? streams[0] : mergeSorted(streams);
+  }
+  return view.collections.get(q.collection)?.range(q.prefix, q.after) ?? [][Symbol.iterator]();
+}
+
+/** Whether one of the next keys holds a match, within the budget (past it: assume so). */
+function lookahead(keys: Iterator<string>, hit: (suffix: string) => boolean): boolean {
+  for (let n = 0; n < LOOKAHEAD; n++) {
+    const r = keys.next();
+    if (r.done) return false;
+    if (hit(r.value)) return true;
+  }
+  return true;
+}
+
+async function lookaheadAt(store: Store, q: ListQuery, keys: Iterator<string>, seq: number): Promise<boolean> {
+  for (let n = 0; n < LOOKAHEAD; n++) {
+    const r = keys.next();
+    if (r.done) return false;
+    const key = `${q.collection}/${r.value}`;
+    // Unfiltered, existence is enough: the key index answers it without reading the log.
+    if (!q.matches) {
+      if (store.view.keyIndex.at(key, seq) !== undefined) return true;
+      continue;
+    }
+    const s = await at(store, key, seq);
+    if (s && q.matches(s.obj)) return true;
+  }
+  return true;
+}
+
+/** Objects after `after` at seq: whole chunks of the current keys, or a key index walk at a past version (first page of an Exact list only). */
+function countAfter(store: Store, q: ListQuery, seq: number, after: string, current: boolean): number {
+  if (current) return store.view.collections.get(q.collection)?.countRange(q.prefix, after) ?? 0;
+  let n = 0;
+  for (const suffix of store.view.history.get(q.collection)?.range(q.prefix, after) ?? []) {
+    if (store.view.keyIndex.at(`${q.collection}/${suffix}`, seq) !== undefined) n++;
+  }
+  return n;
 }
 
 async function at(store: Store, key: string, seq: number): Promise<StoredObject | undefined> {
@@ -63,7 +168,11 @@ async function at(store: Store, key: string, seq: number): Promise<StoredObject 
 }
 
 /** One object as of a version (Exact get), or undefined if it did not exist then. */
-export function getAt(store: Store, key: string, seq: number): Promise<StoredObject | undefined> {
-  if (seq < store.log.firstSeq - 1) throw new LogError('COMPACTED', `version ${seq} is compacted`, seq);
-  return at(store, key, seq);
+export async function getAt(store: Store, key: string, seq: number): Promise<StoredObject | undefined> {
+  if (seq > store.appliedSeq) throw new StoreError('FUTURE_SEQ', key, `version ${seq} is newer than ${store.appliedSeq}`, seq);
+  if (seq === store.appliedSeq) return store.get(key);
+  checkReadable(store, seq);
+  const s = await at(store, key, seq);
+  checkReadable(store, seq);
+  return s;
 }

@@ -3,6 +3,7 @@ import type { Log, LogRecord } from '../log/log.js';
 import type { KubeObject } from '../resources/types.js';
 import { decodeCheckpoint, encodeCheckpoint } from './checkpoint.js';
 import { StoreError } from './errors.js';
+import { VersionClock } from './version-clock.js';
 import { View, type Change, type StoredObject } from './view.js';
 
 export interface StoreOptions {
@@ -11,6 +12,17 @@ export interface StoreOptions {
   checkpointEvery?: number;
   /** Told how far a startup replay got: (applied, total). */
   onReplayProgress?: (applied: number, total: number) => void;
+  /** The clock that dates versions for age-based history retention (tests move it). */
+  now?: () => number;
+}
+
+/** What one compaction did, for metrics and logs. */
+export interface Compaction {
+  /** The horizon after it: versions below horizon - 1 are gone. */
+  horizon: number;
+  /** Log entries below the horizon kept as their key's state at the horizon. */
+  kept: number;
+  ms: number;
 }
 
 /** What a writer knew when it decided: the version it read (0 = "must not exist"). */
@@ -33,11 +45,27 @@ export class Store {
   private readonly checkpointEvery: number;
   private sinceCheckpoint = 0;
   private checkpointing: Promise<void> | undefined;
+  private compacting: Promise<Compaction> | undefined;
   private ready = false;
+  /** When versions were applied (age-based retention). */
+  readonly versionClock = new VersionClock();
+  readonly now: () => number;
+  /** The last compaction (undefined before the first). */
+  lastCompaction: Compaction | undefined;
+  compactions = 0;
 
   constructor(private readonly opts: StoreOptions) {
     this.log = opts.log;
     this.checkpointEvery = opts.checkpointEvery ?? 100_000;
+    this.now = opts.now ?? Date.now;
+  }
+
+  /**
+   * The oldest version reads can be served at. Compaction keeps each key's state at firstSeq - 1,
+   * so that version is whole; anything older answers COMPACTED.
+   */
+  get oldestVersion(): number {
+    return this.log.firstSeq - 1;
   }
 
   get isReady(): boolean {
@@ -67,6 +95,7 @@ export class Store {
       }
     }
     this.sinceCheckpoint = applied;
+    this.versionClock.note(this.view.appliedSeq, this.now());
     this.log.committed$.subscribe((batch) => this.onCommitted(batch));
     this.ready = true;
   }
@@ -79,6 +108,7 @@ export class Store {
       if (p && p.seq === e.seq) this.pending.delete(e.key);
     }
     this.changesSubject.next(changes);
+    this.versionClock.note(this.view.appliedSeq, this.now());
     this.sinceCheckpoint += batch.length;
     if (this.sinceCheckpoint >= this.checkpointEvery && !this.checkpointing) void this.checkpoint();
   }
@@ -109,7 +139,46 @@ export class Store {
     return this.checkpointing;
   }
 
+  /**
+   * Drops the log's history below `below` (capped so that a checkpoint at or past the horizon
+   * exists: a restart rebuilds the view from it, since the log below is gone). Each key keeps its
+   * newest revision below the horizon, so every version from the horizon - 1 on stays readable and
+   * the current state is never lost. Runs one at a time; writes and reads go on meanwhile (the log
+   * deletes in small steps), and reads that a compaction overtakes answer COMPACTED.
+   */
+  compact(below: number): Promise<Compaction> {
+    const run = (this.compacting ?? Promise.resolve(undefined)).catch(() => undefined).then(() => this.compactNow(below));
+    this.compacting = run;
+    return run.finally(() => {
+      if (this.compacting === run) this.compacting = undefined;
+    });
+  }
+
+  private async compactNow(below: number): Promise<Compaction> {
+    const started = performance.now();
+    if (below > this.log.firstSeq) {
+      // A fresh checkpoint, not one already on its way from an older version.
+      if (this.checkpointing) await this.checkpointing;
+      await this.checkpoint();
+    }
+    const cp = await this.log.loadCheckpoint();
+    const h = Math.min(below, (cp?.seq ?? 0) + 1, this.view.appliedSeq + 1);
+    let kept = 0;
+    if (h > this.log.firstSeq) {
+      const keep = this.view.keyIndex.keepAt(h);
+      kept = keep.size;
+      await this.log.compact(h, (seq) => keep.has(seq));
+      // After the log moved its horizon: until then, reads below it still used these revisions.
+      this.view.compactIndex(h);
+      this.compactions++;
+    }
+    const done: Compaction = { horizon: this.log.firstSeq, kept, ms: performance.now() - started };
+    this.lastCompaction = done;
+    return done;
+  }
+
   async close(): Promise<void> {
+    await this.compacting?.catch(() => undefined);
     await this.checkpointing;
     this.changesSubject.complete();
   }

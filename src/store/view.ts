@@ -2,6 +2,7 @@ import type { LogEntry } from '../log/log.js';
 import type { KubeObject } from '../resources/types.js';
 import { KeyIndex } from './key-index.js';
 import { splitKey } from './keys.js';
+import { LabelIndex } from './label-index.js';
 import { SortedKeys } from './sorted-keys.js';
 
 /** One version of one object as the view holds it. Immutable once stored: readers share it. */
@@ -40,6 +41,8 @@ export class View {
   /** Per collection, every key the key index knows (deleted ones too): what a read at a past version walks. */
   readonly history = new Map<string, SortedKeys>();
   keyIndex = new KeyIndex();
+  /** Label values → keys, per collection, built when a selector first asks (see labelIndexFor). */
+  readonly labels = new LabelIndex();
   appliedSeq = 0;
 
   collection(name: string): SortedKeys {
@@ -58,6 +61,7 @@ export class View {
     const prev = this.objects.get(e.key);
     const cur: StoredObject = { key: e.key, seq: e.seq, obj: e.value as KubeObject };
     const { collection, suffix } = splitKey(e.key);
+    if (this.labels.has(collection)) this.labels.update(collection, suffix, prev?.obj.metadata.labels, e.type === 'put' ? cur.obj.metadata.labels : undefined);
     if (e.type === 'put') {
       this.objects.set(e.key, cur);
       if (!prev) this.collection(collection).add(suffix);
@@ -70,6 +74,35 @@ export class View {
     this.appliedSeq = e.seq;
     const type: ChangeType = e.type === 'delete' ? 'DELETED' : prev ? 'MODIFIED' : 'ADDED';
     return prev ? { type, seq: e.seq, key: e.key, cur, prev } : { type, seq: e.seq, key: e.key, cur };
+  }
+
+  /** The label index of a collection, built from its current objects on first use. */
+  labelIndexFor(collection: string): LabelIndex {
+    if (!this.labels.has(collection)) {
+      const objects = this.objects;
+      const keys = this.collections.get(collection);
+      this.labels.build(
+        collection,
+        (function* () {
+          if (!keys) return;
+          for (const suffix of keys.range('')) yield [suffix, objects.get(`${collection}/${suffix}`)?.obj.metadata.labels] as [string, Record<string, string> | undefined];
+        })(),
+      );
+    }
+    return this.labels;
+  }
+
+  /**
+   * Compaction of the revision index to horizon h (etcd's keyIndex.compact): each key keeps its
+   * newest revision below h when that is a put (the state at h - 1), and loses every older one;
+   * a key whose newest revision below h is a delete and that has none after is forgotten.
+   */
+  compactIndex(h: number): void {
+    for (const [key, removed] of this.keyIndex.compact(h)) {
+      if (!removed) continue;
+      const { collection, suffix } = splitKey(key);
+      this.history.get(collection)?.delete(suffix);
+    }
   }
 
   /** Objects of one collection whose in-collection key starts with prefix ('' all, 'ns/' one namespace). */

@@ -1,0 +1,57 @@
+import { horizonFor, type RetentionPolicy } from './retention.js';
+import type { Compaction, Store } from './store.js';
+
+export interface CompactorOptions {
+  policy: RetentionPolicy;
+  /** How often the policy is applied. */
+  intervalMs?: number;
+  onCompacted?: (c: Compaction) => void;
+  onError?: (err: unknown) => void;
+}
+
+/** Applies the history retention policy to the store now and then (a timer that never keeps the process alive). */
+export class Compactor {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<Compaction | undefined> | undefined;
+
+  constructor(
+    private readonly store: Store,
+    private readonly opts: CompactorOptions,
+  ) {}
+
+  /** The horizon the policy asks for now. */
+  horizon(): number {
+    const { store } = this;
+    return horizonFor(this.opts.policy, store.appliedSeq, store.now(), (t) => store.versionClock.seqAt(t));
+  }
+
+  /** One pass: compacts to the policy's horizon when that moves it. */
+  runOnce(): Promise<Compaction | undefined> {
+    if (this.running) return this.running;
+    const run = (async () => {
+      const h = this.horizon();
+      if (h <= this.store.log.firstSeq) return undefined;
+      const done = await this.store.compact(h);
+      const { maxAgeMs } = this.opts.policy;
+      if (maxAgeMs !== undefined) this.store.versionClock.forget(this.store.now() - maxAgeMs);
+      this.opts.onCompacted?.(done);
+      return done;
+    })();
+    this.running = run;
+    return run.finally(() => (this.running = undefined));
+  }
+
+  start(): void {
+    if (this.timer || (this.opts.policy.maxAgeMs === undefined && this.opts.policy.maxEntries === undefined)) return;
+    this.timer = setInterval(() => {
+      this.runOnce().catch((err: unknown) => this.opts.onError?.(err));
+    }, this.opts.intervalMs ?? 60_000);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.running?.catch(() => undefined);
+  }
+}
