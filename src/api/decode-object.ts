@@ -40,8 +40,9 @@ export function checkObject(kind: KindStrategy, version: string, value: unknown,
     throw badRequest(`${kind.kind} in version "${version}" cannot be handled as a ${kind.kind}: ${typeErrors.map(formatFieldError).join(', ')}`);
   }
   // Every served version has the same shape: the object is stored at the one the path names.
-  value.apiVersion = expected;
-  value.kind = kind.kind;
+  // apiVersion and kind go first, where Kubernetes' serializer puts them, whatever the body's order.
+  const { apiVersion: _a, kind: _k, ...rest } = value;
+  value = { apiVersion: expected, kind: kind.kind, ...rest };
   value.metadata ??= {};
   // Each list alone is in document order; only a mix of the two needs sorting (and the walk).
   const order = duplicates.length > 0 ? documentOrder(value) : undefined;

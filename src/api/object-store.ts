@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { FieldError } from '../resources/field-errors.js';
+import { jsonEqual } from '../resources/json-access.js';
 import { apiVersionOf, type KindStrategy } from '../resources/strategy.js';
 import type { KubeObject } from '../resources/types.js';
 import { StoreError } from '../store/errors.js';
@@ -45,15 +46,18 @@ const randomSuffix = (): string => Array.from({ length: 5 }, () => NAME_CHARS[Ma
 export const rfc3339 = (d: Date): string => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 /** What decides generation: everything but metadata and status (a spec change in Kubernetes' terms). */
-function specOf(o: KubeObject): string {
+function specOf(o: KubeObject): Record<string, unknown> {
   const { metadata: _m, status: _s, apiVersion: _a, kind: _k, ...rest } = o;
-  return JSON.stringify(rest);
+  return rest;
 }
 
-/** Equal but for the fields every write rewrites: a no-op update is not written (Kubernetes skips it). */
+/**
+ * Equal but for the fields every write rewrites: a no-op update is not written (Kubernetes skips it).
+ * Compared as values, not as text: the same object with its keys in another order is the same.
+ */
 function sameObject(a: KubeObject, b: KubeObject): boolean {
-  const strip = (o: KubeObject) => JSON.stringify({ ...o, metadata: { ...o.metadata, resourceVersion: undefined, managedFields: undefined } });
-  return strip(a) === strip(b);
+  const strip = (o: KubeObject) => ({ ...o, metadata: { ...o.metadata, resourceVersion: undefined, managedFields: undefined } });
+  return jsonEqual(strip(a), strip(b));
 }
 
 export class ObjectStore {
@@ -143,7 +147,7 @@ export class ObjectStore {
         const next = opts.subresource === 'status' ? this.statusUpdate(old, obj) : this.mainUpdate(kind, old, obj);
         if (opts.subresource !== 'status') kind.prepareForUpdate?.(next, old);
         kind.applyDefaults(next);
-        if (specOf(next) !== specOf(old)) next.metadata.generation = (old.metadata.generation ?? 1) + 1;
+        if (!jsonEqual(specOf(next), specOf(old))) next.metadata.generation = (old.metadata.generation ?? 1) + 1;
         this.invalidIf(kind, name, validateUpdate(kind, next, old, opts.subresource));
         await this.admit?.('UPDATE', kind, next, old, opts);
         dryResult = next;

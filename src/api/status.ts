@@ -142,11 +142,12 @@ export function invalid(q: Qualified, errors: FieldError[]): ApiError {
   });
 }
 
-export const success = (details?: Status['details']): Status => ({
-  kind: 'Status',
-  apiVersion: 'v1',
-  metadata: {},
-  status: 'Success',
-  ...(details ? { details } : {}),
-  code: 200,
-});
+/** Success, as a delete answers it; an empty group (the core group) is left out, as Go's omitempty does. */
+export const success = (details?: Status['details']): Status => {
+  let d = details;
+  if (d?.group === '') {
+    const { group: _g, ...rest } = d;
+    d = rest;
+  }
+  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', ...(d ? { details: d } : {}), code: 200 };
+};

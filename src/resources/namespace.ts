@@ -101,6 +101,8 @@ export const namespace = {
     const finalizers = objectAt(old, 'spec')?.finalizers;
     if (finalizers === undefined) delete spec.finalizers;
     else spec.finalizers = structuredClone(finalizers);
+    // No spec before and none now: an empty one would read as a spec change (and bump generation).
+    if (old.spec === undefined && Object.keys(spec).length === 0) delete o.spec;
     if (old.status === undefined) delete o.status;
     else o.status = structuredClone(old.status);
   },

@@ -62,6 +62,10 @@ describe.each(KINDS.map((k) => [`${k.kind} at ${apiVersionOfPath(k.collection('d
     const del = await call(base, 'DELETE', k.item(name, ns));
     expect(del.status, del.text).toBe(200);
     expect(del.body).toMatchObject({ kind: 'Status', apiVersion: 'v1', status: 'Success', details: { name, uid: created.metadata.uid } });
+    // Kubernetes names the resource in details.kind, and leaves out the core group's "".
+    expect(del.body.details.kind).toBe(k.collection(ns).split('/').pop());
+    if (k.kind === 'Namespace') expect('group' in del.body.details).toBe(false);
+    else expect(del.body.details.group).toBe(k.collection(ns).split('/')[2]);
     expect((await call(base, 'GET', k.item(name, ns))).status).toBe(404);
     expect((await call(base, 'DELETE', k.item(name, ns))).status).toBe(404);
   });

@@ -101,6 +101,29 @@ describe('system metadata', () => {
     // A client cannot set generation itself.
     obj = await put({ ...obj, metadata: { ...obj.metadata, generation: 42 } });
     expect(obj.metadata.generation).toBe(3);
+    // The same spec with its keys in another order (another client's serializer) is no change.
+    const reordered = Object.fromEntries(Object.entries(obj.spec).reverse());
+    const same = await put({ ...obj, spec: reordered });
+    expect(same.metadata.generation).toBe(3);
+    expect(same.metadata.resourceVersion).toBe(obj.metadata.resourceVersion);
+  });
+
+  it('does not bump a Namespace generation for a replace that changes nothing of its spec', async () => {
+    const name = unique('nsgen');
+    const created = (await call(base, 'POST', ns.collection(), ns.make(name))).body;
+    expect(created.metadata.generation).toBe(1);
+    const put = await call(base, 'PUT', ns.item(name), { metadata: { name, labels: { a: 'b' } } });
+    expect(put.status, put.text).toBe(200);
+    expect(put.body.metadata.generation).toBe(1);
+    expect(put.body.spec).toBeUndefined();
+  });
+
+  it('answers apiVersion and kind first, as Kubernetes serializes objects, even when the body left them out', async () => {
+    const name = unique('order');
+    const r = await call(base, 'POST', ns.collection(), { metadata: { name } });
+    expect(r.status).toBe(201);
+    expect(Object.keys(r.body).slice(0, 3)).toEqual(['apiVersion', 'kind', 'metadata']);
+    expect(r.text.startsWith('{"apiVersion":"v1","kind":"Namespace","metadata":')).toBe(true);
   });
 
   it('stores kubectl.kubernetes.io/last-applied-configuration unchanged', async () => {
