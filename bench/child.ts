@@ -32,6 +32,9 @@ function hookExit(): void {
   }
 }
 
+/** How many children the harness has started that have not exited yet. */
+export const runningChildren = (): number => running.size;
+
 export class Child {
   readonly pid: number;
   /** Lines the child wrote, stdout and stderr interleaved (the last 2,000). */
