@@ -37,7 +37,7 @@ export function parseDocumentText(text: string): { value?: unknown; errors: stri
   const docs = parseAllDocuments(text, { uniqueKeys: true });
   // An empty document (a file of comments, or a trailing `---`) is no document.
   const list = (Array.isArray(docs) ? docs : [docs]).filter((d) => d.contents !== null || d.errors.length > 0);
-  const errors = list.flatMap((d) => d.errors.map((e) => e.message.split('\n')[0]));
+  const errors = list.flatMap((d) => d.errors.map((e) => e.message.split('\n')[0].replace(/:$/, '')));
   if (errors.length > 0) return { errors };
   if (list.length === 0) return { errors: ['the file holds no document'] };
   if (list.length > 1) return { errors: [`the file holds ${list.length} documents; one is expected`] };
