@@ -96,14 +96,26 @@ export function handleWatch(r: Request): void {
   startWatch(r.server, r.route, spec, httpSink(res, limitsOf(r.server)));
 }
 
+/** Runs a watch and counts it as open until it ends (even if its connection still drains) or closes. */
 function startWatch(server: Server, route: ResourceRoute, spec: WatchSpec, sink: WatchSink): void {
   server.metrics.watcherDelta(route.kind.plural, 1);
-  const stop = runWatch(server.objects.store, spec, sink);
-  server.watches.add(stop);
-  sink.onClose(() => {
+  let open = true;
+  const release = () => {
+    if (!open) return;
+    open = false;
     server.watches.delete(stop);
     server.metrics.watcherDelta(route.kind.plural, -1);
-  });
+  };
+  const counted: WatchSink = {
+    ...sink,
+    end() {
+      release();
+      sink.end();
+    },
+  };
+  sink.onClose(release);
+  const stop = runWatch(server.objects.store, spec, counted);
+  if (open) server.watches.add(stop);
 }
 
 /**
