@@ -42,14 +42,14 @@ export function checkObject(kind: KindStrategy, version: string, value: unknown,
   // Every served version has the same shape: the object is stored at the one the path names.
   // apiVersion and kind go first, where Kubernetes' serializer puts them, whatever the body's order.
   const { apiVersion: _a, kind: _k, ...rest } = value;
-  value = { apiVersion: expected, kind: kind.kind, ...rest };
-  value.metadata ??= {};
+  const obj: Record<string, unknown> = { apiVersion: expected, kind: kind.kind, ...rest };
+  obj.metadata ??= {};
   // Each list alone is in document order; only a mix of the two needs sorting (and the walk).
-  const order = duplicates.length > 0 ? documentOrder(value) : undefined;
-  const unknown = pruneUnknownFields(value, kind.schema).map(unknownFieldMessage);
+  const order = duplicates.length > 0 ? documentOrder(obj) : undefined;
+  const unknown = pruneUnknownFields(obj, kind.schema).map(unknownFieldMessage);
   const problems = order && unknown.length > 0 ? inDocumentOrder([...duplicates, ...unknown], order) : [...duplicates, ...unknown];
   if (problems.length > 0 && fieldValidation === 'Strict') throw badRequest(`strict decoding error: ${problems.join(', ')}`);
-  return { obj: value as KubeObject, warnings: fieldValidation === 'Warn' ? problems : [] };
+  return { obj: obj as KubeObject, warnings: fieldValidation === 'Warn' ? problems : [] };
 }
 
 function servesApiVersion(kind: KindStrategy, apiVersion: string): boolean {
