@@ -148,7 +148,9 @@ export function recordUpdate(live: KubeObject | undefined, next: KubeObject, man
   const key = entryKey(id);
   const prev = entries.find((e) => entryKey(e.id) === key);
   const others = entries.filter((e) => entryKey(e.id) !== key).map((e) => ({ ...e, set: e.set.difference(changed).difference(removed) }));
-  const own: ManagedEntry = { id, time: scope.now, set: (prev?.set ?? new FieldSet()).difference(removed).union(changed) };
+  // The time moves only when this write changed something of the manager's, so a no-op write stays one.
+  const time = changed.isEmpty() && removed.isEmpty() && prev?.time ? prev.time : scope.now;
+  const own: ManagedEntry = { id, time, set: (prev?.set ?? new FieldSet()).difference(removed).union(changed) };
   return encodeManagedFields(finish(others, own));
 }
 
@@ -186,7 +188,8 @@ export function applyConfig(live: KubeObject | undefined, config: KubeObject, ma
   }
   if (conflicts.length > 0 && !force) throw new PatchError('Conflict', conflictMessage(conflicts), conflicts);
   const rest = others.map((e) => ({ ...e, set: e.set.difference(changed).difference(removed) }));
-  const own: ManagedEntry = { id, time: scope.now, set: applied };
+  const unchanged = c.added.isEmpty() && c.modified.isEmpty() && c.removed.isEmpty();
+  const own: ManagedEntry = { id, time: unchanged && last?.time ? last.time : scope.now, set: applied };
   merged.metadata ??= {};
   return { obj: merged, managedFields: encodeManagedFields(finish(rest, own)) };
 }
