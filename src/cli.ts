@@ -1,7 +1,11 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
+import { jsonLogger } from './api/logger.js';
 import { parseDuration } from './config/duration.js';
-import { serve } from './serve.js';
+import { problemLine } from './config/load.js';
+import { loadServerConfig, type ServerConfig, type ServerConfigFiles } from './config/server-config.js';
+import { serve, type Running } from './serve.js';
+import { DEFAULT_RETENTION, parseRetention, type RetentionPolicy } from './store/retention.js';
 
 const usage = `usage: orchd serve [--port 8080] [--bind-address 127.0.0.1] [--data-dir ./data] [--event-ttl 1h]
 
@@ -9,46 +13,156 @@ const usage = `usage: orchd serve [--port 8080] [--bind-address 127.0.0.1] [--da
   --bind-address   address to listen on                                 default 127.0.0.1
   --data-dir       folder of the LevelDB log                            default ./data
   --event-ttl      how long Events are kept after their last write      default 1h
+  --history-retention  how much past the log keeps for reads at old versions,
+                   continues and watches: a duration (24h), an entry count
+                   (100000), both (24h,100000: whichever drops more), or none;
+                   current objects are never dropped                    default ${DEFAULT_RETENTION}
+  -h, --help       print this and exit
+
+Server configuration files (YAML or JSON). Each given file is read and validated before anything
+else; one that breaks a rule stops the server with every error and its field path. For now they
+are validated only: enforcement lands with issue 8.
+  --authentication-config FILE          AuthenticationConfiguration: JWT authenticators, anonymous
+  --authorization-config FILE           AuthorizationConfiguration: the authorizer chain
+  --encryption-provider-config FILE     EncryptionConfiguration: encryption at rest
+  --egress-selector-config-file FILE    EgressSelectorConfiguration: outbound connections
+  --tracing-config-file FILE            TracingConfiguration: span export
+  --admission-control-config-file FILE  AdmissionConfiguration: admission plugin settings
+  --tls-cert-file FILE, --tls-private-key-file FILE   serving certificate and its key (PEM)
+
+Logs are JSON lines on stderr. SIGTERM or SIGINT stops taking requests, finishes the writes in
+flight, ends watches, saves a checkpoint and exits 0; a second signal exits at once with 1.
 `;
+
+/** A mistake in the command line: said on stderr, with exit status 2 as usage errors have. */
+class UsageError extends Error {}
+
+/** Past this, a shutdown that still waits (on a client that never finishes its request) gives up. */
+const SHUTDOWN_LIMIT_MS = 60_000;
+
+interface ServeFlags {
+  port: number;
+  host: string;
+  dataDir: string;
+  eventTtlSeconds: number;
+  historyRetention: RetentionPolicy;
+  configFiles: ServerConfigFiles;
+}
+
+function parseServeFlags(args: string[]): ServeFlags | 'help' {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: {
+        port: { type: 'string', default: '8080' },
+        'bind-address': { type: 'string', default: '127.0.0.1' },
+        'data-dir': { type: 'string', default: './data' },
+        'event-ttl': { type: 'string', default: '1h' },
+        'history-retention': { type: 'string', default: DEFAULT_RETENTION },
+        'authentication-config': { type: 'string' },
+        'authorization-config': { type: 'string' },
+        'encryption-provider-config': { type: 'string' },
+        'egress-selector-config-file': { type: 'string' },
+        'tracing-config-file': { type: 'string' },
+        'admission-control-config-file': { type: 'string' },
+        'tls-cert-file': { type: 'string' },
+        'tls-private-key-file': { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+  if (values.help) return 'help';
+  if (!/^\d{1,5}$/.test(values.port) || Number(values.port) > 65535) throw new UsageError(`--port: ${JSON.stringify(values.port)} is not a port number (0-65535)`);
+  if (values['bind-address'] === '') throw new UsageError('--bind-address: must not be empty');
+  if (values['data-dir'] === '') throw new UsageError('--data-dir: must not be empty');
+  let eventTtlSeconds: number;
+  try {
+    eventTtlSeconds = parseDuration(values['event-ttl']);
+  } catch {
+    throw new UsageError(`--event-ttl: ${JSON.stringify(values['event-ttl'])} is not a duration (e.g. 1h, 30m, 90s)`);
+  }
+  let historyRetention: RetentionPolicy;
+  try {
+    historyRetention = parseRetention(values['history-retention']);
+  } catch (err) {
+    throw new UsageError(`--history-retention: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const configFiles: ServerConfigFiles = {
+    authentication: values['authentication-config'],
+    authorization: values['authorization-config'],
+    encryption: values['encryption-provider-config'],
+    egressSelector: values['egress-selector-config-file'],
+    tracing: values['tracing-config-file'],
+    admission: values['admission-control-config-file'],
+    tlsCertFile: values['tls-cert-file'],
+    tlsPrivateKeyFile: values['tls-private-key-file'],
+  };
+  return { port: Number(values.port), host: values['bind-address'], dataDir: values['data-dir'], eventTtlSeconds, historyRetention, configFiles };
+}
+
+async function runServe(flags: ServeFlags, config: ServerConfig): Promise<void> {
+  const logger = jsonLogger();
+  let server: Running | undefined;
+  let stopping = false;
+  // Installed before the replay: a signal during a long replay must not wait for it. Nothing is
+  // written until the views are rebuilt, so stopping then loses nothing.
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      logger.warn('second signal: exiting now', { signal });
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info('shutting down', { signal });
+    if (!server) process.exit(0);
+    setTimeout(() => {
+      logger.error('shutdown did not finish in time: exiting', { limitMs: SHUTDOWN_LIMIT_MS });
+      process.exit(1);
+    }, SHUTDOWN_LIMIT_MS).unref();
+    server.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        logger.error('shutdown failed', { error: err instanceof Error ? err.stack : String(err) });
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  server = await serve({ ...flags, logger, config });
+}
 
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
-  if (command !== 'serve') {
-    process.stderr.write(usage);
-    process.exit(command === undefined || command === '--help' || command === 'help' ? 0 : 2);
-  }
-  const { values } = parseArgs({
-    args: rest,
-    options: {
-      port: { type: 'string', default: '8080' },
-      'bind-address': { type: 'string', default: '127.0.0.1' },
-      'data-dir': { type: 'string', default: './data' },
-      'event-ttl': { type: 'string', default: '1h' },
-      help: { type: 'boolean', default: false },
-    },
-    strict: true,
-  });
-  if (values.help) {
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
     process.stdout.write(usage);
     return;
   }
-  const port = Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port: invalid port ${values.port}`);
-  const server = await serve({
-    port,
-    host: values['bind-address'],
-    dataDir: values['data-dir'],
-    eventTtlSeconds: parseDuration(values['event-ttl']),
-  });
-  const stop = (signal: string) => {
-    server.logger.info('shutting down', { signal });
-    void server.close().then(() => process.exit(0));
-  };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  if (command !== 'serve') throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+  const flags = parseServeFlags(rest);
+  if (flags === 'help') {
+    process.stdout.write(usage);
+    return;
+  }
+  // Before the data folder is opened or a port taken: a bad file must leave nothing half-started.
+  const loaded = loadServerConfig(flags.configFiles);
+  if (!loaded.ok) {
+    process.stderr.write(loaded.problems.map((p) => `${problemLine(p)}\n`).join(''));
+    process.stderr.write(`orchd: ${loaded.problems.length} error(s) in the configuration files; not starting\n`);
+    process.exit(1);
+  }
+  await runServe(flags, loaded.config);
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {
+  if (err instanceof UsageError) {
+    process.stderr.write(`orchd: ${err.message}\nRun 'orchd --help' for usage.\n`);
+    process.exit(2);
+  }
   process.stderr.write(`orchd: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);
 });

@@ -5,9 +5,12 @@ import type { AddressInfo } from 'node:net';
 import { LevelDbLog } from './log/leveldb-log.js';
 import { kinds } from './resources/registry.js';
 import { Store } from './store/store.js';
+import { Compactor } from './store/compactor.js';
+import { DEFAULT_RETENTION, parseRetention, type RetentionPolicy } from './store/retention.js';
 import { createApiServer, type ApiServer } from './api/server.js';
 import { jsonLogger, type Logger } from './api/logger.js';
 import { Metrics } from './api/metrics.js';
+import type { ServerConfig } from './config/server-config.js';
 
 export interface ServeOptions {
   port: number;
@@ -16,6 +19,12 @@ export interface ServeOptions {
   eventTtlSeconds: number;
   logger?: Logger;
   bookmarkIntervalMs?: number;
+  /** How much log history compaction keeps (`--history-retention`); default 24h. */
+  historyRetention?: RetentionPolicy;
+  /** How often the retention policy is applied; default 60 s. */
+  compactionIntervalMs?: number;
+  /** The validated configuration files (issue 8); held for the parts that will enforce them. */
+  config?: ServerConfig;
 }
 
 export interface Running {
@@ -23,6 +32,8 @@ export interface Running {
   port: number;
   logger: Logger;
   api: ApiServer;
+  /** Applies the history retention policy periodically; runOnce() compacts now. */
+  compactor: Compactor;
   close(): Promise<void>;
 }
 
@@ -68,15 +79,33 @@ export async function serve(opts: ServeOptions): Promise<Running> {
     eventTtlSeconds: opts.eventTtlSeconds,
     bookmarkIntervalMs: opts.bookmarkIntervalMs,
   });
-  await new Promise<void>((resolve, reject) => {
-    api.http.once('error', reject);
-    api.http.listen(opts.port, opts.host, () => resolve());
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      api.http.once('error', reject);
+      api.http.listen(opts.port, opts.host, () => {
+        api.http.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (err) {
+    // Taken port, bad address: release the log's lock, so the caller may try again.
+    await log.close();
+    throw err;
+  }
   const port = (api.http.address() as AddressInfo).port;
+  const url = `http://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${port}`;
+  // Said before the replay, which may be long: where to find /livez and /readyz meanwhile.
+  logger.info('listening', { url, port, pid: process.pid, dataDir: opts.dataDir, seq: log.lastSeq });
   const started = Date.now();
   await store.start();
   await api.start();
-  const url = `http://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${port}`;
+  const compactor = new Compactor(store, {
+    policy: opts.historyRetention ?? parseRetention(DEFAULT_RETENTION),
+    intervalMs: opts.compactionIntervalMs ?? 60_000,
+    onCompacted: (c) => logger.info('compacted', { horizon: c.horizon, kept: c.kept, ms: Math.round(c.ms) }),
+    onError: (err) => logger.error('compaction failed', { error: err instanceof Error ? err.stack : String(err) }),
+  });
+  compactor.start();
   logger.info('ready', { url, seq: store.appliedSeq, objects: store.view.objects.size, replayMs: Date.now() - started });
   let closing: Promise<void> | undefined;
   return {
@@ -84,12 +113,15 @@ export async function serve(opts: ServeOptions): Promise<Running> {
     port,
     logger,
     api,
+    compactor,
     close: () =>
       (closing ??= (async () => {
         await api.close();
+        await compactor.stop();
         await store.checkpoint();
         await store.close();
         await log.close();
+        logger.info('stopped', { seq: log.lastSeq, checkpoint: store.appliedSeq });
       })()),
   };
 }

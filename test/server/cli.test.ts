@@ -1,0 +1,160 @@
+import { access, copyFile, mkdir, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { builtCli, isReady, keepAlive, killAll, request, ROOT, spawnCli, spawnProcess, type Child } from './child.js';
+
+/*
+ * The `orchd` command as a user runs it: `node <cli> serve …`, `npx orchd serve …` and `npm start`
+ * in a package laid out as this one (its package.json, its dist), help, and mistakes on the command
+ * line.
+ */
+
+let cli: string;
+let root: string;
+/** A copy of this package whose dist is the fresh build: where npx and npm start run. */
+let pkg: string;
+/** Servers started through npm/npx (grandchildren): their pids, until they are seen to stop. */
+const grandchildren = new Set<number>();
+
+beforeAll(async () => {
+  cli = await builtCli();
+  root = await mkdtemp(join(tmpdir(), 'orchd-server-cli-'));
+  pkg = join(root, 'package');
+  await mkdir(pkg);
+  await copyFile(join(ROOT, 'package.json'), join(pkg, 'package.json'));
+  await symlink(dirname(dirname(cli)), join(pkg, 'dist'));
+  // npx installs the package it runs (a link) into npm's cache, which needs its dependencies.
+  await symlink(join(ROOT, 'node_modules'), join(pkg, 'node_modules'));
+}, 120_000);
+
+/** npm and npx with a cache of their own in the temp folder, so no run leaves anything in ~/.npm. */
+const npmEnv = (): NodeJS.ProcessEnv => ({ ...process.env, npm_config_cache: join(root, 'npm-cache'), npm_config_update_notifier: 'false' });
+afterAll(async () => {
+  await killAll();
+  for (const pid of grandchildren) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  await rm(root, { recursive: true, force: true });
+});
+
+const exists = (p: string) => access(p).then(() => true, () => false);
+
+function listen(port: number): Promise<Server | undefined> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.once('error', () => resolve(undefined));
+    s.listen(port, '127.0.0.1', () => resolve(s));
+  });
+}
+const closeServer = (s: Server) => new Promise<void>((r) => s.close(() => r()));
+
+async function freePort(): Promise<number> {
+  const s = (await listen(0))!;
+  const port = (s.address() as { port: number }).port;
+  await closeServer(s);
+  return port;
+}
+
+/** Waits for the server under npm/npx to be ready, checks it serves, then stops it by its own pid. */
+async function checkAndStop(child: Child, wantUrl?: string): Promise<void> {
+  const listening = await child.waitForLine((l) => l.msg === 'listening');
+  const pid = Number(listening.pid);
+  grandchildren.add(pid);
+  if (wantUrl) expect(listening.url).toBe(wantUrl);
+  await child.waitForLine(isReady);
+  const agent = keepAlive(1);
+  const readyz = await request(agent, String(listening.url), 'GET', '/readyz');
+  agent.destroy();
+  expect(readyz.status).toBe(200);
+  process.kill(pid, 'SIGTERM');
+  expect(await child.exited, child.output.stderr).toEqual({ code: 0, signal: null });
+  grandchildren.delete(pid);
+  expect(child.lines.some((l) => l.msg === 'stopped')).toBe(true);
+}
+
+describe('orchd command line', () => {
+  it.each([[['--help']], [['-h']], [['serve', '--help']], [['serve', '-h']], [[]]])('orchd %j prints the usage on stdout and exits 0', async (args) => {
+    const child = spawnCli(cli, args, { cwd: root });
+    expect(await child.exited).toEqual({ code: 0, signal: null });
+    expect(child.output.stdout).toContain('usage: orchd serve');
+    for (const flag of ['--port', '--bind-address', '--data-dir', '--event-ttl']) expect(child.output.stdout).toContain(flag);
+    expect(child.output.stderr).toBe('');
+  });
+
+  it.each([
+    [['serve', '--nope'], "'--nope'"],
+    [['serve', '--port', 'http'], '--port: "http" is not a port number'],
+    [['serve', '--port', '70000'], '--port: "70000" is not a port number'],
+    [['serve', '--port'], "'--port <value>' argument missing"],
+    [['serve', '--event-ttl', 'soon'], '--event-ttl: "soon" is not a duration'],
+    [['serve', 'extra'], "'extra'"],
+    [['frobnicate'], 'unknown command "frobnicate"'],
+  ])('orchd %j exits 2 and says what is wrong', async (args, message) => {
+    const cwd = await mkdtemp(join(root, 'bad-'));
+    const child = spawnCli(cli, args, { cwd });
+    expect(await child.exited).toEqual({ code: 2, signal: null });
+    expect(child.output.stderr).toContain(message);
+    expect(child.output.stderr).toContain("Run 'orchd --help' for usage.");
+    expect(child.output.stdout).toBe('');
+    // Refused before doing anything: no ./data made.
+    expect(await exists(join(cwd, 'data'))).toBe(false);
+  });
+
+  it('node <cli> serve --port P --bind-address 127.0.0.1 --data-dir D serves there and keeps its data in D', async () => {
+    const port = await freePort();
+    const dataDir = join(root, 'explicit');
+    const child = spawnCli(cli, ['serve', '--port', String(port), '--bind-address', '127.0.0.1', '--data-dir', dataDir]);
+    const ready = await child.waitForLine(isReady);
+    expect(ready.url).toBe(`http://127.0.0.1:${port}`);
+    const agent = keepAlive(1);
+    const version = await request(agent, ready.url as string, 'GET', '/version');
+    expect(version.status).toBe(200);
+    const created = await request(agent, ready.url as string, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'cli' } });
+    expect(created.status).toBe(201);
+    agent.destroy();
+    expect(await exists(join(dataDir, 'log', 'CURRENT'))).toBe(true);
+    child.signal('SIGTERM');
+    expect(await child.exited).toEqual({ code: 0, signal: null });
+    expect(child.lines.find((l) => l.msg === 'stopped')).toMatchObject({ seq: Number(created.body.metadata.resourceVersion) });
+  });
+
+  it('a port already taken: exits 1 and says so', async () => {
+    const taken = (await listen(0))!;
+    try {
+      const port = (taken.address() as { port: number }).port;
+      const child = spawnCli(cli, ['serve', '--port', String(port), '--data-dir', join(root, 'taken')]);
+      expect(await child.exited).toEqual({ code: 1, signal: null });
+      expect(child.output.stderr).toContain('EADDRINUSE');
+    } finally {
+      await closeServer(taken);
+    }
+  });
+
+  it("package.json's bin runs as `npx orchd serve …`", async () => {
+    const manifest = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8'));
+    expect(manifest.bin).toEqual({ orchd: 'dist/src/cli.js' });
+    // npx runs the file itself: it needs its #! line.
+    expect((await readFile(cli, 'utf8')).startsWith('#!/usr/bin/env node\n')).toBe(true);
+    const dataDir = join(root, 'npx');
+    // --ignore-scripts: npx's install of the package would run `prepare` (the full build) again; the
+    // build under test is the one dist points to.
+    const child = spawnProcess('npx', ['--offline', '--ignore-scripts', 'orchd', 'serve', '--port', '0', '--data-dir', dataDir], { cwd: pkg, env: npmEnv() });
+    await checkAndStop(child);
+    expect(await exists(join(dataDir, 'log', 'CURRENT'))).toBe(true);
+  });
+
+  it('npm start serves http://127.0.0.1:8080 with its data in ./data', async (ctx) => {
+    const probe = await listen(8080);
+    if (!probe) return ctx.skip('127.0.0.1:8080 is in use on this machine (another server): the defaults cannot be tried here');
+    await closeServer(probe);
+    const child = spawnProcess('npm', ['start'], { cwd: pkg, env: npmEnv() });
+    await checkAndStop(child, 'http://127.0.0.1:8080');
+    expect(await exists(join(pkg, 'data', 'log', 'CURRENT'))).toBe(true);
+  });
+});
