@@ -100,10 +100,12 @@ export function handleWatch(r: Request): void {
 function startWatch(server: Server, route: ResourceRoute, spec: WatchSpec, sink: WatchSink): void {
   server.metrics.watcherDelta(route.kind.plural, 1);
   let open = true;
+  // runWatch may end the watch before it returns (a 410 found at once), so stop may not be set yet.
+  let stop: (() => void) | undefined;
   const release = () => {
     if (!open) return;
     open = false;
-    server.watches.delete(stop);
+    if (stop) server.watches.delete(stop);
     server.metrics.watcherDelta(route.kind.plural, -1);
   };
   const counted: WatchSink = {
@@ -114,7 +116,7 @@ function startWatch(server: Server, route: ResourceRoute, spec: WatchSpec, sink:
     },
   };
   sink.onClose(release);
-  const stop = runWatch(server.objects.store, spec, counted);
+  stop = runWatch(server.objects.store, spec, counted);
   if (open) server.watches.add(stop);
 }
 

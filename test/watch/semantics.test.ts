@@ -23,7 +23,7 @@ const brief = (events: WatchEvent[]) => events.map((e) => `${e.type} ${e.object.
 beforeAll(async () => {
   srv = await startServer({ bookmarkIntervalMs: BOOKMARK_MS });
   base = srv.url;
-  for (const ns of ['sel', 'bm', 'init', 'init-2', 'tbl']) await createNamespace(base, ns);
+  for (const ns of ['sel', 'bm', 'init', 'init-2', 'tbl', 'shard']) await createNamespace(base, ns);
 });
 afterAll(async () => {
   for (const w of open) w.abort();
@@ -73,6 +73,38 @@ describe('selectors', () => {
     expect(r1.body.kind).toBe('Status');
     const r2 = await call(base, 'GET', `${EVENTS}/events?watch=true&labelSelector=${encodeURIComponent('a in (')}`);
     expect(r2.status).toBe(400);
+  });
+});
+
+describe('shardSelector', () => {
+  const half = (lo: string, hi: string) => encodeURIComponent(`shardRange(object.metadata.uid, '${lo}', '${hi}')`);
+  const LOW = half('0x0000000000000000', '0x8000000000000000');
+  const HIGH = half('0x8000000000000000', '0x10000000000000000');
+
+  it('two halves of the hash space split the events between them: each object in exactly one, as the list splits them', async () => {
+    const from = await currentVersion(base);
+    const low = await watch(`${EVENTS}/namespaces/shard/events?watch=true&resourceVersion=${from}&shardSelector=${LOW}`);
+    const high = await watch(`${EVENTS}/namespaces/shard/events?watch=true&resourceVersion=${from}&shardSelector=${HIGH}`);
+    const all = await watch(`${EVENTS}/namespaces/shard/events?watch=true&resourceVersion=${from}`);
+    const names = Array.from({ length: 16 }, (_, i) => `sh-${i}`);
+    for (const n of names) await createEvent(base, n, 'shard');
+    await all.count(names.length);
+    await low.until((e) => e.length + high.events.length >= names.length, 'every object in one half');
+    await sleep(100);
+    const lowNames = low.events.map((e) => e.object.metadata.name);
+    const highNames = high.events.map((e) => e.object.metadata.name);
+    expect([...lowNames, ...highNames].sort()).toEqual([...names].sort());
+    expect(lowNames.length).toBeGreaterThan(0);
+    expect(highNames.length).toBeGreaterThan(0);
+    // The same selector on a list selects the same objects.
+    const listed = await call(base, 'GET', `${EVENTS}/namespaces/shard/events?shardSelector=${LOW}`);
+    expect(listed.status).toBe(200);
+    expect(listed.body.items.map((o: any) => o.metadata.name).sort()).toEqual([...lowNames].sort());
+  });
+
+  it('a malformed shardSelector is a 400 before the stream starts', async () => {
+    const r = await call(base, 'GET', `${EVENTS}/events?watch=true&shardSelector=${encodeURIComponent("shardRange(object.spec.x, '0x0', '0x1')")}`);
+    expect(r.status).toBe(400);
   });
 });
 
@@ -191,13 +223,16 @@ describe('timeouts', () => {
     expect(w.res.complete).toBe(true); // the chunked body was terminated properly, not cut
   });
 
-  it('timeoutSeconds=0 or absent means the server default, not an immediate end', async () => {
+  it('timeoutSeconds=0 or absent means the server default, and a huge one is honoured, not an immediate end', async () => {
     const from = await currentVersion(base);
     const zero = await watch(`${EVENTS}/events?watch=true&resourceVersion=${from}&timeoutSeconds=0`);
     const none = await watch(`${EVENTS}/events?watch=true&resourceVersion=${from}`);
+    // Longer than a timer can hold (2^31 ms): capped, not wrapped around to an immediate end.
+    const huge = await watch(`${EVENTS}/events?watch=true&resourceVersion=${from}&timeoutSeconds=4000000`);
     await sleep(1200);
     expect(zero.closed).toBe(false);
     expect(none.closed).toBe(false);
+    expect(huge.closed).toBe(false);
     const v = await createEvent(base, 'still-open', 'bm');
     await zero.until((e) => e.some((x) => x.object.metadata.resourceVersion === String(v)), 'the event');
   });
