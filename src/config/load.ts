@@ -36,7 +36,7 @@ export type LoadResult<T> = { ok: true; document: LoadedDocument<T> } | { ok: fa
 export function parseDocumentText(text: string): { value?: unknown; errors: string[] } {
   const docs = parseAllDocuments(text, { uniqueKeys: true });
   // An empty document (a file of comments, or a trailing `---`) is no document.
-  const list = (Array.isArray(docs) ? docs : [docs]).filter((d) => d.contents !== null || d.errors.length > 0);
+  const list = [...docs].filter((d) => d.contents !== null || d.errors.length > 0);
   const errors = list.flatMap((d) => d.errors.map((e) => e.message.split('\n')[0].replace(/:$/, '')));
   if (errors.length > 0) return { errors };
   if (list.length === 0) return { errors: ['the file holds no document'] };
