@@ -57,6 +57,8 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
   };
   let ready = false;
+  /** Why /readyz fails and resources are refused while not ready. */
+  let notReady = 'the log is being replayed';
   let inFlight = 0;
   let drained: (() => void) | undefined;
   const stops: (() => void)[] = [];
@@ -73,7 +75,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       if (!r) throw pathNotFound();
       switch (r.type) {
         case 'health':
-          return healthz(res, r.check === 'readyz' ? ready : true, r.check);
+          return healthz(res, r.check === 'readyz' ? ready : true, r.check, notReady);
         case 'metrics':
           res.setHeader('Content-Type', 'text/plain; version=0.0.4');
           res.end(opts.metrics.render({ orchd_log_last_seq: opts.store.log.lastSeq, orchd_objects: opts.store.view.objects.size, ...historyMetrics(opts.store) }));
@@ -85,7 +87,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
         case 'resource': {
           resource = r.kind.plural;
           out = outputFor(req, url);
-          if (!ready) throw serviceUnavailable('the server is starting: the log is being replayed');
+          if (!ready) throw serviceUnavailable(`the server is not ready: ${notReady}`);
           verb = await handleResource({ req, res, url, route: r, out, server: context });
           return;
         }
@@ -131,6 +133,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     },
     async close() {
       ready = false;
+      notReady = 'the server is shutting down';
       for (const stop of stops) stop();
       const closed = new Promise<void>((resolve) => http.close(() => resolve()));
       for (const end of context.watches) end();
@@ -152,8 +155,8 @@ function historyMetrics(store: Store): Record<string, number> {
   };
 }
 
-function healthz(res: ServerResponse, ok: boolean, check: string): void {
+function healthz(res: ServerResponse, ok: boolean, check: string, reason: string): void {
   res.statusCode = ok ? 200 : 500;
   res.setHeader('Content-Type', 'text/plain; charset=utf-8');
-  res.end(ok ? 'ok' : `[-]${check} failed: the log is being replayed\n${check} check failed`);
+  res.end(ok ? 'ok' : `[-]${check} failed: ${reason}\n${check} check failed`);
 }

@@ -46,7 +46,7 @@ export interface Load {
   /** Every 201, in the order the answers came. */
   acked: Acked[];
   /** Answers other than 201 (status and reason), e.g. 503 while shutting down. */
-  refused: { kind: Kind; name: string; status: number; reason?: string }[];
+  refused: { kind: Kind; name: string; status: number; reason?: string; message?: string }[];
   /** Requests that got no answer at all (the connection died). */
   failed: number;
   /** Stops the clients after their current request. */
@@ -75,7 +75,7 @@ export function startLoad(o: { agent: Agent; url: string; prefix: string; client
         return;
       }
       if (r.status === 201) load.acked.push({ kind, name, uid: r.body.metadata.uid, resourceVersion: r.body.metadata.resourceVersion });
-      else load.refused.push({ kind, name, status: r.status, reason: r.body?.reason });
+      else load.refused.push({ kind, name, status: r.status, reason: r.body?.reason, message: r.body?.message });
     }
   };
   load.done = Promise.all(Array.from({ length: o.clients }, (_, c) => client(c))).then(() => undefined);

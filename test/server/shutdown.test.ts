@@ -96,7 +96,7 @@ describe('orchd stopped with SIGTERM under load', () => {
     expect(versions).toEqual([...versions].sort((a, b) => a - b));
 
     // Refusals say why, as a Status; nothing refused was written.
-    for (const r of load.refused) expect(r).toMatchObject({ status: 503, reason: 'ServiceUnavailable' });
+    for (const r of load.refused) expect(r).toMatchObject({ status: 503, reason: 'ServiceUnavailable', message: expect.stringContaining('shutting down') });
     const lastSeq = await expectContiguousLog(join(dataDir, 'log'));
 
     const again = await spawnServer(dataDir);
