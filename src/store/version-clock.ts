@@ -5,15 +5,22 @@
  * then keeps history up to one retention period longer than needed, never shorter.
  */
 export class VersionClock {
+  /** When each sample's interval began (spacing), when its seq was last noted, and that seq. */
+  private readonly firsts: number[] = [];
   private readonly times: number[] = [];
   private readonly seqs: number[] = [];
 
   constructor(private readonly everyMs = 1000) {}
 
-  /** Records that seq was applied at now (ms); a sample within everyMs of the last one is skipped. */
+  /** Records that seq was applied at now (ms); within everyMs of the last sample's start, that sample moves forward. */
   note(seq: number, now: number): void {
     const n = this.times.length;
-    if (n > 0 && now - this.times[n - 1] < this.everyMs) return;
+    if (n > 0 && now - this.firsts[n - 1] < this.everyMs) {
+      this.times[n - 1] = now;
+      this.seqs[n - 1] = seq;
+      return;
+    }
+    this.firsts.push(now);
     this.times.push(now);
     this.seqs.push(seq);
   }
@@ -35,6 +42,7 @@ export class VersionClock {
     let drop = 0;
     while (drop + 1 < this.times.length && this.times[drop + 1] <= t) drop++;
     if (drop > 0) {
+      this.firsts.splice(0, drop);
       this.times.splice(0, drop);
       this.seqs.splice(0, drop);
     }

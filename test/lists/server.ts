@@ -84,9 +84,16 @@ export async function listAll(base: string, path: string, limit: number, maxPage
   const items: any[] = [];
   const metas: any[] = [];
   let token: string | undefined;
+  // As client-go's pager: continued pages drop resourceVersion and resourceVersionMatch (the token carries the version).
+  const [p, q = ''] = path.split('?');
+  const rest = new URLSearchParams(q);
+  rest.delete('resourceVersion');
+  rest.delete('resourceVersionMatch');
+  const continued = rest.toString() ? `${p}?${rest}` : p;
   for (let n = 0; n < maxPages; n++) {
-    const sep = path.includes('?') ? '&' : '?';
-    const r = await call(base, 'GET', `${path}${sep}limit=${limit}${token ? `&continue=${encodeURIComponent(token)}` : ''}`);
+    const at = token ? continued : path;
+    const sep = at.includes('?') ? '&' : '?';
+    const r = await call(base, 'GET', `${at}${sep}limit=${limit}${token ? `&continue=${encodeURIComponent(token)}` : ''}`);
     if (r.status !== 200) throw new Error(`list ${path}: ${r.status} ${r.text}`);
     items.push(...r.body.items);
     metas.push(r.body.metadata);

@@ -32,12 +32,14 @@ describe('history retention policy', () => {
     expect(horizonFor({ maxEntries: 0 }, 100, 12_000, seqAt)).toBe(101);
   });
 
-  it('the version clock samples at most once per interval and forgets what no question needs', () => {
+  it('the version clock keeps one sample per interval, moved forward by later notes, and forgets what no question needs', () => {
     const clock = new VersionClock(1000);
     clock.note(1, 0);
     clock.note(2, 500);
     clock.note(3, 1000);
-    expect(clock.seqAt(999)).toBe(1);
+    expect(clock.seqAt(499)).toBeUndefined();
+    expect(clock.seqAt(500)).toBe(2);
+    expect(clock.seqAt(999)).toBe(2);
     expect(clock.seqAt(1000)).toBe(3);
     expect(clock.seqAt(-1)).toBeUndefined();
     clock.forget(1500);
