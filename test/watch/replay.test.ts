@@ -8,7 +8,7 @@ import type { Subscription } from 'rxjs';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 import { changesAfter } from '../../src/store/watch.js';
 import type { Change } from '../../src/store/view.js';
-import { EVENTS, createEvent, createNamespace, currentVersion, event } from './objects.js';
+import { EVENTS, createEvent, createNamespace, currentVersion, event, labelEvent } from './objects.js';
 import { HttpWatch, WsWatch, type WatchEvent } from './stream.js';
 
 let srv: TestServer;
@@ -147,14 +147,14 @@ describe('replay then live', () => {
     const old = await currentVersion(base);
     await createEvent(base, 'old-2', 'rp');
     const head = await currentVersion(base);
-    await store().log.compact(head);
+    await store().compact(head);
     const w = await HttpWatch.open(base, `${EVENTS}/namespaces/rp/events?watch=true&resourceVersion=${old - 1}`);
     cleanup.push(() => w.abort());
     expect(w.status).toBe(200);
     const [e] = await w.count(1);
     expect(e.type).toBe('ERROR');
     expect(e.object).toMatchObject({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 410, reason: 'Expired' });
-    expect(e.object.message).toMatch(/^too old resource version: \d+ \(\d+\)$/);
+    expect(e.object.message).toBe(`too old resource version: ${old - 1} (${head - 1})`);
     await w.ended();
     // At the horizon itself nothing is missing: the watch opens and stays open.
     const ok = await HttpWatch.open(base, `${EVENTS}/namespaces/rp/events?watch=true&resourceVersion=${store().log.firstSeq - 1}`);
@@ -162,6 +162,18 @@ describe('replay then live', () => {
     await createEvent(base, 'old-3', 'rp');
     const events = await ok.count(2);
     expect(events.map((e) => `${e.type} ${e.object.metadata.name}`)).toEqual(['ADDED old-2', 'ADDED old-3']);
+  });
+
+  it("a replay just after the horizon still knows each key's previous state (an object that stops matching is DELETED)", async () => {
+    await createEvent(base, 'h1', 'rp', { tier: 'gold' });
+    const filler = await createEvent(base, 'h-filler', 'rp');
+    await store().compact(filler + 1);
+    expect(store().log.firstSeq).toBe(filler + 1);
+    const stop = await labelEvent(base, 'h1', { tier: 'silver' }, 'rp');
+    const w = await HttpWatch.open(base, `${EVENTS}/namespaces/rp/events?watch=true&resourceVersion=${filler}&labelSelector=tier%3Dgold`);
+    cleanup.push(() => w.abort());
+    const [e] = await w.count(1);
+    expect(e).toMatchObject({ type: 'DELETED', object: { metadata: { name: 'h1', resourceVersion: String(stop) } } });
   });
 
   it('a version ahead of the server is waited for, not refused (Kubernetes watch-cache semantics)', async () => {
