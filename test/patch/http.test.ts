@@ -235,6 +235,17 @@ describe('managedFields of Update operations', () => {
     expect(entry(patched.body, 'node').fieldsV1).toEqual({ 'f:metadata': { 'f:labels': { '.': {}, 'f:a': {} } } });
   });
 
+  it('a PUT that changes nothing writes nothing; managedFields [{}] resets tracking', async () => {
+    const p = await createPolicy(() => {}, '?fieldManager=creator');
+    const same = await call(base, 'PUT', `${VAP}/${p.metadata.name}?fieldManager=creator`, p);
+    expect(same.status).toBe(200);
+    expect(same.body.metadata.resourceVersion).toBe(p.metadata.resourceVersion);
+    expect(same.body.metadata.managedFields).toEqual(p.metadata.managedFields);
+    const reset = await patch(p.metadata.name, [{ op: 'replace', path: '/metadata/managedFields', value: [{}] }], JSON_PATCH);
+    expect(reset.status, reset.text).toBe(200);
+    expect(reset.body.metadata.managedFields).toBeUndefined();
+  });
+
   it('the default manager is the User-Agent up to its first slash', async () => {
     const p = await createPolicy();
     const res = await patch(p.metadata.name, { metadata: { labels: { ua: 'x' } } }, { ...MERGE, 'User-Agent': 'my-tool/1.2 (linux)' });
