@@ -225,6 +225,7 @@ export class ObjectStore {
             obj.metadata.deletionGracePeriodSeconds = 0;
           }
           if (finalizers.length) obj.metadata.finalizers = finalizers;
+          kind.prepareForDelete?.(obj);
           last = obj;
           return opts.dryRun || sameObject(obj, cur.obj) ? { kind: 'noop' } : { kind: 'put', obj };
         }

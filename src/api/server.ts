@@ -10,6 +10,7 @@ import { ContinueTokens } from './continue-token.js';
 import type { Server } from './context.js';
 import { startEventExpiry } from './event-expiry.js';
 import { startGarbageCollector } from './garbage-collector.js';
+import { startNamespaceCleanup } from './namespace-cleanup.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
 import { sendError, type Output } from './respond.js';
@@ -126,6 +127,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
         });
       }
       stops.push(startGarbageCollector(objects, (c) => byCollection.get(c), opts.logger));
+      stops.push(startNamespaceCleanup(objects, opts.kinds, opts.logger));
       const eventKind = opts.kinds.find((k) => k.kind === 'Event');
       if (eventKind && opts.eventTtlSeconds > 0) stops.push(startEventExpiry(objects, eventKind, opts.eventTtlSeconds));
       ready = true;

@@ -108,6 +108,10 @@ export const namespace = {
   },
   // On update prepareForUpdate restores the stored spec.finalizers, which then pass again: the create
   // rules can run unchanged, and still guard a caller that skips prepareForUpdate.
+  prepareForDelete(o) {
+    // Kubernetes' namespace delete writes the phase with the deletion mark, in the same update.
+    o.status = { ...(isObject(o.status) ? o.status : {}), phase: 'Terminating' };
+  },
   validate,
   validateStatusUpdate,
   tableColumns: [{ name: 'Status', type: 'string', description: 'The status of the namespace.', priority: 0, cell: (o) => stringAt(objectAt(o, 'status'), 'phase') }],

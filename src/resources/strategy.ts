@@ -44,6 +44,8 @@ export interface KindStrategy {
   prepareForCreate?(obj: KubeObject): void;
   /** Main-resource update preparation: fields only a subresource may change are taken from old. */
   prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
+  /** A delete that only marks the object (finalizers remain): changes written with the mark (Namespace → Terminating). */
+  prepareForDelete?(obj: KubeObject): void;
   /** Validation of a new object, without the common metadata checks (those run generically). */
   validate(obj: KubeObject): FieldError[];
   /** Validation of an update; old is the stored object. Defaults to validate(obj) when absent. */
