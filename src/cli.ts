@@ -17,6 +17,8 @@ const usage = `usage: orchd serve [--port 8080] [--bind-address 127.0.0.1] [--da
                    continues and watches: a duration (24h), an entry count
                    (100000), both (24h,100000: whichever drops more), or none;
                    current objects are never dropped                    default ${DEFAULT_RETENTION}
+  --shutdown-timeout  how long a shutdown waits for requests in flight
+                   before it closes their connections                   default 10s
   -h, --help       print this and exit
 
 Server configuration files (YAML or JSON). Each given file is read and validated before anything
@@ -37,14 +39,15 @@ flight, ends watches, saves a checkpoint and exits 0; a second signal exits at o
 /** A mistake in the command line: said on stderr, with exit status 2 as usage errors have. */
 class UsageError extends Error {}
 
-/** Past this, a shutdown that still waits (on a client that never finishes its request) gives up. */
-const SHUTDOWN_LIMIT_MS = 60_000;
+/** Past the shutdown timeout plus this, a shutdown that still has not finished gives up. */
+const SHUTDOWN_LIMIT_EXTRA_MS = 30_000;
 
 interface ServeFlags {
   port: number;
   host: string;
   dataDir: string;
   eventTtlSeconds: number;
+  shutdownTimeoutMs: number;
   historyRetention: RetentionPolicy;
   configFiles: ServerConfigFiles;
 }
@@ -59,6 +62,7 @@ function parseServeFlags(args: string[]): ServeFlags | 'help' {
         'bind-address': { type: 'string', default: '127.0.0.1' },
         'data-dir': { type: 'string', default: './data' },
         'event-ttl': { type: 'string', default: '1h' },
+        'shutdown-timeout': { type: 'string', default: '10s' },
         'history-retention': { type: 'string', default: DEFAULT_RETENTION },
         'authentication-config': { type: 'string' },
         'authorization-config': { type: 'string' },
@@ -86,6 +90,12 @@ function parseServeFlags(args: string[]): ServeFlags | 'help' {
   } catch {
     throw new UsageError(`--event-ttl: ${JSON.stringify(values['event-ttl'])} is not a duration (e.g. 1h, 30m, 90s)`);
   }
+  let shutdownTimeoutMs: number;
+  try {
+    shutdownTimeoutMs = parseDuration(values['shutdown-timeout']) * 1000;
+  } catch {
+    throw new UsageError(`--shutdown-timeout: ${JSON.stringify(values['shutdown-timeout'])} is not a duration (e.g. 10s, 1m)`);
+  }
   let historyRetention: RetentionPolicy;
   try {
     historyRetention = parseRetention(values['history-retention']);
@@ -102,7 +112,7 @@ function parseServeFlags(args: string[]): ServeFlags | 'help' {
     tlsCertFile: values['tls-cert-file'],
     tlsPrivateKeyFile: values['tls-private-key-file'],
   };
-  return { port: Number(values.port), host: values['bind-address'], dataDir: values['data-dir'], eventTtlSeconds, historyRetention, configFiles };
+  return { port: Number(values.port), host: values['bind-address'], dataDir: values['data-dir'], eventTtlSeconds, shutdownTimeoutMs, historyRetention, configFiles };
 }
 
 async function runServe(flags: ServeFlags, config: ServerConfig): Promise<void> {
@@ -119,10 +129,11 @@ async function runServe(flags: ServeFlags, config: ServerConfig): Promise<void> 
     stopping = true;
     logger.info('shutting down', { signal });
     if (!server) process.exit(0);
+    const limitMs = flags.shutdownTimeoutMs + SHUTDOWN_LIMIT_EXTRA_MS;
     setTimeout(() => {
-      logger.error('shutdown did not finish in time: exiting', { limitMs: SHUTDOWN_LIMIT_MS });
+      logger.error('shutdown did not finish in time: exiting', { limitMs });
       process.exit(1);
-    }, SHUTDOWN_LIMIT_MS).unref();
+    }, limitMs).unref();
     server.close().then(
       () => process.exit(0),
       (err: unknown) => {

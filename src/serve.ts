@@ -23,6 +23,11 @@ export interface ServeOptions {
   historyRetention?: RetentionPolicy;
   /** How often the retention policy is applied; default 60 s. */
   compactionIntervalMs?: number;
+  /**
+   * How long close() lets requests in flight finish before it closes their connections (a client
+   * that never sends the rest of its body must not hold a shutdown forever); default 10 s.
+   */
+  shutdownTimeoutMs?: number;
   /** The validated configuration files (issue 8); held for the parts that will enforce them. */
   config?: ServerConfig;
 }
@@ -116,7 +121,18 @@ export async function serve(opts: ServeOptions): Promise<Running> {
     compactor,
     close: () =>
       (closing ??= (async () => {
-        await api.close();
+        const timeoutMs = opts.shutdownTimeoutMs ?? 10_000;
+        const cut = setTimeout(() => {
+          // Safe: a write already appended is still made durable by log.close() below; the ones
+          // whose connections are cut were waiting for their bodies and have appended nothing.
+          logger.warn('requests still in flight at the shutdown timeout: closing their connections', { timeoutMs });
+          api.http.closeAllConnections();
+        }, timeoutMs);
+        try {
+          await api.close();
+        } finally {
+          clearTimeout(cut);
+        }
         await compactor.stop();
         await store.checkpoint();
         await store.close();

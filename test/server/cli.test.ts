@@ -93,6 +93,7 @@ describe('orchd command line', () => {
     [['serve', '--port', '70000'], '--port: "70000" is not a port number'],
     [['serve', '--port'], "'--port <value>' argument missing"],
     [['serve', '--event-ttl', 'soon'], '--event-ttl: "soon" is not a duration'],
+    [['serve', '--shutdown-timeout', 'later'], '--shutdown-timeout: "later" is not a duration'],
     [['serve', 'extra'], "'extra'"],
     [['frobnicate'], 'unknown command "frobnicate"'],
   ])('orchd %j exits 2 and says what is wrong', async (args, message) => {

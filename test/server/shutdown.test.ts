@@ -1,5 +1,6 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { get } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WebSocket } from 'ws';
@@ -113,5 +114,30 @@ describe('orchd stopped with SIGTERM under load', () => {
     agent2.destroy();
     again.signal('SIGTERM');
     expect(await again.exited).toEqual({ code: 0, signal: null });
+  }, 60_000);
+
+  it('a client that never finishes its request holds the shutdown only until --shutdown-timeout', async () => {
+    const server = await spawnServer(join(dataDir, 'stuck'), ['--shutdown-timeout', '1s']);
+    await server.waitForLine(isReady);
+    const { port } = new URL(server.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    const socketClosed = new Promise<string>((resolve) => {
+      let got = '';
+      socket.on('data', (d) => (got += String(d)));
+      socket.on('error', () => undefined);
+      socket.on('close', () => resolve(got));
+    });
+    // Headers and a promise of 100 bytes of body, of which one ever comes.
+    socket.write('POST /api/v1/namespaces HTTP/1.1\r\nHost: orchd\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{');
+    // Answered after the stuck request arrived: the server is reading its body now.
+    const agent = keepAlive(1);
+    expect((await request(agent, server.url, 'GET', '/livez')).status).toBe(200);
+    agent.destroy();
+    server.signal('SIGTERM');
+    expect(await server.exited, server.output.stderr).toEqual({ code: 0, signal: null });
+    expect(server.lines.find((l) => l.level === 'warn' && l.msg.includes('shutdown timeout'))).toMatchObject({ timeoutMs: 1000 });
+    expect(server.lines.some((l) => l.msg === 'stopped')).toBe(true);
+    // Cut without an answer: its create never happened.
+    expect(await socketClosed).toBe('');
   }, 60_000);
 });
