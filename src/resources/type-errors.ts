@@ -55,7 +55,8 @@ function walk(value: unknown, schema: Schema, path: FieldPath, out: FieldError[]
       return;
     }
     for (const [k, v] of Object.entries(value)) {
-      const declared = schema.properties?.[k];
+      // Own properties only: `constructor` or `__proto__` in a body are not declared fields.
+      const declared = schema.properties && Object.hasOwn(schema.properties, k) ? schema.properties[k] : undefined;
       if (declared) walk(v, declared, path.child(k), out);
       else if (schema.additionalProperties) walk(v, schema.additionalProperties, path.key(k), out);
     }

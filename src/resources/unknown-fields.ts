@@ -26,7 +26,8 @@ function walk(value: unknown, schema: Schema, path: FieldPath, out: UnknownField
   }
   if (!isObject(value)) return;
   for (const key of Object.keys(value)) {
-    const declared = schema.properties?.[key];
+    // Own properties only: `constructor` or `__proto__` in a body are unknown fields like any other.
+    const declared = schema.properties && Object.hasOwn(schema.properties, key) ? schema.properties[key] : undefined;
     if (declared) {
       walk(value[key], declared, path.child(key), out, prune);
     } else if (schema.additionalProperties) {

@@ -177,6 +177,22 @@ describe('fieldValidation', () => {
     expect(r.body.spec.foo).toBeUndefined();
   });
 
+  it('treats names of Object.prototype members as the unknown fields they are', async () => {
+    const name = unique('proto');
+    const text = (n: string) => `{"metadata":{"name":"${n}","__proto__":{"name":"evil"}},"constructor":1,"spec":{"toString":"x"}}`;
+    const strict = await call(base, 'POST', '/api/v1/namespaces?fieldValidation=Strict', text(name));
+    expect(strict.status).toBe(400);
+    expect(strict.body.message).toBe('strict decoding error: unknown field "metadata.__proto__", unknown field "constructor", unknown field "spec.toString"');
+    const warn = await rawCall(base, 'POST', '/api/v1/namespaces', text(name));
+    expect(warn.status).toBe(201);
+    expect(warningsOf(warn)).toHaveLength(3);
+    const got = await call(base, 'GET', `/api/v1/namespaces/${name}`);
+    expect(got.text).not.toContain('__proto__');
+    expect(got.text).not.toContain('constructor');
+    expect(got.text).not.toContain('toString');
+    expect(got.body.metadata.name).toBe(name);
+  });
+
   it('refuses an unknown fieldValidation value (422)', async () => {
     const r = await call(base, 'POST', vap.collection() + '?fieldValidation=Loose', vap.make(unique('fv')));
     expect(r.status).toBe(422);
