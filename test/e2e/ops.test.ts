@@ -159,4 +159,34 @@ describe('event expiry (--event-ttl)', () => {
     }
     expect(deletes).toBe(1);
   });
+
+  it('after a restart, an Event expires by the newest time it carries', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'orchd-ttl-'));
+    try {
+      const first = await startServer({ dataDir: dir });
+      const oldName = unique('old');
+      const fresh = unique('fresh');
+      const stale = event.make(oldName);
+      expect((await call(first.url, 'POST', event.collection('default'), stale)).status).toBe(201);
+      await first.stop();
+
+      // The same data with a 1 h ttl: nothing expires, and a new Event written now stays.
+      const second = await startServer({ dataDir: dir, eventTtlSeconds: 3600 });
+      expect((await call(second.url, 'POST', event.collection('default'), event.make(fresh))).status).toBe(201);
+      await new Promise((r) => setTimeout(r, 300));
+      expect((await call(second.url, 'GET', event.item(oldName))).status).toBe(200);
+      await second.stop();
+
+      // With a 1 s ttl, both go once a second has passed since the times they carry (creation, eventTime).
+      const third = await startServer({ dataDir: dir, eventTtlSeconds: 1 });
+      try {
+        const gone = await eventually(async () => (await call(third.url, 'GET', event.collection('default'))).body.items.length === 0, 8000);
+        expect(gone).toBe(true);
+      } finally {
+        await third.stop();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
