@@ -15,6 +15,8 @@ export interface Machine {
   tmpFs: string;
   /** 1-minute load average when the run started: other work on the machine makes numbers noisy. */
   loadAtStart: number;
+  /** CPU pressure when the run started (/proc/pressure/cpu "some" avg60, %): time something waited for a CPU. */
+  cpuPressureAtStart: number | null;
   date: string;
 }
 
@@ -25,6 +27,15 @@ const run = (cmd: string, args: string[], cwd?: string): string => {
     return '';
   }
 };
+
+export function cpuPressure(): number | null {
+  try {
+    const m = /^some .*avg60=([\d.]+)/m.exec(readFileSync('/proc/pressure/cpu', 'utf8'));
+    return m ? Number(m[1]) : null;
+  } catch {
+    return null;
+  }
+}
 
 export function describeMachine(repoDir: string): Machine {
   let cpuModel = cpus()[0]?.model ?? '';
@@ -44,11 +55,12 @@ export function describeMachine(repoDir: string): Machine {
     commit: hash + (dirty ? '-dirty' : ''),
     tmpFs: run('findmnt', ['-n', '-o', 'FSTYPE', '--target', tmpdir()]) || run('stat', ['-f', '-c', '%T', tmpdir()]) || 'unknown',
     loadAtStart: loadavg()[0],
+    cpuPressureAtStart: cpuPressure(),
     date: new Date().toISOString(),
   };
 }
 
 export function machineLine(m: Machine): string {
   const gib = (m.memoryBytes / 2 ** 30).toFixed(1);
-  return `machine: ${m.cpuModel}, ${m.cores} cores, ${gib} GiB RAM, Node ${m.node}, Linux ${m.kernel}, temp dir on ${m.tmpFs}, load ${m.loadAtStart.toFixed(2)} at start; orchd ${m.commit}; ${m.date}`;
+  return `machine: ${m.cpuModel}, ${m.cores} cores, ${gib} GiB RAM, Node ${m.node}, Linux ${m.kernel}, temp dir on ${m.tmpFs}, load ${m.loadAtStart.toFixed(2)}${m.cpuPressureAtStart !== null ? ` and CPU pressure ${m.cpuPressureAtStart.toFixed(0)} %` : ''} at start; orchd ${m.commit}; ${m.date}`;
 }

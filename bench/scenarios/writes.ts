@@ -10,6 +10,7 @@ import { expectStatus, HttpClient } from '../http-client.js';
 import { closedLoop, type RunResult } from '../load.js';
 import { eventBytes, eventsPath, namer } from '../payload.js';
 import { leveldbCeiling } from '../peers/leveldb-ceiling.js';
+import { batchStats, logCounters } from '../orchd-metrics.js';
 import { memory } from '../proc.js';
 import { col, type Plot, type Row, type ScenarioResult, type Series, type TargetCheck } from '../result.js';
 
@@ -23,6 +24,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const httpRuns = new Map<number, RunResult>();
   const etcdRuns = new Map<number, RunResult>();
   const ceiling = new Map<number, number>();
+  const batching = new Map<number, { meanBatch: number; meanSyncMs: number }>();
   let stored: unknown;
   let peakRss = NaN;
   const name = namer('w');
@@ -33,6 +35,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     for (const c of clients) {
       ctx.log(`writes: orchd, ${c} clients`);
       const http = new HttpClient(ready.url, c);
+      const before = await logCounters(http);
       orchdRuns.set(
         c,
         await closedLoop(
@@ -46,6 +49,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
           { orchd: orchd.pid },
         ),
       );
+      batching.set(c, batchStats(before, await logCounters(http)));
       http.close();
     }
     peakRss = memory(orchd.pid)?.peakRss ?? NaN;
@@ -93,7 +97,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     const os = cellStats(o);
     const e = etcdRuns.get(c);
     const h = httpRuns.get(c);
-    const row: Row = { clients: c, ...prefixed('orchd', os), orchdCpu: o.cpu.orchd, clientCpu: o.cpu.client };
+    const row: Row = { clients: c, ...prefixed('orchd', os), orchdCpu: o.cpu.orchd, clientCpu: o.cpu.client, ...batching.get(c) };
     if (e) Object.assign(row, prefixed('etcd', cellStats(e)), { etcdCpu: e.cpu.etcd, vsEtcd: ratio(os.rate, e.throughput) });
     if (h) Object.assign(row, { httpRate: h.throughput, vsHttp: ratio(os.rate, h.throughput) });
     if (ceiling.has(c)) Object.assign(row, { leveldbRate: ceiling.get(c)!, vsLeveldb: ratio(os.rate, ceiling.get(c)) });
@@ -109,6 +113,8 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     col('orchdErrors', 'errors', 'int'),
     col('orchdCpu', 'orchd CPU', 'pct'),
     col('clientCpu', 'client CPU', 'pct'),
+    col('meanBatch', 'records/batch', 'ms'),
+    col('meanSyncMs', 'batch wait ms', 'ms'),
   ];
   if (ctx.etcd) {
     columns.push(col('etcdRate', 'etcd puts/s', 'rate'), col('etcdP50', 'etcd p50', 'ms'), col('etcdP99', 'etcd p99', 'ms'), col('etcdCpu', 'etcd CPU', 'pct'), col('vsEtcd', 'orchd/etcd', 'ratio'));
@@ -120,6 +126,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const notes = [
     `Each cell: ${ctx.opts.warmupMs} ms warm-up, then ${ctx.opts.durationMs} ms measured (at most ${ctx.opts.maxOps} operations); closed loop, one keep-alive connection per client.`,
     'A create is a POST of a ~1 KB Event, answered 201 only after its log batch is synced to disk. CPU: % of one core over the measured window (/proc/<pid>/stat, all threads); the load generator (client) runs on the same 2 cores.',
+    'records/batch and batch wait: from orchd\'s /metrics over the cell (whole cell, warm-up included): records per synced LevelDB batch (group commit) and the mean time from a batch\'s first append to its durable sync.',
     `orchd peak RSS over the scenario: ${(peakRss / 2 ** 20).toFixed(0)} MiB.`,
     ...(ctx.opts.ceilings ? ['Ceilings: bare node:http POST /echo (read, JSON.parse, JSON.stringify, 201) in its own process with the same client; LevelDB: back-to-back synced chained batches of <clients> entries of the stored record\'s bytes, no HTTP.'] : []),
     ...(ctx.etcd ? [`${ctx.etcd.version}, single member on loopback, fsync on; etcd3 client (one gRPC channel) with the same concurrency and values.`] : []),

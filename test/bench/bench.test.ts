@@ -158,7 +158,7 @@ describe('a tiny writes run end to end', () => {
     expect(results.map((r) => r.id)).toEqual(['writes']);
     const [table] = results[0].tables;
     expect(table.columns.map((c) => c.title)).toEqual([
-      'clients', 'orchd creates/s', 'p50 ms', 'p99 ms', 'max ms', 'errors', 'orchd CPU', 'client CPU',
+      'clients', 'orchd creates/s', 'p50 ms', 'p99 ms', 'max ms', 'errors', 'orchd CPU', 'client CPU', 'records/batch', 'batch wait ms',
       'bare http echo/s', 'orchd/http', 'LevelDB entries/s', 'orchd/LevelDB',
     ]);
     expect(table.rows.map((r) => r.clients)).toEqual([1, 2]);
