@@ -123,6 +123,20 @@ describe('namespaced lists', () => {
     expect(all.body.kind).toBe('EventList');
   });
 
+  it('creates an Event by PUT to a name that does not exist (201), as Kubernetes allows for Events only', async () => {
+    const ev = KINDS.find((k) => k.kind === 'Event')!;
+    const name = unique('putev');
+    const dry = await call(base, 'PUT', ev.item(name) + '?dryRun=All', ev.make(name));
+    expect(dry.status, dry.text).toBe(201);
+    expect((await call(base, 'GET', ev.item(name))).status).toBe(404);
+    const r = await call(base, 'PUT', ev.item(name), ev.make(name));
+    expect(r.status, r.text).toBe(201);
+    expect(r.body.metadata).toMatchObject({ name, namespace: 'default', generation: 1 });
+    expect((await call(base, 'GET', ev.item(name))).body).toEqual(r.body);
+    const again = await call(base, 'PUT', ev.item(name), r.body);
+    expect(again.status).toBe(200);
+  });
+
   it('refuses writes to the all-namespaces path (405)', async () => {
     const ev = KINDS.find((k) => k.kind === 'Event')!;
     const r = await call(base, 'POST', ev.collection(), ev.make(unique('ev')));
