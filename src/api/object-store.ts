@@ -205,6 +205,9 @@ export class ObjectStore {
     try {
       await this.store.update(key, async (cur): Promise<UpdateResult> => {
         if (!cur) throw E.notFound(E.qualified(kind, name));
+        // Refusals of the kind come first, as Kubernetes' admission runs before the preconditions.
+        const refusal = kind.refuseDelete?.(cur.obj);
+        if (refusal) throw E.forbidden(E.qualified(kind, name), refusal);
         const pre = opts.preconditions;
         if (pre?.uid && pre.uid !== cur.obj.metadata.uid) {
           throw E.conflict(E.qualified(kind, name), `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${cur.obj.metadata.uid ?? ''}`);

@@ -18,6 +18,8 @@ import type { KindStrategy } from './strategy.js';
 import type { KubeObject } from './types.js';
 
 export const NAMESPACE_PHASES = ['Active', 'Terminating'] as const;
+/** The namespaces Kubernetes' NamespaceLifecycle admission never lets go (kube-node-lease may go). */
+export const IMMORTAL_NAMESPACES: readonly string[] = ['default', 'kube-system', 'kube-public'];
 /** The label every namespace carries with its own name, so selectors can pick namespaces by name. */
 export const METADATA_NAME_LABEL = 'kubernetes.io/metadata.name';
 
@@ -108,6 +110,7 @@ export const namespace = {
   },
   // On update prepareForUpdate restores the stored spec.finalizers, which then pass again: the create
   // rules can run unchanged, and still guard a caller that skips prepareForUpdate.
+  refuseDelete: (o) => (IMMORTAL_NAMESPACES.includes(o.metadata.name ?? '') ? 'this namespace may not be deleted' : undefined),
   prepareForDelete(o) {
     // Kubernetes' namespace delete writes the phase with the deletion mark, in the same update.
     o.status = { ...(isObject(o.status) ? o.status : {}), phase: 'Terminating' };

@@ -46,6 +46,8 @@ export interface KindStrategy {
   prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
   /** A delete that only marks the object (finalizers remain): changes written with the mark (Namespace → Terminating). */
   prepareForDelete?(obj: KubeObject): void;
+  /** Why this object may never be deleted (403 Forbidden), or undefined (the default namespace, say). */
+  refuseDelete?(obj: KubeObject): string | undefined;
   /** Validation of a new object, without the common metadata checks (those run generically). */
   validate(obj: KubeObject): FieldError[];
   /** Validation of an update; old is the stored object. Defaults to validate(obj) when absent. */

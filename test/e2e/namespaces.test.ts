@@ -31,6 +31,21 @@ describe('namespaces', () => {
     }
   });
 
+  it('refuses to delete default, kube-system and kube-public (403 Forbidden)', async () => {
+    for (const name of ['default', 'kube-system', 'kube-public']) {
+      const r = await call(base, 'DELETE', ns.item(name));
+      expect(r.status, name).toBe(403);
+      expect(r.body, name).toMatchObject({
+        kind: 'Status',
+        reason: 'Forbidden',
+        code: 403,
+        message: `namespaces "${name}" is forbidden: this namespace may not be deleted`,
+        details: { name, kind: 'namespaces' },
+      });
+      expect((await call(base, 'GET', ns.item(name))).body.status.phase, name).toBe('Active');
+    }
+  });
+
   it('deleting a namespace deletes its content, and only its content', async () => {
     const doomed = unique('doomed');
     const other = unique('other');
