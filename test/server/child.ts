@@ -125,7 +125,8 @@ export interface Child {
 const children = new Set<Child>();
 
 /** Runs `node <cli> ...args`; the child is SIGKILLed after lifeMs whatever happens. */
-export const spawnCli = (cli: string, args: string[], opts: { cwd?: string; lifeMs?: number } = {}): Child => spawnProcess(process.execPath, [cli, ...args], opts);
+export const spawnCli = (cli: string, args: string[], opts: { cwd?: string; lifeMs?: number; env?: NodeJS.ProcessEnv } = {}): Child =>
+  spawnProcess(process.execPath, [cli, ...args], opts);
 
 /** Runs command (not through a shell); the child is SIGKILLed after lifeMs whatever happens. */
 export function spawnProcess(command: string, args: string[], opts: { cwd?: string; lifeMs?: number; env?: NodeJS.ProcessEnv } = {}): Child {
@@ -207,10 +208,16 @@ export interface ServerChild extends Child {
   url: string;
 }
 
-/** `orchd serve` on 127.0.0.1, a free port, dataDir; resolves once it listens (not yet ready). */
-export async function spawnServer(dataDir: string, extra: string[] = [], opts: { lifeMs?: number } = {}): Promise<ServerChild> {
+/**
+ * `orchd serve` on 127.0.0.1, a free port, dataDir; resolves once it listens (not yet ready).
+ * crashPoint arms ORCHD_CRASH_POINT (src/log/crash-point.ts) in the child, and only there.
+ */
+export async function spawnServer(dataDir: string, extra: string[] = [], opts: { lifeMs?: number; crashPoint?: string } = {}): Promise<ServerChild> {
   const cli = await builtCli();
-  const child = spawnCli(cli, ['serve', '--port', '0', '--bind-address', '127.0.0.1', '--data-dir', dataDir, ...extra], opts);
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env.ORCHD_CRASH_POINT;
+  if (opts.crashPoint) env.ORCHD_CRASH_POINT = opts.crashPoint;
+  const child = spawnCli(cli, ['serve', '--port', '0', '--bind-address', '127.0.0.1', '--data-dir', dataDir, ...extra], { lifeMs: opts.lifeMs, env });
   const listening = await child.waitForLine((l) => l.msg === 'listening');
   return Object.assign(child, { url: String(listening.url) });
 }
