@@ -95,7 +95,8 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       }
     } catch (err) {
       const code = sendError(res, err, out);
-      if (code >= 500) opts.logger.error('request failed', { method: req.method, url: req.url, code, error: err instanceof Error ? err.stack : String(err) });
+      // 503 is the not-ready refusal (replay, shutdown): expected, and one line per request would flood the log.
+      if (code >= 500 && code !== 503) opts.logger.error('request failed', { method: req.method, url: req.url, code, error: err instanceof Error ? err.stack : String(err) });
     } finally {
       inFlight--;
       if (resource && verb !== 'WATCH') opts.metrics.request(verb, resource, res.statusCode, (performance.now() - started) / 1000);

@@ -101,6 +101,8 @@ describe('startup replay', () => {
     expect(applied).toEqual([...applied].sort((a, b) => a - b));
     expect(progress[progress.length - 1]).toMatchObject({ applied: SEEDED, percent: 100 });
     expect(server.lines.indexOf(progress[progress.length - 1])).toBeLessThan(server.lines.indexOf(ready));
+    // Refusing while not ready is expected: no error lines for it.
+    expect(server.lines.filter((l) => l.level === 'error')).toEqual([]);
     // The seeded log had no system namespaces: they are created once the views are rebuilt.
     expect(ready).toMatchObject({ seq: SEEDED + 4, objects: SEEDED + 4 });
     server.signal('SIGTERM');
