@@ -56,7 +56,8 @@ function specOf(o: KubeObject): Record<string, unknown> {
  * Compared as values, not as text: the same object with its keys in another order is the same.
  */
 function sameObject(a: KubeObject, b: KubeObject): boolean {
-  const strip = (o: KubeObject) => ({ ...o, metadata: { ...o.metadata, resourceVersion: undefined, managedFields: undefined } });
+  // managedFields count: a new owner of unchanged fields is a change (their times only move on real changes).
+  const strip = (o: KubeObject) => ({ ...o, metadata: { ...o.metadata, resourceVersion: undefined } });
   return jsonEqual(strip(a), strip(b));
 }
 
@@ -191,6 +192,8 @@ export class ObjectStore {
     const next = structuredClone(old);
     if (obj.status !== undefined) next.status = obj.status;
     else delete next.status;
+    // managedFields record the /status writer too (the caller computed them from old).
+    if (obj.metadata.managedFields !== undefined) next.metadata.managedFields = obj.metadata.managedFields;
     return next;
   }
 

@@ -117,10 +117,11 @@ export const unsupportedMediaType = (contentType: string): ApiError =>
   failure(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got ${contentType || 'none'})`);
 export const entityTooLarge = (limit: number): ApiError =>
   failure(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${limit}`);
-export const tooLargeResourceVersion = (rv: number, current: number): ApiError =>
-  failure(504, 'Timeout', `Too large resource version: ${rv}, current: ${current}`, {
+/** Kubernetes' storage.NewTooLargeResourceVersionError: a Timeout whose retry hint is left out when 0. */
+export const tooLargeResourceVersion = (rv: number, current: number, retryAfterSeconds = 1): ApiError =>
+  failure(504, 'Timeout', `Timeout: Too large resource version: ${rv}, current: ${current}`, {
     causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
-    retryAfterSeconds: 1,
+    ...(retryAfterSeconds > 0 ? { retryAfterSeconds } : {}),
   });
 export const internalError = (message: string): ApiError => failure(500, 'InternalError', `Internal error occurred: ${message}`, {
   causes: [{ message }],
