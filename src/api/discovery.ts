@@ -17,6 +17,8 @@ export const KUBERNETES_VERSION = { major: '1', minor: '36', gitVersion: 'v1.36.
 
 /** Every kind supports the full set of collection and item verbs (sorted, as kube-apiserver lists them). */
 export const RESOURCE_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'] as const;
+/** The verbs a kind's main resource serves. */
+export const verbsOf = (k: KindStrategy): string[] => RESOURCE_VERBS.filter((v) => v !== 'deletecollection' || k.deleteCollection !== false);
 export const STATUS_VERBS = ['get', 'patch', 'update'] as const;
 
 export interface VersionOptions {
@@ -99,7 +101,7 @@ export function apiResourceList(kinds: readonly KindStrategy[], group: string, v
       singularName: k.singular,
       namespaced: k.namespaced,
       kind: k.kind,
-      verbs: [...RESOURCE_VERBS],
+      verbs: verbsOf(k),
       ...(k.shortNames?.length ? { shortNames: k.shortNames } : {}),
       ...(k.categories?.length ? { categories: k.categories } : {}),
       storageVersionHash: storageVersionHash(k),
@@ -118,7 +120,7 @@ function discoveryResource(k: KindStrategy, version: string) {
     responseKind,
     scope: k.namespaced ? 'Namespaced' : 'Cluster',
     singularResource: k.singular,
-    verbs: [...RESOURCE_VERBS],
+    verbs: verbsOf(k),
     ...(k.shortNames?.length ? { shortNames: k.shortNames } : {}),
     ...(k.categories?.length ? { categories: k.categories } : {}),
     ...(k.hasStatus ? { subresources: [{ subresource: 'status', responseKind, verbs: [...STATUS_VERBS] }] } : {}),

@@ -98,8 +98,9 @@ export class ObjectStore {
     if (kind.hasStatus) delete obj.status;
     kind.prepareForCreate?.(obj);
     kind.applyDefaults(obj);
-    this.invalidIf(kind, meta.name, validateCreate(kind, obj));
+    // NamespaceLifecycle is mutating admission in Kubernetes: it answers before validation does.
     if (kind.namespaced) this.requireNamespace(namespace ?? '');
+    this.invalidIf(kind, meta.name, validateCreate(kind, obj));
     await this.admit?.('CREATE', kind, obj, undefined, opts);
     const key = this.key(kind, namespace, meta.name ?? '');
     // A dry run still answers what the write would: an existing name is AlreadyExists.
@@ -141,6 +142,12 @@ export class ObjectStore {
           return opts.dryRun ? { kind: 'noop' } : { kind: 'put', obj: dryResult };
         }
         const old = cur.obj;
+        // A replaced object's uid is a precondition (Kubernetes' DefaultUpdatedObjectInfo), checked
+        // before its resourceVersion; a patch carries none, so a patched uid is left to validation.
+        const uid = obj.metadata.uid;
+        if (typeof incoming !== 'function' && uid && uid !== old.metadata.uid) {
+          throw E.conflict(E.qualified(kind, name), `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${old.metadata.uid ?? ''}`);
+        }
         const rv = obj.metadata.resourceVersion;
         if (rv !== undefined && rv !== '' && rv !== String(cur.seq)) {
           throw E.conflict(E.qualified(kind, name), 'the object has been modified; please apply your changes to the latest version and try again');

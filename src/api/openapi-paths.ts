@@ -166,12 +166,16 @@ export function kindPaths(kind: KindStrategy, version: string, names: KindNames)
           body: { definition: names.object, mediaTypes: BODY_TYPES },
           responses: { ...created, '202': { description: 'Accepted', definition: names.object } },
         }),
-        op('delete', 'delete', 'deletecollection', `delete collection of ${K}`, {
-          suffix: `Collection${ns}${K}`,
-          parameters: DELETE_COLLECTION_PARAMS,
-          body: { definition: metaNames.deleteOptions, mediaTypes: BODY_TYPES },
-          responses: statusAnswer(['200']),
-        }),
+        ...(kind.deleteCollection === false
+          ? []
+          : [
+              op('delete', 'delete', 'deletecollection', `delete collection of ${K}`, {
+                suffix: `Collection${ns}${K}`,
+                parameters: DELETE_COLLECTION_PARAMS,
+                body: { definition: metaNames.deleteOptions, mediaTypes: BODY_TYPES },
+                responses: statusAnswer(['200']),
+              }),
+            ]),
       ],
     },
     {

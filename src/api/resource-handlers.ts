@@ -41,6 +41,7 @@ export async function handleResource(r: Request): Promise<string> {
         await create(r);
         return 'POST';
       case 'DELETE':
+        if (route.kind.deleteCollection === false) throw E.methodNotAllowed(method);
         await deleteCollection(r);
         return 'DELETECOLLECTION';
       default:

@@ -88,6 +88,7 @@ export const namespace = {
   shortNames: ['ns'],
   namespaced: false,
   nameFormat: 'dns-label',
+  deleteCollection: false,
   hasStatus: true,
   schema,
   applyDefaults(o) {

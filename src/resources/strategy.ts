@@ -34,6 +34,8 @@ export interface KindStrategy {
   nameFormat?: NameFormat;
   /** A PUT to a missing name creates it (Kubernetes' AllowCreateOnUpdate: true for Events). */
   allowCreateOnUpdate?: boolean;
+  /** false: the collection has no DELETE (Kubernetes serves no deletecollection for Namespaces). */
+  deleteCollection?: boolean;
   /** Has a /status subresource: status is ignored on writes of the main resource. */
   hasStatus: boolean;
   /** Schema of the whole object (apiVersion, kind, metadata, spec, …). */
