@@ -25,6 +25,9 @@ const packr = new Packr({ useRecords: false });
  * prototype pollution), but JSON.parse makes such keys and a ConfigMap may hold one. Values whose bytes
  * contain the name are decoded into Maps and rebuilt with defineProperty, which is safe and exact.
  */
+/** A JSON value as msgpackr bytes (the log's records, and the store's checkpoints). */
+export const packJson = (value: unknown): Buffer => packr.pack(value);
+
 const mapReader = new Unpackr({ useRecords: false, mapsAsObjects: false });
 const PROTO = Buffer.from('__proto__', 'latin1');
 
@@ -59,18 +62,19 @@ export function encodeRecord(r: LogRecord): Buffer {
   // A bad record is a programming mistake; catching it here keeps it out of history.
   if (r.type !== 'put' && r.type !== 'delete') throw new TypeError(`log record type must be put or delete, not ${String(r.type)}`);
   if (typeof r.key !== 'string') throw new TypeError('log record key must be a string');
-  return packr.pack({ t: r.type === 'put' ? 'p' : 'd', k: r.key, v: r.value });
+  return packJson({ t: r.type === 'put' ? 'p' : 'd', k: r.key, v: r.value });
 }
 
 export function decodeEntry(seq: number, bytes: Buffer): LogEntry {
-  const s = decodeValue(bytes) as { t?: unknown; k?: unknown; v?: unknown } | null;
+  const s = unpackJson(bytes) as { t?: unknown; k?: unknown; v?: unknown } | null;
   if (s === null || typeof s !== 'object' || (s.t !== 'p' && s.t !== 'd') || typeof s.k !== 'string') {
     throw new Error(`log entry ${seq} is not a log record`);
   }
   return { seq, type: s.t === 'p' ? 'put' : 'delete', key: s.k, value: s.v };
 }
 
-function decodeValue(bytes: Buffer): unknown {
+/** msgpackr bytes back to the JSON value packJson wrote, "__proto__" keys included. */
+export function unpackJson(bytes: Buffer): unknown {
   // indexOf is a native scan, a small fraction of the cost of unpacking the same bytes.
   if (bytes.indexOf(PROTO) === -1) return packr.unpack(bytes);
   return fromMaps(mapReader.unpack(bytes));
