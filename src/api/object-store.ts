@@ -143,9 +143,10 @@ export class ObjectStore {
         }
         const old = cur.obj;
         // A replaced object's uid is a precondition (Kubernetes' DefaultUpdatedObjectInfo), checked
-        // before its resourceVersion; a patch carries none, so a patched uid is left to validation.
+        // before its resourceVersion. (Kubernetes gives patches none, and answers a patch that
+        // changes the uid 422 rather than 409: both refuse it.)
         const uid = obj.metadata.uid;
-        if (typeof incoming !== 'function' && uid && uid !== old.metadata.uid) {
+        if (uid && uid !== old.metadata.uid) {
           throw E.conflict(E.qualified(kind, name), `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${old.metadata.uid ?? ''}`);
         }
         const rv = obj.metadata.resourceVersion;
