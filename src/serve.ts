@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { LevelDbLog } from './log/leveldb-log.js';
+import { encryptAtRest } from './log/encryption/index.js';
 import { kinds } from './resources/registry.js';
 import { Store } from './store/store.js';
 import { Compactor } from './store/compactor.js';
@@ -63,7 +64,11 @@ export async function serve(opts: ServeOptions): Promise<Running> {
   const logger = opts.logger ?? jsonLogger();
   await mkdir(opts.dataDir, { recursive: true });
   const metrics = new Metrics();
-  const log = new LevelDbLog({ path: join(opts.dataDir, 'log'), onBatch: (size, ms) => metrics.logBatch(size, ms) });
+  // Encryption at rest wraps the log; built first, so an unsupported provider (kms) stops the start.
+  const log = encryptAtRest(
+    new LevelDbLog({ path: join(opts.dataDir, 'log'), onBatch: (size, ms) => metrics.logBatch(size, ms) }),
+    opts.config?.encryption?.value,
+  );
   await log.open();
   let lastReport = 0;
   const store = new Store({
@@ -111,6 +116,10 @@ export async function serve(opts: ServeOptions): Promise<Running> {
     onError: (err) => logger.error('compaction failed', { error: err instanceof Error ? err.stack : String(err) }),
   });
   compactor.start();
+  if (log.corrupt.size > 0) {
+    const keys = [...log.corrupt.entries()].slice(0, 10).map(([key, c]) => `${key}: ${c.message}`);
+    logger.warn('stored objects that cannot be read (corrupt objects)', { count: log.corrupt.size, first: keys });
+  }
   logger.info('ready', { url, seq: store.appliedSeq, objects: store.view.objects.size, replayMs: Date.now() - started });
   let closing: Promise<void> | undefined;
   return {

@@ -3,6 +3,7 @@ import type { FieldError } from '../resources/field-errors.js';
 import { jsonEqual } from '../resources/json-access.js';
 import { apiVersionOf, type KindStrategy } from '../resources/strategy.js';
 import type { KubeObject } from '../resources/types.js';
+import { corruptObjectsOf, type CorruptObject } from '../log/encryption/index.js';
 import { StoreError } from '../store/errors.js';
 import { collectionOf, storageKey, suffixOf } from '../store/keys.js';
 import type { Store, UpdateResult } from '../store/store.js';
@@ -28,6 +29,8 @@ export interface DeleteOptions extends WriteOptions {
   propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
   orphanDependents?: boolean;
   preconditions?: { uid?: string; resourceVersion?: string };
+  /** A corrupt object (its stored data cannot be read) is removed from storage, unsafely. */
+  ignoreStoreReadErrorWithClusterBreakingPotential?: boolean;
 }
 
 /**
@@ -73,9 +76,20 @@ export class ObjectStore {
   }
 
   get(kind: KindStrategy, namespace: string | undefined, name: string): StoredObject {
-    const s = this.store.get(this.key(kind, namespace, name));
-    if (!s) throw E.notFound(E.qualified(kind, name));
+    const key = this.key(kind, namespace, name);
+    const s = this.store.get(key);
+    if (!s) throw this.corruptError(key) ?? E.notFound(E.qualified(kind, name));
     return s;
+  }
+
+  /** The stored state of key that cannot be read (encryption at rest: no provider opens it), if so. */
+  corrupt(key: string): CorruptObject | undefined {
+    return corruptObjectsOf(this.store.log)?.get(key);
+  }
+
+  private corruptError(key: string): E.ApiError | undefined {
+    const c = this.corrupt(key);
+    return c && E.corruptObject(key, c.seq, c.message);
   }
 
   /** Committed objects of a kind, one namespace or all, in key order, starting after a key. */
@@ -103,6 +117,8 @@ export class ObjectStore {
     this.invalidIf(kind, meta.name, validateCreate(kind, obj));
     await this.admit?.('CREATE', kind, obj, undefined, opts);
     const key = this.key(kind, namespace, meta.name ?? '');
+    // Stored, though unreadable: the name is taken (etcd's create compares the key's existence only).
+    if (this.corrupt(key)) throw E.alreadyExists(E.qualified(kind, meta.name));
     // A dry run still answers what the write would: an existing name is AlreadyExists.
     if (opts.dryRun) {
       if (this.store.get(key)) throw E.alreadyExists(E.qualified(kind, meta.name));
@@ -127,6 +143,8 @@ export class ObjectStore {
     opts: WriteOptions & { subresource?: 'status'; allowCreate?: boolean },
   ): Promise<{ obj: KubeObject; created: boolean }> {
     const key = this.key(kind, namespace, name);
+    const corrupt = this.corruptError(key);
+    if (corrupt) throw corrupt;
     let created = false;
     let dryResult: KubeObject | undefined;
     try {
@@ -211,6 +229,11 @@ export class ObjectStore {
    */
   async delete(kind: KindStrategy, namespace: string | undefined, name: string, opts: DeleteOptions): Promise<{ deleted: boolean; obj: KubeObject }> {
     const key = this.key(kind, namespace, name);
+    const corrupt = this.corruptError(key);
+    if (corrupt) {
+      if (!opts.ignoreStoreReadErrorWithClusterBreakingPotential) throw corrupt;
+      return { deleted: true, obj: await this.unsafeDelete(kind, namespace, name, key) };
+    }
     let deleted = false;
     let last: KubeObject | undefined;
     try {
@@ -251,6 +274,25 @@ export class ObjectStore {
       throw this.translate(err, kind, name);
     }
     return { deleted, obj: last! };
+  }
+
+  /**
+   * Removes a corrupt object from storage: no finalizers, preconditions or admission (they would
+   * need the object). The delete record carries what is known of it, its identity, so watchers
+   * see it go.
+   */
+  private async unsafeDelete(kind: KindStrategy, namespace: string | undefined, name: string, key: string): Promise<KubeObject> {
+    const obj: KubeObject = {
+      apiVersion: apiVersionOf(kind, kind.versions[0]),
+      kind: kind.kind,
+      metadata: kind.namespaced ? { name, namespace: namespace ?? '' } : { name },
+    };
+    const { durable } = this.store.log.append((seq) => {
+      obj.metadata.resourceVersion = String(seq);
+      return { type: 'delete', key, value: obj };
+    });
+    await durable;
+    return obj;
   }
 
   private requireNamespace(namespace: string): void {

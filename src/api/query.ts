@@ -62,6 +62,8 @@ export interface DeleteOptions {
   propagationPolicy?: PropagationPolicy;
   orphanDependents?: boolean;
   preconditions?: { uid?: string; resourceVersion?: string };
+  /** Delete an object that cannot be read (corrupt) by removing it from storage, unsafely. */
+  ignoreStoreReadErrorWithClusterBreakingPotential?: boolean;
 }
 
 /** The Kubernetes option kinds in 422 answers: `ListOptions "" is invalid: …`. */
@@ -326,6 +328,7 @@ interface RawDelete {
   propagationPolicy?: string;
   orphanDependents?: boolean;
   preconditions?: { uid?: string; resourceVersion?: string };
+  ignoreStoreReadErrorWithClusterBreakingPotential?: boolean;
 }
 
 function deleteFromQuery(params: URLSearchParams): RawDelete {
@@ -336,6 +339,8 @@ function deleteFromQuery(params: URLSearchParams): RawDelete {
   if (policy !== null) raw.propagationPolicy = policy;
   const orphan = flag(params, 'orphanDependents');
   if (orphan !== undefined) raw.orphanDependents = orphan;
+  const unsafe = flag(params, 'ignoreStoreReadErrorWithClusterBreakingPotential');
+  if (unsafe !== undefined) raw.ignoreStoreReadErrorWithClusterBreakingPotential = unsafe;
   return raw;
 }
 
@@ -385,6 +390,11 @@ function deleteFromBody(body: unknown): RawDelete {
     for (const v of dryRun) if (typeof v !== 'string') throw cannotUnmarshal(v, 'dryRun', 'string');
     raw.dryRun = dryRun as string[];
   }
+  const unsafe = body.ignoreStoreReadErrorWithClusterBreakingPotential;
+  if (unsafe !== undefined && unsafe !== null) {
+    if (typeof unsafe !== 'boolean') throw cannotUnmarshal(unsafe, 'ignoreStoreReadErrorWithClusterBreakingPotential', 'bool');
+    raw.ignoreStoreReadErrorWithClusterBreakingPotential = unsafe;
+  }
   const pre = body.preconditions;
   if (pre !== undefined && pre !== null) {
     if (!isRecord(pre)) throw cannotUnmarshal(pre, 'preconditions', 'v1.Preconditions');
@@ -404,6 +414,15 @@ function validateDelete(raw: RawDelete): DeleteOptions {
   }
   if (raw.propagationPolicy !== undefined && !POLICIES.includes(raw.propagationPolicy)) errors.push(notSupported(p, raw.propagationPolicy, [...POLICIES, 'nil']));
   errors.push(...dryRunErrors(raw.dryRun));
+  if (raw.ignoreStoreReadErrorWithClusterBreakingPotential === true) {
+    // An unsafe delete removes the stored data and nothing else: no option of a normal delete applies.
+    const u = path('ignoreStoreReadErrorWithClusterBreakingPotential');
+    if (raw.dryRun.length > 0) errors.push(invalidValue(u, true, 'cannot be set together with .dryRun'));
+    if (raw.propagationPolicy !== undefined) errors.push(invalidValue(u, true, 'cannot be set together with .propagationPolicy'));
+    if (raw.orphanDependents !== undefined) errors.push(invalidValue(u, true, 'cannot be set together with .orphanDependents'));
+    if (raw.gracePeriodSeconds !== undefined) errors.push(invalidValue(u, true, 'cannot be set together with .gracePeriodSeconds'));
+    if (raw.preconditions !== undefined) errors.push(invalidValue(u, true, 'cannot be set together with .preconditions'));
+  }
   check('DeleteOptions', errors);
   const opts: DeleteOptions = { dryRun: raw.dryRun.length > 0 };
   // Kubernetes' BeforeDelete: "Negative values will be treated as the value `1s` on the delete path."
@@ -411,6 +430,7 @@ function validateDelete(raw: RawDelete): DeleteOptions {
   if (raw.propagationPolicy !== undefined) opts.propagationPolicy = raw.propagationPolicy as PropagationPolicy;
   if (raw.orphanDependents !== undefined) opts.orphanDependents = raw.orphanDependents;
   if (raw.preconditions !== undefined) opts.preconditions = raw.preconditions;
+  if (raw.ignoreStoreReadErrorWithClusterBreakingPotential === true) opts.ignoreStoreReadErrorWithClusterBreakingPotential = true;
   return opts;
 }
 
@@ -418,9 +438,9 @@ function validateDelete(raw: RawDelete): DeleteOptions {
  * A DELETE's options. Kubernetes reads them from the body when there is one and then ignores the
  * query entirely (kubectl sends `{"propagationPolicy":"Background"}` and puts dryRun and the grace
  * period in that body too); only a body-less DELETE (python, @kubernetes/client-node) reads the
- * query. `body` is the decoded body, undefined when there was none. The
- * ignoreStoreReadErrorWithClusterBreakingPotential option is dropped, as Kubernetes 1.36 drops it
- * while its feature gate is off by default.
+ * query. `body` is the decoded body, undefined when there was none.
+ * ignoreStoreReadErrorWithClusterBreakingPotential is honoured (AllowUnsafeMalformedObjectDeletion on):
+ * a DELETE of an object that cannot be read removes it from storage (issue 8, encryption at rest).
  */
 export function deleteOptionsFrom(query: URLSearchParams, body: unknown): DeleteOptions {
   return validateDelete(body === undefined ? deleteFromQuery(query) : deleteFromBody(body));

@@ -1,3 +1,4 @@
+import { corruptObjectsOf } from '../log/encryption/index.js';
 import { LogError } from '../log/log.js';
 import { StoreError } from '../store/errors.js';
 import { collectionOf, suffixOf } from '../store/keys.js';
@@ -110,6 +111,12 @@ export async function handleList(r: Request): Promise<void> {
     } else {
       await waitFresh(store, seq);
     }
+  }
+  // Objects in range that cannot be read fail the list, each named (Kubernetes' StorageReadError).
+  const corrupt = corruptObjectsOf(store.log);
+  if (corrupt && corrupt.size > 0) {
+    const failures = [...corrupt.under(collection, prefix)].map(([key, c]) => ({ key, message: E.corruptObjectMessage(key, c.seq, c.message) }));
+    if (failures.length > 0) throw E.storeReadError(E.qualified(route.kind), `${collection}/${prefix}`, failures);
   }
   let result: ListResult;
   try {

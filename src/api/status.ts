@@ -38,6 +38,7 @@ export type StatusReason =
   | 'RequestEntityTooLarge'
   | 'UnsupportedMediaType'
   | 'InternalError'
+  | 'StorageReadError'
   | 'ServiceUnavailable';
 
 /** An error that already knows its wire form. Thrown anywhere in src/api, rendered at the edge. */
@@ -126,6 +127,27 @@ export const tooLargeResourceVersion = (rv: number, current: number, retryAfterS
 export const internalError = (message: string): ApiError => failure(500, 'InternalError', `Internal error occurred: ${message}`, {
   causes: [{ message }],
 });
+/**
+ * An object whose stored data cannot be read (encryption at rest: no provider opens it): Kubernetes'
+ * storage.NewCorruptObjError as a GET, PUT, PATCH or DELETE meets it (500 InternalError).
+ */
+export const corruptObject = (key: string, seq: number, why: string): ApiError => internalError(corruptObjectMessage(key, seq, why));
+/** Kubernetes' StorageError text for a corrupt object (code 7). */
+export const corruptObjectMessage = (key: string, seq: number, why: string): string =>
+  `StorageError: corrupt object, Code: 7, Key: ${key}, ResourceVersion: 0, AdditionalErrorMsg: data from the storage is not transformable revision=${seq}: ${why}`;
+/** Causes a list's StorageReadError names at most (then one TooMany cause), as Kubernetes does. */
+const STORE_READ_CAUSES = 100;
+/** A list over corrupt objects: 500 StorageReadError naming each unreadable key (Kubernetes' aggregated corrupt-object error). */
+export function storeReadError(q: Qualified, prefix: string, failures: { key: string; message: string }[]): ApiError {
+  const causes: NonNullable<Status['details']>['causes'] = failures.slice(0, STORE_READ_CAUSES).map((f) => ({ reason: 'UnexpectedServerResponse', message: f.message, field: f.key }));
+  if (failures.length > STORE_READ_CAUSES) causes.push({ reason: 'TooMany', message: 'too many errors, the list is truncated' });
+  return failure(500, 'StorageReadError', `failed to read one or more ${qualifiedResource(q)} from the storage`, {
+    ...(q.group ? { group: q.group } : {}),
+    kind: q.resource,
+    name: prefix,
+    causes,
+  });
+}
 export const forbidden = (q: Qualified, why: string): ApiError =>
   failure(403, 'Forbidden', `${qualifiedResource(q)} "${q.name ?? ''}" is forbidden: ${why}`, detailsOf(q));
 export const serviceUnavailable = (message: string): ApiError => failure(503, 'ServiceUnavailable', message);

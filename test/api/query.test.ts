@@ -346,7 +346,8 @@ describe('deleteOptionsFrom', () => {
     ['a negative grace period is one second, as on the Kubernetes delete path', 'gracePeriodSeconds=-5', { dryRun: false, gracePeriodSeconds: 1 }],
     ['orphanDependents', 'orphanDependents=false', { dryRun: false, orphanDependents: false }],
     ['dryRun', 'dryRun=All', { dryRun: true }],
-    ['the unsafe-delete option is dropped (its gate is off in 1.36)', 'ignoreStoreReadErrorWithClusterBreakingPotential=true', { dryRun: false }],
+    ['the unsafe-delete option (corrupt objects, encryption at rest)', 'ignoreStoreReadErrorWithClusterBreakingPotential=true', { dryRun: false, ignoreStoreReadErrorWithClusterBreakingPotential: true }],
+    ['the unsafe-delete option off', 'ignoreStoreReadErrorWithClusterBreakingPotential=false', { dryRun: false }],
   ];
   it.each(fromQuery)('from the query: %s', (_name, query, want) => {
     expect(deleteOptionsFrom(q(query), undefined)).toEqual(want);

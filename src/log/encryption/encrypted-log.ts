@@ -1,0 +1,172 @@
+import { Subject, type Observable } from 'rxjs';
+import { packJson, unpackJson } from '../codec.js';
+import type { Appended, Checkpoint, Log, LogEntry, LogRecord } from '../log.js';
+import { CorruptObjects } from './corrupt-objects.js';
+import type { StoredValues } from './stored-values.js';
+import { ENCRYPTED_PREFIX, TransformError } from './transformer.js';
+
+/** The checkpoint layout of src/store/checkpoint.ts, as far as values go: objects are [key, seq, object]. */
+interface CheckpointData {
+  objects: [string, number, unknown][];
+  [other: string]: unknown;
+}
+
+const ENCRYPTED = Buffer.from(ENCRYPTED_PREFIX, 'utf8');
+
+/**
+ * Encryption at rest as a Log around the real one. Values of the selected resources are sealed by
+ * their first provider when appended, and opened (by their stored prefix) when read back: a replay,
+ * a history read, a checkpoint. Keys stay plain. Everything above sees plain objects, and
+ * committed$ hands out the very objects appended (no decryption of one's own writes).
+ *
+ * A stored value that no configured provider opens is corrupt: while the log is read in order (the
+ * replay at start) it is recorded in `corrupt` and handed on as a delete of the key with a stub, so
+ * the view holds no stale older state of it; the API answers reads of it with a corrupt-object error.
+ * Checkpoints are sealed per object with the same providers, and carry corrupt objects as stored.
+ */
+export class EncryptedLog implements Log {
+  readonly corrupt = new CorruptObjects();
+  /** Values appended sealed, by seq, until committed$ hands them out. */
+  private readonly appended = new Map<number, unknown>();
+  private readonly subject = new Subject<LogEntry[]>();
+  readonly committed$: Observable<LogEntry[]> = this.subject.asObservable();
+  /** The newest seq read or committed: only entries past it change what is corrupt. */
+  private newest = 0;
+
+  constructor(
+    readonly inner: Log,
+    private readonly values: StoredValues,
+  ) {
+    inner.committed$.subscribe({
+      next: (batch) => this.subject.next(this.onCommitted(batch)),
+      error: (err: unknown) => this.subject.error(err),
+      complete: () => this.subject.complete(),
+    });
+  }
+
+  get lastSeq(): number {
+    return this.inner.lastSeq;
+  }
+
+  get firstSeq(): number {
+    return this.inner.firstSeq;
+  }
+
+  open(): Promise<void> {
+    return this.inner.open();
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+
+  append(make: (seq: number) => LogRecord): Appended {
+    return this.inner.append((seq) => {
+      const r = make(seq);
+      // A seq whose earlier append failed in encoding is handed out again.
+      this.appended.delete(seq);
+      if (this.values.storesPlainly(r.key)) return r;
+      const sealed = this.values.seal(r.key, r.value);
+      this.appended.set(seq, r.value);
+      return { type: r.type, key: r.key, value: sealed };
+    });
+  }
+
+  private onCommitted(batch: LogEntry[]): LogEntry[] {
+    const out = batch.map((e): LogEntry => {
+      this.noteNewest(e.seq);
+      // A new state of the key replaces whatever could not be read.
+      this.corrupt.delete(e.key);
+      if (!this.appended.has(e.seq)) return e;
+      const value = this.appended.get(e.seq);
+      this.appended.delete(e.seq);
+      return { seq: e.seq, type: e.type, key: e.key, value };
+    });
+    return out;
+  }
+
+  private noteNewest(seq: number): boolean {
+    if (seq <= this.newest) return false;
+    this.newest = seq;
+    return true;
+  }
+
+  /** An entry as read from the inner log, opened; a corrupt one becomes a delete of its key. */
+  private opened(e: LogEntry): LogEntry {
+    const inOrder = this.noteNewest(e.seq);
+    try {
+      const value = this.values.open(e.key, e.value);
+      if (inOrder) this.corrupt.delete(e.key);
+      return value === e.value ? e : { seq: e.seq, type: e.type, key: e.key, value };
+    } catch (err) {
+      if (!(err instanceof TransformError)) throw err;
+      if (inOrder) this.corrupt.set(e.key, { seq: e.seq, message: err.message, stored: e.value });
+      return { seq: e.seq, type: 'delete', key: e.key, value: stubOf(e.key) };
+    }
+  }
+
+  async *read(from: number, to?: number): AsyncIterable<LogEntry[]> {
+    for await (const page of this.inner.read(from, to)) yield page.map((e) => this.opened(e));
+  }
+
+  async get(seq: number): Promise<LogEntry | undefined> {
+    const e = await this.inner.get(seq);
+    return e && this.opened(e);
+  }
+
+  compact(below: number, keep?: (seq: number) => boolean): Promise<void> {
+    return this.inner.compact(below, keep);
+  }
+
+  saveCheckpoint(cp: Checkpoint): Promise<void> {
+    if (!this.values.encryptsAny && this.corrupt.size === 0) return this.inner.saveCheckpoint(cp);
+    let data: CheckpointData;
+    try {
+      data = checkpointData(cp);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const objects: CheckpointData['objects'] = data.objects.map(([key, seq, obj]) => [key, seq, this.values.seal(key, obj)]);
+    for (const [key, c] of this.corrupt.entries()) objects.push([key, c.seq, c.stored]);
+    return this.inner.saveCheckpoint({ seq: cp.seq, data: packJson({ ...data, objects }) });
+  }
+
+  async loadCheckpoint(): Promise<Checkpoint | undefined> {
+    const cp = await this.inner.loadCheckpoint();
+    if (!cp) return cp;
+    const bytes = Buffer.from(cp.data.buffer, cp.data.byteOffset, cp.data.byteLength);
+    // The common case without encryption: nothing sealed in it and nothing that must be.
+    if (this.values.readsPlainEverywhere && bytes.indexOf(ENCRYPTED) === -1) return cp;
+    const data = checkpointData(cp);
+    const objects: CheckpointData['objects'] = [];
+    for (const [key, seq, stored] of data.objects) {
+      try {
+        objects.push([key, seq, this.values.open(key, stored)]);
+      } catch (err) {
+        if (!(err instanceof TransformError)) throw err;
+        this.corrupt.set(key, { seq, message: err.message, stored });
+      }
+    }
+    return { seq: cp.seq, data: packJson({ ...data, objects }) };
+  }
+}
+
+function checkpointData(cp: Checkpoint): CheckpointData {
+  const data = unpackJson(Buffer.from(cp.data.buffer, cp.data.byteOffset, cp.data.byteLength)) as Partial<CheckpointData> | null;
+  // The store's checkpoint layout changed: sealing it blindly could write plaintext, so refuse.
+  if (data === null || typeof data !== 'object' || !Array.isArray(data.objects)) throw new Error('encryption at rest: unknown checkpoint layout (no objects list)');
+  return data as CheckpointData;
+}
+
+/** What a corrupt entry shows of its object: the name and namespace its key holds. */
+function stubOf(key: string): { metadata: { name: string; namespace?: string } } {
+  const first = key.indexOf('/');
+  const suffix = key.slice(key.indexOf('/', first + 1) + 1);
+  const slash = suffix.indexOf('/');
+  const namespace = suffix.slice(0, slash);
+  const name = suffix.slice(slash + 1);
+  return { metadata: namespace ? { name, namespace } : { name } };
+}
+
+/** The corrupt objects of a log, when it is one that decrypts. */
+export const corruptObjectsOf = (log: Log): CorruptObjects | undefined => (log instanceof EncryptedLog ? log.corrupt : undefined);

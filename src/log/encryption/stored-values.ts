@@ -1,0 +1,80 @@
+import { packJson, unpackJson } from '../codec.js';
+import { IDENTITY } from './identity.js';
+import type { ResourceProviders } from './providers.js';
+import { ENCRYPTED_PREFIX, TransformError } from './transformer.js';
+
+/** The collection (`<group>/<plural>`) of a storage key `<group>/<plural>/<namespace>/<name>`. */
+export function collectionOfKey(key: string): string {
+  return key.slice(0, key.indexOf('/', key.indexOf('/') + 1));
+}
+
+const isSealed = (v: unknown): v is Uint8Array => v instanceof Uint8Array;
+
+/**
+ * The values of log records as they go to disk. An encrypted value is msgpack binary: the prefix and
+ * the sealed msgpack of the object; a plain one is the object itself, as without encryption. The
+ * storage key stays plain in the record, so views and watches route without decrypting, and it is
+ * the authenticated context of the value.
+ */
+export class StoredValues {
+  constructor(private readonly providers: ResourceProviders) {}
+
+  get encryptsAny(): boolean {
+    return this.providers.encryptsAny;
+  }
+
+  get readsPlainEverywhere(): boolean {
+    return this.providers.readsPlainEverywhere;
+  }
+
+  /** What to store for value under key: value itself (identity, unselected) or its sealed bytes. */
+  seal(key: string, value: unknown): unknown {
+    const chain = this.providers.forCollection(collectionOfKey(key));
+    if (!chain || chain.writer === IDENTITY) return value;
+    return chain.writer.seal(packJson(value), Buffer.from(key, 'utf8'));
+  }
+
+  /** Whether seal() would store key's values plainly (no copy to keep while a write is on its way). */
+  storesPlainly(key: string): boolean {
+    const chain = this.providers.forCollection(collectionOfKey(key));
+    return !chain || chain.writer === IDENTITY;
+  }
+
+  /** The value stored under key, opened. Throws TransformError for a value no configured provider opens. */
+  open(key: string, stored: unknown): unknown {
+    const chain = this.providers.forCollection(collectionOfKey(key));
+    if (!isSealed(stored)) {
+      // Plain data where the list has no identity provider: kube-apiserver finds no prefix either.
+      if (chain && !chain.readsPlain) throw new TransformError('no matching prefix found');
+      return stored;
+    }
+    const bytes = Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength);
+    const errors: string[] = [];
+    for (const t of chain?.readers ?? []) {
+      if (bytes.length < t.prefix.length || !t.prefix.equals(bytes.subarray(0, t.prefix.length))) continue;
+      let plain: Buffer;
+      try {
+        plain = t.open(bytes, Buffer.from(key, 'utf8'));
+      } catch (err) {
+        errors.push(err instanceof Error ? err.message : String(err));
+        continue;
+      }
+      return decodePlain(plain);
+    }
+    if (errors.length > 0) throw new TransformError(errors.length === 1 ? errors[0] : `[${errors.join(', ')}]`);
+    if (!bytes.subarray(0, ENCRYPTED_PREFIX.length).equals(Buffer.from(ENCRYPTED_PREFIX))) throw new TransformError('stored data is neither plain nor encrypted');
+    throw new TransformError('no matching prefix found');
+  }
+}
+
+/** The object a provider opened: bytes that opened under a wrong AES-CBC key decode to nothing sensible. */
+function decodePlain(plain: Buffer): unknown {
+  let value: unknown;
+  try {
+    value = unpackJson(plain);
+  } catch (err) {
+    throw new TransformError('object not decodable', { cause: err });
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new TransformError('object not decodable');
+  return value;
+}

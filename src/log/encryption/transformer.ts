@@ -1,0 +1,27 @@
+/**
+ * What an encryption-at-rest provider does to one stored value: plain bytes in, bytes for the disk
+ * out, and back. The bytes on disk start with the transformer's prefix, which names the provider
+ * and the key (`orch:enc:aesgcm:v1:<key name>:`), so a reader finds the transformer that wrote them
+ * whatever the current first provider is: keys rotate by adding a new first key and rewriting.
+ */
+export interface Transformer {
+  /** `orch:enc:<provider>:v1:<key name>:` (kube-apiserver writes `k8s:enc:…`). */
+  readonly prefix: Buffer;
+  /** The sealed value, prefix included. context is authenticated where the cipher allows it (AES-GCM). */
+  seal(plain: Buffer, context: Buffer): Buffer;
+  /** The plain value of sealed (which starts with prefix). Throws TransformError when it cannot. */
+  open(sealed: Buffer, context: Buffer): Buffer;
+}
+
+/** The prefix every encrypted value starts with. */
+export const ENCRYPTED_PREFIX = 'orch:enc:';
+
+export const prefixOf = (provider: string, keyName: string): Buffer => Buffer.from(`${ENCRYPTED_PREFIX}${provider}:v1:${keyName}:`, 'utf8');
+
+/** A stored value that cannot be turned back into plain bytes: wrong key, tampered or cut short. */
+export class TransformError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'TransformError';
+  }
+}
