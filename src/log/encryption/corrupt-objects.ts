@@ -29,6 +29,10 @@ export class CorruptObjects {
     this.byKey.delete(key);
   }
 
+  clear(): void {
+    this.byKey.clear();
+  }
+
   get size(): number {
     return this.byKey.size;
   }

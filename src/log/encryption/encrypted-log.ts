@@ -3,15 +3,10 @@ import { packJson, unpackJson } from '../codec.js';
 import type { Appended, Checkpoint, Log, LogEntry, LogRecord } from '../log.js';
 import { CorruptObjects } from './corrupt-objects.js';
 import type { StoredValues } from './stored-values.js';
-import { ENCRYPTED_PREFIX, TransformError } from './transformer.js';
+import { TransformError } from './transformer.js';
 
-/** The checkpoint layout of src/store/checkpoint.ts, as far as values go: objects are [key, seq, object]. */
-interface CheckpointData {
-  objects: [string, number, unknown][];
-  [other: string]: unknown;
-}
-
-const ENCRYPTED = Buffer.from(ENCRYPTED_PREFIX, 'utf8');
+/** The start of a checkpoint this log wrapped (a corrupt-objects header, then the sealed checkpoint). */
+const ENVELOPE = Buffer.from('orchd-encrypted-checkpoint/1\n', 'utf8');
 
 /**
  * Encryption at rest as a Log around the real one. Values of the selected resources are sealed by
@@ -22,7 +17,7 @@ const ENCRYPTED = Buffer.from(ENCRYPTED_PREFIX, 'utf8');
  * A stored value that no configured provider opens is corrupt: while the log is read in order (the
  * replay at start) it is recorded in `corrupt` and handed on as a delete of the key with a stub, so
  * the view holds no stale older state of it; the API answers reads of it with a corrupt-object error.
- * Checkpoints are sealed per object with the same providers, and carry corrupt objects as stored.
+ * Checkpoints are sealed whole, and carry the corrupt objects as stored.
  */
 export class EncryptedLog implements Log {
   readonly corrupt = new CorruptObjects();
@@ -118,44 +113,67 @@ export class EncryptedLog implements Log {
     return this.inner.compact(below, keep);
   }
 
+  private opens(key: string, stored: unknown): boolean {
+    try {
+      this.values.open(key, stored);
+      return true;
+    } catch (err) {
+      if (err instanceof TransformError) return false;
+      throw err;
+    }
+  }
+
+  /**
+   * A checkpoint holds every object of the view: it is sealed whole (its layout is the store's
+   * business) behind a small plain header that carries the corrupt objects, which the view does not
+   * hold, as they are stored, so a restart from the checkpoint still knows them.
+   */
   saveCheckpoint(cp: Checkpoint): Promise<void> {
     if (!this.values.encryptsAny && this.corrupt.size === 0) return this.inner.saveCheckpoint(cp);
-    let data: CheckpointData;
+    let data: Buffer;
     try {
-      data = checkpointData(cp);
+      const corrupt = [...this.corrupt.entries()].map(([key, c]) => [key, c.seq, c.message, c.stored]);
+      const header = packJson({ corrupt });
+      const length = Buffer.allocUnsafe(4);
+      length.writeUInt32BE(header.length, 0);
+      const inner = Buffer.from(cp.data.buffer, cp.data.byteOffset, cp.data.byteLength);
+      data = Buffer.concat([ENVELOPE, length, header, this.values.sealCheckpoint(inner)]);
     } catch (err) {
       return Promise.reject(err);
     }
-    const objects: CheckpointData['objects'] = data.objects.map(([key, seq, obj]) => [key, seq, this.values.seal(key, obj)]);
-    for (const [key, c] of this.corrupt.entries()) objects.push([key, c.seq, c.stored]);
-    return this.inner.saveCheckpoint({ seq: cp.seq, data: packJson({ ...data, objects }) });
+    return this.inner.saveCheckpoint({ seq: cp.seq, data });
   }
 
+  /**
+   * The stored checkpoint, opened. One no configured key opens is no checkpoint: the store then
+   * rebuilds the view from the log, entry by entry, each opened (or found corrupt) on its own.
+   */
   async loadCheckpoint(): Promise<Checkpoint | undefined> {
     const cp = await this.inner.loadCheckpoint();
     if (!cp) return cp;
     const bytes = Buffer.from(cp.data.buffer, cp.data.byteOffset, cp.data.byteLength);
-    // The common case without encryption: nothing sealed in it and nothing that must be.
-    if (this.values.readsPlainEverywhere && bytes.indexOf(ENCRYPTED) === -1) return cp;
-    const data = checkpointData(cp);
-    const objects: CheckpointData['objects'] = [];
-    for (const [key, seq, stored] of data.objects) {
-      try {
-        objects.push([key, seq, this.values.open(key, stored)]);
-      } catch (err) {
-        if (!(err instanceof TransformError)) throw err;
-        this.corrupt.set(key, { seq, message: err.message, stored });
-      }
+    if (bytes.length < ENVELOPE.length + 4 || !bytes.subarray(0, ENVELOPE.length).equals(ENVELOPE)) return cp;
+    const at = ENVELOPE.length + 4;
+    const end = at + bytes.readUInt32BE(ENVELOPE.length);
+    const { corrupt } = unpackJson(bytes.subarray(at, end)) as { corrupt: [string, number, string, unknown][] };
+    let data: Buffer;
+    try {
+      data = this.values.openCheckpoint(bytes.subarray(end));
+    } catch (err) {
+      if (!(err instanceof TransformError)) throw err;
+      return undefined;
     }
-    return { seq: cp.seq, data: packJson({ ...data, objects }) };
+    for (const [key, seq, message, stored] of corrupt) {
+      if (this.opens(key, stored)) {
+        // Its key is configured again, but the checkpoint's view left the object out: rebuild the
+        // view from the log instead, where its entry now opens.
+        this.corrupt.clear();
+        return undefined;
+      }
+      this.corrupt.set(key, { seq, message, stored });
+    }
+    return { seq: cp.seq, data };
   }
-}
-
-function checkpointData(cp: Checkpoint): CheckpointData {
-  const data = unpackJson(Buffer.from(cp.data.buffer, cp.data.byteOffset, cp.data.byteLength)) as Partial<CheckpointData> | null;
-  // The store's checkpoint layout changed: sealing it blindly could write plaintext, so refuse.
-  if (data === null || typeof data !== 'object' || !Array.isArray(data.objects)) throw new Error('encryption at rest: unknown checkpoint layout (no objects list)');
-  return data as CheckpointData;
 }
 
 /** What a corrupt entry shows of its object: the name and namespace its key holds. */

@@ -67,7 +67,18 @@ export class ResourceProviders {
     this.lists = config.resources.map((r) => ({ resources: r.resources, chain: chainOf(r.providers) }));
     this.encryptsAny = this.lists.some((l) => l.chain.writer !== IDENTITY);
     this.readsPlainEverywhere = this.lists.every((l) => l.chain.readsPlain);
+    const writer = this.lists.find((l) => l.chain.writer !== IDENTITY)?.chain.writer;
+    this.checkpointWriter = writer === IDENTITY ? undefined : writer;
+    this.allReaders = this.lists.flatMap((l) => l.chain.readers);
   }
+
+  /**
+   * What seals a checkpoint (which holds objects of every resource): the writer of the first list
+   * that encrypts; undefined when none does.
+   */
+  readonly checkpointWriter: Transformer | undefined;
+  /** Every configured key, for opening a checkpoint by its prefix. */
+  readonly allReaders: Transformer[];
 
   /** The chain of a collection `<group>/<plural>`. */
   forCollection(collection: string): ProviderChain | undefined {

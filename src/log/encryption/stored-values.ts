@@ -8,6 +8,9 @@ export function collectionOfKey(key: string): string {
   return key.slice(0, key.indexOf('/', key.indexOf('/') + 1));
 }
 
+/** The authenticated context of a sealed checkpoint (values use their storage key). */
+const CHECKPOINT_CONTEXT = Buffer.from('orchd/checkpoint', 'utf8');
+
 const isSealed = (v: unknown): v is Uint8Array => v instanceof Uint8Array;
 
 /**
@@ -38,6 +41,27 @@ export class StoredValues {
   storesPlainly(key: string): boolean {
     const chain = this.providers.forCollection(collectionOfKey(key));
     return !chain || chain.writer === IDENTITY;
+  }
+
+  /** A checkpoint's bytes as stored: sealed whole by the first encrypting provider, or as they are. */
+  sealCheckpoint(data: Buffer): Buffer {
+    const w = this.providers.checkpointWriter;
+    return w ? w.seal(data, CHECKPOINT_CONTEXT) : data;
+  }
+
+  /** A stored checkpoint's bytes, opened by the key its prefix names. Throws TransformError. */
+  openCheckpoint(stored: Buffer): Buffer {
+    if (!stored.subarray(0, ENCRYPTED_PREFIX.length).equals(Buffer.from(ENCRYPTED_PREFIX))) return stored;
+    const errors: string[] = [];
+    for (const t of this.providers.allReaders) {
+      if (stored.length < t.prefix.length || !t.prefix.equals(stored.subarray(0, t.prefix.length))) continue;
+      try {
+        return t.open(stored, CHECKPOINT_CONTEXT);
+      } catch (err) {
+        errors.push(err instanceof Error ? err.message : String(err));
+      }
+    }
+    throw new TransformError(errors.length > 0 ? errors.join(', ') : 'no matching prefix found');
   }
 
   /** The value stored under key, opened. Throws TransformError for a value no configured provider opens. */
