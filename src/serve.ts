@@ -12,6 +12,8 @@ import { createApiServer, type ApiServer } from './api/server.js';
 import { jsonLogger, type Logger } from './api/logger.js';
 import { Metrics } from './api/metrics.js';
 import type { ServerConfig } from './config/server-config.js';
+import { RequestAuthenticator } from './auth/authenticate.js';
+import { servingTls } from './api/tls.js';
 
 export interface ServeOptions {
   port: number;
@@ -64,6 +66,22 @@ export async function serve(opts: ServeOptions): Promise<Running> {
   const logger = opts.logger ?? jsonLogger();
   await mkdir(opts.dataDir, { recursive: true });
   const metrics = new Metrics();
+  // Built before anything opens: an authenticator that cannot be built (CEL) stops the start.
+  const authentication = opts.config?.authentication;
+  const authenticator = new RequestAuthenticator(authentication?.value, {
+    onInitError: (issuer, err) => logger.error('oidc authenticator: initializing (retried every 10s)', { issuer, error: err.message }),
+    onInitialized: (issuer, jwksUri) => logger.info('oidc authenticator: initialized', { issuer, jwksUri }),
+  });
+  const tls = await servingTls({
+    host: opts.host,
+    dataDir: opts.dataDir,
+    ...(opts.config?.tls ? { given: opts.config.tls } : {}),
+    authenticationConfigured: authentication !== undefined,
+    onRegenerate: (why) => logger.warn('replacing the self-signed serving certificate', { why }),
+  });
+  if (tls?.selfSigned) {
+    logger.info('serving with a self-signed certificate: trust it with kubectl --certificate-authority', { certificateAuthority: tls.certFile, key: tls.keyFile });
+  }
   // Encryption at rest wraps the log; built first, so an unsupported provider (kms) stops the start.
   const log = encryptAtRest(
     new LevelDbLog({ path: join(opts.dataDir, 'log'), onBatch: (size, ms) => metrics.logBatch(size, ms) }),
@@ -88,6 +106,8 @@ export async function serve(opts: ServeOptions): Promise<Running> {
     secret: await loadSecret(opts.dataDir),
     eventTtlSeconds: opts.eventTtlSeconds,
     bookmarkIntervalMs: opts.bookmarkIntervalMs,
+    authenticator,
+    ...(tls ? { tls: { cert: tls.cert, key: tls.key } } : {}),
   });
   try {
     await new Promise<void>((resolve, reject) => {
@@ -100,10 +120,12 @@ export async function serve(opts: ServeOptions): Promise<Running> {
   } catch (err) {
     // Taken port, bad address: release the log's lock, so the caller may try again.
     await log.close();
+    authenticator.close();
     throw err;
   }
   const port = (api.http.address() as AddressInfo).port;
-  const url = `http://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${port}`;
+  authenticator.start();
+  const url = `${tls ? 'https' : 'http'}://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${port}`;
   // Said before the replay, which may be long: where to find /livez and /readyz meanwhile.
   logger.info('listening', { url, port, pid: process.pid, dataDir: opts.dataDir, seq: log.lastSeq });
   const started = Date.now();
@@ -142,6 +164,7 @@ export async function serve(opts: ServeOptions): Promise<Running> {
         } finally {
           clearTimeout(cut);
         }
+        authenticator.close();
         await compactor.stop();
         await store.checkpoint();
         await store.close();

@@ -6,6 +6,7 @@ import type { Output } from './respond.js';
 import type { ResourceRoute } from './router.js';
 import type { Logger } from './logger.js';
 import type { ContinueTokens } from './continue-token.js';
+import type { UserInfo } from '../auth/user.js';
 
 /** What every handler is given: the parsed request and the server's parts, passed explicitly. */
 export interface Server {
@@ -28,4 +29,6 @@ export interface Request {
   route: ResourceRoute;
   out: Output;
   server: Server;
+  /** Who is asking (authentication ran before routing): for the authorizer and admission's userInfo. */
+  user: UserInfo;
 }

@@ -1,4 +1,5 @@
-import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import { STATUS_CODES, createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { KindStrategy } from '../resources/strategy.js';
@@ -18,7 +19,8 @@ import { route, type Route } from './router.js';
 import { handleResource, outputFor } from './resource-handlers.js';
 import { upgradeWatch, watchSocketServerOptions } from './watch-handler.js';
 import { handleDiscovery, handleOpenApi } from './discovery-handlers.js';
-import { pathNotFound, serviceUnavailable } from './status.js';
+import { ApiError, pathNotFound, serviceUnavailable } from './status.js';
+import { RequestAuthenticator } from '../auth/authenticate.js';
 
 export interface ApiServerOptions {
   store: Store;
@@ -28,6 +30,10 @@ export interface ApiServerOptions {
   secret: Buffer;
   eventTtlSeconds: number;
   bookmarkIntervalMs?: number;
+  /** Who is asking; without one every request is anonymous (no authentication configured). */
+  authenticator?: RequestAuthenticator;
+  /** Serve HTTPS with this certificate (PEM, leaf first) and key. */
+  tls?: { cert: Buffer; key: Buffer };
 }
 
 export interface ApiServer {
@@ -63,6 +69,12 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
   let inFlight = 0;
   let drained: (() => void) | undefined;
   const stops: (() => void)[] = [];
+  const authenticator = opts.authenticator ?? new RequestAuthenticator(undefined);
+  /** Kube's answer to failed authentication: the reason goes to the log, never to the client. */
+  const unauthenticated = (req: IncomingMessage, reason: string): ApiError => {
+    opts.logger.info('unable to authenticate the request', { method: req.method, path: req.url?.split('?')[0], reason });
+    return new ApiError({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Unauthorized', reason: 'Unauthorized', code: 401 });
+  };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const started = performance.now();
@@ -72,6 +84,8 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     let out: Output = { format: 'json', pretty: false };
     try {
       const url = new URL(req.url ?? '/', 'http://orchd');
+      const auth = await authenticator.authenticate(req.headers, url.pathname);
+      if (!auth.ok) throw unauthenticated(req, auth.reason);
       const r: Route | undefined = route(url.pathname, lookup);
       if (!r) throw pathNotFound();
       switch (r.type) {
@@ -89,7 +103,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
           resource = r.kind.plural;
           out = outputFor(req, url);
           if (!ready) throw serviceUnavailable(`the server is not ready: ${notReady}`);
-          verb = await handleResource({ req, res, url, route: r, out, server: context });
+          verb = await handleResource({ req, res, url, route: r, out, server: context, user: auth.user });
           return;
         }
       }
@@ -104,17 +118,25 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     }
   };
 
-  const http = createServer({ keepAliveTimeout: 65_000 }, (req, res) => void handle(req, res));
+  const listener = (req: IncomingMessage, res: ServerResponse) => void handle(req, res);
+  const http: HttpServer = opts.tls ? createHttpsServer({ ...opts.tls, keepAliveTimeout: 65_000 }, listener) : createServer({ keepAliveTimeout: 65_000 }, listener);
   const wss = new WebSocketServer(watchSocketServerOptions);
-  http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+  http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void upgrade(req, socket, head));
+  const upgrade = async (req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://orchd');
+    const auth = await authenticator.authenticate(req.headers, url.pathname).catch((err: unknown) => ({ ok: false as const, reason: String(err) }));
+    if (!auth.ok) {
+      const body = JSON.stringify(unauthenticated(req, auth.reason).status);
+      socket.end(`HTTP/1.1 401 ${STATUS_CODES[401]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      return;
+    }
     const r = route(url.pathname, lookup);
     if (!ready || !r || r.type !== 'resource') {
       socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
       return;
     }
     upgradeWatch(wss, req, socket, head, { url, route: r, server: context });
-  });
+  };
 
   return {
     http,
