@@ -1,0 +1,180 @@
+/**
+ * The admission environments: which variables an expression sees, and their types.
+ *
+ *   validating   (ValidatingAdmissionPolicy validations, messageExpression, auditAnnotations, and
+ *                 policy matchConditions): object, oldObject, request, params, namespaceObject,
+ *                 authorizer, variables
+ *   mutating     (MutatingAdmissionPolicy mutations): the same, plus object construction
+ *                 (Object{…}, Object.spec{…}, JSONPatch{…}) and jsonpatch.escapeKey
+ *   webhookMatchCondition (MutatingWebhook matchConditions): object, oldObject, request, authorizer
+ *
+ * Each expression is checked in an environment whose types come from the schemas (so a misspelt
+ * field is a compile error) and run in one where every variable is dynamic (so no value is wrapped
+ * at run time). The checker and the evaluator are the same library, so they agree on the language.
+ */
+import type { Environment } from '@marcbachmann/cel-js';
+import { createCelEnvironment } from './environment.js';
+import { registerAuthorizer } from './lib/authorizer.js';
+import { registerObjects } from './lib/objects.js';
+import type { CelSchema } from './schema.js';
+
+export type EnvKind = 'validating' | 'mutating' | 'webhookMatchCondition';
+
+/** The schemas that type an environment; any left out is dynamic (anything goes, as in Kubernetes). */
+export interface EnvSchemas {
+  /** The schema of the kind being admitted (object and oldObject). */
+  object?: CelSchema;
+  /** The schema of the policy's paramKind. */
+  params?: CelSchema;
+  /** The schema of Namespace (namespaceObject). */
+  namespace?: CelSchema;
+}
+
+const str: CelSchema = { type: 'string' };
+const gvk = (last: 'kind' | 'resource'): CelSchema => ({ type: 'object', properties: { group: str, version: str, [last]: str } });
+
+/** The `request` variable: Kubernetes' admission request attributes. */
+export const REQUEST_SCHEMA: CelSchema = {
+  type: 'object',
+  properties: {
+    uid: str,
+    kind: gvk('kind'),
+    resource: gvk('resource'),
+    subResource: str,
+    requestKind: gvk('kind'),
+    requestResource: gvk('resource'),
+    requestSubResource: str,
+    name: str,
+    namespace: str,
+    operation: str,
+    userInfo: {
+      type: 'object',
+      properties: {
+        username: str,
+        uid: str,
+        groups: { type: 'array', items: str },
+        extra: { type: 'object', additionalProperties: { type: 'array', items: str } },
+      },
+    },
+    dryRun: { type: 'boolean' },
+    options: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+  },
+};
+
+export const AUTHORIZER_TYPE = 'kubernetes.authorization.Authorizer';
+
+/** The variables of each kind, besides `variables` (declared by the compiler, in order). */
+export function variableNames(kind: EnvKind): string[] {
+  return kind === 'webhookMatchCondition' ? ['object', 'oldObject', 'request', 'authorizer'] : ['object', 'oldObject', 'request', 'params', 'namespaceObject', 'authorizer'];
+}
+
+export function hasVariablesVariable(kind: EnvKind): boolean {
+  return kind !== 'webhookMatchCondition';
+}
+
+const bases = new Map<EnvKind, Environment>();
+
+/** The libraries of a kind, before any variable; shared and frozen once cloned. */
+function baseFor(kind: EnvKind): Environment {
+  let env = bases.get(kind);
+  if (!env) {
+    env = createCelEnvironment();
+    registerAuthorizer(env);
+    if (kind === 'mutating') registerObjects(env);
+    bases.set(kind, env);
+  }
+  return env;
+}
+
+const evaluators = new Map<EnvKind, Environment>();
+
+/** The environment programs run in: every variable dynamic. */
+export function evaluatorFor(kind: EnvKind): Environment {
+  let env = evaluators.get(kind);
+  if (!env) {
+    env = baseFor(kind).clone();
+    for (const name of variableNames(kind)) env.registerVariable(name, 'dyn');
+    if (hasVariablesVariable(kind)) env.registerVariable('variables', 'dyn');
+    evaluators.set(kind, env);
+  }
+  return env;
+}
+
+const checkers = new Map<EnvKind, WeakMap<object, Environment>>();
+const NONE = {};
+
+/**
+ * The environment expressions are checked in: variables typed by the schemas. Cached per schema
+ * objects, so policies matching the same kind share it. `variables` is left for the compiler.
+ */
+export function checkerFor(kind: EnvKind, schemas: EnvSchemas = {}): Environment {
+  let byObject = checkers.get(kind);
+  if (!byObject) checkers.set(kind, (byObject = new WeakMap()));
+  const key = schemas.object ?? NONE;
+  const keyParams = schemas.params ?? NONE;
+  const keyNs = schemas.namespace ?? NONE;
+  const cacheKey = chainKey(key, keyParams, keyNs);
+  const hit = byObject.get(cacheKey);
+  if (hit) return hit;
+  const env = baseFor(kind).clone();
+  const names = variableNames(kind);
+  const objectType = declareRoot(env, 'Object', schemas.object);
+  env.registerVariable('object', objectType);
+  env.registerVariable('oldObject', objectType);
+  env.registerVariable('request', declareSchemaType(env, 'kubernetes.AdmissionRequest', REQUEST_SCHEMA));
+  if (names.includes('params')) env.registerVariable('params', declareRoot(env, 'Params', schemas.params));
+  if (names.includes('namespaceObject')) env.registerVariable('namespaceObject', declareRoot(env, 'Namespace', schemas.namespace));
+  env.registerVariable('authorizer', AUTHORIZER_TYPE);
+  byObject.set(cacheKey, env);
+  return env;
+}
+
+/** One stable object per (object, params, namespace) schema triple, usable as a WeakMap key. */
+const chains = new WeakMap<object, WeakMap<object, WeakMap<object, object>>>();
+function chainKey(a: object, b: object, c: object): object {
+  let m1 = chains.get(a);
+  if (!m1) chains.set(a, (m1 = new WeakMap()));
+  let m2 = m1.get(b);
+  if (!m2) m1.set(b, (m2 = new WeakMap()));
+  let k = m2.get(c);
+  if (!k) m2.set(c, (k = {}));
+  return k;
+}
+
+/** A root variable's type: it may be null (object on DELETE, oldObject on CREATE, no params). */
+function declareRoot(env: Environment, name: string, s: CelSchema | undefined): string {
+  const type = declareSchemaType(env, name, s);
+  if (type === name) env.registerOperator(`${name} == null`, (a: unknown, b: unknown) => a === b);
+  return type;
+}
+
+/** Registers the struct types a schema needs (children first) and returns the CEL type string. */
+export function declareSchemaType(env: Environment, name: string, s: CelSchema | undefined): string {
+  if (!s || s['x-kubernetes-int-or-string'] || s['x-kubernetes-embedded-resource']) return 'dyn';
+  switch (s.type) {
+    case 'string':
+      return 'string';
+    case 'integer':
+      return 'int';
+    case 'number':
+      return 'double';
+    case 'boolean':
+      return 'bool';
+    case 'array':
+      return `list<${declareSchemaType(env, name, s.items)}>`;
+    case 'object': {
+      if (typeof s.additionalProperties === 'object') return `map<string, ${declareSchemaType(env, name, s.additionalProperties)}>`;
+      if (!s.properties || s['x-kubernetes-preserve-unknown-fields']) return 'map<string, dyn>';
+      const fields: Record<string, string> = {};
+      for (const [prop, ps] of Object.entries(s.properties)) fields[prop] = declareSchemaType(env, `${name}.${typeSafe(prop)}`, ps);
+      env.registerType(name, { fields });
+      return name;
+    }
+    default:
+      return 'dyn';
+  }
+}
+
+function typeSafe(prop: string): string {
+  return prop.replace(/[^A-Za-z0-9_]/g, '_');
+}

@@ -1,0 +1,215 @@
+/**
+ * Compiling admission expressions: parse, rewrite object literals, type-check against the kind's
+ * schema, estimate the cost, and return a program or field errors worded as Kubernetes words them.
+ *
+ *   const c = new PolicyCompiler({ kind: 'validating', schemas: { object: deploymentSchema } });
+ *   c.declareVariable('replicas', 'object.spec.replicas', 'spec.variables[0].expression');
+ *   const r = c.compile('variables.replicas < 5', { fieldPath: 'spec.validations[0].expression', returns: ['bool'] });
+ *   if (!r.ok) → r.errors (422 causes); else r.program.evaluate(activation)
+ *
+ * Variables are declared in order: an expression sees `variables.x` for each variable declared
+ * before it, typed by that variable's own expression (as Kubernetes composes them).
+ */
+import type { ASTNode, Environment, ParseResult, TypeCheckResult } from '@marcbachmann/cel-js';
+import { checkerFor, evaluatorFor, hasVariablesVariable, REQUEST_SCHEMA, variableNames, type EnvKind, type EnvSchemas } from './admission-env.js';
+import type { Activation } from './activation.js';
+import { withBounds } from './budget.js';
+import { costExceededDetail, estimate, fromSchema, STATIC_COST_LIMIT, type Estimate } from './cost.js';
+import { CelEvaluationError, compileFieldError, type CelFieldError, type CelIssue } from './errors.js';
+import { propertySchema, type CelSchema } from './schema.js';
+import { rewriteStructLiterals, type StructLiteral } from './struct-literals.js';
+
+export interface CompileOptions {
+  /** Where the expression sits in the object being written: spec.validations[0].expression. */
+  fieldPath: string;
+  /** The result types allowed (dyn always passes); omitted: anything. */
+  returns?: readonly string[];
+}
+
+export interface CelProgram {
+  readonly expression: string;
+  readonly fieldPath: string;
+  /** The checked result type: bool, string, list<…>, Object, dyn… */
+  readonly resultType: string;
+  readonly estimatedCost: number;
+  /** Evaluates under the activation's bounds; throws CelEvaluationError (or its cost/timeout kinds). */
+  evaluate(activation: Activation): unknown;
+}
+
+export type CompileResult = { ok: true; program: CelProgram } | { ok: false; errors: CelFieldError[] };
+
+export interface PolicyCompilerOptions {
+  kind: EnvKind;
+  schemas?: EnvSchemas;
+  /** Static cost limit per expression (default Kubernetes' 10,000,000). */
+  costLimit?: number;
+}
+
+const JSONPATCH_FIELDS = new Set(['op', 'path', 'from', 'value']);
+
+export class PolicyCompiler {
+  private readonly checker: Environment;
+  private readonly evaluator: Environment;
+  private readonly costLimit: number;
+  private readonly declared = new Map<string, { type: string; program: CelProgram; estimate: Estimate }>();
+  private withVariables: Environment | undefined;
+
+  constructor(readonly options: PolicyCompilerOptions) {
+    this.checker = checkerFor(options.kind, options.schemas);
+    this.evaluator = evaluatorFor(options.kind);
+    this.costLimit = options.costLimit ?? STATIC_COST_LIMIT;
+  }
+
+  /** The variable programs declared so far, by name (the activation evaluates them lazily). */
+  get variables(): ReadonlyMap<string, CelProgram> {
+    return new Map([...this.declared].map(([k, v]) => [k, v.program]));
+  }
+
+  /** Compiles a variable's expression and, when it compiles, declares `variables.<name>` for later ones. */
+  declareVariable(name: string, expression: string, fieldPath: string): CompileResult {
+    const r = this.compile(expression, { fieldPath });
+    if (r.ok) {
+      this.declared.set(name, { type: r.program.resultType, program: r.program, estimate: this.lastEstimate! });
+      this.withVariables = undefined;
+    }
+    return r;
+  }
+
+  private lastEstimate: Estimate | undefined;
+
+  compile(expression: string, opts: CompileOptions): CompileResult {
+    const fail = (issues: CelIssue[]): CompileResult => ({ ok: false, errors: [compileFieldError(opts.fieldPath, expression, issues)] });
+    const rw = rewriteStructLiterals(expression);
+    const issues: CelIssue[] = [...rw.issues, ...this.checkStructs(rw.structs)];
+    if (issues.length) return fail(issues);
+    const toOrigin = (n?: number) => (n === undefined ? undefined : rw.origin[Math.min(n, rw.origin.length - 1)]);
+
+    let checked: TypeCheckResult;
+    let parsed: ParseResult;
+    try {
+      checked = this.checkEnv().check(rw.text);
+      if (!checked.valid) {
+        const err = checked.error!;
+        return fail([{ message: kubernetesWording(err.code, err.summary), start: toOrigin(err.range?.start) }]);
+      }
+      parsed = this.evaluator.parse(rw.text);
+    } catch (e) {
+      const err = e as { code?: string; summary?: string; message: string; range?: { start: number } };
+      return fail([{ message: kubernetesWording(err.code, err.summary ?? err.message), start: toOrigin(err.range?.start) }]);
+    }
+    const resultType = checked.type ?? 'dyn';
+    if (opts.returns && resultType !== 'dyn' && !opts.returns.includes(resultType)) {
+      return { ok: false, errors: [{ type: 'FieldValueInvalid', field: opts.fieldPath, value: expression, detail: `must evaluate to ${opts.returns.join(' or ')}` }] };
+    }
+    const est = estimate(parsed.ast as ASTNode, this.costScope());
+    this.lastEstimate = est;
+    if (est.cost > this.costLimit) {
+      return { ok: false, errors: [{ type: 'FieldValueForbidden', field: opts.fieldPath, detail: costExceededDetail(est.cost, this.costLimit) }] };
+    }
+    return { ok: true, program: new Program(expression, opts.fieldPath, resultType, est.cost, parsed) };
+  }
+
+  private checkEnv(): Environment {
+    if (!hasVariablesVariable(this.options.kind)) return this.checker;
+    if (!this.withVariables) {
+      const env = this.checker.clone();
+      const fields: Record<string, string> = {};
+      for (const [name, v] of this.declared) fields[name] = v.type === 'list' ? 'list<dyn>' : v.type === 'map' ? 'map<dyn, dyn>' : v.type;
+      const typeName = `Variables${nextVariablesType++}`;
+      env.registerType(typeName, { fields });
+      env.registerVariable('variables', typeName);
+      this.withVariables = env;
+    }
+    return this.withVariables;
+  }
+
+  private costScope(): Map<string, Estimate> {
+    const s = this.options.schemas ?? {};
+    const scope = new Map<string, Estimate>();
+    for (const name of variableNames(this.options.kind)) scope.set(name, fromSchema(undefined));
+    scope.set('object', fromSchema(s.object));
+    scope.set('oldObject', fromSchema(s.object));
+    scope.set('request', fromSchema(REQUEST_SCHEMA));
+    if (s.params) scope.set('params', fromSchema(s.params));
+    if (s.namespace) scope.set('namespaceObject', fromSchema(s.namespace));
+    // A variable costs its expression once per request; a reference to it then costs little.
+    const vars: CelSchema = { type: 'object', properties: {} };
+    scope.set('variables', { cost: 0, size: this.declared.size, schema: vars });
+    return scope;
+  }
+
+  /** Object construction: only in the mutating environment, names and fields from the schema. */
+  private checkStructs(structs: StructLiteral[]): CelIssue[] {
+    const issues: CelIssue[] = [];
+    for (const st of structs) {
+      if (this.options.kind !== 'mutating') {
+        issues.push({ message: `undeclared reference to '${st.typeName}' (in container '')`, start: st.start });
+        continue;
+      }
+      if (st.typeName === 'JSONPatch') {
+        for (const f of st.fields) if (!JSONPATCH_FIELDS.has(f.name)) issues.push({ message: `undefined field '${f.name}'`, start: f.start });
+        continue;
+      }
+      const parts = st.typeName.split('.');
+      if (parts[0] !== 'Object') {
+        issues.push({ message: `undeclared reference to '${st.typeName}' (in container '')`, start: st.start });
+        continue;
+      }
+      const root = this.options.schemas?.object;
+      if (!root) continue; // no schema: any field goes
+      let s: CelSchema | undefined = root;
+      for (const p of parts.slice(1)) {
+        s = propertySchema(s, p);
+        while (s?.type === 'array') s = s.items;
+        if (!s) break;
+      }
+      if (!s || s.type !== 'object') {
+        issues.push({ message: `undeclared reference to '${st.typeName}' (in container '')`, start: st.start });
+        continue;
+      }
+      if (!s.properties || s['x-kubernetes-preserve-unknown-fields']) continue;
+      for (const f of st.fields) if (!Object.hasOwn(s.properties, f.name)) issues.push({ message: `undefined field '${f.name}'`, start: f.start });
+    }
+    return issues;
+  }
+}
+
+let nextVariablesType = 0;
+
+/** The library's messages, in cel-go's words where Kubernetes users know them. */
+function kubernetesWording(code: string | undefined, summary: string): string {
+  switch (code) {
+    case 'no_such_key': {
+      const m = /^No such key: (.*)$/.exec(summary);
+      return m ? `undefined field '${m[1]}'` : summary;
+    }
+    case 'unknown_variable': {
+      const m = /^Unknown variable: (.*)$/.exec(summary);
+      return m ? `undeclared reference to '${m[1]}' (in container '')` : summary;
+    }
+    default:
+      return summary.split('\n')[0];
+  }
+}
+
+class Program implements CelProgram {
+  constructor(
+    readonly expression: string,
+    readonly fieldPath: string,
+    readonly resultType: string,
+    readonly estimatedCost: number,
+    private readonly run: ParseResult,
+  ) {}
+
+  evaluate(activation: Activation): unknown {
+    return withBounds(activation.bounds, () => {
+      try {
+        return this.run(activation.context);
+      } catch (e) {
+        if (e instanceof CelEvaluationError) throw e;
+        const err = e as { code?: string; summary?: string; message?: string };
+        throw new CelEvaluationError(kubernetesWording(err.code, err.summary ?? String(err.message)), err.code ?? 'evaluation_error', { cause: e });
+      }
+    });
+  }
+}
