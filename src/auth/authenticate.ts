@@ -14,6 +14,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { AuthenticationConfiguration } from '../config/authentication.js';
 import { anonymousPolicy, type AnonymousPolicy } from './anonymous.js';
 import { bearerToken } from './bearer.js';
+import { celClaimsCompiler } from './cel-claims.js';
 import { JwtAuthenticator, type JwtAuthenticatorDeps } from './jwt-authenticator.js';
 import { anonymousUser, withAuthenticatedGroup, type UserInfo } from './user.js';
 
@@ -35,13 +36,15 @@ export class RequestAuthenticator {
 
   /**
    * No configuration: every request is anonymous (kube-apiserver with no token authenticators and
-   * anonymous access on). Throws when an authenticator cannot be built (CEL).
+   * anonymous access on). Throws when an authenticator cannot be built (an expression that does
+   * not compile), naming every such field.
    */
   constructor(
     config: AuthenticationConfiguration | undefined,
     private readonly opts: RequestAuthenticatorOptions = {},
   ) {
-    this.jwt = (config?.jwt ?? []).map((a, i) => new JwtAuthenticator(a, `jwt[${i}]`, opts));
+    const deps = { compiler: celClaimsCompiler, ...opts };
+    this.jwt = (config?.jwt ?? []).map((a, i) => new JwtAuthenticator(a, `jwt[${i}]`, deps));
     this.anonymous = anonymousPolicy(config?.anonymous);
     this.now = opts.now ?? Date.now;
   }

@@ -15,8 +15,11 @@ import type { UserInfo } from './user.js';
 export type Program = (vars: Record<string, unknown>) => unknown;
 
 export interface ExpressionCompiler {
-  /** Throws with a message when the expression does not compile for these variables. */
-  compile(expression: string, variables: readonly ('claims' | 'user')[]): Program;
+  /**
+   * Compiles over one variable (`claims`, or `user` for user validation rules); throws with a
+   * message when the expression does not compile or its static type is not `returns`.
+   */
+  compile(expression: string, variable: 'claims' | 'user', returns?: 'string' | 'bool'): Program;
 }
 
 export interface JwtExpressions {
@@ -57,9 +60,9 @@ export function compileJwtExpressions(a: JWTAuthenticator, compiler: ExpressionC
     );
   }
   const problems: string[] = [];
-  const compile = (field: string, expression: string, vars: readonly ('claims' | 'user')[]): Program => {
+  const compile = (field: string, expression: string, variable: 'claims' | 'user', returns?: 'string' | 'bool'): Program => {
     try {
-      return compiler.compile(expression, vars);
+      return compiler.compile(expression, variable, returns);
     } catch (err) {
       problems.push(`${path}.${field}: Invalid value: ${JSON.stringify(expression)}: compilation failed: ${(err as Error).message}`);
       return () => undefined;
@@ -67,14 +70,14 @@ export function compileJwtExpressions(a: JWTAuthenticator, compiler: ExpressionC
   };
   const m = a.claimMappings;
   const out: JwtExpressions = {
-    ...(m.username.expression ? { username: compile('claimMappings.username.expression', m.username.expression, ['claims']) } : {}),
-    ...(m.groups?.expression ? { groups: compile('claimMappings.groups.expression', m.groups.expression, ['claims']) } : {}),
-    ...(m.uid?.expression ? { uid: compile('claimMappings.uid.expression', m.uid.expression, ['claims']) } : {}),
-    extra: m.extra.map((e, i) => ({ key: e.key, expression: e.valueExpression, program: compile(`claimMappings.extra[${i}].valueExpression`, e.valueExpression, ['claims']) })),
+    ...(m.username.expression ? { username: compile('claimMappings.username.expression', m.username.expression, 'claims', 'string') } : {}),
+    ...(m.groups?.expression ? { groups: compile('claimMappings.groups.expression', m.groups.expression, 'claims') } : {}),
+    ...(m.uid?.expression ? { uid: compile('claimMappings.uid.expression', m.uid.expression, 'claims', 'string') } : {}),
+    extra: m.extra.map((e, i) => ({ key: e.key, expression: e.valueExpression, program: compile(`claimMappings.extra[${i}].valueExpression`, e.valueExpression, 'claims') })),
     claimRules: a.claimValidationRules.flatMap((r, i) =>
-      'expression' in r ? [{ expression: r.expression, message: r.message ?? '', program: compile(`claimValidationRules[${i}].expression`, r.expression, ['claims']) }] : [],
+      'expression' in r ? [{ expression: r.expression, message: r.message ?? '', program: compile(`claimValidationRules[${i}].expression`, r.expression, 'claims', 'bool') }] : [],
     ),
-    userRules: a.userValidationRules.map((r, i) => ({ expression: r.expression, message: r.message ?? '', program: compile(`userValidationRules[${i}].expression`, r.expression, ['user']) })),
+    userRules: a.userValidationRules.map((r, i) => ({ expression: r.expression, message: r.message ?? '', program: compile(`userValidationRules[${i}].expression`, r.expression, 'user', 'bool') })),
   };
   if (problems.length > 0) throw new Error(problems.join('\n'));
   return out;

@@ -183,10 +183,16 @@ describe('serving certificate and anonymous settings', () => {
     expect(r.status).toBe(200);
   });
 
-  it('refuses to start when a CEL expression is configured (not supported yet), naming the field', async () => {
-    await expect(start('cel', authDoc({ enabled: true }, { claimValidationRules: [{ expression: 'claims.hd == "example.com"', message: 'hd' }] }))).rejects.toThrow(
-      /jwt\[0\]\.claimValidationRules\[0\]\.expression/,
+  it('refuses to start when an expression does not compile, naming the field, and runs CEL rules when they do', async () => {
+    await expect(start('cel-bad', authDoc({ enabled: true }, { claimValidationRules: [{ expression: 'claims.hd ==', message: 'hd' }] }))).rejects.toThrow(
+      /jwt\[0\]\.claimValidationRules\[0\]\.expression: Invalid value/,
     );
+    const s = await start('cel', authDoc({ enabled: false }, { userValidationRules: [{ expression: "'dev' in user.groups", message: 'developers only' }] }));
+    const ca = await readFile(join(s.dataDir, 'apiserver.crt'));
+    const dev = await httpsCall(s.server.url, ca, 'GET', VAP, { authorization: `Bearer ${await issuer.token({ claims: validClaims })}` });
+    expect(dev.status).toBe(200);
+    const ops = await httpsCall(s.server.url, ca, 'GET', VAP, { authorization: `Bearer ${await issuer.token({ claims: { ...validClaims, groups: ['ops'] } })}` });
+    expect(ops.body).toEqual(UNAUTHORIZED);
   });
 
   it('stays on plain HTTP without configuration on loopback', async () => {

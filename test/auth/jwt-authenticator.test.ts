@@ -260,18 +260,61 @@ describe('anonymous access', () => {
   });
 });
 
-describe('expressions', () => {
-  it('are refused at start with their field paths while CEL is not available', () => {
-    expect(
-      () =>
-        new RequestAuthenticator(
-          config([
-            jwtEntry({
-              claimMappings: { username: { expression: 'claims.sub' }, extra: [{ key: 'example.com/team', valueExpression: 'claims.team' }] },
-              claimValidationRules: [{ expression: 'claims.hd == "x"', message: 'wrong hd' }],
-            }),
-          ]),
-        ),
-    ).toThrow(/jwt\[0\]\.claimMappings\.username\.expression: .*not supported[\s\S]*jwt\[0\]\.claimMappings\.extra\[0\]\.valueExpression[\s\S]*jwt\[0\]\.claimValidationRules\[0\]\.expression/);
+describe('expressions (CEL)', () => {
+  const celEntry = () =>
+    jwtEntry({
+      claimMappings: {
+        username: { expression: "'oidc:' + claims.sub" },
+        groups: { expression: "claims.roles.map(r, 'r:' + r)" },
+        uid: { expression: "claims.sub + '-uid'" },
+        extra: [{ key: 'example.com/team', valueExpression: 'claims.?team.orValue("")' }],
+      },
+      claimValidationRules: [{ expression: 'claims.hd == "example.com"', message: 'hd must be example.com' }],
+    });
+
+  it('map username, groups, uid and extra, and apply claim and user validation rules', async () => {
+    const cfg = config([{ ...celEntry(), userValidationRules: [{ expression: "!user.username.startsWith('oidc:admin')", message: 'no admins here' }] }]);
+    const a = authenticator(cfg);
+    const base = { hd: 'example.com', roles: ['dev', ''] };
+    const full = await a.authenticate(bearer(await issuer.token({ claims: { ...base, team: 'blue' } })), '/');
+    expect(userOf(full)).toEqual({ username: 'oidc:alice', uid: 'alice-uid', groups: ['r:dev', 'r:', 'system:authenticated'], extra: { 'example.com/team': ['blue'] } });
+    // An empty extra value is no value.
+    expect(userOf(await a.authenticate(bearer(await issuer.token({ claims: base })), '/'))?.extra).toEqual({});
+    const wrongHd = await a.authenticate(bearer(await issuer.token({ claims: { ...base, hd: 'evil.example' } })), '/');
+    expect(reasonOf(wrongHd)).toBe(`oidc: error evaluating claim validation expression: validation expression 'claims.hd == "example.com"' failed: hd must be example.com`);
+    const admin = await a.authenticate(bearer(await issuer.token({ claims: { ...base, sub: 'admin-1' } })), '/');
+    expect(reasonOf(admin)).toBe("oidc: error evaluating user info validation rule: validation expression '!user.username.startsWith('oidc:admin')' failed: no admins here");
+    const noRoles = await a.authenticate(bearer(await issuer.token({ claims: { hd: 'example.com' } })), '/');
+    expect(reasonOf(noRoles)).toMatch(/^oidc: error evaluating group claim expression: /);
+  });
+
+  it('refuse a mapping whose value has the wrong type at run time', async () => {
+    const a = authenticator(config([jwtEntry({ claimMappings: { username: { expression: 'claims.name' } } })]));
+    expect(userOf(await a.authenticate(bearer(await issuer.token({ claims: { name: 'Alice' } })), '/'))?.username).toBe('Alice');
+    const r = await a.authenticate(bearer(await issuer.token({ claims: { name: 42 } })), '/');
+    expect(reasonOf(r)).toBe('oidc: error evaluating username claim expression: username claim expression must return a string');
+  });
+
+  it('that do not compile, or have the wrong static type, stop the start with every field path', () => {
+    const cfg = config([
+      jwtEntry({
+        claimMappings: { username: { expression: '1 + 1' } },
+        claimValidationRules: [{ expression: 'claims.hd ==', message: 'x' }],
+      }),
+    ]);
+    let message = '';
+    try {
+      new RequestAuthenticator({ ...cfg, jwt: [{ ...cfg.jwt[0]!, userValidationRules: [{ expression: 'claims.sub == "x"' }] }] });
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toMatch(/^jwt\[0\]\.claimMappings\.username\.expression: Invalid value: "1 \+ 1": compilation failed: must evaluate to string/m);
+    expect(message).toMatch(/^jwt\[0\]\.claimValidationRules\[0\]\.expression: Invalid value: "claims.hd ==": compilation failed: /m);
+    // user validation rules see `user`, not `claims`.
+    expect(message).toMatch(/^jwt\[0\]\.userValidationRules\[0\]\.expression: Invalid value: .*claims/m);
+  });
+
+  it('are refused at start with their field paths when no CEL compiler is given', () => {
+    expect(() => new RequestAuthenticator(config([celEntry()]), { compiler: undefined as never })).toThrow(/not supported/);
   });
 });
