@@ -1,7 +1,7 @@
 import { Subject, type Observable } from 'rxjs';
 import { decodeEntry, encodeRecord } from './codec.js';
 import { crashPoint } from './crash-point.js';
-import { LogError, type Appended, type Checkpoint, type Log, type LogEntry, type LogRecord } from './log.js';
+import { LogError, type Appended, type Checkpoint, type Log, type LogEntry, type LogRecord, type ReadOptions } from './log.js';
 
 export interface LogOptions {
   /**
@@ -177,13 +177,13 @@ export abstract class AbstractLog implements Log {
     return new LogError('BROKEN', `the log is broken: a batch failed to write (${why})`, undefined, { cause });
   }
 
-  async *read(from: number, to?: number): AsyncIterable<LogEntry[]> {
+  async *read(from: number, to?: number, opts?: ReadOptions): AsyncIterable<LogEntry[]> {
     checkSeq(from, 'from');
     if (to !== undefined) checkSeq(to, 'to');
     this.checkReadable();
     const start = Math.max(from, 1);
     const end = Math.min(to ?? this.last, this.last);
-    if (start < this.first) throw new LogError('COMPACTED', `seq ${start} is compacted; the log starts at ${this.first}`, start);
+    if (start < this.first && !opts?.kept) throw new LogError('COMPACTED', `seq ${start} is compacted; the log starts at ${this.first}`, start);
     if (start > end) return;
     // No await between the check above and _read, which takes its snapshot synchronously: a
     // compaction that starts later cannot pull entries out from under this read.

@@ -24,6 +24,10 @@ export interface Appended {
   durable: Promise<void>;
 }
 
+export interface ReadOptions {
+  kept?: boolean;
+}
+
 export interface Checkpoint {
   seq: number;
   data: Uint8Array;
@@ -58,9 +62,11 @@ export interface Log {
    * Entries with from <= seq <= to, in order, in pages of at most 1000. to defaults to, and is capped
    * at, lastSeq when iteration starts; later appends are not seen. from < firstSeq → LogError
    * COMPACTED (seq 0 is not compacted: from 0 reads from 1). A read that started keeps its view
-   * even if a compaction passes it.
+   * even if a compaction passes it. With `kept`, from may be below firstSeq: the entries the last
+   * compaction kept there (each key's state at firstSeq - 1) come first, so a replay from 0 rebuilds
+   * the current state even without a checkpoint.
    */
-  read(from: number, to?: number): AsyncIterable<LogEntry[]>;
+  read(from: number, to?: number, opts?: ReadOptions): AsyncIterable<LogEntry[]>;
   /**
    * One entry by sequence number; undefined if compacted or never written. Below firstSeq, get()
    * finds the entries the last compaction kept (and, until its deletes finish, ones it is dropping).

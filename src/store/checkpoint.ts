@@ -1,46 +1,92 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { packJson, unpackJson } from '../log/codec.js';
 import type { Checkpoint } from '../log/log.js';
 import type { KubeObject } from '../resources/types.js';
 import { KeyIndex } from './key-index.js';
 import { splitKey } from './keys.js';
 import { SortedKeys } from './sorted-keys.js';
-import { View } from './view.js';
+import { pushTo, View, type StoredObject } from './view.js';
 
-interface Encoded {
-  seq: number;
-  objects: [string, number, KubeObject][];
-  revs: [string, number[]][];
+/*
+ * A checkpoint is the view as of one applied sequence, so a restart replays only the log's tail.
+ *
+ * Layout: MAGIC, then frames of [u32 big-endian length][msgpack of one Part]. Parts hold a few
+ * thousand objects or key-index rows each, so encoding yields to the event loop between parts (a
+ * million-object view takes seconds to pack, and requests must not wait for it) and decoding never
+ * builds one giant value. Bytes that do not start with MAGIC are not a checkpoint this code wrote:
+ * the store then replays the whole log, which is always correct, compacted or not, because
+ * compaction keeps each key's state at the horizon.
+ */
+const MAGIC = Buffer.from('orchd-checkpoint/2\n');
+const PART = 4096;
+
+interface Part {
+  objects?: [string, number, KubeObject][];
+  revs?: [string, number[]][];
 }
 
-/** The view as of its applied sequence, so a restart replays only the log's tail. */
-export function encodeCheckpoint(view: View): Checkpoint {
-  const objects: Encoded['objects'] = [];
-  for (const o of view.objects.values()) objects.push([o.key, o.seq, o.obj]);
-  const data: Encoded = { seq: view.appliedSeq, objects, revs: [...view.keyIndex.entries()] };
-  return { seq: view.appliedSeq, data: packJson(data) };
+/**
+ * Encodes the view as of now. What is read synchronously (the sequence and the current objects,
+ * which are immutable once stored) fixes the checkpoint's version; the key index is read part by
+ * part afterwards, so revisions applied meanwhile are left out by sequence.
+ */
+export async function encodeCheckpoint(view: View): Promise<Checkpoint> {
+  const seq = view.appliedSeq;
+  const objects: StoredObject[] = [...view.objects.values()];
+  const frames: Buffer[] = [MAGIC];
+  const frame = (part: Part) => {
+    const body = packJson(part);
+    const head = Buffer.allocUnsafe(4);
+    head.writeUInt32BE(body.length, 0);
+    frames.push(head, body);
+  };
+  for (let i = 0; i < objects.length; i += PART) {
+    frame({ objects: objects.slice(i, i + PART).map((o) => [o.key, o.seq, o.obj]) });
+    await nextTurn();
+  }
+  let revs: [string, number[]][] = [];
+  for (const [key, list] of view.keyIndex.entries()) {
+    const upTo = list.filter((r) => Math.abs(r) <= seq);
+    if (upTo.length > 0) revs.push([key, upTo]);
+    if (revs.length < PART) continue;
+    frame({ revs });
+    revs = [];
+    await nextTurn();
+  }
+  if (revs.length > 0) frame({ revs });
+  return { seq, data: Buffer.concat(frames) };
 }
 
-export function decodeCheckpoint(cp: Checkpoint): View {
-  const data = unpackJson(Buffer.from(cp.data.buffer, cp.data.byteOffset, cp.data.byteLength)) as Encoded;
+/**
+ * The view a checkpoint holds, or undefined when the bytes are not a checkpoint of this format.
+ * Yields between parts so /livez keeps answering while a large view loads.
+ */
+export async function decodeCheckpoint(cp: Checkpoint): Promise<View | undefined> {
+  const bytes = Buffer.from(cp.data.buffer, cp.data.byteOffset, cp.data.byteLength);
+  if (bytes.length < MAGIC.length || !bytes.subarray(0, MAGIC.length).equals(MAGIC)) return undefined;
   const view = new View();
   const suffixes = new Map<string, string[]>();
-  for (const [key, seq, obj] of data.objects) {
-    view.objects.set(key, { key, seq, obj });
-    const { collection, suffix } = splitKey(key);
-    const list = suffixes.get(collection);
-    if (list) list.push(suffix);
-    else suffixes.set(collection, [suffix]);
+  const history = new Map<string, string[]>();
+  const revs: [string, number[]][] = [];
+  for (let at = MAGIC.length; at < bytes.length; ) {
+    const length = bytes.readUInt32BE(at);
+    const part = unpackJson(bytes.subarray(at + 4, at + 4 + length)) as Part;
+    at += 4 + length;
+    await nextTurn();
+    for (const [key, seq, obj] of part.objects ?? []) {
+      view.objects.set(key, { key, seq, obj });
+      const { collection, suffix } = splitKey(key);
+      pushTo(suffixes, collection, suffix);
+    }
+    for (const row of part.revs ?? []) {
+      revs.push(row);
+      const { collection, suffix } = splitKey(row[0]);
+      pushTo(history, collection, suffix);
+    }
   }
   for (const [collection, list] of suffixes) view.collections.set(collection, SortedKeys.of(list));
-  view.keyIndex = KeyIndex.from(data.revs);
-  const history = new Map<string, string[]>();
-  for (const [key] of data.revs) {
-    const { collection, suffix } = splitKey(key);
-    const list = history.get(collection);
-    if (list) list.push(suffix);
-    else history.set(collection, [suffix]);
-  }
   for (const [collection, list] of history) view.history.set(collection, SortedKeys.of(list));
-  view.appliedSeq = data.seq;
+  view.keyIndex = KeyIndex.from(revs);
+  view.appliedSeq = cp.seq;
   return view;
 }

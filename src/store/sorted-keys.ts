@@ -13,7 +13,8 @@ export class SortedKeys {
   /** Builds from keys in any order: one sort instead of n inserts (startup). */
   static of(keys: Iterable<string>): SortedKeys {
     const s = new SortedKeys();
-    const all = [...new Set(keys)].sort(compare);
+    // The default sort orders by UTF-16 code units, as < does, and is several times faster than a comparator.
+    const all = [...new Set(keys)].sort();
     for (let i = 0; i < all.length; i += CHUNK) s.chunks.push(all.slice(i, i + CHUNK));
     s.count = all.length;
     return s;
@@ -112,7 +113,6 @@ export class SortedKeys {
   }
 }
 
-const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 function lowerBound(arr: string[], k: string): number {
   let lo = 0;

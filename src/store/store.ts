@@ -45,6 +45,8 @@ export class Store {
   private readonly checkpointEvery: number;
   private sinceCheckpoint = 0;
   private checkpointing: Promise<void> | undefined;
+  /** The version of the newest saved checkpoint (0: none): compaction may not pass it. */
+  private checkpointSeq = 0;
   private compacting: Promise<Compaction> | undefined;
   private ready = false;
   /** When versions were applied (age-based retention). */
@@ -84,15 +86,22 @@ export class Store {
   /** Rebuild the view from the last checkpoint and the log's tail, then follow the log live. */
   async start(): Promise<void> {
     const cp = await this.log.loadCheckpoint();
-    if (cp && cp.seq >= this.log.firstSeq - 1) this.view = decodeCheckpoint(cp);
+    const fromCheckpoint = cp && cp.seq >= this.log.firstSeq - 1 ? await decodeCheckpoint(cp) : undefined;
+    if (fromCheckpoint) {
+      this.view = fromCheckpoint;
+      this.checkpointSeq = cp!.seq;
+    }
     const total = this.log.lastSeq - this.view.appliedSeq;
     let applied = 0;
     if (total > 0) {
-      for await (const batch of this.log.read(this.view.appliedSeq + 1)) {
+      this.view.beginReplay();
+      // kept: without a usable checkpoint, a compacted log still holds each key's state at its horizon.
+      for await (const batch of this.log.read(this.view.appliedSeq + 1, undefined, { kept: true })) {
         for (const e of batch) this.view.apply(e);
         applied += batch.length;
         this.opts.onReplayProgress?.(applied, total);
       }
+      this.view.endReplay();
     }
     this.sinceCheckpoint = applied;
     this.versionClock.note(this.view.appliedSeq, this.now());
@@ -134,8 +143,11 @@ export class Store {
   async checkpoint(): Promise<void> {
     if (this.checkpointing) return this.checkpointing;
     this.sinceCheckpoint = 0;
-    const cp = encodeCheckpoint(this.view);
-    this.checkpointing = this.log.saveCheckpoint(cp).finally(() => (this.checkpointing = undefined));
+    this.checkpointing = (async () => {
+      const cp = await encodeCheckpoint(this.view);
+      await this.log.saveCheckpoint(cp);
+      this.checkpointSeq = cp.seq;
+    })().finally(() => (this.checkpointing = undefined));
     return this.checkpointing;
   }
 
@@ -161,8 +173,7 @@ export class Store {
       if (this.checkpointing) await this.checkpointing;
       await this.checkpoint();
     }
-    const cp = await this.log.loadCheckpoint();
-    const h = Math.min(below, (cp?.seq ?? 0) + 1, this.view.appliedSeq + 1);
+    const h = Math.min(below, this.checkpointSeq + 1, this.view.appliedSeq + 1);
     let kept = 0;
     if (h > this.log.firstSeq) {
       const keep = this.view.keyIndex.keepAt(h);

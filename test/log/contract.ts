@@ -348,6 +348,15 @@ export function runLogContract<L extends Log>(opts: LogContractOptions<L>): void
         expect((await entries(log, 25)).map((e) => e.seq)).toEqual(range(25, 30));
       });
 
+      it('a read with kept starts with the entries compaction kept below the horizon, then goes on from it', async () => {
+        const log = await newLog();
+        await fill(log, 30);
+        await log.compact(21, (seq) => seq === 4 || seq === 17);
+        const all: LogEntry[] = [];
+        for await (const page of log.read(0, undefined, { kept: true })) all.push(...page);
+        expect(all.map((e) => e.seq)).toEqual([4, 17, ...range(21, 30)]);
+      });
+
       it('compactions run one after another', async () => {
         const log = await newLog();
         await fill(log, 20);

@@ -60,11 +60,11 @@ function snapshot(v: View) {
 }
 
 describe('checkpoint', () => {
-  it('decodes to the same view, every object exact', () => {
+  it('decodes to the same view, every object exact', async () => {
     const view = viewOf(entries());
-    const cp = encodeCheckpoint(view);
+    const cp = await encodeCheckpoint(view);
     expect(cp.seq).toBe(view.appliedSeq);
-    const back = decodeCheckpoint(cp);
+    const back = (await decodeCheckpoint(cp))!;
     expect(snapshot(back)).toEqual(snapshot(view));
     const odd = back.objects.get('/namespaces//odd')!.obj as any;
     expect(Object.getPrototypeOf(odd.proto)).toBe(Object.prototype);
@@ -76,20 +76,40 @@ describe('checkpoint', () => {
     expect(back.keyIndex.at('/namespaces//a', 3)).toBe(2);
   });
 
-  it('a decoded view goes on folding the log exactly as the original', () => {
+  it('a decoded view goes on folding the log exactly as the original', async () => {
     const all = entries();
     const tail: LogEntry[] = [
       { seq: all.length + 1, type: 'delete', key: '/namespaces//b', value: ns('b', all.length + 1) },
       { seq: all.length + 2, type: 'put', key: '/namespaces//c', value: ns('c', all.length + 2) },
       { seq: all.length + 3, type: 'put', key: 'events.orch.io/events/default/e0', value: { kind: 'Event', metadata: { name: 'e0' } } },
     ];
-    const back = decodeCheckpoint(encodeCheckpoint(viewOf(all)));
+    const back = (await decodeCheckpoint(await encodeCheckpoint(viewOf(all))))!;
     for (const e of tail) back.apply(e);
     expect(snapshot(back)).toEqual(snapshot(viewOf([...all, ...tail])));
   });
 
-  it('an empty view round-trips', () => {
-    const back = decodeCheckpoint(encodeCheckpoint(new View()));
+  it('an empty view round-trips', async () => {
+    const back = (await decodeCheckpoint(await encodeCheckpoint(new View())))!;
     expect(snapshot(back)).toEqual(snapshot(new View()));
+  });
+
+  it('spans many parts: a view larger than one part round-trips whole', async () => {
+    const many: LogEntry[] = Array.from({ length: 10_000 }, (_, i) => ({ seq: i + 1, type: 'put', key: `/namespaces//n${i}`, value: ns(`n${i}`, i + 1) }));
+    const view = viewOf(many);
+    expect(snapshot((await decodeCheckpoint(await encodeCheckpoint(view)))!)).toEqual(snapshot(view));
+  });
+
+  it('leaves out revisions applied while it was being encoded', async () => {
+    const view = viewOf(entries());
+    const at = view.appliedSeq;
+    const encoding = encodeCheckpoint(view);
+    view.apply({ seq: at + 1, type: 'put', key: '/namespaces//a', value: ns('a', at + 1) });
+    const back = (await decodeCheckpoint(await encoding))!;
+    expect(back.appliedSeq).toBe(at);
+    expect(back.keyIndex.at('/namespaces//a', at + 1)).toBe(back.keyIndex.at('/namespaces//a', at));
+  });
+
+  it('is not a checkpoint when the bytes are of another format (the store then replays the log)', async () => {
+    expect(await decodeCheckpoint({ seq: 5, data: Buffer.from('not a checkpoint') })).toBeUndefined();
   });
 });

@@ -1,6 +1,6 @@
 import { Subject, type Observable } from 'rxjs';
 import { packJson, unpackJson } from '../codec.js';
-import type { Appended, Checkpoint, Log, LogEntry, LogRecord } from '../log.js';
+import type { Appended, Checkpoint, Log, LogEntry, LogRecord, ReadOptions } from '../log.js';
 import { CorruptObjects } from './corrupt-objects.js';
 import type { StoredValues } from './stored-values.js';
 import { TransformError } from './transformer.js';
@@ -100,8 +100,8 @@ export class EncryptedLog implements Log {
     }
   }
 
-  async *read(from: number, to?: number): AsyncIterable<LogEntry[]> {
-    for await (const page of this.inner.read(from, to)) yield page.map((e) => this.opened(e));
+  async *read(from: number, to?: number, opts?: ReadOptions): AsyncIterable<LogEntry[]> {
+    for await (const page of this.inner.read(from, to, opts)) yield page.map((e) => this.opened(e));
   }
 
   async get(seq: number): Promise<LogEntry | undefined> {
