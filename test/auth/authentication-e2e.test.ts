@@ -11,6 +11,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
 import { stringify } from 'yaml';
 import { silentLogger } from '../../src/api/logger.js';
 import { loadServerConfig, type ServerConfigFiles } from '../../src/config/server-config.js';
@@ -154,6 +155,18 @@ describe('orchd with an authentication configuration', () => {
     expect(untrusted.code).not.toBe(0);
     expect(untrusted.stderr).toMatch(/certificate/);
   });
+  it('accepts tokens signed with a rotated key once it has fetched the new key set', async () => {
+    const before = issuer.jwksFetches;
+    // Past the server's refetch cooldown (1 s) since its last fetch.
+    await new Promise((r) => setTimeout(r, 1100));
+    await issuer.rotate('rotated-1');
+    const r = await httpsCall(base, ca, 'GET', VAP, { authorization: `Bearer ${await issuer.token({ claims: validClaims })}` });
+    expect(r.status).toBe(200);
+    expect(issuer.jwksFetches).toBe(before + 1);
+    // A token under the old kid (no longer published) is refused.
+    const stale = await httpsCall(base, ca, 'GET', VAP, { authorization: `Bearer ${await issuer.token({ claims: validClaims, foreignKey: true })}` });
+    expect(stale.status).toBe(401);
+  });
 });
 
 describe('serving certificate and anonymous settings', () => {
@@ -169,6 +182,27 @@ describe('serving certificate and anonymous settings', () => {
     expect(r.body).toEqual(UNAUTHORIZED);
     const ok = await httpsCall(second.server.url, cert, 'GET', '/livez', { authorization: `Bearer ${await issuer.token({ claims: validClaims })}` });
     expect(ok.status).toBe(200);
+    // A WebSocket watch is authenticated too: refused before the upgrade without credentials.
+    const wsUrl = `${second.server.url.replace('https', 'wss')}${VAP}?watch=true`;
+    const refused = await new Promise<number>((resolve, reject) => {
+      const ws = new WebSocket(wsUrl, { ca: cert });
+      ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+      ws.on('open', () => reject(new Error('upgraded without credentials')));
+      ws.on('error', () => undefined);
+    });
+    expect(refused).toBe(401);
+    const token = await issuer.token({ claims: validClaims });
+    const opened = await new Promise<boolean>((resolve) => {
+      // The token rides in a subprotocol, next to the real one (which the server echoes).
+      const ws = new WebSocket(wsUrl, [`base64url.bearer.authorization.k8s.io.${Buffer.from(token).toString('base64url')}`, 'base64.binary.k8s.io'], { ca: cert });
+      ws.on('open', () => {
+        ws.close();
+        resolve(true);
+      });
+      ws.on('unexpected-response', () => resolve(false));
+      ws.on('error', () => resolve(false));
+    });
+    expect(opened).toBe(true);
   });
 
   it('serves the given --tls-cert-file pair instead of generating one', async () => {
