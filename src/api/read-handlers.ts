@@ -13,6 +13,9 @@ import { selectionOf } from './selectors.js';
 import * as E from './status.js';
 import { tableFor, wantsTable } from './table.js';
 
+const COMMA = Buffer.from(',');
+const LIST_END = Buffer.from(']}');
+
 /** How long a read "not older than" a version the view has not reached yet waits (Kubernetes' watch cache: 3 s). */
 const FRESHNESS_WAIT_MS = 3000;
 
@@ -143,6 +146,12 @@ export async function handleList(r: Request): Promise<void> {
   }
   const v = apiVersion(route);
   const head = `{"kind":${JSON.stringify(route.kind.listKind)},"apiVersion":${JSON.stringify(v)},"metadata":${JSON.stringify(meta)},"items":[`;
-  const json = head + result.items.map((s) => (s.obj.apiVersion === v ? encodeStored(s) : JSON.stringify({ ...s.obj, apiVersion: v }))).join(',') + ']}';
-  send(r.res, 200, undefined, r.out, json);
+  // The page is assembled from each object's cached bytes: no string of the whole page is built.
+  const parts: Buffer[] = [Buffer.from(head)];
+  result.items.forEach((s, i) => {
+    if (i > 0) parts.push(COMMA);
+    parts.push(s.obj.apiVersion === v ? encodeStored(s) : Buffer.from(JSON.stringify({ ...s.obj, apiVersion: v })));
+  });
+  parts.push(LIST_END);
+  send(r.res, 200, undefined, r.out, Buffer.concat(parts));
 }

@@ -15,7 +15,7 @@ function objectOut(route: ResourceRoute, obj: KubeObject): KubeObject {
 }
 
 /** One object as the answer: a Table when asked for one, else the object at the route's version. */
-export function sendObject(r: Request, code: number, obj: KubeObject, json?: string): void {
+export function sendObject(r: Request, code: number, obj: KubeObject, json?: Buffer): void {
   const table = wantsTable(r.req.headers.accept);
   if (table) return send(r.res, code, tableFor(r.route.kind, [obj], { version: table, includeObject: includeObject(r.url.searchParams) }), r.out);
   const out = objectOut(r.route, obj);

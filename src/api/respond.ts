@@ -15,14 +15,14 @@ export const YAML_TYPE = 'application/yaml';
  * Writes one answer. `json` is the pre-encoded JSON of body when the caller has it (a stored
  * object's shared encoding): compact JSON answers then cost no serialization at all.
  */
-export function send(res: ServerResponse, code: number, body: unknown, out: Output, json?: string): void {
-  let text: string;
+export function send(res: ServerResponse, code: number, body: unknown, out: Output, json?: Buffer): void {
+  let text: string | Buffer;
   let type: string;
   if (out.format === 'yaml') {
-    text = toYaml(json !== undefined ? JSON.parse(json) : body, { lineWidth: 0 });
+    text = toYaml(json !== undefined ? JSON.parse(json.toString()) : body, { lineWidth: 0 });
     type = YAML_TYPE;
   } else if (out.pretty) {
-    text = JSON.stringify(json !== undefined ? JSON.parse(json) : body, null, 2) + '\n';
+    text = JSON.stringify(json !== undefined ? JSON.parse(json.toString()) : body, null, 2) + '\n';
     type = JSON_TYPE;
   } else {
     text = json ?? JSON.stringify(body);

@@ -197,10 +197,14 @@ export function runWatch(store: Store, spec: WatchSpec, sink: WatchSink): () => 
 
 const tooSlow = internalError('watch closed: the client did not keep up with the event stream; resume from the last resourceVersion received').status;
 
-const eventLine = (type: WatchEventType, objectJson: string): Buffer => Buffer.from(`{"type":"${type}","object":${objectJson}}\n`);
+const LINE_END = Buffer.from('}\n');
+const eventLine = (type: WatchEventType, objectJson: string | Buffer): Buffer =>
+  typeof objectJson === 'string'
+    ? Buffer.from(`{"type":"${type}","object":${objectJson}}\n`)
+    : Buffer.concat([Buffer.from(`{"type":"${type}","object":`), objectJson, LINE_END]);
 
 /** The stored JSON when the requested version is the stored one (the common case); else re-stamped. */
-function objectJson(s: StoredObject, apiVersion: string): string {
+function objectJson(s: StoredObject, apiVersion: string): string | Buffer {
   return s.obj.apiVersion === apiVersion ? encodeStored(s) : JSON.stringify({ ...s.obj, apiVersion });
 }
 

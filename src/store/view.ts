@@ -10,8 +10,12 @@ export interface StoredObject {
   key: string;
   seq: number;
   obj: KubeObject;
-  /** JSON of obj, encoded at most once and shared by every reader (see encodeStored). */
-  json?: string;
+  /**
+   * UTF-8 JSON of obj, encoded at most once and shared by every reader (see encodeStored). Bytes,
+   * not a string: answers and watch lines are assembled from them without transcoding, and they
+   * live outside the JS heap the garbage collector walks.
+   */
+  json?: Buffer;
 }
 
 export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -29,7 +33,7 @@ export interface Change {
   lines?: Partial<Record<ChangeType, Buffer>>;
 }
 
-export const encodeStored = (s: StoredObject): string => (s.json ??= JSON.stringify(s.obj));
+export const encodeStored = (s: StoredObject): Buffer => (s.json ??= Buffer.from(JSON.stringify(s.obj)));
 
 /**
  * The current state: objects by key, each collection's keys in order, and the revision index.
