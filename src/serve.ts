@@ -13,6 +13,9 @@ import { jsonLogger, type Logger } from './api/logger.js';
 import { Metrics } from './api/metrics.js';
 import type { ServerConfig } from './config/server-config.js';
 import { RequestAuthenticator } from './auth/authenticate.js';
+import { ReloadingAuthenticator } from './auth/reloading-authenticator.js';
+import { authenticationDocument } from './config/authentication.js';
+import { loadDocumentText, problemLine } from './config/load.js';
 import { servingTls } from './api/tls.js';
 
 export interface ServeOptions {
@@ -31,6 +34,8 @@ export interface ServeOptions {
    * that never sends the rest of its body must not hold a shutdown forever); default 10 s.
    */
   shutdownTimeoutMs?: number;
+  /** How often the authentication configuration file is re-read; default 1 minute, as kube-apiserver. */
+  authenticationReloadIntervalMs?: number;
   /** The validated configuration files (issue 8); held for the parts that will enforce them. */
   config?: ServerConfig;
 }
@@ -68,10 +73,25 @@ export async function serve(opts: ServeOptions): Promise<Running> {
   const metrics = new Metrics();
   // Built before anything opens: an authenticator that cannot be built (CEL) stops the start.
   const authentication = opts.config?.authentication;
-  const authenticator = new RequestAuthenticator(authentication?.value, {
-    onInitError: (issuer, err) => logger.error('oidc authenticator: initializing (retried every 10s)', { issuer, error: err.message }),
-    onInitialized: (issuer, jwksUri) => logger.info('oidc authenticator: initialized', { issuer, jwksUri }),
-  });
+  const authOptions = {
+    onInitError: (issuer: string, err: Error) => logger.error('oidc authenticator: initializing (retried every 10s)', { issuer, error: err.message }),
+    onInitialized: (issuer: string, jwksUri: string) => logger.info('oidc authenticator: initialized', { issuer, jwksUri }),
+  };
+  const initialAuthenticator = new RequestAuthenticator(authentication?.value, authOptions);
+  const authenticator = authentication
+    ? new ReloadingAuthenticator(initialAuthenticator, {
+        file: authentication.file,
+        text: await readFile(authentication.file, 'utf8').catch(() => ''),
+        parse: (text) => {
+          const r = loadDocumentText(authentication.file, text, authenticationDocument);
+          return r.ok ? { ok: true, value: r.document.value } : { ok: false, problems: r.problems.map(problemLine) };
+        },
+        build: (config) => new RequestAuthenticator(config, authOptions),
+        ...(opts.authenticationReloadIntervalMs !== undefined ? { intervalMs: opts.authenticationReloadIntervalMs } : {}),
+        onReloaded: () => logger.info('authentication configuration reloaded', { file: authentication.file }),
+        onFailed: (problems) => logger.error('authentication configuration not reloaded: keeping the last good one', { file: authentication.file, problems }),
+      })
+    : initialAuthenticator;
   const tls = await servingTls({
     host: opts.host,
     dataDir: opts.dataDir,

@@ -20,7 +20,7 @@ import { handleResource, outputFor } from './resource-handlers.js';
 import { upgradeWatch, watchSocketServerOptions } from './watch-handler.js';
 import { handleDiscovery, handleOpenApi } from './discovery-handlers.js';
 import { ApiError, pathNotFound, serviceUnavailable } from './status.js';
-import { RequestAuthenticator } from '../auth/authenticate.js';
+import { RequestAuthenticator, type Authenticator } from '../auth/authenticate.js';
 
 export interface ApiServerOptions {
   store: Store;
@@ -31,7 +31,7 @@ export interface ApiServerOptions {
   eventTtlSeconds: number;
   bookmarkIntervalMs?: number;
   /** Who is asking; without one every request is anonymous (no authentication configured). */
-  authenticator?: RequestAuthenticator;
+  authenticator?: Authenticator;
   /** Serve HTTPS with this certificate (PEM, leaf first) and key. */
   tls?: { cert: Buffer; key: Buffer };
 }
@@ -69,7 +69,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
   let inFlight = 0;
   let drained: (() => void) | undefined;
   const stops: (() => void)[] = [];
-  const authenticator = opts.authenticator ?? new RequestAuthenticator(undefined);
+  const authenticator: Authenticator = opts.authenticator ?? new RequestAuthenticator(undefined);
   /** Kube's answer to failed authentication: the reason goes to the log, never to the client. */
   const unauthenticated = (req: IncomingMessage, reason: string): ApiError => {
     opts.logger.info('unable to authenticate the request', { method: req.method, path: req.url?.split('?')[0], reason });
@@ -93,7 +93,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
           return healthz(res, r.check === 'readyz' ? ready : true, r.check, notReady);
         case 'metrics':
           res.setHeader('Content-Type', 'text/plain; version=0.0.4');
-          res.end(opts.metrics.render({ orchd_log_last_seq: opts.store.log.lastSeq, orchd_objects: opts.store.view.objects.size, ...historyMetrics(opts.store) }));
+          res.end(opts.metrics.render({ orchd_log_last_seq: opts.store.log.lastSeq, orchd_objects: opts.store.view.objects.size, ...historyMetrics(opts.store), ...authenticator.gauges?.() }));
           return;
         case 'discovery':
           return handleDiscovery(req, res, r, opts.kinds);

@@ -20,6 +20,13 @@ import { anonymousUser, withAuthenticatedGroup, type UserInfo } from './user.js'
 
 export type AuthOutcome = { ok: true; user: UserInfo } | { ok: false; reason: string };
 
+/** What the HTTP server asks: who sent this request. */
+export interface Authenticator {
+  authenticate(headers: IncomingHttpHeaders, path: string): Promise<AuthOutcome>;
+  /** Gauges for /metrics, when the authenticator has any. */
+  gauges?(): Record<string, number>;
+}
+
 export interface RequestAuthenticatorOptions extends JwtAuthenticatorDeps {
   successTtlMs?: number;
   maxCached?: number;
@@ -28,7 +35,7 @@ export interface RequestAuthenticatorOptions extends JwtAuthenticatorDeps {
 const SUCCESS_TTL_MS = 10_000;
 const MAX_CACHED = 4096;
 
-export class RequestAuthenticator {
+export class RequestAuthenticator implements Authenticator {
   readonly jwt: JwtAuthenticator[];
   private readonly anonymous: AnonymousPolicy;
   private readonly cache = new Map<string, { user: UserInfo; until: number }>();
@@ -57,6 +64,12 @@ export class RequestAuthenticator {
     for (const a of this.jwt) a.close();
   }
 
+  /** The issuers whose discovery has not succeeded (after one attempt each). */
+  async notReady(): Promise<string[]> {
+    const ready = await Promise.all(this.jwt.map((a) => a.ready()));
+    return this.jwt.filter((_, i) => !ready[i]).map((a) => a.issuer);
+  }
+
   async authenticate(headers: IncomingHttpHeaders, path: string): Promise<AuthOutcome> {
     // With no token authenticator there is no bearer-token authenticator either: a token is ignored.
     const token = this.jwt.length > 0 ? bearerToken(headers) : undefined;
@@ -71,7 +84,8 @@ export class RequestAuthenticator {
 
     const errors: string[] = [];
     for (const a of this.jwt) {
-      const r = await a.authenticate(token);
+      // An authenticator that fails unexpectedly refuses the token; it never turns into a 500.
+      const r = await a.authenticate(token).catch((err: unknown) => ({ handled: true as const, error: `oidc: ${err instanceof Error ? err.message : String(err)}` }));
       if (!r.handled) continue;
       if ('error' in r) {
         errors.push(r.error);

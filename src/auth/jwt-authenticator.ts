@@ -98,6 +98,14 @@ export class JwtAuthenticator {
     })();
   }
 
+  /** Whether discovery has succeeded, after waiting for an attempt (started now if none is under way). */
+  async ready(): Promise<boolean> {
+    if (this.keys) return true;
+    this.start();
+    await this.attempt;
+    return this.keys !== undefined;
+  }
+
   close(): void {
     this.closed = true;
     clearTimeout(this.retry);

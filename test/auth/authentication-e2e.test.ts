@@ -15,7 +15,7 @@ import { WebSocket } from 'ws';
 import { stringify } from 'yaml';
 import { silentLogger } from '../../src/api/logger.js';
 import { loadServerConfig, type ServerConfigFiles } from '../../src/config/server-config.js';
-import { serve, type Running } from '../../src/serve.js';
+import { serve, type Running, type ServeOptions } from '../../src/serve.js';
 import { call, startServer } from '../helpers/server.js';
 import { httpsCall } from './https-call.js';
 import { TestIssuer } from './oidc-issuer.js';
@@ -54,15 +54,15 @@ function authDoc(anonymous: unknown, extra: Record<string, unknown> = {}) {
   };
 }
 
-async function start(name: string, doc: unknown, files: Partial<ServerConfigFiles> = {}): Promise<{ server: Running; dataDir: string }> {
+async function start(name: string, doc: unknown, files: Partial<ServerConfigFiles> = {}, more: Partial<ServeOptions> = {}): Promise<{ server: Running; dataDir: string; file: string }> {
   const file = join(dir, `${name}.yaml`);
   await writeFile(file, stringify(doc));
   const loaded = loadServerConfig({ authentication: file, ...files });
   if (!loaded.ok) throw new Error(loaded.problems.map((p) => p.message).join('\n'));
   const dataDir = join(dir, `${name}-data`);
-  const server = await serve({ port: 0, host: '127.0.0.1', dataDir, eventTtlSeconds: 3600, logger: silentLogger, config: loaded.config });
+  const server = await serve({ port: 0, host: '127.0.0.1', dataDir, eventTtlSeconds: 3600, logger: silentLogger, config: loaded.config, ...more });
   running.push(server);
-  return { server, dataDir };
+  return { server, dataDir, file };
 }
 
 function kubectl(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -238,5 +238,48 @@ describe('serving certificate and anonymous settings', () => {
     } finally {
       await s.stop();
     }
+  });
+});
+
+describe('reloading the authentication configuration', () => {
+  async function until(what: string, check: () => Promise<boolean>): Promise<void> {
+    const deadline = Date.now() + 10_000;
+    while (!(await check())) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  it('swaps in a changed valid file, and keeps the last good one when the new file is invalid or its issuer unreachable', async () => {
+    const s = await start('reload', authDoc({ enabled: false }), {}, { authenticationReloadIntervalMs: 100 });
+    const ca = await readFile(join(s.dataDir, 'apiserver.crt'));
+    const later = await issuer.token({ claims: { ...validClaims, aud: ['later'] } });
+    const get = async () => (await httpsCall(s.server.url, ca, 'GET', VAP, { authorization: `Bearer ${later}` })).status;
+    const gauge = async (name: string) => {
+      const text = (await httpsCall(s.server.url, ca, 'GET', '/metrics', { authorization: `Bearer ${later}` })).text;
+      return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+    };
+    expect(await get()).toBe(401);
+
+    const widened = authDoc({ enabled: false });
+    Object.assign(widened.jwt[0]!.issuer, { audiences: ['orchd', 'later'], audienceMatchPolicy: 'MatchAny' });
+    await writeFile(s.file, stringify(widened));
+    await until('the widened audiences', async () => (await get()) === 200);
+    expect(await gauge('orchd_authentication_config_reloads_succeeded')).toBe(1);
+
+    // Breaks a rule: the server keeps the widened configuration.
+    const invalid = authDoc({ enabled: false });
+    Object.assign(invalid.jwt[0]!.issuer, { audiences: [] });
+    await writeFile(s.file, stringify(invalid));
+    await until('the failed reload', async () => (await gauge('orchd_authentication_config_reloads_failed')) >= 1);
+    expect(await gauge('orchd_authentication_config_last_reload_success')).toBe(0);
+    expect(await get()).toBe(200);
+
+    // Valid but its issuer cannot be discovered: not swapped in either.
+    const unreachable = authDoc({ enabled: false });
+    Object.assign(unreachable.jwt[0]!.issuer, { url: 'https://127.0.0.1:1' });
+    await writeFile(s.file, stringify(unreachable));
+    await until('the second failed reload', async () => (await gauge('orchd_authentication_config_reloads_failed')) >= 2);
+    expect(await get()).toBe(200);
   });
 });
