@@ -168,6 +168,8 @@ authorizers:
     for (const flag of ['--authentication-config', '--authorization-config', '--encryption-provider-config', '--egress-selector-config-file', '--tracing-config-file', '--admission-control-config-file', '--tls-cert-file', '--tls-private-key-file']) {
       expect(r.stdout()).toContain(flag);
     }
-    expect(r.stdout()).toContain('enforcement lands with issue 8');
+    // The help says which files are enforced and which are only validated, so no one is misled.
+    expect(r.stdout()).toMatch(/Enforced: authentication[^\n]*encryption at rest, TLS/);
+    expect(r.stdout()).toMatch(/Validated only, not yet\s+enforced: authorization, egress selection, tracing, admission configuration/);
   });
 });
