@@ -9,7 +9,7 @@ import type { Checkpoint, LogEntry, LogRecord } from './log.js';
  * Entry value: msgpack of {t: 'p' | 'd', k: key, v: value}; the seq lives only in the key.
  * Meta keys:   0xff + a name. 0xff sorts after every entry key, so a scan of entries never sees them.
  *   horizon    8-byte seq: the first seq still readable (written before compaction deletes anything).
- *   checkpoint 8-byte seq + the checkpoint's bytes.
+ * Checkpoint:  8-byte seq + the checkpoint's bytes (a file of its own for LevelDB: leveldb-log.ts).
  */
 
 /**
@@ -56,7 +56,6 @@ function metaKey(name: string): Buffer {
 }
 
 export const HORIZON_KEY = metaKey('horizon');
-export const CHECKPOINT_KEY = metaKey('checkpoint');
 
 export function encodeRecord(r: LogRecord): Buffer {
   // A bad record is a programming mistake; catching it here keeps it out of history.
@@ -90,11 +89,11 @@ function fromMaps(v: unknown): unknown {
   return o;
 }
 
-export function encodeCheckpoint(cp: Checkpoint): Buffer {
-  const b = Buffer.allocUnsafe(SEQ_BYTES + cp.data.byteLength);
-  writeSeq(b, cp.seq, 0);
-  b.set(cp.data, SEQ_BYTES);
-  return b;
+/** The checkpoint's bytes as parts to write one after the other (its data is not copied). */
+export function encodeCheckpoint(cp: Checkpoint): [Buffer, Uint8Array] {
+  const head = Buffer.allocUnsafe(SEQ_BYTES);
+  writeSeq(head, cp.seq, 0);
+  return [head, cp.data];
 }
 
 export function decodeCheckpoint(bytes: Buffer): Checkpoint {

@@ -1,6 +1,8 @@
+import { open, readFile, rename } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Level } from 'level';
 import { AbstractLog, type Batch, type Found, type LogOptions } from './abstract-log.js';
-import { CHECKPOINT_KEY, HORIZON_KEY, decodeCheckpoint, decodeEntry, encodeCheckpoint, readSeq, seqKey } from './codec.js';
+import { HORIZON_KEY, decodeCheckpoint, decodeEntry, encodeCheckpoint, readSeq, seqKey } from './codec.js';
 import type { Checkpoint, LogEntry } from './log.js';
 
 export interface LevelDbLogOptions extends LogOptions {
@@ -16,6 +18,13 @@ const PAGE = 1000;
  * `for await` with the 16 KiB default at ~110k/s (research/baseline.md section 2).
  */
 const READ_AHEAD_BYTES = 1 << 20;
+
+/**
+ * The checkpoint lives in a file beside LevelDB's own, not under a key: LevelDB writes one value at a
+ * time, and a checkpoint of a big view (hundreds of MB) written under a key held every append behind
+ * it for a second. The file is replaced atomically (write, fsync, rename, fsync the folder).
+ */
+export const checkpointFile = (path: string): string => join(path, 'orchd-checkpoint');
 
 /**
  * The embedded log: one LevelDB, entries keyed by big-endian seq (codec.ts). Each group-commit batch
@@ -92,12 +101,31 @@ export class LevelDbLog extends AbstractLog {
     return readSeq(keys[keys.length - 1]);
   }
 
-  protected _saveCheckpoint(cp: Checkpoint): Promise<void> {
-    return this.db.put(CHECKPOINT_KEY, encodeCheckpoint(cp), { sync: true });
+  protected async _saveCheckpoint(cp: Checkpoint): Promise<void> {
+    const file = checkpointFile(this.path);
+    const tmp = `${file}.tmp`;
+    const fh = await open(tmp, 'w');
+    try {
+      await fh.writev(encodeCheckpoint(cp));
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await rename(tmp, file);
+    const dir = await open(this.path, 'r');
+    try {
+      await dir.sync();
+    } finally {
+      await dir.close();
+    }
   }
 
   protected async _loadCheckpoint(): Promise<Checkpoint | undefined> {
-    const bytes = await this.db.get(CHECKPOINT_KEY);
-    return bytes && decodeCheckpoint(bytes);
+    try {
+      return decodeCheckpoint(await readFile(checkpointFile(this.path)));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw err;
+    }
   }
 }

@@ -6,7 +6,8 @@ import { Level } from 'level';
 import { afterAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/api/logger.js';
 import { loadServerConfig, type ServerConfig } from '../../src/config/server-config.js';
-import { CHECKPOINT_KEY, decodeEntry, encodeRecord } from '../../src/log/codec.js';
+import { decodeEntry, encodeRecord } from '../../src/log/codec.js';
+import { checkpointFile } from '../../src/log/leveldb-log.js';
 import { serve, type Running } from '../../src/serve.js';
 import { rewriteEncryption } from '../../tools/rewrite-encryption.js';
 import { call } from '../helpers/server.js';
@@ -59,10 +60,7 @@ const onDisk = async (dir: string, text: string) => (await diskBytes(dir)).inclu
 
 /** Forces the next start to rebuild its view from the log entries alone. */
 async function dropCheckpoint(dataDir: string): Promise<void> {
-  const db = new Level<Buffer, Buffer>(join(dataDir, 'log'), { keyEncoding: 'buffer', valueEncoding: 'buffer' });
-  await db.open();
-  await db.del(CHECKPOINT_KEY);
-  await db.close();
+  await rm(checkpointFile(join(dataDir, 'log')), { force: true });
 }
 
 /** The providers and keys of the event entries in the log (read raw, not through orchd). */
@@ -279,7 +277,7 @@ describe('corrupt objects', () => {
     await db.open();
     try {
       // Without the checkpoint the start replays the log, whose entries are damaged here.
-      await db.del(CHECKPOINT_KEY);
+      await dropCheckpoint(dataDir);
       for await (const [k, v] of db.iterator({ lt: Buffer.from([0xff]) })) {
         const e = decodeEntry(0, v);
         const sealed = e.value as Buffer;

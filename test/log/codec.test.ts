@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CHECKPOINT_KEY, HORIZON_KEY, decodeCheckpoint, decodeEntry, encodeCheckpoint, encodeRecord, readSeq, seqKey } from '../../src/log/codec.js';
+import { HORIZON_KEY, decodeCheckpoint, decodeEntry, encodeCheckpoint, encodeRecord, readSeq, seqKey } from '../../src/log/codec.js';
 
 const BOUNDARIES = [0, 1, 255, 256, 65535, 65536, 2 ** 32 - 1, 2 ** 32, 2 ** 32 + 1, 2 ** 40, Number.MAX_SAFE_INTEGER];
 
@@ -14,11 +14,8 @@ describe('seq keys', () => {
     }
   });
 
-  it.each([
-    ['horizon', HORIZON_KEY],
-    ['checkpoint', CHECKPOINT_KEY],
-  ])('the %s key sorts after every entry key', (_name, key) => {
-    expect(Buffer.compare(key, seqKey(Number.MAX_SAFE_INTEGER))).toBe(1);
+  it('the horizon key sorts after every entry key', () => {
+    expect(Buffer.compare(HORIZON_KEY, seqKey(Number.MAX_SAFE_INTEGER))).toBe(1);
   });
 });
 
@@ -59,7 +56,7 @@ describe('checkpoints', () => {
     ['empty at seq 0', 0, []],
     ['some bytes at a large seq', 2 ** 40 + 3, [0, 1, 255]],
   ])('%s round-trip', (_name, seq, data) => {
-    const cp = decodeCheckpoint(encodeCheckpoint({ seq, data: new Uint8Array(data) }));
+    const cp = decodeCheckpoint(Buffer.concat(encodeCheckpoint({ seq, data: new Uint8Array(data) })));
     expect([cp.seq, [...cp.data]]).toEqual([seq, data]);
   });
 });

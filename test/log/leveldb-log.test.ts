@@ -1,10 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Level } from 'level';
 import { afterAll, describe, expect, it } from 'vitest';
 import { decodeEntry, readSeq } from '../../src/log/codec.js';
-import { LevelDbLog } from '../../src/log/leveldb-log.js';
+import { checkpointFile, LevelDbLog } from '../../src/log/leveldb-log.js';
 import { runLogContract } from './contract.js';
 
 const dirs: string[] = [];
@@ -65,7 +65,7 @@ describe('LevelDbLog', () => {
     }
   });
 
-  it('stores entries under 8-byte big-endian seq keys, and its meta keys after them', async () => {
+  it('stores entries under 8-byte big-endian seq keys, its horizon after them, and the checkpoint in a file beside', async () => {
     const path = await tempPath();
     const log = new LevelDbLog({ path });
     await log.open();
@@ -83,8 +83,11 @@ describe('LevelDbLog', () => {
       expect(entryRows.map(([k]) => readSeq(k))).toEqual(Array.from({ length: 298 }, (_, i) => i + 3));
       expect(entryRows.map(([k, v]) => decodeEntry(readSeq(k), v).value)).toEqual(Array.from({ length: 298 }, (_, i) => i + 2));
       const metaRows = all.slice(entryRows.length);
-      expect(metaRows.map(([k]) => k.subarray(1).toString('latin1'))).toEqual(['checkpoint', 'horizon']);
+      expect(metaRows.map(([k]) => k.subarray(1).toString('latin1'))).toEqual(['horizon']);
       expect(metaRows.every(([k]) => k[0] === 0xff)).toBe(true);
+      // Kept out of LevelDB so that writing a big one never holds appends behind it.
+      expect([...(await readFile(checkpointFile(path)))]).toEqual([0, 0, 0, 0, 0, 0, 1, 44, 1]);
+      expect(await readdir(path)).not.toContain('orchd-checkpoint.tmp');
     } finally {
       await db.close();
     }
