@@ -3,6 +3,7 @@ import type { KubeObject } from '../resources/types.js';
 import { splitKey } from '../store/keys.js';
 import type { Change } from '../store/view.js';
 import type { Logger } from './logger.js';
+import { serialQueue } from './work-queue.js';
 import type { ObjectStore } from './object-store.js';
 
 /**
@@ -33,17 +34,7 @@ export function startGarbageCollector(objects: ObjectStore, kindOfCollection: (c
   };
   for (const s of allObjects(objects)) index(s.key, s.obj);
 
-  const queue: (() => Promise<void>)[] = [];
-  let draining = false;
-  const enqueue = (job: () => Promise<void>) => {
-    queue.push(job);
-    if (draining) return;
-    draining = true;
-    void (async () => {
-      while (queue.length) await queue.shift()!().catch((err: unknown) => log.warn('garbage collector', { error: String(err) }));
-      draining = false;
-    })();
-  };
+  const enqueue = serialQueue('garbage collector', log);
 
   const target = (key: string) => {
     const kind = kindOfCollection(splitKey(key).collection);

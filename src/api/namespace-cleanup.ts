@@ -2,6 +2,7 @@ import type { KindStrategy } from '../resources/strategy.js';
 import { collectionOf } from '../store/keys.js';
 import type { Change } from '../store/view.js';
 import type { Logger } from './logger.js';
+import { serialQueue } from './work-queue.js';
 import type { ObjectStore } from './object-store.js';
 import { ApiError } from './status.js';
 
@@ -17,17 +18,7 @@ export function startNamespaceCleanup(objects: ObjectStore, kinds: readonly Kind
   const prefix = `${collectionOf(nsKind)}//`;
   const namespaced = kinds.filter((k) => k.namespaced);
 
-  const queue: (() => Promise<void>)[] = [];
-  let draining = false;
-  const enqueue = (job: () => Promise<void>) => {
-    queue.push(job);
-    if (draining) return;
-    draining = true;
-    void (async () => {
-      while (queue.length) await queue.shift()!().catch((err: unknown) => log.warn('namespace cleanup', { error: String(err) }));
-      draining = false;
-    })();
-  };
+  const enqueue = serialQueue('namespace cleanup', log);
 
   const gone = (err: unknown) => {
     // Deleted or changed meanwhile: the next change of the namespace decides again.

@@ -1,0 +1,19 @@
+import type { Logger } from './logger.js';
+
+/**
+ * Jobs run one at a time in the order given, as the controllers beside the API server need: a
+ * job's failure is logged under the controller's name and does not stop the ones after it.
+ */
+export function serialQueue(name: string, log: Logger): (job: () => Promise<void>) => void {
+  const queue: (() => Promise<void>)[] = [];
+  let draining = false;
+  return (job) => {
+    queue.push(job);
+    if (draining) return;
+    draining = true;
+    void (async () => {
+      while (queue.length) await queue.shift()!().catch((err: unknown) => log.warn(name, { error: String(err) }));
+      draining = false;
+    })();
+  };
+}
