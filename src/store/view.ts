@@ -66,21 +66,43 @@ export class View {
    * instead of taking a million ordered inserts. Nothing may read the view until endReplay().
    */
   beginReplay(): void {
-    this.replay ??= { added: new Map(), touched: new Set(), history: new Map() };
+    this.replay ??= { added: new Map(), deleted: new Set(), history: new Map() };
   }
 
+  /**
+   * A collection without deletes in the replay only gained keys, each once, none it had before,
+   * and its history gained the same ones: one sort serves both. Deletes need the filter and dedup.
+   */
   endReplay(): void {
     const r = this.replay;
     if (!r) return;
     this.replay = undefined;
-    for (const collection of r.touched) {
-      const keys = [...(this.collections.get(collection)?.range('') ?? []), ...(r.added.get(collection) ?? [])];
-      this.collections.set(collection, SortedKeys.of(keys.filter((k) => this.objects.has(`${collection}/${k}`))));
+    for (const [collection, added] of r.added) {
+      const before = [...(this.collections.get(collection)?.range('') ?? [])];
+      const historyBefore = this.history.get(collection)?.size ?? 0;
+      const sameHistory = !r.deleted.has(collection) && historyBefore === before.length && (r.history.get(collection)?.length ?? 0) === added.length;
+      if (r.deleted.has(collection)) {
+        this.collections.set(collection, SortedKeys.of(before.concat(added).filter((k) => this.objects.has(`${collection}/${k}`))));
+        continue;
+      }
+      const sorted = before.concat(added).sort();
+      this.collections.set(collection, SortedKeys.ofSorted(sorted));
+      if (sameHistory) {
+        this.history.set(collection, SortedKeys.ofSorted(sorted));
+        r.history.delete(collection);
+      }
     }
-    for (const [collection, added] of r.history) this.history.set(collection, SortedKeys.of([...(this.history.get(collection)?.range('') ?? []), ...added]));
+    for (const collection of r.deleted) {
+      if (r.added.has(collection)) continue;
+      const left = [...(this.collections.get(collection)?.range('') ?? [])].filter((k) => this.objects.has(`${collection}/${k}`));
+      this.collections.set(collection, SortedKeys.ofSorted(left));
+    }
+    for (const [collection, added] of r.history) {
+      this.history.set(collection, SortedKeys.of([...(this.history.get(collection)?.range('') ?? []), ...added]));
+    }
   }
 
-  private replay: { added: Map<string, string[]>; touched: Set<string>; history: Map<string, string[]> } | undefined;
+  private replay: { added: Map<string, string[]>; deleted: Set<string>; history: Map<string, string[]> } | undefined;
 
   apply(e: LogEntry): Change {
     const prev = this.objects.get(e.key);
@@ -91,8 +113,9 @@ export class View {
     if (e.type === 'put') this.objects.set(e.key, cur);
     else this.objects.delete(e.key);
     if (replay) {
-      replay.touched.add(collection);
-      if (e.type === 'put' && !prev) pushTo(replay.added, collection, suffix);
+      if (e.type === 'put') {
+        if (!prev) pushTo(replay.added, collection, suffix);
+      } else replay.deleted.add(collection);
       if (!this.keyIndex.has(e.key)) pushTo(replay.history, collection, suffix);
     } else {
       if (e.type === 'put') {
