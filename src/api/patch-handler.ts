@@ -5,8 +5,7 @@
  * race (last write wins) unless it carries metadata.resourceVersion itself. Every non-apply patch
  * is an Update for managedFields; apply tracks ownership and conflicts (src/patch).
  */
-import { applyConfig, recordUpdate, type WriteScope } from '../patch/managed-fields.js';
-import { conflictMessage, describeManager } from '../patch/managed-fields.js';
+import { applyConfig, conflictMessage, describeManager, recordUpdate, type WriteScope } from '../patch/managed-fields.js';
 import { PatchError } from '../patch/errors.js';
 import { applyJsonPatch } from '../patch/json-patch.js';
 import { applyMergePatch } from '../patch/merge-patch.js';
