@@ -2,9 +2,10 @@
 import type { Scenario } from '../context.js';
 import type { ScenarioId } from '../options.js';
 import { memoryScenario } from './memory.js';
+import { patch } from './patch.js';
 import { reads } from './reads.js';
 import { replay } from './replay.js';
 import { watch } from './watch.js';
 import { writes } from './writes.js';
 
-export const scenarios: Record<ScenarioId, Scenario> = { writes, reads, watch, replay, memory: memoryScenario };
+export const scenarios: Record<ScenarioId, Scenario> = { writes, reads, watch, replay, memory: memoryScenario, patch };

@@ -5,6 +5,7 @@ import type { Change } from '../store/view.js';
 import type { Logger } from './logger.js';
 import { serialQueue } from './work-queue.js';
 import type { ObjectStore } from './object-store.js';
+import { cloneJson } from '../resources/json-access.js';
 
 /**
  * The garbage collector for ownerReferences, as Kubernetes' runs beside its API server:
@@ -45,7 +46,7 @@ export function startGarbageCollector(objects: ObjectStore, kindOfCollection: (c
   const dropOwnerRef = async (depKey: string, ownerUid: string) => {
     const t = target(depKey);
     if (!t) return;
-    const next = structuredClone(t.obj);
+    const next = cloneJson(t.obj);
     next.metadata.ownerReferences = (next.metadata.ownerReferences ?? []).filter((r) => r.uid !== ownerUid);
     if (next.metadata.ownerReferences.length === 0) delete next.metadata.ownerReferences;
     await objects.update(t.kind, next.metadata.namespace, next.metadata.name ?? '', next, { dryRun: false });
@@ -54,7 +55,7 @@ export function startGarbageCollector(objects: ObjectStore, kindOfCollection: (c
   const removeFinalizer = async (key: string, finalizer: string) => {
     const t = target(key);
     if (!t || !t.obj.metadata.finalizers?.includes(finalizer)) return;
-    const next = structuredClone(t.obj);
+    const next = cloneJson(t.obj);
     next.metadata.finalizers = next.metadata.finalizers!.filter((f) => f !== finalizer);
     await objects.update(t.kind, next.metadata.namespace, next.metadata.name ?? '', next, { dryRun: false });
   };

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { FieldError } from '../resources/field-errors.js';
-import { jsonEqual } from '../resources/json-access.js';
+import { cloneJson, jsonEqual } from '../resources/json-access.js';
 import { apiVersionOf, type KindStrategy } from '../resources/strategy.js';
 import type { KubeObject } from '../resources/types.js';
 import { corruptObjectsOf, type CorruptObject } from '../log/encryption/index.js';
@@ -150,7 +150,7 @@ export class ObjectStore {
     try {
       const { stored } = await this.store.update(key, async (cur): Promise<UpdateResult> => {
         created = false;
-        const obj: KubeObject = typeof incoming === 'function' ? await incoming(cur ? structuredClone(cur.obj) : undefined) : structuredClone(incoming);
+        const obj: KubeObject = typeof incoming === 'function' ? await incoming(cur ? cloneJson(cur.obj) : undefined) : cloneJson(incoming);
         if (!cur) {
           if (!opts.allowCreate || opts.subresource) throw E.notFound(E.qualified(kind, name));
           created = true;
@@ -215,7 +215,7 @@ export class ObjectStore {
   }
 
   private statusUpdate(old: KubeObject, obj: KubeObject): KubeObject {
-    const next = structuredClone(old);
+    const next = cloneJson(old);
     if (obj.status !== undefined) next.status = obj.status;
     else delete next.status;
     // managedFields record the /status writer too (the caller computed them from old).
@@ -252,7 +252,7 @@ export class ObjectStore {
             `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${cur.seq}`,
           );
         }
-        const obj = structuredClone(cur.obj);
+        const obj = cloneJson(cur.obj);
         const finalizers = gcFinalizers(obj.metadata.finalizers ?? [], opts);
         await this.admit?.('DELETE', kind, obj, cur.obj, opts);
         if (finalizers.length > 0) {

@@ -12,6 +12,7 @@ import { addWarnings, send, type Output } from './respond.js';
 import { selectorOf } from './selectors.js';
 import * as E from './status.js';
 import { handleWatch } from './watch-handler.js';
+import { cloneJson } from '../resources/json-access.js';
 
 /** Picks the response rendering from Accept and pretty; a Table is decided per verb. */
 export function outputFor(req: IncomingMessage, url: URL): Output {
@@ -92,7 +93,7 @@ async function replace(r: Request): Promise<void> {
   obj.metadata.name = route.name;
   // Inside the store's retry loop: the managedFields follow the object actually replaced.
   const withManagedFields = (cur: KubeObject | undefined): KubeObject => {
-    const next = structuredClone(obj);
+    const next = cloneJson(obj);
     trackUpdate(r, cur, next, opts.fieldManager);
     return next;
   };

@@ -2,6 +2,8 @@
  * Small helpers over plain JSON values shared by the patch algorithms. Keys are set with
  * defineProperty when they are `__proto__`, so a patch can never reach an object's prototype.
  */
+import { cloneJson } from '../resources/json-access.js';
+
 export type JsonObject = Record<string, unknown>;
 
 export const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -31,4 +33,4 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   return false;
 }
 
-export const clone = <T>(v: T): T => (v === undefined ? v : structuredClone(v));
+export const clone = <T>(v: T): T => cloneJson(v);

@@ -8,7 +8,7 @@
  * namespace would otherwise stay Terminating forever.
  */
 import { FieldPath, invalid, type FieldError } from './field-errors.js';
-import { defaultField, isObject, listAt, objectAt, stringAt, type JsonObject } from './json-access.js';
+import { cloneJson, defaultField, isObject, listAt, objectAt, stringAt, type JsonObject } from './json-access.js';
 import { kindSchema } from './kind-schema.js';
 import { timeSchema } from './meta-schema.js';
 import { validateCoreObjectMeta, validateFinalizerName, validateStandardFinalizerNames } from './metadata.js';
@@ -103,11 +103,11 @@ export const namespace = {
     const spec: JsonObject = isObject(o.spec) ? o.spec : (o.spec = {});
     const finalizers = objectAt(old, 'spec')?.finalizers;
     if (finalizers === undefined) delete spec.finalizers;
-    else spec.finalizers = structuredClone(finalizers);
+    else spec.finalizers = cloneJson(finalizers);
     // No spec before and none now: an empty one would read as a spec change (and bump generation).
     if (old.spec === undefined && Object.keys(spec).length === 0) delete o.spec;
     if (old.status === undefined) delete o.status;
-    else o.status = structuredClone(old.status);
+    else o.status = cloneJson(old.status);
   },
   // On update prepareForUpdate restores the stored spec.finalizers, which then pass again: the create
   // rules can run unchanged, and still guard a caller that skips prepareForUpdate.
