@@ -265,4 +265,46 @@ describe.skipIf(kubectls.length === 0)('kubectl', () => {
       }),
     );
   }
+
+  // Selectors as kubectl sends them (-l, --field-selector), for the oldest and newest kubectl.
+  for (const { label, path } of watchers) {
+    it.concurrent(`${label}: get -l and --field-selector`, { timeout: 120_000 }, () =>
+      slot(async () => {
+        const { server, home, ok, kubectl } = await sandbox(path);
+        const events = '/apis/events.orch.io/v1/namespaces/default/events';
+        const event = (name: string, tier: string, type: string) => ({
+          apiVersion: 'events.orch.io/v1',
+          kind: 'Event',
+          metadata: { name, labels: { tier } },
+          eventTime: '2026-11-23T10:00:00.000000Z',
+          reportingController: 'orch.io/test',
+          reportingInstance: 'test-1',
+          action: 'Create',
+          reason: type === 'Warning' ? 'Failed' : 'Created',
+          type,
+          regarding: { kind: 'Pod', name: name, namespace: 'default' },
+        });
+        try {
+          for (const [name, tier, type] of [
+            ['ev-a', 'web', 'Normal'],
+            ['ev-b', 'web', 'Warning'],
+            ['ev-c', 'db', 'Warning'],
+          ]) {
+            expect((await call(server.url, 'POST', events, event(name, tier, type))).status).toBe(201);
+          }
+          const names = async (...args: string[]) => (await ok('get', 'events.events.orch.io', '-n', 'default', '-o', 'name', ...args)).trim().split('\n').sort();
+          expect(await names('-l', 'tier=web')).toEqual(['event.events.orch.io/ev-a', 'event.events.orch.io/ev-b']);
+          expect(await names('-l', 'tier in (db),tier!=web')).toEqual(['event.events.orch.io/ev-c']);
+          expect(await names('--field-selector', 'type=Warning')).toEqual(['event.events.orch.io/ev-b', 'event.events.orch.io/ev-c']);
+          expect(await names('--field-selector', 'type=Warning,metadata.name!=ev-b', '-l', 'tier')).toEqual(['event.events.orch.io/ev-c']);
+          const bad = await kubectl('get', 'events.events.orch.io', '-n', 'default', '--field-selector', 'spec.nothing=x');
+          expect(bad.code).toBe(1);
+          expect(bad.stderr).toContain('field label not supported: spec.nothing');
+        } finally {
+          await server.stop();
+          await rm(home, { recursive: true, force: true });
+        }
+      }),
+    );
+  }
 });
