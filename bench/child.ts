@@ -45,7 +45,7 @@ export class Child {
 
   private constructor(
     readonly name: string,
-    private readonly proc: ChildProcess,
+    proc: ChildProcess,
   ) {
     if (proc.pid === undefined) throw new Error(`${name}: could not start`);
     this.pid = proc.pid;

@@ -5,8 +5,7 @@ import { WebSocketServer } from 'ws';
 import type { KindStrategy } from '../resources/strategy.js';
 import type { Store } from '../store/store.js';
 import { storageKey, collectionOf } from '../store/keys.js';
-import { rfc3339 } from './object-store.js';
-import { ObjectStore } from './object-store.js';
+import { ObjectStore, rfc3339 } from './object-store.js';
 import { ContinueTokens } from './continue-token.js';
 import type { Server } from './context.js';
 import { startEventExpiry } from './event-expiry.js';
@@ -19,7 +18,7 @@ import { route, type Route } from './router.js';
 import { handleResource, outputFor } from './resource-handlers.js';
 import { upgradeWatch, watchSocketServerOptions } from './watch-handler.js';
 import { handleDiscovery, handleOpenApi } from './discovery-handlers.js';
-import { ApiError, pathNotFound, serviceUnavailable } from './status.js';
+import { ApiError, pathNotFound, serviceUnavailable, unauthorized } from './status.js';
 import { RequestAuthenticator, type Authenticator } from '../auth/authenticate.js';
 
 export interface ApiServerOptions {
@@ -73,7 +72,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
   /** Kube's answer to failed authentication: the reason goes to the log, never to the client. */
   const unauthenticated = (req: IncomingMessage, reason: string): ApiError => {
     opts.logger.info('unable to authenticate the request', { method: req.method, path: req.url?.split('?')[0], reason });
-    return new ApiError({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Unauthorized', reason: 'Unauthorized', code: 401 });
+    return unauthorized();
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {

@@ -151,6 +151,8 @@ export function storeReadError(q: Qualified, prefix: string, failures: { key: st
 export const forbidden = (q: Qualified, why: string): ApiError =>
   failure(403, 'Forbidden', `${qualifiedResource(q)} "${q.name ?? ''}" is forbidden: ${why}`, detailsOf(q));
 export const serviceUnavailable = (message: string): ApiError => failure(503, 'ServiceUnavailable', message);
+/** Failed authentication: Kubernetes never says why to the client (the reason goes to the log). */
+export const unauthorized = (): ApiError => failure(401, 'Unauthorized', 'Unauthorized');
 
 /** 422 Invalid with one cause per field error, worded as Kubernetes words it. */
 export function invalid(q: Qualified, errors: FieldError[]): ApiError {

@@ -8,7 +8,7 @@
 import type { Environment } from '@marcbachmann/cel-js';
 import { withBounds } from '../cel/budget.js';
 import { DEFAULT_COST_LIMIT, DEFAULT_TIMEOUT_MS, celToJson, createCelEnvironment, jsonToCel } from '../cel/index.js';
-import type { ExpressionCompiler, Program } from './claim-expressions.js';
+import type { ExpressionCompiler } from './claim-expressions.js';
 
 const BOUNDS = { costLimit: DEFAULT_COST_LIMIT, timeoutMs: DEFAULT_TIMEOUT_MS };
 
