@@ -7,7 +7,21 @@ import { Agent, request } from 'node:http';
 
 export interface HttpReply {
   status: number;
+  /** The answer's first `keep` bytes (all of it by default; all of it too when the status is not 2xx). */
   body: Buffer;
+  /** Length of the whole answer body, kept or not. */
+  bytes: number;
+}
+
+export interface RequestOptions {
+  contentType?: string;
+  /**
+   * How many bytes of a 2xx answer's body the caller needs (default: all). The rest is counted and
+   * dropped as it arrives, never copied: reassembling an 800 KB list page per request made the
+   * generator, not the server, the bottleneck. Answers with other statuses are kept whole for the
+   * error message (they are small).
+   */
+  keep?: number;
 }
 
 export class HttpClient {
@@ -19,7 +33,8 @@ export class HttpClient {
     this.agent = new Agent({ keepAlive: true, maxSockets: connections, maxFreeSockets: connections });
   }
 
-  request(method: string, path: string, body?: Buffer, contentType = 'application/json'): Promise<HttpReply> {
+  request(method: string, path: string, body?: Buffer, options: RequestOptions = {}): Promise<HttpReply> {
+    const { contentType = 'application/json', keep = Infinity } = options;
     return new Promise((resolve, reject) => {
       const headers: Record<string, string | number> = { accept: 'application/json' };
       if (body) {
@@ -27,9 +42,20 @@ export class HttpClient {
         headers['content-length'] = body.length;
       }
       const req = request({ agent: this.agent, host: this.url.hostname, port: this.url.port, method, path, headers }, (res) => {
+        const status = res.statusCode ?? 0;
+        const limit = status >= 200 && status < 300 ? keep : Infinity;
         const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks) }));
+        let kept = 0;
+        let bytes = 0;
+        res.on('data', (c: Buffer) => {
+          bytes += c.length;
+          if (kept >= limit) return;
+          // A view of the part still wanted, not a copy: the chunk is ours once emitted.
+          const part = kept + c.length > limit ? c.subarray(0, limit - kept) : c;
+          chunks.push(part);
+          kept += part.length;
+        });
+        res.on('end', () => resolve({ status, body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, kept), bytes }));
         res.on('error', reject);
       });
       req.on('error', reject);

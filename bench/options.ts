@@ -1,7 +1,7 @@
 /** The harness's command line (node:util parseArgs), turned into typed, validated options. */
 import { parseArgs } from 'node:util';
 
-export const SCENARIOS = ['writes', 'reads', 'watch', 'replay', 'memory', 'patch'] as const;
+export const SCENARIOS = ['writes', 'reads', 'watch', 'replay', 'memory', 'patch', 'lists'] as const;
 export type ScenarioId = (typeof SCENARIOS)[number];
 
 export interface BenchOptions {
@@ -16,6 +16,7 @@ export interface BenchOptions {
   watchRate: number;
   replayEntries: number[];
   memoryObjects: number;
+  listObjects: number;
   compareEtcd: boolean;
   ceilings: boolean;
   json?: string;
@@ -37,6 +38,7 @@ scenarios: ${SCENARIOS.join(', ')} (default: all)
   --watch-rate 100          writes/s during the watch scenario
   --replay-entries 10000,100000  log lengths for the replay scenario (the target is 1000000)
   --memory-objects 20000    objects created for the memory scenario
+  --list-objects 100000     stored objects for the lists scenario (the targets are at 100000)
   --compare etcd            run etcd (installed from Debian when missing) side by side
   --no-ceilings             skip the bare node:http and raw LevelDB ceilings
   --json FILE               write every result as JSON
@@ -80,6 +82,7 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
       'watch-rate': { type: 'string', default: '100' },
       'replay-entries': { type: 'string', default: '10000,100000' },
       'memory-objects': { type: 'string', default: '20000' },
+      'list-objects': { type: 'string', default: '100000' },
       compare: { type: 'string' },
       'no-ceilings': { type: 'boolean', default: false },
       json: { type: 'string' },
@@ -107,6 +110,7 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
     watchRate: positiveInt('watch-rate', values['watch-rate']),
     replayEntries: positiveInts('replay-entries', values['replay-entries']),
     memoryObjects: positiveInt('memory-objects', values['memory-objects']),
+    listObjects: positiveInt('list-objects', values['list-objects']),
     compareEtcd: values.compare === 'etcd',
     ceilings: !values['no-ceilings'],
     json: values.json,

@@ -87,7 +87,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
           async (c) => {
             const name = names[c];
             const body = Buffer.from(JSON.stringify(t.body(name, n++)));
-            return expectStatus(await http.request('PATCH', `${POLICIES}/${name}${t.query}`, body, t.contentType), 200);
+            return expectStatus(await http.request('PATCH', `${POLICIES}/${name}${t.query}`, body, { contentType: t.contentType, keep: 0 }), 200);
           },
           { orchd: orchd.pid },
         ),

@@ -4,6 +4,7 @@
  * reports — never its speed.
  */
 import { execFile } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
 import { existsSync } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -12,6 +13,7 @@ import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runningChildren } from '../../bench/child.js';
 import type { BenchContext } from '../../bench/context.js';
+import { HttpClient } from '../../bench/http-client.js';
 import { closedLoop } from '../../bench/load.js';
 import { parseDurationMs, parseOptions } from '../../bench/options.js';
 import { renderHtmlReport } from '../../bench/report-html.js';
@@ -109,7 +111,7 @@ describe('options and formatting', () => {
     expect(o.compareEtcd).toBe(true);
     const all = parseOptions([]);
     if (all === 'help') throw new Error('help');
-    expect(all.scenarios).toEqual(['writes', 'reads', 'watch', 'replay', 'memory', 'patch']);
+    expect(all.scenarios).toEqual(['writes', 'reads', 'watch', 'replay', 'memory', 'patch', 'lists']);
     expect(() => parseOptions(['nosuch'])).toThrow(/unknown scenario/);
     expect(() => parseOptions(['--clients', '0'])).toThrow(/positive/);
     expect(() => parseOptions(['--compare', 'consul'])).toThrow(/etcd/);
@@ -136,6 +138,44 @@ describe('options and formatting', () => {
     expect(r.ops + r.errors).toBe(50);
     expect(r.errors).toBe(5);
     expect(r.latency.length).toBe(45);
+  });
+});
+
+describe('the load generator keeps only the bytes asked for', () => {
+  // 300 KB in 3 writes, so the answer arrives in several chunks.
+  const payload = Buffer.from(Array.from({ length: 300_000 }, (_, i) => String.fromCharCode(97 + (i % 26))).join(''));
+  let server: Server;
+  let base = '';
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      res.statusCode = req.url === '/missing' ? 404 : 200;
+      for (let i = 0; i < 3; i++) res.write(payload.subarray(i * 100_000, (i + 1) * 100_000));
+      res.end();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const addr = server.address();
+    base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+    return () => new Promise<void>((r) => server.close(() => r()));
+  });
+
+  it('counts the whole answer, keeps its first `keep` bytes (all by default, all on an error status)', async () => {
+    const http = new HttpClient(base, 1);
+    try {
+      const all = await http.request('GET', '/');
+      expect(all.bytes).toBe(payload.length);
+      expect(all.body.equals(payload)).toBe(true);
+      const none = await http.request('GET', '/', undefined, { keep: 0 });
+      expect(none).toMatchObject({ status: 200, bytes: payload.length });
+      expect(none.body.length).toBe(0);
+      const head = await http.request('GET', '/', undefined, { keep: 150_000 });
+      expect(head.bytes).toBe(payload.length);
+      expect(head.body.equals(payload.subarray(0, 150_000))).toBe(true);
+      const error = await http.request('GET', '/missing', undefined, { keep: 0 });
+      expect(error.status).toBe(404);
+      expect(error.body.length).toBe(payload.length);
+    } finally {
+      http.close();
+    }
   });
 });
 
@@ -181,5 +221,33 @@ describe('a tiny writes run end to end', () => {
     expect(html).toContain('<svg');
     expect(html).toContain('orchd creates/s');
     expect(html).not.toMatch(/<script|src="http/);
+  }, 120_000);
+});
+
+describe('a tiny lists run end to end', () => {
+  beforeAll(buildIfStale, 180_000);
+
+  it('walks, lists at the seeded version and by label, with no errors, and reports its targets as not measured below 100k', async () => {
+    const opts = parseOptions(['lists', '--list-objects', '1200', '--duration', '300ms', '--warmup', '100ms']);
+    if (opts === 'help') throw new Error('help');
+    const ctx: BenchContext = { opts, orchdCli: join(OUT, 'src/cli.js'), log: () => undefined };
+    const results = await runScenarios(ctx, () => undefined);
+    expect(runningChildren()).toBe(0);
+    const [table] = results[0].tables;
+    expect(table.rows).toHaveLength(5);
+    for (const row of table.rows) {
+      expect(row.size).toBe(1200);
+      expect(row.orchdErrors).toBe(0);
+      expect(row.orchdRate as number).toBeGreaterThan(0);
+      expect(row.orchdP50 as number).toBeLessThanOrEqual(row.orchdP99 as number);
+    }
+    // Every row's answer size: a page of 500 (~1.6 KB each), all 1,201 stored, 12 of group g7.
+    const bytes = table.rows.map((r) => r.bytes as number);
+    expect(bytes[0]).toBeGreaterThan(500 * 1000);
+    expect(bytes[1]).toBeGreaterThan(1201 * 1000);
+    expect(bytes[2]).toBeGreaterThan(1201 * 1000);
+    expect(bytes[3]).toBeGreaterThan(12 * 1000);
+    expect(bytes[3]).toBeLessThan(13 * 2000);
+    expect(results[0].targets.map((t) => t.met)).toEqual([null, null, null]);
   }, 120_000);
 });
