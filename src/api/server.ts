@@ -13,13 +13,14 @@ import { startGarbageCollector } from './garbage-collector.js';
 import { startNamespaceCleanup } from './namespace-cleanup.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
-import { sendError, type Output } from './respond.js';
+import { addWarnings, sendError, type Output } from './respond.js';
 import { route, type Route } from './router.js';
 import { handleResource, outputFor } from './resource-handlers.js';
 import { upgradeWatch, watchSocketServerOptions } from './watch-handler.js';
 import { handleDiscovery, handleOpenApi } from './discovery-handlers.js';
 import { ApiError, pathNotFound, serviceUnavailable, unauthorized } from './status.js';
 import { RequestAuthenticator, type Authenticator } from '../auth/authenticate.js';
+import { admissionFor, runWithAdmissionContext } from '../admission/index.js';
 
 export interface ApiServerOptions {
   store: Store;
@@ -52,7 +53,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
   for (const k of opts.kinds) for (const v of k.versions) lookupMap.set(`${k.group}/${v}/${k.plural}`, k);
   const byCollection = new Map(opts.kinds.map((k) => [collectionOf(k), k]));
   const lookup = (g: string, v: string, p: string) => lookupMap.get(`${g}/${v}/${p}`);
-  const objects = new ObjectStore(opts.store, { now: () => new Date() });
+  const objects = new ObjectStore(opts.store, { now: () => new Date() }, admissionFor(opts.store, opts.kinds));
   const context: Server = {
     objects,
     kinds: opts.kinds,
@@ -102,7 +103,8 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
           resource = r.kind.plural;
           out = outputFor(req, url);
           if (!ready) throw serviceUnavailable(`the server is not ready: ${notReady}`);
-          verb = await handleResource({ req, res, url, route: r, out, server: context, user: auth.user });
+          const admission = { user: auth.user, warn: (w: readonly string[]) => addWarnings(res, w) };
+          verb = await runWithAdmissionContext(admission, () => handleResource({ req, res, url, route: r, out, server: context, user: auth.user }));
           return;
         }
       }

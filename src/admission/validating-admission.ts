@@ -1,0 +1,232 @@
+/**
+ * Validating admission policies on every write, as Kubernetes' ValidatingAdmissionPolicy plugin
+ * runs them: for each binding (name order) whose policy exists, the policy's matchConstraints and
+ * the binding's matchResources must match; params are resolved; matchConditions filter (any false:
+ * skip; an error with none false: failurePolicy); then every validation runs. A false validation
+ * is a failure with the policy's message and reason; an error is one when failurePolicy is Fail.
+ * Each failure goes where the binding's validationActions say: Deny (the first one refuses the
+ * request), Warn (a Warning header), Audit (not recorded yet: orchd has no audit log).
+ */
+import { Activation, CelEvaluationError, type AdmissionRequestAttributes } from '../cel/index.js';
+import { ApiError, forbidden, qualified } from '../api/status.js';
+import { isObject, listAt, objectAt, stringAt, stringsOf } from '../resources/json-access.js';
+import { kindByGroupVersionKind } from '../resources/registry.js';
+import type { KindStrategy } from '../resources/strategy.js';
+import type { KubeObject } from '../resources/types.js';
+import { matchesLabels } from '../store/label-selector.js';
+import { collectionOf, storageKey, suffixOf } from '../store/keys.js';
+import type { Store } from '../store/store.js';
+import type { Compiled, CompiledPolicy } from './compile-policy.js';
+import { selectorRequirements } from './label-selector.js';
+import { matchesResources, type MatchAttributes, type Operation } from './matching.js';
+import { PolicyRegistry } from './policy-registry.js';
+import { currentAdmissionContext } from './request-context.js';
+
+interface Failure {
+  policy: string;
+  binding: string;
+  message: string;
+  reason: string;
+}
+
+/** Kubernetes' reasonToCode for a denial. */
+const codeOf = (reason: string): number => ({ Forbidden: 403, Unauthorized: 401, RequestEntityTooLarge: 413 })[reason] ?? 422;
+
+export class ValidatingAdmission {
+  readonly registry: PolicyRegistry;
+  private readonly namespaceKind: KindStrategy | undefined;
+
+  constructor(
+    private readonly store: Store,
+    private readonly kinds: readonly KindStrategy[],
+  ) {
+    const find = (k: string) => kinds.find((x) => x.kind === k && x.group === 'admissionregistration.orch.io');
+    const policyKind = find('ValidatingAdmissionPolicy');
+    const bindingKind = find('ValidatingAdmissionPolicyBinding');
+    if (!policyKind || !bindingKind) throw new Error('validating admission needs the ValidatingAdmissionPolicy kinds');
+    this.registry = new PolicyRegistry(store, policyKind, bindingKind);
+    this.namespaceKind = kinds.find((k) => k.group === '' && k.kind === 'Namespace');
+  }
+
+  /** The admit hook: throws the denial (an ApiError), adds warnings to the current request. */
+  admit = async (op: Operation, kind: KindStrategy, obj: KubeObject, old: KubeObject | undefined, opts: { dryRun: boolean; subresource?: string }): Promise<void> => {
+    // Kubernetes never runs these policies on the admissionregistration kinds themselves.
+    if (kind.group.startsWith('admissionregistration.')) return;
+    const snap = this.registry.current();
+    if (snap.bindings.length === 0) return;
+    const ctx = currentAdmissionContext();
+    const object = op === 'DELETE' ? null : obj;
+    const oldObject = op === 'CREATE' ? null : (old ?? null);
+    const name = obj.metadata.name ?? '';
+    const namespace = kind.namespaced ? (obj.metadata.namespace ?? '') : '';
+    const version = versionOf(obj.apiVersion) ?? kind.versions[0];
+    const nsObject = kind.namespaced ? this.namespaceObject(namespace) : undefined;
+    const attrs: MatchAttributes = {
+      operation: op,
+      group: kind.group,
+      version,
+      resource: kind.plural,
+      subresource: opts.subresource ?? '',
+      namespaced: kind.namespaced,
+      name,
+      namespace,
+      object,
+      oldObject,
+      namespaceLabels: kind === this.namespaceKind ? labels(object ?? oldObject) : kind.namespaced ? labels(nsObject ?? null) : undefined,
+    };
+    const request: AdmissionRequestAttributes = {
+      kind: { group: kind.group, version, kind: kind.kind },
+      resource: { group: kind.group, version, resource: kind.plural },
+      requestKind: { group: kind.group, version, kind: kind.kind },
+      requestResource: { group: kind.group, version, resource: kind.plural },
+      ...(opts.subresource ? { subResource: opts.subresource, requestSubResource: opts.subresource } : {}),
+      name,
+      namespace,
+      operation: op,
+      userInfo: ctx.user,
+      dryRun: opts.dryRun,
+    };
+    const denied: Failure[] = [];
+    const warnings: string[] = [];
+    for (const binding of snap.bindings) {
+      const bspec = objectAt(binding, 'spec');
+      const policy = snap.policies.get(stringAt(bspec, 'policyName'));
+      if (!policy) continue;
+      const pspec = objectAt(policy, 'spec');
+      const failurePolicy = stringAt(pspec, 'failurePolicy') === 'Ignore' ? 'Ignore' : 'Fail';
+      const policyName = policy.metadata.name ?? '';
+      const bindingName = binding.metadata.name ?? '';
+      const actions = stringsOf(listAt(bspec, 'validationActions'));
+      const fail = (message: string, reason = 'Invalid', configError = false) => {
+        const f = { policy: policyName, binding: bindingName, message, reason };
+        // A mis-configured policy or binding refuses the request whatever the actions say (Kubernetes' addConfigError).
+        if (configError) return void denied.push(f);
+        if (actions.includes('Deny')) denied.push(f);
+        if (actions.includes('Warn')) warnings.push(`Validation failed for ValidatingAdmissionPolicy '${policyName}' with binding '${bindingName}': ${message}`);
+      };
+      let matched: boolean;
+      try {
+        matched = matchesResources(objectAt(pspec, 'matchConstraints'), attrs) && matchesResources(objectAt(bspec, 'matchResources'), attrs);
+      } catch (err) {
+        if (failurePolicy === 'Fail') fail(`failed to configure policy: ${errorText(err)}`, 'Invalid', true);
+        continue;
+      }
+      if (!matched) continue;
+      let params: unknown[];
+      let paramKind: KindStrategy | undefined;
+      try {
+        ({ params, paramKind } = this.params(pspec, bspec, namespace));
+      } catch (err) {
+        if (failurePolicy === 'Fail') fail(`failed to configure binding: ${errorText(err)}`, 'Invalid', true);
+        continue;
+      }
+      const compiled = this.registry.compiled(policy, kind, {
+        object: kind.schema,
+        ...(paramKind ? { params: paramKind.schema } : {}),
+        ...(this.namespaceKind ? { namespace: this.namespaceKind.schema } : {}),
+      });
+      for (const p of params) {
+        const activation = new Activation({ object, oldObject, request, params: p, namespaceObject: nsObject ?? null }, { schemas: { object: kind.schema, ...(paramKind ? { params: paramKind.schema } : {}), ...(this.namespaceKind ? { namespace: this.namespaceKind.schema } : {}) }, variables: compiled.variables });
+        evaluatePolicy(compiled, activation, fail);
+      }
+    }
+    ctx.warn(warnings);
+    const first = denied[0];
+    if (first) throw denial(kind, name, first);
+  };
+
+  private namespaceObject(name: string): KubeObject | undefined {
+    if (!this.namespaceKind || !name) return undefined;
+    return this.store.get(storageKey(this.namespaceKind, '', name))?.obj;
+  }
+
+  /** The params each evaluation sees: [null] without paramKind or paramRef; none found follows parameterNotFoundAction. */
+  private params(pspec: unknown, bspec: unknown, requestNamespace: string): { params: unknown[]; paramKind?: KindStrategy } {
+    const pk = objectAt(pspec, 'paramKind');
+    if (!pk) return { params: [null] };
+    const apiVersion = stringAt(pk, 'apiVersion');
+    const slash = apiVersion.indexOf('/');
+    const group = slash < 0 ? '' : apiVersion.slice(0, slash);
+    const paramKind = kindByGroupVersionKind(group, apiVersion.slice(slash + 1), stringAt(pk, 'kind'));
+    if (!paramKind || !this.kinds.includes(paramKind)) throw new Error(`failed to find resource referenced by paramKind: '${apiVersion}, Kind=${stringAt(pk, 'kind')}'`);
+    const ref = objectAt(bspec, 'paramRef');
+    if (!ref) return { params: [null], paramKind };
+    let ns = '';
+    if (paramKind.namespaced) {
+      ns = stringAt(ref, 'namespace') || requestNamespace;
+      if (!ns) throw new Error('cannot use namespaced paramRef in policy binding that matches cluster-scoped resources');
+    }
+    let found: KubeObject[];
+    const name = stringAt(ref, 'name');
+    if (name) {
+      const s = this.store.get(storageKey(paramKind, ns, name));
+      found = s ? [s.obj] : [];
+    } else {
+      const reqs = selectorRequirements(ref.selector);
+      found = [...this.store.list(collectionOf(paramKind), paramKind.namespaced ? suffixOf(ns, '') : '')]
+        .map((s) => s.obj)
+        .filter((o) => matchesLabels(reqs, isObject(o.metadata.labels) ? o.metadata.labels : {}));
+    }
+    if (found.length === 0) {
+      if (stringAt(ref, 'parameterNotFoundAction') === 'Allow') return { params: [], paramKind };
+      throw new Error('no params found for policy binding with `Deny` parameterNotFoundAction');
+    }
+    return { params: found, paramKind };
+  }
+}
+
+type Fail = (message: string, reason?: string) => void;
+
+function evaluatePolicy(p: CompiledPolicy, act: Activation, fail: Fail): void {
+  const onError = (message: string) => {
+    if (p.failurePolicy === 'Fail') fail(message);
+  };
+  // matchConditions: any false skips the policy; otherwise an error is a failure (failurePolicy).
+  let conditionError: string | undefined;
+  for (const m of p.matchConditions) {
+    const r = run(m.check, act, `match condition '${m.name}'`);
+    if (r.error !== undefined) conditionError ??= r.error;
+    else if (r.value === false) return;
+  }
+  if (conditionError !== undefined) return onError(conditionError);
+  for (const v of p.validations) {
+    const r = run(v.check, act, `expression '${v.expression}'`);
+    if (r.error !== undefined) {
+      onError(r.error);
+      continue;
+    }
+    if (r.value === true) continue;
+    fail(messageOf(v, act), v.reason);
+  }
+}
+
+/** The message of a failed validation: messageExpression when it yields one line of text, else message, else the expression. */
+function messageOf(v: CompiledPolicy['validations'][number], act: Activation): string {
+  const fallback = v.message || `failed expression: ${v.expression.trim()}`;
+  if (!v.messageExpression) return fallback;
+  const r = run(v.messageExpression, act, 'messageExpression');
+  if (r.error !== undefined || typeof r.value !== 'string') return fallback;
+  const text = r.value.trim();
+  if (!text || /[\r\n]/.test(text)) return fallback;
+  return text;
+}
+
+function run(c: Compiled, act: Activation, what: string): { value?: unknown; error?: string } {
+  if (c.error !== undefined) return { error: c.error };
+  try {
+    return { value: c.program.evaluate(act) };
+  } catch (err) {
+    const text = err instanceof CelEvaluationError ? err.message : errorText(err);
+    return { error: `${what} resulted in error: ${text}` };
+  }
+}
+
+function denial(kind: KindStrategy, name: string, f: Failure): ApiError {
+  const message = `ValidatingAdmissionPolicy '${f.policy}' with binding '${f.binding}' denied request: ${f.message}`;
+  const base = forbidden(qualified(kind, name), message).status;
+  return new ApiError({ ...base, reason: f.reason, code: codeOf(f.reason), details: { ...base.details, causes: [{ message }] } });
+}
+
+const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+const versionOf = (apiVersion: string | undefined): string | undefined => apiVersion?.slice(apiVersion.indexOf('/') + 1) || undefined;
+const labels = (o: KubeObject | null): Record<string, string> => (o && isObject(o.metadata?.labels) ? (o.metadata.labels as Record<string, string>) : {});
