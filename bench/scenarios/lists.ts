@@ -28,7 +28,7 @@ const FULL_LIST_MAX_OPS = 10;
 const TARGET_SIZE = 100_000;
 
 interface ListCell {
-  id: 'walk' | 'exact' | 'latest' | 'label-1' | 'label-16';
+  id: 'walk-quiet' | 'walk' | 'exact' | 'latest' | 'label-1' | 'label-16';
   label: string;
   clients: number;
   run: RunResult;
@@ -95,22 +95,31 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
       return true;
     };
 
-    // walk, with writes arriving
+    // walk, without and then with writes arriving
     const firstPage = await fetchList(http, `${eventsPath()}?limit=${PAGE}`);
     if (firstPage.items !== Math.min(PAGE, n) || (n > PAGE && !firstPage.continue)) throw new Error(`lists: the first page has ${firstPage.items} items, continue ${firstPage.continue ? 'set' : 'missing'}`);
+    const walker = () => {
+      let token: string | undefined;
+      const state = { walks: 0 };
+      const c = counted(
+        http,
+        () => `${eventsPath()}?limit=${PAGE}${token ? `&continue=${encodeURIComponent(token)}` : ''}`,
+        CONTINUE_WITHIN,
+        (_c, head) => {
+          token = continueToken(head);
+          if (!token) state.walks++;
+        },
+      );
+      return { ...c, state };
+    };
+    ctx.log(`lists: walking pages of ${PAGE}, no writes`);
+    const quiet = walker();
+    const quietRun = await closedLoop(1, bounds(ctx), quiet.op, watched);
+    cells.push({ id: 'walk-quiet', label: `every page of ${PAGE} (continue), no writes`, clients: 1, run: quietRun, replyBytes: quiet.replyBytes() });
     ctx.log(`lists: walking pages of ${PAGE} while ${WRITE_RATE} writes/s arrive`);
-    let token: string | undefined;
-    let walks = 0;
-    const walk = counted(
-      new HttpClient(ready.url, 1),
-      () => `${eventsPath()}?limit=${PAGE}${token ? `&continue=${encodeURIComponent(token)}` : ''}`,
-      CONTINUE_WITHIN,
-      (_c, head) => {
-        token = continueToken(head);
-        if (!token) walks++;
-      },
-    );
+    const walk = walker();
     const [walkRun, writes] = await Promise.all([closedLoop(1, bounds(ctx), walk.op, watched), fixedRate(WRITE_RATE, WRITE_IN_FLIGHT, bounds(ctx), write, watched)]);
+    const walks = walk.state.walks;
     cells.push({ id: 'walk', label: `every page of ${PAGE} (continue), ${WRITE_RATE} writes/s arriving`, clients: 1, run: walkRun, replyBytes: walk.replyBytes(), writes });
     notes.push(
       `walk: ${walks} full walks completed in the window (one walk: ${Math.ceil(stored / PAGE)} pages); writes: ${writes.ops} PUTs answered (${writes.throughput.toFixed(0)}/s, p99 ${cellStats(writes).p99.toFixed(1)} ms), ${writes.skipped} skipped for more than ${WRITE_IN_FLIGHT} in flight, ${writes.errors} failed.`,
@@ -122,7 +131,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     const missing = Math.ceil(n * CHANGED_SHARE) - written;
     if (missing > 0) {
       ctx.log(`lists: ${missing} more writes, to change ${CHANGED_SHARE * 100} % of the objects`);
-      const more = await closedLoop(16, { warmupMs: 0, durationMs: 300_000, maxOps: missing }, write);
+      const more = await closedLoop(WRITE_IN_FLIGHT, { warmupMs: 0, durationMs: 300_000, maxOps: missing }, write);
       if (more.errors) throw new Error(`lists: ${more.errors} of the extra writes failed (first: ${more.firstError})`);
     }
     const changed = Math.min(applied, n);
@@ -139,7 +148,8 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     ] as const) {
       ctx.log(`lists: ${id} full list`);
       const c = counted(http, () => path, 0);
-      const r = await closedLoop(1, { ...bounds(ctx), maxOps: FULL_LIST_MAX_OPS }, c.op, watched);
+      // The full list just checked was the warm-up.
+      const r = await closedLoop(1, { ...bounds(ctx), warmupMs: 0, maxOps: FULL_LIST_MAX_OPS }, c.op, watched);
       cells.push({ id, label, clients: 1, run: r, replyBytes: c.replyBytes() });
     }
 
@@ -177,7 +187,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     col('bytes', 'reply', 'bytes'),
   ];
   const allNotes = [
-    `Closed loop; each cell ${ctx.opts.warmupMs} ms warm-up then ${ctx.opts.durationMs} ms measured (full lists: at most ${FULL_LIST_MAX_OPS}). Objects: ~1.6 KB Events written straight into orchd's log (bench/seed.ts), replayed by a fresh orchd; the seeded version is ${seededVersion}. The client keeps only what it needs of each answer (2 KB for a continue token, nothing otherwise); every operation's answer was checked once in full first.`,
+    `Closed loop; each cell ${ctx.opts.warmupMs} ms warm-up then ${ctx.opts.durationMs} ms measured (full lists: no warm-up beyond the one checked, at most ${FULL_LIST_MAX_OPS}). Objects: ~1.6 KB Events written straight into orchd's log (bench/seed.ts), replayed by a fresh orchd; the seeded version is ${seededVersion}. The client keeps only what it needs of each answer (2 KB for a continue token, nothing otherwise); every operation's answer was checked once in full first.`,
     ...notes,
     `orchd RSS after the cells: ${(rss / 2 ** 20).toFixed(0)} MiB.`,
     ...cells.flatMap((c) => errorNote(`orchd ${c.id}`, c.run)),
