@@ -213,6 +213,25 @@ describe('selectors and rules', () => {
       expect((await call(srv.url, 'POST', events('default'), event(`other-${++n}`))).status).toBe(201);
     });
   });
+  test('a PATCH is an UPDATE; a status write is matched only by the status subresource', async () => {
+    const p = policy('ns-frozen', { matchConstraints: { resourceRules: [{ ...nsRule, operations: ['UPDATE'], resources: ['namespaces'] }], objectSelector: { matchLabels: { frozen: 'yes' } } }, validations: [{ expression: 'false', message: 'frozen' }] });
+    const ns = await namespace({ frozen: 'yes' });
+    await withPolicy(p, binding('ns-frozen-b', 'ns-frozen'), async () => {
+      const r = await call(srv.url, 'PATCH', `${NS}/${ns}`, { metadata: { annotations: { a: 'b' } } }, { 'Content-Type': 'application/merge-patch+json' });
+      expect(r.status).toBe(422);
+      expect(r.body.message).toMatch(/denied request: frozen$/);
+      const cur = (await call(srv.url, 'GET', `${NS}/${ns}`)).body;
+      expect((await call(srv.url, 'PUT', `${NS}/${ns}/status`, cur)).status).toBe(200);
+    });
+    const q = policy('ns-status', { matchConstraints: { resourceRules: [{ ...nsRule, operations: ['UPDATE'], resources: ['namespaces/status'] }] }, validations: [{ expression: 'false', message: 'no status writes' }] });
+    await withPolicy(q, binding('ns-status-b', 'ns-status'), async () => {
+      const cur = (await call(srv.url, 'GET', `${NS}/${ns}`)).body;
+      const r = await call(srv.url, 'PUT', `${NS}/${ns}/status`, cur);
+      expect(r.status).toBe(422);
+      expect(r.body.message).toMatch(/denied request: no status writes$/);
+      expect((await call(srv.url, 'PATCH', `${NS}/${ns}`, { metadata: { annotations: { a: 'c' } } }, { 'Content-Type': 'application/merge-patch+json' })).status).toBe(200);
+    });
+  });
   test('policies never apply to the policy kinds themselves', async () => {
     const p = policy('self', { matchConstraints: { resourceRules: [{ apiGroups: ['*'], apiVersions: ['*'], resources: ['*'], operations: ['*'] }] }, validations: [{ expression: 'false', message: 'nothing' }] });
     await withPolicy(p, binding('self-b', 'self'), async () => {
