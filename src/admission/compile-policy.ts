@@ -21,7 +21,7 @@ export interface CompiledValidation {
 export interface CompiledPolicy {
   failurePolicy: 'Fail' | 'Ignore';
   variables: ReadonlyMap<string, CelProgram>;
-  matchConditions: { name: string; check: Compiled }[];
+  matchConditions: { name: string; expression: string; check: Compiled }[];
   validations: CompiledValidation[];
 }
 
@@ -41,6 +41,7 @@ export function compilePolicy(policy: KubeObject, schemas: PolicySchemas): Compi
   });
   const matchConditions = listAt(spec, 'matchConditions').map((m, i) => ({
     name: stringAt(m, 'name'),
+    expression: stringAt(m, 'expression'),
     check: toCompiled(compiler.compile(stringAt(m, 'expression'), { fieldPath: `spec.matchConditions[${i}].expression`, returns: ['bool'] })),
   }));
   const validations = listAt(spec, 'validations').map((v, i): CompiledValidation => {

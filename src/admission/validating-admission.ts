@@ -7,7 +7,7 @@
  * Each failure goes where the binding's validationActions say: Deny (the first one refuses the
  * request), Warn (a Warning header), Audit (not recorded yet: orchd has no audit log).
  */
-import { Activation, CelEvaluationError, type AdmissionRequestAttributes } from '../cel/index.js';
+import { Activation, CelCostLimitError, CelEvaluationError, CelTimeoutError, type AdmissionRequestAttributes } from '../cel/index.js';
 import { ApiError, forbidden, qualified } from '../api/status.js';
 import { isObject, listAt, objectAt, stringAt, stringsOf } from '../resources/json-access.js';
 import { kindByGroupVersionKind } from '../resources/registry.js';
@@ -182,42 +182,57 @@ function evaluatePolicy(p: CompiledPolicy, act: Activation, fail: Fail): void {
     if (p.failurePolicy === 'Fail') fail(message);
   };
   // matchConditions: any false skips the policy; otherwise an error is a failure (failurePolicy).
-  let conditionError: string | undefined;
+  // Every condition runs (as Kubernetes' matcher does); the errors are reported together.
+  const conditionErrors: string[] = [];
   for (const m of p.matchConditions) {
-    const r = run(m.check, act, `match condition '${m.name}'`);
-    if (r.error !== undefined) conditionError ??= r.error;
+    const r = run(m.check, act, m.expression);
+    if (r.error !== undefined) conditionErrors.push(r.error);
     else if (r.value === false) return;
   }
-  if (conditionError !== undefined) return onError(conditionError);
+  if (conditionErrors.length > 0) return onError(conditionErrors.length === 1 ? conditionErrors[0] : `[${conditionErrors.join(', ')}]`);
   for (const v of p.validations) {
-    const r = run(v.check, act, `expression '${v.expression}'`);
+    const r = run(v.check, act, v.expression);
     if (r.error !== undefined) {
       onError(r.error);
       continue;
     }
     if (r.value === true) continue;
-    fail(messageOf(v, act), v.reason);
+    const m = messageOf(v, act);
+    if ('error' in m) onError(m.error);
+    else fail(m.message, v.reason);
   }
 }
 
-/** The message of a failed validation: messageExpression when it yields one line of text, else message, else the expression. */
-function messageOf(v: CompiledPolicy['validations'][number], act: Activation): string {
-  const fallback = v.message || `failed expression: ${v.expression.trim()}`;
-  if (!v.messageExpression) return fallback;
-  const r = run(v.messageExpression, act, 'messageExpression');
-  if (r.error !== undefined || typeof r.value !== 'string') return fallback;
-  const text = r.value.trim();
-  if (!text || /[\r\n]/.test(text)) return fallback;
-  return text;
+/** Kubernetes' MaxEvaluatedMessageExpressionSizeBytes: a longer evaluated message is not used. */
+const MAX_MESSAGE_BYTES = 5 * 1024;
+
+/**
+ * The message of a failed validation: messageExpression when it yields one line of text, else
+ * message, else the expression. A messageExpression out of budget is an error (failurePolicy).
+ */
+function messageOf(v: CompiledPolicy['validations'][number], act: Activation): { message: string } | { error: string } {
+  const fallback = v.message.trim() || `failed expression: ${v.expression.trim()}`;
+  if (!v.messageExpression?.program) return { message: fallback };
+  try {
+    const value = v.messageExpression.program.evaluate(act);
+    if (typeof value !== 'string') return { message: fallback };
+    const text = value.trim();
+    if (!text || text.includes('\n') || Buffer.byteLength(text) > MAX_MESSAGE_BYTES) return { message: fallback };
+    return { message: text };
+  } catch (err) {
+    if (err instanceof CelCostLimitError || err instanceof CelTimeoutError) return { error: `failed messageExpression: ${err.message}` };
+    return { message: fallback };
+  }
 }
 
-function run(c: Compiled, act: Activation, what: string): { value?: unknown; error?: string } {
+/** Evaluates a compiled expression; errors worded as Kubernetes' CEL filter words them. */
+function run(c: Compiled, act: Activation, expression: string): { value?: unknown; error?: string } {
   if (c.error !== undefined) return { error: c.error };
   try {
     return { value: c.program.evaluate(act) };
   } catch (err) {
     const text = err instanceof CelEvaluationError ? err.message : errorText(err);
-    return { error: `${what} resulted in error: ${text}` };
+    return { error: `expression '${expression}' resulted in error: ${text}` };
   }
 }
 

@@ -75,6 +75,21 @@ describe('policy registry', () => {
     await remove('vars');
   });
 
+  test('messageExpression: a multi-line or non-string result falls back to message; several condition errors are listed', async () => {
+    await install('msgs', {
+      validations: [
+        { expression: "object.note != 'nl'", messageExpression: "'two\\nlines'", message: '  trimmed static  ' },
+        { expression: "object.note != 'none'", messageExpression: "object.note == 'none' ? string(object.series.count) : 'x'" },
+      ],
+    });
+    expect(await admit({ note: 'nl' })).toMatch(/denied request: trimmed static$/);
+    expect(await admit({ note: 'none' })).toMatch(/denied request: failed expression: object.note != 'none'$/);
+    await remove('msgs');
+    await install('conds', { matchConditions: [{ name: 'a', expression: 'object.series.count > 0' }, { name: 'b', expression: "object.series.lastObservedTime != ''" }], validations: [{ expression: 'true' }] });
+    expect(await admit()).toMatch(/denied request: \[expression 'object.series.count > 0' resulted in error: .*, expression 'object.series.lastObservedTime != ''' resulted in error: .*\]$/);
+    await remove('conds');
+  });
+
   test('a paramKind naming no served kind: Fail refuses, Ignore admits', async () => {
     await install('nokind', { paramKind: { apiVersion: 'example.com/v1', kind: 'Nothing' }, validations: [{ expression: 'true' }] }, { paramRef: { name: 'p', parameterNotFoundAction: 'Deny' } });
     expect(await admit()).toMatch(/denied request: failed to configure binding: failed to find resource referenced by paramKind: 'example.com\/v1, Kind=Nothing'$/);

@@ -173,7 +173,7 @@ describe('matchConditions', () => {
     await withPolicy(p('mc-err', ['true', 'object.series.count > 0']), binding('mc-err-b', 'mc-err'), async () => {
       const r = await call(srv.url, 'POST', events(ns), event('n3'));
       expect(r.status).toBe(422);
-      expect(r.body.message).toContain("match condition 'c1' resulted in error");
+      expect(r.body.message).toContain("denied request: expression 'object.series.count > 0' resulted in error: ");
     });
     await withPolicy(p('mc-err-i', ['true', 'object.series.count > 0'], 'Ignore'), binding('mc-err-i-b', 'mc-err-i'), async () => {
       expect((await call(srv.url, 'POST', events(ns), event('n4'))).status).toBe(201);
