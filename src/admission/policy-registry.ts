@@ -11,10 +11,15 @@ import { collectionOf } from '../store/keys.js';
 import type { Store } from '../store/store.js';
 import { compilePolicy, type CompiledPolicy, type PolicySchemas } from './compile-policy.js';
 
-export interface PolicySnapshot {
-  policies: ReadonlyMap<string, KubeObject>;
-  /** In name order, as Kubernetes' informer lists them. */
+/** A policy with the bindings that name it, each list in name order. */
+export interface PolicyHook {
+  policy: KubeObject;
   bindings: readonly KubeObject[];
+}
+
+export interface PolicySnapshot {
+  /** Policies that have at least one binding (the others cannot apply), in name order. */
+  hooks: readonly PolicyHook[];
 }
 
 export class PolicyRegistry {
@@ -42,13 +47,22 @@ export class PolicyRegistry {
 
   current(): PolicySnapshot {
     if (this.snapshot) return this.snapshot;
-    const policies = new Map<string, KubeObject>();
-    for (const s of this.store.list(collectionOf(this.policyKind))) policies.set(s.obj.metadata.name ?? '', s.obj);
-    const bindings = [...this.store.list(collectionOf(this.bindingKind))].map((s) => s.obj);
-    const live = new Set([...policies.values()].map((p) => p.metadata.uid ?? ''));
+    // Store lists are in key order, which for cluster-scoped kinds is name order.
+    const byPolicy = new Map<string, KubeObject[]>();
+    for (const { obj } of this.store.list(collectionOf(this.bindingKind))) {
+      const name = String((obj.spec as { policyName?: unknown } | undefined)?.policyName ?? '');
+      byPolicy.set(name, [...(byPolicy.get(name) ?? []), obj]);
+    }
+    const hooks: PolicyHook[] = [];
+    const live = new Set<string>();
+    for (const { obj } of this.store.list(collectionOf(this.policyKind))) {
+      live.add(obj.metadata.uid ?? '');
+      const bindings = byPolicy.get(obj.metadata.name ?? '');
+      if (bindings) hooks.push({ policy: obj, bindings });
+    }
     for (const uid of this.known) if (!live.has(uid)) this.cache.forget(uid);
     this.known = live;
-    this.snapshot = { policies, bindings };
+    this.snapshot = { hooks };
     return this.snapshot;
   }
 

@@ -24,7 +24,8 @@ import { currentAdmissionContext } from './request-context.js';
 
 interface Failure {
   policy: string;
-  binding: string;
+  /** Absent for a policy-level configuration error. */
+  binding?: string;
   message: string;
   reason: string;
 }
@@ -53,7 +54,7 @@ export class ValidatingAdmission {
     // Kubernetes never runs these policies on the admissionregistration kinds themselves.
     if (kind.group.startsWith('admissionregistration.')) return;
     const snap = this.registry.current();
-    if (snap.bindings.length === 0) return;
+    if (snap.hooks.length === 0) return;
     const ctx = currentAdmissionContext();
     const object = op === 'DELETE' ? null : obj;
     const oldObject = op === 'CREATE' ? null : (old ?? null);
@@ -88,46 +89,51 @@ export class ValidatingAdmission {
     };
     const denied: Failure[] = [];
     const warnings: string[] = [];
-    for (const binding of snap.bindings) {
-      const bspec = objectAt(binding, 'spec');
-      const policy = snap.policies.get(stringAt(bspec, 'policyName'));
-      if (!policy) continue;
+    const schemasFor = (paramKind: KindStrategy | undefined) => ({
+      object: kind.schema,
+      ...(paramKind ? { params: paramKind.schema } : {}),
+      ...(this.namespaceKind ? { namespace: this.namespaceKind.schema } : {}),
+    });
+    for (const { policy, bindings } of snap.hooks) {
       const pspec = objectAt(policy, 'spec');
       const failurePolicy = stringAt(pspec, 'failurePolicy') === 'Ignore' ? 'Ignore' : 'Fail';
       const policyName = policy.metadata.name ?? '';
-      const bindingName = binding.metadata.name ?? '';
-      const actions = stringsOf(listAt(bspec, 'validationActions'));
-      const fail = (message: string, reason = 'Invalid', configError = false) => {
-        const f = { policy: policyName, binding: bindingName, message, reason };
-        // A mis-configured policy or binding refuses the request whatever the actions say (Kubernetes' addConfigError).
-        if (configError) return void denied.push(f);
-        if (actions.includes('Deny')) denied.push(f);
-        if (actions.includes('Warn')) warnings.push(`Validation failed for ValidatingAdmissionPolicy '${policyName}' with binding '${bindingName}': ${message}`);
+      // A mis-configured policy or binding refuses the request whatever the actions say (Kubernetes' addConfigError).
+      const configError = (err: unknown, bindingName?: string) => {
+        if (failurePolicy === 'Ignore') return;
+        denied.push({ policy: policyName, binding: bindingName, message: `failed to configure ${bindingName === undefined ? 'policy' : 'binding'}: ${errorText(err)}`, reason: 'Invalid' });
       };
-      let matched: boolean;
-      try {
-        matched = matchesResources(objectAt(pspec, 'matchConstraints'), attrs) && matchesResources(objectAt(bspec, 'matchResources'), attrs);
-      } catch (err) {
-        if (failurePolicy === 'Fail') fail(`failed to configure policy: ${errorText(err)}`, 'Invalid', true);
-        continue;
-      }
-      if (!matched) continue;
-      let params: unknown[];
       let paramKind: KindStrategy | undefined;
       try {
-        ({ params, paramKind } = this.params(pspec, bspec, namespace));
+        if (!matchesResources(objectAt(pspec, 'matchConstraints'), attrs)) continue;
+        paramKind = this.paramKind(pspec);
       } catch (err) {
-        if (failurePolicy === 'Fail') fail(`failed to configure binding: ${errorText(err)}`, 'Invalid', true);
+        configError(err);
         continue;
       }
-      const compiled = this.registry.compiled(policy, kind, {
-        object: kind.schema,
-        ...(paramKind ? { params: paramKind.schema } : {}),
-        ...(this.namespaceKind ? { namespace: this.namespaceKind.schema } : {}),
-      });
-      for (const p of params) {
-        const activation = new Activation({ object, oldObject, request, params: p, namespaceObject: nsObject ?? null }, { schemas: { object: kind.schema, ...(paramKind ? { params: paramKind.schema } : {}), ...(this.namespaceKind ? { namespace: this.namespaceKind.schema } : {}) }, variables: compiled.variables });
-        evaluatePolicy(compiled, activation, fail);
+      for (const binding of bindings) {
+        const bspec = objectAt(binding, 'spec');
+        const bindingName = binding.metadata.name ?? '';
+        const actions = stringsOf(listAt(bspec, 'validationActions'));
+        const fail = (message: string, reason = 'Invalid') => {
+          if (actions.includes('Deny')) denied.push({ policy: policyName, binding: bindingName, message, reason });
+          if (actions.includes('Warn')) warnings.push(`Validation failed for ValidatingAdmissionPolicy '${policyName}' with binding '${bindingName}': ${message}`);
+        };
+        let params: unknown[];
+        try {
+          if (!matchesResources(objectAt(bspec, 'matchResources'), attrs)) continue;
+          params = this.params(paramKind, bspec, namespace);
+        } catch (err) {
+          configError(err, bindingName);
+          continue;
+        }
+        if (params.length === 0) continue;
+        const schemas = schemasFor(paramKind);
+        const compiled = this.registry.compiled(policy, kind, schemas);
+        for (const p of params) {
+          const activation = new Activation({ object, oldObject, request, params: p, namespaceObject: nsObject ?? null }, { schemas, variables: compiled.variables });
+          evaluatePolicy(compiled, activation, fail);
+        }
       }
     }
     ctx.warn(warnings);
@@ -140,21 +146,30 @@ export class ValidatingAdmission {
     return this.store.get(storageKey(this.namespaceKind, '', name))?.obj;
   }
 
-  /** The params each evaluation sees: [null] without paramKind or paramRef; none found follows parameterNotFoundAction. */
-  private params(pspec: unknown, bspec: unknown, requestNamespace: string): { params: unknown[]; paramKind?: KindStrategy } {
+  /** The policy's paramKind as a served kind; a kind orchd does not serve mis-configures the policy. */
+  private paramKind(pspec: unknown): KindStrategy | undefined {
     const pk = objectAt(pspec, 'paramKind');
-    if (!pk) return { params: [null] };
+    if (!pk) return undefined;
     const apiVersion = stringAt(pk, 'apiVersion');
     const slash = apiVersion.indexOf('/');
-    const group = slash < 0 ? '' : apiVersion.slice(0, slash);
-    const paramKind = kindByGroupVersionKind(group, apiVersion.slice(slash + 1), stringAt(pk, 'kind'));
-    if (!paramKind || !this.kinds.includes(paramKind)) throw new Error(`failed to find resource referenced by paramKind: '${apiVersion}, Kind=${stringAt(pk, 'kind')}'`);
+    const k = kindByGroupVersionKind(slash < 0 ? '' : apiVersion.slice(0, slash), apiVersion.slice(slash + 1), stringAt(pk, 'kind'));
+    if (!k || !this.kinds.includes(k)) throw new Error(`failed to find resource referenced by paramKind: '${apiVersion}, Kind=${stringAt(pk, 'kind')}'`);
+    return k;
+  }
+
+  /**
+   * The params each evaluation sees (Kubernetes' CollectParams): [null] without paramKind or
+   * paramRef; none found is an error under parameterNotFoundAction Deny and no evaluation under Allow.
+   */
+  private params(paramKind: KindStrategy | undefined, bspec: unknown, requestNamespace: string): unknown[] {
     const ref = objectAt(bspec, 'paramRef');
-    if (!ref) return { params: [null], paramKind };
+    if (!paramKind || !ref) return [null];
     let ns = '';
     if (paramKind.namespaced) {
       ns = stringAt(ref, 'namespace') || requestNamespace;
       if (!ns) throw new Error('cannot use namespaced paramRef in policy binding that matches cluster-scoped resources');
+    } else if (stringAt(ref, 'namespace')) {
+      throw new Error('paramRef.namespace must not be provided for a cluster-scoped `paramKind`');
     }
     let found: KubeObject[];
     const name = stringAt(ref, 'name');
@@ -167,11 +182,8 @@ export class ValidatingAdmission {
         .map((s) => s.obj)
         .filter((o) => matchesLabels(reqs, isObject(o.metadata.labels) ? o.metadata.labels : {}));
     }
-    if (found.length === 0) {
-      if (stringAt(ref, 'parameterNotFoundAction') === 'Allow') return { params: [], paramKind };
-      throw new Error('no params found for policy binding with `Deny` parameterNotFoundAction');
-    }
-    return { params: found, paramKind };
+    if (found.length === 0 && stringAt(ref, 'parameterNotFoundAction') === 'Deny') throw new Error('no params found for policy binding with `Deny` parameterNotFoundAction');
+    return found;
   }
 }
 
@@ -237,7 +249,10 @@ function run(c: Compiled, act: Activation, expression: string): { value?: unknow
 }
 
 function denial(kind: KindStrategy, name: string, f: Failure): ApiError {
-  const message = `ValidatingAdmissionPolicy '${f.policy}' with binding '${f.binding}' denied request: ${f.message}`;
+  const message =
+    f.binding === undefined
+      ? `ValidatingAdmissionPolicy '${f.policy}' denied request: ${f.message}`
+      : `ValidatingAdmissionPolicy '${f.policy}' with binding '${f.binding}' denied request: ${f.message}`;
   const base = forbidden(qualified(kind, name), message).status;
   return new ApiError({ ...base, reason: f.reason, code: codeOf(f.reason), details: { ...base.details, causes: [{ message }] } });
 }

@@ -92,7 +92,8 @@ describe('policy registry', () => {
 
   test('a paramKind naming no served kind: Fail refuses, Ignore admits', async () => {
     await install('nokind', { paramKind: { apiVersion: 'example.com/v1', kind: 'Nothing' }, validations: [{ expression: 'true' }] }, { paramRef: { name: 'p', parameterNotFoundAction: 'Deny' } });
-    expect(await admit()).toMatch(/denied request: failed to configure binding: failed to find resource referenced by paramKind: 'example.com\/v1, Kind=Nothing'$/);
+    // a policy-level error: the message names no binding
+    expect(await admit()).toMatch(/ValidatingAdmissionPolicy 'nokind' denied request: failed to configure policy: failed to find resource referenced by paramKind: 'example.com\/v1, Kind=Nothing'$/);
     const cur = (await call(srv.url, 'GET', `${ADM}/validatingadmissionpolicies/nokind`)).body;
     cur.spec.failurePolicy = 'Ignore';
     expect((await call(srv.url, 'PUT', `${ADM}/validatingadmissionpolicies/nokind`, cur)).status).toBe(200);

@@ -303,6 +303,14 @@ describe('params', () => {
       expect((await call(srv.url, 'POST', events(ns), event('p4'))).status).toBe(201);
     });
   });
+  test('paramRef.namespace with a cluster-scoped paramKind mis-configures the binding', async () => {
+    const ns = await namespace();
+    await withPolicy(paramPolicy('param-ns'), binding('param-ns-b', 'param-ns', { paramRef: { name: ns, namespace: 'default', parameterNotFoundAction: 'Allow' } }), async () => {
+      const r = await call(srv.url, 'POST', events(ns), event('p7'));
+      expect(r.status).toBe(422);
+      expect(r.body.message).toMatch(/with binding 'param-ns-b' denied request: failed to configure binding: paramRef.namespace must not be provided for a cluster-scoped `paramKind`$/);
+    });
+  });
   test('paramRef by selector: every matching param is evaluated', async () => {
     const ns = await namespace();
     const lbl = `set${++n}`;
