@@ -32,7 +32,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     ctx.log(`memory: creating ${n.toLocaleString('en-US')} Events`);
     const http = new HttpClient(ready.url, CLIENTS);
     let k = 0;
-    const r = await closedLoop(CLIENTS, { warmupMs: 0, durationMs: 300_000, maxOps: n }, async () => expectStatus(await http.request('POST', eventsPath(), eventBytes(name(k), k++)), 201));
+    const r = await closedLoop(CLIENTS, { warmupMs: 0, durationMs: 300_000, maxOps: n }, async () => expectStatus(await http.request('POST', eventsPath(), eventBytes(name(k), k++), { keep: 0 }), 201));
     http.close();
     notes.push(...errorNote('creates', r));
     await sleep(SETTLE_MS);

@@ -129,7 +129,7 @@ async function orchdCell(ctx: BenchContext, watchers: number): Promise<WatchCell
       async (_c, i) => {
         const start = performance.now();
         d.sent(i, start, start >= t0);
-        expectStatus(await http.request('POST', eventsPath(), eventBytes(name(i), i)), 201);
+        expectStatus(await http.request('POST', eventsPath(), eventBytes(name(i), i), { keep: 0 }), 201);
         d.acked(i);
         return true;
       },
