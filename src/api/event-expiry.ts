@@ -1,12 +1,15 @@
 import type { KindStrategy } from '../resources/strategy.js';
 import type { KubeObject } from '../resources/types.js';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { peekObject } from '../store/view.js';
 import type { ObjectStore } from './object-store.js';
 
 /**
  * Events are retained for a limited time (--event-ttl, default 1 h): each Event expires ttl after
  * its last write, as a Kubernetes lease would, and expiry is an ordinary delete in the log so watchers
  * see DELETED and history keeps it. Write times are known for writes seen by this process; after a
- * restart the newest timestamp the object carries stands in.
+ * restart the newest timestamp the object carries stands in: read once per object by the first sweep
+ * and remembered, so sweeps do not decode every Event each time, nor leave them decoded in the view.
  */
 export function startEventExpiry(objects: ObjectStore, kind: KindStrategy, ttlSeconds: number, sweepMs = Math.min(10_000, ttlSeconds * 100)): () => void {
   const lastWrite = new Map<string, number>();
@@ -21,9 +24,17 @@ export function startEventExpiry(objects: ObjectStore, kind: KindStrategy, ttlSe
   const sweep = async () => {
     const cutoff = Date.now() - ttlSeconds * 1000;
     const expired: KubeObject[] = [];
-    for (const s of objects.list(kind, undefined)) {
-      const t = lastWrite.get(s.key) ?? writtenAt(s.obj);
-      if (t <= cutoff) expired.push(s.obj);
+    let looked = 0;
+    for (const s of [...objects.list(kind, undefined)]) {
+      let t = lastWrite.get(s.key);
+      if (t === undefined) {
+        // Gone or rewritten since the list was taken (the changes above saw it): not this one.
+        if (objects.store.get(s.key) !== s) continue;
+        lastWrite.set(s.key, (t = writtenAt(peekObject(s))));
+        // A first sweep over a large restored view decodes every Event: let requests through.
+        if (++looked % 2000 === 0) await nextTurn();
+      }
+      if (t <= cutoff) expired.push(peekObject(s));
     }
     for (const o of expired) {
       await objects

@@ -1,7 +1,8 @@
 import type { KindStrategy } from '../resources/strategy.js';
 import type { KubeObject } from '../resources/types.js';
 import { splitKey } from '../store/keys.js';
-import type { Change } from '../store/view.js';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { peekObject, type Change } from '../store/view.js';
 import type { Logger } from './logger.js';
 import { serialQueue } from './work-queue.js';
 import type { ObjectStore } from './object-store.js';
@@ -13,6 +14,11 @@ import { cloneJson } from '../resources/json-access.js';
  * - `orphan` finalizer: dependents lose their reference to the owner, then the finalizer goes;
  * - `foregroundDeletion` finalizer: dependents are deleted first, then the finalizer goes.
  * It follows the store's committed changes, so it sees what every replica of the log sees.
+ *
+ * Its index of every object's uid and owners is built after the server is ready, a slice at a time
+ * off the request path, without keeping decoded objects in the view (a view restored from the log
+ * holds them as bytes; decoding a million of them up front held /readyz back by seconds). Changes
+ * committed meanwhile wait, in order, and are handled once the index is whole.
  */
 export function startGarbageCollector(objects: ObjectStore, kindOfCollection: (collection: string) => KindStrategy | undefined, log: Logger): () => void {
   const keyByUid = new Map<string, string>();
@@ -33,7 +39,10 @@ export function startGarbageCollector(objects: ObjectStore, kindOfCollection: (c
       set.add(key);
     }
   };
-  for (const s of allObjects(objects)) index(s.key, s.obj);
+  let waiting: Change[] | undefined = [];
+  let stopped = false;
+  // The keys as of now, synchronously with subscribing below: every later change is in waiting.
+  const keys = [...objects.store.view.objects.keys()];
 
   const enqueue = serialQueue('garbage collector', log);
 
@@ -109,16 +118,35 @@ export function startGarbageCollector(objects: ObjectStore, kindOfCollection: (c
     }
   };
 
+  const handle = (c: Change) => {
+    onChange(c);
+    onDependentGone(c);
+  };
+
   const sub = objects.store.changes$.subscribe((batch) => {
-    for (const c of batch) {
-      onChange(c);
-      onDependentGone(c);
-    }
+    if (waiting) waiting.push(...batch);
+    else for (const c of batch) handle(c);
   });
-  return () => sub.unsubscribe();
+
+  void (async () => {
+    for (let i = 0; i < keys.length && !stopped; i += INDEX_SLICE) {
+      // The current state of each key: a change that waits re-indexes its key again, in order.
+      for (const key of keys.slice(i, i + INDEX_SLICE)) {
+        const s = objects.store.get(key);
+        if (s) index(key, peekObject(s));
+      }
+      await nextTurn();
+    }
+    const held = waiting ?? [];
+    waiting = undefined;
+    if (!stopped) for (const c of held) handle(c);
+  })().catch((err: unknown) => log.warn('garbage collector', { error: String(err) }));
+
+  return () => {
+    stopped = true;
+    sub.unsubscribe();
+  };
 }
 
-function* allObjects(objects: ObjectStore) {
-  // The view's map holds every current object; the collector indexes them once at start.
-  for (const collection of objects.store.collections()) yield* objects.store.list(collection);
-}
+/** Objects indexed per turn of the event loop while the index is built. */
+const INDEX_SLICE = 2000;

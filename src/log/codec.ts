@@ -65,11 +65,83 @@ export function encodeRecord(r: LogRecord): Buffer {
 }
 
 export function decodeEntry(seq: number, bytes: Buffer): LogEntry {
+  const head = readHeader(bytes);
+  if (head) return readEntry(seq, head.type, head.key, bytes.subarray(head.valueAt));
   const s = unpackJson(bytes) as { t?: unknown; k?: unknown; v?: unknown } | null;
   if (s === null || typeof s !== 'object' || (s.t !== 'p' && s.t !== 'd') || typeof s.k !== 'string') {
     throw new Error(`log entry ${seq} is not a log record`);
   }
   return { seq, type: s.t === 'p' ? 'put' : 'delete', key: s.k, value: s.v };
+}
+
+/**
+ * An entry read from storage whose value is still its msgpack bytes (raw, not enumerable): a replay
+ * that only routes entries by key never builds the object, and value decodes it on first use. To
+ * everyone else it is a plain entry: value is an own enumerable property that may be reassigned.
+ */
+function readEntry(seq: number, type: 'put' | 'delete', key: string, raw: Buffer): LogEntry {
+  let decoded: unknown;
+  let isDecoded = false;
+  const e = { seq, type, key } as LogEntry;
+  Object.defineProperty(e, 'value', {
+    enumerable: true,
+    configurable: true,
+    get() {
+      if (!isDecoded) {
+        decoded = unpackJson(raw);
+        isDecoded = true;
+      }
+      return decoded;
+    },
+    set(v: unknown) {
+      decoded = v;
+      isDecoded = true;
+    },
+  });
+  Object.defineProperty(e, 'raw', { value: raw, enumerable: false });
+  return e;
+}
+
+// The bytes encodeRecord writes before the value: a map of 3 ("t", "p" | "d", "k", <str>, "v"), as
+// msgpackr writes it (map16, since it does not count an object's keys first) or as fixmap.
+const MAP16 = 0xde;
+const MAP3 = 0x83;
+const FIXSTR1 = 0xa1;
+const T = 0x74;
+const K = 0x6b;
+const V = 0x76;
+
+/**
+ * The type and key of a record, and where its value starts, read by hand. undefined when the bytes
+ * are laid out otherwise (decodeEntry then decodes the whole record, as it always could).
+ */
+export function readHeader(b: Buffer): { type: 'put' | 'delete'; key: string; valueAt: number } | undefined {
+  let at: number;
+  if (b[0] === MAP16 && b[1] === 0 && b[2] === 3) at = 3;
+  else if (b[0] === MAP3) at = 1;
+  else return undefined;
+  if (b.length < at + 9 || b[at] !== FIXSTR1 || b[at + 1] !== T || b[at + 2] !== FIXSTR1 || b[at + 4] !== FIXSTR1 || b[at + 5] !== K) return undefined;
+  const t = b[at + 3];
+  if (t !== 0x70 && t !== 0x64) return undefined;
+  at += 6;
+  const m = b[at];
+  let length: number;
+  if (m >= 0xa0 && m <= 0xbf) {
+    length = m & 0x1f;
+    at += 1;
+  } else if (m === 0xd9 && b.length > at + 1) {
+    length = b[at + 1];
+    at += 2;
+  } else if (m === 0xda && b.length > at + 2) {
+    length = b.readUInt16BE(at + 1);
+    at += 3;
+  } else if (m === 0xdb && b.length > at + 4) {
+    length = b.readUInt32BE(at + 1);
+    at += 5;
+  } else return undefined;
+  const end = at + length;
+  if (end + 3 > b.length || b[end] !== FIXSTR1 || b[end + 1] !== V) return undefined;
+  return { type: t === 0x70 ? 'put' : 'delete', key: b.toString('utf8', at, end), valueAt: end + 2 };
 }
 
 /** msgpackr bytes back to the JSON value packJson wrote, "__proto__" keys included. */

@@ -15,6 +15,11 @@ export interface LogRecord {
 
 export interface LogEntry extends LogRecord {
   seq: number;
+  /**
+   * The msgpack bytes of value, when the entry was read from storage (codec.ts readEntry): value
+   * is then decoded from them on first use, and a view may keep these bytes instead of the object.
+   */
+  readonly raw?: Buffer;
 }
 
 export interface Appended {

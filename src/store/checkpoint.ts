@@ -5,7 +5,7 @@ import type { KubeObject } from '../resources/types.js';
 import { KeyIndex } from './key-index.js';
 import { splitKey } from './keys.js';
 import { SortedKeys } from './sorted-keys.js';
-import { pushTo, View, type StoredObject } from './view.js';
+import { LazyObject, pushTo, View, type StoredObject } from './view.js';
 
 /*
  * A checkpoint is the view as of one applied sequence, so a restart replays only the log's tail.
@@ -13,15 +13,20 @@ import { pushTo, View, type StoredObject } from './view.js';
  * Layout: MAGIC, then frames of [u32 big-endian length][msgpack of one Part]. Parts hold a few
  * thousand objects or key-index rows each, so encoding yields to the event loop between parts (a
  * million-object view takes seconds to pack, and requests must not wait for it) and decoding never
- * builds one giant value. Bytes that do not start with MAGIC are not a checkpoint this code wrote:
+ * builds one giant value. Each object is stored as its own msgpack bytes (a bin inside the part), so
+ * loading a checkpoint keeps them as bytes, as a replay does (view.ts LazyObject). Bytes that do
+ * not start with MAGIC (or MAGIC_2) are not a checkpoint this code wrote:
  * the store then replays the whole log, which is always correct, compacted or not, because
  * compaction keeps each key's state at the horizon.
  */
-const MAGIC = Buffer.from('orchd-checkpoint/2\n');
+const MAGIC = Buffer.from('orchd-checkpoint/3\n');
+/** Version 2 held decoded objects where 3 holds their msgpack bytes; it is still read. */
+const MAGIC_2 = Buffer.from('orchd-checkpoint/2\n');
 const PART = 4096;
 
 interface Part {
-  objects?: [string, number, KubeObject][];
+  /** key, seq, the object's msgpack bytes (version 2: the object). */
+  objects?: [string, number, Uint8Array | KubeObject][];
   revs?: [string, number[]][];
 }
 
@@ -41,7 +46,7 @@ export async function encodeCheckpoint(view: View): Promise<Checkpoint> {
     frames.push(head, body);
   };
   for (let i = 0; i < objects.length; i += PART) {
-    frame({ objects: objects.slice(i, i + PART).map((o) => [o.key, o.seq, o.obj]) });
+    frame({ objects: objects.slice(i, i + PART).map((o) => [o.key, o.seq, o instanceof LazyObject ? o.raw : packJson(o.obj)]) });
     await nextTurn();
   }
   let revs: [string, number[]][] = [];
@@ -63,18 +68,20 @@ export async function encodeCheckpoint(view: View): Promise<Checkpoint> {
  */
 export async function decodeCheckpoint(cp: Checkpoint): Promise<View | undefined> {
   const bytes = Buffer.from(cp.data.buffer, cp.data.byteOffset, cp.data.byteLength);
-  if (bytes.length < MAGIC.length || !bytes.subarray(0, MAGIC.length).equals(MAGIC)) return undefined;
+  const magic = bytes.subarray(0, MAGIC.length);
+  if (!magic.equals(MAGIC) && !magic.equals(MAGIC_2)) return undefined;
   const view = new View();
   const suffixes = new Map<string, string[]>();
   const history = new Map<string, string[]>();
   const revs: [string, number[]][] = [];
   for (let at = MAGIC.length; at < bytes.length; ) {
     const length = bytes.readUInt32BE(at);
-    const part = unpackJson(bytes.subarray(at + 4, at + 4 + length)) as Part;
+    // A copy of the part: the objects' bytes are views into it, and must not hold the whole file.
+    const part = unpackJson(Buffer.from(bytes.subarray(at + 4, at + 4 + length))) as Part;
     at += 4 + length;
     await nextTurn();
     for (const [key, seq, obj] of part.objects ?? []) {
-      view.objects.set(key, { key, seq, obj });
+      view.objects.set(key, obj instanceof Uint8Array ? new LazyObject(key, seq, asBuffer(obj)) : { key, seq, obj });
       const { collection, suffix } = splitKey(key);
       pushTo(suffixes, collection, suffix);
     }
@@ -90,3 +97,5 @@ export async function decodeCheckpoint(cp: Checkpoint): Promise<View | undefined
   view.appliedSeq = cp.seq;
   return view;
 }
+
+const asBuffer = (b: Uint8Array): Buffer => (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength));

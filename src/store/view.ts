@@ -1,3 +1,4 @@
+import { unpackJson } from '../log/codec.js';
 import type { LogEntry } from '../log/log.js';
 import type { KubeObject } from '../resources/types.js';
 import { KeyIndex } from './key-index.js';
@@ -32,6 +33,37 @@ export interface Change {
   /** Watch-event lines by event type, encoded once and shared by every watcher. */
   lines?: Partial<Record<ChangeType, Buffer>>;
 }
+
+/**
+ * A stored object held as the msgpack bytes the log read (raw) until something reads obj: a replay
+ * of a million entries then builds no object trees (building them, and the garbage collector walking
+ * them, was most of a replay's time). The decoded object is kept once read, so only objects that are
+ * used live on the JS heap as trees.
+ */
+export class LazyObject implements StoredObject {
+  private decoded: KubeObject | undefined;
+  json?: Buffer;
+
+  constructor(
+    readonly key: string,
+    readonly seq: number,
+    readonly raw: Buffer,
+  ) {}
+
+  get obj(): KubeObject {
+    return (this.decoded ??= unpackJson(this.raw) as KubeObject);
+  }
+
+  get isDecoded(): boolean {
+    return this.decoded !== undefined;
+  }
+}
+
+/**
+ * The object of s for a one-off look (a background scan of every object): a lazy object not yet
+ * read is decoded for the caller and stays bytes in the view.
+ */
+export const peekObject = (s: StoredObject): KubeObject => (s instanceof LazyObject && !s.isDecoded ? (unpackJson(s.raw) as KubeObject) : s.obj);
 
 export const encodeStored = (s: StoredObject): Buffer => (s.json ??= Buffer.from(JSON.stringify(s.obj)));
 
@@ -106,8 +138,9 @@ export class View {
 
   apply(e: LogEntry): Change {
     const prev = this.objects.get(e.key);
-    const cur: StoredObject = { key: e.key, seq: e.seq, obj: e.value as KubeObject };
+    const cur: StoredObject = e.raw ? new LazyObject(e.key, e.seq, e.raw) : { key: e.key, seq: e.seq, obj: e.value as KubeObject };
     const { collection, suffix } = splitKey(e.key);
+    // Only a collection a selector has asked about has a label index; only there do objects get read.
     if (this.labels.has(collection)) this.labels.update(collection, suffix, prev?.obj.metadata.labels, e.type === 'put' ? cur.obj.metadata.labels : undefined);
     const replay = this.replay;
     if (e.type === 'put') this.objects.set(e.key, cur);

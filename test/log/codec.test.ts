@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HORIZON_KEY, decodeCheckpoint, decodeEntry, encodeCheckpoint, encodeRecord, readSeq, seqKey } from '../../src/log/codec.js';
+import { HORIZON_KEY, decodeCheckpoint, decodeEntry, encodeCheckpoint, encodeRecord, packJson, readSeq, seqKey } from '../../src/log/codec.js';
 
 const BOUNDARIES = [0, 1, 255, 256, 65535, 65536, 2 ** 32 - 1, 2 ** 32, 2 ** 32 + 1, 2 ** 40, Number.MAX_SAFE_INTEGER];
 
@@ -22,7 +22,8 @@ describe('seq keys', () => {
 describe('records', () => {
   it.each(['put', 'delete'] as const)('a %s record decodes to the same entry', (type) => {
     const value = { metadata: { name: 'x', resourceVersion: '9' }, data: { '01': '1' } };
-    expect(decodeEntry(9, encodeRecord({ type, key: 'ns/x', value }))).toEqual({ seq: 9, type, key: 'ns/x', value });
+    const e = decodeEntry(9, encodeRecord({ type, key: 'ns/x', value }));
+    expect({ seq: e.seq, type: e.type, key: e.key, value: e.value }).toEqual({ seq: 9, type, key: 'ns/x', value });
   });
 
   it('a "__proto__" key comes back as an own property, not as the prototype', () => {
@@ -47,7 +48,8 @@ describe('records', () => {
     ['a map without t', encodeRecord({ type: 'put', key: 'k', value: 1 }).subarray(0, 1)],
     ['truncated', encodeRecord({ type: 'put', key: 'k', value: 'x'.repeat(100) }).subarray(0, 20)],
   ])('bytes that are %s are refused', (_name, bytes) => {
-    expect(() => decodeEntry(1, bytes)).toThrow();
+    // A value read from storage is decoded when first used: bad bytes are refused then at the latest.
+    expect(() => decodeEntry(1, bytes).value).toThrow();
   });
 });
 
@@ -58,5 +60,34 @@ describe('checkpoints', () => {
   ])('%s round-trip', (_name, seq, data) => {
     const cp = decodeCheckpoint(Buffer.concat(encodeCheckpoint({ seq, data: new Uint8Array(data) })));
     expect([cp.seq, [...cp.data]]).toEqual([seq, data]);
+  });
+});
+
+describe('records read without decoding their value', () => {
+  const value = { metadata: { name: 'x', labels: { a: 'ключ 🎉' } }, note: 'y'.repeat(100) };
+  // fixstr, str8, str16 keys: each header form msgpack has for a string of that length.
+  it.each([5, 31, 32, 255, 256, 70_000])('a record with a %d-byte key gives its key and type from the header, its value as bytes', (n) => {
+    const key = `g/r/ns/${'é'.repeat(Math.max(0, Math.ceil((n - 7) / 2)))}`.slice(0, n);
+    for (const type of ['put', 'delete'] as const) {
+      const e = decodeEntry(7, encodeRecord({ type, key, value }));
+      expect(e.raw).toBeInstanceOf(Buffer);
+      expect({ seq: e.seq, type: e.type, key: e.key }).toEqual({ seq: 7, type, key });
+      expect(e.value).toEqual(value);
+    }
+  });
+
+  it('a record laid out otherwise (keys in another order) still decodes whole', () => {
+    const bytes = packJson({ k: 'g/r/ns/x', v: value, t: 'd' });
+    const e = decodeEntry(3, bytes);
+    expect(e.raw).toBeUndefined();
+    expect(e).toEqual({ seq: 3, type: 'delete', key: 'g/r/ns/x', value });
+  });
+
+  it('a value holding "__proto__" decodes from its bytes as an own property', () => {
+    const proto = JSON.parse('{"__proto__": {"polluted": true}}') as Record<string, unknown>;
+    const e = decodeEntry(1, encodeRecord({ type: 'put', key: 'k', value: proto }));
+    expect(e.raw).toBeDefined();
+    expect(Object.keys(e.value as object)).toEqual(['__proto__']);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 });

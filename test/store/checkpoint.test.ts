@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { LogEntry } from '../../src/log/log.js';
 import { decodeCheckpoint, encodeCheckpoint } from '../../src/store/checkpoint.js';
-import { View } from '../../src/store/view.js';
+import { LazyObject, peekObject, View } from '../../src/store/view.js';
+import { decodeEntry, encodeRecord, packJson } from '../../src/log/codec.js';
 
 /*
  * A checkpoint is the view at a sequence: decoded, it must be the same view, exact to the byte of
@@ -111,5 +112,62 @@ describe('checkpoint', () => {
 
   it('is not a checkpoint when the bytes are of another format (the store then replays the log)', async () => {
     expect(await decodeCheckpoint({ seq: 5, data: Buffer.from('not a checkpoint') })).toBeUndefined();
+  });
+});
+
+describe('objects held as bytes', () => {
+  const read = (list: LogEntry[]) => list.map((e) => decodeEntry(e.seq, encodeRecord(e)));
+
+  it('a view folded from entries read from storage holds them undecoded until one is read', async () => {
+    const view = viewOf(read(entries()));
+    const objects = [...view.objects.values()];
+    expect(objects.every((o) => o instanceof LazyObject && !o.isDecoded)).toBe(true);
+    expect(snapshot(view)).toEqual(snapshot(viewOf(entries())));
+    expect(objects.every((o) => (o as LazyObject).isDecoded)).toBe(true);
+  });
+
+  it('a look (peekObject) decodes without keeping the object; reading obj keeps it', () => {
+    const view = viewOf(read(entries()));
+    const b = view.objects.get('/namespaces//b') as LazyObject;
+    expect(peekObject(b).metadata.labels).toEqual({ step: 'two' });
+    expect(b.isDecoded).toBe(false);
+    expect(b.obj).toBe(b.obj);
+    expect(b.isDecoded).toBe(true);
+  });
+
+  it('a checkpoint stores the bytes it was given and loads them undecoded', async () => {
+    const view = viewOf(read(entries()));
+    const back = (await decodeCheckpoint(await encodeCheckpoint(view)))!;
+    for (const [key, o] of view.objects) {
+      const b = back.objects.get(key) as LazyObject;
+      expect(b).toBeInstanceOf(LazyObject);
+      expect(b.raw.equals((o as LazyObject).raw)).toBe(true);
+      expect(b.isDecoded).toBe(false);
+    }
+    expect(snapshot(back)).toEqual(snapshot(viewOf(entries())));
+  });
+
+  it('a label selector decodes only the collection it indexes, and follows later entries', () => {
+    const view = viewOf(read(entries()));
+    view.labelIndexFor('/namespaces');
+    expect((view.objects.get('/namespaces//b') as LazyObject).isDecoded).toBe(true);
+    expect((view.objects.get('events.orch.io/events/default/e1') as LazyObject).isDecoded).toBe(false);
+    const next = view.appliedSeq + 1;
+    view.apply(decodeEntry(next, encodeRecord({ type: 'put', key: '/namespaces//b', value: ns('b', next, { metadata: { name: 'b', labels: { step: 'three' } } }) })));
+    expect([...(view.labels.keys('/namespaces', 'step', 'three')?.range('') ?? [])]).toEqual(['/b']);
+  });
+
+  it('a checkpoint of the earlier format (objects decoded, not bytes) still loads', async () => {
+    const list = entries();
+    const view = viewOf(list);
+    const part = packJson({
+      objects: [...view.objects.values()].map((o) => [o.key, o.seq, o.obj]),
+      revs: [...view.keyIndex.entries()].map(([k, r]) => [k, [...r]]),
+    });
+    const head = Buffer.alloc(4);
+    head.writeUInt32BE(part.length, 0);
+    const data = Buffer.concat([Buffer.from('orchd-checkpoint/2\n'), head, part]);
+    const back = (await decodeCheckpoint({ seq: view.appliedSeq, data }))!;
+    expect(snapshot(back)).toEqual(snapshot(view));
   });
 });

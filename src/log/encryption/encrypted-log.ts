@@ -89,6 +89,11 @@ export class EncryptedLog implements Log {
   /** An entry as read from the inner log, opened; a corrupt one becomes a delete of its key. */
   private opened(e: LogEntry): LogEntry {
     const inOrder = this.noteNewest(e.seq);
+    // A plain value read from storage stays bytes (a lazy entry) when the key reads plain data.
+    if (e.raw && !isBin(e.raw) && this.values.readsPlain(e.key)) {
+      if (inOrder) this.corrupt.delete(e.key);
+      return e;
+    }
     try {
       const value = this.values.open(e.key, e.value);
       if (inOrder) this.corrupt.delete(e.key);
@@ -175,6 +180,9 @@ export class EncryptedLog implements Log {
     return { seq: cp.seq, data };
   }
 }
+
+/** msgpack bin (8, 16, 32): how a sealed value is stored; anything else is a plain value. */
+const isBin = (raw: Buffer): boolean => raw[0] === 0xc4 || raw[0] === 0xc5 || raw[0] === 0xc6;
 
 /** What a corrupt entry shows of its object: the name and namespace its key holds. */
 function stubOf(key: string): { metadata: { name: string; namespace?: string } } {

@@ -64,6 +64,12 @@ export class StoredValues {
     throw new TransformError(errors.length > 0 ? errors.join(', ') : 'no matching prefix found');
   }
 
+  /** Whether a plain (not sealed) value stored under key opens as itself, as open() would decide. */
+  readsPlain(key: string): boolean {
+    const chain = this.providers.forCollection(collectionOfKey(key));
+    return !chain || chain.readsPlain;
+  }
+
   /** The value stored under key, opened. Throws TransformError for a value no configured provider opens. */
   open(key: string, stored: unknown): unknown {
     const chain = this.providers.forCollection(collectionOfKey(key));
