@@ -70,13 +70,19 @@ export class LevelDbLog extends AbstractLog {
     // The native iterator (and its implicit snapshot) is made here, synchronously.
     const it = this.db.iterator({ gte: seqKey(start), lte: seqKey(end), highWaterMarkBytes: READ_AHEAD_BYTES });
     return (async function* pages() {
+      // The next page is read (on LevelDB's thread) while the caller folds this one: a replay then
+      // no longer waits for the disk between pages. One read is in flight at a time, as iterators allow.
+      let next: Promise<[Buffer, Buffer][]> | undefined = it.nextv(PAGE);
       try {
         for (;;) {
-          const page = await it.nextv(PAGE);
+          const page: [Buffer, Buffer][] = await next;
+          next = undefined;
           if (page.length === 0) return;
+          next = it.nextv(PAGE);
           yield page.map(([k, v]) => decodeEntry(readSeq(k), v));
         }
       } finally {
+        await next?.catch(() => undefined);
         await it.close();
       }
     })();
