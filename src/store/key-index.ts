@@ -6,11 +6,16 @@
 export class KeyIndex {
   private readonly revs = new Map<string, number[]>();
 
-  record(key: string, seq: number, deleted: boolean): void {
+  /** Adds a revision; true when the key is new to the index (one lookup: a replay calls this a million times). */
+  record(key: string, seq: number, deleted: boolean): boolean {
     const list = this.revs.get(key);
     const r = deleted ? -seq : seq;
-    if (list) list.push(r);
-    else this.revs.set(key, [r]);
+    if (list) {
+      list.push(r);
+      return false;
+    }
+    this.revs.set(key, [r]);
+    return true;
   }
 
   /** The sequence that held key at version rv, or undefined if the key did not exist then. */

@@ -145,18 +145,18 @@ export class View {
     const replay = this.replay;
     if (e.type === 'put') this.objects.set(e.key, cur);
     else this.objects.delete(e.key);
+    const newKey = this.keyIndex.record(e.key, e.seq, e.type === 'delete');
     if (replay) {
       if (e.type === 'put') {
         if (!prev) pushTo(replay.added, collection, suffix);
       } else replay.deleted.add(collection);
-      if (!this.keyIndex.has(e.key)) pushTo(replay.history, collection, suffix);
+      if (newKey) pushTo(replay.history, collection, suffix);
     } else {
       if (e.type === 'put') {
         if (!prev) this.collection(collection).add(suffix);
       } else this.collection(collection).delete(suffix);
-      if (!this.keyIndex.has(e.key)) this.historyOf(collection).add(suffix);
+      if (newKey) this.historyOf(collection).add(suffix);
     }
-    this.keyIndex.record(e.key, e.seq, e.type === 'delete');
     this.appliedSeq = e.seq;
     const type: ChangeType = e.type === 'delete' ? 'DELETED' : prev ? 'MODIFIED' : 'ADDED';
     return prev ? { type, seq: e.seq, key: e.key, cur, prev } : { type, seq: e.seq, key: e.key, cur };
