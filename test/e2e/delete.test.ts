@@ -2,19 +2,11 @@
  * DELETE options and their effects: finalizers and deletionTimestamp, preconditions, grace periods,
  * the propagationPolicy/orphanDependents rule, and the garbage collector following ownerReferences.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, startServer, type TestServer } from '../helpers/server.js';
+import { describe, expect, it } from 'vitest';
+import { call, serverForFile } from '../helpers/server.js';
 import { eventually, kindCase, unique } from './support.js';
 
-let server: TestServer;
-let base: string;
-beforeAll(async () => {
-  server = await startServer();
-  base = server.url;
-});
-afterAll(async () => {
-  await server?.stop();
-});
+const file = serverForFile();
 
 const vap = kindCase('ValidatingAdmissionPolicy');
 const binding = kindCase('ValidatingAdmissionPolicyBinding');
@@ -23,38 +15,38 @@ const event = kindCase('Event');
 async function create(k = vap, name = unique('obj'), edit: (o: any) => void = () => {}): Promise<any> {
   const o = k.make(name);
   edit(o);
-  const r = await call(base, 'POST', k.collection(k.namespaced ? 'default' : undefined), o);
+  const r = await call(file.base, 'POST', k.collection(k.namespaced ? 'default' : undefined), o);
   expect(r.status, r.text).toBe(201);
   return r.body;
 }
 
-const exists = async (path: string): Promise<boolean> => (await call(base, 'GET', path)).status === 200;
+const exists = async (path: string): Promise<boolean> => (await call(file.base, 'GET', path)).status === 200;
 
 describe('finalizers', () => {
   it('a delete marks the object; deleting again keeps the first deletionTimestamp; the last finalizer removed deletes it', async () => {
     const obj = await create(vap, unique('fin'), (o) => (o.metadata.finalizers = ['example.com/a', 'example.com/b']));
     const name = obj.metadata.name;
-    const first = await call(base, 'DELETE', vap.item(name));
+    const first = await call(file.base, 'DELETE', vap.item(name));
     expect(first.status).toBe(202);
     expect(first.body.metadata.finalizers).toEqual(['example.com/a', 'example.com/b']);
     const stamp = first.body.metadata.deletionTimestamp;
     expect(stamp).toBeTruthy();
-    const again = await call(base, 'DELETE', vap.item(name));
+    const again = await call(file.base, 'DELETE', vap.item(name));
     expect(again.status).toBe(202);
     expect(again.body.metadata.deletionTimestamp).toBe(stamp);
 
     // While being deleted, no finalizer may be added, and the deletion marks cannot be taken back.
-    const cur = (await call(base, 'GET', vap.item(name))).body;
-    const add = await call(base, 'PUT', vap.item(name), { ...cur, metadata: { ...cur.metadata, finalizers: [...cur.metadata.finalizers, 'example.com/c'] } });
+    const cur = (await call(file.base, 'GET', vap.item(name))).body;
+    const add = await call(file.base, 'PUT', vap.item(name), { ...cur, metadata: { ...cur.metadata, finalizers: [...cur.metadata.finalizers, 'example.com/c'] } });
     expect(add.status).toBe(422);
-    const unmark = await call(base, 'PUT', vap.item(name), { ...cur, metadata: { ...cur.metadata, deletionTimestamp: undefined } });
+    const unmark = await call(file.base, 'PUT', vap.item(name), { ...cur, metadata: { ...cur.metadata, deletionTimestamp: undefined } });
     expect(unmark.status, unmark.text).toBe(200);
     expect(unmark.body.metadata.deletionTimestamp).toBe(stamp);
 
-    const one = await call(base, 'PUT', vap.item(name), { ...unmark.body, metadata: { ...unmark.body.metadata, finalizers: ['example.com/b'] } });
+    const one = await call(file.base, 'PUT', vap.item(name), { ...unmark.body, metadata: { ...unmark.body.metadata, finalizers: ['example.com/b'] } });
     expect(one.status).toBe(200);
     expect(await exists(vap.item(name))).toBe(true);
-    const none = await call(base, 'PUT', vap.item(name), { ...one.body, metadata: { ...one.body.metadata, finalizers: [] } });
+    const none = await call(file.base, 'PUT', vap.item(name), { ...one.body, metadata: { ...one.body.metadata, finalizers: [] } });
     expect(none.status).toBe(200);
     expect(await exists(vap.item(name))).toBe(false);
   });
@@ -65,41 +57,41 @@ describe('delete options', () => {
     const obj = await create();
     const name = obj.metadata.name;
     const body = (preconditions: object) => ({ kind: 'DeleteOptions', apiVersion: 'v1', preconditions });
-    const uid = await call(base, 'DELETE', vap.item(name), body({ uid: '00000000-0000-0000-0000-000000000000' }));
+    const uid = await call(file.base, 'DELETE', vap.item(name), body({ uid: '00000000-0000-0000-0000-000000000000' }));
     expect(uid.status).toBe(409);
     expect(uid.body).toMatchObject({ reason: 'Conflict', details: { name } });
     expect(uid.body.message).toContain('Precondition failed: UID in precondition');
-    const rv = await call(base, 'DELETE', vap.item(name), body({ resourceVersion: String(Number(obj.metadata.resourceVersion) - 1) }));
+    const rv = await call(file.base, 'DELETE', vap.item(name), body({ resourceVersion: String(Number(obj.metadata.resourceVersion) - 1) }));
     expect(rv.status).toBe(409);
     expect(rv.body.message).toContain('Precondition failed: ResourceVersion in precondition');
     expect(await exists(vap.item(name))).toBe(true);
-    const ok = await call(base, 'DELETE', vap.item(name), body({ uid: obj.metadata.uid, resourceVersion: obj.metadata.resourceVersion }));
+    const ok = await call(file.base, 'DELETE', vap.item(name), body({ uid: obj.metadata.uid, resourceVersion: obj.metadata.resourceVersion }));
     expect(ok.status, ok.text).toBe(200);
     expect(await exists(vap.item(name))).toBe(false);
   });
 
   it('accepts gracePeriodSeconds in the query and in the body', async () => {
     const a = await create();
-    const q = await call(base, 'DELETE', vap.item(a.metadata.name) + '?gracePeriodSeconds=0');
+    const q = await call(file.base, 'DELETE', vap.item(a.metadata.name) + '?gracePeriodSeconds=0');
     expect(q.status).toBe(200);
     const b = await create(event, unique('ev'));
-    const body = await call(base, 'DELETE', event.item(b.metadata.name), { gracePeriodSeconds: 30 });
+    const body = await call(file.base, 'DELETE', event.item(b.metadata.name), { gracePeriodSeconds: 30 });
     expect(body.status).toBe(200);
     expect(await exists(event.item(b.metadata.name))).toBe(false);
-    const junk = await call(base, 'DELETE', vap.item(a.metadata.name) + '?gracePeriodSeconds=soon');
+    const junk = await call(file.base, 'DELETE', vap.item(a.metadata.name) + '?gracePeriodSeconds=soon');
     expect(junk.status).toBe(400);
   });
 
   it('refuses propagationPolicy together with orphanDependents (422 DeleteOptions Invalid, as Kubernetes) and unknown policies', async () => {
     const obj = await create();
     const name = obj.metadata.name;
-    const both = await call(base, 'DELETE', vap.item(name) + '?propagationPolicy=Background&orphanDependents=false');
+    const both = await call(file.base, 'DELETE', vap.item(name) + '?propagationPolicy=Background&orphanDependents=false');
     expect(both.status).toBe(422);
     expect(both.body).toMatchObject({ kind: 'Status', reason: 'Invalid', details: { kind: 'DeleteOptions', group: 'meta.k8s.io' } });
     expect(both.body.details.causes.map((c: any) => c.field)).toEqual(['propagationPolicy']);
-    const inBody = await call(base, 'DELETE', vap.item(name), { propagationPolicy: 'Orphan', orphanDependents: true });
+    const inBody = await call(file.base, 'DELETE', vap.item(name), { propagationPolicy: 'Orphan', orphanDependents: true });
     expect(inBody.status).toBe(422);
-    const unknown = await call(base, 'DELETE', vap.item(name) + '?propagationPolicy=Sometimes');
+    const unknown = await call(file.base, 'DELETE', vap.item(name) + '?propagationPolicy=Sometimes');
     expect(unknown.status).toBe(422);
     expect(unknown.body.details.causes[0]).toMatchObject({ reason: 'FieldValueNotSupported', field: 'propagationPolicy' });
     expect(await exists(vap.item(name))).toBe(true);
@@ -115,7 +107,7 @@ describe('garbage collection of dependents (ownerReferences)', () => {
     const dep1 = await create(binding, unique('dep'), ownedBy(owner));
     const dep2 = await create(event, unique('dep'), ownedBy(owner));
     const bystander = await create(binding);
-    expect((await call(base, 'DELETE', vap.item(owner.metadata.name))).status).toBe(200);
+    expect((await call(file.base, 'DELETE', vap.item(owner.metadata.name))).status).toBe(200);
     const gone = await eventually(async () => !(await exists(binding.item(dep1.metadata.name))) && !(await exists(event.item(dep2.metadata.name))));
     expect(gone).toBe(true);
     expect(await exists(binding.item(bystander.metadata.name))).toBe(true);
@@ -127,22 +119,22 @@ describe('garbage collection of dependents (ownerReferences)', () => {
     const dep = await create(binding, unique('dep'), (o) => {
       o.metadata.ownerReferences = [owner1, owner2].map((w) => ({ apiVersion: w.apiVersion, kind: w.kind, name: w.metadata.name, uid: w.metadata.uid }));
     });
-    expect((await call(base, 'DELETE', vap.item(owner1.metadata.name))).status).toBe(200);
+    expect((await call(file.base, 'DELETE', vap.item(owner1.metadata.name))).status).toBe(200);
     // Give the collector a chance to (wrongly) act, then check the dependent is still there.
     await new Promise((r) => setTimeout(r, 300));
     expect(await exists(binding.item(dep.metadata.name))).toBe(true);
-    expect((await call(base, 'DELETE', vap.item(owner2.metadata.name))).status).toBe(200);
+    expect((await call(file.base, 'DELETE', vap.item(owner2.metadata.name))).status).toBe(200);
     expect(await eventually(async () => !(await exists(binding.item(dep.metadata.name))))).toBe(true);
   });
 
   it('Orphan: the owner goes, dependents stay without the reference to it', async () => {
     const owner = await create();
     const dep = await create(binding, unique('dep'), ownedBy(owner));
-    const del = await call(base, 'DELETE', vap.item(owner.metadata.name) + '?propagationPolicy=Orphan');
+    const del = await call(file.base, 'DELETE', vap.item(owner.metadata.name) + '?propagationPolicy=Orphan');
     expect(del.status).toBe(202);
     expect(del.body.metadata.finalizers).toEqual(['orphan']);
     expect(await eventually(async () => !(await exists(vap.item(owner.metadata.name))))).toBe(true);
-    const kept = await call(base, 'GET', binding.item(dep.metadata.name));
+    const kept = await call(file.base, 'GET', binding.item(dep.metadata.name));
     expect(kept.status).toBe(200);
     expect(kept.body.metadata.ownerReferences).toBeUndefined();
   });
@@ -150,15 +142,15 @@ describe('garbage collection of dependents (ownerReferences)', () => {
   it('orphanDependents=true acts as Orphan', async () => {
     const owner = await create();
     const dep = await create(binding, unique('dep'), ownedBy(owner));
-    await call(base, 'DELETE', vap.item(owner.metadata.name), { orphanDependents: true });
+    await call(file.base, 'DELETE', vap.item(owner.metadata.name), { orphanDependents: true });
     expect(await eventually(async () => !(await exists(vap.item(owner.metadata.name))))).toBe(true);
-    expect((await call(base, 'GET', binding.item(dep.metadata.name))).body.metadata?.ownerReferences).toBeUndefined();
+    expect((await call(file.base, 'GET', binding.item(dep.metadata.name))).body.metadata?.ownerReferences).toBeUndefined();
   });
 
   it('Foreground: dependents go first, then the owner', async () => {
     const owner = await create();
     const dep = await create(binding, unique('dep'), ownedBy(owner));
-    const del = await call(base, 'DELETE', vap.item(owner.metadata.name), { propagationPolicy: 'Foreground' });
+    const del = await call(file.base, 'DELETE', vap.item(owner.metadata.name), { propagationPolicy: 'Foreground' });
     expect(del.status).toBe(202);
     expect(del.body.metadata.finalizers).toContain('foregroundDeletion');
     expect(await eventually(async () => !(await exists(vap.item(owner.metadata.name))))).toBe(true);

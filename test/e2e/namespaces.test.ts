@@ -2,27 +2,19 @@
  * Namespaces as scopes: content lives only in namespaces that exist, a namespace being deleted is
  * Terminating and takes no new content, and deleting one deletes what is in it.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, startServer, type TestServer } from '../helpers/server.js';
+import { describe, expect, it } from 'vitest';
+import { call, serverForFile } from '../helpers/server.js';
 import { eventually, kindCase, unique } from './support.js';
 
-let server: TestServer;
-let base: string;
-beforeAll(async () => {
-  server = await startServer();
-  base = server.url;
-});
-afterAll(async () => {
-  await server?.stop();
-});
+const file = serverForFile();
 
 const ns = kindCase('Namespace');
 const event = kindCase('Event');
-const names = async (namespace: string): Promise<string[]> => (await call(base, 'GET', event.collection(namespace))).body.items.map((o: any) => o.metadata.name);
+const names = async (namespace: string): Promise<string[]> => (await call(file.base, 'GET', event.collection(namespace))).body.items.map((o: any) => o.metadata.name);
 
 describe('namespaces', () => {
   it('starts with default, kube-system, kube-public and kube-node-lease, Active and labelled with their name', async () => {
-    const list = await call(base, 'GET', ns.collection());
+    const list = await call(file.base, 'GET', ns.collection());
     const byName = new Map(list.body.items.map((o: any) => [o.metadata.name, o]));
     for (const name of ['default', 'kube-system', 'kube-public', 'kube-node-lease']) {
       const o: any = byName.get(name);
@@ -33,7 +25,7 @@ describe('namespaces', () => {
 
   it('refuses to delete default, kube-system and kube-public (403 Forbidden)', async () => {
     for (const name of ['default', 'kube-system', 'kube-public']) {
-      const r = await call(base, 'DELETE', ns.item(name));
+      const r = await call(file.base, 'DELETE', ns.item(name));
       expect(r.status, name).toBe(403);
       expect(r.body, name).toMatchObject({
         kind: 'Status',
@@ -42,26 +34,26 @@ describe('namespaces', () => {
         message: `namespaces "${name}" is forbidden: this namespace may not be deleted`,
         details: { name, kind: 'namespaces' },
       });
-      expect((await call(base, 'GET', ns.item(name))).body.status.phase, name).toBe('Active');
+      expect((await call(file.base, 'GET', ns.item(name))).body.status.phase, name).toBe('Active');
     }
   });
 
   it('deleting a namespace deletes its content, and only its content', async () => {
     const doomed = unique('doomed');
     const other = unique('other');
-    for (const n of [doomed, other]) expect((await call(base, 'POST', ns.collection(), ns.make(n))).status).toBe(201);
+    for (const n of [doomed, other]) expect((await call(file.base, 'POST', ns.collection(), ns.make(n))).status).toBe(201);
     const a = unique('ev');
     const b = unique('ev');
     for (const n of [doomed, other]) {
-      expect((await call(base, 'POST', event.collection(n), event.make(a))).status).toBe(201);
-      expect((await call(base, 'POST', event.collection(n), event.make(b))).status).toBe(201);
+      expect((await call(file.base, 'POST', event.collection(n), event.make(a))).status).toBe(201);
+      expect((await call(file.base, 'POST', event.collection(n), event.make(b))).status).toBe(201);
     }
-    expect((await call(base, 'DELETE', ns.item(doomed))).status).toBe(200);
+    expect((await call(file.base, 'DELETE', ns.item(doomed))).status).toBe(200);
     expect(await eventually(async () => (await names(doomed)).length === 0, 5000)).toBe(true);
-    expect((await call(base, 'GET', event.collection())).body.items.some((o: any) => o.metadata.namespace === doomed)).toBe(false);
+    expect((await call(file.base, 'GET', event.collection())).body.items.some((o: any) => o.metadata.namespace === doomed)).toBe(false);
     expect((await names(other)).sort()).toEqual([a, b].sort());
     // A namespace of the same name later starts empty.
-    expect((await call(base, 'POST', ns.collection(), ns.make(doomed))).status).toBe(201);
+    expect((await call(file.base, 'POST', ns.collection(), ns.make(doomed))).status).toBe(201);
     expect(await names(doomed)).toEqual([]);
   });
 
@@ -69,26 +61,26 @@ describe('namespaces', () => {
     const held = unique('held');
     const o = ns.make(held);
     o.metadata.finalizers = ['example.com/hold'];
-    expect((await call(base, 'POST', ns.collection(), o)).status).toBe(201);
+    expect((await call(file.base, 'POST', ns.collection(), o)).status).toBe(201);
     const ev = unique('ev');
-    expect((await call(base, 'POST', event.collection(held), event.make(ev))).status).toBe(201);
+    expect((await call(file.base, 'POST', event.collection(held), event.make(ev))).status).toBe(201);
 
-    const del = await call(base, 'DELETE', ns.item(held));
+    const del = await call(file.base, 'DELETE', ns.item(held));
     expect(del.status).toBe(202);
     expect(del.body.metadata.deletionTimestamp).toBeTruthy();
     // The phase is written with the deletion mark, as Kubernetes' namespace delete does.
     expect(del.body.status.phase).toBe('Terminating');
-    expect((await call(base, 'GET', ns.item(held))).body.status.phase).toBe('Terminating');
+    expect((await call(file.base, 'GET', ns.item(held))).body.status.phase).toBe('Terminating');
     expect(await eventually(async () => (await names(held)).length === 0, 5000)).toBe(true);
 
-    const late = await call(base, 'POST', event.collection(held), event.make(unique('late')));
+    const late = await call(file.base, 'POST', event.collection(held), event.make(unique('late')));
     expect(late.status).toBe(403);
     expect(late.body).toMatchObject({ kind: 'Status', reason: 'Forbidden', code: 403 });
     expect(late.body.message).toContain('because it is being terminated');
 
-    const cur = (await call(base, 'GET', ns.item(held))).body;
-    const put = await call(base, 'PUT', ns.item(held), { ...cur, metadata: { ...cur.metadata, finalizers: [] } });
+    const cur = (await call(file.base, 'GET', ns.item(held))).body;
+    const put = await call(file.base, 'PUT', ns.item(held), { ...cur, metadata: { ...cur.metadata, finalizers: [] } });
     expect(put.status, put.text).toBe(200);
-    expect((await call(base, 'GET', ns.item(held))).status).toBe(404);
+    expect((await call(file.base, 'GET', ns.item(held))).status).toBe(404);
   });
 });

@@ -13,18 +13,10 @@ import { Metrics } from '../../src/api/metrics.js';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
 import { kinds } from '../../src/resources/registry.js';
 import { Store } from '../../src/store/store.js';
-import { call, startServer, type TestServer } from '../helpers/server.js';
+import { call, serverForFile, startServer, type TestServer } from '../helpers/server.js';
 import { eventually, kindCase, unique } from './support.js';
 
-let server: TestServer;
-let base: string;
-beforeAll(async () => {
-  server = await startServer();
-  base = server.url;
-});
-afterAll(async () => {
-  await server?.stop();
-});
+const file = serverForFile();
 
 const mwc = kindCase('MutatingWebhookConfiguration');
 const event = kindCase('Event');
@@ -43,7 +35,7 @@ function sample(text: string, name: string, labels: Record<string, string>): num
 describe('health', () => {
   it('answers ok on /healthz, /livez and /readyz', async () => {
     for (const path of ['/healthz', '/livez', '/readyz']) {
-      const r = await call(base, 'GET', path);
+      const r = await call(file.base, 'GET', path);
       expect(r.status, path).toBe(200);
       expect(r.text, path).toBe('ok');
     }
@@ -81,13 +73,13 @@ describe('health', () => {
 describe('metrics', () => {
   it('counts requests by verb, resource and code, with latencies, and reports log batches', async () => {
     const name = unique('m');
-    for (let i = 0; i < 3; i++) await call(base, 'POST', mwc.collection(), mwc.make(`${name}-${i}`));
-    await call(base, 'POST', mwc.collection(), mwc.make(`${name}-0`)); // 409
-    await call(base, 'GET', mwc.item(`${name}-1`));
-    await call(base, 'GET', mwc.collection());
-    await call(base, 'DELETE', mwc.item(`${name}-2`));
+    for (let i = 0; i < 3; i++) await call(file.base, 'POST', mwc.collection(), mwc.make(`${name}-${i}`));
+    await call(file.base, 'POST', mwc.collection(), mwc.make(`${name}-0`)); // 409
+    await call(file.base, 'GET', mwc.item(`${name}-1`));
+    await call(file.base, 'GET', mwc.collection());
+    await call(file.base, 'DELETE', mwc.item(`${name}-2`));
 
-    const r = await call(base, 'GET', '/metrics');
+    const r = await call(file.base, 'GET', '/metrics');
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toMatch(/^text\/plain/);
     const resource = 'mutatingwebhookconfigurations';
@@ -109,8 +101,8 @@ describe('metrics', () => {
   });
 
   it('does not count unknown paths as resources', async () => {
-    expect((await call(base, 'GET', '/apis/nothing.example.com/v1/widgets')).status).toBe(404);
-    const r = await call(base, 'GET', '/metrics');
+    expect((await call(file.base, 'GET', '/apis/nothing.example.com/v1/widgets')).status).toBe(404);
+    const r = await call(file.base, 'GET', '/metrics');
     expect(r.text).not.toContain('widgets');
   });
 });
@@ -118,7 +110,7 @@ describe('metrics', () => {
 describe('unknown paths', () => {
   it('answers 404 with a Status', async () => {
     for (const path of ['/nope', '/apis/admissionregistration.orch.io/v9/validatingadmissionpolicies', '/api/v2/namespaces', '/metrics/extra']) {
-      const r = await call(base, 'GET', path);
+      const r = await call(file.base, 'GET', path);
       expect(r.status, path).toBe(404);
       expect(r.body, path).toMatchObject({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404 });
     }

@@ -2,19 +2,11 @@
  * The kinds' own rules, through HTTP: each refusal is one 422 Invalid Status listing every cause with
  * its field path, and nothing is written.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, startServer, type TestServer } from '../helpers/server.js';
+import { describe, expect, it } from 'vitest';
+import { call, serverForFile } from '../helpers/server.js';
 import { kindCase, unique } from './support.js';
 
-let server: TestServer;
-let base: string;
-beforeAll(async () => {
-  server = await startServer();
-  base = server.url;
-});
-afterAll(async () => {
-  await server?.stop();
-});
+const file = serverForFile();
 
 type Cause = [reason: string, field: string];
 type Case = [what: string, edit: (o: any) => void, causes: Cause[]];
@@ -104,13 +96,13 @@ describe.each(Object.entries(CASES))('%s', (kind, cases) => {
     const name = unique('inv');
     const obj = k.make(name);
     edit(obj);
-    const r = await call(base, 'POST', k.collection(ns), obj);
+    const r = await call(file.base, 'POST', k.collection(ns), obj);
     expect(r.status, r.text).toBe(422);
     expect(r.body).toMatchObject({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Invalid', code: 422, details: { kind } });
     const got: Cause[] = r.body.details.causes.map((c: any) => [c.reason, c.field]);
     expect(got).toEqual(expected);
     for (const [, field] of expected) expect(r.body.message).toContain(field);
-    expect((await call(base, 'GET', k.item(obj.metadata.name, ns))).status).toBe(404);
+    expect((await call(file.base, 'GET', k.item(obj.metadata.name, ns))).status).toBe(404);
   });
 });
 
@@ -118,16 +110,16 @@ describe('rules on replace', () => {
   it('holds a replace to the same rules, and to Event immutability', async () => {
     const vap = kindCase('ValidatingAdmissionPolicy');
     const name = unique('upd');
-    const obj = (await call(base, 'POST', vap.collection(), vap.make(name))).body;
-    const r = await call(base, 'PUT', vap.item(name), { ...obj, spec: { ...obj.spec, matchConditions: conditions(65), failurePolicy: 'x' } });
+    const obj = (await call(file.base, 'POST', vap.collection(), vap.make(name))).body;
+    const r = await call(file.base, 'PUT', vap.item(name), { ...obj, spec: { ...obj.spec, matchConditions: conditions(65), failurePolicy: 'x' } });
     expect(r.status).toBe(422);
     expect(r.body.details.causes.map((c: any) => c.field).sort()).toEqual(['spec.failurePolicy', 'spec.matchConditions']);
-    expect((await call(base, 'GET', vap.item(name))).body).toEqual(obj);
+    expect((await call(file.base, 'GET', vap.item(name))).body).toEqual(obj);
 
     const event = kindCase('Event');
     const ev = unique('ev');
-    const created = (await call(base, 'POST', event.collection('default'), event.make(ev))).body;
-    const changed = await call(base, 'PUT', event.item(ev), { ...created, note: 'rewritten', action: 'Other' });
+    const created = (await call(file.base, 'POST', event.collection('default'), event.make(ev))).body;
+    const changed = await call(file.base, 'PUT', event.item(ev), { ...created, note: 'rewritten', action: 'Other' });
     expect(changed.status).toBe(422);
     expect(changed.body.details.causes.map((c: any) => c.field).sort()).toEqual(['action', 'message']);
   });

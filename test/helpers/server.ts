@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'vitest';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,6 +28,31 @@ export async function startServer(opts: { dataDir?: string; eventTtlSeconds?: nu
     async stop() {
       await running.close();
       if (!opts.dataDir) await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * One real server for a whole test file: started before its tests, stopped after them.
+ *
+ *   const file = serverForFile();
+ *   it('…', async () => { await call(file.base, 'GET', '/version'); });
+ */
+export function serverForFile(opts: Parameters<typeof startServer>[0] = {}): { readonly server: TestServer; readonly base: string } {
+  let server: TestServer | undefined;
+  beforeAll(async () => {
+    server = await startServer(opts);
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+  return {
+    get server() {
+      if (!server) throw new Error('the server starts in beforeAll');
+      return server;
+    },
+    get base() {
+      return this.server.url;
     },
   };
 }
