@@ -1,6 +1,6 @@
 /** Turning load runs into table cells and plot series, the same way in every scenario. */
 import type { RunResult } from './load.js';
-import type { Plot, Series } from './result.js';
+import { col, type Column, type Plot, type Series } from './result.js';
 import { logHistogram, summarize, timeline, type LatencyLog } from './stats.js';
 
 export interface CellStats {
@@ -15,6 +15,22 @@ export function cellStats(r: Pick<RunResult, 'throughput' | 'latency' | 'errors'
   const s = summarize(r.latency.latencies);
   return { rate: r.throughput, p50: s.p50, p99: s.p99, max: s.max, errors: r.errors };
 }
+
+/** orchd's cell in a row: rate, latencies, errors, and the CPU of orchd and of the load generator. */
+export function orchdFields(r: Pick<RunResult, 'throughput' | 'latency' | 'errors' | 'cpu'>): Record<string, number> {
+  return { ...prefixed('orchd', cellStats(r)), orchdCpu: r.cpu.orchd, clientCpu: r.cpu.client };
+}
+
+/** The columns of orchdFields, the rate titled for the scenario ("creates/s", "lists/s", …). */
+export const orchdColumns = (rateTitle: string): Column[] => [
+  col('orchdRate', rateTitle, 'rate'),
+  col('orchdP50', 'p50 ms', 'ms'),
+  col('orchdP99', 'p99 ms', 'ms'),
+  col('orchdMax', 'max ms', 'ms'),
+  col('orchdErrors', 'errors', 'int'),
+  col('orchdCpu', 'orchd CPU', 'pct'),
+  col('clientCpu', 'client CPU', 'pct'),
+];
 
 /** Row fields `${prefix}Rate`, `${prefix}P50`, … for one system's cell. */
 export function prefixed(prefix: string, s: CellStats): Record<string, number> {

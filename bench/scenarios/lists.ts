@@ -8,7 +8,7 @@
  * its continue token; each operation's answer is checked once in full before it is timed.
  */
 import { bounds, startOrchd, type BenchContext, type Scenario } from '../context.js';
-import { cellStats, errorNote, histogramPlot, histogramSeries, prefixed } from '../cells.js';
+import { cellStats, errorNote, histogramPlot, histogramSeries, orchdColumns, orchdFields } from '../cells.js';
 import { expectStatus, HttpClient } from '../http-client.js';
 import { closedLoop, fixedRate, type Op, type RunResult } from '../load.js';
 import { Orchd } from '../orchd.js';
@@ -172,18 +172,12 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     await orchd.dispose();
   }
 
-  const rows: Row[] = cells.map((c) => ({ size: n, op: c.label, clients: c.clients, ...prefixed('orchd', cellStats(c.run)), orchdCpu: c.run.cpu.orchd, clientCpu: c.run.cpu.client, bytes: c.replyBytes }));
+  const rows: Row[] = cells.map((c) => ({ size: n, op: c.label, clients: c.clients, ...orchdFields(c.run), bytes: c.replyBytes }));
   const columns = [
     col('size', 'objects', 'int'),
     col('op', 'list', 'text'),
     col('clients', 'clients', 'int'),
-    col('orchdRate', 'lists/s', 'rate'),
-    col('orchdP50', 'p50 ms', 'ms'),
-    col('orchdP99', 'p99 ms', 'ms'),
-    col('orchdMax', 'max ms', 'ms'),
-    col('orchdErrors', 'errors', 'int'),
-    col('orchdCpu', 'orchd CPU', 'pct'),
-    col('clientCpu', 'client CPU', 'pct'),
+    ...orchdColumns('lists/s'),
     col('bytes', 'reply', 'bytes'),
   ];
   const allNotes = [

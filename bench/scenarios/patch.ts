@@ -6,7 +6,7 @@
  * changes one expression, so every request is a real write.
  */
 import { bounds, startOrchd, type BenchContext, type Scenario } from '../context.js';
-import { cellStats, errorNote, histogramPlot, histogramSeries, prefixed } from '../cells.js';
+import { errorNote, histogramPlot, histogramSeries, orchdColumns, orchdFields } from '../cells.js';
 import { expectStatus, HttpClient } from '../http-client.js';
 import { closedLoop, type RunResult } from '../load.js';
 import { col, type Row, type ScenarioResult } from '../result.js';
@@ -100,16 +100,11 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
 
   const rows: Row[] = TYPES.map((t) => {
     const r = runs.get(t.label)!;
-    return { type: t.label, ...prefixed('orchd', cellStats(r)), orchdCpu: r.cpu.orchd };
+    return { type: t.label, ...orchdFields(r) };
   });
   const columns = [
     col('type', 'patch', 'text'),
-    col('orchdRate', 'patches/s', 'rate'),
-    col('orchdP50', 'p50 ms', 'ms'),
-    col('orchdP99', 'p99 ms', 'ms'),
-    col('orchdMax', 'max ms', 'ms'),
-    col('orchdErrors', 'errors', 'int'),
-    col('orchdCpu', 'orchd CPU', 'pct'),
+    ...orchdColumns('patches/s'),
   ];
   const notes = [
     `${clients} clients (--read-clients), each patching its own ValidatingAdmissionPolicy with ${CONDITIONS} matchConditions and 50 validations; closed loop; ${ctx.opts.warmupMs} ms warm-up, then ${ctx.opts.durationMs} ms measured.`,

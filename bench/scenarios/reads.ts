@@ -5,7 +5,7 @@
  * reply bytes, and etcd's get by key / 500-key range reads over the same number of keys.
  */
 import { bounds, ratio, startOrchd, withBareHttp, type BenchContext, type Scenario } from '../context.js';
-import { cellStats, errorNote, histogramPlot, histogramSeries, prefixed } from '../cells.js';
+import { cellStats, errorNote, histogramPlot, histogramSeries, orchdColumns, orchdFields, prefixed } from '../cells.js';
 import { expectStatus, HttpClient } from '../http-client.js';
 import { closedLoop, type Op, type RunResult } from '../load.js';
 import { Orchd } from '../orchd.js';
@@ -176,22 +176,15 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   if (ctx.opts.ceilings) await httpCells(ctx, cells);
 
   const rows: Row[] = cells.map((cell) => {
-    const os = cellStats(cell.orchd);
-    const row: Row = { size: cell.size, op: cell.op.label, ...prefixed('orchd', os), orchdCpu: cell.orchd.cpu.orchd, clientCpu: cell.orchd.cpu.client, bytes: cell.replyBytes };
-    if (cell.etcd) Object.assign(row, prefixed('etcd', cellStats(cell.etcd)), { vsEtcd: ratio(os.rate, cell.etcd.throughput) });
-    if (cell.http) Object.assign(row, { httpRate: cell.http.throughput, vsHttp: ratio(os.rate, cell.http.throughput) });
+    const row: Row = { size: cell.size, op: cell.op.label, ...orchdFields(cell.orchd), bytes: cell.replyBytes };
+    if (cell.etcd) Object.assign(row, prefixed('etcd', cellStats(cell.etcd)), { vsEtcd: ratio(cell.orchd.throughput, cell.etcd.throughput) });
+    if (cell.http) Object.assign(row, { httpRate: cell.http.throughput, vsHttp: ratio(cell.orchd.throughput, cell.http.throughput) });
     return row;
   });
   const columns = [
     col('size', 'objects', 'int'),
     col('op', 'operation', 'text'),
-    col('orchdRate', 'orchd req/s', 'rate'),
-    col('orchdP50', 'p50 ms', 'ms'),
-    col('orchdP99', 'p99 ms', 'ms'),
-    col('orchdMax', 'max ms', 'ms'),
-    col('orchdErrors', 'errors', 'int'),
-    col('orchdCpu', 'orchd CPU', 'pct'),
-    col('clientCpu', 'client CPU', 'pct'),
+    ...orchdColumns('orchd req/s'),
     col('bytes', 'reply', 'bytes'),
   ];
   if (ctx.etcd) columns.push(col('etcdRate', 'etcd ops/s', 'rate'), col('etcdP50', 'etcd p50', 'ms'), col('etcdP99', 'etcd p99', 'ms'), col('vsEtcd', 'orchd/etcd', 'ratio'));

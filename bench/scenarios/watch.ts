@@ -9,7 +9,7 @@ import type { BenchContext, Scenario } from '../context.js';
 import { bounds, ratio, startOrchd } from '../context.js';
 import { cellStats, errorNote, histogramPlot, histogramSeries } from '../cells.js';
 import { expectStatus, HttpClient } from '../http-client.js';
-import { fixedRate, type RunResult } from '../load.js';
+import { fixedRate, type RunResult, type Watched } from '../load.js';
 import { eventBytes, eventsPath, namer } from '../payload.js';
 import { LatencyLog } from '../stats.js';
 import { col, type Row, type ScenarioResult, type TargetCheck } from '../result.js';
@@ -122,21 +122,7 @@ async function orchdCell(ctx: BenchContext, watchers: number): Promise<WatchCell
       ),
     );
     ctx.log(`watch: orchd, ${watchers} watchers, ${ctx.opts.watchRate} creates/s`);
-    const write = await fixedRate(
-      ctx.opts.watchRate,
-      64,
-      b,
-      async (_c, i) => {
-        const start = performance.now();
-        d.sent(i, start, start >= t0);
-        expectStatus(await http.request('POST', eventsPath(), eventBytes(name(i), i), { keep: 0 }), 201);
-        d.acked(i);
-        return true;
-      },
-      { orchd: orchd.pid },
-    );
-    const deadline = performance.now() + DRAIN_MS;
-    while (d.delivered < d.measuredWrites * watchers && performance.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const write = await writeAndDrain(ctx, d, t0, watchers, async (i) => expectStatus(await http.request('POST', eventsPath(), eventBytes(name(i), i), { keep: 0 }), 201), { orchd: orchd.pid });
     http.close();
     return { system: 'orchd', watchers, write, d, expected: d.measuredWrites * watchers, serverCpu: write.cpu.orchd, peakRss: write.peakRss.orchd };
   } finally {
@@ -144,6 +130,29 @@ async function orchdCell(ctx: BenchContext, watchers: number): Promise<WatchCell
     agent.destroy();
     await orchd.dispose();
   }
+}
+
+/**
+ * The writer of a cell (fixed rate, at most 64 in flight, each write timed for delivery latency),
+ * then a wait of at most DRAIN_MS for the watchers to see every measured write.
+ */
+async function writeAndDrain(ctx: BenchContext, d: Deliveries, t0: number, watchers: number, put: (i: number) => Promise<unknown>, watched: Watched) {
+  const write = await fixedRate(
+    ctx.opts.watchRate,
+    64,
+    bounds(ctx),
+    async (_c, i) => {
+      const start = performance.now();
+      d.sent(i, start, start >= t0);
+      await put(i);
+      d.acked(i);
+      return true;
+    },
+    watched,
+  );
+  const deadline = performance.now() + DRAIN_MS;
+  while (d.delivered < d.measuredWrites * watchers && performance.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  return write;
 }
 
 async function etcdCell(ctx: BenchContext, watchers: number): Promise<WatchCell> {
@@ -164,21 +173,7 @@ async function etcdCell(ctx: BenchContext, watchers: number): Promise<WatchCell>
       });
     }
     ctx.log(`watch: etcd, ${watchers} watchers, ${ctx.opts.watchRate} puts/s`);
-    const write = await fixedRate(
-      ctx.opts.watchRate,
-      64,
-      b,
-      async (_c, i) => {
-        const start = performance.now();
-        d.sent(i, start, start >= t0);
-        await etcd.client.put(prefix + i).value(eventBytes(name(i), i));
-        d.acked(i);
-        return true;
-      },
-      { etcd: etcd.pid },
-    );
-    const deadline = performance.now() + DRAIN_MS;
-    while (d.delivered < d.measuredWrites * watchers && performance.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const write = await writeAndDrain(ctx, d, t0, watchers, async (i) => await etcd.client.put(prefix + i).value(eventBytes(name(i), i)), { etcd: etcd.pid });
     return { system: 'etcd', watchers, write, d, expected: d.measuredWrites * watchers, serverCpu: write.cpu.etcd, peakRss: write.peakRss.etcd };
   } finally {
     await Promise.all(ws.map((w) => w.cancel().catch(() => undefined)));

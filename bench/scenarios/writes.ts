@@ -5,7 +5,7 @@
  * bytes with the same concurrency when comparing.
  */
 import { bounds, ratio, startOrchd, withBareHttp, type BenchContext, type Scenario } from '../context.js';
-import { cellStats, errorNote, histogramPlot, histogramSeries, prefixed, timelinePlot, timelineSeries } from '../cells.js';
+import { cellStats, errorNote, histogramPlot, histogramSeries, orchdColumns, orchdFields, prefixed, timelinePlot, timelineSeries } from '../cells.js';
 import { expectStatus, HttpClient } from '../http-client.js';
 import { closedLoop, type RunResult } from '../load.js';
 import { eventBytes, eventsPath, namer } from '../payload.js';
@@ -94,25 +94,18 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
 
   const rows: Row[] = clients.map((c) => {
     const o = orchdRuns.get(c)!;
-    const os = cellStats(o);
     const e = etcdRuns.get(c);
     const h = httpRuns.get(c);
-    const row: Row = { clients: c, ...prefixed('orchd', os), orchdCpu: o.cpu.orchd, clientCpu: o.cpu.client, ...batching.get(c) };
-    if (e) Object.assign(row, prefixed('etcd', cellStats(e)), { etcdCpu: e.cpu.etcd, vsEtcd: ratio(os.rate, e.throughput) });
-    if (h) Object.assign(row, { httpRate: h.throughput, vsHttp: ratio(os.rate, h.throughput) });
-    if (ceiling.has(c)) Object.assign(row, { leveldbRate: ceiling.get(c)!, vsLeveldb: ratio(os.rate, ceiling.get(c)) });
+    const row: Row = { clients: c, ...orchdFields(o), ...batching.get(c) };
+    if (e) Object.assign(row, prefixed('etcd', cellStats(e)), { etcdCpu: e.cpu.etcd, vsEtcd: ratio(o.throughput, e.throughput) });
+    if (h) Object.assign(row, { httpRate: h.throughput, vsHttp: ratio(o.throughput, h.throughput) });
+    if (ceiling.has(c)) Object.assign(row, { leveldbRate: ceiling.get(c)!, vsLeveldb: ratio(o.throughput, ceiling.get(c)) });
     return row;
   });
 
   const columns = [
     col('clients', 'clients', 'int'),
-    col('orchdRate', 'orchd creates/s', 'rate'),
-    col('orchdP50', 'p50 ms', 'ms'),
-    col('orchdP99', 'p99 ms', 'ms'),
-    col('orchdMax', 'max ms', 'ms'),
-    col('orchdErrors', 'errors', 'int'),
-    col('orchdCpu', 'orchd CPU', 'pct'),
-    col('clientCpu', 'client CPU', 'pct'),
+    ...orchdColumns('orchd creates/s'),
     col('meanBatch', 'records/batch', 'ms'),
     col('meanSyncMs', 'batch wait ms', 'ms'),
   ];
