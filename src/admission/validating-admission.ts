@@ -7,7 +7,7 @@
  * Each failure goes where the binding's validationActions say: Deny (the first one refuses the
  * request), Warn (a Warning header), Audit (not recorded yet: orchd has no audit log).
  */
-import { Activation, CelCostLimitError, CelEvaluationError, CelTimeoutError, type AdmissionRequestAttributes } from '../cel/index.js';
+import { Activation, CelCostLimitError, CelEvaluationError, CelTimeoutError } from '../cel/index.js';
 import { ApiError, forbidden, qualified } from '../api/status.js';
 import { isObject, listAt, objectAt, stringAt, stringsOf } from '../resources/json-access.js';
 import { kindByGroupVersionKind } from '../resources/registry.js';
@@ -18,7 +18,8 @@ import { collectionOf, storageKey, suffixOf } from '../store/keys.js';
 import type { Store } from '../store/store.js';
 import type { Compiled, CompiledPolicy } from './compile-policy.js';
 import { selectorRequirements } from './label-selector.js';
-import { matchesResources, type MatchAttributes, type Operation } from './matching.js';
+import type { AdmissionAttributes } from './attributes.js';
+import { matchesResources } from './matching.js';
 import { PolicyRegistry } from './policy-registry.js';
 import { currentAdmissionContext } from './request-context.js';
 
@@ -49,44 +50,16 @@ export class ValidatingAdmission {
     this.namespaceKind = kinds.find((k) => k.group === '' && k.kind === 'Namespace');
   }
 
-  /** The admit hook: throws the denial (an ApiError), adds warnings to the current request. */
-  admit = async (op: Operation, kind: KindStrategy, obj: KubeObject, old: KubeObject | undefined, opts: { dryRun: boolean; subresource?: string }): Promise<void> => {
+  /** Throws the denial (an ApiError), adds warnings to the current request. */
+  validate = async (a: AdmissionAttributes): Promise<void> => {
+    const { kind, object, oldObject, request, namespace, name } = a;
     // Kubernetes never runs these policies on the admissionregistration kinds themselves.
     if (kind.group.startsWith('admissionregistration.')) return;
+    const attrs = a.match;
+    const nsObject = a.namespaceObject;
     const snap = this.registry.current();
     if (snap.hooks.length === 0) return;
     const ctx = currentAdmissionContext();
-    const object = op === 'DELETE' ? null : obj;
-    const oldObject = op === 'CREATE' ? null : (old ?? null);
-    const name = obj.metadata.name ?? '';
-    const namespace = kind.namespaced ? (obj.metadata.namespace ?? '') : '';
-    const version = versionOf(obj.apiVersion) ?? kind.versions[0];
-    const nsObject = kind.namespaced ? this.namespaceObject(namespace) : undefined;
-    const attrs: MatchAttributes = {
-      operation: op,
-      group: kind.group,
-      version,
-      resource: kind.plural,
-      subresource: opts.subresource ?? '',
-      namespaced: kind.namespaced,
-      name,
-      namespace,
-      object,
-      oldObject,
-      namespaceLabels: kind === this.namespaceKind ? labels(object ?? oldObject) : kind.namespaced ? labels(nsObject ?? null) : undefined,
-    };
-    const request: AdmissionRequestAttributes = {
-      kind: { group: kind.group, version, kind: kind.kind },
-      resource: { group: kind.group, version, resource: kind.plural },
-      requestKind: { group: kind.group, version, kind: kind.kind },
-      requestResource: { group: kind.group, version, resource: kind.plural },
-      ...(opts.subresource ? { subResource: opts.subresource, requestSubResource: opts.subresource } : {}),
-      name,
-      namespace,
-      operation: op,
-      userInfo: ctx.user,
-      dryRun: opts.dryRun,
-    };
     const denied: Failure[] = [];
     const warnings: string[] = [];
     const schemasFor = (paramKind: KindStrategy | undefined) => ({
@@ -140,11 +113,6 @@ export class ValidatingAdmission {
     const first = denied[0];
     if (first) throw denial(kind, name, first);
   };
-
-  private namespaceObject(name: string): KubeObject | undefined {
-    if (!this.namespaceKind || !name) return undefined;
-    return this.store.get(storageKey(this.namespaceKind, '', name))?.obj;
-  }
 
   /** The policy's paramKind as a served kind; a kind orchd does not serve mis-configures the policy. */
   private paramKind(pspec: unknown): KindStrategy | undefined {
@@ -258,5 +226,3 @@ function denial(kind: KindStrategy, name: string, f: Failure): ApiError {
 }
 
 const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
-const versionOf = (apiVersion: string | undefined): string | undefined => apiVersion?.slice(apiVersion.indexOf('/') + 1) || undefined;
-const labels = (o: KubeObject | null): Record<string, string> => (o && isObject(o.metadata?.labels) ? (o.metadata.labels as Record<string, string>) : {});

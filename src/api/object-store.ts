@@ -3,6 +3,7 @@ import type { FieldError } from '../resources/field-errors.js';
 import { cloneJson, jsonEqual } from '../resources/json-access.js';
 import { apiVersionOf, type KindStrategy } from '../resources/strategy.js';
 import type { KubeObject } from '../resources/types.js';
+import type { AdmissionHooks } from '../admission/index.js';
 import { corruptObjectsOf, type CorruptObject } from '../log/encryption/index.js';
 import { StoreError } from '../store/errors.js';
 import { collectionOf, storageKey, suffixOf } from '../store/keys.js';
@@ -39,8 +40,7 @@ export interface DeleteOptions extends WriteOptions {
  */
 export type UpdateTransform = (current: KubeObject | undefined) => KubeObject | Promise<KubeObject>;
 
-/** Runs after defaulting and validation, before the write (admission plugs in here). */
-export type AdmitHook = (op: 'CREATE' | 'UPDATE' | 'DELETE', kind: KindStrategy, obj: KubeObject, old: KubeObject | undefined, opts: WriteOptions) => Promise<void>;
+// Admission (src/admission) plugs in through AdmissionHooks: mutate before validation, validate after it.
 
 const NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
 const randomSuffix = (): string => Array.from({ length: 5 }, () => NAME_CHARS[Math.floor(Math.random() * NAME_CHARS.length)]).join('');
@@ -68,7 +68,7 @@ export class ObjectStore {
   constructor(
     readonly store: Store,
     private readonly clock: Clock,
-    private readonly admit?: AdmitHook,
+    private readonly admission?: AdmissionHooks,
   ) {}
 
   key(kind: KindStrategy, namespace: string | undefined, name: string): string {
@@ -97,7 +97,8 @@ export class ObjectStore {
     return this.store.list(collectionOf(kind), kind.namespaced && namespace ? suffixOf(namespace, '') : '', after);
   }
 
-  async create(kind: KindStrategy, namespace: string | undefined, obj: KubeObject, opts: WriteOptions): Promise<KubeObject> {
+  async create(kind: KindStrategy, namespace: string | undefined, incoming: KubeObject, opts: WriteOptions): Promise<KubeObject> {
+    let obj = incoming;
     const meta = obj.metadata;
     if (!meta.name && meta.generateName) meta.name = meta.generateName + randomSuffix();
     if (meta.resourceVersion) throw E.badRequest('resourceVersion should not be set on objects to be created');
@@ -114,20 +115,25 @@ export class ObjectStore {
     kind.applyDefaults(obj);
     // NamespaceLifecycle is mutating admission in Kubernetes: it answers before validation does.
     if (kind.namespaced) this.requireNamespace(namespace ?? '');
-    this.invalidIf(kind, meta.name, validateCreate(kind, obj));
-    await this.admit?.('CREATE', kind, obj, undefined, opts);
-    const key = this.key(kind, namespace, meta.name ?? '');
+    if (this.admission) {
+      obj = await this.admission.mutate('CREATE', kind, obj, undefined, opts);
+      kind.applyDefaults(obj);
+    }
+    const name = obj.metadata.name;
+    this.invalidIf(kind, name, validateCreate(kind, obj));
+    await this.admission?.validate('CREATE', kind, obj, undefined, opts);
+    const key = this.key(kind, namespace, name ?? '');
     // Stored, though unreadable: the name is taken (etcd's create compares the key's existence only).
-    if (this.corrupt(key)) throw E.alreadyExists(E.qualified(kind, meta.name));
+    if (this.corrupt(key)) throw E.alreadyExists(E.qualified(kind, name));
     // A dry run still answers what the write would: an existing name is AlreadyExists.
     if (opts.dryRun) {
-      if (this.store.get(key)) throw E.alreadyExists(E.qualified(kind, meta.name));
+      if (this.store.get(key)) throw E.alreadyExists(E.qualified(kind, name));
       return obj;
     }
     try {
       return (await this.store.put(key, obj, 'absent')).obj;
     } catch (err) {
-      throw this.translate(err, kind, meta.name);
+      throw this.translate(err, kind, name);
     }
   }
 
@@ -171,12 +177,16 @@ export class ObjectStore {
         if (rv !== undefined && rv !== '' && rv !== String(cur.seq)) {
           throw E.conflict(E.qualified(kind, name), 'the object has been modified; please apply your changes to the latest version and try again');
         }
-        const next = opts.subresource === 'status' ? this.statusUpdate(old, obj) : this.mainUpdate(kind, old, obj);
+        let next = opts.subresource === 'status' ? this.statusUpdate(old, obj) : this.mainUpdate(kind, old, obj);
         if (opts.subresource !== 'status') kind.prepareForUpdate?.(next, old);
         kind.applyDefaults(next);
+        if (this.admission) {
+          next = await this.admission.mutate('UPDATE', kind, next, old, opts);
+          kind.applyDefaults(next);
+        }
         if (!jsonEqual(specOf(next), specOf(old))) next.metadata.generation = (old.metadata.generation ?? 1) + 1;
         this.invalidIf(kind, name, validateUpdate(kind, next, old, opts.subresource));
-        await this.admit?.('UPDATE', kind, next, old, opts);
+        await this.admission?.validate('UPDATE', kind, next, old, opts);
         dryResult = next;
         if (opts.dryRun || sameObject(next, old)) return { kind: 'noop' };
         // The last finalizer removed from an object being deleted: the object goes now.
@@ -254,7 +264,9 @@ export class ObjectStore {
         }
         const obj = cloneJson(cur.obj);
         const finalizers = gcFinalizers(obj.metadata.finalizers ?? [], opts);
-        await this.admit?.('DELETE', kind, obj, cur.obj, opts);
+        // Mutating admission sees a DELETE too (a webhook may refuse it) but cannot change the object.
+        await this.admission?.mutate('DELETE', kind, obj, cur.obj, opts);
+        await this.admission?.validate('DELETE', kind, obj, cur.obj, opts);
         if (finalizers.length > 0) {
           deleted = false;
           if (!obj.metadata.deletionTimestamp) {
