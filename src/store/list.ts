@@ -42,6 +42,19 @@ export interface ListResult {
  */
 const LOOKAHEAD = 256;
 
+/** How many keys a read at a past version resolves at once. */
+const PAST_CHUNK = 128;
+
+function take(keys: Iterator<string>, n: number): string[] {
+  const out: string[] = [];
+  while (out.length < n) {
+    const r = keys.next();
+    if (r.done) break;
+    out.push(r.value);
+  }
+  return out;
+}
+
 /** A version older than what compaction kept cannot be read. */
 export function checkReadable(store: Store, seq: number): void {
   if (seq < store.oldestVersion) throw new LogError('COMPACTED', `version ${seq} is compacted; the oldest readable version is ${store.oldestVersion}`, seq);
@@ -84,14 +97,22 @@ export async function listObjects(store: Store, q: ListQuery): Promise<ListResul
   } else {
     checkReadable(store, seq);
     const keys = store.view.history.get(q.collection)?.range(q.prefix, q.after) ?? [][Symbol.iterator]();
-    for (let r = keys.next(); !r.done; r = keys.next()) {
-      const s = await at(store, `${q.collection}/${r.value}`, seq);
-      if (!s || (q.matches && !q.matches(s.obj))) continue;
-      items.push(s);
-      last = r.value;
-      if (items.length >= limit) {
-        more = await lookaheadAt(store, q, keys, seq);
-        break;
+    // Old revisions come from the log: a chunk of keys is read concurrently (LevelDB serves gets on
+    // its thread pool), not one round trip after another. Unfiltered, a chunk is never larger than
+    // what the page still needs.
+    read: for (;;) {
+      const chunk = take(keys, q.matches ? PAST_CHUNK : Math.min(PAST_CHUNK, limit - items.length));
+      if (chunk.length === 0) break;
+      const found = await Promise.all(chunk.map((suffix) => at(store, `${q.collection}/${suffix}`, seq)));
+      for (let i = 0; i < chunk.length; i++) {
+        const s = found[i];
+        if (!s || (q.matches && !q.matches(s.obj))) continue;
+        items.push(s);
+        last = chunk[i];
+        if (items.length >= limit) {
+          more = found.slice(i + 1).some((o) => o !== undefined && (!q.matches || q.matches(o.obj))) || (await lookaheadAt(store, q, keys, seq));
+          break read;
+        }
       }
     }
     // A compaction that passed this version while the page was read may have dropped what it read.
