@@ -215,6 +215,21 @@ describe('failurePolicy', () => {
     });
   });
 
+  test('a paramKind orchd does not serve mis-configures the policy: 403 Forbidden under Fail, skipped under Ignore', async () => {
+    const ns = await namespace();
+    const unknown = (name: string, failurePolicy: string) =>
+      policy(name, [addLabel('a', 'b')], { failurePolicy, paramKind: { apiVersion: 'example.com/v1', kind: 'Nothing' } });
+    await withPolicies([unknown('unknown-param', 'Fail')], async () => {
+      const r = await call(file.base, 'POST', events(ns), event('e1'));
+      expect(r.status).toBe(403);
+      expect(r.body).toMatchObject({ reason: 'Forbidden', code: 403 });
+      expect(r.body.message).toBe(`policy "unknown-param" denied request: failed to configure policy: failed to find resource referenced by paramKind: 'example.com/v1, Kind=Nothing'`);
+    });
+    await withPolicies([unknown('unknown-param-ignored', 'Ignore')], async () => {
+      expect((await created(events(ns), event('e2'))).metadata.labels).toBeUndefined();
+    });
+  });
+
   test('DELETE is never handed to policies: a failing policy does not block it', async () => {
     const ns = await namespace();
     await created(events(ns), event('e1'));
