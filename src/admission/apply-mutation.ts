@@ -42,7 +42,8 @@ function jsonPatch(value: unknown, object: KubeObject): KubeObject {
       op: fields.op ?? '',
       path: fields.path ?? '',
       ...(typeof fields.from === 'string' && fields.from !== '' ? { from: fields.from } : {}),
-      ...(fields.value !== undefined && fields.value !== null ? { value: celToJson(fields.value) } : {}),
+      // A null value is a value (JSON null); only an unset one is left out.
+      ...(Object.hasOwn(fields, 'value') ? { value: celToJson(fields.value) } : {}),
     };
   });
   let patched: unknown;
@@ -91,4 +92,20 @@ function atomicPaths(value: unknown, schema: Schema | undefined, path: string): 
   return out;
 }
 
-const celTypeOf = (v: unknown): string => (v === null ? 'null_type' : Array.isArray(v) ? 'list' : v instanceof Map || typeof v === 'object' ? 'map' : typeof v);
+/** A value's CEL type name, for messages. */
+function celTypeOf(v: unknown): string {
+  if (v === null) return 'null_type';
+  if (Array.isArray(v)) return 'list';
+  switch (typeof v) {
+    case 'bigint':
+      return 'int';
+    case 'number':
+      return 'double';
+    case 'boolean':
+      return 'bool';
+    case 'object':
+      return 'map';
+    default:
+      return typeof v;
+  }
+}

@@ -143,6 +143,15 @@ describe('JSONPatch', () => {
     });
   });
 
+  test('a null value is a value: replace with null clears the field', async () => {
+    const ns = await namespace();
+    await withPolicies([policy('nuller', [jsonPatch('[JSONPatch{op: "replace", path: "/note", value: null}]')])], async () => {
+      const r = await created(events(ns), event('e1'));
+      expect(r.note ?? null).toBeNull();
+      expect(r.reason).toBe('Scheduled');
+    });
+  });
+
   test('a failed test operation leaves the object as it was, without an error', async () => {
     const ns = await namespace();
     const p = policy('tester', [jsonPatch('[JSONPatch{op: "test", path: "/type", value: "Warning"}, JSONPatch{op: "replace", path: "/note", value: "warned"}]')]);
@@ -200,6 +209,15 @@ describe('failurePolicy', () => {
     await withPolicies([policy('wrong-type', [apply('"a string"')])], async () => {
       const r = await call(file.base, 'POST', events(ns), event('e2'));
       expect(r.body.message).toBe("policy 'wrong-type' with binding 'wrong-type-b' denied request: must evaluate to Object but got string");
+    });
+    await withPolicies([policy('not-patches', [jsonPatch('[{"op": "add"}]')])], async () => {
+      const r = await call(file.base, 'POST', events(ns), event('e4'));
+      expect(r.body.message).toBe("policy 'not-patches' with binding 'not-patches-b' denied request: must evaluate to list(JSONPatch) but got list(map(string, string))");
+    });
+    // A dynamic value passes the compiler; its elements are checked when it runs.
+    await withPolicies([policy('dyn-patches', [jsonPatch('dyn([1])')])], async () => {
+      const r = await call(file.base, 'POST', events(ns), event('e5'));
+      expect(r.body.message).toBe("policy 'dyn-patches' with binding 'dyn-patches-b' denied request: type mismatch: JSONPatchType.expression should evaluate to array of JSONPatch, got element of int");
     });
     await withPolicies([policy('wrong-type-ignored', [apply('"a string"'), addLabel('still', 'here')], { failurePolicy: 'Ignore' })], async () => {
       expect((await created(events(ns), event('e3'))).metadata.labels).toEqual({ still: 'here' });
