@@ -1,13 +1,28 @@
 /**
- * A ValidatingAdmissionPolicy compiled for one target kind: its variables, matchConditions,
- * validations and messageExpressions, each a program or the compile errors that make it fail at
- * admission time (an expression that does not compile is an error failurePolicy governs).
+ * Admission policies compiled for one target kind. What both flavours share (failurePolicy,
+ * variables, matchConditions) is compiled here; a ValidatingAdmissionPolicy adds its validations
+ * and messageExpressions (compile-mutating-policy.ts adds a MutatingAdmissionPolicy's mutations).
+ * Each expression is a program or the compile errors that make it fail at admission time (an
+ * expression that does not compile is an error failurePolicy governs).
  */
-import { fieldErrorText, PolicyCompiler, type CelProgram, type CelSchema } from '../cel/index.js';
+import { fieldErrorText, PolicyCompiler, type CelProgram, type CelSchema, type CompileResult, type EnvKind } from '../cel/index.js';
 import { listAt, objectAt, stringAt } from '../resources/json-access.js';
 import type { KubeObject } from '../resources/types.js';
 
 export type Compiled = { program: CelProgram; error?: undefined } | { program?: undefined; error: string };
+
+export interface CompiledMatchCondition {
+  name: string;
+  expression: string;
+  check: Compiled;
+}
+
+/** The parts every policy flavour has. */
+export interface CompiledPolicyBase {
+  failurePolicy: 'Fail' | 'Ignore';
+  variables: ReadonlyMap<string, CelProgram>;
+  matchConditions: CompiledMatchCondition[];
+}
 
 export interface CompiledValidation {
   expression: string;
@@ -18,10 +33,7 @@ export interface CompiledValidation {
   reason: string;
 }
 
-export interface CompiledPolicy {
-  failurePolicy: 'Fail' | 'Ignore';
-  variables: ReadonlyMap<string, CelProgram>;
-  matchConditions: { name: string; expression: string; check: Compiled }[];
+export interface CompiledPolicy extends CompiledPolicyBase {
   validations: CompiledValidation[];
 }
 
@@ -31,11 +43,17 @@ export interface PolicySchemas {
   namespace?: CelSchema;
 }
 
-export function compilePolicy(policy: KubeObject, schemas: PolicySchemas): CompiledPolicy {
-  const spec = objectAt(policy, 'spec');
-  const compiler = new PolicyCompiler({ kind: 'validating', schemas });
-  const toCompiled = (r: ReturnType<PolicyCompiler['compile']>): Compiled =>
-    r.ok ? { program: r.program } : { error: `compilation error: ${r.errors.map(fieldErrorText).join('; ')}` };
+export const toCompiled = (r: CompileResult): Compiled =>
+  r.ok ? { program: r.program } : { error: `compilation error: ${r.errors.map(fieldErrorText).join('; ')}` };
+
+export const failurePolicyOf = (spec: unknown): 'Fail' | 'Ignore' => (stringAt(spec, 'failurePolicy') === 'Ignore' ? 'Ignore' : 'Fail');
+
+/**
+ * Compiles the shared parts of a policy's spec and returns the compiler, with the policy's
+ * variables declared, for the flavour's own expressions.
+ */
+export function compilePolicyBase(spec: unknown, kind: EnvKind, schemas: PolicySchemas): { compiler: PolicyCompiler; base: CompiledPolicyBase } {
+  const compiler = new PolicyCompiler({ kind, schemas });
   listAt(spec, 'variables').forEach((v, i) => {
     compiler.declareVariable(stringAt(v, 'name'), stringAt(v, 'expression'), `spec.variables[${i}].expression`);
   });
@@ -44,6 +62,12 @@ export function compilePolicy(policy: KubeObject, schemas: PolicySchemas): Compi
     expression: stringAt(m, 'expression'),
     check: toCompiled(compiler.compile(stringAt(m, 'expression'), { fieldPath: `spec.matchConditions[${i}].expression`, returns: ['bool'] })),
   }));
+  return { compiler, base: { failurePolicy: failurePolicyOf(spec), variables: compiler.variables, matchConditions } };
+}
+
+export function compilePolicy(policy: KubeObject, schemas: PolicySchemas): CompiledPolicy {
+  const spec = objectAt(policy, 'spec');
+  const { compiler, base } = compilePolicyBase(spec, 'validating', schemas);
   const validations = listAt(spec, 'validations').map((v, i): CompiledValidation => {
     const expression = stringAt(v, 'expression');
     const messageExpression = stringAt(v, 'messageExpression');
@@ -57,5 +81,5 @@ export function compilePolicy(policy: KubeObject, schemas: PolicySchemas): Compi
       reason: stringAt(v, 'reason') || 'Invalid',
     };
   });
-  return { failurePolicy: stringAt(spec, 'failurePolicy') === 'Ignore' ? 'Ignore' : 'Fail', variables: compiler.variables, matchConditions, validations };
+  return { ...base, validations };
 }

@@ -4,12 +4,14 @@ import type { Store } from '../store/store.js';
 import { admissionAttributes, type AdmissionOptions } from './attributes.js';
 import type { Operation } from './matching.js';
 import type { KubeObject } from '../resources/types.js';
+import { MutatingPolicyPlugin } from './mutating-policy-plugin.js';
 import { runMutatingPlugins, type MutatingPlugin } from './mutation.js';
 import { currentAdmissionContext } from './request-context.js';
 import { ValidatingAdmission } from './validating-admission.js';
 
 export { runWithAdmissionContext, currentAdmissionContext, type AdmissionRequestContext } from './request-context.js';
 export { ValidatingAdmission } from './validating-admission.js';
+export { MutatingPolicyPlugin } from './mutating-policy-plugin.js';
 
 /**
  * Admission on the object store's write path, in Kubernetes' order: mutate runs after defaulting
@@ -25,7 +27,9 @@ export interface AdmissionHooks {
 export function admissionFor(store: Store, kinds: readonly KindStrategy[]): AdmissionHooks | undefined {
   const served = (k: string) => kinds.some((x) => x.kind === k && x.group === 'admissionregistration.orch.io');
   const validating = served('ValidatingAdmissionPolicy') && served('ValidatingAdmissionPolicyBinding') ? new ValidatingAdmission(store, kinds) : undefined;
+  // Policies run before webhooks, as in Kubernetes' plugin order.
   const mutating: MutatingPlugin[] = [];
+  if (served('MutatingAdmissionPolicy') && served('MutatingAdmissionPolicyBinding')) mutating.push(new MutatingPolicyPlugin(store, kinds));
   if (!validating && mutating.length === 0) return undefined;
   const namespaceKind = kinds.find((k) => k.group === '' && k.kind === 'Namespace');
   const attributes = (...[op, kind, obj, old, opts]: Parameters<AdmissionHooks['mutate']>) =>

@@ -1,15 +1,16 @@
 /**
- * The validating policies and bindings in force, following the store: any committed change to
- * either collection marks the snapshot stale and the next admission re-reads both (writes of
- * policies are rare, admissions frequent). Compiled policies are kept per (policy uid, generation,
- * target kind): a policy compiles once per generation for each kind it is used on.
+ * The policies and bindings of one flavour (validating or mutating) in force, following the store:
+ * any committed change to either collection marks the snapshot stale and the next admission
+ * re-reads both (writes of policies are rare, admissions frequent). Compiled policies are kept per
+ * (policy uid, generation, target kind): a policy compiles once per generation for each kind it is
+ * used on, with the flavour's compile function.
  */
 import { ProgramCache } from '../cel/index.js';
 import type { KindStrategy } from '../resources/strategy.js';
 import type { KubeObject } from '../resources/types.js';
 import { collectionOf } from '../store/keys.js';
 import type { Store } from '../store/store.js';
-import { compilePolicy, type CompiledPolicy, type PolicySchemas } from './compile-policy.js';
+import type { PolicySchemas } from './compile-policy.js';
 
 /** A policy with the bindings that name it, each list in name order. */
 export interface PolicyHook {
@@ -22,9 +23,12 @@ export interface PolicySnapshot {
   hooks: readonly PolicyHook[];
 }
 
-export class PolicyRegistry {
+/** Compiles a policy for one target kind; errors are kept in the result, never thrown. */
+export type PolicyCompile<C> = (policy: KubeObject, schemas: PolicySchemas) => C;
+
+export class PolicyRegistry<C> {
   private snapshot: PolicySnapshot | undefined;
-  private readonly cache = new ProgramCache<CompiledPolicy>();
+  private readonly cache = new ProgramCache<C>();
   private readonly collections: string[];
   private readonly stop: () => void;
 
@@ -32,6 +36,7 @@ export class PolicyRegistry {
     private readonly store: Store,
     private readonly policyKind: KindStrategy,
     private readonly bindingKind: KindStrategy,
+    private readonly compile: PolicyCompile<C>,
   ) {
     this.collections = [collectionOf(policyKind), collectionOf(bindingKind)].map((c) => c + '/');
     const sub = store.changes$.subscribe((changes) => {
@@ -68,9 +73,9 @@ export class PolicyRegistry {
 
   private known = new Set<string>();
 
-  compiled(policy: KubeObject, target: KindStrategy, schemas: PolicySchemas): CompiledPolicy {
+  compiled(policy: KubeObject, target: KindStrategy, schemas: PolicySchemas): C {
     const m = policy.metadata;
-    return this.cache.get(m.uid ?? m.name ?? '', m.generation ?? 1, `${target.group}/${target.kind}`, () => compilePolicy(policy, schemas));
+    return this.cache.get(m.uid ?? m.name ?? '', m.generation ?? 1, `${target.group}/${target.kind}`, () => this.compile(policy, schemas));
   }
 
   close(): void {

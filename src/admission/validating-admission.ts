@@ -7,19 +7,15 @@
  * Each failure goes where the binding's validationActions say: Deny (the first one refuses the
  * request), Warn (a Warning header), Audit (not recorded yet: orchd has no audit log).
  */
-import { Activation, CelCostLimitError, CelEvaluationError, CelTimeoutError } from '../cel/index.js';
+import { Activation, CelCostLimitError, CelTimeoutError } from '../cel/index.js';
 import { ApiError, forbidden, qualified } from '../api/status.js';
-import { isObject, listAt, objectAt, stringAt, stringsOf } from '../resources/json-access.js';
-import { kindByGroupVersionKind } from '../resources/registry.js';
+import { listAt, objectAt, stringsOf } from '../resources/json-access.js';
 import type { KindStrategy } from '../resources/strategy.js';
-import type { KubeObject } from '../resources/types.js';
-import { matchesLabels } from '../store/label-selector.js';
-import { collectionOf, storageKey, suffixOf } from '../store/keys.js';
 import type { Store } from '../store/store.js';
-import type { Compiled, CompiledPolicy } from './compile-policy.js';
-import { selectorRequirements } from './label-selector.js';
 import type { AdmissionAttributes } from './attributes.js';
-import { matchesResources } from './matching.js';
+import { compilePolicy, failurePolicyOf, type CompiledPolicy } from './compile-policy.js';
+import { isAdmissionConfigurationKind, isConfigError, PolicyDispatcher } from './policy-dispatch.js';
+import { matchConditionsOutcome, runExpression } from './policy-evaluation.js';
 import { PolicyRegistry } from './policy-registry.js';
 import { currentAdmissionContext } from './request-context.js';
 
@@ -35,124 +31,50 @@ interface Failure {
 const codeOf = (reason: string): number => ({ Forbidden: 403, Unauthorized: 401, RequestEntityTooLarge: 413 })[reason] ?? 422;
 
 export class ValidatingAdmission {
-  readonly registry: PolicyRegistry;
-  private readonly namespaceKind: KindStrategy | undefined;
+  readonly registry: PolicyRegistry<CompiledPolicy>;
+  private readonly dispatcher: PolicyDispatcher;
 
-  constructor(
-    private readonly store: Store,
-    private readonly kinds: readonly KindStrategy[],
-  ) {
+  constructor(store: Store, kinds: readonly KindStrategy[]) {
     const find = (k: string) => kinds.find((x) => x.kind === k && x.group === 'admissionregistration.orch.io');
     const policyKind = find('ValidatingAdmissionPolicy');
     const bindingKind = find('ValidatingAdmissionPolicyBinding');
     if (!policyKind || !bindingKind) throw new Error('validating admission needs the ValidatingAdmissionPolicy kinds');
-    this.registry = new PolicyRegistry(store, policyKind, bindingKind);
-    this.namespaceKind = kinds.find((k) => k.group === '' && k.kind === 'Namespace');
+    this.registry = new PolicyRegistry(store, policyKind, bindingKind, compilePolicy);
+    this.dispatcher = new PolicyDispatcher(store, kinds);
   }
 
   /** Throws the denial (an ApiError), adds warnings to the current request. */
   validate = async (a: AdmissionAttributes): Promise<void> => {
-    const { kind, object, oldObject, request, namespace, name } = a;
-    // Kubernetes never runs these policies on the admissionregistration kinds themselves.
-    if (kind.group.startsWith('admissionregistration.')) return;
-    const attrs = a.match;
-    const nsObject = a.namespaceObject;
+    const { kind, object, oldObject, request, name } = a;
+    if (isAdmissionConfigurationKind(kind)) return;
     const snap = this.registry.current();
     if (snap.hooks.length === 0) return;
-    const ctx = currentAdmissionContext();
     const denied: Failure[] = [];
     const warnings: string[] = [];
-    const schemasFor = (paramKind: KindStrategy | undefined) => ({
-      object: kind.schema,
-      ...(paramKind ? { params: paramKind.schema } : {}),
-      ...(this.namespaceKind ? { namespace: this.namespaceKind.schema } : {}),
-    });
-    for (const { policy, bindings } of snap.hooks) {
-      const pspec = objectAt(policy, 'spec');
-      const failurePolicy = stringAt(pspec, 'failurePolicy') === 'Ignore' ? 'Ignore' : 'Fail';
-      const policyName = policy.metadata.name ?? '';
-      // A mis-configured policy or binding refuses the request whatever the actions say (Kubernetes' addConfigError).
-      const configError = (err: unknown, bindingName?: string) => {
-        if (failurePolicy === 'Ignore') return;
-        denied.push({ policy: policyName, binding: bindingName, message: `failed to configure ${bindingName === undefined ? 'policy' : 'binding'}: ${errorText(err)}`, reason: 'Invalid' });
-      };
-      let paramKind: KindStrategy | undefined;
-      try {
-        if (!matchesResources(objectAt(pspec, 'matchConstraints'), attrs)) continue;
-        paramKind = this.paramKind(pspec);
-      } catch (err) {
-        configError(err);
+    for (const step of this.dispatcher.steps(snap.hooks, a)) {
+      const policyName = step.policy.metadata.name ?? '';
+      const bindingName = step.binding?.metadata.name;
+      if (isConfigError(step)) {
+        // A mis-configured policy or binding refuses the request whatever the actions say (Kubernetes' addConfigError).
+        if (failurePolicyOf(objectAt(step.policy, 'spec')) === 'Fail') denied.push({ policy: policyName, binding: bindingName, message: step.message, reason: 'Invalid' });
         continue;
       }
-      for (const binding of bindings) {
-        const bspec = objectAt(binding, 'spec');
-        const bindingName = binding.metadata.name ?? '';
-        const actions = stringsOf(listAt(bspec, 'validationActions'));
-        const fail = (message: string, reason = 'Invalid') => {
-          if (actions.includes('Deny')) denied.push({ policy: policyName, binding: bindingName, message, reason });
-          if (actions.includes('Warn')) warnings.push(`Validation failed for ValidatingAdmissionPolicy '${policyName}' with binding '${bindingName}': ${message}`);
-        };
-        let params: unknown[];
-        try {
-          if (!matchesResources(objectAt(bspec, 'matchResources'), attrs)) continue;
-          params = this.params(paramKind, bspec, namespace);
-        } catch (err) {
-          configError(err, bindingName);
-          continue;
-        }
-        if (params.length === 0) continue;
-        const schemas = schemasFor(paramKind);
-        const compiled = this.registry.compiled(policy, kind, schemas);
-        for (const p of params) {
-          const activation = new Activation({ object, oldObject, request, params: p, namespaceObject: nsObject ?? null }, { schemas, variables: compiled.variables });
-          evaluatePolicy(compiled, activation, fail);
-        }
+      const actions = stringsOf(listAt(objectAt(step.binding, 'spec'), 'validationActions'));
+      const fail = (message: string, reason = 'Invalid') => {
+        if (actions.includes('Deny')) denied.push({ policy: policyName, binding: bindingName, message, reason });
+        if (actions.includes('Warn')) warnings.push(`Validation failed for ValidatingAdmissionPolicy '${policyName}' with binding '${bindingName}': ${message}`);
+      };
+      const schemas = this.dispatcher.schemas(kind, step.paramKind);
+      const compiled = this.registry.compiled(step.policy, kind, schemas);
+      for (const p of step.params) {
+        const activation = new Activation({ object, oldObject, request, params: p, namespaceObject: a.namespaceObject ?? null }, { schemas, variables: compiled.variables });
+        evaluatePolicy(compiled, activation, fail);
       }
     }
-    ctx.warn(warnings);
+    currentAdmissionContext().warn(warnings);
     const first = denied[0];
     if (first) throw denial(kind, name, first);
   };
-
-  /** The policy's paramKind as a served kind; a kind orchd does not serve mis-configures the policy. */
-  private paramKind(pspec: unknown): KindStrategy | undefined {
-    const pk = objectAt(pspec, 'paramKind');
-    if (!pk) return undefined;
-    const apiVersion = stringAt(pk, 'apiVersion');
-    const slash = apiVersion.indexOf('/');
-    const k = kindByGroupVersionKind(slash < 0 ? '' : apiVersion.slice(0, slash), apiVersion.slice(slash + 1), stringAt(pk, 'kind'));
-    if (!k || !this.kinds.includes(k)) throw new Error(`failed to find resource referenced by paramKind: '${apiVersion}, Kind=${stringAt(pk, 'kind')}'`);
-    return k;
-  }
-
-  /**
-   * The params each evaluation sees (Kubernetes' CollectParams): [null] without paramKind or
-   * paramRef; none found is an error under parameterNotFoundAction Deny and no evaluation under Allow.
-   */
-  private params(paramKind: KindStrategy | undefined, bspec: unknown, requestNamespace: string): unknown[] {
-    const ref = objectAt(bspec, 'paramRef');
-    if (!paramKind || !ref) return [null];
-    let ns = '';
-    if (paramKind.namespaced) {
-      ns = stringAt(ref, 'namespace') || requestNamespace;
-      if (!ns) throw new Error('cannot use namespaced paramRef in policy binding that matches cluster-scoped resources');
-    } else if (stringAt(ref, 'namespace')) {
-      throw new Error('paramRef.namespace must not be provided for a cluster-scoped `paramKind`');
-    }
-    let found: KubeObject[];
-    const name = stringAt(ref, 'name');
-    if (name) {
-      const s = this.store.get(storageKey(paramKind, ns, name));
-      found = s ? [s.obj] : [];
-    } else {
-      const reqs = selectorRequirements(ref.selector);
-      found = [...this.store.list(collectionOf(paramKind), paramKind.namespaced ? suffixOf(ns, '') : '')]
-        .map((s) => s.obj)
-        .filter((o) => matchesLabels(reqs, isObject(o.metadata.labels) ? o.metadata.labels : {}));
-    }
-    if (found.length === 0 && stringAt(ref, 'parameterNotFoundAction') === 'Deny') throw new Error('no params found for policy binding with `Deny` parameterNotFoundAction');
-    return found;
-  }
 }
 
 type Fail = (message: string, reason?: string) => void;
@@ -161,17 +83,11 @@ function evaluatePolicy(p: CompiledPolicy, act: Activation, fail: Fail): void {
   const onError = (message: string) => {
     if (p.failurePolicy === 'Fail') fail(message);
   };
-  // matchConditions: any false skips the policy; otherwise an error is a failure (failurePolicy).
-  // Every condition runs (as Kubernetes' matcher does); the errors are reported together.
-  const conditionErrors: string[] = [];
-  for (const m of p.matchConditions) {
-    const r = run(m.check, act, m.expression);
-    if (r.error !== undefined) conditionErrors.push(r.error);
-    else if (r.value === false) return;
-  }
-  if (conditionErrors.length > 0) return onError(conditionErrors.length === 1 ? conditionErrors[0] : `[${conditionErrors.join(', ')}]`);
+  const matched = matchConditionsOutcome(p.matchConditions, act);
+  if ('error' in matched) return onError(matched.error);
+  if (!matched.matches) return;
   for (const v of p.validations) {
-    const r = run(v.check, act, v.expression);
+    const r = runExpression(v.check, act, v.expression);
     if (r.error !== undefined) {
       onError(r.error);
       continue;
@@ -205,17 +121,6 @@ function messageOf(v: CompiledPolicy['validations'][number], act: Activation): {
   }
 }
 
-/** Evaluates a compiled expression; errors worded as Kubernetes' CEL filter words them. */
-function run(c: Compiled, act: Activation, expression: string): { value?: unknown; error?: string } {
-  if (c.error !== undefined) return { error: c.error };
-  try {
-    return { value: c.program.evaluate(act) };
-  } catch (err) {
-    const text = err instanceof CelEvaluationError ? err.message : errorText(err);
-    return { error: `expression '${expression}' resulted in error: ${text}` };
-  }
-}
-
 function denial(kind: KindStrategy, name: string, f: Failure): ApiError {
   const message =
     f.binding === undefined
@@ -225,4 +130,3 @@ function denial(kind: KindStrategy, name: string, f: Failure): ApiError {
   return new ApiError({ ...base, reason: f.reason, code: codeOf(f.reason), details: { ...base.details, causes: [{ message }] } });
 }
 
-const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));

@@ -25,6 +25,12 @@ interface Operation {
 
 const fail = (message: string): PatchError => new PatchError('Unprocessable', message);
 
+/**
+ * A `test` operation that found another value. Unprocessable as any failed operation, but told
+ * apart: a mutating admission policy's patch whose test fails is skipped, not an error.
+ */
+export class TestFailedError extends PatchError {}
+
 function decodeOperations(patch: unknown): Operation[] {
   if (!Array.isArray(patch)) throw new PatchError('BadPatch', 'json: cannot unmarshal object into Go value of type jsonpatch.Patch');
   if (patch.length > MAX_OPERATIONS) {
@@ -151,7 +157,7 @@ function applyOne(doc: unknown, op: Operation, i: number): unknown {
     case 'test': {
       const expected = needValue();
       const actual = get(doc, op.path);
-      if (!deepEqual(actual, expected)) throw fail(`testing value ${op.path} failed`);
+      if (!deepEqual(actual, expected)) throw new TestFailedError('Unprocessable', `testing value ${op.path} failed`);
       return doc;
     }
     default:

@@ -2,42 +2,14 @@
  * kubectl against a real orchd with a validating policy: a refused create prints the denial, a
  * Warn binding prints kubectl's "Warning:" line and the object is created.
  */
-import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { call, startServer, type TestServer } from '../helpers/server.js';
+import { describe, expect, test } from 'vitest';
+import { KUBECTL, kubectlForFile } from '../helpers/kubectl.js';
+import { call } from '../helpers/server.js';
 
-const KUBECTL = (process.env.PATH ?? '')
-  .split(delimiter)
-  .map((d) => join(d, 'kubectl'))
-  .find((p) => existsSync(p));
 if (!KUBECTL) console.warn('no kubectl on PATH: skipping the kubectl admission tests');
 
-let srv: TestServer;
-let home: string;
-let base: string[];
-
-beforeAll(async () => {
-  srv = await startServer();
-  home = await mkdtemp(join(tmpdir(), 'orchd-kubectl-admission-'));
-  const kubeconfig = join(home, 'kubeconfig');
-  await writeFile(kubeconfig, 'apiVersion: v1\nkind: Config\n');
-  base = ['--server', srv.url, '--kubeconfig', kubeconfig, '--cache-dir', join(home, 'cache')];
-});
-afterAll(async () => {
-  await srv?.stop();
-  if (home) await rm(home, { recursive: true, force: true });
-});
-
-const kubectl = (args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
-  new Promise((resolve) => {
-    execFile(KUBECTL!, [...base, ...args], { cwd: home, timeout: 30_000, env: { ...process.env, HOME: home } }, (err, stdout, stderr) =>
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
-    );
-  });
+const session = kubectlForFile();
+const kubectl = session.kubectl;
 
 const policyYaml = `apiVersion: admissionregistration.orch.io/v1
 kind: ValidatingAdmissionPolicy
@@ -65,19 +37,17 @@ spec:
 
 describe.skipIf(!KUBECTL)('kubectl and validating policies', () => {
   test('kubectl create -f of a refused object prints the denial; a Warn binding prints a warning', async () => {
-    const policy = join(home, 'policy.yaml');
-    await writeFile(policy, policyYaml);
+    const policy = await session.file('policy.yaml', policyYaml);
     const p = await kubectl(['create', '-f', policy]);
     expect(p.code, p.stderr).toBe(0);
-    const ns = join(home, 'ns.yaml');
-    await writeFile(ns, 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: unlabelled\n');
+    const ns = await session.file('ns.yaml', 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: unlabelled\n');
     const r = await kubectl(['create', '-f', ns]);
     expect(r.code).not.toBe(0);
     // kubectl rewrites a 422 Invalid from its causes (a cause without a field), as it does for Kubernetes.
     expect(r.stderr).toContain(
       `The namespaces "unlabelled" is invalid: : ValidatingAdmissionPolicy 'team-label' with binding 'team-label-binding' denied request: namespaces must carry label team`,
     );
-    expect((await call(srv.url, 'GET', '/api/v1/namespaces/unlabelled')).status).toBe(404);
+    expect((await call(session.server.url, 'GET', '/api/v1/namespaces/unlabelled')).status).toBe(404);
 
     const b = await kubectl(['patch', 'validatingadmissionpolicybinding', 'team-label-binding', '--type=merge', '-p', '{"spec":{"validationActions":["Warn"]}}']);
     expect(b.code, b.stderr).toBe(0);
