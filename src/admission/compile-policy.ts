@@ -1,7 +1,8 @@
 /**
  * A ValidatingAdmissionPolicy compiled for one target kind: its variables, matchConditions,
- * validations and messageExpressions, each a program or the compile errors that make it fail at
- * admission time (an expression that does not compile is an error failurePolicy governs).
+ * validations, messageExpressions and auditAnnotations, each a program or the compile errors that
+ * make it fail at admission time (an expression that does not compile is an error failurePolicy
+ * governs).
  */
 import { fieldErrorText, PolicyCompiler, type CelProgram, type CelSchema } from '../cel/index.js';
 import { listAt, objectAt, stringAt } from '../resources/json-access.js';
@@ -18,11 +19,19 @@ export interface CompiledValidation {
   reason: string;
 }
 
+export interface CompiledAuditAnnotation {
+  key: string;
+  valueExpression: string;
+  /** Yields the value (a string) or null for no annotation. */
+  value: Compiled;
+}
+
 export interface CompiledPolicy {
   failurePolicy: 'Fail' | 'Ignore';
   variables: ReadonlyMap<string, CelProgram>;
   matchConditions: { name: string; expression: string; check: Compiled }[];
   validations: CompiledValidation[];
+  auditAnnotations: CompiledAuditAnnotation[];
 }
 
 export interface PolicySchemas {
@@ -57,5 +66,13 @@ export function compilePolicy(policy: KubeObject, schemas: PolicySchemas): Compi
       reason: stringAt(v, 'reason') || 'Invalid',
     };
   });
-  return { failurePolicy: stringAt(spec, 'failurePolicy') === 'Ignore' ? 'Ignore' : 'Fail', variables: compiler.variables, matchConditions, validations };
+  const auditAnnotations = listAt(spec, 'auditAnnotations').map((a, i): CompiledAuditAnnotation => {
+    const valueExpression = stringAt(a, 'valueExpression');
+    return {
+      key: stringAt(a, 'key'),
+      valueExpression,
+      value: toCompiled(compiler.compile(valueExpression, { fieldPath: `spec.auditAnnotations[${i}].valueExpression`, returns: ['string', 'null'] })),
+    };
+  });
+  return { failurePolicy: stringAt(spec, 'failurePolicy') === 'Ignore' ? 'Ignore' : 'Fail', variables: compiler.variables, matchConditions, validations, auditAnnotations };
 }

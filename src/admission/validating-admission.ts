@@ -2,15 +2,16 @@
  * Validating admission policies on every write, as Kubernetes' ValidatingAdmissionPolicy plugin
  * runs them: for each binding (name order) whose policy exists, the policy's matchConstraints and
  * the binding's matchResources must match; params are resolved; matchConditions filter (any false:
- * skip; an error with none false: failurePolicy); then every validation runs. A false validation
- * is a failure with the policy's message and reason; an error is one when failurePolicy is Fail.
- * Each failure goes where the binding's validationActions say: Deny (the first one refuses the
- * request), Warn (a Warning header), Audit (not recorded yet: orchd has no audit log).
+ * skip; an error with none false: failurePolicy); then every validation runs, then every
+ * auditAnnotation. A false validation is a failure with the policy's message and reason; an error
+ * is one when failurePolicy is Fail. Each failure goes where the binding's validationActions say:
+ * Deny (the first one refuses the request), Warn (a Warning header), Audit (the request's
+ * `validation.policy.admission.orch.io/validation_failure` audit annotation). Audit annotations
+ * are collected per policy over its bindings and params and recorded as `<policy>/<key>`.
  */
-import { Activation, CelCostLimitError, CelEvaluationError, CelTimeoutError } from '../cel/index.js';
+import { Activation, CelCostLimitError, CelEvaluationError, CelTimeoutError, celTypeName } from '../cel/index.js';
 import { ApiError, forbidden, qualified } from '../api/status.js';
 import { isObject, listAt, objectAt, stringAt, stringsOf } from '../resources/json-access.js';
-import { kindByGroupVersionKind } from '../resources/registry.js';
 import type { KindStrategy } from '../resources/strategy.js';
 import type { KubeObject } from '../resources/types.js';
 import { matchesLabels } from '../store/label-selector.js';
@@ -22,6 +23,7 @@ import type { AdmissionAttributes } from './attributes.js';
 import { matchesResources } from './matching.js';
 import { PolicyRegistry } from './policy-registry.js';
 import { currentAdmissionContext } from './request-context.js';
+import { servedKind } from './served-kinds.js';
 
 interface Failure {
   policy: string;
@@ -30,6 +32,11 @@ interface Failure {
   message: string;
   reason: string;
 }
+
+/** The audit annotation of a failure under an Audit validation action (Kubernetes' validation.policy.admission.k8s.io). */
+export const VALIDATION_FAILURE_ANNOTATION = 'validation.policy.admission.orch.io/validation_failure';
+/** Kubernetes' maxAuditAnnotationValueLength: a longer value is cut. */
+const MAX_AUDIT_VALUE = 10 * 1024;
 
 /** Kubernetes' reasonToCode for a denial. */
 const codeOf = (reason: string): number => ({ Forbidden: 403, Unauthorized: 401, RequestEntityTooLarge: 413 })[reason] ?? 422;
@@ -84,13 +91,27 @@ export class ValidatingAdmission {
         configError(err);
         continue;
       }
+      // Values per key over every binding and param of the policy; the same value once.
+      const annotations = new Map<string, string[]>();
       for (const binding of bindings) {
         const bspec = objectAt(binding, 'spec');
         const bindingName = binding.metadata.name ?? '';
         const actions = stringsOf(listAt(bspec, 'validationActions'));
-        const fail = (message: string, reason = 'Invalid') => {
-          if (actions.includes('Deny')) denied.push({ policy: policyName, binding: bindingName, message, reason });
-          if (actions.includes('Warn')) warnings.push(`Validation failed for ValidatingAdmissionPolicy '${policyName}' with binding '${bindingName}': ${message}`);
+        const outcome: Outcome = {
+          fail: (message, reason, expressionIndex) => {
+            if (actions.includes('Deny')) denied.push({ policy: policyName, binding: bindingName, message, reason });
+            if (actions.includes('Audit')) {
+              const value = [{ message, policy: stringAt(bspec, 'policyName'), binding: bindingName, expressionIndex, validationActions: actions }];
+              ctx.annotate(VALIDATION_FAILURE_ANNOTATION, JSON.stringify(value));
+            }
+            if (actions.includes('Warn')) warnings.push(`Validation failed for ValidatingAdmissionPolicy '${policyName}' with binding '${bindingName}': ${message}`);
+          },
+          deny: (message) => denied.push({ policy: policyName, binding: bindingName, message, reason: 'Invalid' }),
+          annotate: (key, value) => {
+            const values = annotations.get(key) ?? [];
+            const cut = value.length > MAX_AUDIT_VALUE ? value.slice(0, MAX_AUDIT_VALUE) : value;
+            if (!values.includes(cut)) annotations.set(key, [...values, cut]);
+          },
         };
         let params: unknown[];
         try {
@@ -105,9 +126,10 @@ export class ValidatingAdmission {
         const compiled = this.registry.compiled(policy, kind, schemas);
         for (const p of params) {
           const activation = new Activation({ object, oldObject, request, params: p, namespaceObject: nsObject ?? null }, { schemas, variables: compiled.variables });
-          evaluatePolicy(compiled, activation, fail);
+          evaluatePolicy(compiled, activation, outcome);
         }
       }
+      for (const [key, values] of annotations) ctx.annotate(`${policyName}/${key}`, values.join(', '));
     }
     ctx.warn(warnings);
     const first = denied[0];
@@ -119,9 +141,8 @@ export class ValidatingAdmission {
     const pk = objectAt(pspec, 'paramKind');
     if (!pk) return undefined;
     const apiVersion = stringAt(pk, 'apiVersion');
-    const slash = apiVersion.indexOf('/');
-    const k = kindByGroupVersionKind(slash < 0 ? '' : apiVersion.slice(0, slash), apiVersion.slice(slash + 1), stringAt(pk, 'kind'));
-    if (!k || !this.kinds.includes(k)) throw new Error(`failed to find resource referenced by paramKind: '${apiVersion}, Kind=${stringAt(pk, 'kind')}'`);
+    const k = servedKind(this.kinds, apiVersion, stringAt(pk, 'kind'));
+    if (!k) throw new Error(`failed to find resource referenced by paramKind: '${apiVersion}, Kind=${stringAt(pk, 'kind')}'`);
     return k;
   }
 
@@ -155,11 +176,18 @@ export class ValidatingAdmission {
   }
 }
 
-type Fail = (message: string, reason?: string) => void;
+/** Where one evaluation's results go (one binding, one param). */
+interface Outcome {
+  /** A failed validation (or an error under failurePolicy Fail), with the index Kubernetes audits. */
+  fail(message: string, reason: string, expressionIndex: number): void;
+  /** An auditAnnotation that errs under failurePolicy Fail or yields neither string nor null: refused whatever the actions. */
+  deny(message: string): void;
+  annotate(key: string, value: string): void;
+}
 
-function evaluatePolicy(p: CompiledPolicy, act: Activation, fail: Fail): void {
-  const onError = (message: string) => {
-    if (p.failurePolicy === 'Fail') fail(message);
+function evaluatePolicy(p: CompiledPolicy, act: Activation, out: Outcome): void {
+  const onError = (message: string, index: number) => {
+    if (p.failurePolicy === 'Fail') out.fail(message, 'Invalid', index);
   };
   // matchConditions: any false skips the policy; otherwise an error is a failure (failurePolicy).
   // Every condition runs (as Kubernetes' matcher does); the errors are reported together.
@@ -169,17 +197,25 @@ function evaluatePolicy(p: CompiledPolicy, act: Activation, fail: Fail): void {
     if (r.error !== undefined) conditionErrors.push(r.error);
     else if (r.value === false) return;
   }
-  if (conditionErrors.length > 0) return onError(conditionErrors.length === 1 ? conditionErrors[0] : `[${conditionErrors.join(', ')}]`);
-  for (const v of p.validations) {
+  if (conditionErrors.length > 0) return onError(conditionErrors.length === 1 ? conditionErrors[0] : `[${conditionErrors.join(', ')}]`, 0);
+  p.validations.forEach((v, i) => {
     const r = run(v.check, act, v.expression);
-    if (r.error !== undefined) {
-      onError(r.error);
-      continue;
-    }
-    if (r.value === true) continue;
+    if (r.error !== undefined) return onError(r.error, i);
+    if (r.value === true) return;
     const m = messageOf(v, act);
-    if ('error' in m) onError(m.error);
-    else fail(m.message, v.reason);
+    if ('error' in m) onError(m.error, i);
+    else out.fail(m.message, v.reason, i);
+  });
+  for (const a of p.auditAnnotations) {
+    const r = run(a.value, act, a.valueExpression);
+    if (r.error !== undefined) {
+      if (p.failurePolicy === 'Fail') out.deny(r.error);
+    } else if (typeof r.value === 'string') {
+      // A blank value, like null, adds no annotation.
+      if (r.value.trim()) out.annotate(a.key, r.value.trim());
+    } else if (r.value !== null) {
+      out.deny(`valueExpression '${a.valueExpression}' resulted in unsupported return type: ${celTypeName(r.value)}. Return type must be either string or null.`);
+    }
   }
 }
 

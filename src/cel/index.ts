@@ -9,4 +9,5 @@ export { CelEvaluationError, CelCostLimitError, CelTimeoutError, fieldErrorText,
 export { DEFAULT_COST_LIMIT, DEFAULT_TIMEOUT_MS, type EvaluationBounds } from './budget.js';
 export { STATIC_COST_LIMIT } from './cost.js';
 export { createCelEnvironment } from './environment.js';
+export { typeName as celTypeName } from './lib/common.js';
 export type { CelAuthorizer, AuthorizationAttributes, AuthorizationDecision, CelUserInfo } from './lib/authorizer.js';
