@@ -36,6 +36,11 @@ export interface ApiServerOptions {
   authenticator?: Authenticator;
   /** Serve HTTPS with this certificate (PEM, leaf first) and key. */
   tls?: { cert: Buffer; key: Buffer };
+  /**
+   * Run the ValidatingAdmissionPolicy status controller (default true). Like a controller left out
+   * of kube-controller-manager's --controllers, off means policies get no status.typeChecking.
+   */
+  policyStatus?: boolean;
 }
 
 export interface ApiServer {
@@ -157,7 +162,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       }
       stops.push(startGarbageCollector(objects, (c) => byCollection.get(c), opts.logger));
       stops.push(startNamespaceCleanup(objects, opts.kinds, opts.logger));
-      stops.push(startPolicyStatus(objects, opts.kinds, opts.logger));
+      if (opts.policyStatus !== false) stops.push(startPolicyStatus(objects, opts.kinds, opts.logger));
       const eventKind = opts.kinds.find((k) => k.kind === 'Event');
       if (eventKind && opts.eventTtlSeconds > 0) stops.push(startEventExpiry(objects, eventKind, opts.eventTtlSeconds));
       ready = true;

@@ -23,7 +23,7 @@ let home: string;
 let base: string[];
 
 beforeAll(async () => {
-  srv = await startServer();
+  srv = await startServer({ policyStatus: true });
   home = await mkdtemp(join(tmpdir(), 'orchd-kubectl-admission-'));
   const kubeconfig = join(home, 'kubeconfig');
   await writeFile(kubeconfig, 'apiVersion: v1\nkind: Config\n');

@@ -101,7 +101,7 @@ async function untilAt(base: string, name: string, pred: (p: any) => boolean): P
 const observed = (gen: number) => (p: any) => p.status?.observedGeneration === gen;
 
 describe('the status controller', () => {
-  const file = serverForFile();
+  const file = serverForFile({ policyStatus: true });
 
   const until = (name: string, pred: (p: any) => boolean) => untilAt(file.base, name, pred);
   const idle = () => new Promise((res) => setTimeout(res, 300));
@@ -164,7 +164,7 @@ describe('the status controller', () => {
       await store.close();
       await log.close();
 
-      const srv = await startServer({ dataDir });
+      const srv = await startServer({ dataDir, policyStatus: true });
       try {
         const r = await untilAt(srv.url, 'offline', observed(1));
         expect(r.status.typeChecking.expressionWarnings[0]).toMatchObject({ fieldRef: 'spec.validations[0].expression', warning: expect.stringContaining("undefined field 'spek'") });
