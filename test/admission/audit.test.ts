@@ -94,6 +94,13 @@ describe('Audit validation action', () => {
     expect(ok.line).toBeUndefined();
   });
 
+  test('of several failures of one request, the first is recorded (an annotation is never overwritten)', async () => {
+    const ns = await install('audited-twice', { validations: [{ expression: 'false', message: 'first' }, { expression: 'false', message: 'second' }] }, [{ validationActions: ['Audit'] }, { validationActions: ['Audit'] }]);
+    const r = await createAudited(ns, event('t1'));
+    expect(r.status).toBe(201);
+    expect(JSON.parse(r.line.annotations[FAILURE])).toEqual([{ message: 'first', policy: 'audited-twice', binding: 'audited-twice-b0', expressionIndex: 0, validationActions: ['Audit'] }]);
+  });
+
   test('Deny with Audit refuses the write and still records it, with the refusal code', async () => {
     const ns = await install('deny-audit', { validations: [{ expression: 'false', message: 'never' }] }, [{ validationActions: ['Deny', 'Audit'] }]);
     const r = await createAudited(ns, event('d1'));
