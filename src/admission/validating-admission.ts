@@ -9,7 +9,7 @@
  * `validation.policy.admission.orch.io/validation_failure` audit annotation). Audit annotations
  * are collected per policy over its bindings and params and recorded as `<policy>/<key>`.
  */
-import { Activation, CelCostLimitError, CelEvaluationError, CelTimeoutError, celTypeName } from '../cel/index.js';
+import { Activation, CelCostLimitError, CelEvaluationError, CelTimeoutError, celTypeName, ConvertedValues } from '../cel/index.js';
 import { ApiError, forbidden, qualified } from '../api/status.js';
 import { isObject, listAt, objectAt, stringAt, stringsOf } from '../resources/json-access.js';
 import type { KindStrategy } from '../resources/strategy.js';
@@ -69,6 +69,7 @@ export class ValidatingAdmission {
     const ctx = currentAdmissionContext();
     const denied: Failure[] = [];
     const warnings: string[] = [];
+    const converted = new ConvertedValues();
     const schemasFor = (paramKind: KindStrategy | undefined) => ({
       object: kind.schema,
       ...(paramKind ? { params: paramKind.schema } : {}),
@@ -125,7 +126,7 @@ export class ValidatingAdmission {
         const schemas = schemasFor(paramKind);
         const compiled = this.registry.compiled(policy, kind, schemas);
         for (const p of params) {
-          const activation = new Activation({ object, oldObject, request, params: p, namespaceObject: nsObject ?? null }, { schemas, variables: compiled.variables });
+          const activation = new Activation({ object, oldObject, request, params: p, namespaceObject: nsObject ?? null }, { schemas, variables: compiled.variables, converted });
           evaluatePolicy(compiled, activation, outcome);
         }
       }

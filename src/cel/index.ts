@@ -1,5 +1,5 @@
 export { PolicyCompiler, type CelProgram, type CompileOptions, type CompileResult, type PolicyCompilerOptions } from './compiler.js';
-export { Activation, type ActivationInput, type ActivationOptions, type AdmissionRequestAttributes } from './activation.js';
+export { Activation, ConvertedValues, type ActivationInput, type ActivationOptions, type AdmissionRequestAttributes } from './activation.js';
 export { ProgramCache } from './cache.js';
 export { type EnvKind, type EnvSchemas, REQUEST_SCHEMA } from './admission-env.js';
 export { type CelSchema } from './schema.js';
