@@ -1,7 +1,7 @@
 /** The harness's command line (node:util parseArgs), turned into typed, validated options. */
 import { parseArgs } from 'node:util';
 
-export const SCENARIOS = ['writes', 'reads', 'watch', 'replay', 'memory', 'patch', 'lists'] as const;
+export const SCENARIOS = ['writes', 'reads', 'watch', 'replay', 'memory', 'patch', 'lists', 'admission'] as const;
 export type ScenarioId = (typeof SCENARIOS)[number];
 
 export interface BenchOptions {
@@ -17,6 +17,7 @@ export interface BenchOptions {
   replayEntries: number[];
   memoryObjects: number;
   listObjects: number;
+  policies: number[];
   compareEtcd: boolean;
   ceilings: boolean;
   json?: string;
@@ -29,7 +30,7 @@ export const usage = `usage: npm run bench -- [scenario ...] [options]
 scenarios: ${SCENARIOS.join(', ')} (default: all)
 
   --clients 1,16,64,256     concurrent clients for writes
-  --read-clients 16         concurrent clients for reads and patches
+  --read-clients 16         concurrent clients for reads, patches and admission
   --duration 5s             measured time per cell (after the warm-up)
   --warmup 1s               warm-up per cell, not recorded
   --max-ops 2000000         cap on measured operations per cell
@@ -39,6 +40,7 @@ scenarios: ${SCENARIOS.join(', ')} (default: all)
   --replay-entries 10000,100000  log lengths for the replay scenario (the target is 1000000)
   --memory-objects 20000    objects created for the memory scenario
   --list-objects 100000     stored objects for the lists scenario (the targets are at 100000)
+  --policies 10,100         matching validating policies per admission row (a row without any always runs)
   --compare etcd            run etcd (installed from Debian when missing) side by side
   --no-ceilings             skip the bare node:http and raw LevelDB ceilings
   --json FILE               write every result as JSON
@@ -83,6 +85,7 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
       'replay-entries': { type: 'string', default: '10000,100000' },
       'memory-objects': { type: 'string', default: '20000' },
       'list-objects': { type: 'string', default: '100000' },
+      policies: { type: 'string', default: '10,100' },
       compare: { type: 'string' },
       'no-ceilings': { type: 'boolean', default: false },
       json: { type: 'string' },
@@ -111,6 +114,7 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
     replayEntries: positiveInts('replay-entries', values['replay-entries']),
     memoryObjects: positiveInt('memory-objects', values['memory-objects']),
     listObjects: positiveInt('list-objects', values['list-objects']),
+    policies: positiveInts('policies', values.policies),
     compareEtcd: values.compare === 'etcd',
     ceilings: !values['no-ceilings'],
     json: values.json,

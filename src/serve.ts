@@ -38,6 +38,8 @@ export interface ServeOptions {
   authenticationReloadIntervalMs?: number;
   /** The validated configuration files (issue 8); held for the parts that will enforce them. */
   config?: ServerConfig;
+  /** Run the ValidatingAdmissionPolicy status controller (default true). */
+  policyStatus?: boolean;
 }
 
 export interface Running {
@@ -128,6 +130,7 @@ export async function serve(opts: ServeOptions): Promise<Running> {
     bookmarkIntervalMs: opts.bookmarkIntervalMs,
     authenticator,
     ...(tls ? { tls: { cert: tls.cert, key: tls.key } } : {}),
+    ...(opts.policyStatus !== undefined ? { policyStatus: opts.policyStatus } : {}),
   });
   try {
     await new Promise<void>((resolve, reject) => {

@@ -1,9 +1,9 @@
 /**
  * Admission policies compiled for one target kind. What both flavours share (failurePolicy,
- * variables, matchConditions) is compiled here; a ValidatingAdmissionPolicy adds its validations
- * and messageExpressions (compile-mutating-policy.ts adds a MutatingAdmissionPolicy's mutations).
- * Each expression is a program or the compile errors that make it fail at admission time (an
- * expression that does not compile is an error failurePolicy governs).
+ * variables, matchConditions) is compiled here; a ValidatingAdmissionPolicy adds its validations,
+ * messageExpressions and auditAnnotations (compile-mutating-policy.ts adds a MutatingAdmissionPolicy's
+ * mutations). Each expression is a program or the compile errors that make it fail at admission
+ * time (an expression that does not compile is an error failurePolicy governs).
  */
 import { fieldErrorText, PolicyCompiler, type CelProgram, type CelSchema, type CompileResult, type EnvKind } from '../cel/index.js';
 import { listAt, objectAt, stringAt } from '../resources/json-access.js';
@@ -33,8 +33,16 @@ export interface CompiledValidation {
   reason: string;
 }
 
+export interface CompiledAuditAnnotation {
+  key: string;
+  valueExpression: string;
+  /** Yields the value (a string) or null for no annotation. */
+  value: Compiled;
+}
+
 export interface CompiledPolicy extends CompiledPolicyBase {
   validations: CompiledValidation[];
+  auditAnnotations: CompiledAuditAnnotation[];
 }
 
 export interface PolicySchemas {
@@ -81,5 +89,13 @@ export function compilePolicy(policy: KubeObject, schemas: PolicySchemas): Compi
       reason: stringAt(v, 'reason') || 'Invalid',
     };
   });
-  return { ...base, validations };
+  const auditAnnotations = listAt(spec, 'auditAnnotations').map((a, i): CompiledAuditAnnotation => {
+    const valueExpression = stringAt(a, 'valueExpression');
+    return {
+      key: stringAt(a, 'key'),
+      valueExpression,
+      value: toCompiled(compiler.compile(valueExpression, { fieldPath: `spec.auditAnnotations[${i}].valueExpression`, returns: ['string', 'null'] })),
+    };
+  });
+  return { ...base, validations, auditAnnotations };
 }

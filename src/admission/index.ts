@@ -9,7 +9,8 @@ import { runMutatingPlugins, type MutatingPlugin } from './mutation.js';
 import { currentAdmissionContext } from './request-context.js';
 import { ValidatingAdmission } from './validating-admission.js';
 
-export { runWithAdmissionContext, currentAdmissionContext, type AdmissionRequestContext } from './request-context.js';
+export { runWithAdmissionContext, runAsSystem, currentAdmissionContext, type AdmissionRequestContext } from './request-context.js';
+export { typeCheckPolicy, type ExpressionWarning } from './type-checking.js';
 export { ValidatingAdmission } from './validating-admission.js';
 export { MutatingPolicyPlugin } from './mutating-policy-plugin.js';
 

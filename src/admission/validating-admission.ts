@@ -2,15 +2,18 @@
  * Validating admission policies on every write, as Kubernetes' ValidatingAdmissionPolicy plugin
  * runs them: for each binding (name order) whose policy exists, the policy's matchConstraints and
  * the binding's matchResources must match; params are resolved; matchConditions filter (any false:
- * skip; an error with none false: failurePolicy); then every validation runs. A false validation
- * is a failure with the policy's message and reason; an error is one when failurePolicy is Fail.
- * Each failure goes where the binding's validationActions say: Deny (the first one refuses the
- * request), Warn (a Warning header), Audit (not recorded yet: orchd has no audit log).
+ * skip; an error with none false: failurePolicy); then every validation runs, then every
+ * auditAnnotation. A false validation is a failure with the policy's message and reason; an error
+ * is one when failurePolicy is Fail. Each failure goes where the binding's validationActions say:
+ * Deny (the first one refuses the request), Warn (a Warning header), Audit (the request's
+ * `validation.policy.admission.orch.io/validation_failure` audit annotation). Audit annotations
+ * are collected per policy over its bindings and params and recorded as `<policy>/<key>`.
  */
-import { Activation, CelCostLimitError, CelTimeoutError } from '../cel/index.js';
+import { Activation, CelCostLimitError, CelTimeoutError, celTypeName, ConvertedValues } from '../cel/index.js';
 import { ApiError, forbidden, qualified } from '../api/status.js';
-import { listAt, objectAt, stringsOf } from '../resources/json-access.js';
+import { listAt, objectAt, stringAt, stringsOf } from '../resources/json-access.js';
 import type { KindStrategy } from '../resources/strategy.js';
+import type { KubeObject } from '../resources/types.js';
 import type { Store } from '../store/store.js';
 import type { AdmissionAttributes } from './attributes.js';
 import { compilePolicy, failurePolicyOf, type CompiledPolicy } from './compile-policy.js';
@@ -26,6 +29,11 @@ interface Failure {
   message: string;
   reason: string;
 }
+
+/** The audit annotation of a failure under an Audit validation action (Kubernetes' validation.policy.admission.k8s.io). */
+export const VALIDATION_FAILURE_ANNOTATION = 'validation.policy.admission.orch.io/validation_failure';
+/** Kubernetes' maxAuditAnnotationValueLength: a longer value is cut. */
+const MAX_AUDIT_VALUE = 10 * 1024;
 
 /** Kubernetes' reasonToCode for a denial. */
 const codeOf = (reason: string): number => ({ Forbidden: 403, Unauthorized: 401, RequestEntityTooLarge: 413 })[reason] ?? 422;
@@ -43,15 +51,25 @@ export class ValidatingAdmission {
     this.dispatcher = new PolicyDispatcher(store, kinds);
   }
 
-  /** Throws the denial (an ApiError), adds warnings to the current request. */
+  /** Throws the denial (an ApiError), adds warnings and audit annotations to the current request. */
   validate = async (a: AdmissionAttributes): Promise<void> => {
     const { kind, object, oldObject, request, name } = a;
     if (isAdmissionConfigurationKind(kind)) return;
     const snap = this.registry.current();
     if (snap.hooks.length === 0) return;
+    const ctx = currentAdmissionContext();
     const denied: Failure[] = [];
     const warnings: string[] = [];
+    // One conversion of the request's objects to CEL values, shared by every policy.
+    const converted = new ConvertedValues();
+    // Audit annotation values per key over every binding and param of one policy; the same value once.
+    let annotated: { policy: KubeObject; values: Map<string, string[]> } | undefined;
+    const flushAnnotations = () => {
+      for (const [key, values] of annotated?.values ?? []) ctx.annotate(`${annotated!.policy.metadata.name ?? ''}/${key}`, values.join(', '));
+      annotated = undefined;
+    };
     for (const step of this.dispatcher.steps(snap.hooks, a)) {
+      if (annotated && annotated.policy !== step.policy) flushAnnotations();
       const policyName = step.policy.metadata.name ?? '';
       const bindingName = step.binding?.metadata.name;
       if (isConfigError(step)) {
@@ -59,43 +77,73 @@ export class ValidatingAdmission {
         if (failurePolicyOf(objectAt(step.policy, 'spec')) === 'Fail') denied.push({ policy: policyName, binding: bindingName, message: step.message, reason: 'Invalid' });
         continue;
       }
-      const actions = stringsOf(listAt(objectAt(step.binding, 'spec'), 'validationActions'));
-      const fail = (message: string, reason = 'Invalid') => {
-        if (actions.includes('Deny')) denied.push({ policy: policyName, binding: bindingName, message, reason });
-        if (actions.includes('Warn')) warnings.push(`Validation failed for ValidatingAdmissionPolicy '${policyName}' with binding '${bindingName}': ${message}`);
+      const bspec = objectAt(step.binding, 'spec');
+      const actions = stringsOf(listAt(bspec, 'validationActions'));
+      const values = (annotated ??= { policy: step.policy, values: new Map() }).values;
+      const outcome: Outcome = {
+        fail: (message, reason, expressionIndex) => {
+          if (actions.includes('Deny')) denied.push({ policy: policyName, binding: bindingName, message, reason });
+          if (actions.includes('Audit')) {
+            const value = [{ message, policy: stringAt(bspec, 'policyName'), binding: bindingName, expressionIndex, validationActions: actions }];
+            ctx.annotate(VALIDATION_FAILURE_ANNOTATION, JSON.stringify(value));
+          }
+          if (actions.includes('Warn')) warnings.push(`Validation failed for ValidatingAdmissionPolicy '${policyName}' with binding '${bindingName}': ${message}`);
+        },
+        deny: (message) => denied.push({ policy: policyName, binding: bindingName, message, reason: 'Invalid' }),
+        annotate: (key, value) => {
+          const list = values.get(key) ?? [];
+          const cut = value.length > MAX_AUDIT_VALUE ? value.slice(0, MAX_AUDIT_VALUE) : value;
+          if (!list.includes(cut)) values.set(key, [...list, cut]);
+        },
       };
       const schemas = this.dispatcher.schemas(kind, step.paramKind);
       const compiled = this.registry.compiled(step.policy, kind, schemas);
       for (const p of step.params) {
-        const activation = new Activation({ object, oldObject, request, params: p, namespaceObject: a.namespaceObject ?? null }, { schemas, variables: compiled.variables });
-        evaluatePolicy(compiled, activation, fail);
+        const activation = new Activation({ object, oldObject, request, params: p, namespaceObject: a.namespaceObject ?? null }, { schemas, variables: compiled.variables, converted });
+        evaluatePolicy(compiled, activation, outcome);
       }
     }
-    currentAdmissionContext().warn(warnings);
+    flushAnnotations();
+    ctx.warn(warnings);
     const first = denied[0];
     if (first) throw denial(kind, name, first);
   };
 }
 
-type Fail = (message: string, reason?: string) => void;
+/** Where one evaluation's results go (one binding, one param). */
+interface Outcome {
+  /** A failed validation (or an error under failurePolicy Fail), with the index Kubernetes audits. */
+  fail(message: string, reason: string, expressionIndex: number): void;
+  /** An auditAnnotation that errs under failurePolicy Fail or yields neither string nor null: refused whatever the actions. */
+  deny(message: string): void;
+  annotate(key: string, value: string): void;
+}
 
-function evaluatePolicy(p: CompiledPolicy, act: Activation, fail: Fail): void {
-  const onError = (message: string) => {
-    if (p.failurePolicy === 'Fail') fail(message);
+function evaluatePolicy(p: CompiledPolicy, act: Activation, out: Outcome): void {
+  const onError = (message: string, index: number) => {
+    if (p.failurePolicy === 'Fail') out.fail(message, 'Invalid', index);
   };
   const matched = matchConditionsOutcome(p.matchConditions, act);
-  if ('error' in matched) return onError(matched.error);
+  if ('error' in matched) return onError(matched.error, 0);
   if (!matched.matches) return;
-  for (const v of p.validations) {
+  p.validations.forEach((v, i) => {
     const r = runExpression(v.check, act, v.expression);
-    if (r.error !== undefined) {
-      onError(r.error);
-      continue;
-    }
-    if (r.value === true) continue;
+    if (r.error !== undefined) return onError(r.error, i);
+    if (r.value === true) return;
     const m = messageOf(v, act);
-    if ('error' in m) onError(m.error);
-    else fail(m.message, v.reason);
+    if ('error' in m) onError(m.error, i);
+    else out.fail(m.message, v.reason, i);
+  });
+  for (const a of p.auditAnnotations) {
+    const r = runExpression(a.value, act, a.valueExpression);
+    if (r.error !== undefined) {
+      if (p.failurePolicy === 'Fail') out.deny(r.error);
+    } else if (typeof r.value === 'string') {
+      // A blank value, like null, adds no annotation.
+      if (r.value.trim()) out.annotate(a.key, r.value.trim());
+    } else if (r.value !== null) {
+      out.deny(`valueExpression '${a.valueExpression}' resulted in unsupported return type: ${celTypeName(r.value)}. Return type must be either string or null.`);
+    }
   }
 }
 

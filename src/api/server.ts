@@ -11,6 +11,8 @@ import type { Server } from './context.js';
 import { startEventExpiry } from './event-expiry.js';
 import { startGarbageCollector } from './garbage-collector.js';
 import { startNamespaceCleanup } from './namespace-cleanup.js';
+import { startPolicyStatus } from './policy-status.js';
+import { RequestAudit } from './audit-log.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
 import { addWarnings, sendError, type Output } from './respond.js';
@@ -34,6 +36,11 @@ export interface ApiServerOptions {
   authenticator?: Authenticator;
   /** Serve HTTPS with this certificate (PEM, leaf first) and key. */
   tls?: { cert: Buffer; key: Buffer };
+  /**
+   * Run the ValidatingAdmissionPolicy status controller (default true). Like a controller left out
+   * of kube-controller-manager's --controllers, off means policies get no status.typeChecking.
+   */
+  policyStatus?: boolean;
 }
 
 export interface ApiServer {
@@ -82,6 +89,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     let verb = req.method ?? 'GET';
     let resource = '';
     let out: Output = { format: 'json', pretty: false };
+    let audit: RequestAudit | undefined;
     try {
       const url = new URL(req.url ?? '/', 'http://orchd');
       const auth = await authenticator.authenticate(req.headers, url.pathname);
@@ -103,7 +111,8 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
           resource = r.kind.plural;
           out = outputFor(req, url);
           if (!ready) throw serviceUnavailable(`the server is not ready: ${notReady}`);
-          const admission = { user: auth.user, warn: (w: readonly string[]) => addWarnings(res, w) };
+          audit = new RequestAudit(req, r, auth.user);
+          const admission = { user: auth.user, warn: (w: readonly string[]) => addWarnings(res, w), annotate: audit.annotate };
           verb = await runWithAdmissionContext(admission, () => handleResource({ req, res, url, route: r, out, server: context, user: auth.user }));
           return;
         }
@@ -114,6 +123,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       if (code >= 500 && code !== 503) opts.logger.error('request failed', { method: req.method, url: req.url, code, error: err instanceof Error ? err.stack : String(err) });
     } finally {
       inFlight--;
+      audit?.write(opts.logger, res.statusCode);
       if (resource && verb !== 'WATCH') opts.metrics.request(verb, resource, res.statusCode, (performance.now() - started) / 1000);
       if (inFlight === 0) drained?.();
     }
@@ -152,6 +162,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       }
       stops.push(startGarbageCollector(objects, (c) => byCollection.get(c), opts.logger));
       stops.push(startNamespaceCleanup(objects, opts.kinds, opts.logger));
+      if (opts.policyStatus !== false) stops.push(startPolicyStatus(objects, opts.kinds, opts.logger));
       const eventKind = opts.kinds.find((k) => k.kind === 'Event');
       if (eventKind && opts.eventTtlSeconds > 0) stops.push(startEventExpiry(objects, eventKind, opts.eventTtlSeconds));
       ready = true;

@@ -1,5 +1,5 @@
 export { PolicyCompiler, type CelProgram, type CompileOptions, type CompileResult, type PolicyCompilerOptions } from './compiler.js';
-export { Activation, type ActivationInput, type ActivationOptions, type AdmissionRequestAttributes } from './activation.js';
+export { Activation, ConvertedValues, type ActivationInput, type ActivationOptions, type AdmissionRequestAttributes } from './activation.js';
 export { ProgramCache } from './cache.js';
 export { type EnvKind, type EnvSchemas, REQUEST_SCHEMA } from './admission-env.js';
 export { type CelSchema } from './schema.js';
@@ -9,4 +9,5 @@ export { CelEvaluationError, CelCostLimitError, CelTimeoutError, fieldErrorText,
 export { DEFAULT_COST_LIMIT, DEFAULT_TIMEOUT_MS, type EvaluationBounds } from './budget.js';
 export { STATIC_COST_LIMIT } from './cost.js';
 export { createCelEnvironment } from './environment.js';
+export { typeName as celTypeName } from './lib/common.js';
 export type { CelAuthorizer, AuthorizationAttributes, AuthorizationDecision, CelUserInfo } from './lib/authorizer.js';

@@ -1,14 +1,16 @@
 /**
  * kubectl against a real orchd with a validating policy: a refused create prints the denial, a
- * Warn binding prints kubectl's "Warning:" line and the object is created.
+ * Warn binding prints kubectl's "Warning:" line and the object is created; `kubectl get -o yaml`
+ * shows the type-checking status of a policy with a misspelt field.
  */
 import { describe, expect, test } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { KUBECTL, kubectlForFile } from '../helpers/kubectl.js';
 import { call } from '../helpers/server.js';
 
 if (!KUBECTL) console.warn('no kubectl on PATH: skipping the kubectl admission tests');
 
-const session = kubectlForFile();
+const session = kubectlForFile({ policyStatus: true });
 const kubectl = session.kubectl;
 
 const policyYaml = `apiVersion: admissionregistration.orch.io/v1
@@ -55,5 +57,37 @@ describe.skipIf(!KUBECTL)('kubectl and validating policies', () => {
     expect(w.code, w.stderr).toBe(0);
     expect(w.stderr).toContain("Warning: Validation failed for ValidatingAdmissionPolicy 'team-label' with binding 'team-label-binding': namespaces must carry label team");
     expect(w.stdout).toContain('namespace/unlabelled created');
+  });
+  test('kubectl get -o yaml shows a misspelt field in status.typeChecking, with no request refused', async () => {
+    const file = await session.file(
+      'typo.yaml',
+      `apiVersion: admissionregistration.orch.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: replicas-typo
+spec:
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: ["v1"]
+      operations: ["CREATE"]
+      resources: ["namespaces"]
+  validations:
+  - expression: "object.spec.replicsa > 1"
+`,
+    );
+    const c = await kubectl(['create', '-f', file]);
+    expect(c.code, c.stderr).toBe(0);
+    let status: any;
+    for (let i = 0; i < 100 && !status?.typeChecking; i++) {
+      const g = await kubectl(['get', 'validatingadmissionpolicy', 'replicas-typo', '-o', 'yaml']);
+      expect(g.code, g.stderr).toBe(0);
+      status = parseYaml(g.stdout).status;
+      if (!status?.typeChecking) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(status.observedGeneration).toBe(1);
+    expect(status.typeChecking.expressionWarnings).toEqual([
+      { fieldRef: 'spec.validations[0].expression', warning: expect.stringMatching(/^\/v1, Kind=Namespace: ERROR: <input>:1:\d+: undefined field 'replicsa'\n/) },
+    ]);
   });
 });

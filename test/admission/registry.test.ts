@@ -44,7 +44,7 @@ async function admit(over: Record<string, unknown> = {}, username = 'alice'): Pr
   const e = { ...fixtures.event(), ...over };
   e.metadata = { name: 'e', namespace: 'default' };
   try {
-    await runWithAdmissionContext({ user: user(username), warn() {} }, () => validateCreate(e, username));
+    await runWithAdmissionContext({ user: user(username), warn() {}, annotate() {} }, () => validateCreate(e, username));
     return undefined;
   } catch (err) {
     if (err instanceof ApiError) return err.status.message;
@@ -110,7 +110,7 @@ describe('policy registry', () => {
     await install('warn-err', { validations: [{ expression: 'object.series.count > 0' }] }, { validationActions: ['Warn'] });
     const warnings: string[] = [];
     const e = { ...fixtures.event(), metadata: { name: 'e', namespace: 'default' } };
-    await runWithAdmissionContext({ user: user('a'), warn: (w) => warnings.push(...w) }, () => validateCreate(e, 'a'));
+    await runWithAdmissionContext({ user: user('a'), warn: (w) => warnings.push(...w), annotate() {} }, () => validateCreate(e, 'a'));
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/^Validation failed for ValidatingAdmissionPolicy 'warn-err' with binding 'warn-err-b': expression 'object.series.count > 0' resulted in error: /);
     await remove('warn-err');

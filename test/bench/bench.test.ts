@@ -111,7 +111,8 @@ describe('options and formatting', () => {
     expect(o.compareEtcd).toBe(true);
     const all = parseOptions([]);
     if (all === 'help') throw new Error('help');
-    expect(all.scenarios).toEqual(['writes', 'reads', 'watch', 'replay', 'memory', 'patch', 'lists']);
+    expect(all.scenarios).toEqual(['writes', 'reads', 'watch', 'replay', 'memory', 'patch', 'lists', 'admission']);
+    expect(all.policies).toEqual([10, 100]);
     expect(() => parseOptions(['nosuch'])).toThrow(/unknown scenario/);
     expect(() => parseOptions(['--clients', '0'])).toThrow(/positive/);
     expect(() => parseOptions(['--compare', 'consul'])).toThrow(/etcd/);
@@ -251,5 +252,29 @@ describe('a tiny lists run end to end', () => {
     expect(bytes[4]).toBeLessThan(13 * 2000);
     expect(bytes[5]).toBe(bytes[4]);
     expect(results[0].targets.map((t) => t.met)).toEqual([null, null, null]);
+  }, 120_000);
+});
+
+describe('a tiny admission run end to end', () => {
+  beforeAll(buildIfStale, 180_000);
+
+  it('creates with no policy and with matching policies, all admitted, and counts the CEL evaluations', async () => {
+    const opts = parseOptions(['admission', '--policies', '3', '--read-clients', '2', '--duration', '300ms', '--warmup', '100ms', '--max-ops', '40']);
+    if (opts === 'help') throw new Error('help');
+    const ctx: BenchContext = { opts, orchdCli: join(OUT, 'src/cli.js'), log: () => undefined };
+    const results = await runScenarios(ctx, () => undefined);
+    expect(runningChildren()).toBe(0);
+    const [creates, ceiling] = results[0].tables;
+    expect(creates.rows.map((r) => r.policies)).toEqual([0, 3]);
+    for (const row of creates.rows) {
+      expect(row.orchdErrors).toBe(0);
+      expect(row.orchdRate as number).toBeGreaterThan(0);
+      // Three expressions per policy per create: the matchCondition and two validations.
+      expect(row.celRate).toBeCloseTo((row.orchdRate as number) * (row.policies as number) * 3, 6);
+    }
+    expect(creates.rows[0].vsNone).toBe(1);
+    expect(creates.rows[1].vsNone).toBeCloseTo((creates.rows[1].orchdRate as number) / (creates.rows[0].orchdRate as number), 9);
+    expect(ceiling.rows.map((r) => r.rate as number).every((r) => r > 0)).toBe(true);
+    expect(results[0].targets).toEqual([expect.objectContaining({ scenario: 'admission', met: null })]); // no 10-policy row
   }, 120_000);
 });

@@ -32,12 +32,12 @@ export interface KubectlSession {
  * One real server and an empty kubectl configuration for a whole test file: kubectl talks to
  * nothing but this server, with its own HOME and cache.
  */
-export function kubectlForFile(): KubectlSession {
+export function kubectlForFile(opts?: Parameters<typeof startServer>[0]): KubectlSession {
   let server: TestServer | undefined;
   let home = '';
   let base: string[] = [];
   beforeAll(async () => {
-    server = await startServer();
+    server = await startServer(opts);
     home = await mkdtemp(join(tmpdir(), 'orchd-kubectl-'));
     const kubeconfig = join(home, 'kubeconfig');
     await writeFile(kubeconfig, 'apiVersion: v1\nkind: Config\n');

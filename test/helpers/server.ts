@@ -2,7 +2,7 @@ import { afterAll, beforeAll } from 'vitest';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { silentLogger } from '../../src/api/logger.js';
+import { silentLogger, type Logger } from '../../src/api/logger.js';
 import { serve, type Running } from '../../src/serve.js';
 
 export interface TestServer extends Running {
@@ -11,15 +11,23 @@ export interface TestServer extends Running {
   stop(): Promise<void>;
 }
 
-/** A real orchd on 127.0.0.1 with a real LevelDB in a fresh temp folder. */
-export async function startServer(opts: { dataDir?: string; eventTtlSeconds?: number; bookmarkIntervalMs?: number } = {}): Promise<TestServer> {
+/**
+ * A real orchd on 127.0.0.1 with a real LevelDB in a fresh temp folder. The policy status controller
+ * is off unless asked for: it writes each new policy's status right after the policy, so the many
+ * suites that use a ValidatingAdmissionPolicy as their kind-with-status fixture and replace it with
+ * the resourceVersion their create answered would meet a 409, as they would on Kubernetes.
+ */
+export async function startServer(
+  opts: { dataDir?: string; eventTtlSeconds?: number; bookmarkIntervalMs?: number; logger?: Logger; policyStatus?: boolean } = {},
+): Promise<TestServer> {
   const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'orchd-test-')));
   const running = await serve({
     port: 0,
     host: '127.0.0.1',
     dataDir,
     eventTtlSeconds: opts.eventTtlSeconds ?? 3600,
-    logger: silentLogger,
+    logger: opts.logger ?? silentLogger,
+    policyStatus: opts.policyStatus ?? false,
     ...(opts.bookmarkIntervalMs ? { bookmarkIntervalMs: opts.bookmarkIntervalMs } : {}),
   });
   return {
