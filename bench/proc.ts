@@ -3,7 +3,7 @@
  * on threads of their own, so process.cpuUsage() of a child would not be enough), and resident memory.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 
 let ticksPerSecond: number | undefined;
 
@@ -48,6 +48,20 @@ export function memory(pid: number): Memory | undefined {
   }
   const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
   return { rss: kb('VmRSS'), peakRss: kb('VmHWM') };
+}
+
+/**
+ * Sets the process's peak RSS (VmHWM) back to its current RSS (Linux: `5` written to
+ * /proc/<pid>/clear_refs, allowed to the process's owner), so the next peakRss is the peak of what
+ * happens from now on, not of the startup replay. False when the kernel does not allow it.
+ */
+export function resetPeakRss(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** CPU use of one process over a window, as a percentage of one core. */
