@@ -7,7 +7,7 @@
 import { request } from 'node:http';
 import { INITIAL_EVENTS_END } from '../src/api/watch.js';
 import { Orchd, type OrchdOptions } from './orchd.js';
-import { memory, resetPeakRss } from './proc.js';
+import { memory, resetPeakRss, waitIdle } from './proc.js';
 
 export type ListRead = 'plain' | 'streaming';
 
@@ -25,18 +25,13 @@ export interface ListReadCost {
   idleRss: number;
   /** Peak RSS during the read minus idleRss. */
   peakGrowth: number;
-  /** RSS a while after the read minus idleRss: what the read left cached. */
+  /** RSS once the server is idle again after the read, minus idleRss: what the read left cached. */
   retained: number;
 }
-
-/** Lets the heap settle (lazy sweeping, the replay's garbage) before RSS is read. */
-const SETTLE_MS = 1000;
 
 const STREAMING_QUERY = 'watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true';
 
 export const listReadPath = (collection: string, read: ListRead): string => (read === 'plain' ? collection : `${collection}?${STREAMING_QUERY}`);
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const NEWLINE = 0x0a;
 const ADDED = Buffer.from('{"type":"ADDED"');
@@ -94,23 +89,38 @@ function readCollection(url: string, path: string, read: ListRead, timeoutMs: nu
   });
 }
 
-/** Starts orchd on opts.dataDir, reads the collection once as `read`, and stops it. */
-export async function listReadCost(opts: OrchdOptions & { dataDir: string }, collection: string, read: ListRead, timeoutMs = 120_000): Promise<ListReadCost> {
+/**
+ * Every read of LIST_READS, each on its own fresh orchd over opts.dataDir. The folder is served once
+ * and stopped gracefully first: that server creates what a first start creates (the system
+ * namespaces) and saves a checkpoint, so the measured servers all load the same checkpoint and have
+ * nothing to write. (A first write after a replay of 100k entries starts a checkpoint of the whole
+ * view, which would land in the middle of a measured read.)
+ */
+export async function listReadCosts(opts: OrchdOptions & { dataDir: string }, collection: string, timeoutMs = 120_000): Promise<ListReadCost[]> {
+  const { orchd } = await Orchd.start(opts);
+  await orchd.stop();
+  const costs: ListReadCost[] = [];
+  for (const read of LIST_READS) costs.push(await listReadCost(opts, collection, read, timeoutMs));
+  return costs;
+}
+
+/** Starts orchd on opts.dataDir, reads the collection once as `read` while the server is otherwise idle, and kills it. */
+async function listReadCost(opts: OrchdOptions & { dataDir: string }, collection: string, read: ListRead, timeoutMs: number): Promise<ListReadCost> {
   const { orchd, ready } = await Orchd.start(opts);
   try {
-    await sleep(SETTLE_MS);
+    // After the start's own work (the garbage collector's first scan, V8 collecting the load's garbage).
+    await waitIdle(orchd.pid);
     const idleRss = memory(orchd.pid)?.rss ?? NaN;
     if (!resetPeakRss(orchd.pid)) throw new Error(`cannot reset the peak RSS of orchd (pid ${orchd.pid}) through /proc/${orchd.pid}/clear_refs`);
     const t0 = performance.now();
     const got = await readCollection(ready.url, listReadPath(collection, read), read, timeoutMs);
     const ms = performance.now() - t0;
     const peak = memory(orchd.pid)?.peakRss ?? NaN;
-    await sleep(SETTLE_MS);
+    await waitIdle(orchd.pid);
     const after = memory(orchd.pid)?.rss ?? NaN;
     return { read, ...got, ms, idleRss, peakGrowth: peak - idleRss, retained: after - idleRss };
   } finally {
-    // Killed, not stopped: a graceful stop writes a checkpoint, which the next read's server would
-    // load instead of replaying the same log this one replayed.
+    // Killed, not stopped: a graceful stop would spend seconds saving the checkpoint it loaded, unchanged.
     await orchd.stop('SIGKILL');
   }
 }

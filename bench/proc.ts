@@ -64,6 +64,26 @@ export function resetPeakRss(pid: number): boolean {
   }
 }
 
+/**
+ * Resolves true once the process has used under 5 % of a core in each of two windows of windowMs in
+ * a row (its background work after a start, a replay's garbage collection, is over), or false after
+ * maxMs. Its own CPU time, so other processes on the machine do not count.
+ */
+export async function waitIdle(pid: number, maxMs = 10_000, windowMs = 250): Promise<boolean> {
+  const deadline = performance.now() + maxMs;
+  let quiet = 0;
+  let before = cpuSeconds(pid);
+  while (performance.now() < deadline) {
+    await new Promise((r) => setTimeout(r, windowMs));
+    const now = cpuSeconds(pid);
+    if (now === undefined || before === undefined) return false;
+    quiet = now - before < (0.05 * windowMs) / 1000 ? quiet + 1 : 0;
+    if (quiet >= 2) return true;
+    before = now;
+  }
+  return false;
+}
+
 /** CPU use of one process over a window, as a percentage of one core. */
 export class CpuWindow {
   private readonly cpu0: number;
