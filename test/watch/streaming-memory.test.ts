@@ -4,8 +4,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runningChildren } from '../../bench/child.js';
 import { listReadCosts } from '../../bench/list-memory.js';
+import { INITIAL_EVENTS_END } from '../../src/api/watch.js';
+import { LazyObject, type StoredObject } from '../../src/store/view.js';
+import { call, startServer, type TestServer } from '../helpers/server.js';
 import { builtCli } from '../server/child.js';
 import { seedNamespaces } from '../server/seed.js';
+import { HttpWatch, type WatchEvent } from './stream.js';
 
 /*
  * A streaming list (sendInitialEvents=true) of 100k objects costs the server a small fraction of
@@ -24,17 +28,17 @@ import { seedNamespaces } from '../server/seed.js';
 const OBJECTS = 100_000;
 const MIB = 1024 * 1024;
 
-let root: string;
-let cli: string;
-beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), 'orchd-streaming-memory-'));
-  [cli] = await Promise.all([builtCli(), seedNamespaces(join(root, 'log'), OBJECTS)]);
-}, 120_000);
-afterAll(async () => {
-  await rm(root, { recursive: true, force: true });
-});
-
 describe('streaming list memory', () => {
+  let root: string;
+  let cli: string;
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), 'orchd-streaming-memory-'));
+    [cli] = await Promise.all([builtCli(), seedNamespaces(join(root, 'log'), OBJECTS)]);
+  }, 120_000);
+  afterAll(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
   it('a streaming list of 100k objects grows the server by a small fraction of what a plain list does', async () => {
     const costs = await listReadCosts({ cli, dataDir: root, readyTimeoutMs: 30_000 }, '/api/v1/namespaces', 30_000);
     const plain = costs.find((c) => c.read === 'plain')!;
@@ -51,4 +55,63 @@ describe('streaming list memory', () => {
     // And it leaves nothing behind: no tree or JSON per object stays cached after the stream.
     expect(streaming.retained, figures).toBeLessThan(plain.retained * 0.2);
   }, 60_000);
+});
+
+/*
+ * Why it is lean, seen in the view: objects a server restored from its log stay msgpack bytes until
+ * something reads them. A streaming list (with or without a selector) reads each one for its line
+ * only, so they all stay bytes with no JSON cached; a plain list keeps each one decoded and encoded,
+ * which later reads (gets, lists, the next streaming list) reuse.
+ */
+describe('initial events and the view', () => {
+  const COUNT = 300;
+  let srv: TestServer;
+  beforeAll(async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'orchd-initial-events-'));
+    await seedNamespaces(join(dataDir, 'log'), COUNT);
+    srv = await startServer({ dataDir });
+  });
+  afterAll(async () => {
+    await srv?.stop();
+    if (srv) await rm(srv.dataDir, { recursive: true, force: true });
+  });
+
+  const seeded = () => [...srv.api.context.objects.store.view.objects.values()].filter((s) => /^\/namespaces\/\/seed-/.test(s.key));
+  const untouched = (s: StoredObject) => s instanceof LazyObject && !s.isDecoded && s.json === undefined;
+
+  async function streamingList(query = ''): Promise<WatchEvent[]> {
+    const w = await HttpWatch.open(srv.url, `/api/v1/namespaces?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true${query}`);
+    try {
+      return await w.until((e) => e.some((x) => x.type === 'BOOKMARK' && x.object.metadata.annotations?.[INITIAL_EVENTS_END] === 'true'), 'the initial-events-end bookmark');
+    } finally {
+      w.abort();
+    }
+  }
+  const names = (events: WatchEvent[]) => events.filter((e) => e.type === 'ADDED' && e.object.metadata.name.startsWith('seed-')).map((e) => e.object.metadata.name as string);
+
+  it('a streaming list, with or without a selector, reads every object and leaves each one as bytes with nothing cached', async () => {
+    expect(seeded()).toHaveLength(COUNT);
+    expect(seeded().every(untouched)).toBe(true);
+
+    const all = await streamingList();
+    expect(names(all).sort()).toEqual(seeded().map((s) => s.key.slice('/namespaces//'.length)).sort());
+    const one = await streamingList('&labelSelector=kubernetes.io/metadata.name=seed-7');
+    expect(names(one)).toEqual(['seed-7']);
+
+    expect(seeded().every(untouched)).toBe(true);
+  });
+
+  it('a plain list, by contrast, keeps each object decoded and encoded; a streaming list after it sends that same JSON', async () => {
+    const list = await call(srv.url, 'GET', '/api/v1/namespaces');
+    expect(list.status).toBe(200);
+    expect(seeded().some(untouched)).toBe(false);
+    const cached = new Map(seeded().map((s) => [s.key.slice('/namespaces//'.length), s.json!.toString('utf8')]));
+
+    const w = await streamingList();
+    for (const line of w) {
+      if (line.type !== 'ADDED' || !cached.has(line.object.metadata.name)) continue;
+      expect(JSON.stringify(line.object)).toBe(cached.get(line.object.metadata.name));
+    }
+    expect(names(w)).toHaveLength(COUNT);
+  });
 });
