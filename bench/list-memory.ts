@@ -31,7 +31,7 @@ export interface ListReadCost {
 
 const STREAMING_QUERY = 'watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true';
 
-export const listReadPath = (collection: string, read: ListRead): string => (read === 'plain' ? collection : `${collection}?${STREAMING_QUERY}`);
+const listReadPath = (collection: string, read: ListRead): string => (read === 'plain' ? collection : `${collection}?${STREAMING_QUERY}`);
 
 const NEWLINE = 0x0a;
 const ADDED = Buffer.from('{"type":"ADDED"');
@@ -50,7 +50,10 @@ function readCollection(url: string, path: string, read: ListRead, timeoutMs: nu
       let rest = Buffer.alloc(0);
       res.on('data', (c: Buffer) => {
         bytes += c.length;
-        if (read === 'plain' || res.statusCode !== 200) return void chunks.push(c);
+        if (read === 'plain' || res.statusCode !== 200) {
+          chunks.push(c);
+          return;
+        }
         let buf = rest.length ? Buffer.concat([rest, c]) : c;
         for (let nl = buf.indexOf(NEWLINE); nl >= 0; nl = buf.indexOf(NEWLINE)) {
           const line = buf.subarray(0, nl);
