@@ -9,7 +9,7 @@ import { LazyObject, type StoredObject } from '../../src/store/view.js';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 import { builtCli } from '../server/child.js';
 import { seedNamespaces } from '../server/seed.js';
-import { HttpWatch, type WatchEvent } from './stream.js';
+import { HttpWatch, WsWatch, type WatchEvent } from './stream.js';
 
 /*
  * A streaming list (sendInitialEvents=true) of 100k objects costs the server a small fraction of
@@ -79,8 +79,9 @@ describe('initial events and the view', () => {
   const seeded = () => [...srv.api.context.objects.store.view.objects.values()].filter((s) => /^\/namespaces\/\/seed-/.test(s.key));
   const untouched = (s: StoredObject) => s instanceof LazyObject && !s.isDecoded && s.json === undefined;
 
-  async function streamingList(query = ''): Promise<WatchEvent[]> {
-    const w = await HttpWatch.open(srv.url, `/api/v1/namespaces?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true${query}`);
+  async function streamingList(query = '', over: 'http' | 'websocket' = 'http'): Promise<WatchEvent[]> {
+    const path = `/api/v1/namespaces?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true${query}`;
+    const w = over === 'http' ? await HttpWatch.open(srv.url, path) : await WsWatch.open(srv.url.replace(/^http/, 'ws') + path);
     try {
       return await w.until((e) => e.some((x) => x.type === 'BOOKMARK' && x.object.metadata.annotations?.[INITIAL_EVENTS_END] === 'true'), 'the initial-events-end bookmark');
     } finally {
@@ -89,7 +90,7 @@ describe('initial events and the view', () => {
   }
   const names = (events: WatchEvent[]) => events.filter((e) => e.type === 'ADDED' && e.object.metadata.name.startsWith('seed-')).map((e) => e.object.metadata.name as string);
 
-  it('a streaming list, with or without a selector, reads every object and leaves each one as bytes with nothing cached', async () => {
+  it('a streaming list, with or without a selector, over HTTP or a WebSocket, reads every object and leaves each one as bytes with nothing cached', async () => {
     expect(seeded()).toHaveLength(COUNT);
     expect(seeded().every(untouched)).toBe(true);
 
@@ -97,6 +98,7 @@ describe('initial events and the view', () => {
     expect(names(all).sort()).toEqual(seeded().map((s) => s.key.slice('/namespaces//'.length)).sort());
     const one = await streamingList('&labelSelector=kubernetes.io/metadata.name=seed-7');
     expect(names(one)).toEqual(['seed-7']);
+    expect(names(await streamingList('', 'websocket'))).toHaveLength(COUNT);
 
     expect(seeded().every(untouched)).toBe(true);
   });
