@@ -4,6 +4,9 @@ import { parseArgs } from 'node:util';
 export const SCENARIOS = ['writes', 'reads', 'watch', 'replay', 'memory', 'patch', 'lists', 'admission'] as const;
 export type ScenarioId = (typeof SCENARIOS)[number];
 
+export const WATCH_TRANSPORTS = ['http', 'websocket'] as const;
+export type WatchTransport = (typeof WATCH_TRANSPORTS)[number];
+
 export interface BenchOptions {
   scenarios: ScenarioId[];
   clients: number[];
@@ -14,8 +17,10 @@ export interface BenchOptions {
   readSizes: number[];
   watchers: number[];
   watchRate: number;
+  watchTransports: WatchTransport[];
   replayEntries: number[];
   memoryObjects: number;
+  streamListObjects: number[];
   listObjects: number;
   policies: number[];
   compareEtcd: boolean;
@@ -37,8 +42,10 @@ scenarios: ${SCENARIOS.join(', ')} (default: all)
   --read-sizes 10000,100000 stored objects for the read scenario
   --watchers 100,1000       watchers per watch cell
   --watch-rate 100          writes/s during the watch scenario
+  --watch-transports http,websocket  how the watchers watch: chunked HTTP, WebSockets, or both
   --replay-entries 10000,100000  log lengths for the replay scenario (the target is 1000000)
   --memory-objects 20000    objects created for the memory scenario
+  --stream-list-objects 10000,100000  stored objects for the memory scenario's plain vs streaming list
   --list-objects 100000     stored objects for the lists scenario (the targets are at 100000)
   --policies 10,100         matching validating policies per admission row (a row without any always runs)
   --compare etcd            run etcd (installed from Debian when missing) side by side
@@ -68,6 +75,12 @@ function positiveInt(flag: string, s: string): number {
   return n;
 }
 
+function watchTransports(s: string): WatchTransport[] {
+  const list = s.split(',').map((x) => x.trim());
+  for (const t of list) if (!(WATCH_TRANSPORTS as readonly string[]).includes(t)) throw new Error(`--watch-transports: expected ${WATCH_TRANSPORTS.join(' and/or ')}, got ${t}`);
+  return [...new Set(list as WatchTransport[])];
+}
+
 export function parseOptions(argv: string[]): BenchOptions | 'help' {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -82,8 +95,10 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
       'read-sizes': { type: 'string', default: '10000,100000' },
       watchers: { type: 'string', default: '100,1000' },
       'watch-rate': { type: 'string', default: '100' },
+      'watch-transports': { type: 'string', default: WATCH_TRANSPORTS.join(',') },
       'replay-entries': { type: 'string', default: '10000,100000' },
       'memory-objects': { type: 'string', default: '20000' },
+      'stream-list-objects': { type: 'string', default: '10000,100000' },
       'list-objects': { type: 'string', default: '100000' },
       policies: { type: 'string', default: '10,100' },
       compare: { type: 'string' },
@@ -111,8 +126,10 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
     readSizes: positiveInts('read-sizes', values['read-sizes']),
     watchers: positiveInts('watchers', values.watchers),
     watchRate: positiveInt('watch-rate', values['watch-rate']),
+    watchTransports: watchTransports(values['watch-transports']),
     replayEntries: positiveInts('replay-entries', values['replay-entries']),
     memoryObjects: positiveInt('memory-objects', values['memory-objects']),
+    streamListObjects: positiveInts('stream-list-objects', values['stream-list-objects']),
     listObjects: positiveInt('list-objects', values['list-objects']),
     policies: positiveInts('policies', values.policies),
     compareEtcd: values.compare === 'etcd',

@@ -3,7 +3,7 @@
  * on threads of their own, so process.cpuUsage() of a child would not be enough), and resident memory.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 
 let ticksPerSecond: number | undefined;
 
@@ -48,6 +48,40 @@ export function memory(pid: number): Memory | undefined {
   }
   const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
   return { rss: kb('VmRSS'), peakRss: kb('VmHWM') };
+}
+
+/**
+ * Sets the process's peak RSS (VmHWM) back to its current RSS (Linux: `5` written to
+ * /proc/<pid>/clear_refs, allowed to the process's owner), so the next peakRss is the peak of what
+ * happens from now on, not of the startup replay. False when the kernel does not allow it.
+ */
+export function resetPeakRss(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Resolves true once the process has used under 5 % of a core in each of two windows of windowMs in
+ * a row (its background work after a start, a replay's garbage collection, is over), or false after
+ * maxMs. Its own CPU time, so other processes on the machine do not count.
+ */
+export async function waitIdle(pid: number, maxMs = 10_000, windowMs = 250): Promise<boolean> {
+  const deadline = performance.now() + maxMs;
+  let quiet = 0;
+  let before = cpuSeconds(pid);
+  while (performance.now() < deadline) {
+    await new Promise((r) => setTimeout(r, windowMs));
+    const now = cpuSeconds(pid);
+    if (now === undefined || before === undefined) return false;
+    quiet = now - before < (0.05 * windowMs) / 1000 ? quiet + 1 : 0;
+    if (quiet >= 2) return true;
+    before = now;
+  }
+  return false;
 }
 
 /** CPU use of one process over a window, as a percentage of one core. */

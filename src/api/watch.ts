@@ -6,7 +6,7 @@ import type { KubeObject } from '../resources/types.js';
 import { LogError } from '../log/log.js';
 import type { Store } from '../store/store.js';
 import { changesAfter } from '../store/watch.js';
-import { encodeStored, type Change, type ChangeType, type StoredObject } from '../store/view.js';
+import { encodeStored, peekObject, type Change, type ChangeType, type StoredObject } from '../store/view.js';
 import { toStatus } from './respond.js';
 import { gone, internalError, tooLargeResourceVersion, type Status } from './status.js';
 
@@ -104,6 +104,17 @@ export function runWatch(store: Store, spec: WatchSpec, sink: WatchSink): () => 
     }
     emit(eventLine(type, objectJson(s, spec.apiVersion)));
   };
+  /**
+   * One object of the initial state, encoded for this watcher and kept by nothing: a lazy object not
+   * yet read is decoded for this line only, and its JSON is not cached. Caching every object's tree
+   * and JSON made a streaming list of the whole store leave as much behind as a plain list (see
+   * test/watch/streaming-memory.test.ts); JSON that a get, list or live event already cached is reused.
+   */
+  const emitInitial = (s: StoredObject) => {
+    const obj = peekObject(s);
+    if (spec.matches && !spec.matches(obj)) return;
+    emit(eventLine('ADDED', spec.render ? JSON.stringify(spec.render(obj)) : uncachedJson(s, obj, spec.apiVersion)));
+  };
   /** A bookmark carries only kind, apiVersion and the version reached (plus the end marker). */
   const bookmark = (annotations?: Record<string, string>) => {
     const obj = {
@@ -162,7 +173,7 @@ export function runWatch(store: Store, spec: WatchSpec, sink: WatchSink): () => 
     for (let i = 0; i < snapshot.length; i++) {
       const s = snapshot[i]!;
       snapshot[i] = undefined;
-      if (!spec.matches || spec.matches(s.obj)) emitObject('ADDED', s);
+      emitInitial(s);
       if (done) return;
       if (sink.needsDrain()) {
         await sink.drained();
@@ -205,8 +216,15 @@ const eventLine = (type: WatchEventType, objectJson: string | Buffer): Buffer =>
 
 /** The stored JSON when the requested version is the stored one (the common case); else re-stamped. */
 function objectJson(s: StoredObject, apiVersion: string): string | Buffer {
-  return s.obj.apiVersion === apiVersion ? encodeStored(s) : JSON.stringify({ ...s.obj, apiVersion });
+  return s.obj.apiVersion === apiVersion ? encodeStored(s) : restamped(s.obj, apiVersion);
 }
+
+/** As objectJson for obj (s's object, already at hand), without caching anything on s. */
+function uncachedJson(s: StoredObject, obj: KubeObject, apiVersion: string): string | Buffer {
+  return obj.apiVersion === apiVersion ? (s.json ?? JSON.stringify(obj)) : restamped(obj, apiVersion);
+}
+
+const restamped = (obj: KubeObject, apiVersion: string): string => JSON.stringify({ ...obj, apiVersion });
 
 export interface SinkLimits {
   /** Bytes a watcher may have queued before it is dropped. */

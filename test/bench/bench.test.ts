@@ -116,6 +116,13 @@ describe('options and formatting', () => {
     expect(() => parseOptions(['nosuch'])).toThrow(/unknown scenario/);
     expect(() => parseOptions(['--clients', '0'])).toThrow(/positive/);
     expect(() => parseOptions(['--compare', 'consul'])).toThrow(/etcd/);
+    expect(all.watchTransports).toEqual(['http', 'websocket']);
+    expect(all.streamListObjects).toEqual([10_000, 100_000]);
+    const ws = parseOptions(['watch', '--watch-transports', 'websocket', '--stream-list-objects', '500']);
+    if (ws === 'help') throw new Error('help');
+    expect(ws.watchTransports).toEqual(['websocket']);
+    expect(ws.streamListObjects).toEqual([500]);
+    expect(() => parseOptions(['--watch-transports', 'http,grpc'])).toThrow(/watch-transports/);
   });
 
   it('formats cells by kind', () => {
@@ -276,5 +283,57 @@ describe('a tiny admission run end to end', () => {
     expect(creates.rows[1].vsNone).toBeCloseTo((creates.rows[1].orchdRate as number) / (creates.rows[0].orchdRate as number), 9);
     expect(ceiling.rows.map((r) => r.rate as number).every((r) => r > 0)).toBe(true);
     expect(results[0].targets).toEqual([expect.objectContaining({ scenario: 'admission', met: null })]); // no 10-policy row
+  }, 120_000);
+});
+describe('a tiny watch run end to end', () => {
+  beforeAll(buildIfStale, 180_000);
+
+  it('runs the same watcher counts over chunked HTTP and WebSockets in one table, every event delivered', async () => {
+    const opts = parseOptions(['watch', '--watchers', '1,3', '--watch-rate', '20', '--duration', '300ms', '--warmup', '100ms']);
+    if (opts === 'help') throw new Error('help');
+    const ctx: BenchContext = { opts, orchdCli: join(OUT, 'src/cli.js'), log: () => undefined };
+    const results = await runScenarios(ctx, () => undefined);
+    expect(runningChildren()).toBe(0);
+    const [table] = results[0].tables;
+    expect(table.rows.map((r) => [r.transport, r.watchers])).toEqual([
+      ['chunked HTTP', 1],
+      ['WebSocket', 1],
+      ['chunked HTTP', 3],
+      ['WebSocket', 3],
+    ]);
+    for (const row of table.rows) {
+      expect(row.missing).toBe(0);
+      expect(row.delivered as number).toBeGreaterThan(0);
+      expect(row.p50 as number).toBeLessThanOrEqual(row.p99 as number);
+    }
+    expect(results[0].targets.map((t) => [t.name.includes('WebSocket'), t.met])).toEqual([
+      [false, null],
+      [true, null],
+    ]);
+  }, 120_000);
+});
+
+describe('a tiny memory run end to end', () => {
+  beforeAll(buildIfStale, 180_000);
+
+  it('reads the whole collection once as a plain list and once as a streaming list, each on its own server', async () => {
+    const opts = parseOptions(['memory', '--memory-objects', '50', '--stream-list-objects', '300']);
+    if (opts === 'help') throw new Error('help');
+    const ctx: BenchContext = { opts, orchdCli: join(OUT, 'src/cli.js'), log: () => undefined };
+    const results = await runScenarios(ctx, () => undefined);
+    expect(runningChildren()).toBe(0);
+    const [, reads] = results[0].tables;
+    expect(reads.rows.map((r) => [r.objects, r.read])).toEqual([
+      [300, 'plain'],
+      [300, 'streaming'],
+    ]);
+    // The seed's template Event is stored beside the 300 clones; both reads deliver all of them.
+    for (const row of reads.rows) {
+      expect(row.items).toBe(301);
+      expect(row.bytes as number).toBeGreaterThan(301 * 1000);
+      for (const k of ['ms', 'idleRss', 'peakGrowth', 'retained']) expect(Number.isFinite(row[k])).toBe(true);
+    }
+    expect(reads.rows[0].vsPlain).toBeNull();
+    expect(typeof reads.rows[1].vsPlain).toBe('number');
   }, 120_000);
 });

@@ -1,11 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LevelDbLog } from '../../src/log/leveldb-log.js';
 import { builtCli, isReady, keepAlive, killAll, request, spawnServer, type LogLine, type Reply } from './child.js';
 import { bodyOf, pathOf, type Kind } from './load.js';
+import { seedNamespaces } from './seed.js';
 
 /*
  * Startup: the server listens before it replays, says it is alive but not ready while the log is
@@ -32,35 +31,6 @@ afterAll(async () => {
   await killAll();
   await rm(root, { recursive: true, force: true });
 });
-
-/** Namespaces written into the log directly, as the server writes them: enough for a replay one can watch. */
-async function seedNamespaces(path: string, count: number): Promise<void> {
-  const log = new LevelDbLog({ path });
-  await log.open();
-  try {
-    const created = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-    for (let i = 0; i < count; i += 5000) {
-      let last: Promise<void> = Promise.resolve();
-      for (let j = i; j < Math.min(count, i + 5000); j++) {
-        const name = `seed-${j}`;
-        last = log.append((seq) => ({
-          type: 'put',
-          key: `/namespaces//${name}`,
-          value: {
-            apiVersion: 'v1',
-            kind: 'Namespace',
-            metadata: { name, uid: randomUUID(), resourceVersion: String(seq), creationTimestamp: created, labels: { 'kubernetes.io/metadata.name': name } },
-            spec: { finalizers: ['kubernetes'] },
-            status: { phase: 'Active' },
-          },
-        })).durable;
-      }
-      await last;
-    }
-  } finally {
-    await log.close();
-  }
-}
 
 describe('startup replay', () => {
   it('/livez is 200 and /readyz 500 while the log is replayed, with progress lines; then /readyz is 200', async () => {
