@@ -17,6 +17,8 @@ import { ReloadingAuthenticator } from './auth/reloading-authenticator.js';
 import { authenticationDocument } from './config/authentication.js';
 import { loadDocumentText, problemLine } from './config/load.js';
 import { servingTls } from './api/tls.js';
+import { directEgress } from './egress/egress.js';
+import { egressFromConfig } from './egress/from-config.js';
 
 export interface ServeOptions {
   port: number;
@@ -71,9 +73,12 @@ export async function serve(opts: ServeOptions): Promise<Running> {
   const logger = opts.logger ?? jsonLogger();
   await mkdir(opts.dataDir, { recursive: true });
   const metrics = new Metrics();
+  // Built before anything opens: an egress selection orchd cannot serve (GRPC) stops the start.
+  const egress = opts.config?.egressSelector ? egressFromConfig(opts.config.egressSelector.value) : directEgress;
   // Built before anything opens: an authenticator that cannot be built (CEL) stops the start.
   const authentication = opts.config?.authentication;
   const authOptions = {
+    egress,
     onInitError: (issuer: string, err: Error) => logger.error('oidc authenticator: initializing (retried every 10s)', { issuer, error: err.message }),
     onInitialized: (issuer: string, jwksUri: string) => logger.info('oidc authenticator: initialized', { issuer, jwksUri }),
   };
@@ -127,6 +132,7 @@ export async function serve(opts: ServeOptions): Promise<Running> {
     eventTtlSeconds: opts.eventTtlSeconds,
     bookmarkIntervalMs: opts.bookmarkIntervalMs,
     authenticator,
+    egress,
     ...(tls ? { tls: { cert: tls.cert, key: tls.key } } : {}),
   });
   try {

@@ -21,6 +21,7 @@ import { handleDiscovery, handleOpenApi } from './discovery-handlers.js';
 import { ApiError, pathNotFound, serviceUnavailable, unauthorized } from './status.js';
 import { RequestAuthenticator, type Authenticator } from '../auth/authenticate.js';
 import { admissionFor, runWithAdmissionContext } from '../admission/index.js';
+import type { Egress } from '../egress/egress.js';
 
 export interface ApiServerOptions {
   store: Store;
@@ -34,6 +35,8 @@ export interface ApiServerOptions {
   authenticator?: Authenticator;
   /** Serve HTTPS with this certificate (PEM, leaf first) and key. */
   tls?: { cert: Buffer; key: Buffer };
+  /** How outbound HTTPS (webhooks) is dialed per egress selection; default direct. */
+  egress?: Egress;
 }
 
 export interface ApiServer {
