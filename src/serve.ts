@@ -135,6 +135,8 @@ export async function serve(opts: ServeOptions): Promise<Running> {
     egress,
     ...(tls ? { tls: { cert: tls.cert, key: tls.key } } : {}),
   });
+  // Loaded only when configured: without it, the OpenTelemetry API stays the no-op one.
+  const tracing = opts.config?.tracing ? (await import('./tracing/provider.js')).startTracing(opts.config.tracing.value) : undefined;
   try {
     await new Promise<void>((resolve, reject) => {
       api.http.once('error', reject);
@@ -147,6 +149,7 @@ export async function serve(opts: ServeOptions): Promise<Running> {
     // Taken port, bad address: release the log's lock, so the caller may try again.
     await log.close();
     authenticator.close();
+    await tracing?.shutdown();
     throw err;
   }
   const port = (api.http.address() as AddressInfo).port;
@@ -195,6 +198,8 @@ export async function serve(opts: ServeOptions): Promise<Running> {
         await store.checkpoint();
         await store.close();
         await log.close();
+        // Last: the spans of the final writes end when the log has made them durable.
+        await tracing?.shutdown();
         logger.info('stopped', { seq: log.lastSeq, checkpoint: store.appliedSeq });
       })()),
   };

@@ -22,6 +22,7 @@ import { ApiError, pathNotFound, serviceUnavailable, unauthorized } from './stat
 import { RequestAuthenticator, type Authenticator } from '../auth/authenticate.js';
 import { admissionFor, runWithAdmissionContext } from '../admission/index.js';
 import type { Egress } from '../egress/egress.js';
+import { traceRequest } from './request-span.js';
 
 export interface ApiServerOptions {
   store: Store;
@@ -122,7 +123,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     }
   };
 
-  const listener = (req: IncomingMessage, res: ServerResponse) => void handle(req, res);
+  const listener = (req: IncomingMessage, res: ServerResponse) => void traceRequest(req, res, () => handle(req, res));
   const http: HttpServer = opts.tls ? createHttpsServer({ ...opts.tls, keepAliveTimeout: 65_000 }, listener) : createServer({ keepAliveTimeout: 65_000 }, listener);
   const wss = new WebSocketServer(watchSocketServerOptions);
   http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void upgrade(req, socket, head));
