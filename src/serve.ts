@@ -19,6 +19,7 @@ import { loadDocumentText, problemLine } from './config/load.js';
 import { servingTls } from './api/tls.js';
 import { directEgress } from './egress/egress.js';
 import { egressFromConfig } from './egress/from-config.js';
+import type { Tracing } from './tracing/provider.js';
 
 export interface ServeOptions {
   port: number;
@@ -135,9 +136,10 @@ export async function serve(opts: ServeOptions): Promise<Running> {
     egress,
     ...(tls ? { tls: { cert: tls.cert, key: tls.key } } : {}),
   });
-  // Loaded only when configured: without it, the OpenTelemetry API stays the no-op one.
-  const tracing = opts.config?.tracing ? (await import('./tracing/provider.js')).startTracing(opts.config.tracing.value) : undefined;
+  let tracing: Tracing | undefined;
   try {
+    // Loaded only when configured: without it, the OpenTelemetry API stays the no-op one.
+    if (opts.config?.tracing) tracing = (await import('./tracing/provider.js')).startTracing(opts.config.tracing.value);
     await new Promise<void>((resolve, reject) => {
       api.http.once('error', reject);
       api.http.listen(opts.port, opts.host, () => {
@@ -146,7 +148,8 @@ export async function serve(opts: ServeOptions): Promise<Running> {
       });
     });
   } catch (err) {
-    // Taken port, bad address: release the log's lock, so the caller may try again.
+    // Taken port, bad address, tracing already registered in this process: release the log's lock,
+    // so the caller may try again.
     await log.close();
     authenticator.close();
     await tracing?.shutdown();

@@ -8,6 +8,7 @@
  * kube-apiserver does, so an issuer that comes up after orchd (or runs on it) is picked up. A token
  * that arrives while the first attempt is under way waits for it.
  */
+import type { Agent as HttpsAgent } from 'node:https';
 import type { JWTAuthenticator as JWTAuthenticatorConfig } from '../config/authentication.js';
 import {
   ClaimError,
@@ -30,7 +31,6 @@ import {
   type JwtExpressions,
 } from './claim-expressions.js';
 import { issuerClient, type GetJson } from './issuer-client.js';
-import type { Agent as HttpsAgent } from 'node:https';
 import { directEgress, type Egress } from '../egress/egress.js';
 import { RemoteKeySet } from './jwks.js';
 import { discover } from './oidc-discovery.js';

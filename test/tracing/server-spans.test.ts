@@ -136,4 +136,16 @@ describe('tracing', () => {
       await onSocket.stop();
     }
   });
+
+  it('a second traced server in the same process is refused at start; the first keeps tracing', async () => {
+    const first = await start({ endpoint: collector.endpoint, samplingRatePerMillion: 1_000_000 });
+    try {
+      await expect(start({ endpoint: collector.endpoint, samplingRatePerMillion: 1_000_000 })).rejects.toThrow(/OpenTelemetry is already registered in this process/);
+      expect(tracer().startSpan('probe').isRecording()).toBe(true);
+      expect((await createNamespace(first.url, 'first-still-traced')).status).toBe(201);
+    } finally {
+      await first.close();
+    }
+    expect(collector.spans.find((s) => s.attributes['k8s.object.name'] === 'first-still-traced')).toBeDefined();
+  });
 });
