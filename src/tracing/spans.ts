@@ -3,13 +3,18 @@
  * is the no-op one and these cost a call or two. Any room may import this file (it imports nothing
  * of orchd); the SDK set-up is provider.ts, which only serve.ts loads.
  */
-import { SpanKind, SpanStatusCode, context, propagation, trace, type Attributes, type Span } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode, context, propagation, trace, type Attributes, type Span, type Tracer, type TracerProvider } from '@opentelemetry/api';
 
 export const TRACER_NAME = 'orchd';
 
-export function tracer() {
-  // Looked up per use, not kept: a provider registered (or replaced) later must be the one used.
-  return trace.getTracer(TRACER_NAME);
+let cached: { provider: TracerProvider; tracer: Tracer } | undefined;
+
+export function tracer(): Tracer {
+  // Kept per global provider: the API's provider object changes only when tracing is unregistered
+  // (a server closed), and its tracer follows an SDK registered after it was made.
+  const provider = trace.getTracerProvider();
+  if (cached?.provider !== provider) cached = { provider, tracer: provider.getTracer(TRACER_NAME) };
+  return cached.tracer;
 }
 
 /** Marks a span failed by err (recording it), as every instrumented place does. */
