@@ -17,6 +17,9 @@ import { ReloadingAuthenticator } from './auth/reloading-authenticator.js';
 import { authenticationDocument } from './config/authentication.js';
 import { loadDocumentText, problemLine } from './config/load.js';
 import { servingTls } from './api/tls.js';
+import { directEgress } from './egress/egress.js';
+import { egressFromConfig } from './egress/from-config.js';
+import type { Tracing } from './tracing/provider.js';
 
 export interface ServeOptions {
   port: number;
@@ -73,9 +76,12 @@ export async function serve(opts: ServeOptions): Promise<Running> {
   const logger = opts.logger ?? jsonLogger();
   await mkdir(opts.dataDir, { recursive: true });
   const metrics = new Metrics();
+  // Built before anything opens: an egress selection orchd cannot serve (GRPC) stops the start.
+  const egress = opts.config?.egressSelector ? egressFromConfig(opts.config.egressSelector.value) : directEgress;
   // Built before anything opens: an authenticator that cannot be built (CEL) stops the start.
   const authentication = opts.config?.authentication;
   const authOptions = {
+    egress,
     onInitError: (issuer: string, err: Error) => logger.error('oidc authenticator: initializing (retried every 10s)', { issuer, error: err.message }),
     onInitialized: (issuer: string, jwksUri: string) => logger.info('oidc authenticator: initialized', { issuer, jwksUri }),
   };
@@ -129,10 +135,14 @@ export async function serve(opts: ServeOptions): Promise<Running> {
     eventTtlSeconds: opts.eventTtlSeconds,
     bookmarkIntervalMs: opts.bookmarkIntervalMs,
     authenticator,
+    egress,
     ...(tls ? { tls: { cert: tls.cert, key: tls.key } } : {}),
     ...(opts.policyStatus !== undefined ? { policyStatus: opts.policyStatus } : {}),
   });
+  let tracing: Tracing | undefined;
   try {
+    // Loaded only when configured: without it, the OpenTelemetry API stays the no-op one.
+    if (opts.config?.tracing) tracing = (await import('./tracing/provider.js')).startTracing(opts.config.tracing.value);
     await new Promise<void>((resolve, reject) => {
       api.http.once('error', reject);
       api.http.listen(opts.port, opts.host, () => {
@@ -141,9 +151,11 @@ export async function serve(opts: ServeOptions): Promise<Running> {
       });
     });
   } catch (err) {
-    // Taken port, bad address: release the log's lock, so the caller may try again.
+    // Taken port, bad address, tracing already registered in this process: release the log's lock,
+    // so the caller may try again.
     await log.close();
     authenticator.close();
+    await tracing?.shutdown();
     throw err;
   }
   const port = (api.http.address() as AddressInfo).port;
@@ -192,6 +204,8 @@ export async function serve(opts: ServeOptions): Promise<Running> {
         await store.checkpoint();
         await store.close();
         await log.close();
+        // Last: the spans of the final writes end when the log has made them durable.
+        await tracing?.shutdown();
         logger.info('stopped', { seq: log.lastSeq, checkpoint: store.appliedSeq });
       })()),
   };

@@ -8,6 +8,7 @@ import { MutatingPolicyPlugin } from './mutating-policy-plugin.js';
 import { runMutatingPlugins, type MutatingPlugin } from './mutation.js';
 import { currentAdmissionContext } from './request-context.js';
 import { ValidatingAdmission } from './validating-admission.js';
+import { inSpan } from '../tracing/spans.js';
 
 export { runWithAdmissionContext, runAsSystem, currentAdmissionContext, type AdmissionRequestContext } from './request-context.js';
 export { typeCheckPolicy, type ExpressionWarning } from './type-checking.js';
@@ -35,8 +36,12 @@ export function admissionFor(store: Store, kinds: readonly KindStrategy[]): Admi
   const namespaceKind = kinds.find((k) => k.group === '' && k.kind === 'Namespace');
   const attributes = (...[op, kind, obj, old, opts]: Parameters<AdmissionHooks['mutate']>) =>
     admissionAttributes(store, namespaceKind, op, kind, obj, old, currentAdmissionContext().user, opts);
+  // One span per phase, a child of the request's (see src/api/request-span.ts).
+  const phase = <T>(name: 'mutate' | 'validate', op: string, kind: KindStrategy, obj: KubeObject, run: () => Promise<T>) =>
+    inSpan(`admission.${name}`, { 'admission.operation': op, 'k8s.resource': kind.plural, 'k8s.object.name': obj.metadata.name ?? obj.metadata.generateName ?? '' }, run);
   return {
-    mutate: async (op, kind, obj, old, opts) => (mutating.length === 0 ? obj : runMutatingPlugins(mutating, attributes(op, kind, obj, old, opts), obj)),
-    validate: async (op, kind, obj, old, opts) => validating?.validate(attributes(op, kind, obj, old, opts)),
+    mutate: (op, kind, obj, old, opts) =>
+      phase('mutate', op, kind, obj, async () => (mutating.length === 0 ? obj : runMutatingPlugins(mutating, attributes(op, kind, obj, old, opts), obj))),
+    validate: (op, kind, obj, old, opts) => phase('validate', op, kind, obj, async () => validating?.validate(attributes(op, kind, obj, old, opts))),
   };
 }

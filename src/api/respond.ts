@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { stringify as toYaml } from 'yaml';
 import { ApiError, internalError, type Status } from './status.js';
+import { tracer } from '../tracing/spans.js';
 
 /** How the client wants the answer rendered. */
 export interface Output {
@@ -16,6 +17,8 @@ export const YAML_TYPE = 'application/yaml';
  * object's shared encoding): compact JSON answers then cost no serialization at all.
  */
 export function send(res: ServerResponse, code: number, body: unknown, out: Output, json?: Buffer): void {
+  // From encoding until the body is handed to the connection: what a large answer costs to go out.
+  const span = tracer().startSpan('response.write', { attributes: { 'http.response.status_code': code } });
   let text: string | Buffer;
   let type: string;
   if (out.format === 'yaml') {
@@ -30,7 +33,11 @@ export function send(res: ServerResponse, code: number, body: unknown, out: Outp
   }
   res.statusCode = code;
   res.setHeader('Content-Type', type);
-  res.setHeader('Content-Length', Buffer.byteLength(text));
+  const size = Buffer.byteLength(text);
+  res.setHeader('Content-Length', size);
+  span.setAttribute('http.response.body.size', size);
+  // 'finish' comes before 'close', where the request's span ends: the child ends inside its parent.
+  res.once('finish', () => span.end());
   res.end(text);
 }
 

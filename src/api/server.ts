@@ -23,6 +23,8 @@ import { handleDiscovery, handleOpenApi } from './discovery-handlers.js';
 import { ApiError, pathNotFound, serviceUnavailable, unauthorized } from './status.js';
 import { RequestAuthenticator, type Authenticator } from '../auth/authenticate.js';
 import { admissionFor, runWithAdmissionContext } from '../admission/index.js';
+import type { Egress } from '../egress/egress.js';
+import { traceRequest } from './request-span.js';
 
 export interface ApiServerOptions {
   store: Store;
@@ -41,6 +43,8 @@ export interface ApiServerOptions {
    * of kube-controller-manager's --controllers, off means policies get no status.typeChecking.
    */
   policyStatus?: boolean;
+  /** How outbound HTTPS (webhooks) is dialed per egress selection; default direct. */
+  egress?: Egress;
 }
 
 export interface ApiServer {
@@ -129,7 +133,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     }
   };
 
-  const listener = (req: IncomingMessage, res: ServerResponse) => void handle(req, res);
+  const listener = (req: IncomingMessage, res: ServerResponse) => void traceRequest(req, res, () => handle(req, res));
   const http: HttpServer = opts.tls ? createHttpsServer({ ...opts.tls, keepAliveTimeout: 65_000 }, listener) : createServer({ keepAliveTimeout: 65_000 }, listener);
   const wss = new WebSocketServer(watchSocketServerOptions);
   http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void upgrade(req, socket, head));

@@ -81,6 +81,8 @@ export interface CertificateRequest {
   ca: boolean;
   /** Subject alternative names: host names and IP addresses (each told apart by its form). */
   altNames?: string[];
+  /** A leaf for TLS clients too (a client certificate): extKeyUsage gains clientAuth. */
+  clientAuth?: boolean;
 }
 
 /** A signed certificate as PEM. Keys must be EC P-256 (the signature is ecdsa-with-SHA256). */
@@ -99,7 +101,8 @@ export function createCertificate(r: CertificateRequest): string {
     extension('2.5.29.14', false, octets(keyId(spki))),
   ];
   if (!r.ca) {
-    extensions.push(extension('2.5.29.37', false, seq(oid('1.3.6.1.5.5.7.3.1')))); // extKeyUsage serverAuth
+    const usages = [oid('1.3.6.1.5.5.7.3.1'), ...(r.clientAuth ? [oid('1.3.6.1.5.5.7.3.2')] : [])];
+    extensions.push(extension('2.5.29.37', false, seq(...usages))); // extKeyUsage serverAuth (, clientAuth)
     extensions.push(extension('2.5.29.35', false, seq(tlv(0x80, keyId(issuerSpki))))); // authorityKeyIdentifier
   }
   if (r.altNames && r.altNames.length > 0) {

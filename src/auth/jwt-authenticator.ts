@@ -8,6 +8,7 @@
  * kube-apiserver does, so an issuer that comes up after orchd (or runs on it) is picked up. A token
  * that arrives while the first attempt is under way waits for it.
  */
+import type { Agent as HttpsAgent } from 'node:https';
 import type { JWTAuthenticator as JWTAuthenticatorConfig } from '../config/authentication.js';
 import {
   ClaimError,
@@ -30,6 +31,7 @@ import {
   type JwtExpressions,
 } from './claim-expressions.js';
 import { issuerClient, type GetJson } from './issuer-client.js';
+import { directEgress, type Egress } from '../egress/egress.js';
 import { RemoteKeySet } from './jwks.js';
 import { discover } from './oidc-discovery.js';
 import type { UserInfo } from './user.js';
@@ -44,12 +46,21 @@ export interface JwtAuthenticatorDeps {
   compiler?: ExpressionCompiler;
   /** Replaces the HTTPS client (which trusts certificateAuthority); tests. */
   get?: GetJson;
+  /** How issuer connections are dialed when the issuer names an `egressSelectorType`; default direct. */
+  egress?: Egress;
   now?: () => number;
   retryMs?: number;
   refetchCooldownMs?: number;
 }
 
 const RETRY_MS = 10_000;
+
+/** The issuer's CA, and with an egressSelectorType the agent of that selection (trusting that CA). */
+function issuerConnection(issuer: JWTAuthenticatorConfig['issuer'], egress: Egress = directEgress): { certificateAuthority?: string; agent?: HttpsAgent } {
+  const ca = issuer.certificateAuthority;
+  if (!issuer.egressSelectorType) return ca ? { certificateAuthority: ca } : {};
+  return { agent: egress.httpsAgent(issuer.egressSelectorType, ca ? { ca } : {}) };
+}
 
 export class JwtAuthenticator {
   readonly issuer: string;
@@ -59,6 +70,8 @@ export class JwtAuthenticator {
   private closed = false;
   private readonly expressions: JwtExpressions;
   private readonly get: GetJson;
+  /** The egress selection's kept-alive connections, closed with the authenticator. */
+  private readonly agent: HttpsAgent | undefined;
   private readonly now: () => number;
 
   /** Throws when an expression does not compile (or CEL is unavailable): the start must fail. */
@@ -69,7 +82,9 @@ export class JwtAuthenticator {
   ) {
     this.issuer = config.issuer.url;
     this.expressions = compileJwtExpressions(config, deps.compiler, path);
-    this.get = deps.get ?? issuerClient(config.issuer.certificateAuthority ? { certificateAuthority: config.issuer.certificateAuthority } : {});
+    const connection = deps.get ? undefined : issuerConnection(config.issuer, deps.egress);
+    this.agent = connection?.agent;
+    this.get = deps.get ?? issuerClient(connection);
     this.now = deps.now ?? Date.now;
   }
 
@@ -109,6 +124,7 @@ export class JwtAuthenticator {
   close(): void {
     this.closed = true;
     clearTimeout(this.retry);
+    this.agent?.destroy();
   }
 
   async authenticate(token: string): Promise<TokenResult> {

@@ -4,6 +4,7 @@ import type { KubeObject } from '../resources/types.js';
 import { decodeCheckpoint, encodeCheckpoint } from './checkpoint.js';
 import { StoreError } from './errors.js';
 import { VersionClock } from './version-clock.js';
+import { failSpan, tracer } from '../tracing/spans.js';
 import { View, type Change, type StoredObject } from './view.js';
 
 export interface StoreOptions {
@@ -241,15 +242,24 @@ export class Store {
   }
 
   private append(key: string, type: LogRecord['type'], obj: KubeObject): Promise<StoredObject> {
+    // A child of the request's span (the active context), ending when the batch is durable: the
+    // group commit's wait shows in the trace.
+    const span = tracer().startSpan('log.append', { attributes: { 'orchd.log.key': key, 'orchd.log.record': type } });
     const { seq, durable } = this.log.append((s) => {
       obj.metadata.resourceVersion = String(s);
       return { type, key, value: obj };
     });
+    span.setAttribute('orchd.log.seq', seq);
     this.pending.set(key, { seq, obj: type === 'put' ? obj : null });
     return durable.then(
-      () => ({ key, seq, obj }),
+      () => {
+        span.end();
+        return { key, seq, obj };
+      },
       (err: unknown) => {
         if (this.pending.get(key)?.seq === seq) this.pending.delete(key);
+        failSpan(span, err);
+        span.end();
         throw err;
       },
     );

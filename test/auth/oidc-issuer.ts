@@ -14,15 +14,15 @@ export interface Pki {
   key: string;
 }
 
-/** A CA and a serving certificate for 127.0.0.1/localhost signed by it. */
-export function testPki(name = 'test-issuer'): Pki {
+/** A CA and a serving certificate for 127.0.0.1/localhost signed by it (usable as a client certificate with clientAuth). */
+export function testPki(name = 'test-issuer', opts: { clientAuth?: boolean } = {}): Pki {
   const ca = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const leaf = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const notBefore = new Date(Date.now() - 60_000);
   const notAfter = new Date(Date.now() + 24 * 3600_000);
   const issuer = { commonName: `${name}-ca`, privateKey: ca.privateKey, publicKey: ca.publicKey };
   const caPem = createCertificate({ commonName: `${name}-ca`, publicKey: ca.publicKey, issuer, notBefore, notAfter, ca: true });
-  const cert = createCertificate({ commonName: name, publicKey: leaf.publicKey, issuer, notBefore, notAfter, ca: false, altNames: ['127.0.0.1', 'localhost'] });
+  const cert = createCertificate({ commonName: name, publicKey: leaf.publicKey, issuer, notBefore, notAfter, ca: false, altNames: ['127.0.0.1', 'localhost'], clientAuth: opts.clientAuth });
   return { caPem, cert, key: leaf.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string };
 }
 
