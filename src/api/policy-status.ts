@@ -1,4 +1,4 @@
-import { runAsSystem, typeCheckPolicy } from '../admission/index.js';
+import { typeCheckPolicy } from '../admission/index.js';
 import { numberAt, objectAt } from '../resources/json-access.js';
 import type { KindStrategy } from '../resources/strategy.js';
 import type { KubeObject } from '../resources/types.js';
@@ -49,7 +49,7 @@ export function startPolicyStatus(objects: ObjectStore, kinds: readonly KindStra
     const name = o.metadata.name ?? '';
     if (!stale(o) || queued.has(name)) return;
     queued.add(name);
-    enqueue(() => runAsSystem(() => check(name)));
+    enqueue(() => check(name));
   };
 
   const sub = objects.store.changes$.subscribe((batch) => {

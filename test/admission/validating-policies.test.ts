@@ -278,6 +278,26 @@ describe('lifecycle', () => {
     });
     expect((await call(srv.url, 'DELETE', `${events(ns)}/keep`)).status).toBe(200);
   });
+
+  test("controllers write as the system user, not as the user whose write woke them", async () => {
+    const ns = await namespace();
+    await created(events(ns), event('left-behind'));
+    // Only orchd itself may delete Events: the namespace's cleanup must still empty it.
+    const p = policy('system-deletes', {
+      matchConstraints: { resourceRules: [{ ...eventRule, operations: ['DELETE'] }] },
+      validations: [{ expression: "request.userInfo.username == 'system:apiserver'", message: 'only the system deletes events' }],
+    });
+    await withPolicy(p, binding('system-deletes-b', 'system-deletes'), async () => {
+      expect((await call(srv.url, 'DELETE', `${events(ns)}/left-behind`)).status).toBe(422);
+      expect((await call(srv.url, 'DELETE', `${NS}/${ns}`)).status).toBe(200);
+      let gone = false;
+      for (let i = 0; i < 100 && !gone; i++) {
+        gone = (await call(srv.url, 'GET', `${NS}/${ns}`)).status === 404;
+        if (!gone) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(gone).toBe(true);
+    });
+  });
 });
 
 describe('params', () => {
