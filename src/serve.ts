@@ -17,6 +17,7 @@ import { ReloadingAuthenticator } from './auth/reloading-authenticator.js';
 import { authenticationDocument } from './config/authentication.js';
 import { loadDocumentText, problemLine } from './config/load.js';
 import { servingTls } from './api/tls.js';
+import { credentialsFor } from './config/webhook-admission.js';
 
 export interface ServeOptions {
   port: number;
@@ -118,6 +119,7 @@ export async function serve(opts: ServeOptions): Promise<Running> {
       logger.info('replaying log', { applied, total, percent: Math.floor((applied / total) * 100) });
     },
   });
+  const webhookAdmission = opts.config?.admission?.value.plugins.find((p) => p.name === 'MutatingAdmissionWebhook')?.webhookAdmission;
   const api = createApiServer({
     store,
     kinds,
@@ -128,6 +130,7 @@ export async function serve(opts: ServeOptions): Promise<Running> {
     bookmarkIntervalMs: opts.bookmarkIntervalMs,
     authenticator,
     ...(tls ? { tls: { cert: tls.cert, key: tls.key } } : {}),
+    ...(webhookAdmission ? { webhooks: { credentials: (hostPort: string) => credentialsFor(webhookAdmission, hostPort) } } : {}),
   });
   try {
     await new Promise<void>((resolve, reject) => {

@@ -3,11 +3,10 @@
  * validations and messageExpressions, each a program or the compile errors that make it fail at
  * admission time (an expression that does not compile is an error failurePolicy governs).
  */
-import { fieldErrorText, PolicyCompiler, type CelProgram, type CelSchema } from '../cel/index.js';
+import { PolicyCompiler, type CelProgram, type CelSchema } from '../cel/index.js';
 import { listAt, objectAt, stringAt } from '../resources/json-access.js';
 import type { KubeObject } from '../resources/types.js';
-
-export type Compiled = { program: CelProgram; error?: undefined } | { program?: undefined; error: string };
+import { compileConditions, compileExpression, type Compiled, type CompiledCondition } from './expressions.js';
 
 export interface CompiledValidation {
   expression: string;
@@ -21,7 +20,7 @@ export interface CompiledValidation {
 export interface CompiledPolicy {
   failurePolicy: 'Fail' | 'Ignore';
   variables: ReadonlyMap<string, CelProgram>;
-  matchConditions: { name: string; expression: string; check: Compiled }[];
+  matchConditions: CompiledCondition[];
   validations: CompiledValidation[];
 }
 
@@ -34,25 +33,19 @@ export interface PolicySchemas {
 export function compilePolicy(policy: KubeObject, schemas: PolicySchemas): CompiledPolicy {
   const spec = objectAt(policy, 'spec');
   const compiler = new PolicyCompiler({ kind: 'validating', schemas });
-  const toCompiled = (r: ReturnType<PolicyCompiler['compile']>): Compiled =>
-    r.ok ? { program: r.program } : { error: `compilation error: ${r.errors.map(fieldErrorText).join('; ')}` };
   listAt(spec, 'variables').forEach((v, i) => {
     compiler.declareVariable(stringAt(v, 'name'), stringAt(v, 'expression'), `spec.variables[${i}].expression`);
   });
-  const matchConditions = listAt(spec, 'matchConditions').map((m, i) => ({
-    name: stringAt(m, 'name'),
-    expression: stringAt(m, 'expression'),
-    check: toCompiled(compiler.compile(stringAt(m, 'expression'), { fieldPath: `spec.matchConditions[${i}].expression`, returns: ['bool'] })),
-  }));
+  const matchConditions = compileConditions(compiler, listAt(spec, 'matchConditions'), 'spec.matchConditions');
   const validations = listAt(spec, 'validations').map((v, i): CompiledValidation => {
     const expression = stringAt(v, 'expression');
     const messageExpression = stringAt(v, 'messageExpression');
     return {
       expression,
-      check: toCompiled(compiler.compile(expression, { fieldPath: `spec.validations[${i}].expression`, returns: ['bool'] })),
+      check: compileExpression(compiler, expression, { fieldPath: `spec.validations[${i}].expression`, returns: ['bool'] }),
       message: stringAt(v, 'message'),
       ...(messageExpression
-        ? { messageExpression: toCompiled(compiler.compile(messageExpression, { fieldPath: `spec.validations[${i}].messageExpression`, returns: ['string'] })) }
+        ? { messageExpression: compileExpression(compiler, messageExpression, { fieldPath: `spec.validations[${i}].messageExpression`, returns: ['string'] }) }
         : {}),
       reason: stringAt(v, 'reason') || 'Invalid',
     };

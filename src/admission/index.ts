@@ -5,11 +5,14 @@ import { admissionAttributes, type AdmissionOptions } from './attributes.js';
 import type { Operation } from './matching.js';
 import type { KubeObject } from '../resources/types.js';
 import { runMutatingPlugins, type MutatingPlugin } from './mutation.js';
+import { MutatingWebhooks } from './mutating-webhooks.js';
+import type { WebhookClientOptions } from './webhook-client.js';
 import { currentAdmissionContext } from './request-context.js';
 import { ValidatingAdmission } from './validating-admission.js';
 
 export { runWithAdmissionContext, currentAdmissionContext, type AdmissionRequestContext } from './request-context.js';
 export { ValidatingAdmission } from './validating-admission.js';
+export type { WebhookClientOptions, WebhookCredentials } from './webhook-client.js';
 
 /**
  * Admission on the object store's write path, in Kubernetes' order: mutate runs after defaulting
@@ -21,11 +24,17 @@ export interface AdmissionHooks {
   validate(op: Exclude<Operation, 'CONNECT'>, kind: KindStrategy, obj: KubeObject, old: KubeObject | undefined, opts: AdmissionOptions): Promise<void>;
 }
 
-/** The admission hooks for a server serving these kinds; undefined when no admission kinds are served. */
-export function admissionFor(store: Store, kinds: readonly KindStrategy[]): AdmissionHooks | undefined {
-  const served = (k: string) => kinds.some((x) => x.kind === k && x.group === 'admissionregistration.orch.io');
+/**
+ * The admission hooks for a server serving these kinds; undefined when no admission kinds are
+ * served. opts: how webhooks are dialed (egress) and what they are shown (credentials).
+ */
+export function admissionFor(store: Store, kinds: readonly KindStrategy[], opts: WebhookClientOptions = {}): AdmissionHooks | undefined {
+  const find = (k: string) => kinds.find((x) => x.kind === k && x.group === 'admissionregistration.orch.io');
+  const served = (k: string) => find(k) !== undefined;
   const validating = served('ValidatingAdmissionPolicy') && served('ValidatingAdmissionPolicyBinding') ? new ValidatingAdmission(store, kinds) : undefined;
   const mutating: MutatingPlugin[] = [];
+  const webhookKind = find('MutatingWebhookConfiguration');
+  if (webhookKind) mutating.push(new MutatingWebhooks(store, webhookKind, opts));
   if (!validating && mutating.length === 0) return undefined;
   const namespaceKind = kinds.find((k) => k.group === '' && k.kind === 'Namespace');
   const attributes = (...[op, kind, obj, old, opts]: Parameters<AdmissionHooks['mutate']>) =>

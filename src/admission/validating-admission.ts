@@ -7,7 +7,7 @@
  * Each failure goes where the binding's validationActions say: Deny (the first one refuses the
  * request), Warn (a Warning header), Audit (not recorded yet: orchd has no audit log).
  */
-import { Activation, CelCostLimitError, CelEvaluationError, CelTimeoutError } from '../cel/index.js';
+import { Activation, CelCostLimitError, CelTimeoutError } from '../cel/index.js';
 import { ApiError, forbidden, qualified } from '../api/status.js';
 import { isObject, listAt, objectAt, stringAt, stringsOf } from '../resources/json-access.js';
 import { kindByGroupVersionKind } from '../resources/registry.js';
@@ -16,7 +16,8 @@ import type { KubeObject } from '../resources/types.js';
 import { matchesLabels } from '../store/label-selector.js';
 import { collectionOf, storageKey, suffixOf } from '../store/keys.js';
 import type { Store } from '../store/store.js';
-import type { Compiled, CompiledPolicy } from './compile-policy.js';
+import type { CompiledPolicy } from './compile-policy.js';
+import { evaluateConditions, runExpression } from './expressions.js';
 import { selectorRequirements } from './label-selector.js';
 import type { AdmissionAttributes } from './attributes.js';
 import { matchesResources } from './matching.js';
@@ -162,16 +163,11 @@ function evaluatePolicy(p: CompiledPolicy, act: Activation, fail: Fail): void {
     if (p.failurePolicy === 'Fail') fail(message);
   };
   // matchConditions: any false skips the policy; otherwise an error is a failure (failurePolicy).
-  // Every condition runs (as Kubernetes' matcher does); the errors are reported together.
-  const conditionErrors: string[] = [];
-  for (const m of p.matchConditions) {
-    const r = run(m.check, act, m.expression);
-    if (r.error !== undefined) conditionErrors.push(r.error);
-    else if (r.value === false) return;
-  }
-  if (conditionErrors.length > 0) return onError(conditionErrors.length === 1 ? conditionErrors[0] : `[${conditionErrors.join(', ')}]`);
+  const conditions = evaluateConditions(p.matchConditions, act);
+  if (conditions.error !== undefined) return onError(conditions.error);
+  if (!conditions.matches) return;
   for (const v of p.validations) {
-    const r = run(v.check, act, v.expression);
+    const r = runExpression(v.check, act, v.expression);
     if (r.error !== undefined) {
       onError(r.error);
       continue;
@@ -202,17 +198,6 @@ function messageOf(v: CompiledPolicy['validations'][number], act: Activation): {
   } catch (err) {
     if (err instanceof CelCostLimitError || err instanceof CelTimeoutError) return { error: `failed messageExpression: ${err.message}` };
     return { message: fallback };
-  }
-}
-
-/** Evaluates a compiled expression; errors worded as Kubernetes' CEL filter words them. */
-function run(c: Compiled, act: Activation, expression: string): { value?: unknown; error?: string } {
-  if (c.error !== undefined) return { error: c.error };
-  try {
-    return { value: c.program.evaluate(act) };
-  } catch (err) {
-    const text = err instanceof CelEvaluationError ? err.message : errorText(err);
-    return { error: `expression '${expression}' resulted in error: ${text}` };
   }
 }
 
