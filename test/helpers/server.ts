@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '../../src/api/logger.js';
+import type { ServerConfig } from '../../src/config/server-config.js';
 import { serve, type Running } from '../../src/serve.js';
 
 export interface TestServer extends Running {
@@ -12,7 +13,7 @@ export interface TestServer extends Running {
 }
 
 /** A real orchd on 127.0.0.1 with a real LevelDB in a fresh temp folder. */
-export async function startServer(opts: { dataDir?: string; eventTtlSeconds?: number; bookmarkIntervalMs?: number } = {}): Promise<TestServer> {
+export async function startServer(opts: { dataDir?: string; eventTtlSeconds?: number; bookmarkIntervalMs?: number; config?: ServerConfig } = {}): Promise<TestServer> {
   const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'orchd-test-')));
   const running = await serve({
     port: 0,
@@ -21,6 +22,7 @@ export async function startServer(opts: { dataDir?: string; eventTtlSeconds?: nu
     eventTtlSeconds: opts.eventTtlSeconds ?? 3600,
     logger: silentLogger,
     ...(opts.bookmarkIntervalMs ? { bookmarkIntervalMs: opts.bookmarkIntervalMs } : {}),
+    ...(opts.config ? { config: opts.config } : {}),
   });
   return {
     ...running,
