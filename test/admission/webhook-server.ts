@@ -48,7 +48,7 @@ export class WebhookServer {
         }
         const socket = req.socket as TLSSocket;
         const peer = socket.authorized ? socket.getPeerCertificate() : undefined;
-        this.received.push({ path, query, headers: req.headers, ...(peer?.subject ? { clientCN: peer.subject.CN } : {}), review });
+        this.received.push({ path, query, headers: req.headers, ...(peer?.subject ? { clientCN: String(peer.subject.CN) } : {}), review });
         const handler = this.handlers.get(path);
         const answer: Answer = handler ? handler(review) : { status: 404, body: 'no handler', contentType: 'text/plain' };
         if (answer === 'hang') return; // the connection is closed by the client's timeout or by stop()
