@@ -5,14 +5,13 @@ import { admissionAttributes, type AdmissionOptions } from './attributes.js';
 import type { Operation } from './matching.js';
 import type { KubeObject } from '../resources/types.js';
 import { runMutatingPlugins, type MutatingPlugin } from './mutation.js';
-import { MutatingWebhooks } from './mutating-webhooks.js';
-import type { WebhookClientOptions } from './webhook-client.js';
+import { MutatingWebhooks, type WebhookAdmissionOptions } from './mutating-webhooks.js';
 import { currentAdmissionContext } from './request-context.js';
 import { ValidatingAdmission } from './validating-admission.js';
 
 export { runWithAdmissionContext, currentAdmissionContext, type AdmissionRequestContext } from './request-context.js';
 export { ValidatingAdmission } from './validating-admission.js';
-export type { WebhookClientOptions, WebhookCredentials } from './webhook-client.js';
+export type { WebhookAdmissionOptions } from './mutating-webhooks.js';
 
 /**
  * Admission on the object store's write path, in Kubernetes' order: mutate runs after defaulting
@@ -28,7 +27,7 @@ export interface AdmissionHooks {
  * The admission hooks for a server serving these kinds; undefined when no admission kinds are
  * served. opts: how webhooks are dialed (egress) and what they are shown (credentials).
  */
-export function admissionFor(store: Store, kinds: readonly KindStrategy[], opts: WebhookClientOptions = {}): AdmissionHooks | undefined {
+export function admissionFor(store: Store, kinds: readonly KindStrategy[], opts: WebhookAdmissionOptions = {}): AdmissionHooks | undefined {
   const find = (k: string) => kinds.find((x) => x.kind === k && x.group === 'admissionregistration.orch.io');
   const served = (k: string) => find(k) !== undefined;
   const validating = served('ValidatingAdmissionPolicy') && served('ValidatingAdmissionPolicyBinding') ? new ValidatingAdmission(store, kinds) : undefined;

@@ -35,18 +35,31 @@ import { CallFailure, WebhookClient, type WebhookClientOptions } from './webhook
 import { WebhookCallError, dryRunUnsupported, webhookDenial } from './webhook-errors.js';
 import { WebhookSource, type WebhookEntry } from './webhook-source.js';
 
+export interface WebhookAdmissionOptions extends WebhookClientOptions {
+  /** A call failed and failurePolicy Ignore let the request go on (Kubernetes logs it). */
+  onFailOpen?: (webhook: string, error: string) => void;
+}
+
 const DEFAULT_TIMEOUT_SECONDS = 10;
 const NO_SIDE_EFFECTS = ['None', 'NoneOnDryRun'];
 
 const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 export class MutatingWebhooks implements MutatingPlugin {
-  readonly source: WebhookSource;
-  readonly client: WebhookClient;
+  private readonly source: WebhookSource;
+  private readonly client: WebhookClient;
 
-  constructor(store: Store, configurationKind: KindStrategy, opts: WebhookClientOptions = {}) {
+  constructor(
+    store: Store,
+    configurationKind: KindStrategy,
+    private readonly opts: WebhookAdmissionOptions = {},
+  ) {
     this.source = new WebhookSource(store, configurationKind);
     this.client = new WebhookClient(opts);
+  }
+
+  failedOpen(e: WebhookCallError): void {
+    this.opts.onFailOpen?.(e.webhook, e.message);
   }
 
   begin(a: AdmissionAttributes): MutatingPass | undefined {
@@ -183,8 +196,9 @@ class WebhookPass implements MutatingPass {
         if (stringAt(e.hook, 'reinvocationPolicy') === 'IfNeeded') this.invoked.add(e.uid);
         if (failure === undefined) continue;
         if (failure instanceof WebhookCallError) {
-          if (stringAt(e.hook, 'failurePolicy') === 'Ignore') continue;
-          throw internalError(failure.message);
+          if (stringAt(e.hook, 'failurePolicy') !== 'Ignore') throw internalError(failure.message);
+          this.plugin.failedOpen(failure);
+          continue;
         }
         if (failure instanceof ApiError) throw failure;
         throw internalError(errorText(failure));

@@ -143,10 +143,4 @@ export class WebhookClient {
     }
     return agent;
   }
-
-  /** Closes the kept connections. */
-  close(): void {
-    for (const a of this.agents.values()) a.destroy();
-    this.agents.clear();
-  }
 }

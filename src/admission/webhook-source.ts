@@ -24,7 +24,6 @@ export class WebhookSource {
   private entries: readonly WebhookEntry[] | undefined;
   private readonly cache = new ProgramCache<CompiledCondition[]>();
   private readonly prefix: string;
-  private readonly stop: () => void;
   private known = new Set<string>();
 
   constructor(
@@ -32,10 +31,10 @@ export class WebhookSource {
     private readonly kind: KindStrategy,
   ) {
     this.prefix = collectionOf(kind) + '/';
-    const sub = store.changes$.subscribe((changes) => {
+    // Lives as long as the store: the server never drops its admission plugins.
+    store.changes$.subscribe((changes) => {
       if (this.entries && changes.some((c) => c.key.startsWith(this.prefix))) this.entries = undefined;
     });
-    this.stop = () => sub.unsubscribe();
   }
 
   current(): readonly WebhookEntry[] {
@@ -60,9 +59,5 @@ export class WebhookSource {
       const compiler = new PolicyCompiler({ kind: 'webhookMatchCondition', schemas: { object: target.schema } });
       return compileConditions(compiler, listAt(e.hook, 'matchConditions'), `webhooks[${e.index}].matchConditions`);
     });
-  }
-
-  close(): void {
-    this.stop();
   }
 }

@@ -20,7 +20,7 @@ import { upgradeWatch, watchSocketServerOptions } from './watch-handler.js';
 import { handleDiscovery, handleOpenApi } from './discovery-handlers.js';
 import { ApiError, pathNotFound, serviceUnavailable, unauthorized } from './status.js';
 import { RequestAuthenticator, type Authenticator } from '../auth/authenticate.js';
-import { admissionFor, runWithAdmissionContext, type WebhookClientOptions } from '../admission/index.js';
+import { admissionFor, runWithAdmissionContext, type WebhookAdmissionOptions } from '../admission/index.js';
 
 export interface ApiServerOptions {
   store: Store;
@@ -35,7 +35,7 @@ export interface ApiServerOptions {
   /** Serve HTTPS with this certificate (PEM, leaf first) and key. */
   tls?: { cert: Buffer; key: Buffer };
   /** How admission webhooks are dialed and the credentials they are shown. */
-  webhooks?: WebhookClientOptions;
+  webhooks?: WebhookAdmissionOptions;
 }
 
 export interface ApiServer {
@@ -55,7 +55,10 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
   for (const k of opts.kinds) for (const v of k.versions) lookupMap.set(`${k.group}/${v}/${k.plural}`, k);
   const byCollection = new Map(opts.kinds.map((k) => [collectionOf(k), k]));
   const lookup = (g: string, v: string, p: string) => lookupMap.get(`${g}/${v}/${p}`);
-  const objects = new ObjectStore(opts.store, { now: () => new Date() }, admissionFor(opts.store, opts.kinds, opts.webhooks));
+  const objects = new ObjectStore(opts.store, { now: () => new Date() }, admissionFor(opts.store, opts.kinds, {
+    ...opts.webhooks,
+    onFailOpen: (webhook, error) => opts.logger.warn('failed calling webhook, failing open', { webhook, error }),
+  }));
   const context: Server = {
     objects,
     kinds: opts.kinds,

@@ -1,13 +1,15 @@
 /**
- * matchPolicy on a kind served in two versions. orchd's multi-version kinds are admissionregistration
- * kinds, which webhooks never see, so this file serves Event in v1 and v2 (same shape) from a real
- * API server over a real store: a webhook whose rule names only v2 is called for a v1 request under
- * Equivalent (it sees the v2 object, its patch lands on the v1 object) and not under Exact.
+ * Mutating webhooks on an API server built here over a real store, for what the usual test server
+ * cannot show. matchPolicy on a kind served in two versions: orchd's multi-version kinds are
+ * admissionregistration kinds, which webhooks never see, so Event is served in v1 and v2 (same
+ * shape); a webhook whose rule names only v2 is called for a v1 request under Equivalent (it sees
+ * the v2 object, its patch lands on the v1 object) and not under Exact. And the server's log line
+ * for a webhook call that failed open.
  */
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { silentLogger } from '../../src/api/logger.js';
+import type { Logger } from '../../src/api/logger.js';
 import { Metrics } from '../../src/api/metrics.js';
 import { createApiServer, type ApiServer } from '../../src/api/server.js';
 import { MemoryLog } from '../../src/log/memory-log.js';
@@ -26,6 +28,8 @@ let store: Store;
 let api: ApiServer;
 let base: string;
 let hook: WebhookServer;
+const warnings: { msg: string; fields?: Record<string, unknown> }[] = [];
+const logger: Logger = { info() {}, warn: (msg, fields) => warnings.push({ msg, ...(fields ? { fields } : {}) }), error() {} };
 
 beforeAll(async () => {
   hook = await new WebhookServer().start();
@@ -33,7 +37,7 @@ beforeAll(async () => {
   log = new MemoryLog();
   await log.open();
   store = new Store({ log });
-  api = createApiServer({ store, kinds: kinds.map((k) => (k === event ? twoVersions : k)), metrics: new Metrics(), logger: silentLogger, secret: randomBytes(32), eventTtlSeconds: 3600 });
+  api = createApiServer({ store, kinds: kinds.map((k) => (k === event ? twoVersions : k)), metrics: new Metrics(), logger, secret: randomBytes(32), eventTtlSeconds: 3600 });
   await new Promise<void>((resolve) => api.http.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(api.http.address() as AddressInfo).port}`;
   await store.start();
@@ -81,4 +85,24 @@ test('a rule naming another served version matches under Equivalent (the webhook
     expect(r.body.metadata.labels).toEqual({ 'seen-as': 'events.orch.io_v2' });
     expect((await call(base, 'DELETE', `${MWC}/${name}`)).status).toBe(200);
   }
+});
+
+test('a call that fails under failurePolicy Ignore is logged, naming the webhook and why', async () => {
+  hook.on('/500', () => ({ status: 500, body: 'boom', contentType: 'text/plain' }));
+  const webhook = {
+    name: 'flaky.example.com',
+    clientConfig: { url: `${hook.url}/500`, caBundle: hook.caBundle },
+    rules: [{ apiGroups: ['events.orch.io'], apiVersions: ['*'], resources: ['events'], operations: ['CREATE'] }],
+    failurePolicy: 'Ignore',
+    sideEffects: 'None',
+    admissionReviewVersions: ['v1'],
+  };
+  expect((await call(base, 'POST', MWC, { apiVersion: 'admissionregistration.orch.io/v1', kind: 'MutatingWebhookConfiguration', metadata: { name: 'flaky' }, webhooks: [webhook] })).status).toBe(201);
+  const e = fixtures.event();
+  e.metadata = { name: 'failed-open' };
+  expect((await call(base, 'POST', '/apis/events.orch.io/v1/namespaces/default/events', e)).status).toBe(201);
+  expect(warnings).toContainEqual({
+    msg: 'failed calling webhook, failing open',
+    fields: { webhook: 'flaky.example.com', error: 'failed calling webhook "flaky.example.com": failed to call webhook: an error on the server ("boom") has prevented the request from succeeding' },
+  });
 });
