@@ -69,7 +69,12 @@ export class WebhookClient {
       const target = `https://${name}.${stringAt(svc, 'namespace')}.svc:${port}${stringAt(svc, 'path')}?timeout=${timeoutSeconds}s`;
       throw new CallFailure(`failed to call webhook: Post ${JSON.stringify(target)}: service "${name}" not found (orchd serves no Services: reach the webhook through clientConfig.url)`);
     }
-    const url = new URL(stringAt(clientConfig, 'url'));
+    let url: URL;
+    try {
+      url = new URL(stringAt(clientConfig, 'url'));
+    } catch (e) {
+      throw new CallFailure(`Unparsable URL: ${(e as Error).message}`);
+    }
     url.search = `?timeout=${timeoutSeconds}s`;
     const target = url.toString();
     const creds = this.opts.credentials?.(url.port ? url.host : `${url.host}:443`);

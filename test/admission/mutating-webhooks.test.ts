@@ -220,6 +220,32 @@ describe('failurePolicy', () => {
   });
 });
 
+describe('a stored configuration the API would refuse now', () => {
+  test('a URL that cannot be parsed is a call failure: Fail refuses the write, Ignore lets it through', async () => {
+    const ns = await namespace();
+    for (const failurePolicy of ['Fail', 'Ignore']) {
+      const name = `bad-url-${failurePolicy.toLowerCase()}`;
+      await created(MWC, { apiVersion: 'admissionregistration.orch.io/v1', kind: 'MutatingWebhookConfiguration', metadata: { name }, webhooks: [webhook('url.example.com', '/label', { failurePolicy })] });
+      try {
+        // Put in the store as an older release could have left it: the API validates URLs on write.
+        const objects = srv.api.context.objects;
+        const kind = srv.api.context.kinds.find((k) => k.kind === 'MutatingWebhookConfiguration')!;
+        const bad = webhook('url.example.com', '/label', { failurePolicy, clientConfig: { url: 'https://[::1/label', caBundle: hook.caBundle } });
+        await objects.store.update(objects.key(kind, undefined, name), (cur) => ({ kind: 'put', obj: { ...cur!.obj, webhooks: [bad] } }));
+        const r = await call(srv.url, 'POST', events(ns), event(name));
+        if (failurePolicy === 'Ignore') {
+          expect(r.status, r.text).toBe(201);
+          continue;
+        }
+        expect(r.status).toBe(500);
+        expect(r.body.message).toMatch(/^Internal error occurred: failed calling webhook "url.example.com": Unparsable URL: /);
+      } finally {
+        await call(srv.url, 'DELETE', `${MWC}/${name}`);
+      }
+    }
+  });
+});
+
 describe('which webhooks are called', () => {
   test('matchConditions: false skips the webhook; an error fails the request under Fail and skips it under Ignore', async () => {
     const ns = await namespace();
