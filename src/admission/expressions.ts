@@ -7,7 +7,7 @@
  * whatever the others did; otherwise their errors are reported together (one as it is, several as
  * `[a, b]`) for the caller's failurePolicy.
  */
-import { CelEvaluationError, fieldErrorText, type Activation, type CelProgram, type CompileOptions, type PolicyCompiler } from '../cel/index.js';
+import { fieldErrorText, type Activation, type CelProgram, type CompileOptions, type PolicyCompiler } from '../cel/index.js';
 import { stringAt } from '../resources/json-access.js';
 
 export type Compiled = { program: CelProgram; error?: undefined } | { program?: undefined; error: string };
@@ -38,8 +38,7 @@ export function runExpression(c: Compiled, act: Activation, expression: string):
   try {
     return { value: c.program.evaluate(act) };
   } catch (err) {
-    const text = err instanceof CelEvaluationError ? err.message : err instanceof Error ? err.message : String(err);
-    return { error: `expression '${expression}' resulted in error: ${text}` };
+    return { error: `expression '${expression}' resulted in error: ${err instanceof Error ? err.message : String(err)}` };
   }
 }
 
