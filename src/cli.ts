@@ -23,8 +23,8 @@ const usage = `usage: orchd serve [--port 8080] [--bind-address 127.0.0.1] [--da
 
 Server configuration files (YAML or JSON). Each given file is read and validated before anything
 else; one that breaks a rule stops the server with every error and its field path.
-Enforced: authentication (reloaded every minute), encryption at rest, TLS. Validated only, not yet
-enforced: authorization, egress selection, tracing, admission configuration.
+Enforced: authentication (reloaded every minute), encryption at rest, TLS, admission configuration.
+Validated only, not yet enforced: authorization, egress selection, tracing.
   --authentication-config FILE          AuthenticationConfiguration: JWT authenticators, anonymous
                                         (with it, orchd serves HTTPS; without a certificate it makes
                                         a self-signed one in the data folder, apiserver.crt)

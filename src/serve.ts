@@ -20,6 +20,7 @@ import { servingTls } from './api/tls.js';
 import { directEgress } from './egress/egress.js';
 import { egressFromConfig } from './egress/from-config.js';
 import type { Tracing } from './tracing/provider.js';
+import { credentialsFor } from './config/webhook-admission.js';
 
 export interface ServeOptions {
   port: number;
@@ -126,6 +127,7 @@ export async function serve(opts: ServeOptions): Promise<Running> {
       logger.info('replaying log', { applied, total, percent: Math.floor((applied / total) * 100) });
     },
   });
+  const webhookAdmission = opts.config?.admission?.value.plugins.find((p) => p.name === 'MutatingAdmissionWebhook')?.webhookAdmission;
   const api = createApiServer({
     store,
     kinds,
@@ -138,6 +140,7 @@ export async function serve(opts: ServeOptions): Promise<Running> {
     egress,
     ...(tls ? { tls: { cert: tls.cert, key: tls.key } } : {}),
     ...(opts.policyStatus !== undefined ? { policyStatus: opts.policyStatus } : {}),
+    ...(webhookAdmission ? { webhooks: { credentials: (hostPort: string) => credentialsFor(webhookAdmission, hostPort) } } : {}),
   });
   let tracing: Tracing | undefined;
   try {

@@ -56,6 +56,15 @@ export const toCompiled = (r: CompileResult): Compiled =>
 
 export const failurePolicyOf = (spec: unknown): 'Fail' | 'Ignore' => (stringAt(spec, 'failurePolicy') === 'Ignore' ? 'Ignore' : 'Fail');
 
+/** A matchConditions list at fieldPath (`spec.matchConditions`, `webhooks[0].matchConditions`); webhooks use it too. */
+export function compileConditions(compiler: PolicyCompiler, conditions: unknown[], fieldPath: string): CompiledMatchCondition[] {
+  return conditions.map((m, i) => ({
+    name: stringAt(m, 'name'),
+    expression: stringAt(m, 'expression'),
+    check: toCompiled(compiler.compile(stringAt(m, 'expression'), { fieldPath: `${fieldPath}[${i}].expression`, returns: ['bool'] })),
+  }));
+}
+
 /**
  * Compiles the shared parts of a policy's spec and returns the compiler, with the policy's
  * variables declared, for the flavour's own expressions.
@@ -65,11 +74,7 @@ export function compilePolicyBase(spec: unknown, kind: EnvKind, schemas: PolicyS
   listAt(spec, 'variables').forEach((v, i) => {
     compiler.declareVariable(stringAt(v, 'name'), stringAt(v, 'expression'), `spec.variables[${i}].expression`);
   });
-  const matchConditions = listAt(spec, 'matchConditions').map((m, i) => ({
-    name: stringAt(m, 'name'),
-    expression: stringAt(m, 'expression'),
-    check: toCompiled(compiler.compile(stringAt(m, 'expression'), { fieldPath: `spec.matchConditions[${i}].expression`, returns: ['bool'] })),
-  }));
+  const matchConditions = compileConditions(compiler, listAt(spec, 'matchConditions'), 'spec.matchConditions');
   return { compiler, base: { failurePolicy: failurePolicyOf(spec), variables: compiler.variables, matchConditions } };
 }
 

@@ -6,6 +6,7 @@ import type { Operation } from './matching.js';
 import type { KubeObject } from '../resources/types.js';
 import { MutatingPolicyPlugin } from './mutating-policy-plugin.js';
 import { runMutatingPlugins, type MutatingPlugin } from './mutation.js';
+import { MutatingWebhooks, type WebhookAdmissionOptions } from './mutating-webhooks.js';
 import { currentAdmissionContext } from './request-context.js';
 import { ValidatingAdmission } from './validating-admission.js';
 import { inSpan } from '../tracing/spans.js';
@@ -14,6 +15,7 @@ export { runWithAdmissionContext, runAsSystem, currentAdmissionContext, type Adm
 export { typeCheckPolicy, type ExpressionWarning } from './type-checking.js';
 export { ValidatingAdmission } from './validating-admission.js';
 export { MutatingPolicyPlugin } from './mutating-policy-plugin.js';
+export type { WebhookAdmissionOptions } from './mutating-webhooks.js';
 
 /**
  * Admission on the object store's write path, in Kubernetes' order: mutate runs after defaulting
@@ -25,13 +27,19 @@ export interface AdmissionHooks {
   validate(op: Exclude<Operation, 'CONNECT'>, kind: KindStrategy, obj: KubeObject, old: KubeObject | undefined, opts: AdmissionOptions): Promise<void>;
 }
 
-/** The admission hooks for a server serving these kinds; undefined when no admission kinds are served. */
-export function admissionFor(store: Store, kinds: readonly KindStrategy[]): AdmissionHooks | undefined {
-  const served = (k: string) => kinds.some((x) => x.kind === k && x.group === 'admissionregistration.orch.io');
+/**
+ * The admission hooks for a server serving these kinds; undefined when no admission kinds are
+ * served. opts: how webhooks are dialed (egress) and what they are shown (credentials).
+ */
+export function admissionFor(store: Store, kinds: readonly KindStrategy[], opts: WebhookAdmissionOptions = {}): AdmissionHooks | undefined {
+  const find = (k: string) => kinds.find((x) => x.kind === k && x.group === 'admissionregistration.orch.io');
+  const served = (k: string) => find(k) !== undefined;
   const validating = served('ValidatingAdmissionPolicy') && served('ValidatingAdmissionPolicyBinding') ? new ValidatingAdmission(store, kinds) : undefined;
   // Policies run before webhooks, as in Kubernetes' plugin order.
   const mutating: MutatingPlugin[] = [];
   if (served('MutatingAdmissionPolicy') && served('MutatingAdmissionPolicyBinding')) mutating.push(new MutatingPolicyPlugin(store, kinds));
+  const webhookKind = find('MutatingWebhookConfiguration');
+  if (webhookKind) mutating.push(new MutatingWebhooks(store, webhookKind, opts));
   if (!validating && mutating.length === 0) return undefined;
   const namespaceKind = kinds.find((k) => k.group === '' && k.kind === 'Namespace');
   const attributes = (...[op, kind, obj, old, opts]: Parameters<AdmissionHooks['mutate']>) =>

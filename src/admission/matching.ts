@@ -52,17 +52,24 @@ export function ruleMatches(rule: unknown, a: MatchAttributes): boolean {
 
 const labelsOf = (o: KubeObject | null): Record<string, string> | undefined => (o && isObject(o.metadata?.labels) ? (o.metadata.labels as Record<string, string>) : undefined);
 
-export function matchesResources(mr: JsonObject | undefined, a: MatchAttributes): boolean {
-  if (!mr) return true;
+/**
+ * A holder's namespaceSelector (not applied to cluster-scoped objects other than Namespaces) and
+ * objectSelector (the object or the stored one must match): MatchResources and webhooks alike.
+ */
+export function selectorsMatch(holder: JsonObject, a: MatchAttributes): boolean {
   if (a.namespaceLabels !== undefined) {
-    const ns = selectorRequirements(mr.namespaceSelector);
+    const ns = selectorRequirements(holder.namespaceSelector);
     if (ns.length > 0 && !matchesLabels(ns, a.namespaceLabels)) return false;
   }
-  const objSel = selectorRequirements(mr.objectSelector);
-  if (objSel.length > 0) {
-    const hit = (o: KubeObject | null) => o !== null && matchesLabels(objSel, labelsOf(o) ?? {});
-    if (!hit(a.object) && !hit(a.oldObject)) return false;
-  }
+  const objSel = selectorRequirements(holder.objectSelector);
+  if (objSel.length === 0) return true;
+  const hit = (o: KubeObject | null) => o !== null && matchesLabels(objSel, labelsOf(o) ?? {});
+  return hit(a.object) || hit(a.oldObject);
+}
+
+export function matchesResources(mr: JsonObject | undefined, a: MatchAttributes): boolean {
+  if (!mr) return true;
+  if (!selectorsMatch(mr, a)) return false;
   if (listAt(mr, 'excludeResourceRules').some((r) => ruleMatches(r, a))) return false;
   const rules = listAt(mr, 'resourceRules');
   return rules.length === 0 || rules.some((r) => ruleMatches(r, a));

@@ -22,7 +22,7 @@ import { upgradeWatch, watchSocketServerOptions } from './watch-handler.js';
 import { handleDiscovery, handleOpenApi } from './discovery-handlers.js';
 import { ApiError, pathNotFound, serviceUnavailable, unauthorized } from './status.js';
 import { RequestAuthenticator, type Authenticator } from '../auth/authenticate.js';
-import { admissionFor, runWithAdmissionContext } from '../admission/index.js';
+import { admissionFor, runWithAdmissionContext, type WebhookAdmissionOptions } from '../admission/index.js';
 import type { Egress } from '../egress/egress.js';
 import { traceRequest } from './request-span.js';
 
@@ -45,6 +45,8 @@ export interface ApiServerOptions {
   policyStatus?: boolean;
   /** How outbound HTTPS (webhooks) is dialed per egress selection; default direct. */
   egress?: Egress;
+  /** How admission webhooks are dialed and the credentials they are shown. */
+  webhooks?: WebhookAdmissionOptions;
 }
 
 export interface ApiServer {
@@ -64,7 +66,11 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
   for (const k of opts.kinds) for (const v of k.versions) lookupMap.set(`${k.group}/${v}/${k.plural}`, k);
   const byCollection = new Map(opts.kinds.map((k) => [collectionOf(k), k]));
   const lookup = (g: string, v: string, p: string) => lookupMap.get(`${g}/${v}/${p}`);
-  const objects = new ObjectStore(opts.store, { now: () => new Date() }, admissionFor(opts.store, opts.kinds));
+  const objects = new ObjectStore(opts.store, { now: () => new Date() }, admissionFor(opts.store, opts.kinds, {
+    ...opts.webhooks,
+    ...(opts.egress ? { egress: opts.egress } : {}),
+    onFailOpen: (webhook, error) => opts.logger.warn('failed calling webhook, failing open', { webhook, error }),
+  }));
   const context: Server = {
     objects,
     kinds: opts.kinds,

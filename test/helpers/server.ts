@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger, type Logger } from '../../src/api/logger.js';
+import type { ServerConfig } from '../../src/config/server-config.js';
 import { serve, type Running } from '../../src/serve.js';
 
 export interface TestServer extends Running {
@@ -18,7 +19,7 @@ export interface TestServer extends Running {
  * the resourceVersion their create answered would meet a 409, as they would on Kubernetes.
  */
 export async function startServer(
-  opts: { dataDir?: string; eventTtlSeconds?: number; bookmarkIntervalMs?: number; logger?: Logger; policyStatus?: boolean } = {},
+  opts: { dataDir?: string; eventTtlSeconds?: number; bookmarkIntervalMs?: number; logger?: Logger; policyStatus?: boolean; config?: ServerConfig } = {},
 ): Promise<TestServer> {
   const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'orchd-test-')));
   const running = await serve({
@@ -29,6 +30,7 @@ export async function startServer(
     logger: opts.logger ?? silentLogger,
     policyStatus: opts.policyStatus ?? false,
     ...(opts.bookmarkIntervalMs ? { bookmarkIntervalMs: opts.bookmarkIntervalMs } : {}),
+    ...(opts.config ? { config: opts.config } : {}),
   });
   return {
     ...running,
