@@ -11,6 +11,7 @@ import type { Server } from './context.js';
 import { startEventExpiry } from './event-expiry.js';
 import { startGarbageCollector } from './garbage-collector.js';
 import { startNamespaceCleanup } from './namespace-cleanup.js';
+import { ensureBootstrapPolicy } from './rbac-bootstrap.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
 import { addWarnings, sendError, type Output } from './respond.js';
@@ -150,6 +151,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
           opts.logger.warn('could not create system namespace', { name, error: String(err) });
         });
       }
+      await ensureBootstrapPolicy(objects, opts.kinds, opts.logger);
       stops.push(startGarbageCollector(objects, (c) => byCollection.get(c), opts.logger));
       stops.push(startNamespaceCleanup(objects, opts.kinds, opts.logger));
       const eventKind = opts.kinds.find((k) => k.kind === 'Event');
