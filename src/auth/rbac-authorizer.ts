@@ -99,7 +99,12 @@ function aggregate(errors: string[]): string {
   return unique.length === 1 ? unique[0] : `[${unique.join(', ')}]`;
 }
 
-export function rbacAuthorizer(source: RbacSource): Authorizer & { authorize(a: AuthorizationAttributes): AuthorizationDecision } {
+/** An authorizer that answers at once: RBAC is one, so admission's synchronous CEL can ask it. */
+export interface SyncAuthorizer extends Authorizer {
+  authorize(attributes: AuthorizationAttributes): AuthorizationDecision;
+}
+
+export function rbacAuthorizer(source: RbacSource): SyncAuthorizer {
   const rulesOf = (b: RbacBinding): readonly RbacPolicyRule[] | string => {
     const { kind, name } = b.roleRef;
     const rules = kind === 'Role' ? (b.namespace ? source.role(b.namespace, name) : undefined) : kind === 'ClusterRole' ? source.clusterRole(name) : undefined;
