@@ -70,7 +70,7 @@ const nonResourceURLMatches = (urls: readonly string[], path: string): boolean =
   urls.some((u) => u === ALL || u === path || (u.endsWith('*') && path.startsWith(u.replace(/\*+$/, ''))));
 
 /** A RoleBinding's service account without a namespace is one of the binding's namespace. */
-function appliesTo(user: AuthorizationAttributes['user'], s: RbacSubject, bindingNamespace: string): boolean {
+export function appliesTo(user: AuthorizationAttributes['user'], s: RbacSubject, bindingNamespace: string): boolean {
   switch (s.kind) {
     case 'User':
       return user.username === s.name;
@@ -104,15 +104,16 @@ export interface SyncAuthorizer extends Authorizer {
   authorize(attributes: AuthorizationAttributes): AuthorizationDecision;
 }
 
-export function rbacAuthorizer(source: RbacSource): SyncAuthorizer {
-  const rulesOf = (b: RbacBinding): readonly RbacPolicyRule[] | string => {
-    const { kind, name } = b.roleRef;
-    const rules = kind === 'Role' ? (b.namespace ? source.role(b.namespace, name) : undefined) : kind === 'ClusterRole' ? source.clusterRole(name) : undefined;
-    if (rules) return rules;
-    if (kind !== 'Role' && kind !== 'ClusterRole') return `unsupported role reference kind: ${JSON.stringify(kind)}`;
-    return `${kind.toLowerCase()}.${RBAC_GROUP} ${JSON.stringify(name)} not found`;
-  };
+/** The rules of the role a binding references, or why there are none (Kubernetes' GetRoleReferenceRules). */
+export function roleReferenceRules(source: RbacSource, b: RbacBinding): readonly RbacPolicyRule[] | string {
+  const { kind, name } = b.roleRef;
+  const rules = kind === 'Role' ? (b.namespace ? source.role(b.namespace, name) : undefined) : kind === 'ClusterRole' ? source.clusterRole(name) : undefined;
+  if (rules) return rules;
+  if (kind !== 'Role' && kind !== 'ClusterRole') return `unsupported role reference kind: ${JSON.stringify(kind)}`;
+  return `${kind.toLowerCase()}.${RBAC_GROUP} ${JSON.stringify(name)} not found`;
+}
 
+export function rbacAuthorizer(source: RbacSource): SyncAuthorizer {
   return {
     authorize(a) {
       const errors: string[] = [];
@@ -120,7 +121,7 @@ export function rbacAuthorizer(source: RbacSource): SyncAuthorizer {
       for (const b of bindings) {
         const subject = b.subjects.find((s) => appliesTo(a.user, s, b.namespace));
         if (!subject) continue;
-        const rules = rulesOf(b);
+        const rules = roleReferenceRules(source, b);
         if (typeof rules === 'string') {
           errors.push(rules);
           continue;
