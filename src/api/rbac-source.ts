@@ -28,7 +28,8 @@ const WATCHED = [ROLES, CLUSTER_ROLES, ROLE_BINDINGS, CLUSTER_ROLE_BINDINGS].map
 
 const strings = (o: unknown, key: string): string[] => stringsOf(listAt(o, key));
 
-const rulesOf = (o: KubeObject): RbacPolicyRule[] =>
+/** The rules of a Role or ClusterRole, every list read as Go reads it (absent or mistyped: empty). */
+export const policyRulesOf = (o: KubeObject): RbacPolicyRule[] =>
   listAt(o, 'rules').map((r) => ({
     verbs: strings(r, 'verbs'),
     apiGroups: strings(r, 'apiGroups'),
@@ -79,8 +80,8 @@ export class StoreRbacSource implements RbacSource {
   private current(): Index {
     if (this.index) return this.index;
     const index: Index = { roles: new Map(), clusterRoles: new Map(), roleBindings: new Map(), clusterRoleBindings: [] };
-    for (const { obj } of this.store.list(ROLES)) index.roles.set(`${obj.metadata.namespace ?? ''}/${obj.metadata.name ?? ''}`, rulesOf(obj));
-    for (const { obj } of this.store.list(CLUSTER_ROLES)) index.clusterRoles.set(obj.metadata.name ?? '', rulesOf(obj));
+    for (const { obj } of this.store.list(ROLES)) index.roles.set(`${obj.metadata.namespace ?? ''}/${obj.metadata.name ?? ''}`, policyRulesOf(obj));
+    for (const { obj } of this.store.list(CLUSTER_ROLES)) index.clusterRoles.set(obj.metadata.name ?? '', policyRulesOf(obj));
     for (const { obj } of this.store.list(ROLE_BINDINGS)) {
       const ns = obj.metadata.namespace ?? '';
       const list = index.roleBindings.get(ns);

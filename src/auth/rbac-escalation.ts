@@ -38,11 +38,8 @@ export interface EscalationRequest {
   roleRef?: RbacBinding['roleRef'];
 }
 
-/** Why the write is refused: Forbidden, or NotFound when a binding names a role that does not exist. */
-export interface EscalationRefusal {
-  reason: 'Forbidden' | 'NotFound';
-  message: string;
-}
+/** Why the write is refused: forbidden (the detail of the 403), or a binding names a role that does not exist. */
+export type EscalationRefusal = { reason: 'Forbidden'; detail: string } | { reason: 'RoleNotFound'; kind: string; name: string };
 
 const list = (l: readonly string[] | undefined): readonly string[] => l ?? [];
 
@@ -147,10 +144,7 @@ export function rbacEscalationCheck(source: RbacSource, authorizer: Authorizer):
 
   return async (req) => {
     if ((req.user.groups ?? []).includes(PRIVILEGED_GROUP)) return undefined;
-    const forbidden = (detail: string): EscalationRefusal => ({
-      reason: 'Forbidden',
-      message: `${pluralOf(req.kind)}.${RBAC_GROUP} ${JSON.stringify(req.name)} is forbidden: ${detail}`,
-    });
+    const forbidden = (detail: string): EscalationRefusal => ({ reason: 'Forbidden', detail });
     if (req.kind === 'Role' || req.kind === 'ClusterRole') {
       if (await allowed(req, 'escalate', pluralOf(req.kind), req.name)) return undefined;
       const detail = notHeld(source, req, req.rules ?? []);
@@ -161,7 +155,7 @@ export function rbacEscalationCheck(source: RbacSource, authorizer: Authorizer):
     const ref = req.roleRef ?? { kind: '', name: '' };
     if (await allowed(req, 'bind', pluralOf(ref.kind), ref.name)) return undefined;
     const rules = ref.kind === 'Role' ? source.role(req.namespace, ref.name) : ref.kind === 'ClusterRole' ? source.clusterRole(ref.name) : undefined;
-    if (!rules) return { reason: 'NotFound', message: `${pluralOf(ref.kind)}.${RBAC_GROUP} ${JSON.stringify(ref.name)} not found` };
+    if (!rules) return { reason: 'RoleNotFound', kind: ref.kind, name: ref.name };
     const detail = notHeld(source, req, rules);
     return detail ? forbidden(detail) : undefined;
   };

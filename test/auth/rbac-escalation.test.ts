@@ -6,13 +6,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StoreRbacSource } from '../../src/api/rbac-source.js';
 import { rbacAuthorizer } from '../../src/auth/rbac-authorizer.js';
 import { rbacEscalationCheck, uncovered, type EscalationRequest } from '../../src/auth/rbac-escalation.js';
+import { runWithAdmissionContext } from '../../src/admission/index.js';
+import { ObjectStore } from '../../src/api/object-store.js';
+import { withRbacEscalationPrevention } from '../../src/api/rbac-escalation-hook.js';
+import { roleBinding } from '../../src/resources/role-binding.js';
+import { role } from '../../src/resources/role.js';
+import type { KubeObject } from '../../src/resources/types.js';
 import { call, serverForFile } from '../helpers/server.js';
 
 const G = 'rbac.authorization.orch.io';
 const V1 = `/apis/${G}/v1`;
 const file = serverForFile();
 let source: StoreRbacSource;
-let check: (r: EscalationRequest) => Promise<unknown>;
+let check: ReturnType<typeof rbacEscalationCheck>;
 
 async function create(path: string, body: Record<string, unknown>): Promise<void> {
   const r = await call(file.base, 'POST', path, { apiVersion: `${G}/v1`, ...body });
@@ -45,8 +51,8 @@ describe('writing roles', () => {
     const rules = [{ ...READ_EVENTS, verbs: ['get', 'delete', 'update'] }, { apiGroups: [''], resources: ['namespaces'], resourceNames: ['dev'], verbs: ['get'] }];
     expect(await check({ user: bob, kind: 'Role', namespace: 'dev', name: 'r', rules })).toEqual({
       reason: 'Forbidden',
-      message:
-        `roles.${G} "r" is forbidden: user "bob" (groups=["system:authenticated"]) is attempting to grant RBAC permissions not currently held:\n` +
+      detail:
+        'user "bob" (groups=["system:authenticated"]) is attempting to grant RBAC permissions not currently held:\n' +
         '{APIGroups:[""], Resources:["namespaces"], ResourceNames:["dev"], Verbs:["get"]}\n' +
         '{APIGroups:["events.orch.io"], Resources:["events"], Verbs:["delete" "update"]}',
     });
@@ -73,7 +79,7 @@ describe('writing roles', () => {
   it('an aggregationRule needs cluster-admin powers', async () => {
     expect(await check({ user: bob, kind: 'ClusterRole', namespace: '', name: 'agg', rules: [], aggregates: true })).toEqual({
       reason: 'Forbidden',
-      message: `clusterroles.${G} "agg" is forbidden: must have cluster-admin privileges to use the aggregationRule`,
+      detail: 'must have cluster-admin privileges to use the aggregationRule',
     });
   });
 });
@@ -82,11 +88,8 @@ describe('writing bindings', () => {
   it('binding a role whose permissions the user holds is allowed; a wider one is forbidden', async () => {
     const binding = (ref: { kind: string; name: string }, namespace = 'dev'): EscalationRequest => ({ user: bob, kind: 'RoleBinding', namespace, name: 'b', roleRef: ref });
     expect(await check(binding({ kind: 'Role', name: 'event-reader' }))).toBeUndefined();
-    expect(await check(binding({ kind: 'ClusterRole', name: 'cluster-admin' }))).toMatchObject({
-      reason: 'Forbidden',
-      message: expect.stringContaining(`rolebindings.${G} "b" is forbidden: user "bob"`),
-    });
-    expect(await check(binding({ kind: 'Role', name: 'nothing-here' }))).toEqual({ reason: 'NotFound', message: `roles.${G} "nothing-here" not found` });
+    expect(await check(binding({ kind: 'ClusterRole', name: 'cluster-admin' }))).toMatchObject({ reason: 'Forbidden', detail: expect.stringContaining('user "bob"') });
+    expect(await check(binding({ kind: 'Role', name: 'nothing-here' }))).toEqual({ reason: 'RoleNotFound', kind: 'Role', name: 'nothing-here' });
   });
 
   it('bind on the named role lets a user grant it without holding it', async () => {
@@ -116,4 +119,49 @@ describe('covering rules', () => {
     ['a URL prefix covers longer URLs', [{ nonResourceURLs: ['/logs/*'], verbs: ['get'] }], [{ nonResourceURLs: ['/logs/a', '/metrics'], verbs: ['get'] }], 1],
     ['"*" verbs and groups cover any', [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }], [{ apiGroups: ['apps'], resources: ['deployments'], verbs: ['patch', 'escalate'] }], 0],
   ])('%s', (_name, owner, wanted, missing) => expect(uncovered(owner, wanted)).toHaveLength(missing));
+});
+
+describe('on the write path', () => {
+  // The server's own store and generic write sequence, with the escalation hook in front of validation.
+  const guarded = () => new ObjectStore(file.server.api.context.objects.store, { now: () => new Date() }, withRbacEscalationPrevention(undefined, check));
+  const asBob = <T>(fn: () => Promise<T>) => runWithAdmissionContext({ user: { ...bob, uid: '', extra: {} }, warn() {} }, fn);
+  const roleObj = (name: string, rules: object[]): KubeObject => ({ apiVersion: `${G}/v1`, kind: 'Role', metadata: { name }, rules }) as KubeObject;
+  const refusal = (p: Promise<unknown>) => p.then(() => undefined, (err: { status?: unknown }) => err.status);
+
+  it('a create granting more than the writer holds answers 403 Forbidden naming the role and what is missing', async () => {
+    const status = await asBob(() => refusal(guarded().create(role, 'dev', roleObj('wider', [{ ...READ_EVENTS, verbs: ['delete'] }]), { dryRun: false })));
+    expect(status).toMatchObject({
+      code: 403,
+      reason: 'Forbidden',
+      details: { name: 'wider', group: G, kind: 'roles' },
+      message: `roles.${G} "wider" is forbidden: user "bob" (groups=["system:authenticated"]) is attempting to grant RBAC permissions not currently held:\n{APIGroups:["events.orch.io"], Resources:["events"], Verbs:["delete"]}`,
+    });
+    expect((await call(file.base, 'GET', `${V1}/namespaces/dev/roles/wider`)).status).toBe(404);
+  });
+
+  it('a create within what the writer holds is written; widening it by update is refused', async () => {
+    const objects = guarded();
+    await asBob(() => objects.create(role, 'dev', roleObj('narrow', [{ ...READ_EVENTS, verbs: ['get'] }]), { dryRun: false }));
+    const widened = await asBob(() => refusal(objects.update(role, 'dev', 'narrow', (cur) => ({ ...cur!, rules: [{ ...READ_EVENTS, verbs: ['*'] }] }), { dryRun: false })));
+    expect(widened).toMatchObject({ code: 403, reason: 'Forbidden' });
+  });
+
+  it('on a role wider than the writer holds, a finalizer alone is not checked, any other change is', async () => {
+    const objects = guarded();
+    // Written by the server itself (system:masters), so wider than Bob.
+    await objects.create(role, 'dev', roleObj('wide', [{ ...READ_EVENTS, verbs: ['*'] }]), { dryRun: false });
+    const finalized = await asBob(() => objects.update(role, 'dev', 'wide', (cur) => ({ ...cur!, metadata: { ...cur!.metadata, finalizers: ['example.com/keep'] } }), { dryRun: false }));
+    expect(finalized.obj.metadata.finalizers).toEqual(['example.com/keep']);
+    const labelled = await asBob(() => refusal(objects.update(role, 'dev', 'wide', (cur) => ({ ...cur!, metadata: { ...cur!.metadata, labels: { a: 'b' } } }), { dryRun: false })));
+    expect(labelled).toMatchObject({ code: 403, reason: 'Forbidden' });
+  });
+
+  it('a binding to a missing role answers 404 for the role', async () => {
+    const binding = { apiVersion: `${G}/v1`, kind: 'RoleBinding', metadata: { name: 'b' }, roleRef: { apiGroup: G, kind: 'Role', name: 'ghost' }, subjects: [] } as KubeObject;
+    expect(await asBob(() => refusal(guarded().create(roleBinding, 'dev', binding, { dryRun: false })))).toMatchObject({
+      code: 404,
+      reason: 'NotFound',
+      message: `roles.${G} "ghost" not found`,
+    });
+  });
 });
