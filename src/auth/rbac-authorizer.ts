@@ -55,7 +55,7 @@ const has = (list: readonly string[] | undefined, value: string): boolean => !!l
  * `resource/subresource` matches itself, `*` everything, and `*\/sub` that subresource of any resource.
  * resourceNames, when given, must name the object: a list or a create without a name never matches.
  */
-export function ruleAllows(a: AuthorizationAttributes, rule: RbacPolicyRule): boolean {
+function ruleAllows(a: AuthorizationAttributes, rule: RbacPolicyRule): boolean {
   if (!has(rule.verbs, a.verb)) return false;
   if (!a.isResourceRequest) return nonResourceURLMatches(rule.nonResourceURLs ?? [], a.path ?? '');
   const sub = a.subresource ?? '';
