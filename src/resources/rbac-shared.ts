@@ -15,11 +15,11 @@ import type { TableColumn } from './strategy.js';
 import type { KubeObject } from './types.js';
 
 export const RBAC_GROUP = 'rbac.authorization.orch.io';
-export const RBAC_V1 = 'io.orch.api.rbac.v1';
+const RBAC_V1 = 'io.orch.api.rbac.v1';
 
-export const SUBJECT_KINDS = ['ServiceAccount', 'User', 'Group'] as const;
+const SUBJECT_KINDS = ['ServiceAccount', 'User', 'Group'] as const;
 
-export const policyRuleSchema = obj(
+const policyRuleSchema = obj(
   `${RBAC_V1}.PolicyRule`,
   {
     apiGroups: atomicList(str(), 'API groups of the resources; "" is the core group, "*" every group.'),
