@@ -13,6 +13,8 @@ import { startGarbageCollector } from './garbage-collector.js';
 import { startNamespaceCleanup } from './namespace-cleanup.js';
 import { startPolicyStatus } from './policy-status.js';
 import { RequestAudit } from './audit-log.js';
+import { ensureBootstrapPolicy } from './rbac-bootstrap.js';
+import { startClusterRoleAggregation } from './cluster-role-aggregation.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
 import { addWarnings, sendError, type Output } from './respond.js';
@@ -170,9 +172,11 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
           opts.logger.warn('could not create system namespace', { name, error: String(err) });
         });
       }
+      await ensureBootstrapPolicy(objects, opts.kinds, opts.logger);
       stops.push(startGarbageCollector(objects, (c) => byCollection.get(c), opts.logger));
       stops.push(startNamespaceCleanup(objects, opts.kinds, opts.logger));
       if (opts.policyStatus !== false) stops.push(startPolicyStatus(objects, opts.kinds, opts.logger));
+      stops.push(startClusterRoleAggregation(objects, opts.kinds, opts.logger));
       const eventKind = opts.kinds.find((k) => k.kind === 'Event');
       if (eventKind && opts.eventTtlSeconds > 0) stops.push(startEventExpiry(objects, eventKind, opts.eventTtlSeconds));
       ready = true;

@@ -1,8 +1,12 @@
+import { clusterRole } from './cluster-role.js';
+import { clusterRoleBinding } from './cluster-role-binding.js';
 import { event } from './event.js';
 import { mutatingAdmissionPolicy } from './mutating-admission-policy.js';
 import { mutatingAdmissionPolicyBinding } from './mutating-admission-policy-binding.js';
 import { mutatingWebhookConfiguration } from './mutating-webhook-configuration.js';
 import { namespace } from './namespace.js';
+import { role } from './role.js';
+import { roleBinding } from './role-binding.js';
 import type { KindStrategy } from './strategy.js';
 import { validatingAdmissionPolicy } from './validating-admission-policy.js';
 import { validatingAdmissionPolicyBinding } from './validating-admission-policy-binding.js';
@@ -16,6 +20,10 @@ export const kinds: KindStrategy[] = [
   mutatingWebhookConfiguration,
   validatingAdmissionPolicy,
   validatingAdmissionPolicyBinding,
+  clusterRole,
+  clusterRoleBinding,
+  role,
+  roleBinding,
 ];
 
 const byResource = new Map<string, KindStrategy>();

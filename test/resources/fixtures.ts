@@ -95,6 +95,45 @@ export const fixtures = {
     type: 'Normal',
   }),
   namespace: (): any => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a' } }),
+  role: (): any => ({
+    apiVersion: 'rbac.authorization.orch.io/v1',
+    kind: 'Role',
+    metadata: { name: 'event-reader', namespace: 'dev' },
+    rules: [
+      { apiGroups: ['events.orch.io'], resources: ['events'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: [''], resources: ['namespaces'], resourceNames: ['dev'], verbs: ['get'] },
+    ],
+  }),
+  clusterRole: (): any => ({
+    apiVersion: 'rbac.authorization.orch.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name: 'system:health-reader' },
+    rules: [
+      { apiGroups: ['*'], resources: ['*/status'], verbs: ['get'] },
+      { nonResourceURLs: ['/healthz', '/metrics/*'], verbs: ['get'] },
+    ],
+  }),
+  roleBinding: (): any => ({
+    apiVersion: 'rbac.authorization.orch.io/v1',
+    kind: 'RoleBinding',
+    metadata: { name: 'read-events', namespace: 'dev' },
+    roleRef: { apiGroup: 'rbac.authorization.orch.io', kind: 'Role', name: 'event-reader' },
+    subjects: [
+      { kind: 'User', name: 'alice' },
+      { kind: 'Group', name: 'auditors' },
+      { kind: 'ServiceAccount', name: 'builder' },
+    ],
+  }),
+  clusterRoleBinding: (): any => ({
+    apiVersion: 'rbac.authorization.orch.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: 'health-readers' },
+    roleRef: { apiGroup: 'rbac.authorization.orch.io', kind: 'ClusterRole', name: 'system:health-reader' },
+    subjects: [
+      { kind: 'Group', name: 'system:authenticated', apiGroup: 'rbac.authorization.orch.io' },
+      { kind: 'ServiceAccount', name: 'monitor', namespace: 'ops' },
+    ],
+  }),
 };
 
 /** Defaults then validates a copy of base changed by each row, against the row's expected errors. */

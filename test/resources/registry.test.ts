@@ -13,6 +13,10 @@ const fixtureOf: Record<string, () => any> = {
   MutatingWebhookConfiguration: fixtures.mutatingWebhookConfiguration,
   ValidatingAdmissionPolicy: fixtures.validatingAdmissionPolicy,
   ValidatingAdmissionPolicyBinding: fixtures.validatingAdmissionPolicyBinding,
+  Role: fixtures.role,
+  ClusterRole: fixtures.clusterRole,
+  RoleBinding: fixtures.roleBinding,
+  ClusterRoleBinding: fixtures.clusterRoleBinding,
 };
 
 describe('registry', () => {
@@ -27,6 +31,7 @@ describe('registry', () => {
     ['admissionregistration.orch.io', 'v1', 'mutatingwebhookconfigurations', 'MutatingWebhookConfiguration'],
     ['events.orch.io', 'v1', 'events', 'Event'],
     ['', 'v1', 'namespaces', 'Namespace'],
+    ['rbac.authorization.orch.io', 'v1', 'clusterrolebindings', 'ClusterRoleBinding'],
   ])('finds %s/%s %s', (group, version, plural, kind) => {
     expect(kindByResource(group, version, plural)?.kind).toBe(kind);
     expect(kindByGroupVersionKind(group, version, kind)?.plural).toBe(plural);

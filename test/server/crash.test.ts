@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BOOTSTRAP_CLUSTER_ROLE_BINDINGS, BOOTSTRAP_CLUSTER_ROLES } from '../../src/api/rbac-bootstrap.js';
 import { builtCli, isReady, keepAlive, killAll, request, spawnServer } from './child.js';
 import { startLoad, untilAcked, type Acked } from './load.js';
 import { expectContiguousLog, expectCreatesOnly, readServed } from './state.js';
@@ -15,6 +16,8 @@ import { expectContiguousLog, expectCreatesOnly, readServed } from './state.js';
 const CLIENTS = 16;
 const ROUNDS = 3;
 const randomInt = (min: number, max: number) => min + Math.floor(Math.random() * (max - min + 1));
+/** The batches a first start writes one by one (system namespaces, default RBAC policy): crash points come after them, under load. */
+const STARTUP_BATCHES = 4 + BOOTSTRAP_CLUSTER_ROLES.length + BOOTSTRAP_CLUSTER_ROLE_BINDINGS.length;
 
 let dataDir: string;
 beforeAll(async () => {
@@ -74,7 +77,7 @@ describe('orchd killed with SIGKILL under load', () => {
     async (point) => {
       const dir = await mkdtemp(join(tmpdir(), 'orchd-server-crashpoint-'));
       try {
-        const server = await spawnServer(dir, [], { crashPoint: `${point}:${randomInt(10, 40)}` });
+        const server = await spawnServer(dir, [], { crashPoint: `${point}:${STARTUP_BATCHES + randomInt(6, 36)}` });
         const agent = keepAlive(CLIENTS);
         await server.waitForLine(isReady);
         const load = startLoad({ agent, url: server.url, prefix: 'cp', clients: CLIENTS, perClient: 2000, maxMs: 15_000 });

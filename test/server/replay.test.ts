@@ -2,6 +2,7 @@ import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BOOTSTRAP_CLUSTER_ROLE_BINDINGS, BOOTSTRAP_CLUSTER_ROLES } from '../../src/api/rbac-bootstrap.js';
 import { builtCli, isReady, keepAlive, killAll, request, spawnServer, type LogLine, type Reply } from './child.js';
 import { bodyOf, pathOf, type Kind } from './load.js';
 import { seedNamespaces } from './seed.js';
@@ -13,6 +14,8 @@ import { seedNamespaces } from './seed.js';
  */
 
 const SEEDED = 30_000;
+/** What a first start writes: the four system namespaces and the default RBAC cluster roles and bindings. */
+const CREATED_AT_START = 4 + BOOTSTRAP_CLUSTER_ROLES.length + BOOTSTRAP_CLUSTER_ROLE_BINDINGS.length;
 let root: string;
 /** A data folder whose log holds SEEDED namespaces and no checkpoint; tests replay copies of it. */
 let seeded: string;
@@ -73,8 +76,8 @@ describe('startup replay', () => {
     expect(server.lines.indexOf(progress[progress.length - 1])).toBeLessThan(server.lines.indexOf(ready));
     // Refusing while not ready is expected: no error lines for it.
     expect(server.lines.filter((l) => l.level === 'error')).toEqual([]);
-    // The seeded log had no system namespaces: they are created once the views are rebuilt.
-    expect(ready).toMatchObject({ seq: SEEDED + 4, objects: SEEDED + 4 });
+    // The seeded log had no system namespaces nor default RBAC policy: they are created once the views are rebuilt.
+    expect(ready).toMatchObject({ seq: SEEDED + CREATED_AT_START, objects: SEEDED + CREATED_AT_START });
     server.signal('SIGTERM');
     expect(await server.exited).toEqual({ code: 0, signal: null });
   }, 90_000);
@@ -88,7 +91,7 @@ describe('startup replay', () => {
     expect(server.lines.some((l) => l.msg === 'shutting down')).toBe(true);
 
     const again = await spawnServer(dataDir);
-    expect(await again.waitForLine(isReady)).toMatchObject({ seq: SEEDED + 4, objects: SEEDED + 4 });
+    expect(await again.waitForLine(isReady)).toMatchObject({ seq: SEEDED + CREATED_AT_START, objects: SEEDED + CREATED_AT_START });
     again.signal('SIGTERM');
     expect(await again.exited).toEqual({ code: 0, signal: null });
   }, 90_000);

@@ -11,13 +11,15 @@ export interface Served {
   objects: Map<string, any>;
 }
 
-/** Every Namespace and every Event (all namespaces) the server holds. */
+/** Every Namespace and every Event (all namespaces) the server holds, and the default RBAC policy it creates at start. */
 export async function readServed(agent: Agent, url: string): Promise<Served> {
   const objects = new Map<string, any>();
   let listVersion = 0;
   for (const [kind, path] of [
     ['namespace', '/api/v1/namespaces'],
     ['event', '/apis/events.orch.io/v1/events'],
+    ['clusterrole', '/apis/rbac.authorization.orch.io/v1/clusterroles'],
+    ['clusterrolebinding', '/apis/rbac.authorization.orch.io/v1/clusterrolebindings'],
   ] as const) {
     const r = await request(agent, url, 'GET', path);
     expect(r.status, JSON.stringify(r.body)).toBe(200);

@@ -1,0 +1,23 @@
+/**
+ * RoleBinding (rbac.authorization.orch.io/v1): grants a Role of its namespace, or a ClusterRole's
+ * permissions within its namespace, to users, groups and service accounts.
+ */
+import { bindingColumns, bindingSchema, defaultBinding, RBAC_GROUP, validateBinding, validateBindingUpdate } from './rbac-shared.js';
+import type { KindStrategy } from './strategy.js';
+
+export const roleBinding = {
+  group: RBAC_GROUP,
+  versions: ['v1'],
+  kind: 'RoleBinding',
+  listKind: 'RoleBindingList',
+  plural: 'rolebindings',
+  singular: 'rolebinding',
+  namespaced: true,
+  nameFormat: 'path-segment',
+  hasStatus: false,
+  schema: bindingSchema('RoleBinding', 'Grants the permissions of a Role or ClusterRole within a namespace.'),
+  applyDefaults: defaultBinding,
+  validate: (o) => validateBinding(o, true),
+  validateUpdate: (o, old) => validateBindingUpdate(o, old, true),
+  tableColumns: bindingColumns,
+} satisfies KindStrategy;
