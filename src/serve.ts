@@ -15,6 +15,10 @@ import type { ServerConfig } from './config/server-config.js';
 import { RequestAuthenticator } from './auth/authenticate.js';
 import { ReloadingAuthenticator } from './auth/reloading-authenticator.js';
 import { authenticationDocument } from './config/authentication.js';
+import { authorizationDocument } from './config/authorization.js';
+import { buildAuthorizationChain } from './auth/authorization-chain.js';
+import { ReloadingAuthorizer } from './auth/reloading-authorizer.js';
+import { directEgress } from './egress/egress.js';
 import { loadDocumentText, problemLine } from './config/load.js';
 import { servingTls } from './api/tls.js';
 
@@ -36,6 +40,8 @@ export interface ServeOptions {
   shutdownTimeoutMs?: number;
   /** How often the authentication configuration file is re-read; default 1 minute, as kube-apiserver. */
   authenticationReloadIntervalMs?: number;
+  /** How often the authorization configuration file is re-read; default 1 minute, as kube-apiserver. */
+  authorizationReloadIntervalMs?: number;
   /** The validated configuration files (issue 8); held for the parts that will enforce them. */
   config?: ServerConfig;
 }
@@ -92,6 +98,34 @@ export async function serve(opts: ServeOptions): Promise<Running> {
         onFailed: (problems) => logger.error('authentication configuration not reloaded: keeping the last good one', { file: authentication.file, problems }),
       })
     : initialAuthenticator;
+  // The authorizer chain, built before anything opens too (a connection file that cannot be read,
+  // a match condition that does not compile, RBAC not available stop the start). Without a file,
+  // everything is allowed, as kube-apiserver's default AlwaysAllow mode.
+  const authorization = opts.config?.authorization;
+  const chainDeps = { egress: directEgress };
+  let initialChain;
+  try {
+    initialChain = buildAuthorizationChain(authorization?.value, chainDeps);
+  } catch (err) {
+    authenticator.close();
+    const file = authorization?.file ?? '--authorization-config';
+    throw new Error((err as Error).message.split('\n').map((line) => `${file}: ${line}`).join('\n'));
+  }
+  const reloadingAuthorizer = authorization
+    ? new ReloadingAuthorizer(initialChain, {
+        file: authorization.file,
+        text: await readFile(authorization.file, 'utf8').catch(() => ''),
+        parse: (text) => {
+          const r = loadDocumentText(authorization.file, text, authorizationDocument);
+          return r.ok ? { ok: true, value: r.document.value } : { ok: false, problems: r.problems.map(problemLine) };
+        },
+        deps: chainDeps,
+        ...(opts.authorizationReloadIntervalMs !== undefined ? { intervalMs: opts.authorizationReloadIntervalMs } : {}),
+        onReloaded: () => logger.info('authorization configuration reloaded', { file: authorization.file }),
+        onFailed: (problems) => logger.error('authorization configuration not reloaded: keeping the last good one', { file: authorization.file, problems }),
+      })
+    : undefined;
+  const authorizer = reloadingAuthorizer ?? initialChain;
   const tls = await servingTls({
     host: opts.host,
     dataDir: opts.dataDir,
@@ -127,6 +161,7 @@ export async function serve(opts: ServeOptions): Promise<Running> {
     eventTtlSeconds: opts.eventTtlSeconds,
     bookmarkIntervalMs: opts.bookmarkIntervalMs,
     authenticator,
+    authorizer,
     ...(tls ? { tls: { cert: tls.cert, key: tls.key } } : {}),
   });
   try {
@@ -141,10 +176,12 @@ export async function serve(opts: ServeOptions): Promise<Running> {
     // Taken port, bad address: release the log's lock, so the caller may try again.
     await log.close();
     authenticator.close();
+    authorizer.close();
     throw err;
   }
   const port = (api.http.address() as AddressInfo).port;
   authenticator.start();
+  reloadingAuthorizer?.start();
   const url = `${tls ? 'https' : 'http'}://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${port}`;
   // Said before the replay, which may be long: where to find /livez and /readyz meanwhile.
   logger.info('listening', { url, port, pid: process.pid, dataDir: opts.dataDir, seq: log.lastSeq });
@@ -185,6 +222,7 @@ export async function serve(opts: ServeOptions): Promise<Running> {
           clearTimeout(cut);
         }
         authenticator.close();
+        authorizer.close();
         await compactor.stop();
         await store.checkpoint();
         await store.close();

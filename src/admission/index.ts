@@ -1,4 +1,5 @@
 /** Admission on the write path: the hooks the object store calls, and the per-request context they read. */
+import type { Authorizer } from '../auth/authorizer.js';
 import type { KindStrategy } from '../resources/strategy.js';
 import type { Store } from '../store/store.js';
 import { admissionAttributes, type AdmissionOptions } from './attributes.js';
@@ -21,10 +22,13 @@ export interface AdmissionHooks {
   validate(op: Exclude<Operation, 'CONNECT'>, kind: KindStrategy, obj: KubeObject, old: KubeObject | undefined, opts: AdmissionOptions): Promise<void>;
 }
 
-/** The admission hooks for a server serving these kinds; undefined when no admission kinds are served. */
-export function admissionFor(store: Store, kinds: readonly KindStrategy[]): AdmissionHooks | undefined {
+/**
+ * The admission hooks for a server serving these kinds; undefined when no admission kinds are
+ * served. The authorizer answers the `authorizer` variable of their expressions.
+ */
+export function admissionFor(store: Store, kinds: readonly KindStrategy[], authorizer?: Authorizer): AdmissionHooks | undefined {
   const served = (k: string) => kinds.some((x) => x.kind === k && x.group === 'admissionregistration.orch.io');
-  const validating = served('ValidatingAdmissionPolicy') && served('ValidatingAdmissionPolicyBinding') ? new ValidatingAdmission(store, kinds) : undefined;
+  const validating = served('ValidatingAdmissionPolicy') && served('ValidatingAdmissionPolicyBinding') ? new ValidatingAdmission(store, kinds, authorizer) : undefined;
   const mutating: MutatingPlugin[] = [];
   if (!validating && mutating.length === 0) return undefined;
   const namespaceKind = kinds.find((k) => k.group === '' && k.kind === 'Namespace');

@@ -7,7 +7,8 @@
  * Each failure goes where the binding's validationActions say: Deny (the first one refuses the
  * request), Warn (a Warning header), Audit (not recorded yet: orchd has no audit log).
  */
-import { Activation, CelCostLimitError, CelEvaluationError, CelTimeoutError } from '../cel/index.js';
+import type { Authorizer } from '../auth/authorizer.js';
+import { Activation, CelCostLimitError, CelEvaluationError, CelTimeoutError, type CelAuthorizer } from '../cel/index.js';
 import { ApiError, forbidden, qualified } from '../api/status.js';
 import { isObject, listAt, objectAt, stringAt, stringsOf } from '../resources/json-access.js';
 import { kindByGroupVersionKind } from '../resources/registry.js';
@@ -21,6 +22,7 @@ import { selectorRequirements } from './label-selector.js';
 import type { AdmissionAttributes } from './attributes.js';
 import { matchesResources } from './matching.js';
 import { PolicyRegistry } from './policy-registry.js';
+import { evaluateWithAuthorizer } from './cel-authorizer.js';
 import { currentAdmissionContext } from './request-context.js';
 
 interface Failure {
@@ -41,6 +43,8 @@ export class ValidatingAdmission {
   constructor(
     private readonly store: Store,
     private readonly kinds: readonly KindStrategy[],
+    /** Answers the expressions' `authorizer` checks; without one, `authorizer` is null. */
+    private readonly authorizer?: Authorizer,
   ) {
     const find = (k: string) => kinds.find((x) => x.kind === k && x.group === 'admissionregistration.orch.io');
     const policyKind = find('ValidatingAdmissionPolicy');
@@ -52,14 +56,25 @@ export class ValidatingAdmission {
 
   /** Throws the denial (an ApiError), adds warnings to the current request. */
   validate = async (a: AdmissionAttributes): Promise<void> => {
-    const { kind, object, oldObject, request, namespace, name } = a;
+    const { kind, name } = a;
     // Kubernetes never runs these policies on the admissionregistration kinds themselves.
     if (kind.group.startsWith('admissionregistration.')) return;
-    const attrs = a.match;
-    const nsObject = a.namespaceObject;
     const snap = this.registry.current();
     if (snap.hooks.length === 0) return;
     const ctx = currentAdmissionContext();
+    const { denied, warnings } = this.authorizer
+      ? await evaluateWithAuthorizer(this.authorizer, (authorizer) => this.evaluate(a, snap, authorizer))
+      : this.evaluate(a, snap, undefined);
+    ctx.warn(warnings);
+    const first = denied[0];
+    if (first) throw denial(kind, name, first);
+  };
+
+  /** One evaluation of every matching policy and binding: the failures and warnings it produces. */
+  private evaluate(a: AdmissionAttributes, snap: ReturnType<PolicyRegistry['current']>, authorizer: CelAuthorizer | undefined): { denied: Failure[]; warnings: string[] } {
+    const { kind, object, oldObject, request, namespace } = a;
+    const attrs = a.match;
+    const nsObject = a.namespaceObject;
     const denied: Failure[] = [];
     const warnings: string[] = [];
     const schemasFor = (paramKind: KindStrategy | undefined) => ({
@@ -104,15 +119,16 @@ export class ValidatingAdmission {
         const schemas = schemasFor(paramKind);
         const compiled = this.registry.compiled(policy, kind, schemas);
         for (const p of params) {
-          const activation = new Activation({ object, oldObject, request, params: p, namespaceObject: nsObject ?? null }, { schemas, variables: compiled.variables });
+          const activation = new Activation(
+            { object, oldObject, request, params: p, namespaceObject: nsObject ?? null, ...(authorizer ? { authorizer } : {}) },
+            { schemas, variables: compiled.variables },
+          );
           evaluatePolicy(compiled, activation, fail);
         }
       }
     }
-    ctx.warn(warnings);
-    const first = denied[0];
-    if (first) throw denial(kind, name, first);
-  };
+    return { denied, warnings };
+  }
 
   /** The policy's paramKind as a served kind; a kind orchd does not serve mis-configures the policy. */
   private paramKind(pspec: unknown): KindStrategy | undefined {
