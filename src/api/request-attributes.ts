@@ -50,7 +50,8 @@ export function requestAttributes(req: Pick<IncomingMessage, 'method'>, url: URL
   const method = req.method ?? 'GET';
   const path = decodedPath(url.pathname);
   const base: AuthorizationAttributes = { user, verb: method.toLowerCase(), isResourceRequest: false, path };
-  let parts = path.split('/').filter((_, i, all) => !(i === 0 && all[0] === '') && !(i === all.length - 1 && all[i] === ''));
+  const trimmed = path.replace(/^\/+|\/+$/g, '');
+  let parts = trimmed === '' ? [] : trimmed.split('/');
   if (parts.length < 3 || (parts[0] !== 'api' && parts[0] !== 'apis')) return base;
   let apiGroup = '';
   if (parts[0] === 'apis') {
