@@ -55,9 +55,11 @@ export interface MatchConditions {
 
 /**
  * Compiles the conditions of the authorizer at `path` (`authorizers[0].webhook`); throws one
- * problem a line for every condition that does not compile or is not a bool.
+ * problem a line for every condition that does not compile or is not a bool. No conditions:
+ * undefined (every request matches, and nothing needs to be built to say so).
  */
-export function compileMatchConditions(conditions: readonly { expression: string }[], path: string): MatchConditions {
+export function compileMatchConditions(conditions: readonly { expression: string }[], path: string): MatchConditions | undefined {
+  if (conditions.length === 0) return undefined;
   const e = envs();
   const problems: string[] = [];
   const compiled = conditions.map(({ expression }, i) => {
@@ -74,7 +76,6 @@ export function compileMatchConditions(conditions: readonly { expression: string
   const programs = compiled.filter((p) => p !== undefined);
   return {
     evaluate(request) {
-      if (programs.length === 0) return { matches: true };
       const vars: Record<string, unknown> = Object.create(null);
       vars.request = jsonToCel(request, SPEC_SCHEMA);
       const errors: string[] = [];

@@ -3,7 +3,7 @@
  * authorizer does. In order, for each request:
  *   1. matchConditions over the v1 spec: a false skips the webhook (no opinion); an error is the
  *      failure policy's decision;
- *   2. the answer cache, keyed by the spec: allowed answers live authorizedTTL, the others
+ *   2. the answer cache, keyed by the request's attributes: allowed answers live authorizedTTL, the others
  *      unauthorizedTTL (a TTL of 0, or cache…Requests false in v1, caches nothing);
  *   3. a POST of the review to the server of the client connection file, bounded by `timeout`;
  *      a failed call or a malformed answer is the failure policy's decision (NoOpinion lets the
@@ -45,7 +45,7 @@ export class WebhookAuthorizer implements Authorizer {
   readonly counters: WebhookCounters = { cacheHits: 0, cacheMisses: 0, calls: { success: 0, error: 0, timeout: 0 }, skipped: 0 };
   private readonly cache = new Map<string, { status: ReviewStatus; until: number }>();
   private readonly inFlight = new Map<string, Promise<AuthorizationDecision>>();
-  private readonly conditions: MatchConditions;
+  private readonly conditions: MatchConditions | undefined;
   private readonly connection: ClientConnection;
   private readonly agent;
   private readonly now: () => number;
@@ -77,14 +77,15 @@ export class WebhookAuthorizer implements Authorizer {
   }
 
   authorize(attributes: AuthorizationAttributes): AuthorizationDecision | Promise<AuthorizationDecision> {
-    const spec = subjectAccessReviewSpec(attributes);
-    const match = this.conditions.evaluate(matchConditionRequest(spec));
-    if ('error' in match) return this.onError(match.error);
-    if (!match.matches) {
-      this.counters.skipped++;
-      return { decision: 'noOpinion' };
+    if (this.conditions) {
+      const match = this.conditions.evaluate(matchConditionRequest(subjectAccessReviewSpec(attributes)));
+      if ('error' in match) return this.onError(match.error);
+      if (!match.matches) {
+        this.counters.skipped++;
+        return { decision: 'noOpinion' };
+      }
     }
-    const key = JSON.stringify(spec);
+    const key = cacheKey(attributes);
     const hit = this.cache.get(key);
     if (hit && hit.until > this.now()) {
       this.counters.cacheHits++;
@@ -94,7 +95,7 @@ export class WebhookAuthorizer implements Authorizer {
     this.counters.cacheMisses++;
     let pending = this.inFlight.get(key);
     if (!pending) {
-      pending = this.review(spec, key, cacheable(attributes)).finally(() => this.inFlight.delete(key));
+      pending = this.review(subjectAccessReviewSpec(attributes), key, cacheable(attributes)).finally(() => this.inFlight.delete(key));
       this.inFlight.set(key, pending);
     }
     return pending;
@@ -176,6 +177,16 @@ export class WebhookAuthorizer implements Authorizer {
       req.end(data);
     });
   }
+}
+
+/**
+ * The cache key: every attribute the review is built from, in a fixed order. (Kubernetes keys by
+ * the serialized review spec; this names the same facts, plus the path, without building the spec
+ * on every cached request.)
+ */
+function cacheKey(a: AuthorizationAttributes): string {
+  const u = a.user;
+  return JSON.stringify([u.username, u.uid, u.groups, u.extra, a.verb, a.isResourceRequest, a.apiGroup, a.apiVersion, a.resource, a.subresource, a.namespace, a.name, a.fieldSelector, a.labelSelector, a.path]);
 }
 
 function cacheable(a: AuthorizationAttributes): boolean {
