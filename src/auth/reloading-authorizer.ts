@@ -7,7 +7,7 @@
 import type { AuthorizationConfiguration } from '../config/authorization.js';
 import type { AuthorizationAttributes, AuthorizationDecision, Authorizer } from './authorizer.js';
 import { buildAuthorizationChain, type AuthorizerChain, type ChainDeps } from './authorization-chain.js';
-import { ConfigReloader, type ParseConfig, type ReloadResult } from './config-reloader.js';
+import { ConfigReloader, type ParseConfig } from './config-reloader.js';
 
 export interface AuthorizerReloadOptions {
   file: string;
@@ -42,11 +42,6 @@ export class ReloadingAuthorizer implements Authorizer {
 
   close(): void {
     this.reloader.close();
-  }
-
-  /** Reads the file now; one check at a time. */
-  check(): Promise<ReloadResult> {
-    return this.reloader.check();
   }
 
   gauges(): Record<string, number> {

@@ -101,8 +101,9 @@ export class WebhookAuthorizer implements Authorizer {
     return pending;
   }
 
+  /** Frees the connections once the calls still in flight (a chain replaced by a reload) had their timeout to end. */
   close(): void {
-    this.agent.destroy();
+    setTimeout(() => this.agent.destroy(), this.config.timeoutMs).unref();
   }
 
   private onError(error: string): AuthorizationDecision {
