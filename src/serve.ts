@@ -98,34 +98,6 @@ export async function serve(opts: ServeOptions): Promise<Running> {
         onFailed: (problems) => logger.error('authentication configuration not reloaded: keeping the last good one', { file: authentication.file, problems }),
       })
     : initialAuthenticator;
-  // The authorizer chain, built before anything opens too (a connection file that cannot be read,
-  // a match condition that does not compile, RBAC not available stop the start). Without a file,
-  // everything is allowed, as kube-apiserver's default AlwaysAllow mode.
-  const authorization = opts.config?.authorization;
-  const chainDeps = { egress: directEgress };
-  let initialChain;
-  try {
-    initialChain = buildAuthorizationChain(authorization?.value, chainDeps);
-  } catch (err) {
-    authenticator.close();
-    const file = authorization?.file ?? '--authorization-config';
-    throw new Error((err as Error).message.split('\n').map((line) => `${file}: ${line}`).join('\n'));
-  }
-  const reloadingAuthorizer = authorization
-    ? new ReloadingAuthorizer(initialChain, {
-        file: authorization.file,
-        text: await readFile(authorization.file, 'utf8').catch(() => ''),
-        parse: (text) => {
-          const r = loadDocumentText(authorization.file, text, authorizationDocument);
-          return r.ok ? { ok: true, value: r.document.value } : { ok: false, problems: r.problems.map(problemLine) };
-        },
-        deps: chainDeps,
-        ...(opts.authorizationReloadIntervalMs !== undefined ? { intervalMs: opts.authorizationReloadIntervalMs } : {}),
-        onReloaded: () => logger.info('authorization configuration reloaded', { file: authorization.file }),
-        onFailed: (problems) => logger.error('authorization configuration not reloaded: keeping the last good one', { file: authorization.file, problems }),
-      })
-    : undefined;
-  const authorizer = reloadingAuthorizer ?? initialChain;
   const tls = await servingTls({
     host: opts.host,
     dataDir: opts.dataDir,
@@ -152,6 +124,37 @@ export async function serve(opts: ServeOptions): Promise<Running> {
       logger.info('replaying log', { applied, total, percent: Math.floor((applied / total) * 100) });
     },
   });
+  // The authorizer chain, built once the store exists (the RBAC authorizer reads it) and before
+  // anything listens: a connection file that cannot be read, a match condition that does not
+  // compile, RBAC not available stop the start. Without a file, everything is allowed, as
+  // kube-apiserver's default AlwaysAllow mode. The server's one RBAC authorizer goes into chainDeps
+  // (`rbac`), shared by every chain a reload builds.
+  const authorization = opts.config?.authorization;
+  const chainDeps = { egress: directEgress };
+  let initialChain;
+  try {
+    initialChain = buildAuthorizationChain(authorization?.value, chainDeps);
+  } catch (err) {
+    await log.close();
+    authenticator.close();
+    const file = authorization?.file ?? '--authorization-config';
+    throw new Error((err as Error).message.split('\n').map((line) => `${file}: ${line}`).join('\n'));
+  }
+  const reloadingAuthorizer = authorization
+    ? new ReloadingAuthorizer(initialChain, {
+        file: authorization.file,
+        text: await readFile(authorization.file, 'utf8').catch(() => ''),
+        parse: (text) => {
+          const r = loadDocumentText(authorization.file, text, authorizationDocument);
+          return r.ok ? { ok: true, value: r.document.value } : { ok: false, problems: r.problems.map(problemLine) };
+        },
+        deps: chainDeps,
+        ...(opts.authorizationReloadIntervalMs !== undefined ? { intervalMs: opts.authorizationReloadIntervalMs } : {}),
+        onReloaded: () => logger.info('authorization configuration reloaded', { file: authorization.file }),
+        onFailed: (problems) => logger.error('authorization configuration not reloaded: keeping the last good one', { file: authorization.file, problems }),
+      })
+    : undefined;
+  const authorizer = reloadingAuthorizer ?? initialChain;
   const api = createApiServer({
     store,
     kinds,

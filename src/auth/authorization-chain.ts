@@ -45,14 +45,13 @@ interface Link {
   type: AuthorizerType;
   name: string;
   authorizer: Authorizer;
+  /** Decisions by outcome (Kubernetes' apiserver_authorization_decisions_total). */
+  decisions: Record<AuthorizationDecision['decision'], number>;
 }
 
 const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as { then?: unknown } | undefined)?.then === 'function';
 
 export class AuthorizerChain implements Authorizer {
-  /** Decisions by authorizer and outcome (Kubernetes' apiserver_authorization_decisions_total). */
-  private readonly decisions = new Map<string, number>();
-
   constructor(private readonly links: readonly Link[]) {}
 
   authorize(attributes: AuthorizationAttributes): AuthorizationDecision | Promise<AuthorizationDecision> {
@@ -77,8 +76,7 @@ export class AuthorizerChain implements Authorizer {
 
   /** The chain's answer when this link decides; otherwise records its reason and error and returns undefined. */
   private step(link: Link, d: AuthorizationDecision, reasons: string[], errors: string[]): AuthorizationDecision | undefined {
-    const key = `type="${link.type}",name="${link.name}",decision="${d.decision}"`;
-    this.decisions.set(key, (this.decisions.get(key) ?? 0) + 1);
+    link.decisions[d.decision]++;
     if (d.decision !== 'noOpinion') return d;
     if (d.reason) reasons.push(d.reason);
     if (d.error) errors.push(d.error);
@@ -91,7 +89,9 @@ export class AuthorizerChain implements Authorizer {
 
   gauges(): Record<string, number> {
     const out: Record<string, number> = {};
-    for (const [labels, n] of this.decisions) out[`orchd_authorization_decisions_total{${labels}}`] = n;
+    for (const { type, name, decisions } of this.links) {
+      for (const [decision, n] of Object.entries(decisions)) out[`orchd_authorization_decisions_total{type="${type}",name="${name}",decision="${decision}"}`] = n;
+    }
     for (const { authorizer: a } of this.links) {
       if (!(a instanceof WebhookAuthorizer)) continue;
       const name = `name="${a.name}"`;
@@ -115,7 +115,7 @@ export function buildAuthorizationChain(config: AuthorizationConfiguration | und
   const problems: string[] = [];
   authorizers.forEach((a, i) => {
     try {
-      links.push({ type: a.type, name: a.name, authorizer: builders[a.type](a, `authorizers[${i}]`, deps) });
+      links.push({ type: a.type, name: a.name, authorizer: builders[a.type](a, `authorizers[${i}]`, deps), decisions: { allow: 0, deny: 0, noOpinion: 0 } });
     } catch (err) {
       problems.push(...(err as Error).message.split('\n'));
     }
