@@ -54,6 +54,11 @@ const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as { then
 export class AuthorizerChain implements Authorizer {
   constructor(private readonly links: readonly Link[]) {}
 
+  /** The configured authorizer types, in order. */
+  get types(): AuthorizerType[] {
+    return this.links.map((l) => l.type);
+  }
+
   authorize(attributes: AuthorizationAttributes): AuthorizationDecision | Promise<AuthorizationDecision> {
     if (attributes.user.groups?.includes(PRIVILEGED_GROUP)) return { decision: 'allow' };
     return this.from(0, attributes, [], []);

@@ -3,6 +3,9 @@
  * `--authorization-config` (the ConfigReloader cycle): a changed valid file whose chain can be built
  * (connection files read, match conditions compiled) replaces the chain; anything else leaves the
  * last good chain deciding, logged and counted. Requests always ask the chain serving at the time.
+ *
+ * As in kube-apiserver, only webhooks come and go freely: every other type the server started with
+ * (RBAC, AlwaysDeny, …) must still be in a reloaded file.
  */
 import type { AuthorizationConfiguration } from '../config/authorization.js';
 import type { AuthorizationAttributes, AuthorizationDecision, Authorizer } from './authorizer.js';
@@ -24,8 +27,15 @@ export class ReloadingAuthorizer implements Authorizer {
   private readonly reloader: ConfigReloader<AuthorizationConfiguration, AuthorizerChain>;
 
   constructor(current: AuthorizerChain, o: AuthorizerReloadOptions) {
+    const required = [...new Set(current.types.filter((t) => t !== 'Webhook'))].sort();
     this.reloader = new ConfigReloader(current, {
       ...o,
+      parse: (text) => {
+        const parsed = o.parse(text);
+        if (!parsed.ok) return parsed;
+        const missing = required.filter((t) => !parsed.value.authorizers.some((a) => a.type === t));
+        return missing.length > 0 ? { ok: false, problems: [`${o.file}: missing required types: [${missing.join(' ')}]`] } : parsed;
+      },
       build: (config) => buildAuthorizationChain(config, o.deps),
       dispose: (chain) => chain.close(),
       metricPrefix: 'orchd_authorization_config',

@@ -292,6 +292,21 @@ describe('reloading the authorization configuration', () => {
     expect(await gauge('orchd_authorization_config_reloads_succeeded')).toBe(2);
   });
 
+  it('keeps the last good chain when a new file drops a type other than Webhook the server started with', async () => {
+    const s = await start('required', [{ type: 'AlwaysDeny', name: 'alwaysdeny' }], 100);
+    const status = async () => (await httpsCall(s.server.url, s.ca, 'GET', EVENTS, await as('bob'))).status;
+    const failed = async () => {
+      const text = (await httpsCall(s.server.url, s.ca, 'GET', '/metrics', await as('root', ['system:masters']))).text;
+      return Number(/^orchd_authorization_config_reloads_failed (\d+)$/m.exec(text)?.[1]);
+    };
+    expect(await status()).toBe(403);
+    await writeFile(s.authzFile, stringify(authorization([{ type: 'AlwaysAllow', name: 'alwaysallow' }])));
+    await until('the refused reload', async () => (await failed()) === 1);
+    expect(await status()).toBe(403);
+    await writeFile(s.authzFile, stringify(authorization([{ type: 'AlwaysDeny', name: 'alwaysdeny' }, { type: 'AlwaysAllow', name: 'alwaysallow' }])));
+    await until('the reload keeping AlwaysDeny', async () => (await status()) === 200);
+  });
+
   it('refuses to start on a chain it cannot build, naming the file and field', async () => {
     await expect(start('rbac', [{ type: 'RBAC', name: 'rbac' }])).rejects.toThrow(/rbac-authz\.yaml: authorizers\[0\]\.type: Unsupported value: "RBAC": RBAC authorizer not available/);
     await expect(start('incluster', [{ ...webhookEntry('x', '/dev/null'), webhook: { ...(webhookEntry('x', '/dev/null').webhook as object), connectionInfo: { type: 'InClusterConfig' } } }])).rejects.toThrow(
