@@ -5,12 +5,14 @@
  *      failure policy's decision;
  *   2. the answer cache, keyed by the request's attributes: allowed answers live authorizedTTL, the others
  *      unauthorizedTTL (a TTL of 0, or cache…Requests false in v1, caches nothing);
- *   3. a POST of the review to the server of the client connection file, bounded by `timeout`;
+ *   3. a POST of the review to the server of the client connection file, each attempt bounded by
+ *      `timeout`; an answer that says "try again" (500, 504, 429, a Retry-After header, a reset
+ *      connection) is retried with Kubernetes' backoff (500 ms ×1.5, 20 % jitter, 5 attempts);
  *      a failed call or a malformed answer is the failure policy's decision (NoOpinion lets the
  *      chain go on, Deny stops it), carrying the error.
  * Steps 1 and 2 answer synchronously, so a cached answer costs no promise, and the CEL
  * `authorizer` library can use it from inside an expression. Concurrent misses of one key share
- * one call. Kubernetes retries a failed call with backoff inside the timeout; orchd calls once.
+ * one call.
  */
 import { request } from 'node:https';
 import type { AuthorizerConfiguration, WebhookConfiguration } from '../config/authorization.js';
@@ -26,11 +28,18 @@ const CACHE_SIZE = 8192;
 const MAX_CACHED_ATTRIBUTE_BYTES = 10_000;
 /** Answers larger than this are refused rather than buffered. */
 const MAX_ANSWER_BYTES = 1 << 20;
+/** Kubernetes' DefaultAuthWebhookRetryBackoff. */
+const RETRY = { initialMs: 500, factor: 1.5, jitter: 0.2, attempts: 5 };
 
 export interface WebhookDeps {
   egress: Egress;
   now?: () => number;
+  /** The first retry's delay (tests shorten it); 500 ms. */
+  retryInitialMs?: number;
 }
+
+/** A call that failed in a way worth repeating (Kubernetes' DefaultShouldRetry). */
+class RetriableError extends Error {}
 
 export interface WebhookCounters {
   cacheHits: number;
@@ -50,6 +59,7 @@ export class WebhookAuthorizer implements Authorizer {
   private readonly agent;
   private readonly now: () => number;
   private readonly config: WebhookConfiguration;
+  private readonly retryInitialMs: number;
 
   /** Throws (one problem a line) when the connection file or a match condition is unusable. */
   constructor(
@@ -74,6 +84,7 @@ export class WebhookAuthorizer implements Authorizer {
       rejectUnauthorized: !c.insecureSkipTLSVerify,
     });
     this.now = deps.now ?? Date.now;
+    this.retryInitialMs = deps.retryInitialMs ?? RETRY.initialMs;
   }
 
   authorize(attributes: AuthorizationAttributes): AuthorizationDecision | Promise<AuthorizationDecision> {
@@ -111,14 +122,22 @@ export class WebhookAuthorizer implements Authorizer {
   }
 
   private async review(spec: ReturnType<typeof subjectAccessReviewSpec>, key: string, cache: boolean): Promise<AuthorizationDecision> {
-    let status: ReviewStatus;
-    try {
-      status = reviewStatus(await this.post(subjectAccessReviewBody(spec, this.config.subjectAccessReviewVersion)));
-      this.counters.calls.success++;
-    } catch (err) {
-      const timedOut = (err as Error).name === 'TimeoutError';
-      this.counters.calls[timedOut ? 'timeout' : 'error']++;
-      return this.onError(`Post "${this.connection.server.href}": ${timedOut ? `timed out after ${this.config.timeoutMs}ms` : (err as Error).message}`);
+    const body = subjectAccessReviewBody(spec, this.config.subjectAccessReviewVersion);
+    let status: ReviewStatus | undefined;
+    for (let attempt = 1; !status; attempt++) {
+      try {
+        status = reviewStatus(await this.post(body));
+        this.counters.calls.success++;
+      } catch (err) {
+        const timedOut = (err as Error).name === 'TimeoutError';
+        this.counters.calls[timedOut ? 'timeout' : 'error']++;
+        if (err instanceof RetriableError && attempt < RETRY.attempts) {
+          const delay = this.retryInitialMs * RETRY.factor ** (attempt - 1) * (1 + RETRY.jitter * Math.random());
+          await new Promise((resolve) => setTimeout(resolve, delay));
+          continue;
+        }
+        return this.onError(`Post "${this.connection.server.href}": ${timedOut ? `timed out after ${this.config.timeoutMs}ms` : (err as Error).message}`);
+      }
     }
     const ttl = status.allowed
       ? this.config.cacheAuthorizedRequests ? this.config.authorizedTTLMs : 0
@@ -165,7 +184,10 @@ export class WebhookAuthorizer implements Authorizer {
           res.on('end', () => {
             const text = Buffer.concat(chunks).toString('utf8');
             const code = res.statusCode ?? 0;
-            if (code < 200 || code > 299) return reject(new Error(`the server responded with status code ${code}: ${text.slice(0, 200)}`));
+            if (code < 200 || code > 299) {
+              const again = code === 500 || code === 504 || code === 429 || res.headers['retry-after'] !== undefined;
+              return reject(new (again ? RetriableError : Error)(`the server responded with status code ${code}: ${text.slice(0, 200)}`));
+            }
             try {
               resolve(JSON.parse(text));
             } catch {
@@ -174,7 +196,11 @@ export class WebhookAuthorizer implements Authorizer {
           });
         },
       );
-      req.on('error', (err) => reject(err.name === 'AbortError' && (err as { cause?: Error }).cause?.name === 'TimeoutError' ? (err as { cause: Error }).cause : err));
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        if (err.name === 'AbortError' && (err.cause as Error | undefined)?.name === 'TimeoutError') reject(err.cause);
+        else if (err.code === 'ECONNRESET') reject(new RetriableError(err.message));
+        else reject(err);
+      });
       req.end(data);
     });
   }

@@ -37,13 +37,14 @@ beforeEach(() => {
   webhook.reviews.length = 0;
   webhook.credentials.length = 0;
   webhook.delayMs = 0;
+  webhook.failing = { status: 500, count: 0 };
 });
 
 function chainOf(authorizers: unknown[], apiVersion = 'apiserver.config.orch.io/v1'): AuthorizerChain {
   const file = join(dir, 'authz.yaml');
   const r = loadDocumentText(file, stringify({ apiVersion, kind: 'AuthorizationConfiguration', authorizers }), authorizationDocument);
   if (!r.ok) throw new Error(r.problems.map((p) => p.message).join('\n'));
-  const chain = buildAuthorizationChain(r.document.value, { egress: directEgress, now: () => clock });
+  const chain = buildAuthorizationChain(r.document.value, { egress: directEgress, now: () => clock, retryInitialMs: 5 });
   chains.push(chain);
   return chain;
 }
@@ -152,6 +153,20 @@ describe('a Webhook authorizer', () => {
     // Alone, a failing NoOpinion webhook leaves the request un-allowed, with the error.
     const alone = chainOf([webhookEntry('slow', kubeconfig, { timeout: '200ms', failurePolicy: 'NoOpinion' })]);
     expect(await ask(alone, listEvents('bob'))).toMatchObject({ decision: 'noOpinion', error: expect.stringMatching(/timed out/) });
+  });
+
+  it('retries answers that say try again (500, 429), with backoff, at most 5 times; never others', async () => {
+    const chain = chainOf([webhookEntry('flaky', kubeconfig, { failurePolicy: 'Deny' })]);
+    webhook.failing = { status: 500, count: 2 };
+    expect(await ask(chain, listEvents('alice'))).toEqual({ decision: 'allow' });
+    expect(webhook.hits).toBe(3);
+    webhook.failing = { status: 429, count: 10 };
+    expect(await ask(chain, listEvents('alice', [], { namespace: 'other' }))).toMatchObject({ decision: 'deny', error: expect.stringMatching(/the server responded with status code 429/) });
+    expect(webhook.hits).toBe(8);
+    webhook.failing = { status: 403, count: 1 };
+    expect(await ask(chain, listEvents('alice', [], { namespace: 'third' }))).toMatchObject({ decision: 'deny', error: expect.stringMatching(/status code 403/) });
+    expect(webhook.hits).toBe(9);
+    expect(chain.gauges()['orchd_authorization_webhook_evaluations_total{name="flaky",result="error"}']).toBe(8);
   });
 
   it('treats an unreachable webhook as a failure too, never caching it', async () => {

@@ -32,6 +32,8 @@ export class SarWebhook {
   readonly credentials: (string | undefined)[] = [];
   decide: (review: Review) => ReviewStatus = defaultDecision;
   delayMs = 0;
+  /** The next `count` reviews are answered with this HTTP status instead. */
+  failing = { status: 500, count: 0 };
   private server!: Server;
   url = '';
 
@@ -50,6 +52,11 @@ export class SarWebhook {
         const answer = () => {
           if (res.destroyed) return;
           res.setHeader('Content-Type', 'application/json');
+          if (this.failing.count > 0) {
+            this.failing.count--;
+            res.statusCode = this.failing.status;
+            return res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code: this.failing.status }));
+          }
           res.end(JSON.stringify({ apiVersion: review.apiVersion, kind: 'SubjectAccessReview', status: this.decide(review) }));
         };
         if (this.delayMs > 0) setTimeout(answer, this.delayMs);
