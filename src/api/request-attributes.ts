@@ -18,7 +18,7 @@ import type { AuthorizationAttributes } from '../auth/authorizer.js';
 import type { UserInfo } from '../auth/user.js';
 import { isPathSegmentName } from '../resources/name-formats.js';
 import { parseFieldSelector } from '../store/field-selector.js';
-import { parseGoBool } from './query.js';
+import { flag } from './query.js';
 import { internalError } from './status.js';
 
 const SPECIAL_VERBS = new Set(['proxy', 'watch']);
@@ -82,8 +82,8 @@ export function requestAttributes(req: Pick<IncomingMessage, 'method'>, url: URL
 
   const params = url.searchParams;
   if (name === '' && verb === 'get') {
-    const watch = params.get('watch');
-    verb = watch !== null && (parseGoBool(watch) ?? !(watch === '0' || watch.toLowerCase() === 'false')) ? 'watch' : 'list';
+    // Kubernetes' query conversion of a bool: anything but 0 and false is true (`watch=` too).
+    verb = flag(params, 'watch') ? 'watch' : 'list';
     name = exactName(params.get('fieldSelector')) ?? '';
   }
   if (name === '' && verb === 'delete') verb = 'deletecollection';

@@ -43,6 +43,8 @@ const rows: { name: string; method: string; path: string; want: Record<string, u
   },
   { name: 'watch=false stays a list', method: 'GET', path: '/api/v1/events?watch=false', want: { ...resource('list', '', 'v1', 'events'), path: '/api/v1/events' } },
   { name: 'watch=1 is a watch', method: 'GET', path: '/api/v1/events?watch=1', want: { ...resource('watch', '', 'v1', 'events'), path: '/api/v1/events' } },
+  { name: 'an empty watch= is a watch', method: 'GET', path: '/api/v1/events?watch=', want: { ...resource('watch', '', 'v1', 'events'), path: '/api/v1/events' } },
+  { name: 'watch=FALSE is a list', method: 'GET', path: '/api/v1/events?watch=FALSE', want: { ...resource('list', '', 'v1', 'events'), path: '/api/v1/events' } },
   {
     name: 'the /watch/ prefix is a watch, without selectors',
     method: 'GET',
