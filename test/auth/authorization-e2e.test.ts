@@ -7,7 +7,7 @@
  * reloaded while running, keeping the last good chain when a new one is broken.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -85,6 +85,12 @@ async function start(name: string, authorizers: unknown[], authorizationReloadIn
   });
   running.push(server);
   return { server, ca: await readFile(join(dataDir, 'apiserver.crt')), authzFile };
+}
+
+/** Replaces a watched file in one step: a reload check never reads it half written. */
+async function replaceFile(file: string, text: string): Promise<void> {
+  await writeFile(`${file}.next`, text);
+  await rename(`${file}.next`, file);
 }
 
 const tokens = new Map<string, string>();
@@ -265,19 +271,19 @@ describe('reloading the authorization configuration', () => {
     };
     expect(await status('bob')).toBe(403);
 
-    await writeFile(s.authzFile, stringify(authorization([webhookEntry('hook', kubeconfig), { type: 'AlwaysAllow', name: 'everyone' }])));
+    await replaceFile(s.authzFile, stringify(authorization([webhookEntry('hook', kubeconfig), { type: 'AlwaysAllow', name: 'everyone' }])));
     await until('the widened chain', async () => (await status('bob')) === 200);
     expect(await gauge('orchd_authorization_config_reloads_succeeded')).toBe(1);
     expect(await status('mallory')).toBe(403);
 
     // A match condition that does not compile: the file is valid, the chain cannot be built.
-    await writeFile(s.authzFile, stringify(authorization([webhookEntry('hook', kubeconfig, { matchConditions: [{ expression: 'request.user ==' }] })])));
+    await replaceFile(s.authzFile, stringify(authorization([webhookEntry('hook', kubeconfig, { matchConditions: [{ expression: 'request.user ==' }] })])));
     await until('the failed reload', async () => (await gauge('orchd_authorization_config_reloads_failed')) >= 1);
     expect(await gauge('orchd_authorization_config_last_reload_success')).toBe(0);
     expect(await status('bob')).toBe(200);
 
     // Breaks a rule of the document: kept again.
-    await writeFile(s.authzFile, stringify(authorization([])));
+    await replaceFile(s.authzFile, stringify(authorization([])));
     await until('the second failed reload', async () => (await gauge('orchd_authorization_config_reloads_failed')) >= 2);
     expect(await status('bob')).toBe(200);
 
@@ -285,7 +291,7 @@ describe('reloading the authorization configuration', () => {
     const down = await new SarWebhook().start();
     const downFile = await down.kubeconfig(dir, 'down.kubeconfig');
     await down.stop();
-    await writeFile(s.authzFile, stringify(authorization([webhookEntry('down', downFile, { failurePolicy: 'Deny' }), { type: 'AlwaysAllow', name: 'everyone' }])));
+    await replaceFile(s.authzFile, stringify(authorization([webhookEntry('down', downFile, { failurePolicy: 'Deny' }), { type: 'AlwaysAllow', name: 'everyone' }])));
     await until('the unreachable webhook', async () => (await status('bob')) === 500);
     const refused = await httpsCall(s.server.url, s.ca, 'GET', EVENTS, await as('bob'));
     expect(refused.body).toMatchObject({ reason: 'InternalError', code: 500, message: expect.stringMatching(/^Internal error occurred: Post "https:\/\/127\.0\.0\.1:\d+\/authorize": .*ECONNREFUSED/) });
@@ -300,10 +306,10 @@ describe('reloading the authorization configuration', () => {
       return Number(/^orchd_authorization_config_reloads_failed (\d+)$/m.exec(text)?.[1]);
     };
     expect(await status()).toBe(403);
-    await writeFile(s.authzFile, stringify(authorization([{ type: 'AlwaysAllow', name: 'alwaysallow' }])));
+    await replaceFile(s.authzFile, stringify(authorization([{ type: 'AlwaysAllow', name: 'alwaysallow' }])));
     await until('the refused reload', async () => (await failed()) === 1);
     expect(await status()).toBe(403);
-    await writeFile(s.authzFile, stringify(authorization([{ type: 'AlwaysDeny', name: 'alwaysdeny' }, { type: 'AlwaysAllow', name: 'alwaysallow' }])));
+    await replaceFile(s.authzFile, stringify(authorization([{ type: 'AlwaysDeny', name: 'alwaysdeny' }, { type: 'AlwaysAllow', name: 'alwaysallow' }])));
     await until('the reload keeping AlwaysDeny', async () => (await status()) === 200);
   });
 
