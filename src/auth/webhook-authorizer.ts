@@ -3,8 +3,8 @@
  * authorizer does. In order, for each request:
  *   1. matchConditions over the v1 spec: a false skips the webhook (no opinion); an error is the
  *      failure policy's decision;
- *   2. the answer cache, keyed by the request's attributes: allowed answers live authorizedTTL, the others
- *      unauthorizedTTL (a TTL of 0, or cache…Requests false in v1, caches nothing);
+ *   2. the answer cache, keyed by the request's attributes: allowed answers live authorizedTTL,
+ *      the others unauthorizedTTL (a TTL of 0, or cache…Requests false in v1, caches nothing);
  *   3. a POST of the review to the server of the client connection file, each attempt bounded by
  *      `timeout`; an answer that says "try again" (500, 504, 429, a Retry-After header, a reset
  *      connection) is retried with Kubernetes' backoff (500 ms ×1.5, 20 % jitter, 5 attempts);
@@ -14,7 +14,7 @@
  * `authorizer` library can use it from inside an expression. Concurrent misses of one key share
  * one call.
  */
-import { request } from 'node:https';
+import { request, type Agent } from 'node:https';
 import type { AuthorizerConfiguration, WebhookConfiguration } from '../config/authorization.js';
 import type { Egress } from '../egress/egress.js';
 import type { AuthorizationAttributes, AuthorizationDecision, Authorizer } from './authorizer.js';
@@ -56,7 +56,7 @@ export class WebhookAuthorizer implements Authorizer {
   private readonly inFlight = new Map<string, Promise<AuthorizationDecision>>();
   private readonly conditions: MatchConditions | undefined;
   private readonly connection: ClientConnection;
-  private readonly agent;
+  private readonly agent: Agent;
   private readonly now: () => number;
   private readonly config: WebhookConfiguration;
   private readonly retryInitialMs: number;
