@@ -4,6 +4,7 @@
  * generator more CPU per request on Node 20, and the generator shares the machine with the server.)
  */
 import { Agent, request } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 
 export interface HttpReply {
   status: number;
@@ -24,24 +25,38 @@ export interface RequestOptions {
   keep?: number;
 }
 
+/** For an https:// server: the CA to trust; and headers every request carries (Authorization). */
+export interface ClientOptions {
+  ca?: string;
+  headers?: Record<string, string>;
+}
+
 export class HttpClient {
   private readonly agent: Agent;
   private readonly url: URL;
+  private readonly send: typeof request;
 
-  constructor(baseUrl: string, connections: number) {
+  constructor(
+    baseUrl: string,
+    connections: number,
+    private readonly options: ClientOptions = {},
+  ) {
     this.url = new URL(baseUrl);
-    this.agent = new Agent({ keepAlive: true, maxSockets: connections, maxFreeSockets: connections });
+    const pool = { keepAlive: true, maxSockets: connections, maxFreeSockets: connections };
+    const tls = this.url.protocol === 'https:';
+    this.agent = tls ? new HttpsAgent({ ...pool, ...(options.ca ? { ca: options.ca } : {}) }) : new Agent(pool);
+    this.send = tls ? (httpsRequest as typeof request) : request;
   }
 
   request(method: string, path: string, body?: Buffer, options: RequestOptions = {}): Promise<HttpReply> {
     const { contentType = 'application/json', keep = Infinity } = options;
     return new Promise((resolve, reject) => {
-      const headers: Record<string, string | number> = { accept: 'application/json' };
+      const headers: Record<string, string | number> = { accept: 'application/json', ...this.options.headers };
       if (body) {
         headers['content-type'] = contentType;
         headers['content-length'] = body.length;
       }
-      const req = request({ agent: this.agent, host: this.url.hostname, port: this.url.port, method, path, headers }, (res) => {
+      const req = this.send({ agent: this.agent, host: this.url.hostname, port: this.url.port, method, path, headers }, (res) => {
         const status = res.statusCode ?? 0;
         const limit = status >= 200 && status < 300 ? keep : Infinity;
         const chunks: Buffer[] = [];

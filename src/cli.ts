@@ -23,12 +23,13 @@ const usage = `usage: orchd serve [--port 8080] [--bind-address 127.0.0.1] [--da
 
 Server configuration files (YAML or JSON). Each given file is read and validated before anything
 else; one that breaks a rule stops the server with every error and its field path.
-Enforced: authentication (reloaded every minute), encryption at rest, TLS, admission configuration.
-Validated only, not yet enforced: authorization, egress selection, tracing.
+Enforced: authentication and authorization (both reloaded every minute), encryption at rest, TLS,
+egress selection, tracing and the admission configuration.
   --authentication-config FILE          AuthenticationConfiguration: JWT authenticators, anonymous
                                         (with it, orchd serves HTTPS; without a certificate it makes
                                         a self-signed one in the data folder, apiserver.crt)
   --authorization-config FILE           AuthorizationConfiguration: the authorizer chain
+                                        (without it, every request is allowed)
   --encryption-provider-config FILE     EncryptionConfiguration: encryption at rest
   --egress-selector-config-file FILE    EgressSelectorConfiguration: outbound connections
   --tracing-config-file FILE            TracingConfiguration: span export

@@ -15,12 +15,18 @@ import type { ServerConfig } from './config/server-config.js';
 import { RequestAuthenticator } from './auth/authenticate.js';
 import { ReloadingAuthenticator } from './auth/reloading-authenticator.js';
 import { authenticationDocument } from './config/authentication.js';
+import { authorizationDocument } from './config/authorization.js';
+import { buildAuthorizationChain } from './auth/authorization-chain.js';
+import { ReloadingAuthorizer } from './auth/reloading-authorizer.js';
 import { loadDocumentText, problemLine } from './config/load.js';
 import { servingTls } from './api/tls.js';
 import { directEgress } from './egress/egress.js';
 import { egressFromConfig } from './egress/from-config.js';
 import type { Tracing } from './tracing/provider.js';
 import { credentialsFor } from './config/webhook-admission.js';
+import { rbacAuthorizer } from './auth/rbac-authorizer.js';
+import { rbacEscalationCheck } from './auth/rbac-escalation.js';
+import { StoreRbacSource } from './api/rbac-source.js';
 
 export interface ServeOptions {
   port: number;
@@ -40,6 +46,8 @@ export interface ServeOptions {
   shutdownTimeoutMs?: number;
   /** How often the authentication configuration file is re-read; default 1 minute, as kube-apiserver. */
   authenticationReloadIntervalMs?: number;
+  /** How often the authorization configuration file is re-read; default 1 minute, as kube-apiserver. */
+  authorizationReloadIntervalMs?: number;
   /** The validated configuration files (issue 8); held for the parts that will enforce them. */
   config?: ServerConfig;
   /** Run the ValidatingAdmissionPolicy status controller (default true). */
@@ -128,6 +136,38 @@ export async function serve(opts: ServeOptions): Promise<Running> {
     },
   });
   const webhookAdmission = opts.config?.admission?.value.plugins.find((p) => p.name === 'MutatingAdmissionWebhook')?.webhookAdmission;
+  // The authorizer chain, built once the store exists (the RBAC authorizer reads it) and before
+  // anything listens: a connection file that cannot be read, a match condition that does not
+  // compile, RBAC not available stop the start. Without a file, everything is allowed, as
+  // kube-apiserver's default AlwaysAllow mode. The server's one RBAC authorizer goes into chainDeps
+  // (`rbac`), shared by every chain a reload builds.
+  const authorization = opts.config?.authorization;
+  const rbacSource = new StoreRbacSource(store);
+  const chainDeps = { egress, rbac: rbacAuthorizer(rbacSource) };
+  let initialChain;
+  try {
+    initialChain = buildAuthorizationChain(authorization?.value, chainDeps);
+  } catch (err) {
+    await log.close();
+    authenticator.close();
+    const file = authorization?.file ?? '--authorization-config';
+    throw new Error((err as Error).message.split('\n').map((line) => `${file}: ${line}`).join('\n'));
+  }
+  const reloadingAuthorizer = authorization
+    ? new ReloadingAuthorizer(initialChain, {
+        file: authorization.file,
+        text: await readFile(authorization.file, 'utf8').catch(() => ''),
+        parse: (text) => {
+          const r = loadDocumentText(authorization.file, text, authorizationDocument);
+          return r.ok ? { ok: true, value: r.document.value } : { ok: false, problems: r.problems.map(problemLine) };
+        },
+        deps: chainDeps,
+        ...(opts.authorizationReloadIntervalMs !== undefined ? { intervalMs: opts.authorizationReloadIntervalMs } : {}),
+        onReloaded: () => logger.info('authorization configuration reloaded', { file: authorization.file }),
+        onFailed: (problems) => logger.error('authorization configuration not reloaded: keeping the last good one', { file: authorization.file, problems }),
+      })
+    : undefined;
+  const authorizer = reloadingAuthorizer ?? initialChain;
   const api = createApiServer({
     store,
     kinds,
@@ -138,6 +178,9 @@ export async function serve(opts: ServeOptions): Promise<Running> {
     bookmarkIntervalMs: opts.bookmarkIntervalMs,
     authenticator,
     egress,
+    authorizer,
+    // Escalation prevention only means something when RBAC decides: under AlwaysAllow nobody holds an RBAC grant.
+    ...(authorization?.value.authorizers.some((a) => a.type === 'RBAC') ? { escalationCheck: rbacEscalationCheck(rbacSource, authorizer) } : {}),
     ...(tls ? { tls: { cert: tls.cert, key: tls.key } } : {}),
     ...(opts.policyStatus !== undefined ? { policyStatus: opts.policyStatus } : {}),
     ...(webhookAdmission ? { webhooks: { credentials: (hostPort: string) => credentialsFor(webhookAdmission, hostPort) } } : {}),
@@ -159,10 +202,13 @@ export async function serve(opts: ServeOptions): Promise<Running> {
     await log.close();
     authenticator.close();
     await tracing?.shutdown();
+    authorizer.close();
+    rbacSource.close();
     throw err;
   }
   const port = (api.http.address() as AddressInfo).port;
   authenticator.start();
+  reloadingAuthorizer?.start();
   const url = `${tls ? 'https' : 'http'}://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${port}`;
   // Said before the replay, which may be long: where to find /livez and /readyz meanwhile.
   logger.info('listening', { url, port, pid: process.pid, dataDir: opts.dataDir, seq: log.lastSeq });
@@ -203,6 +249,8 @@ export async function serve(opts: ServeOptions): Promise<Running> {
           clearTimeout(cut);
         }
         authenticator.close();
+        authorizer.close();
+        rbacSource.close();
         await compactor.stop();
         await store.checkpoint();
         await store.close();

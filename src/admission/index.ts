@@ -1,4 +1,5 @@
 /** Admission on the write path: the hooks the object store calls, and the per-request context they read. */
+import type { Authorizer } from '../auth/authorizer.js';
 import type { KindStrategy } from '../resources/strategy.js';
 import type { Store } from '../store/store.js';
 import { admissionAttributes, type AdmissionOptions } from './attributes.js';
@@ -29,12 +30,13 @@ export interface AdmissionHooks {
 
 /**
  * The admission hooks for a server serving these kinds; undefined when no admission kinds are
- * served. opts: how webhooks are dialed (egress) and what they are shown (credentials).
+ * served. opts: how webhooks are dialed (egress) and what they are shown (credentials); the
+ * authorizer answers the `authorizer` variable of policy expressions.
  */
-export function admissionFor(store: Store, kinds: readonly KindStrategy[], opts: WebhookAdmissionOptions = {}): AdmissionHooks | undefined {
+export function admissionFor(store: Store, kinds: readonly KindStrategy[], opts: WebhookAdmissionOptions & { authorizer?: Authorizer } = {}): AdmissionHooks | undefined {
   const find = (k: string) => kinds.find((x) => x.kind === k && x.group === 'admissionregistration.orch.io');
   const served = (k: string) => find(k) !== undefined;
-  const validating = served('ValidatingAdmissionPolicy') && served('ValidatingAdmissionPolicyBinding') ? new ValidatingAdmission(store, kinds) : undefined;
+  const validating = served('ValidatingAdmissionPolicy') && served('ValidatingAdmissionPolicyBinding') ? new ValidatingAdmission(store, kinds, opts.authorizer) : undefined;
   // Policies run before webhooks, as in Kubernetes' plugin order.
   const mutating: MutatingPlugin[] = [];
   if (served('MutatingAdmissionPolicy') && served('MutatingAdmissionPolicyBinding')) mutating.push(new MutatingPolicyPlugin(store, kinds));

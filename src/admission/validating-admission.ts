@@ -9,7 +9,8 @@
  * `validation.policy.admission.orch.io/validation_failure` audit annotation). Audit annotations
  * are collected per policy over its bindings and params and recorded as `<policy>/<key>`.
  */
-import { Activation, CelCostLimitError, CelTimeoutError, celTypeName, ConvertedValues } from '../cel/index.js';
+import type { Authorizer } from '../auth/authorizer.js';
+import { Activation, CelCostLimitError, CelTimeoutError, celTypeName, ConvertedValues, type CelAuthorizer } from '../cel/index.js';
 import { ApiError, forbidden, qualified } from '../api/status.js';
 import { listAt, objectAt, stringAt, stringsOf } from '../resources/json-access.js';
 import type { KindStrategy } from '../resources/strategy.js';
@@ -19,7 +20,8 @@ import type { AdmissionAttributes } from './attributes.js';
 import { compilePolicy, failurePolicyOf, type CompiledPolicy } from './compile-policy.js';
 import { isAdmissionConfigurationKind, isConfigError, PolicyDispatcher } from './policy-dispatch.js';
 import { matchConditionsOutcome, runExpression } from './policy-evaluation.js';
-import { PolicyRegistry } from './policy-registry.js';
+import { PolicyRegistry, type PolicySnapshot } from './policy-registry.js';
+import { evaluateWithAuthorizer } from './cel-authorizer.js';
 import { currentAdmissionContext } from './request-context.js';
 
 interface Failure {
@@ -42,7 +44,12 @@ export class ValidatingAdmission {
   readonly registry: PolicyRegistry<CompiledPolicy>;
   private readonly dispatcher: PolicyDispatcher;
 
-  constructor(store: Store, kinds: readonly KindStrategy[]) {
+  constructor(
+    store: Store,
+    kinds: readonly KindStrategy[],
+    /** Answers the expressions' `authorizer` checks; without one, `authorizer` is null. */
+    private readonly authorizer?: Authorizer,
+  ) {
     const find = (k: string) => kinds.find((x) => x.kind === k && x.group === 'admissionregistration.orch.io');
     const policyKind = find('ValidatingAdmissionPolicy');
     const bindingKind = find('ValidatingAdmissionPolicyBinding');
@@ -53,19 +60,32 @@ export class ValidatingAdmission {
 
   /** Throws the denial (an ApiError), adds warnings and audit annotations to the current request. */
   validate = async (a: AdmissionAttributes): Promise<void> => {
-    const { kind, object, oldObject, request, name } = a;
-    if (isAdmissionConfigurationKind(kind)) return;
+    if (isAdmissionConfigurationKind(a.kind)) return;
     const snap = this.registry.current();
     if (snap.hooks.length === 0) return;
     const ctx = currentAdmissionContext();
+    // With an authorizer, evaluation may run in rounds (cel-authorizer.ts): only the last one counts.
+    const { denied, warnings, annotations } = this.authorizer
+      ? await evaluateWithAuthorizer(this.authorizer, (authorizer) => this.evaluate(a, snap, authorizer))
+      : this.evaluate(a, snap, undefined);
+    for (const [key, value] of annotations) ctx.annotate(key, value);
+    ctx.warn(warnings);
+    const first = denied[0];
+    if (first) throw denial(a.kind, a.name, first);
+  };
+
+  /** One evaluation of every matching policy and binding: its failures, warnings and audit annotations. */
+  private evaluate(a: AdmissionAttributes, snap: PolicySnapshot, authorizer: CelAuthorizer | undefined): { denied: Failure[]; warnings: string[]; annotations: [string, string][] } {
+    const { kind, object, oldObject, request } = a;
     const denied: Failure[] = [];
     const warnings: string[] = [];
+    const annotations: [string, string][] = [];
     // One conversion of the request's objects to CEL values, shared by every policy.
     const converted = new ConvertedValues();
     // Audit annotation values per key over every binding and param of one policy; the same value once.
     let annotated: { policy: KubeObject; values: Map<string, string[]> } | undefined;
     const flushAnnotations = () => {
-      for (const [key, values] of annotated?.values ?? []) ctx.annotate(`${annotated!.policy.metadata.name ?? ''}/${key}`, values.join(', '));
+      for (const [key, values] of annotated?.values ?? []) annotations.push([`${annotated!.policy.metadata.name ?? ''}/${key}`, values.join(', ')]);
       annotated = undefined;
     };
     for (const step of this.dispatcher.steps(snap.hooks, a)) {
@@ -85,7 +105,7 @@ export class ValidatingAdmission {
           if (actions.includes('Deny')) denied.push({ policy: policyName, binding: bindingName, message, reason });
           if (actions.includes('Audit')) {
             const value = [{ message, policy: stringAt(bspec, 'policyName'), binding: bindingName, expressionIndex, validationActions: actions }];
-            ctx.annotate(VALIDATION_FAILURE_ANNOTATION, JSON.stringify(value));
+            annotations.push([VALIDATION_FAILURE_ANNOTATION, JSON.stringify(value)]);
           }
           if (actions.includes('Warn')) warnings.push(`Validation failed for ValidatingAdmissionPolicy '${policyName}' with binding '${bindingName}': ${message}`);
         },
@@ -99,15 +119,13 @@ export class ValidatingAdmission {
       const schemas = this.dispatcher.schemas(kind, step.paramKind);
       const compiled = this.registry.compiled(step.policy, kind, schemas);
       for (const p of step.params) {
-        const activation = new Activation({ object, oldObject, request, params: p, namespaceObject: a.namespaceObject ?? null }, { schemas, variables: compiled.variables, converted });
+        const activation = new Activation({ object, oldObject, request, params: p, namespaceObject: a.namespaceObject ?? null, ...(authorizer ? { authorizer } : {}) }, { schemas, variables: compiled.variables, converted });
         evaluatePolicy(compiled, activation, outcome);
       }
     }
     flushAnnotations();
-    ctx.warn(warnings);
-    const first = denied[0];
-    if (first) throw denial(kind, name, first);
-  };
+    return { denied, warnings, annotations };
+  }
 }
 
 /** Where one evaluation's results go (one binding, one param). */

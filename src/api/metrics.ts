@@ -81,7 +81,14 @@ export class Metrics {
     this.batch.render(out);
     out.push('# HELP apiserver_registered_watchers Open watches by resource.', '# TYPE apiserver_registered_watchers gauge');
     for (const [r, n] of this.watchers) out.push(`apiserver_registered_watchers{${label({ resource: r })}} ${n}`);
-    for (const [name, v] of Object.entries(extra)) out.push(`# TYPE ${name} gauge`, `${name} ${v}`);
+    // A gauge may carry labels in its key (`name{a="b"}`): one TYPE line per metric name.
+    const typed = new Set<string>();
+    for (const [key, v] of Object.entries(extra)) {
+      const name = key.split('{')[0];
+      if (!typed.has(name)) out.push(`# TYPE ${name} gauge`);
+      typed.add(name);
+      out.push(`${key} ${v}`);
+    }
     return out.join('\n') + '\n';
   }
 }

@@ -22,11 +22,16 @@ import { route, type Route } from './router.js';
 import { handleResource, outputFor } from './resource-handlers.js';
 import { upgradeWatch, watchSocketServerOptions } from './watch-handler.js';
 import { handleDiscovery, handleOpenApi } from './discovery-handlers.js';
-import { ApiError, pathNotFound, serviceUnavailable, unauthorized } from './status.js';
+import { ApiError, internalError, pathNotFound, serviceUnavailable, unauthorized } from './status.js';
 import { RequestAuthenticator, type Authenticator } from '../auth/authenticate.js';
 import { admissionFor, runWithAdmissionContext, type WebhookAdmissionOptions } from '../admission/index.js';
 import type { Egress } from '../egress/egress.js';
 import { traceRequest } from './request-span.js';
+import { withRbacEscalationPrevention, type EscalationCheck } from './rbac-escalation-hook.js';
+import { alwaysAllow } from '../auth/authorization-chain.js';
+import type { Authorizer } from '../auth/authorizer.js';
+import { authorize } from './authorize.js';
+import { requestAttributes } from './request-attributes.js';
 
 export interface ApiServerOptions {
   store: Store;
@@ -38,6 +43,8 @@ export interface ApiServerOptions {
   bookmarkIntervalMs?: number;
   /** Who is asking; without one every request is anonymous (no authentication configured). */
   authenticator?: Authenticator;
+  /** What each user may do; without one everything is allowed (no authorization configured). */
+  authorizer?: Authorizer & { gauges?(): Record<string, number> };
   /** Serve HTTPS with this certificate (PEM, leaf first) and key. */
   tls?: { cert: Buffer; key: Buffer };
   /**
@@ -49,6 +56,8 @@ export interface ApiServerOptions {
   egress?: Egress;
   /** How admission webhooks are dialed and the credentials they are shown. */
   webhooks?: WebhookAdmissionOptions;
+  /** RBAC's escalation prevention on writes of roles and bindings (when RBAC is in the chain). */
+  escalationCheck?: EscalationCheck;
 }
 
 export interface ApiServer {
@@ -68,11 +77,14 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
   for (const k of opts.kinds) for (const v of k.versions) lookupMap.set(`${k.group}/${v}/${k.plural}`, k);
   const byCollection = new Map(opts.kinds.map((k) => [collectionOf(k), k]));
   const lookup = (g: string, v: string, p: string) => lookupMap.get(`${g}/${v}/${p}`);
-  const objects = new ObjectStore(opts.store, { now: () => new Date() }, admissionFor(opts.store, opts.kinds, {
+  const authorizer: NonNullable<ApiServerOptions['authorizer']> = opts.authorizer ?? alwaysAllow;
+  const admission = admissionFor(opts.store, opts.kinds, {
     ...opts.webhooks,
     ...(opts.egress ? { egress: opts.egress } : {}),
     onFailOpen: (webhook, error) => opts.logger.warn('failed calling webhook, failing open', { webhook, error }),
-  }));
+    authorizer,
+  });
+  const objects = new ObjectStore(opts.store, { now: () => new Date() }, opts.escalationCheck ? withRbacEscalationPrevention(admission, opts.escalationCheck) : admission);
   const context: Server = {
     objects,
     kinds: opts.kinds,
@@ -106,6 +118,9 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       const url = new URL(req.url ?? '/', 'http://orchd');
       const auth = await authenticator.authenticate(req.headers, url.pathname);
       if (!auth.ok) throw unauthenticated(req, auth.reason);
+      // Awaited only when the chain went over the network: a cached decision costs no extra turn.
+      const authorized = authorize(authorizer, requestAttributes(req, url, auth.user));
+      if (authorized) await authorized;
       const r: Route | undefined = route(url.pathname, lookup);
       if (!r) throw pathNotFound();
       switch (r.type) {
@@ -113,7 +128,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
           return healthz(res, r.check === 'readyz' ? ready : true, r.check, notReady);
         case 'metrics':
           res.setHeader('Content-Type', 'text/plain; version=0.0.4');
-          res.end(opts.metrics.render({ orchd_log_last_seq: opts.store.log.lastSeq, orchd_objects: opts.store.view.objects.size, ...historyMetrics(opts.store), ...authenticator.gauges?.() }));
+          res.end(opts.metrics.render({ orchd_log_last_seq: opts.store.log.lastSeq, orchd_objects: opts.store.view.objects.size, ...historyMetrics(opts.store), ...authenticator.gauges?.(), ...authorizer.gauges?.() }));
           return;
         case 'discovery':
           return handleDiscovery(req, res, r, opts.kinds);
@@ -148,10 +163,11 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
   const upgrade = async (req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://orchd');
     const auth = await authenticator.authenticate(req.headers, url.pathname).catch((err: unknown) => ({ ok: false as const, reason: String(err) }));
-    if (!auth.ok) {
-      const body = JSON.stringify(unauthenticated(req, auth.reason).status);
-      socket.end(`HTTP/1.1 401 ${STATUS_CODES[401]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
-      return;
+    if (!auth.ok) return refuseUpgrade(socket, unauthenticated(req, auth.reason));
+    try {
+      await authorize(authorizer, requestAttributes(req, url, auth.user));
+    } catch (err) {
+      return refuseUpgrade(socket, err instanceof ApiError ? err : internalError(String(err)));
     }
     const r = route(url.pathname, lookup);
     if (!ready || !r || r.type !== 'resource') {
@@ -194,6 +210,12 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       await closed;
     },
   };
+}
+
+/** Answers a WebSocket upgrade with an error Status instead of upgrading. */
+function refuseUpgrade(socket: Duplex, err: ApiError): void {
+  const body = JSON.stringify(err.status);
+  socket.end(`HTTP/1.1 ${err.code} ${STATUS_CODES[err.code]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
 
 /** The compaction horizon and the last compaction, as gauges. */

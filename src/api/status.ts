@@ -150,6 +150,15 @@ export function storeReadError(q: Qualified, prefix: string, failures: { key: st
 }
 export const forbidden = (q: Qualified, why: string): ApiError =>
   failure(403, 'Forbidden', `${qualifiedResource(q)} "${q.name ?? ''}" is forbidden: ${why}`, detailsOf(q));
+/**
+ * Kubernetes' NewForbidden for a refused request: `events is forbidden: …` (no name when the
+ * request names none), `forbidden: …` for a non-resource request (no resource at all).
+ */
+export const forbiddenRequest = (group: string, resource: string, name: string, why: string): ApiError => {
+  const qualifiedText = group ? `${resource}.${group}` : resource;
+  const message = !resource && !group ? `forbidden: ${why}` : name ? `${qualifiedText} "${name}" is forbidden: ${why}` : `${qualifiedText} is forbidden: ${why}`;
+  return failure(403, 'Forbidden', message, { ...(name ? { name } : {}), ...(group ? { group } : {}), ...(resource ? { kind: resource } : {}) });
+};
 export const serviceUnavailable = (message: string): ApiError => failure(503, 'ServiceUnavailable', message);
 /** Failed authentication: Kubernetes never says why to the client (the reason goes to the log). */
 export const unauthorized = (): ApiError => failure(401, 'Unauthorized', 'Unauthorized');

@@ -115,7 +115,8 @@ resources:
 
   it('starts with a valid set of every kind of file, and stops on SIGTERM', async () => {
     const certs = makeCertificate(tempDir());
-    const connFile = writeFile(dir, 'webhook.kubeconfig', 'apiVersion: v1\nkind: Config\n');
+    // A webhook nobody listens for: the anonymous /livez below falls through it (NoOpinion) to AlwaysAllow.
+    const connFile = writeFile(dir, 'webhook.kubeconfig', 'apiVersion: v1\nkind: Config\nclusters:\n- {name: authz, cluster: {server: "https://127.0.0.1:1/authorize"}}\n');
     writeFile(dir, 'mutating.yaml', `apiVersion: apiserver.config.orch.io/v1\nkind: WebhookAdmissionConfiguration\nkubeConfigFile: ${connFile}\n`);
     const files = {
       '--authentication-config': writeFile(dir, 'auth.yaml', `apiVersion: apiserver.orch.io/v1beta1
@@ -133,7 +134,7 @@ authorizers:
   name: hook
   webhook: {timeout: 3s, authorizedTTL: 5m, unauthorizedTTL: 30s, subjectAccessReviewVersion: v1, failurePolicy: NoOpinion,
             connectionInfo: {type: KubeConfigFile, clusterConfigFile: ${connFile}}}
-- {type: RBAC, name: rbac}
+- {type: AlwaysAllow, name: everyone}
 `),
       '--encryption-provider-config': writeFile(dir, 'enc.json', JSON.stringify({
         apiVersion: 'apiserver.config.orch.io/v1',
@@ -169,7 +170,7 @@ authorizers:
       expect(r.stdout()).toContain(flag);
     }
     // The help says which files are enforced and which are only validated, so no one is misled.
-    expect(r.stdout()).toMatch(/Enforced: authentication[^\n]*encryption at rest, TLS, admission configuration/);
-    expect(r.stdout()).toMatch(/Validated only, not yet\s+enforced: authorization, egress selection, tracing\./);
+    expect(r.stdout()).toMatch(/Enforced: authentication and authorization[^\n]*encryption at rest, TLS,\s+egress selection, tracing and the admission configuration\./);
+    expect(r.stdout()).not.toMatch(/not yet/);
   });
 });
