@@ -314,9 +314,62 @@ describe('reloading the authorization configuration', () => {
   });
 
   it('refuses to start on a chain it cannot build, naming the file and field', async () => {
-    await expect(start('rbac', [{ type: 'RBAC', name: 'rbac' }])).rejects.toThrow(/rbac-authz\.yaml: authorizers\[0\]\.type: Unsupported value: "RBAC": RBAC authorizer not available/);
     await expect(start('incluster', [{ ...webhookEntry('x', '/dev/null'), webhook: { ...(webhookEntry('x', '/dev/null').webhook as object), connectionInfo: { type: 'InClusterConfig' } } }])).rejects.toThrow(
       /InClusterConfig is not available: orchd does not run inside a cluster/,
     );
+  });
+});
+
+describe('orchd with RBAC deciding', () => {
+  let s: Started;
+  const call = async (method: string, path: string, user: string, groups: string[] = [], body?: unknown) => httpsCall(s.server.url, s.ca, method, path, await as(user, groups), body);
+  const admin = (method: string, path: string, body?: unknown) => call(method, path, 'root', ['system:masters'], body);
+  const RBAC = '/apis/rbac.authorization.orch.io/v1';
+
+  beforeAll(async () => {
+    s = await start('rbac', [{ type: 'RBAC', name: 'rbac' }]);
+    expect((await admin('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team' } })).status).toBe(201);
+  });
+
+  it('grants what the bound roles say and nothing else; the bootstrap roles open discovery and /version', async () => {
+    // public-info-viewer and discovery are bootstrapped for every authenticated user.
+    expect((await call('GET', '/version', 'carol')).status).toBe(200);
+    expect((await call('GET', '/apis', 'carol')).status).toBe(200);
+    const refused = await call('GET', '/apis/events.orch.io/v1/namespaces/team/events', 'carol');
+    expect(refused.status).toBe(403);
+    expect(refused.body.message).toMatch(/^events.events.orch.io is forbidden: User "carol" cannot list resource "events" in API group "events.orch.io" in the namespace "team"/);
+    const role = { apiVersion: 'rbac.authorization.orch.io/v1', kind: 'Role', metadata: { name: 'event-reader', namespace: 'team' }, rules: [{ apiGroups: ['events.orch.io'], resources: ['events'], verbs: ['get', 'list', 'watch'] }] };
+    expect((await admin('POST', `${RBAC}/namespaces/team/roles`, role)).status).toBe(201);
+    const binding = {
+      apiVersion: 'rbac.authorization.orch.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: 'carol-reads', namespace: 'team' },
+      roleRef: { apiGroup: 'rbac.authorization.orch.io', kind: 'Role', name: 'event-reader' },
+      subjects: [{ apiGroup: 'rbac.authorization.orch.io', kind: 'User', name: 'carol' }],
+    };
+    expect((await admin('POST', `${RBAC}/namespaces/team/rolebindings`, binding)).status).toBe(201);
+    expect((await call('GET', '/apis/events.orch.io/v1/namespaces/team/events', 'carol')).status).toBe(200);
+    expect((await call('GET', '/apis/events.orch.io/v1/namespaces/default/events', 'carol')).status).toBe(403);
+    expect((await call('DELETE', '/apis/events.orch.io/v1/namespaces/team/events/x', 'carol')).status).toBe(403);
+  });
+
+  it('refuses a role that grants more than its author holds (escalation prevention)', async () => {
+    const grantAll = { apiVersion: 'rbac.authorization.orch.io/v1', kind: 'Role', metadata: { name: 'everything', namespace: 'team' }, rules: [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }] };
+    const maker = {
+      apiVersion: 'rbac.authorization.orch.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: 'dave-makes-roles', namespace: 'team' },
+      roleRef: { apiGroup: 'rbac.authorization.orch.io', kind: 'ClusterRole', name: 'role-maker' },
+      subjects: [{ apiGroup: 'rbac.authorization.orch.io', kind: 'User', name: 'dave' }],
+    };
+    const makerRole = { apiVersion: 'rbac.authorization.orch.io/v1', kind: 'ClusterRole', metadata: { name: 'role-maker' }, rules: [{ apiGroups: ['rbac.authorization.orch.io'], resources: ['roles'], verbs: ['create'] }] };
+    expect((await admin('POST', `${RBAC}/clusterroles`, makerRole)).status).toBe(201);
+    expect((await admin('POST', `${RBAC}/namespaces/team/rolebindings`, maker)).status).toBe(201);
+    const r = await call('POST', `${RBAC}/namespaces/team/roles`, 'dave', [], grantAll);
+    expect(r.status, r.text).toBe(403);
+    expect(r.body.message).toMatch(/attempting to grant RBAC permissions not currently held/);
+    // What dave holds himself he may grant.
+    const small = { ...grantAll, metadata: { name: 'makers', namespace: 'team' }, rules: [{ apiGroups: ['rbac.authorization.orch.io'], resources: ['roles'], verbs: ['create'] }] };
+    expect((await call('POST', `${RBAC}/namespaces/team/roles`, 'dave', [], small)).status).toBe(201);
   });
 });
