@@ -11,12 +11,19 @@ export interface Transformer {
   seal(plain: Buffer, context: Buffer): Buffer;
   /** The plain value of sealed (which starts with prefix). Throws TransformError when it cannot. */
   open(sealed: Buffer, context: Buffer): Buffer;
+  /**
+   * Asynchronous work open() needs done first (kms: the plugin opens the value's data key). The log
+   * awaits it over a page of values, then opens them synchronously. Never rejects: what failed is
+   * reported by open().
+   */
+  prepare?(sealed: Buffer): Promise<void>;
 }
 
 /** The prefix every encrypted value starts with. */
 export const ENCRYPTED_PREFIX = 'orch:enc:';
 
-export const prefixOf = (provider: string, keyName: string): Buffer => Buffer.from(`${ENCRYPTED_PREFIX}${provider}:v1:${keyName}:`, 'utf8');
+/** `orch:enc:<provider>:<version>:<key or plugin name>:`; only kms has a v2. */
+export const prefixOf = (provider: string, keyName: string, version = 'v1'): Buffer => Buffer.from(`${ENCRYPTED_PREFIX}${provider}:${version}:${keyName}:`, 'utf8');
 
 /** A stored value that cannot be turned back into plain bytes: wrong key, tampered or cut short. */
 export class TransformError extends Error {
