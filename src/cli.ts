@@ -23,13 +23,18 @@ const usage = `usage: orchd serve [--port 8080] [--bind-address 127.0.0.1] [--da
 
 Server configuration files (YAML or JSON). Each given file is read and validated before anything
 else; one that breaks a rule stops the server with every error and its field path.
-Enforced: authentication (reloaded every minute), encryption at rest, TLS. Validated only, not yet
-enforced: authorization, egress selection, tracing, admission configuration.
+Enforced: authentication (reloaded every minute), encryption at rest (aesgcm, aescbc, secretbox,
+identity, kms v2 plugins on unix sockets), TLS. Validated only, not yet enforced: authorization,
+egress selection, tracing, admission configuration.
   --authentication-config FILE          AuthenticationConfiguration: JWT authenticators, anonymous
                                         (with it, orchd serves HTTPS; without a certificate it makes
                                         a self-signed one in the data folder, apiserver.crt)
   --authorization-config FILE           AuthorizationConfiguration: the authorizer chain
   --encryption-provider-config FILE     EncryptionConfiguration: encryption at rest
+  --encryption-provider-config-automatic-reload
+                                        re-read that file every minute: a valid new configuration
+                                        replaces the providers (its KMS plugins must answer first);
+                                        an invalid one is logged and the last good one kept
   --egress-selector-config-file FILE    EgressSelectorConfiguration: outbound connections
   --tracing-config-file FILE            TracingConfiguration: span export
   --admission-control-config-file FILE  AdmissionConfiguration: admission plugin settings
@@ -53,6 +58,7 @@ interface ServeFlags {
   shutdownTimeoutMs: number;
   historyRetention: RetentionPolicy;
   configFiles: ServerConfigFiles;
+  encryptionConfigAutomaticReload: boolean;
 }
 
 function parseServeFlags(args: string[]): ServeFlags | 'help' {
@@ -70,6 +76,7 @@ function parseServeFlags(args: string[]): ServeFlags | 'help' {
         'authentication-config': { type: 'string' },
         'authorization-config': { type: 'string' },
         'encryption-provider-config': { type: 'string' },
+        'encryption-provider-config-automatic-reload': { type: 'boolean', default: false },
         'egress-selector-config-file': { type: 'string' },
         'tracing-config-file': { type: 'string' },
         'admission-control-config-file': { type: 'string' },
@@ -105,6 +112,10 @@ function parseServeFlags(args: string[]): ServeFlags | 'help' {
   } catch (err) {
     throw new UsageError(`--history-retention: ${err instanceof Error ? err.message : String(err)}`);
   }
+  const encryptionConfigAutomaticReload = values['encryption-provider-config-automatic-reload'];
+  if (encryptionConfigAutomaticReload && values['encryption-provider-config'] === undefined) {
+    throw new UsageError('--encryption-provider-config-automatic-reload must be set with --encryption-provider-config');
+  }
   const configFiles: ServerConfigFiles = {
     authentication: values['authentication-config'],
     authorization: values['authorization-config'],
@@ -115,7 +126,16 @@ function parseServeFlags(args: string[]): ServeFlags | 'help' {
     tlsCertFile: values['tls-cert-file'],
     tlsPrivateKeyFile: values['tls-private-key-file'],
   };
-  return { port: Number(values.port), host: values['bind-address'], dataDir: values['data-dir'], eventTtlSeconds, shutdownTimeoutMs, historyRetention, configFiles };
+  return {
+    port: Number(values.port),
+    host: values['bind-address'],
+    dataDir: values['data-dir'],
+    eventTtlSeconds,
+    shutdownTimeoutMs,
+    historyRetention,
+    configFiles,
+    encryptionConfigAutomaticReload,
+  };
 }
 
 async function runServe(flags: ServeFlags, config: ServerConfig): Promise<void> {

@@ -17,7 +17,7 @@ import { parseArgs } from 'node:util';
 import type { EncryptionConfiguration } from '../src/config/encryption.js';
 import { problemLine } from '../src/config/load.js';
 import { loadServerConfig } from '../src/config/server-config.js';
-import { encryptAtRest, type EncryptedLog } from '../src/log/encryption/index.js';
+import { encryptAtRest } from '../src/log/encryption/index.js';
 import { LevelDbLog } from '../src/log/leveldb-log.js';
 import { Store } from '../src/store/store.js';
 
@@ -33,25 +33,14 @@ export interface RewriteResult {
 /** How long the tool waits for KMS plugins to answer before it gives up. */
 const KMS_WAIT_MS = 30_000;
 
-/** Values sealed by a KMS plugin read back only through it: wait for every plugin, within limitMs. */
-async function kmsReady(log: EncryptedLog, limitMs: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`the KMS plugins did not answer within ${limitMs} ms: ${log.health().map((h) => h.problem).join('; ')}`)), limitMs);
-  });
-  try {
-    await Promise.race([log.ready(), late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 export async function rewriteEncryption(opts: { dataDir: string; config: EncryptionConfiguration; keepHistory?: boolean; kmsWaitMs?: number }): Promise<RewriteResult> {
   const log = encryptAtRest(new LevelDbLog({ path: join(opts.dataDir, 'log') }), opts.config);
   await log.open();
   const store = new Store({ log });
   try {
-    await kmsReady(log, opts.kmsWaitMs ?? KMS_WAIT_MS);
+    // Values sealed by a KMS plugin read back only through it.
+    const waitMs = opts.kmsWaitMs ?? KMS_WAIT_MS;
+    if (!(await log.ready(waitMs))) throw new Error(`the KMS plugins did not answer within ${waitMs} ms: ${log.health().map((h) => h.problem).join('; ')}`);
     await store.start();
     let rewritten = 0;
     // A snapshot of the keys: each rewrite adds a version of the key it writes.

@@ -73,11 +73,12 @@ export class EncryptedLog implements Log {
   }
 
   /**
-   * Settles once every KMS plugin answered healthy and gave a data key: before that, values sealed
-   * by a plugin cannot be read back, so a replay must wait for it (and writes would fail).
+   * Whether every KMS plugin answered healthy and gave a data key, waiting for it (at most limitMs
+   * when given): before that, values sealed by a plugin cannot be read back, so a replay must wait
+   * for it (and writes would fail).
    */
-  ready(): Promise<void> {
-    return this.values.providers.ready();
+  ready(limitMs?: number): Promise<boolean> {
+    return this.values.providers.ready(limitMs);
   }
 
   /** The KMS plugins that fail their health check, with why (the kms-providers check of /readyz). */

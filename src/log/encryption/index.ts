@@ -13,6 +13,7 @@ export { EncryptedLog, corruptObjectsOf } from './encrypted-log.js';
 export { CorruptObjects, type CorruptObject } from './corrupt-objects.js';
 export { ResourceProviders, UnsupportedEncryptionError, type ProviderOptions } from './providers.js';
 export type { KmsTimings } from './kms/kms-v2.js';
+export { EncryptionReloader, type ReloadStatus } from './reloading-encryption.js';
 
 /**
  * Throws UnsupportedEncryptionError for a configuration orchd cannot serve (kms v1). With KMS

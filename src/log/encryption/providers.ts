@@ -93,9 +93,20 @@ export class ResourceProviders {
     for (const k of this.kms) k.start();
   }
 
-  /** Settles once every KMS plugin has been healthy once (at once without one). */
-  async ready(): Promise<void> {
-    await Promise.all(this.kms.map((k) => k.ready()));
+  /**
+   * Whether every KMS plugin has been healthy once (at once without one): waits for it, at most
+   * limitMs when given.
+   */
+  async ready(limitMs?: number): Promise<boolean> {
+    const all = Promise.all(this.kms.map((k) => k.ready())).then(() => true);
+    if (limitMs === undefined) return all;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), limitMs)));
+    try {
+      return await Promise.race([all, late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** The kms-providers health check: each failing plugin with why. */

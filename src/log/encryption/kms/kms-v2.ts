@@ -103,7 +103,8 @@ export class KmsV2Transformer implements Transformer {
   }
 
   private async poll(): Promise<void> {
-    const problem = await this.check();
+    // A plugin's answer this code did not foresee must not end the polling.
+    const problem = await this.check().catch((err: unknown) => `kmsv2 Provider ${this.name} is not healthy, error: ${messageOf(err)}`);
     if (this.closed) return;
     const changed = problem !== this.problem;
     this.problem = problem;

@@ -1,21 +1,7 @@
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { credentials, loadPackageDefinition, type GrpcObject, type ServiceClientConstructor, type ServiceDefinition } from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
+import { kmsV2Package } from './kms-v2-api.js';
 
-/**
- * kms-v2.proto sits beside this file's source. A build (dist/src/…) does not copy it, so the compiled
- * module finds it back in src/ of the same checkout.
- */
-function protoFile(): string {
-  const here = new URL('./kms-v2.proto', import.meta.url);
-  const source = new URL(here.href.replace('/dist/src/', '/src/'));
-  return fileURLToPath(existsSync(fileURLToPath(here)) ? here : source);
-}
-
-// keepCase off: key_id reads as keyId; defaults on: an absent field reads as '' or empty bytes.
-const definition = loadSync(protoFile(), { keepCase: false, longs: String, enums: String, defaults: true });
-const KeyManagementService = (loadPackageDefinition(definition).v2 as GrpcObject).KeyManagementService as ServiceClientConstructor;
+const KeyManagementService = (loadPackageDefinition(kmsV2Package).v2 as GrpcObject).KeyManagementService as ServiceClientConstructor;
 
 /** The KMS v2 service, for a server that implements it (a plugin, a test's stand-in). */
 export const kmsServiceDefinition: ServiceDefinition = KeyManagementService.service;
