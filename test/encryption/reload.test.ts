@@ -113,7 +113,7 @@ describe('encryption configuration reload', () => {
   });
 });
 
-describe('orchd serve --encryption-provider-config-automatic-reload', () => {
+describe('orchd serve (built) with encryption flags', () => {
   it('is in the help, and refused without --encryption-provider-config', async () => {
     const cli = await builtCli();
     const help = spawnCli(cli, ['--help']);
@@ -122,5 +122,23 @@ describe('orchd serve --encryption-provider-config-automatic-reload', () => {
     const bad = spawnCli(cli, ['serve', '--encryption-provider-config-automatic-reload', '--data-dir', await tempDir()]);
     expect((await bad.exited).code).toBe(2);
     expect(bad.output.stderr).toContain('--encryption-provider-config-automatic-reload must be set with --encryption-provider-config');
+  }, 120_000);
+
+  it('serves with a kms provider from the command line', async () => {
+    const cli = await builtCli();
+    const p = new LocalKmsPlugin(join(await tempDir(), 'kms.sock'));
+    plugins.push(p);
+    await p.start();
+    const file = join(await tempDir(), 'enc.yaml');
+    await writeFile(file, eventsConfig(kmsProvider('plugin', p.endpoint)));
+    const dataDir = await tempDir();
+    const child = spawnCli(cli, ['serve', '--port', '0', '--data-dir', dataDir, '--encryption-provider-config', file, '--encryption-provider-config-automatic-reload']);
+    const ready = await child.waitForLine((l) => l.msg === 'ready');
+    const m = marker();
+    await create(String(ready.url), 'e1', m);
+    child.signal('SIGTERM');
+    expect((await child.exited).code).toBe(0);
+    expect(await entryPrefixes(dataDir)).toEqual(['orch:enc:kms:v2:plugin:']);
+    expect(await onDisk(dataDir, m)).toBe(false);
   }, 120_000);
 });
