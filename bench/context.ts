@@ -30,9 +30,9 @@ export const bounds = (ctx: BenchContext, durationMs = ctx.opts.durationMs): Bou
   maxOps: ctx.opts.maxOps,
 });
 
-/** A fresh orchd (empty data folder unless given), optionally profiled; disposed by the caller. */
-export async function startOrchd(ctx: BenchContext, dataDir?: string) {
-  return Orchd.start({ cli: ctx.orchdCli, dataDir, cpuProfDir: ctx.opts.cpuProf });
+/** A fresh orchd (empty data folder unless given), optionally profiled, with more serve flags; disposed by the caller. */
+export async function startOrchd(ctx: BenchContext, dataDir?: string, args?: string[]) {
+  return Orchd.start({ cli: ctx.orchdCli, dataDir, cpuProfDir: ctx.opts.cpuProf, args });
 }
 
 export async function withBareHttp<T>(ctx: BenchContext, fn: (bare: BareHttp) => Promise<T>): Promise<T> {

@@ -42,6 +42,8 @@ export interface OrchdOptions {
   readyTimeoutMs?: number;
   /** A fixed port (a restart that polls /readyz during replay must know it before `ready`); 0 by default. */
   port?: number;
+  /** More `orchd serve` flags (configuration files). */
+  args?: string[];
 }
 
 export interface ReadyLine {
@@ -74,7 +76,7 @@ export class Orchd {
     const dataDir = opts.dataDir ?? (await Orchd.newDataDir());
     const prof = opts.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProfDir] : [];
     // Events live 1 h by default; a long benchmark must not see its own objects expire mid-run.
-    const args = [...prof, opts.cli, 'serve', '--port', String(opts.port ?? 0), '--bind-address', '127.0.0.1', '--data-dir', dataDir, '--event-ttl', '240h'];
+    const args = [...prof, opts.cli, 'serve', '--port', String(opts.port ?? 0), '--bind-address', '127.0.0.1', '--data-dir', dataDir, '--event-ttl', '240h', ...(opts.args ?? [])];
     const spawnedAt = performance.now();
     const child = Child.start('orchd', process.execPath, args);
     return new Orchd(child, dataDir, opts.dataDir === undefined, spawnedAt);

@@ -1,6 +1,7 @@
 /** Every scenario, in the order a full run goes through them. */
 import type { Scenario } from '../context.js';
 import type { ScenarioId } from '../options.js';
+import { encryption } from './encryption.js';
 import { lists } from './lists.js';
 import { memoryScenario } from './memory.js';
 import { patch } from './patch.js';
@@ -9,4 +10,4 @@ import { replay } from './replay.js';
 import { watch } from './watch.js';
 import { writes } from './writes.js';
 
-export const scenarios: Record<ScenarioId, Scenario> = { writes, reads, watch, replay, memory: memoryScenario, patch, lists };
+export const scenarios: Record<ScenarioId, Scenario> = { writes, reads, watch, replay, memory: memoryScenario, patch, lists, encryption };
