@@ -8,6 +8,7 @@
  *   # EncryptionConfiguration: - kms: {apiVersion: v2, name: local, endpoint: unix:///tmp/kms.sock}
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { realpathSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -111,7 +112,8 @@ async function main(): Promise<void> {
   process.on('SIGINT', stop);
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+// Through the real path: the script may be run by a symlinked path (a node_modules cache).
+if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
   main().catch((err: unknown) => {
     process.stderr.write(`kms-plugin: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(1);

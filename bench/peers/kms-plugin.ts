@@ -15,7 +15,7 @@ export class KmsPlugin {
   }
 
   /** Serves on socket until stop(); script: the compiled tool (dist/tools/ beside dist/bench/ unless given). */
-  static async start(socket: string, script = fileURLToPath(new URL('../../tools/kms-plugin.js', import.meta.url))): Promise<KmsPlugin> {
+  static async start(socket: string, script: string = fileURLToPath(new URL('../../tools/kms-plugin.js', import.meta.url))): Promise<KmsPlugin> {
     if (!existsSync(script)) throw new Error(`${script} is missing: run npm run build first`);
     const child = Child.start('kms-plugin', process.execPath, [script, '--socket', socket]);
     await child.waitForLine((l) => l.includes('serving KMS v2 at'), 15_000);

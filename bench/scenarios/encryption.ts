@@ -63,7 +63,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const started = performance.now();
   const dir = await mkdtemp(join(tmpdir(), 'orchd-bench-enc-'));
   const runs = new Map<string, Map<number, RunResult>>();
-  const kms = await KmsPlugin.start(join(dir, 'kms.sock'));
+  const kms = await KmsPlugin.start(join(dir, 'kms.sock'), ctx.kmsPluginScript);
   try {
     for (const p of PROVIDERS) runs.set(p.id, await measure(ctx, p, dir, kms));
   } finally {
@@ -74,7 +74,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const { clients } = ctx.opts;
   const base = runs.get('identity')!;
   const rows: Row[] = clients.map((c) => {
-    const row: Row = { clients: c };
+    const row: Row = { clients: c, errors: PROVIDERS.reduce((sum, p) => sum + runs.get(p.id)!.get(c)!.errors, 0) };
     for (const p of PROVIDERS) {
       const r = runs.get(p.id)!.get(c)!;
       row[`${p.id}Rate`] = r.throughput;
@@ -89,6 +89,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     columns.push(col(`${p.id}Rate`, `${p.id} creates/s`, 'rate'), col(`${p.id}P99`, 'p99 ms', 'ms'), col(`${p.id}Cpu`, 'orchd CPU', 'pct'));
     if (p.id !== 'identity') columns.push(col(`${p.id}Vs`, `${p.id}/identity`, 'ratio'));
   }
+  columns.push(col('errors', 'errors', 'int'));
   const notes = [
     `Each cell: ${ctx.opts.warmupMs} ms warm-up, then ${ctx.opts.durationMs} ms measured (at most ${ctx.opts.maxOps} operations); closed loop, one keep-alive connection per client; a fresh orchd per provider.`,
     'A create is a POST of a ~1 KB Event, answered 201 only after its log batch is synced; the EncryptionConfiguration selects events.events.orch.io only, with the one provider of the column.',
