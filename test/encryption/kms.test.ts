@@ -167,6 +167,28 @@ describe('kms v2 at rest', () => {
     await create(s.url, 'e3', marker());
   });
 
+  it('stops cleanly while the plugin is down past the data key expiry (no checkpoint then), and the next start has every write', async () => {
+    const p = await plugin();
+    const dataDir = await tempDir();
+    const s = await serveWith(dataDir, p, { kmsTimings: { ...FAST, writeKeyTtlMs: 500 } });
+    await create(s.url, 'e1', marker());
+    const written = ['e1'];
+    await p.stop();
+    let n = 0;
+    await until('a refused write', async () => {
+      const name = `x-${n++}`;
+      const r = await call(s.url, 'POST', EVENTS, event(name, marker()));
+      if (r.status === 201) written.push(name);
+      return r.status === 500;
+    });
+    await stop(s);
+    await p.start();
+    const again = await serveWith(dataDir, p);
+    const list = await call(again.url, 'GET', EVENTS);
+    expect(list.status, list.text).toBe(200);
+    expect(list.body.items.map((i: any) => i.metadata.name).sort()).toEqual(written.sort());
+  });
+
   it('a data key the plugin does not open in time is a corrupt object (500) after the timeout, not a hang', async () => {
     const p = await plugin();
     const dataDir = await tempDir();

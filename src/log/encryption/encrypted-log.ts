@@ -153,7 +153,7 @@ export class EncryptedLog implements Log {
   async *read(from: number, to?: number, opts?: ReadOptions): AsyncIterable<LogEntry[]> {
     for await (const page of this.inner.read(from, to, opts)) {
       const values = this.values;
-      await values.prepare(page.filter(mayBeSealed));
+      if (values.needsPreparing) await values.prepare(page.filter(mayBeSealed));
       yield page.map((e) => this.opened(e, values));
     }
   }
@@ -162,7 +162,7 @@ export class EncryptedLog implements Log {
     const e = await this.inner.get(seq);
     if (!e) return e;
     const values = this.values;
-    if (mayBeSealed(e)) await values.prepare([e]);
+    if (values.needsPreparing && mayBeSealed(e)) await values.prepare([e]);
     return this.opened(e, values);
   }
 

@@ -45,12 +45,16 @@ export class StoredValues {
     return !chain || chain.writer === IDENTITY;
   }
 
+  /** Whether some provider does asynchronous work before open() (a KMS plugin): prepare() is a no-op otherwise. */
+  get needsPreparing(): boolean {
+    return this.providers.kms.length > 0;
+  }
+
   /**
    * Lets the providers that must do asynchronous work before open() (kms: the plugin opens data
    * keys) do it for these stored values, all at once. Values with nothing to prepare cost nothing.
    */
   async prepare(values: readonly { key: string; value: unknown }[]): Promise<void> {
-    if (this.providers.kms.length === 0) return;
     const work: Promise<void>[] = [];
     for (const { key, value } of values) {
       if (!isSealed(value)) continue;

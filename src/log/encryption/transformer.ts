@@ -1,11 +1,12 @@
 /**
  * What an encryption-at-rest provider does to one stored value: plain bytes in, bytes for the disk
  * out, and back. The bytes on disk start with the transformer's prefix, which names the provider
- * and the key (`orch:enc:aesgcm:v1:<key name>:`), so a reader finds the transformer that wrote them
+ * and the key (`orch:enc:aesgcm:v1:<key name>:`) or the KMS plugin (`orch:enc:kms:v2:<plugin name>:`),
+ * so a reader finds the transformer that wrote them
  * whatever the current first provider is: keys rotate by adding a new first key and rewriting.
  */
 export interface Transformer {
-  /** `orch:enc:<provider>:v1:<key name>:` (kube-apiserver writes `k8s:enc:…`). */
+  /** `orch:enc:<provider>:v1:<key name>:`, `orch:enc:kms:v2:<plugin name>:` (kube-apiserver writes `k8s:enc:…`). */
   readonly prefix: Buffer;
   /** The sealed value, prefix included. context is authenticated where the cipher allows it (AES-GCM). */
   seal(plain: Buffer, context: Buffer): Buffer;
