@@ -3,6 +3,11 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Logger } from '../../src/api/logger.js';
 import type { Running, ServeOptions } from '../../src/serve.js';
+import { encryptionDocument } from '../../src/config/encryption.js';
+import { loadDocumentText, problemLine } from '../../src/config/load.js';
+import { encryptAtRest } from '../../src/log/encryption/index.js';
+import { EncryptionReloader } from '../../src/log/encryption/reloading-encryption.js';
+import { MemoryLog } from '../../src/log/memory-log.js';
 import { LocalKmsPlugin } from '../../tools/kms-plugin.js';
 import { call } from '../helpers/server.js';
 import { builtCli, killAll, spawnCli } from '../server/child.js';
@@ -110,6 +115,45 @@ describe('encryption configuration reload', () => {
     expect((await call(s.url, 'GET', '/readyz')).status).toBe(200);
     await stop(s);
     expect(await entryPrefixes(dataDir)).toEqual(['orch:enc:aesgcm:v1:key1:', 'orch:enc:kms:v2:plugin:']);
+  });
+});
+
+describe('EncryptionReloader', () => {
+  it('keeps the last good providers when the new KMS plugin does not answer in time, and tries the same file again', async () => {
+    const aes = keyed('aesgcm', ['key1', secret()]);
+    const config = await configOf(eventsConfig(aes));
+    const file = config.encryption!.file;
+    const log = encryptAtRest(new MemoryLog(), config.encryption!.value);
+    await log.open();
+    const failures: string[][] = [];
+    const reloader = new EncryptionReloader(log, {
+      file,
+      text: eventsConfig(aes),
+      parse: (text) => {
+        const r = loadDocumentText(file, text, encryptionDocument);
+        return r.ok ? { ok: true, value: r.document.value } : { ok: false, problems: r.problems.map(problemLine) };
+      },
+      healthWaitMs: 300,
+      onFailed: (problems) => failures.push(problems),
+    });
+    try {
+      const socket = join(await tempDir(), 'kms.sock');
+      await writeFile(file, eventsConfig(kmsProvider('late', `unix://${socket}`) + aes));
+      expect(await reloader.check()).toBe('failed');
+      expect(failures[0].join('\n')).toContain('health check for new transformers failed: failed to perform status section of the healthz check for KMS Provider late');
+      // Writes still go out under the last good configuration's aesgcm key.
+      await log.append((seq) => ({ type: 'put', key: 'events.orch.io/events/default/e1', value: { metadata: { name: 'e1', resourceVersion: String(seq) } } })).durable;
+      const stored = (await log.inner.get(log.lastSeq))!.value as Uint8Array;
+      expect(Buffer.from(stored).toString('latin1')).toMatch(/^orch:enc:aesgcm:v1:key1:/);
+      // The plugin comes up: the same file is tried again and now replaces the providers.
+      const p = new LocalKmsPlugin(socket);
+      plugins.push(p);
+      await p.start();
+      expect(await reloader.check()).toBe('reloaded');
+    } finally {
+      reloader.close();
+      await log.close();
+    }
   });
 });
 
