@@ -23,14 +23,14 @@ const usage = `usage: orchd serve [--port 8080] [--bind-address 127.0.0.1] [--da
 
 Server configuration files (YAML or JSON). Each given file is read and validated before anything
 else; one that breaks a rule stops the server with every error and its field path.
-Enforced: authentication (reloaded every minute), encryption at rest (aesgcm, aescbc, secretbox,
-identity, kms v2 plugins on unix sockets), TLS. Validated only, not yet enforced: authorization,
-egress selection, tracing, admission configuration.
+Enforced: authentication (reloaded every minute), encryption at rest, TLS. Validated only, not yet
+enforced: authorization, egress selection, tracing, admission configuration.
   --authentication-config FILE          AuthenticationConfiguration: JWT authenticators, anonymous
                                         (with it, orchd serves HTTPS; without a certificate it makes
                                         a self-signed one in the data folder, apiserver.crt)
   --authorization-config FILE           AuthorizationConfiguration: the authorizer chain
-  --encryption-provider-config FILE     EncryptionConfiguration: encryption at rest
+  --encryption-provider-config FILE     EncryptionConfiguration: encryption at rest (aesgcm, aescbc,
+                                        secretbox, identity, kms v2 plugins on unix sockets)
   --encryption-provider-config-automatic-reload
                                         re-read that file every minute: a valid new configuration
                                         replaces the providers (its KMS plugins must answer first);
