@@ -253,6 +253,33 @@ describe('kms v2 at rest', () => {
     expect(p.calls.decrypt).toBe(opened + 1);
   });
 
+  it('a past version whose data key is not cached fails as a corrupt object (500) while the plugin is down, and reads once it is back', async () => {
+    const p = await plugin();
+    const dataDir = await tempDir();
+    let s = await serveWith(dataDir, p);
+    const rv1 = await create(s.url, 'e1', marker());
+    const upd = await call(s.url, 'PATCH', `${EVENTS}/e1`, { metadata: { labels: { v: '2' } } }, { 'Content-Type': 'application/merge-patch+json' });
+    expect(upd.status, upd.text).toBe(200);
+    await stop(s);
+    s = await serveWith(dataDir, p, { kmsTimings: { ...FAST, seedCacheTtlMs: 300 } });
+    await new Promise((res) => setTimeout(res, 500));
+    await p.stop();
+    const exact = `${EVENTS}?resourceVersion=${rv1}&resourceVersionMatch=Exact`;
+    const failed = await call(s.url, 'GET', exact);
+    expect(failed.status).toBe(500);
+    expect(failed.body).toMatchObject({ kind: 'Status', reason: 'InternalError', code: 500 });
+    expect(failed.body.message).toContain(`StorageError: corrupt object, Code: 7, Key: events.orch.io/events/default/e1, ResourceVersion: 0, AdditionalErrorMsg: data from the storage is not transformable revision=${rv1}: failed to decrypt DEK, error: 14 UNAVAILABLE`);
+    // A watch replayed from that version meets the same error as an ERROR event.
+    const watch = await call(s.url, 'GET', `${EVENTS}?watch=true&resourceVersion=${Number(rv1) - 1}`);
+    const events = watch.text.trim().split('\n').map((l) => JSON.parse(l));
+    expect(events.at(-1)).toMatchObject({ type: 'ERROR', object: { kind: 'Status', code: 500 } });
+    expect(events.at(-1).object.message).toContain('failed to decrypt DEK');
+    // The object itself is held open in memory and reads as ever.
+    expect((await call(s.url, 'GET', `${EVENTS}/e1`)).status).toBe(200);
+    await p.start();
+    await until('the past version reads again', async () => (await call(s.url, 'GET', exact)).status === 200);
+  });
+
   it('the rewrite tool moves values from aesgcm to the kms plugin', async () => {
     const p = await plugin();
     const dataDir = await tempDir();

@@ -1,7 +1,7 @@
 import { Subject, type Observable } from 'rxjs';
 import { packJson, unpackJson } from '../codec.js';
 import type { Appended, Checkpoint, Log, LogEntry, LogRecord, ReadOptions } from '../log.js';
-import { CorruptObjects } from './corrupt-objects.js';
+import { CorruptEntryError, CorruptObjects } from './corrupt-objects.js';
 import type { ResourceProviders } from './providers.js';
 import { StoredValues } from './stored-values.js';
 import { TransformError } from './transformer.js';
@@ -18,6 +18,7 @@ const ENVELOPE = Buffer.from('orchd-encrypted-checkpoint/1\n', 'utf8');
  * A stored value that no configured provider opens is corrupt: while the log is read in order (the
  * replay at start) it is recorded in `corrupt` and handed on as a delete of the key with a stub, so
  * the view holds no stale older state of it; the API answers reads of it with a corrupt-object error.
+ * A past version read again (history, watch replay) that does not open throws CorruptEntryError.
  * Checkpoints are sealed whole, and carry the corrupt objects as stored.
  *
  * Opening is synchronous, but a KMS provider needs its plugin to open a data key: every read first
@@ -145,7 +146,9 @@ export class EncryptedLog implements Log {
       return value === e.value ? e : { seq: e.seq, type: e.type, key: e.key, value };
     } catch (err) {
       if (!(err instanceof TransformError)) throw err;
-      if (inOrder) this.corrupt.set(e.key, { seq: e.seq, message: err.message, stored: e.value });
+      // A past version read again: the reader gets the error, not a made-up state.
+      if (!inOrder) throw new CorruptEntryError(e.key, e.seq, err.message);
+      this.corrupt.set(e.key, { seq: e.seq, message: err.message, stored: e.value });
       return { seq: e.seq, type: 'delete', key: e.key, value: stubOf(e.key) };
     }
   }
@@ -206,6 +209,13 @@ export class EncryptedLog implements Log {
    * rebuilds the view from the log, entry by entry, each opened (or found corrupt) on its own.
    */
   async loadCheckpoint(): Promise<Checkpoint | undefined> {
+    const cp = await this.openCheckpoint();
+    // The view starts from it: entries up to it are past versions from now on, never the replay's.
+    if (cp) this.noteNewest(cp.seq);
+    return cp;
+  }
+
+  private async openCheckpoint(): Promise<Checkpoint | undefined> {
     const cp = await this.inner.loadCheckpoint();
     if (!cp) return cp;
     const bytes = Buffer.from(cp.data.buffer, cp.data.byteOffset, cp.data.byteLength);

@@ -10,7 +10,7 @@ import { ResourceProviders, type ProviderOptions } from './providers.js';
 import { StoredValues } from './stored-values.js';
 
 export { EncryptedLog, corruptObjectsOf } from './encrypted-log.js';
-export { CorruptObjects, type CorruptObject } from './corrupt-objects.js';
+export { CorruptEntryError, CorruptObjects, type CorruptObject } from './corrupt-objects.js';
 export { ResourceProviders, UnsupportedEncryptionError, type ProviderOptions } from './providers.js';
 export type { KmsTimings } from './kms/kms-v2.js';
 export { EncryptionReloader, type ReloadStatus } from './reloading-encryption.js';
