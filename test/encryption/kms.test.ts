@@ -135,6 +135,11 @@ describe('kms v2 at rest', () => {
     await until('listening', () => url !== '');
     await until('a failed kms-providers check', async () => (await call(url, 'GET', '/readyz')).text.includes('[-]kms-providers failed: failed to perform status section of the healthz check for KMS Provider plugin'));
     expect((await call(url, 'GET', EVENTS)).status).toBe(503);
+    // /healthz runs the check too; /livez does not (the process is alive and retrying).
+    const healthz = await call(url, 'GET', '/healthz');
+    expect(healthz.status).toBe(500);
+    expect(healthz.text).toMatch(/^\[-\]kms-providers failed: .*\nhealthz check failed$/);
+    expect((await call(url, 'GET', '/livez')).status).toBe(200);
     await p.start();
     const s = await starting;
     expect((await call(s.url, 'GET', '/readyz')).status).toBe(200);
