@@ -27,6 +27,8 @@ export class LocalKmsPlugin {
   readonly calls = { status: 0, encrypt: 0, decrypt: 0 };
   /** Holds Decrypt answers back this long (a slow plugin). */
   decryptDelayMs = 0;
+  /** Answers this many of the next Decrypt calls UNAVAILABLE (a plugin that hiccups). */
+  failNextDecrypts = 0;
   private readonly keys = new Map<string, Buffer>();
   private current = '';
   private server: Server | undefined;
@@ -81,6 +83,10 @@ export class LocalKmsPlugin {
 
   private readonly decrypt: Handler<DecryptRequest, unknown> = (call, callback) => {
     this.calls.decrypt++;
+    if (this.failNextDecrypts > 0) {
+      this.failNextDecrypts--;
+      return callback({ code: grpcStatus.UNAVAILABLE, details: 'the key service is busy' });
+    }
     const answer = () => {
       const { ciphertext, keyId, annotations } = call.request;
       const key = this.keys.get(keyId);

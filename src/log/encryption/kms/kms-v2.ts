@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { prefixOf, TransformError, type Transformer } from '../transformer.js';
 import { decodeEncryptedObject, encodeEncryptedObject, encryptedObjectProblem, keyIdHash, keyIdProblemOf, seedCacheKey, type EncryptedObject } from './encrypted-object.js';
-import type { KmsPluginClient } from './plugin-client.js';
+import { mayPass, type KmsPluginClient } from './plugin-client.js';
 import { SeedCache } from './seed-cache.js';
 import { openWithSeed, sealWithSeed, SEED_BYTES } from './seed-gcm.js';
 
@@ -29,6 +29,10 @@ export const KMS_TIMINGS: KmsTimings = {
   seedCacheTtlMs: 24 * 3_600_000,
   now: Date.now,
 };
+
+/** Decrypt calls for one seed at most, when the failures may pass (see decryptSeed). */
+const DECRYPT_ATTEMPTS = 3;
+const DECRYPT_RETRY_PAUSE_MS = 100;
 
 /** The data key writes use: a seed, sealed by the plugin under the key id its Status named. */
 interface WriteKey {
@@ -208,14 +212,24 @@ export class KmsV2Transformer implements Transformer {
     await pending;
   }
 
+  /**
+   * orchd opens an object's stored state once, at the replay, and then holds it open in memory: a
+   * seed the plugin failed to open makes its objects corrupt until the next start (kube-apiserver
+   * instead asks again on every read). So a failure that may pass is tried again, a few times.
+   */
   private async decryptSeed(cacheKey: string, o: EncryptedObject): Promise<void> {
-    try {
-      const seed = await this.client.decrypt({ ciphertext: o.encryptedDEKSource, uid: randomUUID(), keyId: o.keyId, annotations: o.annotations });
-      if (seed.length < SEED_BYTES) throw new Error(`invalid seed length ${seed.length} used for key generation`);
-      this.seeds.set(cacheKey, seed);
-      this.decryptFailures.delete(cacheKey);
-    } catch (err) {
-      this.decryptFailures.set(cacheKey, messageOf(err));
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const seed = await this.client.decrypt({ ciphertext: o.encryptedDEKSource, uid: randomUUID(), keyId: o.keyId, annotations: o.annotations });
+        if (seed.length < SEED_BYTES) throw new Error(`invalid seed length ${seed.length} used for key generation`);
+        this.seeds.set(cacheKey, seed);
+        this.decryptFailures.delete(cacheKey);
+        return;
+      } catch (err) {
+        this.decryptFailures.set(cacheKey, messageOf(err));
+        if (attempt >= DECRYPT_ATTEMPTS || !mayPass(err) || this.closed) return;
+        await new Promise((resolve) => setTimeout(resolve, DECRYPT_RETRY_PAUSE_MS * attempt));
+      }
     }
   }
 }

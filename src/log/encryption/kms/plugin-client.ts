@@ -1,4 +1,4 @@
-import { credentials, loadPackageDefinition, type GrpcObject, type ServiceClientConstructor, type ServiceDefinition } from '@grpc/grpc-js';
+import { credentials, loadPackageDefinition, status, type GrpcObject, type ServiceClientConstructor, type ServiceDefinition } from '@grpc/grpc-js';
 import { kmsV2Package } from './kms-v2-api.js';
 
 const KeyManagementService = (loadPackageDefinition(kmsV2Package).v2 as GrpcObject).KeyManagementService as ServiceClientConstructor;
@@ -64,4 +64,10 @@ export class KmsPluginClient {
     const fn = (this.client as unknown as Record<string, Unary>)[method].bind(this.client);
     return new Promise<T>((resolve, reject) => fn(request, { deadline: Date.now() + this.timeoutMs }, (err, res) => (err ? reject(err) : resolve(res as T))));
   }
+}
+
+/** Whether a failed call may succeed when tried again: the plugin was unreachable, too slow or busy. */
+export function mayPass(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === status.UNAVAILABLE || code === status.DEADLINE_EXCEEDED || code === status.RESOURCE_EXHAUSTED;
 }
