@@ -1,7 +1,7 @@
 /** The harness's command line (node:util parseArgs), turned into typed, validated options. */
 import { parseArgs } from 'node:util';
 
-export const SCENARIOS = ['writes', 'reads', 'watch', 'replay', 'memory', 'patch', 'lists', 'admission', 'authz'] as const;
+export const SCENARIOS = ['writes', 'reads', 'watch', 'replay', 'memory', 'patch', 'lists', 'admission', 'authz', 'encryption'] as const;
 export type ScenarioId = (typeof SCENARIOS)[number];
 
 export const WATCH_TRANSPORTS = ['http', 'websocket'] as const;
@@ -34,7 +34,7 @@ export const usage = `usage: npm run bench -- [scenario ...] [options]
 
 scenarios: ${SCENARIOS.join(', ')} (default: all)
 
-  --clients 1,16,64,256     concurrent clients for writes
+  --clients 1,16,64,256     concurrent clients for writes (and encryption)
   --read-clients 16         concurrent clients for reads, patches and admission
   --duration 5s             measured time per cell (after the warm-up)
   --warmup 1s               warm-up per cell, not recorded

@@ -30,7 +30,12 @@ egress selection, tracing and the admission configuration.
                                         a self-signed one in the data folder, apiserver.crt)
   --authorization-config FILE           AuthorizationConfiguration: the authorizer chain
                                         (without it, every request is allowed)
-  --encryption-provider-config FILE     EncryptionConfiguration: encryption at rest
+  --encryption-provider-config FILE     EncryptionConfiguration: encryption at rest (aesgcm, aescbc,
+                                        secretbox, identity, kms v2 plugins on unix sockets)
+  --encryption-provider-config-automatic-reload
+                                        re-read that file every minute: a valid new configuration
+                                        replaces the providers (its KMS plugins must answer first);
+                                        an invalid one is logged and the last good one kept
   --egress-selector-config-file FILE    EgressSelectorConfiguration: outbound connections
   --tracing-config-file FILE            TracingConfiguration: span export
   --admission-control-config-file FILE  AdmissionConfiguration: admission plugin settings
@@ -54,6 +59,7 @@ interface ServeFlags {
   shutdownTimeoutMs: number;
   historyRetention: RetentionPolicy;
   configFiles: ServerConfigFiles;
+  encryptionConfigAutomaticReload: boolean;
 }
 
 function parseServeFlags(args: string[]): ServeFlags | 'help' {
@@ -71,6 +77,7 @@ function parseServeFlags(args: string[]): ServeFlags | 'help' {
         'authentication-config': { type: 'string' },
         'authorization-config': { type: 'string' },
         'encryption-provider-config': { type: 'string' },
+        'encryption-provider-config-automatic-reload': { type: 'boolean', default: false },
         'egress-selector-config-file': { type: 'string' },
         'tracing-config-file': { type: 'string' },
         'admission-control-config-file': { type: 'string' },
@@ -106,6 +113,10 @@ function parseServeFlags(args: string[]): ServeFlags | 'help' {
   } catch (err) {
     throw new UsageError(`--history-retention: ${err instanceof Error ? err.message : String(err)}`);
   }
+  const encryptionConfigAutomaticReload = values['encryption-provider-config-automatic-reload'];
+  if (encryptionConfigAutomaticReload && values['encryption-provider-config'] === undefined) {
+    throw new UsageError('--encryption-provider-config-automatic-reload must be set with --encryption-provider-config');
+  }
   const configFiles: ServerConfigFiles = {
     authentication: values['authentication-config'],
     authorization: values['authorization-config'],
@@ -116,7 +127,16 @@ function parseServeFlags(args: string[]): ServeFlags | 'help' {
     tlsCertFile: values['tls-cert-file'],
     tlsPrivateKeyFile: values['tls-private-key-file'],
   };
-  return { port: Number(values.port), host: values['bind-address'], dataDir: values['data-dir'], eventTtlSeconds, shutdownTimeoutMs, historyRetention, configFiles };
+  return {
+    port: Number(values.port),
+    host: values['bind-address'],
+    dataDir: values['data-dir'],
+    eventTtlSeconds,
+    shutdownTimeoutMs,
+    historyRetention,
+    configFiles,
+    encryptionConfigAutomaticReload,
+  };
 }
 
 async function runServe(flags: ServeFlags, config: ServerConfig): Promise<void> {

@@ -3,7 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { LevelDbLog } from './log/leveldb-log.js';
-import { encryptAtRest } from './log/encryption/index.js';
+import { EncryptionReloader, encryptAtRest, type KmsTimings, type ProviderOptions } from './log/encryption/index.js';
+import { encryptionDocument } from './config/encryption.js';
 import { kinds } from './resources/registry.js';
 import { Store } from './store/store.js';
 import { Compactor } from './store/compactor.js';
@@ -48,6 +49,12 @@ export interface ServeOptions {
   authenticationReloadIntervalMs?: number;
   /** How often the authorization configuration file is re-read; default 1 minute, as kube-apiserver. */
   authorizationReloadIntervalMs?: number;
+  /** Re-read the encryption configuration file while running (`--encryption-provider-config-automatic-reload`). */
+  encryptionConfigAutomaticReload?: boolean;
+  /** How often it is re-read; default 1 minute, as kube-apiserver. */
+  encryptionReloadIntervalMs?: number;
+  /** KMS v2 poll and cache timings; kube-apiserver's by default (tests shorten them). */
+  kmsTimings?: Partial<KmsTimings>;
   /** The validated configuration files (issue 8); held for the parts that will enforce them. */
   config?: ServerConfig;
   /** Run the ValidatingAdmissionPolicy status controller (default true). */
@@ -61,6 +68,8 @@ export interface Running {
   api: ApiServer;
   /** Applies the history retention policy periodically; runOnce() compacts now. */
   compactor: Compactor;
+  /** Re-reads the encryption configuration file, when asked to (check() reads it now). */
+  encryptionReloader: EncryptionReloader | undefined;
   close(): Promise<void>;
 }
 
@@ -119,11 +128,34 @@ export async function serve(opts: ServeOptions): Promise<Running> {
   if (tls?.selfSigned) {
     logger.info('serving with a self-signed certificate: trust it with kubectl --certificate-authority', { certificateAuthority: tls.certFile, key: tls.keyFile });
   }
-  // Encryption at rest wraps the log; built first, so an unsupported provider (kms) stops the start.
+  // Encryption at rest wraps the log; built first, so an unsupported provider (kms v1) stops the start.
+  const encryption = opts.config?.encryption;
+  const providerOptions: ProviderOptions = {
+    ...(opts.kmsTimings ? { kmsTimings: opts.kmsTimings } : {}),
+    onKmsHealth: (name, problem) =>
+      problem === undefined ? logger.info('kms plugin healthy', { name }) : logger.error('kms plugin failed health check probe (retried)', { name, problem }),
+  };
   const log = encryptAtRest(
     new LevelDbLog({ path: join(opts.dataDir, 'log'), onBatch: (size, ms) => metrics.logBatch(size, ms) }),
-    opts.config?.encryption?.value,
+    encryption?.value,
+    providerOptions,
   );
+  const encryptionReloader =
+    encryption && opts.encryptionConfigAutomaticReload
+      ? new EncryptionReloader(log, {
+          file: encryption.file,
+          text: await readFile(encryption.file, 'utf8').catch(() => ''),
+          parse: (text) => {
+            const r = loadDocumentText(encryption.file, text, encryptionDocument);
+            return r.ok ? { ok: true, value: r.document.value } : { ok: false, problems: r.problems.map(problemLine) };
+          },
+          providers: providerOptions,
+          ...(opts.encryptionReloadIntervalMs !== undefined ? { intervalMs: opts.encryptionReloadIntervalMs } : {}),
+          onReloaded: () => logger.info('encryption configuration reloaded', { file: encryption.file }),
+          onFailed: (problems) => logger.error('encryption configuration not reloaded: keeping the last good one', { file: encryption.file, problems }),
+          onOutcome: (status, atMs) => metrics.encryptionConfigReload(status, atMs),
+        })
+      : undefined;
   await log.open();
   let lastReport = 0;
   const store = new Store({
@@ -184,6 +216,7 @@ export async function serve(opts: ServeOptions): Promise<Running> {
     ...(tls ? { tls: { cert: tls.cert, key: tls.key } } : {}),
     ...(opts.policyStatus !== undefined ? { policyStatus: opts.policyStatus } : {}),
     ...(webhookAdmission ? { webhooks: { credentials: (hostPort: string) => credentialsFor(webhookAdmission, hostPort) } } : {}),
+    healthChecks: () => log.health().map((h) => ({ check: 'kms-providers', problem: h.problem })),
   });
   let tracing: Tracing | undefined;
   try {
@@ -213,7 +246,11 @@ export async function serve(opts: ServeOptions): Promise<Running> {
   // Said before the replay, which may be long: where to find /livez and /readyz meanwhile.
   logger.info('listening', { url, port, pid: process.pid, dataDir: opts.dataDir, seq: log.lastSeq });
   const started = Date.now();
+  // Values sealed by a KMS plugin read back only through it: the replay waits until every plugin
+  // answered (retried while /readyz shows the kms-providers check failing), as kube-apiserver waits.
+  await log.ready();
   await store.start();
+  encryptionReloader?.start();
   await api.start();
   const compactor = new Compactor(store, {
     policy: opts.historyRetention ?? parseRetention(DEFAULT_RETENTION),
@@ -234,6 +271,7 @@ export async function serve(opts: ServeOptions): Promise<Running> {
     logger,
     api,
     compactor,
+    encryptionReloader,
     close: () =>
       (closing ??= (async () => {
         const timeoutMs = opts.shutdownTimeoutMs ?? 10_000;
@@ -251,8 +289,11 @@ export async function serve(opts: ServeOptions): Promise<Running> {
         authenticator.close();
         authorizer.close();
         rbacSource.close();
+        encryptionReloader?.close();
         await compactor.stop();
-        await store.checkpoint();
+        // The log is the truth and the last checkpoint still stands: one that cannot be sealed now
+        // (a KMS plugin down past the data key's expiry) must not keep the log from closing.
+        await store.checkpoint().catch((err: unknown) => logger.warn('no checkpoint saved at shutdown: the next start replays more of the log', { error: err instanceof Error ? err.message : String(err) }));
         await store.close();
         await log.close();
         // Last: the spans of the final writes end when the log has made them durable.

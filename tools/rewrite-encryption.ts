@@ -30,11 +30,17 @@ export interface RewriteResult {
   lastSeq: number;
 }
 
-export async function rewriteEncryption(opts: { dataDir: string; config: EncryptionConfiguration; keepHistory?: boolean }): Promise<RewriteResult> {
+/** How long the tool waits for KMS plugins to answer before it gives up. */
+const KMS_WAIT_MS = 30_000;
+
+export async function rewriteEncryption(opts: { dataDir: string; config: EncryptionConfiguration; keepHistory?: boolean; kmsWaitMs?: number }): Promise<RewriteResult> {
   const log = encryptAtRest(new LevelDbLog({ path: join(opts.dataDir, 'log') }), opts.config);
   await log.open();
   const store = new Store({ log });
   try {
+    // Values sealed by a KMS plugin read back only through it.
+    const waitMs = opts.kmsWaitMs ?? KMS_WAIT_MS;
+    if (!(await log.ready(waitMs))) throw new Error(`the KMS plugins did not answer within ${waitMs} ms: ${log.health().map((h) => h.problem).join('; ')}`);
     await store.start();
     let rewritten = 0;
     // A snapshot of the keys: each rewrite adds a version of the key it writes.

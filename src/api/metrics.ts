@@ -58,6 +58,11 @@ export class Metrics {
   private readonly append = new Histogram('orchd_log_append_duration_seconds', 'Time from a batch start to its durable sync.');
   private readonly batch = new Histogram('orchd_log_batch_size', 'Records per synced log batch.', [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]);
   private readonly watchers = new Map<string, number>();
+  private readonly encryptionReloads = new Counter(
+    'apiserver_encryption_config_controller_automatic_reloads_total',
+    'Automatic reloads of the encryption configuration by status (success: new providers serve; failure: the last good ones still do).',
+  );
+  private readonly encryptionReloadAt = new Map<string, number>();
 
   request(verb: string, resource: string, code: number, seconds: number): void {
     this.requests.inc(label({ verb, resource, code }));
@@ -67,6 +72,11 @@ export class Metrics {
   logBatch(size: number, ms: number): void {
     this.batch.observe('', size);
     this.append.observe('', ms / 1000);
+  }
+
+  encryptionConfigReload(status: 'success' | 'failure', atMs: number): void {
+    this.encryptionReloads.inc(label({ status }));
+    this.encryptionReloadAt.set(label({ status }), atMs / 1000);
   }
 
   watcherDelta(resource: string, delta: number): void {
@@ -81,6 +91,12 @@ export class Metrics {
     this.batch.render(out);
     out.push('# HELP apiserver_registered_watchers Open watches by resource.', '# TYPE apiserver_registered_watchers gauge');
     for (const [r, n] of this.watchers) out.push(`apiserver_registered_watchers{${label({ resource: r })}} ${n}`);
+    if (this.encryptionReloadAt.size > 0) {
+      this.encryptionReloads.render(out);
+      const name = 'apiserver_encryption_config_controller_automatic_reload_last_timestamp_seconds';
+      out.push(`# HELP ${name} When the encryption configuration was last reloaded, by status.`, `# TYPE ${name} gauge`);
+      for (const [labels, at] of this.encryptionReloadAt) out.push(`${name}{${labels}} ${at}`);
+    }
     // A gauge may carry labels in its key (`name{a="b"}`): one TYPE line per metric name.
     const typed = new Set<string>();
     for (const [key, v] of Object.entries(extra)) {

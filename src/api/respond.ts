@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { stringify as toYaml } from 'yaml';
-import { ApiError, internalError, type Status } from './status.js';
+import { CorruptEntryError } from '../log/encryption/index.js';
+import { ApiError, corruptObject, internalError, type Status } from './status.js';
 import { tracer } from '../tracing/spans.js';
 
 /** How the client wants the answer rendered. */
@@ -44,6 +45,7 @@ export function send(res: ServerResponse, code: number, body: unknown, out: Outp
 /** Any thrown value as a Status answer; unknown errors become 500 without leaking internals. */
 export function toStatus(err: unknown): Status {
   if (err instanceof ApiError) return err.status;
+  if (err instanceof CorruptEntryError) return corruptObject(err.key, err.seq, err.why).status;
   return internalError(err instanceof Error ? err.message : String(err)).status;
 }
 

@@ -58,6 +58,8 @@ export interface ApiServerOptions {
   webhooks?: WebhookAdmissionOptions;
   /** RBAC's escalation prevention on writes of roles and bindings (when RBAC is in the chain). */
   escalationCheck?: EscalationCheck;
+  /** Checks /readyz and /healthz run besides readiness (kms-providers): each failing one with why. */
+  healthChecks?: () => { check: string; problem: string }[];
 }
 
 export interface ApiServer {
@@ -125,7 +127,10 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       if (!r) throw pathNotFound();
       switch (r.type) {
         case 'health':
-          return healthz(res, r.check === 'readyz' ? ready : true, r.check, notReady);
+          return healthz(res, r.check, [
+            ...(r.check === 'readyz' && !ready ? [{ check: 'readyz', problem: notReady }] : []),
+            ...(r.check === 'livez' ? [] : (opts.healthChecks?.() ?? [])),
+          ]);
         case 'metrics':
           res.setHeader('Content-Type', 'text/plain; version=0.0.4');
           res.end(opts.metrics.render({ orchd_log_last_seq: opts.store.log.lastSeq, orchd_objects: opts.store.view.objects.size, ...historyMetrics(opts.store), ...authenticator.gauges?.(), ...authorizer.gauges?.() }));
@@ -228,8 +233,9 @@ function historyMetrics(store: Store): Record<string, number> {
   };
 }
 
-function healthz(res: ServerResponse, ok: boolean, check: string, reason: string): void {
-  res.statusCode = ok ? 200 : 500;
+/** ok, or each failed check on a line of its own as kube-apiserver lists them. */
+function healthz(res: ServerResponse, endpoint: string, failed: { check: string; problem: string }[]): void {
+  res.statusCode = failed.length === 0 ? 200 : 500;
   res.setHeader('Content-Type', 'text/plain; charset=utf-8');
-  res.end(ok ? 'ok' : `[-]${check} failed: ${reason}\n${check} check failed`);
+  res.end(failed.length === 0 ? 'ok' : `${failed.map((f) => `[-]${f.check} failed: ${f.problem}\n`).join('')}${endpoint} check failed`);
 }

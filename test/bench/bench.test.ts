@@ -36,9 +36,9 @@ async function buildIfStale(): Promise<void> {
     }
     return m;
   };
-  const outputs = ['src/cli.js', 'bench/peers/bare-http-server.js', 'bench/main.js'].map((f) => join(OUT, f));
+  const outputs = ['src/cli.js', 'bench/peers/bare-http-server.js', 'bench/main.js', 'tools/kms-plugin.js'].map((f) => join(OUT, f));
   const oldest = Math.min(...(await Promise.all(outputs.map(async (f) => (await stat(f).catch(() => undefined))?.mtimeMs ?? 0))));
-  const sources = Math.max(await newest(join(ROOT, 'src')), await newest(join(ROOT, 'bench')));
+  const sources = Math.max(await newest(join(ROOT, 'src')), await newest(join(ROOT, 'bench')), await newest(join(ROOT, 'tools')));
   if (oldest > sources) return;
   // Type errors elsewhere (work in progress) must not stop the emit this test needs.
   await promisify(execFile)(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'test/bench/fixtures/tsconfig.json')], { cwd: ROOT, timeout: 120_000 }).catch(() => undefined);
@@ -111,7 +111,7 @@ describe('options and formatting', () => {
     expect(o.compareEtcd).toBe(true);
     const all = parseOptions([]);
     if (all === 'help') throw new Error('help');
-    expect(all.scenarios).toEqual(['writes', 'reads', 'watch', 'replay', 'memory', 'patch', 'lists', 'admission', 'authz']);
+    expect(all.scenarios).toEqual(['writes', 'reads', 'watch', 'replay', 'memory', 'patch', 'lists', 'admission', 'authz', 'encryption']);
     expect(all.policies).toEqual([10, 100]);
     expect(() => parseOptions(['nosuch'])).toThrow(/unknown scenario/);
     expect(() => parseOptions(['--clients', '0'])).toThrow(/positive/);
@@ -229,6 +229,30 @@ describe('a tiny writes run end to end', () => {
     expect(html).toContain('<svg');
     expect(html).toContain('orchd creates/s');
     expect(html).not.toMatch(/<script|src="http/);
+  }, 120_000);
+});
+
+describe('a tiny encryption run end to end', () => {
+  beforeAll(buildIfStale, 180_000);
+
+  it('puts every provider side by side with identity, one row per client count, and stops its children (the KMS plugin too)', async () => {
+    const opts = parseOptions(['encryption', '--clients', '1,2', '--duration', '200ms', '--warmup', '50ms', '--max-ops', '30']);
+    if (opts === 'help') throw new Error('help');
+    const ctx: BenchContext = { opts, orchdCli: join(OUT, 'src/cli.js'), kmsPluginScript: join(OUT, 'tools/kms-plugin.js'), log: () => undefined };
+    const results = await runScenarios(ctx, () => undefined);
+    expect(runningChildren()).toBe(0);
+    const [table] = results[0].tables;
+    expect(table.columns.map((c) => c.title)).toEqual([
+      'clients',
+      ...['identity', 'aesgcm', 'secretbox', 'kms'].flatMap((p) => [`${p} creates/s`, 'p99 ms', 'orchd CPU', ...(p === 'identity' ? [] : [`${p}/identity`])]),
+      'errors',
+    ]);
+    expect(table.rows.map((r) => r.clients)).toEqual([1, 2]);
+    for (const row of table.rows) {
+      expect(row.errors).toBe(0);
+      for (const p of ['identity', 'aesgcm', 'secretbox', 'kms']) expect(row[`${p}Rate`] as number).toBeGreaterThan(0);
+      expect(row.kmsVs).toBeCloseTo((row.kmsRate as number) / (row.identityRate as number), 6);
+    }
   }, 120_000);
 });
 

@@ -1,105 +1,11 @@
-import { randomBytes } from 'node:crypto';
-import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Level } from 'level';
-import { afterAll, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../src/api/logger.js';
-import { loadServerConfig, type ServerConfig } from '../../src/config/server-config.js';
+import { describe, expect, it } from 'vitest';
 import { decodeEntry, encodeRecord } from '../../src/log/codec.js';
-import { checkpointFile } from '../../src/log/leveldb-log.js';
-import { serve, type Running } from '../../src/serve.js';
 import { rewriteEncryption } from '../../tools/rewrite-encryption.js';
 import { call } from '../helpers/server.js';
-
-const dirs: string[] = [];
-afterAll(async () => {
-  for (const d of dirs) await rm(d, { recursive: true, force: true });
-});
-
-async function tempDir(): Promise<string> {
-  const d = await mkdtemp(join(tmpdir(), 'orchd-enc-'));
-  dirs.push(d);
-  return d;
-}
-
-const secret = (n = 32) => randomBytes(n).toString('base64');
-
-/** An EncryptionConfiguration for events (events.orch.io) only; namespaces stay unselected. */
-function eventsConfig(providers: string): string {
-  return `apiVersion: apiserver.config.orch.io/v1
-kind: EncryptionConfiguration
-resources:
-  - resources: [events.events.orch.io]
-    providers:
-${providers}`;
-}
-const keyed = (type: string, ...keys: [string, string][]) =>
-  `      - ${type}:\n          keys:\n${keys.map(([n, s]) => `            - name: ${n}\n              secret: ${s}\n`).join('')}`;
-
-async function configOf(yaml: string): Promise<ServerConfig> {
-  const file = join(await tempDir(), 'enc.yaml');
-  await writeFile(file, yaml);
-  const loaded = loadServerConfig({ encryption: file });
-  if (!loaded.ok) throw new Error(loaded.problems.map((p) => p.message).join('; '));
-  return loaded.config;
-}
-
-const start = (dataDir: string, config?: ServerConfig): Promise<Running> =>
-  serve({ port: 0, host: '127.0.0.1', dataDir, eventTtlSeconds: 3600, logger: silentLogger, ...(config ? { config } : {}) });
-
-/** Every byte of every file under dir (the LevelDB files, its log, the checkpoint). */
-async function diskBytes(dir: string): Promise<Buffer> {
-  const parts: Buffer[] = [];
-  for (const e of await readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (e.isFile()) parts.push(await readFile(join(e.parentPath, e.name)));
-  }
-  return Buffer.concat(parts);
-}
-const onDisk = async (dir: string, text: string) => (await diskBytes(dir)).includes(Buffer.from(text));
-
-/** Forces the next start to rebuild its view from the log entries alone. */
-async function dropCheckpoint(dataDir: string): Promise<void> {
-  await rm(checkpointFile(join(dataDir, 'log')), { force: true });
-}
-
-/** The providers and keys of the event entries in the log (read raw, not through orchd). */
-async function entryPrefixes(dataDir: string): Promise<string[]> {
-  const db = new Level<Buffer, Buffer>(join(dataDir, 'log'), { keyEncoding: 'buffer', valueEncoding: 'buffer' });
-  await db.open();
-  const found = new Set<string>();
-  try {
-    for await (const v of db.values({ lt: Buffer.from([0xff]) })) {
-      const e = decodeEntry(0, v);
-      if (!e.key.startsWith('events.orch.io/')) continue;
-      found.add(Buffer.isBuffer(e.value) ? /^orch:enc:[a-z]+:v1:[^:]+:/.exec(e.value.toString('latin1'))![0] : 'plain');
-    }
-  } finally {
-    await db.close();
-  }
-  return [...found].sort();
-}
-
-const EVENTS = '/apis/events.orch.io/v1/namespaces/default/events';
-const event = (name: string, marker: string, extra: Record<string, unknown> = {}) => ({
-  apiVersion: 'events.orch.io/v1',
-  kind: 'Event',
-  metadata: { name, annotations: { marker }, ...extra },
-  eventTime: '2024-01-01T00:00:00.000000Z',
-  reportingController: 'orch.io/enc-test',
-  reportingInstance: 'enc-1',
-  action: 'Create',
-  reason: 'Test',
-  type: 'Normal',
-  regarding: { apiVersion: 'v1', kind: 'Namespace', name: 'default' },
-  note: `note ${marker}`,
-});
-const marker = () => `MARK${randomBytes(12).toString('hex')}`;
-
-async function create(base: string, name: string, m: string, extra?: Record<string, unknown>): Promise<void> {
-  const r = await call(base, 'POST', EVENTS, event(name, m, extra));
-  expect(r.status, r.text).toBe(201);
-}
+import { configOf, create, diskBytes, dropCheckpoint, entryPrefixes, event, eventsConfig, EVENTS, keyed, marker, onDisk, secret, start, tempDir } from './helpers.js';
 
 describe.each([
   ['aesgcm', keyed('aesgcm', ['key1', secret(16)])],
@@ -304,11 +210,5 @@ describe('corrupt objects', () => {
     } finally {
       await s.close();
     }
-  });
-
-  it('refuses kms providers at start with a clear error', async () => {
-    const dataDir = await tempDir();
-    const config = await configOf(eventsConfig('      - kms:\n          apiVersion: v2\n          name: plugin\n          endpoint: unix:///tmp/kms.sock\n'));
-    await expect(start(dataDir, config)).rejects.toThrow('kms providers are not supported yet');
   });
 });

@@ -152,12 +152,9 @@ describe('StoredValues', () => {
     expect(p.forCollection('admissionregistration.orch.io/validatingadmissionpolicies')).toBeUndefined();
   });
 
-  it('refuses kms providers at construction', () => {
-    expect(() => new ResourceProviders(conf([['*.*'], [{ type: 'kms', name: 'p', apiVersion: 'v2', endpoint: 'unix:///tmp/kms.sock', timeoutMs: 3000 }]]))).toThrow(
-      UnsupportedEncryptionError,
-    );
-    expect(() => new ResourceProviders(conf([['*.*'], [{ type: 'kms', name: 'p', apiVersion: 'v2', endpoint: 'unix:///tmp/kms.sock', timeoutMs: 3000 }]]))).toThrow(
-      'kms providers are not supported yet',
-    );
+  it('refuses kms v1 at construction, as kube-apiserver does without its deprecated feature gate', () => {
+    const v1 = (): ResourceProviders => new ResourceProviders(conf([['*.*'], [{ type: 'kms', name: 'p', apiVersion: 'v1', endpoint: 'unix:///tmp/kms.sock', timeoutMs: 3000 }]]));
+    expect(v1).toThrow(UnsupportedEncryptionError);
+    expect(v1).toThrow('KMSv1 is deprecated and will only receive security updates going forward. Use KMSv2 instead');
   });
 });

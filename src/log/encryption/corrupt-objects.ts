@@ -1,3 +1,19 @@
+/**
+ * A past version (a read at an old resourceVersion, a watch replayed from one) whose stored value
+ * cannot be opened: no configured provider has its key, or a KMS plugin did not open its data key
+ * (maybe only for now). The API answers it as Kubernetes' corrupt-object error (500).
+ */
+export class CorruptEntryError extends Error {
+  constructor(
+    readonly key: string,
+    readonly seq: number,
+    readonly why: string,
+  ) {
+    super(`data from the storage is not transformable revision=${seq}: ${why}`);
+    this.name = 'CorruptEntryError';
+  }
+}
+
 /** Why one object's newest stored state cannot be read, and that state as it is on disk. */
 export interface CorruptObject {
   /** The log entry that holds it: the object's resourceVersion. */

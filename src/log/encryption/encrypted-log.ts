@@ -1,8 +1,9 @@
 import { Subject, type Observable } from 'rxjs';
 import { packJson, unpackJson } from '../codec.js';
 import type { Appended, Checkpoint, Log, LogEntry, LogRecord, ReadOptions } from '../log.js';
-import { CorruptObjects } from './corrupt-objects.js';
-import type { StoredValues } from './stored-values.js';
+import { CorruptEntryError, CorruptObjects } from './corrupt-objects.js';
+import type { ResourceProviders } from './providers.js';
+import { StoredValues } from './stored-values.js';
 import { TransformError } from './transformer.js';
 
 /** The start of a checkpoint this log wrapped (a corrupt-objects header, then the sealed checkpoint). */
@@ -17,7 +18,13 @@ const ENVELOPE = Buffer.from('orchd-encrypted-checkpoint/1\n', 'utf8');
  * A stored value that no configured provider opens is corrupt: while the log is read in order (the
  * replay at start) it is recorded in `corrupt` and handed on as a delete of the key with a stub, so
  * the view holds no stale older state of it; the API answers reads of it with a corrupt-object error.
+ * A past version read again (history, watch replay) that does not open throws CorruptEntryError.
  * Checkpoints are sealed whole, and carry the corrupt objects as stored.
+ *
+ * Opening is synchronous, but a KMS provider needs its plugin to open a data key: every read first
+ * awaits the providers' prepare() over the page it read (stored-values.ts), then opens the page.
+ * The providers in use can be replaced while the log is open (a reloaded configuration); each read
+ * prepares and opens with the same providers.
  */
 export class EncryptedLog implements Log {
   readonly corrupt = new CorruptObjects();
@@ -28,9 +35,12 @@ export class EncryptedLog implements Log {
   /** The newest seq read or committed: only entries past it change what is corrupt. */
   private newest = 0;
 
+  /** Providers replaced by a reload, closed once reads that may still use them are over. */
+  private readonly retired = new Set<ResourceProviders>();
+
   constructor(
     readonly inner: Log,
-    private readonly values: StoredValues,
+    private values: StoredValues,
   ) {
     inner.committed$.subscribe({
       next: (batch) => this.subject.next(this.onCommitted(batch)),
@@ -47,12 +57,48 @@ export class EncryptedLog implements Log {
     return this.inner.firstSeq;
   }
 
+  /** Opens the log and starts polling the KMS plugins (see ready()). */
   open(): Promise<void> {
+    this.values.providers.start();
     return this.inner.open();
   }
 
-  close(): Promise<void> {
-    return this.inner.close();
+  async close(): Promise<void> {
+    try {
+      await this.inner.close();
+    } finally {
+      this.values.providers.close();
+      for (const p of this.retired) p.close();
+      this.retired.clear();
+    }
+  }
+
+  /**
+   * Whether every KMS plugin answered healthy and gave a data key, waiting for it (at most limitMs
+   * when given): before that, values sealed by a plugin cannot be read back, so a replay must wait
+   * for it (and writes would fail).
+   */
+  ready(limitMs?: number): Promise<boolean> {
+    return this.values.providers.ready(limitMs);
+  }
+
+  /** The KMS plugins that fail their health check, with why (the kms-providers check of /readyz). */
+  health(): { name: string; problem: string }[] {
+    return this.values.providers.health();
+  }
+
+  /**
+   * Serves with other providers from now on (a reloaded EncryptionConfiguration): writes use the
+   * new first providers, reads find their provider by prefix among the new ones. The old ones are
+   * closed after graceMs, once reads that started with them are done.
+   */
+  useProviders(next: ResourceProviders, graceMs: number): void {
+    const old = this.values.providers;
+    this.values = new StoredValues(next);
+    this.retired.add(old);
+    setTimeout(() => {
+      if (this.retired.delete(old)) old.close();
+    }, graceMs).unref();
   }
 
   append(make: (seq: number) => LogRecord): Appended {
@@ -87,40 +133,49 @@ export class EncryptedLog implements Log {
   }
 
   /** An entry as read from the inner log, opened; a corrupt one becomes a delete of its key. */
-  private opened(e: LogEntry): LogEntry {
+  private opened(e: LogEntry, values: StoredValues): LogEntry {
     const inOrder = this.noteNewest(e.seq);
     // A plain value read from storage stays bytes (a lazy entry) when the key reads plain data.
-    if (e.raw && !isBin(e.raw) && this.values.readsPlain(e.key)) {
+    if (e.raw && !isBin(e.raw) && values.readsPlain(e.key)) {
       if (inOrder) this.corrupt.delete(e.key);
       return e;
     }
     try {
-      const value = this.values.open(e.key, e.value);
+      const value = values.open(e.key, e.value);
       if (inOrder) this.corrupt.delete(e.key);
       return value === e.value ? e : { seq: e.seq, type: e.type, key: e.key, value };
     } catch (err) {
       if (!(err instanceof TransformError)) throw err;
-      if (inOrder) this.corrupt.set(e.key, { seq: e.seq, message: err.message, stored: e.value });
+      // A past version read again: the reader gets the error, not a made-up state.
+      if (!inOrder) throw new CorruptEntryError(e.key, e.seq, err.message);
+      this.corrupt.set(e.key, { seq: e.seq, message: err.message, stored: e.value });
       return { seq: e.seq, type: 'delete', key: e.key, value: stubOf(e.key) };
     }
   }
 
   async *read(from: number, to?: number, opts?: ReadOptions): AsyncIterable<LogEntry[]> {
-    for await (const page of this.inner.read(from, to, opts)) yield page.map((e) => this.opened(e));
+    for await (const page of this.inner.read(from, to, opts)) {
+      const values = this.values;
+      if (values.needsPreparing) await values.prepare(page.filter(mayBeSealed));
+      yield page.map((e) => this.opened(e, values));
+    }
   }
 
   async get(seq: number): Promise<LogEntry | undefined> {
     const e = await this.inner.get(seq);
-    return e && this.opened(e);
+    if (!e) return e;
+    const values = this.values;
+    if (values.needsPreparing && mayBeSealed(e)) await values.prepare([e]);
+    return this.opened(e, values);
   }
 
   compact(below: number, keep?: (seq: number) => boolean): Promise<void> {
     return this.inner.compact(below, keep);
   }
 
-  private opens(key: string, stored: unknown): boolean {
+  private opens(values: StoredValues, key: string, stored: unknown): boolean {
     try {
-      this.values.open(key, stored);
+      values.open(key, stored);
       return true;
     } catch (err) {
       if (err instanceof TransformError) return false;
@@ -154,6 +209,13 @@ export class EncryptedLog implements Log {
    * rebuilds the view from the log, entry by entry, each opened (or found corrupt) on its own.
    */
   async loadCheckpoint(): Promise<Checkpoint | undefined> {
+    const cp = await this.openCheckpoint();
+    // The view starts from it: entries up to it are past versions from now on, never the replay's.
+    if (cp) this.noteNewest(cp.seq);
+    return cp;
+  }
+
+  private async openCheckpoint(): Promise<Checkpoint | undefined> {
     const cp = await this.inner.loadCheckpoint();
     if (!cp) return cp;
     const bytes = Buffer.from(cp.data.buffer, cp.data.byteOffset, cp.data.byteLength);
@@ -161,15 +223,18 @@ export class EncryptedLog implements Log {
     const at = ENVELOPE.length + 4;
     const end = at + bytes.readUInt32BE(ENVELOPE.length);
     const { corrupt } = unpackJson(bytes.subarray(at, end)) as { corrupt: [string, number, string, unknown][] };
+    const values = this.values;
+    await values.prepareCheckpoint(bytes.subarray(end));
+    await values.prepare(corrupt.map(([key, , , value]) => ({ key, value })));
     let data: Buffer;
     try {
-      data = this.values.openCheckpoint(bytes.subarray(end));
+      data = values.openCheckpoint(bytes.subarray(end));
     } catch (err) {
       if (!(err instanceof TransformError)) throw err;
       return undefined;
     }
     for (const [key, seq, message, stored] of corrupt) {
-      if (this.opens(key, stored)) {
+      if (this.opens(values, key, stored)) {
         // Its key is configured again, but the checkpoint's view left the object out: rebuild the
         // view from the log instead, where its entry now opens.
         this.corrupt.clear();
@@ -183,6 +248,8 @@ export class EncryptedLog implements Log {
 
 /** msgpack bin (8, 16, 32): how a sealed value is stored; anything else is a plain value. */
 const isBin = (raw: Buffer): boolean => raw[0] === 0xc4 || raw[0] === 0xc5 || raw[0] === 0xc6;
+/** Whether an entry's value may be sealed; a lazy plain one is not decoded to find out. */
+const mayBeSealed = (e: LogEntry): boolean => !e.raw || isBin(e.raw);
 
 /** What a corrupt entry shows of its object: the name and namespace its key holds. */
 function stubOf(key: string): { metadata: { name: string; namespace?: string } } {

@@ -6,14 +6,19 @@
 import type { EncryptionConfiguration } from '../../config/encryption.js';
 import type { Log } from '../log.js';
 import { EncryptedLog } from './encrypted-log.js';
-import { ResourceProviders } from './providers.js';
+import { ResourceProviders, type ProviderOptions } from './providers.js';
 import { StoredValues } from './stored-values.js';
 
 export { EncryptedLog, corruptObjectsOf } from './encrypted-log.js';
-export { CorruptObjects, type CorruptObject } from './corrupt-objects.js';
-export { UnsupportedEncryptionError } from './providers.js';
+export { CorruptEntryError, CorruptObjects, type CorruptObject } from './corrupt-objects.js';
+export { ResourceProviders, UnsupportedEncryptionError, type ProviderOptions } from './providers.js';
+export type { KmsTimings } from './kms/kms-v2.js';
+export { EncryptionReloader, type ReloadStatus } from './reloading-encryption.js';
 
-/** Throws UnsupportedEncryptionError for a configuration orchd cannot serve (kms). */
-export function encryptAtRest(inner: Log, config: EncryptionConfiguration = { resources: [] }): EncryptedLog {
-  return new EncryptedLog(inner, new StoredValues(new ResourceProviders(config)));
+/**
+ * Throws UnsupportedEncryptionError for a configuration orchd cannot serve (kms v1). With KMS
+ * plugins, open() starts polling them and ready() says when values sealed by them can be read.
+ */
+export function encryptAtRest(inner: Log, config: EncryptionConfiguration = { resources: [] }, opts: ProviderOptions = {}): EncryptedLog {
+  return new EncryptedLog(inner, new StoredValues(new ResourceProviders(config, opts)));
 }

@@ -2,8 +2,17 @@ import type { EncryptionConfiguration, GroupResource, Provider } from '../../con
 import { aescbc } from './aescbc.js';
 import { aesgcm } from './aesgcm.js';
 import { IDENTITY } from './identity.js';
+import { KMS_TIMINGS, KmsV2Transformer, type KmsTimings } from './kms/kms-v2.js';
+import { KmsPluginClient } from './kms/plugin-client.js';
 import { secretbox } from './secretbox.js';
 import type { Transformer } from './transformer.js';
+
+export interface ProviderOptions {
+  /** KMS v2 poll and cache timings (kube-apiserver's by default). */
+  kmsTimings?: Partial<KmsTimings>;
+  /** A KMS plugin's health changed: the problem, or undefined once it is healthy again. */
+  onKmsHealth?: (provider: string, problem: string | undefined) => void;
+}
 
 /** The providers of one resource list, ready to use. */
 export interface ProviderChain {
@@ -18,7 +27,7 @@ export interface ProviderChain {
 /** A configuration orchd cannot serve; start-up stops with it. */
 export class UnsupportedEncryptionError extends Error {}
 
-function transformersOf(p: Provider): Transformer[] | typeof IDENTITY {
+function transformersOf(p: Provider, opts: ProviderOptions): Transformer[] | typeof IDENTITY {
   switch (p.type) {
     case 'identity':
       return IDENTITY;
@@ -28,15 +37,19 @@ function transformersOf(p: Provider): Transformer[] | typeof IDENTITY {
       return p.keys.map((k) => aescbc(k.name, k.secret));
     case 'secretbox':
       return p.keys.map((k) => secretbox(k.name, k.secret));
-    case 'kms':
-      // Envelope encryption through a KMS v2 plugin (gRPC on a unix socket) is not built yet; a
-      // server that silently stored plainly what the file says to encrypt would be worse than none.
-      throw new UnsupportedEncryptionError(`kms providers are not supported yet (provider ${JSON.stringify(p.name)})`);
+    case 'kms': {
+      if (p.apiVersion === 'v1') {
+        // kube-apiserver refuses KMS v1 unless its deprecated feature gate is on; orchd has no such gate.
+        throw new UnsupportedEncryptionError(`kms provider ${JSON.stringify(p.name)}: KMSv1 is deprecated and will only receive security updates going forward. Use KMSv2 instead`);
+      }
+      const timings = { ...KMS_TIMINGS, ...opts.kmsTimings };
+      return [new KmsV2Transformer(p.name, new KmsPluginClient(p.endpoint, p.timeoutMs), timings, (problem) => opts.onKmsHealth?.(p.name, problem))];
+    }
   }
 }
 
-function chainOf(providers: Provider[]): ProviderChain {
-  const built = providers.map(transformersOf);
+function chainOf(providers: Provider[], opts: ProviderOptions): ProviderChain {
+  const built = providers.map((p) => transformersOf(p, opts));
   const first = built[0];
   return {
     writer: first === IDENTITY ? IDENTITY : first[0],
@@ -63,13 +76,49 @@ export class ResourceProviders {
   /** Whether every resource may be read plainly (no list lacks an identity provider). */
   readonly readsPlainEverywhere: boolean;
 
-  constructor(config: EncryptionConfiguration) {
-    this.lists = config.resources.map((r) => ({ resources: r.resources, chain: chainOf(r.providers) }));
+  /** The KMS plugins of the configuration: they are polled from start() to close(). */
+  readonly kms: KmsV2Transformer[];
+
+  constructor(config: EncryptionConfiguration, opts: ProviderOptions = {}) {
+    this.lists = config.resources.map((r) => ({ resources: r.resources, chain: chainOf(r.providers, opts) }));
     this.encryptsAny = this.lists.some((l) => l.chain.writer !== IDENTITY);
     this.readsPlainEverywhere = this.lists.every((l) => l.chain.readsPlain);
     const writer = this.lists.find((l) => l.chain.writer !== IDENTITY)?.chain.writer;
     this.checkpointWriter = writer === IDENTITY ? undefined : writer;
     this.allReaders = this.lists.flatMap((l) => l.chain.readers);
+    this.kms = this.allReaders.filter((t): t is KmsV2Transformer => t instanceof KmsV2Transformer);
+  }
+
+  start(): void {
+    for (const k of this.kms) k.start();
+  }
+
+  /**
+   * Whether every KMS plugin has been healthy once (at once without one): waits for it, at most
+   * limitMs when given.
+   */
+  async ready(limitMs?: number): Promise<boolean> {
+    const all = Promise.all(this.kms.map((k) => k.ready())).then(() => true);
+    if (limitMs === undefined) return all;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), limitMs)));
+    try {
+      return await Promise.race([all, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** The kms-providers health check: each failing plugin with why. */
+  health(): { name: string; problem: string }[] {
+    return this.kms.flatMap((k) => {
+      const problem = k.health();
+      return problem === undefined ? [] : [{ name: k.name, problem }];
+    });
+  }
+
+  close(): void {
+    for (const k of this.kms) k.close();
   }
 
   /**

@@ -1,7 +1,7 @@
 import { packJson, unpackJson } from '../codec.js';
 import { IDENTITY } from './identity.js';
 import type { ResourceProviders } from './providers.js';
-import { ENCRYPTED_PREFIX, TransformError } from './transformer.js';
+import { ENCRYPTED_PREFIX, TransformError, type Transformer } from './transformer.js';
 
 /** The collection (`<group>/<plural>`) of a storage key `<group>/<plural>/<namespace>/<name>`. */
 export function collectionOfKey(key: string): string {
@@ -12,6 +12,8 @@ export function collectionOfKey(key: string): string {
 const CHECKPOINT_CONTEXT = Buffer.from('orchd/checkpoint', 'utf8');
 
 const isSealed = (v: unknown): v is Uint8Array => v instanceof Uint8Array;
+const bytesOf = (v: Uint8Array): Buffer => Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+const hasPrefix = (t: Transformer, bytes: Buffer): boolean => bytes.length >= t.prefix.length && t.prefix.equals(bytes.subarray(0, t.prefix.length));
 
 /**
  * The values of log records as they go to disk. An encrypted value is msgpack binary: the prefix and
@@ -20,7 +22,7 @@ const isSealed = (v: unknown): v is Uint8Array => v instanceof Uint8Array;
  * the authenticated context of the value.
  */
 export class StoredValues {
-  constructor(private readonly providers: ResourceProviders) {}
+  constructor(readonly providers: ResourceProviders) {}
 
   get encryptsAny(): boolean {
     return this.providers.encryptsAny;
@@ -43,6 +45,30 @@ export class StoredValues {
     return !chain || chain.writer === IDENTITY;
   }
 
+  /** Whether some provider does asynchronous work before open() (a KMS plugin): prepare() is a no-op otherwise. */
+  get needsPreparing(): boolean {
+    return this.providers.kms.length > 0;
+  }
+
+  /**
+   * Lets the providers that must do asynchronous work before open() (kms: the plugin opens data
+   * keys) do it for these stored values, all at once. Values with nothing to prepare cost nothing.
+   */
+  async prepare(values: readonly { key: string; value: unknown }[]): Promise<void> {
+    const work: Promise<void>[] = [];
+    for (const { key, value } of values) {
+      if (!isSealed(value)) continue;
+      const bytes = bytesOf(value);
+      for (const t of this.providers.forCollection(collectionOfKey(key))?.readers ?? []) if (t.prepare && hasPrefix(t, bytes)) work.push(t.prepare(bytes));
+    }
+    await Promise.all(work);
+  }
+
+  /** prepare() for a stored checkpoint. */
+  async prepareCheckpoint(stored: Buffer): Promise<void> {
+    await Promise.all(this.providers.allReaders.filter((t) => t.prepare && hasPrefix(t, stored)).map((t) => t.prepare!(stored)));
+  }
+
   /** A checkpoint's bytes as stored: sealed whole by the first encrypting provider, or as they are. */
   sealCheckpoint(data: Buffer): Buffer {
     const w = this.providers.checkpointWriter;
@@ -54,7 +80,7 @@ export class StoredValues {
     if (!stored.subarray(0, ENCRYPTED_PREFIX.length).equals(Buffer.from(ENCRYPTED_PREFIX))) return stored;
     const errors: string[] = [];
     for (const t of this.providers.allReaders) {
-      if (stored.length < t.prefix.length || !t.prefix.equals(stored.subarray(0, t.prefix.length))) continue;
+      if (!hasPrefix(t, stored)) continue;
       try {
         return t.open(stored, CHECKPOINT_CONTEXT);
       } catch (err) {
@@ -78,10 +104,10 @@ export class StoredValues {
       if (chain && !chain.readsPlain) throw new TransformError('no matching prefix found');
       return stored;
     }
-    const bytes = Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength);
+    const bytes = bytesOf(stored);
     const errors: string[] = [];
     for (const t of chain?.readers ?? []) {
-      if (bytes.length < t.prefix.length || !t.prefix.equals(bytes.subarray(0, t.prefix.length))) continue;
+      if (!hasPrefix(t, bytes)) continue;
       let plain: Buffer;
       try {
         plain = t.open(bytes, Buffer.from(key, 'utf8'));
