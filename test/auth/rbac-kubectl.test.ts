@@ -5,44 +5,19 @@
  * rbac.authorization.k8s.io, so here they generate (--dry-run=client, which still resolves
  * --resource through orchd's discovery) and the objects are created under the orch.io group.
  */
-import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { call, startServer, type TestServer } from '../helpers/server.js';
+import { beforeAll, describe, expect, test } from 'vitest';
+import { KUBECTL, kubectlForFile } from '../helpers/kubectl.js';
+import { call } from '../helpers/server.js';
 
-const KUBECTL = (process.env.PATH ?? '')
-  .split(delimiter)
-  .map((d) => join(d, 'kubectl'))
-  .find((p) => existsSync(p));
 if (!KUBECTL) console.warn('no kubectl on PATH: skipping the kubectl RBAC tests');
 
 const G = 'rbac.authorization.orch.io';
-let srv: TestServer;
-let home: string;
-let base: string[];
+const session = kubectlForFile();
+const { kubectl } = session;
 
 beforeAll(async () => {
-  srv = await startServer();
-  home = await mkdtemp(join(tmpdir(), 'orchd-kubectl-rbac-'));
-  const kubeconfig = join(home, 'kubeconfig');
-  await writeFile(kubeconfig, 'apiVersion: v1\nkind: Config\n');
-  base = ['--server', srv.url, '--kubeconfig', kubeconfig, '--cache-dir', join(home, 'cache')];
-  expect((await call(srv.url, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'dev' } })).status).toBe(201);
+  expect((await call(session.server.url, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'dev' } })).status).toBe(201);
 });
-afterAll(async () => {
-  await srv?.stop();
-  if (home) await rm(home, { recursive: true, force: true });
-});
-
-const kubectl = (args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
-  new Promise((resolve) => {
-    execFile(KUBECTL!, [...base, ...args], { cwd: home, timeout: 30_000, env: { ...process.env, HOME: home } }, (err, stdout, stderr) =>
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
-    );
-  });
 
 /** The rows of `kubectl get` output, each split on runs of two or more spaces. */
 const rows = (out: string): string[][] =>
@@ -102,8 +77,7 @@ subjects:
 
 describe.skipIf(!KUBECTL)('kubectl and RBAC', () => {
   test('create -f makes all four kinds; get prints their Kubernetes columns', async () => {
-    const f = join(home, 'rbac.yaml');
-    await writeFile(f, manifests);
+    const f = await session.file('rbac.yaml', manifests);
     const created = await kubectl(['create', '-f', f]);
     expect(created.code, created.stderr).toBe(0);
     expect(created.stdout.trim().split('\n')).toEqual([
@@ -142,23 +116,21 @@ describe.skipIf(!KUBECTL)('kubectl and RBAC', () => {
       kubectl(['create', 'clusterrolebinding', 'crb', '--clusterrole=urls', '--serviceaccount=ops:monitor', '--dry-run=client', '-o', 'yaml']),
     ]);
     for (const g of generated) expect(g.code, g.stderr).toBe(0);
-    const f = join(home, 'generated.yaml');
-    await writeFile(f, generated.map((g) => g.stdout.replaceAll('rbac.authorization.k8s.io', G)).join('---\n'));
+    const f = await session.file('generated.yaml', generated.map((g) => g.stdout.replaceAll('rbac.authorization.k8s.io', G)).join('---\n'));
     const created = await kubectl(['create', '-f', f]);
     expect(created.code, created.stderr).toBe(0);
-    const rb = await call(srv.url, 'GET', `/apis/${G}/v1/namespaces/dev/rolebindings/rb`);
+    const rb = await call(session.server.url, 'GET', `/apis/${G}/v1/namespaces/dev/rolebindings/rb`);
     expect(rb.body.subjects).toEqual([
       { apiGroup: G, kind: 'User', name: 'alice' },
       { apiGroup: G, kind: 'Group', name: 'team' },
       { kind: 'ServiceAccount', name: 'builder', namespace: 'dev' },
     ]);
-    const role = await call(srv.url, 'GET', `/apis/${G}/v1/namespaces/dev/roles/pod-less`);
+    const role = await call(session.server.url, 'GET', `/apis/${G}/v1/namespaces/dev/roles/pod-less`);
     expect(role.body.rules).toEqual([{ apiGroups: ['events.orch.io'], resources: ['events'], resourceNames: ['e1'], verbs: ['get', 'list'] }]);
   });
 
   test('kubectl prints the field errors of an invalid role', async () => {
-    const f = join(home, 'bad.yaml');
-    await writeFile(f, `apiVersion: ${G}/v1\nkind: Role\nmetadata:\n  name: bad\n  namespace: dev\nrules:\n- apiGroups: [""]\n  resources: [namespaces]\n`);
+    const f = await session.file('bad.yaml', `apiVersion: ${G}/v1\nkind: Role\nmetadata:\n  name: bad\n  namespace: dev\nrules:\n- apiGroups: [""]\n  resources: [namespaces]\n`);
     const r = await kubectl(['create', '-f', f]);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain('rules[0].verbs: Required value: verbs must contain at least one value');

@@ -22,8 +22,8 @@ export interface KubectlSession {
   readonly server: TestServer;
   /** A folder for the session's files (kubeconfig, cache, manifests), removed afterwards. */
   readonly home: string;
-  /** Runs kubectl against the server, bounded to 30 s. */
-  kubectl(args: string[]): Promise<Ran>;
+  /** Runs kubectl against the server (stdin, when given, as its input), bounded to 30 s. */
+  kubectl(args: string[], stdin?: string): Promise<Ran>;
   /** Writes a file into home and returns its path. */
   file(name: string, text: string): Promise<string>;
 }
@@ -55,11 +55,12 @@ export function kubectlForFile(opts?: Parameters<typeof startServer>[0]): Kubect
     get home() {
       return home;
     },
-    kubectl: (args) =>
+    kubectl: (args, stdin) =>
       new Promise((resolve) => {
-        execFile(KUBECTL!, [...base, ...args], { cwd: home, timeout: 30_000, env: { ...process.env, HOME: home } }, (err, stdout, stderr) =>
+        const child = execFile(KUBECTL!, [...base, ...args], { cwd: home, timeout: 30_000, env: { ...process.env, HOME: home } }, (err, stdout, stderr) =>
           resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
         );
+        child.stdin?.end(stdin ?? '');
       }),
     async file(name, text) {
       const path = join(home, name);
