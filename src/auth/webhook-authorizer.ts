@@ -21,6 +21,7 @@ import type { AuthorizationAttributes, AuthorizationDecision, Authorizer } from 
 import { readClientConnection, type ClientConnection } from './kubeconfig.js';
 import { compileMatchConditions, type MatchConditions } from './match-conditions.js';
 import { decisionOf, matchConditionRequest, reviewStatus, subjectAccessReviewBody, subjectAccessReviewSpec, type ReviewStatus } from './subject-access-review.js';
+import { outboundCall } from '../tracing/spans.js';
 
 /** Kubernetes' cache size for webhook answers. */
 const CACHE_SIZE = 8192;
@@ -155,7 +156,12 @@ export class WebhookAuthorizer implements Authorizer {
     this.cache.set(key, { status, until: this.now() + ttlMs });
   }
 
+  /** One SubjectAccessReview call, traced as a client span of the request it authorizes. */
   private post(body: object): Promise<unknown> {
+    return outboundCall('authorization.webhook', { 'server.address': new URL(this.connection.server).host }, (trace) => this.send(body, trace));
+  }
+
+  private send(body: object, trace: Record<string, string>): Promise<unknown> {
     const data = JSON.stringify(body);
     const c = this.connection;
     return new Promise((resolve, reject) => {
@@ -169,6 +175,7 @@ export class WebhookAuthorizer implements Authorizer {
             'Content-Type': 'application/json',
             Accept: 'application/json',
             'Content-Length': Buffer.byteLength(data),
+            ...trace,
             ...(c.token ? { Authorization: `Bearer ${c.token}` } : {}),
           },
         },

@@ -30,6 +30,8 @@ export class SarWebhook {
   readonly reviews: Review[] = [];
   /** Authorization headers seen, one per review. */
   readonly credentials: (string | undefined)[] = [];
+  /** The W3C traceparent header of each review (tracing). */
+  readonly traceparents: (string | undefined)[] = [];
   decide: (review: Review) => ReviewStatus = defaultDecision;
   delayMs = 0;
   /** The next `count` reviews are answered with this HTTP status instead. */
@@ -49,6 +51,7 @@ export class SarWebhook {
         const review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Review;
         this.reviews.push(review);
         this.credentials.push(req.headers.authorization);
+        this.traceparents.push(req.headers.traceparent as string | undefined);
         const answer = () => {
           if (res.destroyed) return;
           res.setHeader('Content-Type', 'application/json');

@@ -16,6 +16,8 @@ import { serve, type Running } from '../../src/serve.js';
 import { tracer } from '../../src/tracing/spans.js';
 import { call } from '../helpers/server.js';
 import { OtlpCollector, type CollectedSpan } from './otlp-collector.js';
+import { addLabel, WebhookServer } from '../admission/webhook-server.js';
+import { SarWebhook, webhookEntry } from '../auth/sar-webhook.js';
 
 const collector = new OtlpCollector();
 let dir: string;
@@ -34,11 +36,13 @@ beforeEach(() => {
 });
 
 /** A server whose config has a tracing file with these members (none: no tracing file at all). */
-async function start(tracing: Record<string, unknown> | undefined): Promise<Running> {
+async function start(tracing: Record<string, unknown> | undefined, authorizers?: unknown[]): Promise<Running> {
   n++;
   const file = join(dir, `tracing-${n}.yaml`);
   if (tracing) await writeFile(file, stringify({ apiVersion: 'apiserver.config.orch.io/v1', kind: 'TracingConfiguration', ...tracing }));
-  const loaded = loadServerConfig(tracing ? { tracing: file } : {});
+  const authzFile = join(dir, `authz-${n}.yaml`);
+  if (authorizers) await writeFile(authzFile, stringify({ apiVersion: 'apiserver.config.orch.io/v1', kind: 'AuthorizationConfiguration', authorizers }));
+  const loaded = loadServerConfig({ ...(tracing ? { tracing: file } : {}), ...(authorizers ? { authorization: authzFile } : {}) });
   if (!loaded.ok) throw new Error(loaded.problems.map((p) => p.message).join('\n'));
   return serve({ port: 0, host: '127.0.0.1', dataDir: join(dir, `data-${n}`), eventTtlSeconds: 3600, logger: silentLogger, config: loaded.config });
 }
@@ -80,6 +84,39 @@ describe('tracing', () => {
     for (const c of children) {
       expect(c.startNanos + ms).toBeGreaterThanOrEqual(root!.startNanos);
       expect(c.endNanos).toBeLessThanOrEqual(root!.endNanos + ms);
+    }
+  });
+
+  it('webhook calls are client spans of the request, and the webhooks receive its trace context', async () => {
+    const [sar, hook] = await Promise.all([new SarWebhook().start(), new WebhookServer().start()]);
+    hook.on('/label', (r) => hook.allow(r, { patch: addLabel(r.request.object, 'traced', 'yes') }));
+    try {
+      // The authorizer webhook has no opinion on anonymous requests; AlwaysAllow then allows.
+      const server = await start({ endpoint: collector.endpoint, samplingRatePerMillion: 1_000_000 }, [webhookEntry('sar', await sar.kubeconfig(dir)), { type: 'AlwaysAllow', name: 'everyone' }]);
+      const webhook = {
+        name: 'label.example.com',
+        clientConfig: { url: `${hook.url}/label`, caBundle: hook.caBundle },
+        rules: [{ apiGroups: [''], apiVersions: ['v1'], resources: ['namespaces'], operations: ['CREATE'] }],
+        sideEffects: 'None',
+        admissionReviewVersions: ['v1'],
+      };
+      const mwc = { apiVersion: 'admissionregistration.orch.io/v1', kind: 'MutatingWebhookConfiguration', metadata: { name: 'traced' }, webhooks: [webhook] };
+      expect((await call(server.url, 'POST', '/apis/admissionregistration.orch.io/v1/mutatingwebhookconfigurations', mwc)).status).toBe(201);
+      expect((await createNamespace(server.url, 'through-webhooks')).status).toBe(201);
+      await server.close();
+
+      const root = serverSpanOf('/api/v1/namespaces', 'POST')!;
+      const spans = inTrace(root.traceId);
+      const named = (name: string) => spans.find((s) => s.name === name);
+      const authz = named('authorization.webhook');
+      const admission = named('admission.webhook');
+      expect(authz).toMatchObject({ kind: 3, parentSpanId: root.spanId });
+      expect(admission).toMatchObject({ kind: 3, parentSpanId: named('admission.mutate')!.spanId });
+      // Each webhook got the trace context of its own client span.
+      expect(sar.traceparents).toContain(`00-${root.traceId}-${authz!.spanId}-01`);
+      expect(hook.received.at(-1)!.headers.traceparent).toBe(`00-${root.traceId}-${admission!.spanId}-01`);
+    } finally {
+      await Promise.all([sar.stop(), hook.stop()]);
     }
   });
 
