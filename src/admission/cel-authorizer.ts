@@ -61,3 +61,23 @@ export async function evaluateWithAuthorizer<T>(chain: Authorizer, evaluate: (au
     await authorizer.settle();
   }
 }
+
+const NOT_CACHED: AuthorizationDecision = { decision: 'noOpinion', error: 'authorization decision not available yet: a webhook authorizer is being asked' };
+
+/**
+ * The `authorizer` of a mutating policy's expressions. Mutations are applied one after another to
+ * the object, so they are not re-run in rounds as validations are: a check the chain answers at
+ * once (RBAC, AlwaysAllow/AlwaysDeny, a cached or skipped webhook, system:masters) is used as it is;
+ * one that needs a webhook call is an error for this request (`errored()` is true, failurePolicy
+ * governs an expression that fails on it) while the call goes on and fills the webhook's cache.
+ */
+export function immediateAuthorizer(chain: Authorizer): CelAuthorizer {
+  return {
+    authorize(attributes) {
+      const d = chain.authorize(attributes);
+      if (!('then' in d)) return d;
+      d.catch(() => undefined);
+      return NOT_CACHED;
+    },
+  };
+}

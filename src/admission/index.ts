@@ -39,7 +39,7 @@ export function admissionFor(store: Store, kinds: readonly KindStrategy[], opts:
   const validating = served('ValidatingAdmissionPolicy') && served('ValidatingAdmissionPolicyBinding') ? new ValidatingAdmission(store, kinds, opts.authorizer) : undefined;
   // Policies run before webhooks, as in Kubernetes' plugin order.
   const mutating: MutatingPlugin[] = [];
-  if (served('MutatingAdmissionPolicy') && served('MutatingAdmissionPolicyBinding')) mutating.push(new MutatingPolicyPlugin(store, kinds));
+  if (served('MutatingAdmissionPolicy') && served('MutatingAdmissionPolicyBinding')) mutating.push(new MutatingPolicyPlugin(store, kinds, opts.authorizer));
   const webhookKind = find('MutatingWebhookConfiguration');
   if (webhookKind) mutating.push(new MutatingWebhooks(store, webhookKind, opts));
   if (!validating && mutating.length === 0) return undefined;

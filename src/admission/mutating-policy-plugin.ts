@@ -10,7 +10,9 @@
  * the object changed after it ran, by a later policy or by a later plugin (webhooks); a policy with
  * Never runs once. DELETE has no object to mutate and is never handed to policies.
  */
-import { Activation } from '../cel/index.js';
+import type { Authorizer } from '../auth/authorizer.js';
+import { Activation, type CelAuthorizer } from '../cel/index.js';
+import { immediateAuthorizer } from './cel-authorizer.js';
 import { ApiError, forbidden, qualified } from '../api/status.js';
 import { jsonEqual, objectAt } from '../resources/json-access.js';
 import type { KindStrategy } from '../resources/strategy.js';
@@ -38,7 +40,11 @@ export class MutatingPolicyPlugin implements MutatingPlugin {
   readonly registry: PolicyRegistry<CompiledMutatingPolicy>;
   readonly dispatcher: PolicyDispatcher;
 
-  constructor(store: Store, kinds: readonly KindStrategy[]) {
+  /** Answers the expressions' `authorizer` checks; without one, `authorizer` is null. */
+  readonly authorizer: CelAuthorizer | undefined;
+
+  constructor(store: Store, kinds: readonly KindStrategy[], authorizer?: Authorizer) {
+    this.authorizer = authorizer && immediateAuthorizer(authorizer);
     const find = (k: string) => kinds.find((x) => x.kind === k && x.group === 'admissionregistration.orch.io');
     const policyKind = find('MutatingAdmissionPolicy');
     const bindingKind = find('MutatingAdmissionPolicyBinding');
@@ -89,7 +95,14 @@ class PolicyPass implements MutatingPass {
         if (reinvocation && !this.reinvoke.has(key)) continue;
         const activation = () =>
           new Activation(
-            { object: current, oldObject: attrs.oldObject, request: attrs.request, params: param, namespaceObject: attrs.namespaceObject ?? null },
+            {
+              object: current,
+              oldObject: attrs.oldObject,
+              request: attrs.request,
+              params: param,
+              namespaceObject: attrs.namespaceObject ?? null,
+              ...(this.plugin.authorizer ? { authorizer: this.plugin.authorizer } : {}),
+            },
             { schemas, variables: compiled.variables },
           );
         const matched = matchConditionsOutcome(compiled.matchConditions, activation());

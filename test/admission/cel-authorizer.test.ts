@@ -5,7 +5,7 @@
  * check reaches the chain once per admission; past MAX_ROUNDS the unanswered checks are errors.
  */
 import { describe, expect, it } from 'vitest';
-import { MAX_ROUNDS, evaluateWithAuthorizer } from '../../src/admission/cel-authorizer.js';
+import { MAX_ROUNDS, evaluateWithAuthorizer, immediateAuthorizer } from '../../src/admission/cel-authorizer.js';
 import type { AuthorizationAttributes, AuthorizationDecision, Authorizer } from '../../src/auth/authorizer.js';
 import type { CelAuthorizer } from '../../src/cel/index.js';
 
@@ -55,5 +55,18 @@ describe('evaluating with an authorizer', () => {
     expect(chain.asked).toHaveLength(MAX_ROUNDS - 1);
     expect(decisions.at(-1)).toEqual({ decision: 'noOpinion', error: `authorization decision not reached in ${MAX_ROUNDS} rounds of checks` });
     expect(decisions[0]).toEqual({ decision: 'noOpinion' });
+  });
+});
+
+describe('the authorizer of mutating policies', () => {
+  it('uses what the chain answers at once; a check that needs a call is an error while the call fills the cache', async () => {
+    const chain = new SlowForWrites(new Set(['get', 'create']));
+    const az = immediateAuthorizer(chain);
+    expect(az.authorize({ user: { username: 'u' }, verb: 'get', isResourceRequest: true })).toEqual({ decision: 'allow' });
+    expect(az.authorize({ user: { username: 'u' }, verb: 'create', isResourceRequest: true })).toEqual({
+      decision: 'noOpinion',
+      error: 'authorization decision not available yet: a webhook authorizer is being asked',
+    });
+    expect(chain.asked).toEqual(['get', 'create']);
   });
 });

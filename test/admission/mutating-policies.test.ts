@@ -67,6 +67,20 @@ async function withPolicies(policies: any[], fn: () => Promise<void>, bindingSpe
 }
 const get = async (path: string): Promise<any> => (await call(file.base, 'GET', path)).body;
 
+describe('the authorizer variable', () => {
+  test("checks are answered by the server's authorizer chain for the requesting user", async () => {
+    const ns = await namespace();
+    // No authorization configured: the chain is AlwaysAllow, so the anonymous user may delete events.
+    const canDelete = apply(
+      `Object{metadata: Object.metadata{labels: {"can-delete": string(authorizer.group('events.orch.io').resource('events').namespace('${ns}').check('delete').allowed())}}}`,
+    );
+    await withPolicies([policy('asks-authorizer', [canDelete])], async () => {
+      const r = await created(events(ns), event('asked'));
+      expect(r.metadata.labels).toEqual({ 'can-delete': 'true' });
+    });
+  });
+});
+
 describe('ApplyConfiguration', () => {
   test('a label is merged into the labels the object has, on create and on update, and stored', async () => {
     const ns = await namespace();
