@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CustomObjectsApi, KubeConfig, makeInformer, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
 import { main, startReplay, type ReplayReport } from '../../tools/replay.js';
 import type { Speed } from '../../tools/replay-pacing.js';
@@ -143,6 +144,41 @@ describe('tools/replay', () => {
     expect(report.durationMs).toBeGreaterThanOrEqual(tenth - 20);
     expect(report.durationMs).toBeLessThan(tenth + 3000);
     expect(arrivalSpanMs).toBeGreaterThanOrEqual(tenth * 0.7);
+  });
+
+  it('an @kubernetes/client-node informer lists, then follows the replayed Events as they were recorded', async () => {
+    const r = await startReplay({ dataDir: recording, speed: 10, from: initial + 1, watchers: 1 });
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'replay', server: r.url, skipTLSVerify: true }],
+      users: [{ name: 'anonymous' }],
+      contexts: [{ name: 'replay', cluster: 'replay', user: 'anonymous' }],
+      currentContext: 'replay',
+    });
+    const custom = kc.makeApiClient(CustomObjectsApi);
+    const informer = makeInformer(
+      kc,
+      `${EVENTS}/namespaces/${NS}/events`,
+      () => custom.listNamespacedCustomObject({ group: 'events.orch.io', version: 'v1', namespace: NS, plural: 'events' }) as Promise<KubernetesListObject<KubernetesObject>>,
+    );
+    const seen: string[] = [];
+    const errors: unknown[] = [];
+    const verbs = { add: 'ADDED', update: 'MODIFIED', delete: 'DELETED' } as const;
+    for (const [verb, type] of Object.entries(verbs)) {
+      informer.on(verb as keyof typeof verbs, (o: KubernetesObject) => seen.push(`${type} ${NS}/${o.metadata?.name} ${o.metadata?.resourceVersion}`));
+    }
+    informer.on('error', (err) => errors.push(err));
+    const expected = recorded[0].filter((line) => line.includes(` ${NS}/`));
+    try {
+      await informer.start();
+      await r.done;
+      for (let i = 0; i < 150 && seen.length < expected.length; i++) await sleep(100);
+      expect(seen).toEqual(expected);
+      expect(errors).toEqual([]);
+    } finally {
+      await informer.stop();
+      await r.close();
+    }
   });
 
   it('by default from the recording’s first entry: the server’s own start-up writes are replayed, not made again', async () => {
