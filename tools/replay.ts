@@ -4,7 +4,7 @@
  * every run. orchd's log is the recording: every write of the run is one entry.
  *
  *   node dist/tools/replay.js --data-dir DIR [--speed 1|10|max] [--port P] [--from SEQ] [--to SEQ]
- *                             [--watchers N] [--keep]
+ *                             [--watchers N] [--keep] [--encryption-provider-config FILE]
  *
  * How: the recording's log folder is copied twice into a temp folder (the recording itself is never
  * opened, so it is never changed; stop orchd first, or copy a stopped server's folder, since a copy of
@@ -24,7 +24,9 @@
  * --watchers N holds the replay until N watches are open (start the controller, and the stream
  * starts when its informers watch). The run's figures (entries, duration, rate) go to stdout at the
  * end; the tool then exits, or with --keep serves the final state until SIGINT/SIGTERM.
- * An encrypted recording is refused: its values need the EncryptionConfiguration (not supported yet).
+ * A recording encrypted at rest is read (and the served copy written) with the EncryptionConfiguration
+ * it was written with, given as --encryption-provider-config; an entry no configured key opens stops
+ * the replay with an error naming it.
  */
 import { randomBytes } from 'node:crypto';
 import { cp, mkdtemp, rm, stat } from 'node:fs/promises';
@@ -39,7 +41,11 @@ import { createApiServer, type ApiServer } from '../src/api/server.js';
 import { jsonLogger, silentLogger, type Logger } from '../src/api/logger.js';
 import { Metrics } from '../src/api/metrics.js';
 import type { Authorizer } from '../src/auth/authorizer.js';
+import type { EncryptionConfiguration } from '../src/config/encryption.js';
+import { problemLine } from '../src/config/load.js';
+import { loadServerConfig } from '../src/config/server-config.js';
 import { seqKey } from '../src/log/codec.js';
+import { encryptAtRest, type EncryptedLog } from '../src/log/encryption/index.js';
 import { LevelDbLog, checkpointFile } from '../src/log/leveldb-log.js';
 import type { LogEntry } from '../src/log/log.js';
 import { kinds } from '../src/resources/registry.js';
@@ -60,6 +66,8 @@ export interface ReplayOptions {
   watchers?: number;
   logger?: Logger;
   bookmarkIntervalMs?: number;
+  /** How the recording was encrypted at rest, if it was. */
+  encryption?: EncryptionConfiguration;
 }
 
 export interface ReplayReport {
@@ -95,6 +103,8 @@ const readOnly: Authorizer = {
 
 /** How often --watchers looks at the open watches, and the longest sleep between checks for close(). */
 const POLL_MS = 20;
+/** How long the tool waits for KMS plugins to answer before it gives up. */
+const KMS_WAIT_MS = 30_000;
 
 async function logFolderOf(dataDir: string): Promise<string> {
   const folder = join(dataDir, 'log');
@@ -104,7 +114,7 @@ async function logFolderOf(dataDir: string): Promise<string> {
 }
 
 /** The range to replay, checked against what the recording holds. */
-function rangeOf(source: LevelDbLog, dataDir: string, from?: number, to?: number): { from: number; to: number } {
+function rangeOf(source: EncryptedLog, dataDir: string, from?: number, to?: number): { from: number; to: number } {
   if (source.lastSeq === 0 || source.firstSeq > source.lastSeq) throw new Error(`--data-dir ${dataDir}: the recording holds no log entries`);
   const f = from ?? source.firstSeq;
   const t = to ?? source.lastSeq;
@@ -129,12 +139,18 @@ async function cutBefore(folder: string, from: number): Promise<void> {
   await rm(checkpointFile(folder), { force: true });
 }
 
-function objectOf(e: LogEntry): KubeObject {
-  const v = e.value as KubeObject | null;
-  if (typeof v !== 'object' || v === null || v instanceof Uint8Array || typeof v.metadata !== 'object') {
-    throw new Error(`log entry ${e.seq} (${e.key}) holds no plain object: an encrypted recording cannot be replayed`);
+const unreadable = (key: string, seq: number, message: string): Error =>
+  new Error(`log entry ${seq} (${key}) cannot be read: ${message} (an encrypted recording needs the --encryption-provider-config it was written with)`);
+
+/** Opens a copy of the recorded log through the recording's encryption, once its KMS plugins answer. */
+async function openLog(path: string, encryption: EncryptionConfiguration | undefined): Promise<EncryptedLog> {
+  const log = encryptAtRest(new LevelDbLog({ path }), encryption);
+  await log.open();
+  if (!(await log.ready(KMS_WAIT_MS))) {
+    await log.close();
+    throw new Error(`the KMS plugins did not answer within ${KMS_WAIT_MS} ms: ${log.health().map((h) => h.problem).join('; ')}`);
   }
-  return v;
+  return log;
 }
 
 export async function startReplay(opts: ReplayOptions): Promise<Replaying> {
@@ -149,18 +165,18 @@ export async function startReplay(opts: ReplayOptions): Promise<Replaying> {
     const sourceDir = join(work, 'source');
     const servedDir = join(work, 'served');
     await cp(recorded, sourceDir, { recursive: true });
-    const source = new LevelDbLog({ path: sourceDir });
-    await source.open();
+    const source = await openLog(sourceDir, opts.encryption);
     opened.push(source);
     const { from, to } = rangeOf(source, opts.dataDir, opts.from, opts.to);
     await cp(recorded, servedDir, { recursive: true });
     await cutBefore(servedDir, from);
-    const log = new LevelDbLog({ path: servedDir });
-    await log.open();
+    const log = await openLog(servedDir, opts.encryption);
     opened.push(log);
     const store = new Store({ log });
     opened.push(store);
     await store.start();
+    const [corrupt] = log.corrupt.entries();
+    if (corrupt) throw unreadable(corrupt[0], corrupt[1].seq, corrupt[1].message);
     const logger = opts.logger ?? silentLogger;
     const api = createApiServer({
       store,
@@ -218,7 +234,7 @@ async function pause(ms: number, isClosed: () => boolean): Promise<void> {
 }
 
 async function replayEntries(r: {
-  source: LevelDbLog;
+  source: EncryptedLog;
   store: Store;
   api: ApiServer;
   from: number;
@@ -238,7 +254,10 @@ async function replayEntries(r: {
   // Entries sent but not yet durable: sent together, they share one synced batch (group commit).
   let inFlight: Promise<void>[] = [];
   const write = (e: LogEntry): Promise<void> => {
-    const obj = objectOf(e);
+    // The encrypted log hands on an entry it cannot open as a delete of its key: the replay stops there.
+    const corrupt = r.source.corrupt.get(e.key);
+    if (corrupt?.seq === e.seq) throw unreadable(e.key, e.seq, corrupt.message);
+    const obj = e.value as KubeObject;
     // Nothing else writes to the served log, so the entry keeps its recorded seq (= resourceVersion).
     const stored = e.type === 'put' ? r.store.put(e.key, obj, r.store.latest(e.key) ? 'any' : 'absent') : r.store.remove(e.key, obj, 'any');
     return stored.then((s) => {
@@ -286,7 +305,14 @@ export const formatReport = (r: ReplayReport): string =>
   `replayed ${r.entries} entries (seq ${r.from}..${r.to}) at speed ${r.speed === 'max' ? 'max' : `${r.speed}x`} in ${(r.durationMs / 1000).toFixed(3)} s: ` +
   `${Math.round(r.entriesPerSecond)} entries/s (recorded span ${(r.recordedSpanMs / 1000).toFixed(0)} s)`;
 
-const USAGE = 'usage: replay --data-dir DIR [--speed 1|10|max] [--port P] [--from SEQ] [--to SEQ] [--watchers N] [--keep]';
+const USAGE = 'usage: replay --data-dir DIR [--speed 1|10|max] [--port P] [--from SEQ] [--to SEQ] [--watchers N] [--keep] [--encryption-provider-config FILE]';
+
+function encryptionFrom(file: string | undefined): EncryptionConfiguration | undefined {
+  if (file === undefined) return undefined;
+  const loaded = loadServerConfig({ encryption: file });
+  if (!loaded.ok) throw new Error(loaded.problems.map(problemLine).join('\n'));
+  return loaded.config.encryption!.value;
+}
 
 export async function main(argv: string[] = process.argv.slice(2), out: NodeJS.WritableStream = process.stdout): Promise<number> {
   const { values } = parseArgs({
@@ -299,6 +325,7 @@ export async function main(argv: string[] = process.argv.slice(2), out: NodeJS.W
       to: { type: 'string' },
       watchers: { type: 'string', default: '0' },
       keep: { type: 'boolean', default: false },
+      'encryption-provider-config': { type: 'string' },
     },
   });
   if (!values['data-dir']) throw new Error(`--data-dir is required\n${USAGE}`);
@@ -310,6 +337,7 @@ export async function main(argv: string[] = process.argv.slice(2), out: NodeJS.W
     to: integerFlag('to', values.to, 1),
     watchers: integerFlag('watchers', values.watchers, 0)!,
     logger: jsonLogger(process.stderr, 'warn'),
+    encryption: encryptionFrom(values['encryption-provider-config']),
   });
   let interrupted!: () => void;
   const stop = new Promise<void>((resolve) => (interrupted = resolve));

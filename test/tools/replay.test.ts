@@ -1,14 +1,16 @@
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CustomObjectsApi, KubeConfig, makeInformer, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
+import { loadServerConfig } from '../../src/config/server-config.js';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
 import { main, startReplay, type ReplayReport } from '../../tools/replay.js';
 import type { Speed } from '../../tools/replay-pacing.js';
+import { eventsConfig, keyed, secret } from '../encryption/helpers.js';
 import { call, startServer } from '../helpers/server.js';
 import { EVENTS, createEvent, createNamespace, labelEvent } from '../watch/objects.js';
 import { HttpWatch } from '../watch/stream.js';
@@ -222,6 +224,53 @@ describe('tools/replay', () => {
       ['an unknown flag', () => ['--data-dir', recording, '--fast'], () => /Unknown option '--fast'/],
     ])('%s', async (_name, args, error) => {
       await expect(main(args(), new Writable({ write: (_c, _e, done) => done() }))).rejects.toThrow(error());
+    });
+  });
+
+  describe('a recording encrypted at rest', () => {
+    let dir: string;
+    let file: string;
+    let lastSealed: number;
+    const quiet = () => new Writable({ write: (_c, _e, done) => done() });
+    beforeAll(async () => {
+      dir = await mkdtemp(join(tmpdir(), 'orchd-sealed-'));
+      file = join(dir, 'enc.yaml');
+      await writeFile(file, eventsConfig(keyed('aesgcm', ['k1', secret()])));
+      const loaded = loadServerConfig({ encryption: file });
+      if (!loaded.ok) throw new Error(loaded.problems.map((p) => p.message).join('; '));
+      const server = await startServer({ dataDir: join(dir, 'data'), config: loaded.config });
+      try {
+        await createEvent(server.url, 'sealed-1');
+        lastSealed = await createEvent(server.url, 'sealed-2');
+      } finally {
+        await server.stop();
+      }
+    });
+    afterAll(() => rm(dir, { recursive: true, force: true }));
+
+    it('is replayed with the configuration it was written with', async () => {
+      const loaded = loadServerConfig({ encryption: file });
+      const r = await startReplay({ dataDir: join(dir, 'data'), speed: 'max', encryption: loaded.ok ? loaded.config.encryption!.value : undefined });
+      try {
+        expect((await r.done).entries).toBe(lastSealed);
+        const got = await call(r.url, 'GET', `${EVENTS}/namespaces/default/events/sealed-2`);
+        expect([got.status, got.body.note, got.body.metadata.resourceVersion]).toEqual([200, 'hello', String(lastSealed)]);
+      } finally {
+        await r.close();
+      }
+      let text = '';
+      const out = new Writable({ write: (chunk, _enc, done) => ((text += String(chunk)), done()) });
+      expect(await main(['--data-dir', join(dir, 'data'), '--speed', 'max', '--encryption-provider-config', file], out)).toBe(0);
+      expect(text).toContain(`replayed ${lastSealed} entries`);
+    });
+
+    it.each([
+      ['in the replayed entries', () => [] as string[]],
+      ['in the state before --from', () => ['--from', String(lastSealed)]],
+    ])('without it, an entry no key opens stops the replay with an error naming it (%s)', async (_name, extra) => {
+      await expect(main(['--data-dir', join(dir, 'data'), '--speed', 'max', ...extra()], quiet())).rejects.toThrow(
+        /log entry \d+ \(events\.orch\.io\/events\/default\/sealed-1\) cannot be read: .* needs the --encryption-provider-config it was written with/,
+      );
     });
   });
 
