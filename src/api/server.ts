@@ -60,6 +60,12 @@ export interface ApiServerOptions {
   escalationCheck?: EscalationCheck;
   /** Checks /readyz and /healthz run besides readiness (kms-providers): each failing one with why. */
   healthChecks?: () => { check: string; problem: string }[];
+  /**
+   * Make the server's own writes: system namespaces and bootstrap RBAC at start, then the controllers
+   * (default true). Off for a server that only serves a recorded log (tools/replay.ts), whose stream
+   * must hold the recording and nothing else.
+   */
+  selfWrites?: boolean;
 }
 
 export interface ApiServer {
@@ -182,24 +188,28 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     upgradeWatch(wss, req, socket, head, { url, route: r, server: context });
   };
 
+  const startSelfWrites = async (): Promise<void> => {
+    for (const name of SYSTEM_NAMESPACES) {
+      const nsKind = byCollection.get('/namespaces');
+      if (!nsKind || opts.store.get(storageKey(nsKind, '', name))) continue;
+      await objects.create(nsKind, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, { dryRun: false }).catch((err: unknown) => {
+        opts.logger.warn('could not create system namespace', { name, error: String(err) });
+      });
+    }
+    await ensureBootstrapPolicy(objects, opts.kinds, opts.logger);
+    stops.push(startGarbageCollector(objects, (c) => byCollection.get(c), opts.logger));
+    stops.push(startNamespaceCleanup(objects, opts.kinds, opts.logger));
+    if (opts.policyStatus !== false) stops.push(startPolicyStatus(objects, opts.kinds, opts.logger));
+    stops.push(startClusterRoleAggregation(objects, opts.kinds, opts.logger));
+    const eventKind = opts.kinds.find((k) => k.kind === 'Event');
+    if (eventKind && opts.eventTtlSeconds > 0) stops.push(startEventExpiry(objects, eventKind, opts.eventTtlSeconds));
+  };
+
   return {
     http,
     context,
     async start() {
-      for (const name of SYSTEM_NAMESPACES) {
-        const nsKind = byCollection.get('/namespaces');
-        if (!nsKind || opts.store.get(storageKey(nsKind, '', name))) continue;
-        await objects.create(nsKind, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, { dryRun: false }).catch((err: unknown) => {
-          opts.logger.warn('could not create system namespace', { name, error: String(err) });
-        });
-      }
-      await ensureBootstrapPolicy(objects, opts.kinds, opts.logger);
-      stops.push(startGarbageCollector(objects, (c) => byCollection.get(c), opts.logger));
-      stops.push(startNamespaceCleanup(objects, opts.kinds, opts.logger));
-      if (opts.policyStatus !== false) stops.push(startPolicyStatus(objects, opts.kinds, opts.logger));
-      stops.push(startClusterRoleAggregation(objects, opts.kinds, opts.logger));
-      const eventKind = opts.kinds.find((k) => k.kind === 'Event');
-      if (eventKind && opts.eventTtlSeconds > 0) stops.push(startEventExpiry(objects, eventKind, opts.eventTtlSeconds));
+      if (opts.selfWrites !== false) await startSelfWrites();
       ready = true;
       opts.logger.info('serving', { since: rfc3339(new Date()) });
     },
