@@ -7,7 +7,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { AuthenticationConfiguration } from '../config/authentication.js';
 import { RequestAuthenticator, type AuthOutcome, type Authenticator } from './authenticate.js';
-import { ConfigReloader, type ParseConfig, type ReloadResult } from './config-reloader.js';
+import { ConfigReloader, type ParseConfig, type ReloadResult } from '../config/reloader.js';
 
 export interface ReloadOptions {
   file: string;

@@ -10,7 +10,7 @@
 import type { AuthorizationConfiguration } from '../config/authorization.js';
 import type { AuthorizationAttributes, AuthorizationDecision, Authorizer } from './authorizer.js';
 import { buildAuthorizationChain, type AuthorizerChain, type ChainDeps } from './authorization-chain.js';
-import { ConfigReloader, type ParseConfig } from './config-reloader.js';
+import { ConfigReloader, type ParseConfig } from '../config/reloader.js';
 
 export interface AuthorizerReloadOptions {
   file: string;

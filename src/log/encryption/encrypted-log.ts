@@ -82,6 +82,11 @@ export class EncryptedLog implements Log {
     return this.values.providers.ready(limitMs);
   }
 
+  /** The providers values are sealed and opened with now. */
+  get providers(): ResourceProviders {
+    return this.values.providers;
+  }
+
   /** The KMS plugins that fail their health check, with why (the kms-providers check of /readyz). */
   health(): { name: string; problem: string }[] {
     return this.values.providers.health();

@@ -1,10 +1,10 @@
 /**
  * A configuration file that kube-apiserver re-reads while running (`--authentication-config`,
- * `--authorization-config`): every interval (a minute by default) the file is read; when its text
+ * `--authorization-config`, `--encryption-provider-config` with automatic reload): every interval (a minute by default) the file is read; when its text
  * changed, it is parsed and validated, the runtime object is built from it (expressions compiled,
  * connection files read) and, when `ready` says so, swapped in. A file that breaks a rule or an
  * object that cannot be built leaves the last good one serving; each outcome is logged by the
- * caller (onReloaded/onFailed) and counted in the gauges under the given prefix.
+ * caller (onReloaded/onFailed) and counted (onOutcome, and the gauges under metricPrefix).
  */
 import { readFile } from 'node:fs/promises';
 
@@ -26,11 +26,18 @@ export interface ConfigReloaderOptions<C, B> {
   notReady?: (next: B) => Promise<string[]>;
   /** Releases an object that is replaced or not used. */
   dispose?: (b: B) => void;
-  /** Gauge names start with it: `orchd_authorization_config`. */
-  metricPrefix: string;
+  /**
+   * How a new object takes over from the previous one; by default the previous one is disposed.
+   * With it, the objects swapped in belong to whoever swap gives them to (close() leaves them).
+   */
+  swap?: (next: B, previous: B) => void;
+  /** Gauge names start with it: `orchd_authorization_config`; without it there are none. */
+  metricPrefix?: string;
   intervalMs?: number;
   onReloaded?: () => void;
   onFailed?: (problems: string[]) => void;
+  /** Each reload that swapped or failed, and when (ms). */
+  onOutcome?: (status: 'success' | 'failure', atMs: number) => void;
 }
 
 export type ReloadResult = 'unchanged' | 'reloaded' | 'failed';
@@ -63,7 +70,7 @@ export class ConfigReloader<C, B> {
 
   close(): void {
     clearInterval(this.timer);
-    this.o.dispose?.(this.currentValue);
+    if (!this.o.swap) this.o.dispose?.(this.currentValue);
   }
 
   /** Reads the file now; one check at a time. */
@@ -95,11 +102,13 @@ export class ConfigReloader<C, B> {
     }
     const previous = this.currentValue;
     this.currentValue = next;
-    this.o.dispose?.(previous);
+    if (this.o.swap) this.o.swap(next, previous);
+    else this.o.dispose?.(previous);
     this.text = text;
     this.succeeded++;
     this.lastOutcome = 'success';
     this.lastAt = Date.now();
+    this.o.onOutcome?.('success', this.lastAt);
     this.o.onReloaded?.();
     return 'reloaded';
   }
@@ -113,12 +122,14 @@ export class ConfigReloader<C, B> {
     this.failed++;
     this.lastOutcome = 'failure';
     this.lastAt = Date.now();
+    this.o.onOutcome?.('failure', this.lastAt);
     this.o.onFailed?.(problems);
     return 'failed';
   }
 
   gauges(): Record<string, number> {
     const p = this.o.metricPrefix;
+    if (p === undefined) return {};
     return {
       [`${p}_reloads_succeeded`]: this.succeeded,
       [`${p}_reloads_failed`]: this.failed,
