@@ -19,7 +19,7 @@ import { authenticationDocument } from './config/authentication.js';
 import { authorizationDocument } from './config/authorization.js';
 import { buildAuthorizationChain } from './auth/authorization-chain.js';
 import { ReloadingAuthorizer } from './auth/reloading-authorizer.js';
-import { loadDocumentText, problemLine } from './config/load.js';
+import { reloadableFile } from './config/reloader.js';
 import { servingTls } from './api/tls.js';
 import { directEgress } from './egress/egress.js';
 import { egressFromConfig } from './egress/from-config.js';
@@ -106,12 +106,7 @@ export async function serve(opts: ServeOptions): Promise<Running> {
   const initialAuthenticator = new RequestAuthenticator(authentication?.value, authOptions);
   const authenticator = authentication
     ? new ReloadingAuthenticator(initialAuthenticator, {
-        file: authentication.file,
-        text: await readFile(authentication.file, 'utf8').catch(() => ''),
-        parse: (text) => {
-          const r = loadDocumentText(authentication.file, text, authenticationDocument);
-          return r.ok ? { ok: true, value: r.document.value } : { ok: false, problems: r.problems.map(problemLine) };
-        },
+        ...(await reloadableFile(authentication.file, authenticationDocument)),
         build: (config) => new RequestAuthenticator(config, authOptions),
         ...(opts.authenticationReloadIntervalMs !== undefined ? { intervalMs: opts.authenticationReloadIntervalMs } : {}),
         onReloaded: () => logger.info('authentication configuration reloaded', { file: authentication.file }),
@@ -143,12 +138,7 @@ export async function serve(opts: ServeOptions): Promise<Running> {
   const encryptionReloader =
     encryption && opts.encryptionConfigAutomaticReload
       ? new EncryptionReloader(log, {
-          file: encryption.file,
-          text: await readFile(encryption.file, 'utf8').catch(() => ''),
-          parse: (text) => {
-            const r = loadDocumentText(encryption.file, text, encryptionDocument);
-            return r.ok ? { ok: true, value: r.document.value } : { ok: false, problems: r.problems.map(problemLine) };
-          },
+          ...(await reloadableFile(encryption.file, encryptionDocument)),
           providers: providerOptions,
           ...(opts.encryptionReloadIntervalMs !== undefined ? { intervalMs: opts.encryptionReloadIntervalMs } : {}),
           onReloaded: () => logger.info('encryption configuration reloaded', { file: encryption.file }),
@@ -187,12 +177,7 @@ export async function serve(opts: ServeOptions): Promise<Running> {
   }
   const reloadingAuthorizer = authorization
     ? new ReloadingAuthorizer(initialChain, {
-        file: authorization.file,
-        text: await readFile(authorization.file, 'utf8').catch(() => ''),
-        parse: (text) => {
-          const r = loadDocumentText(authorization.file, text, authorizationDocument);
-          return r.ok ? { ok: true, value: r.document.value } : { ok: false, problems: r.problems.map(problemLine) };
-        },
+        ...(await reloadableFile(authorization.file, authorizationDocument)),
         deps: chainDeps,
         ...(opts.authorizationReloadIntervalMs !== undefined ? { intervalMs: opts.authorizationReloadIntervalMs } : {}),
         onReloaded: () => logger.info('authorization configuration reloaded', { file: authorization.file }),

@@ -7,10 +7,24 @@
  * caller (onReloaded/onFailed) and counted (onOutcome, and the gauges under metricPrefix).
  */
 import { readFile } from 'node:fs/promises';
+import type { DocumentKind } from './document.js';
+import { loadDocumentText, problemLine } from './load.js';
 
 export const RELOAD_INTERVAL_MS = 60_000;
 
 export type ParseConfig<C> = (text: string) => { ok: true; value: C } | { ok: false; problems: string[] };
+
+/** What a reloader needs of a file loaded at start: its path, the text it was read from, how a new text is read. */
+export async function reloadableFile<C>(file: string, kind: DocumentKind<C>): Promise<{ file: string; text: string; parse: ParseConfig<C> }> {
+  return {
+    file,
+    text: await readFile(file, 'utf8').catch(() => ''),
+    parse: (text) => {
+      const r = loadDocumentText(file, text, kind);
+      return r.ok ? { ok: true, value: r.document.value } : { ok: false, problems: r.problems.map(problemLine) };
+    },
+  };
+}
 
 export interface ConfigReloaderOptions<C, B> {
   file: string;
