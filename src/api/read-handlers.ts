@@ -8,7 +8,7 @@ import { encodeStored } from '../store/view.js';
 import type { Request } from './context.js';
 import * as Q from './query.js';
 import { apiVersion, sendObject } from './render.js';
-import { send } from './respond.js';
+import { send, sendParts } from './respond.js';
 import { selectionOf } from './selectors.js';
 import * as E from './status.js';
 import { tableFor, wantsTable } from './table.js';
@@ -153,5 +153,5 @@ export async function handleList(r: Request): Promise<void> {
     parts.push(s.obj.apiVersion === v ? encodeStored(s) : Buffer.from(JSON.stringify({ ...s.obj, apiVersion: v })));
   });
   parts.push(LIST_END);
-  send(r.res, 200, undefined, r.out, Buffer.concat(parts));
+  await sendParts(r.res, 200, parts, r.out);
 }

@@ -45,10 +45,11 @@ const LOOKAHEAD = 256;
 /** How many keys a read at a past version resolves at once. */
 const PAST_CHUNK = 128;
 
-function take(keys: Iterator<string>, n: number): string[] {
-  const out: string[] = [];
+/** The next n items (fewer at the end). */
+export function take<T>(items: Iterator<T>, n: number): T[] {
+  const out: T[] = [];
   while (out.length < n) {
-    const r = keys.next();
+    const r = items.next();
     if (r.done) break;
     out.push(r.value);
   }

@@ -100,6 +100,20 @@ describe('checkpoint', () => {
     expect(snapshot((await decodeCheckpoint(await encodeCheckpoint(view)))!)).toEqual(snapshot(view));
   });
 
+  it('parts stay near 1 MiB however large the objects, so encoding yields between small steps', async () => {
+    const big = 'x'.repeat(64 * 1024);
+    const many: LogEntry[] = Array.from({ length: 100 }, (_, i) => ({ seq: i + 1, type: 'put', key: `/namespaces//n${i}`, value: ns(`n${i}`, i + 1, { big }) }));
+    const view = viewOf(many);
+    const cp = await encodeCheckpoint(view);
+    const data = Buffer.from(cp.data);
+    const frames: number[] = [];
+    for (let at = 'orchd-checkpoint/3\n'.length; at < data.length; at += 4 + frames[frames.length - 1]) frames.push(data.readUInt32BE(at));
+    // 6.4 MB of objects: several parts, none much over 1 MiB (a part ends once it passes it).
+    expect(frames.length).toBeGreaterThan(5);
+    expect(Math.max(...frames)).toBeLessThan(2 ** 20 + 70 * 1024);
+    expect(snapshot((await decodeCheckpoint(cp))!)).toEqual(snapshot(view));
+  });
+
   it('leaves out revisions applied while it was being encoded', async () => {
     const view = viewOf(entries());
     const at = view.appliedSeq;
