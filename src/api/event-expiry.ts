@@ -2,7 +2,6 @@ import type { KindStrategy } from '../resources/strategy.js';
 import type { KubeObject } from '../resources/types.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { splitKey } from '../store/keys.js';
-import { take } from '../store/list.js';
 import { peekObject } from '../store/view.js';
 import type { ObjectStore } from './object-store.js';
 
@@ -62,6 +61,17 @@ export function startEventExpiry(objects: ObjectStore, kind: KindStrategy, ttlSe
     clearInterval(timer);
     sub.unsubscribe();
   };
+}
+
+/** The next n items (fewer at the end). */
+function take<T>(items: Iterator<T>, n: number): T[] {
+  const out: T[] = [];
+  while (out.length < n) {
+    const r = items.next();
+    if (r.done) break;
+    out.push(r.value);
+  }
+  return out;
 }
 
 function writtenAt(o: KubeObject): number {

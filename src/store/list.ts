@@ -3,7 +3,7 @@ import type { KubeObject } from '../resources/types.js';
 import { StoreError } from './errors.js';
 import { mergeSorted } from './label-index.js';
 import type { Store } from './store.js';
-import type { StoredObject } from './view.js';
+import { LazyObject, type StoredObject } from './view.js';
 
 export interface ListQuery {
   collection: string;
@@ -42,19 +42,10 @@ export interface ListResult {
  */
 const LOOKAHEAD = 256;
 
-/** How many keys a read at a past version resolves at once. */
+/** How many old revisions a read at a past version reads from the log at once. */
 const PAST_CHUNK = 128;
-
-/** The next n items (fewer at the end). */
-export function take<T>(items: Iterator<T>, n: number): T[] {
-  const out: T[] = [];
-  while (out.length < n) {
-    const r = items.next();
-    if (r.done) break;
-    out.push(r.value);
-  }
-  return out;
-}
+/** How many keys a read at a past version resolves between two matches checks. */
+const PAST_KEYS = 1024;
 
 /** A version older than what compaction kept cannot be read. */
 export function checkReadable(store: Store, seq: number): void {
@@ -98,13 +89,26 @@ export async function listObjects(store: Store, q: ListQuery): Promise<ListResul
   } else {
     checkReadable(store, seq);
     const keys = store.view.history.get(q.collection)?.range(q.prefix, q.after) ?? [][Symbol.iterator]();
-    // Old revisions come from the log: a chunk of keys is read concurrently (LevelDB serves gets on
-    // its thread pool), not one round trip after another. Unfiltered, a chunk is never larger than
-    // what the page still needs.
+    // Keys resolve in order: a revision the view still holds costs nothing, older ones are read from
+    // the log, up to PAST_CHUNK of them concurrently (LevelDB serves gets on its thread pool), not
+    // one round trip after another. A page under writes then waits for one round of reads at most,
+    // and for none when nothing it holds has changed since. Unfiltered, a chunk never holds more
+    // objects than the page still needs.
     read: for (;;) {
-      const chunk = take(keys, q.matches ? PAST_CHUNK : Math.min(PAST_CHUNK, limit - items.length));
+      const want = q.matches ? Infinity : limit - items.length;
+      const chunk: string[] = [];
+      const pending: (StoredObject | Promise<StoredObject | undefined> | undefined)[] = [];
+      for (let reads = 0, existing = 0; reads < PAST_CHUNK && existing < want && chunk.length < PAST_KEYS; ) {
+        const r = keys.next();
+        if (r.done) break;
+        const s = at(store, `${q.collection}/${r.value}`, seq);
+        chunk.push(r.value);
+        pending.push(s);
+        if (s !== undefined) existing++;
+        if (s instanceof Promise) reads++;
+      }
       if (chunk.length === 0) break;
-      const found = await Promise.all(chunk.map((suffix) => at(store, `${q.collection}/${suffix}`, seq)));
+      const found = await Promise.all(pending);
       for (let i = 0; i < chunk.length; i++) {
         const s = found[i];
         if (!s || (q.matches && !q.matches(s.obj))) continue;
@@ -179,14 +183,20 @@ function countAfter(store: Store, q: ListQuery, seq: number, after: string, curr
   return n;
 }
 
-async function at(store: Store, key: string, seq: number): Promise<StoredObject | undefined> {
+/** The object key held at seq: at once when the view still holds that revision, else read from the log. */
+function at(store: Store, key: string, seq: number): StoredObject | Promise<StoredObject | undefined> | undefined {
   const rev = store.view.keyIndex.at(key, seq);
   if (rev === undefined) return undefined;
   const cur = store.view.objects.get(key);
   if (cur && cur.seq === rev) return cur;
+  return readRevision(store, key, rev);
+}
+
+async function readRevision(store: Store, key: string, rev: number): Promise<StoredObject> {
   const e = await store.log.get(rev);
   if (!e) throw new LogError('COMPACTED', `revision ${rev} of ${key} is compacted`, rev);
-  return { key, seq: rev, obj: e.value as KubeObject };
+  // Still bytes when the log gave them: an Exact list then encodes them without building the object.
+  return e.raw ? new LazyObject(key, rev, e.raw) : { key, seq: rev, obj: e.value as KubeObject };
 }
 
 /** One object as of a version (Exact get), or undefined if it did not exist then. */

@@ -1,5 +1,6 @@
 import { unpackJson } from '../log/codec.js';
 import type { LogEntry } from '../log/log.js';
+import { msgpackToJson } from '../log/msgpack-json.js';
 import type { KubeObject } from '../resources/types.js';
 import { KeyIndex } from './key-index.js';
 import { splitKey } from './keys.js';
@@ -42,6 +43,8 @@ export interface Change {
  */
 export class LazyObject implements StoredObject {
   private decoded: KubeObject | undefined;
+  /** The top-level apiVersion, noted when json was made straight from the bytes (no tree to read it from). */
+  private noted: { apiVersion: string | undefined } | undefined;
   json?: Buffer;
 
   constructor(
@@ -57,6 +60,22 @@ export class LazyObject implements StoredObject {
   get isDecoded(): boolean {
     return this.decoded !== undefined;
   }
+
+  /** The object's JSON: from the bytes without building the tree when it is not decoded (a list of objects nobody read). */
+  encode(): Buffer {
+    if (!this.decoded) {
+      const t = msgpackToJson(this.raw);
+      if (t) {
+        this.noted = { apiVersion: t.apiVersion };
+        return t.json;
+      }
+    }
+    return Buffer.from(JSON.stringify(this.obj));
+  }
+
+  get apiVersion(): unknown {
+    return this.decoded || !this.noted ? this.obj.apiVersion : this.noted.apiVersion;
+  }
 }
 
 /**
@@ -65,7 +84,10 @@ export class LazyObject implements StoredObject {
  */
 export const peekObject = (s: StoredObject): KubeObject => (s instanceof LazyObject && !s.isDecoded ? (unpackJson(s.raw) as KubeObject) : s.obj);
 
-export const encodeStored = (s: StoredObject): Buffer => (s.json ??= Buffer.from(JSON.stringify(s.obj)));
+export const encodeStored = (s: StoredObject): Buffer => (s.json ??= s instanceof LazyObject ? s.encode() : Buffer.from(JSON.stringify(s.obj)));
+
+/** The apiVersion an object is stored at; for a lazy object already encoded, without decoding it. */
+export const storedApiVersion = (s: StoredObject): unknown => (s instanceof LazyObject ? s.apiVersion : s.obj.apiVersion);
 
 /**
  * The current state: objects by key, each collection's keys in order, and the revision index.
@@ -171,7 +193,11 @@ export class View {
         collection,
         (function* () {
           if (!keys) return;
-          for (const suffix of keys.range('')) yield [suffix, objects.get(`${collection}/${suffix}`)?.obj.metadata.labels] as [string, Record<string, string> | undefined];
+          // A look, not a read: indexing 100k objects kept every one decoded on the heap.
+          for (const suffix of keys.range('')) {
+            const o = objects.get(`${collection}/${suffix}`);
+            yield [suffix, o && peekObject(o).metadata.labels] as [string, Record<string, string> | undefined];
+          }
         })(),
       );
     }
