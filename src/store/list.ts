@@ -185,11 +185,11 @@ function countAfter(store: Store, q: ListQuery, seq: number, after: string, curr
 
 /** The object key held at seq: at once when the view still holds that revision, else read from the log. */
 function at(store: Store, key: string, seq: number): StoredObject | Promise<StoredObject | undefined> | undefined {
-  const rev = store.view.keyIndex.at(key, seq);
-  if (rev === undefined) return undefined;
   const cur = store.view.objects.get(key);
-  if (cur && cur.seq === rev) return cur;
-  return readRevision(store, key, rev);
+  // Not written since seq: what it held then, without asking the key index.
+  if (cur && cur.seq <= seq) return cur;
+  const rev = store.view.keyIndex.at(key, seq);
+  return rev === undefined ? undefined : readRevision(store, key, rev);
 }
 
 async function readRevision(store: Store, key: string, rev: number): Promise<StoredObject> {
