@@ -115,8 +115,8 @@ export async function decodeCheckpoint(cp: Checkpoint): Promise<View | undefined
     at += 4 + length;
     await nextTurn();
     for (const [key, seq, obj] of part.objects ?? []) {
-      view.objects.set(key, obj instanceof Uint8Array ? new LazyObject(key, seq, asBuffer(obj)) : { key, seq, obj });
       const { collection, suffix } = splitKey(key);
+      view.setObject(collection, suffix, obj instanceof Uint8Array ? new LazyObject(key, seq, asBuffer(obj)) : { key, seq, obj });
       pushTo(suffixes, collection, suffix);
     }
     for (const row of part.revs ?? []) {

@@ -1,6 +1,7 @@
 import { LogError } from '../log/log.js';
 import type { KubeObject } from '../resources/types.js';
 import { StoreError } from './errors.js';
+import { splitKey } from './keys.js';
 import { mergeSorted } from './label-index.js';
 import type { Store } from './store.js';
 import { LazyObject, type StoredObject } from './view.js';
@@ -70,17 +71,17 @@ export async function listObjects(store: Store, q: ListQuery): Promise<ListResul
   let more = false;
 
   if (current) {
-    const view = store.view;
+    const objects = store.view.objectsIn(q.collection) ?? new Map<string, StoredObject>();
     const keys = candidates(store, q);
     const matches = q.matches;
     for (let r = keys.next(); !r.done; r = keys.next()) {
-      const s = view.objects.get(`${q.collection}/${r.value}`);
+      const s = objects.get(r.value);
       if (!s || (matches && !matches(s.obj))) continue;
       items.push(s);
       last = r.value;
       if (items.length >= limit) {
         more = lookahead(keys, (suffix) => {
-          const o = view.objects.get(`${q.collection}/${suffix}`);
+          const o = objects.get(suffix);
           return o !== undefined && (!matches || matches(o.obj));
         });
         break;
@@ -101,7 +102,7 @@ export async function listObjects(store: Store, q: ListQuery): Promise<ListResul
       for (let reads = 0, existing = 0; reads < PAST_CHUNK && existing < want && chunk.length < PAST_KEYS; ) {
         const r = keys.next();
         if (r.done) break;
-        const s = at(store, `${q.collection}/${r.value}`, seq);
+        const s = at(store, q.collection, r.value, seq);
         chunk.push(r.value);
         pending.push(s);
         if (s !== undefined) existing++;
@@ -161,13 +162,12 @@ async function lookaheadAt(store: Store, q: ListQuery, keys: Iterator<string>, s
   for (let n = 0; n < LOOKAHEAD; n++) {
     const r = keys.next();
     if (r.done) return false;
-    const key = `${q.collection}/${r.value}`;
     // Unfiltered, existence is enough: the key index answers it without reading the log.
     if (!q.matches) {
-      if (store.view.keyIndex.at(key, seq) !== undefined) return true;
+      if (store.view.keyIndex.at(`${q.collection}/${r.value}`, seq) !== undefined) return true;
       continue;
     }
-    const s = await at(store, key, seq);
+    const s = await at(store, q.collection, r.value, seq);
     if (s && q.matches(s.obj)) return true;
   }
   return true;
@@ -183,11 +183,12 @@ function countAfter(store: Store, q: ListQuery, seq: number, after: string, curr
   return n;
 }
 
-/** The object key held at seq: at once when the view still holds that revision, else read from the log. */
-function at(store: Store, key: string, seq: number): StoredObject | Promise<StoredObject | undefined> | undefined {
-  const cur = store.view.objects.get(key);
+/** The object a key held at seq: at once when the view still holds that revision, else read from the log. */
+function at(store: Store, collection: string, suffix: string, seq: number): StoredObject | Promise<StoredObject | undefined> | undefined {
+  const cur = store.view.objectsIn(collection)?.get(suffix);
   // Not written since seq: what it held then, without asking the key index.
   if (cur && cur.seq <= seq) return cur;
+  const key = `${collection}/${suffix}`;
   const rev = store.view.keyIndex.at(key, seq);
   return rev === undefined ? undefined : readRevision(store, key, rev);
 }
@@ -204,7 +205,8 @@ export async function getAt(store: Store, key: string, seq: number): Promise<Sto
   if (seq > store.appliedSeq) throw new StoreError('FUTURE_SEQ', key, `version ${seq} is newer than ${store.appliedSeq}`, seq);
   if (seq === store.appliedSeq) return store.get(key);
   checkReadable(store, seq);
-  const s = await at(store, key, seq);
+  const { collection, suffix } = splitKey(key);
+  const s = await at(store, collection, suffix, seq);
   checkReadable(store, seq);
   return s;
 }

@@ -3,6 +3,7 @@ import type { LogEntry } from '../../src/log/log.js';
 import { decodeCheckpoint, encodeCheckpoint } from '../../src/store/checkpoint.js';
 import { encodeStored, LazyObject, peekObject, storedApiVersion, View } from '../../src/store/view.js';
 import { decodeEntry, encodeRecord, packJson } from '../../src/log/codec.js';
+import { splitKey } from '../../src/store/keys.js';
 
 /*
  * A checkpoint is the view at a sequence: decoded, it must be the same view, exact to the byte of
@@ -60,6 +61,17 @@ function snapshot(v: View) {
   };
 }
 
+/** Lists look objects up per collection: that index holds exactly the view's objects, the same ones. */
+function expectCollectionsHoldObjects(v: View) {
+  let n = 0;
+  for (const c of new Set([...v.objects.keys()].map((k) => splitKey(k).collection).concat([...v.collections.keys()]))) {
+    const held = v.objectsIn(c) ?? new Map();
+    n += held.size;
+    for (const [suffix, o] of held) expect(v.objects.get(`${c}/${suffix}`)).toBe(o);
+  }
+  expect(n).toBe(v.objects.size);
+}
+
 describe('checkpoint', () => {
   it('decodes to the same view, every object exact', async () => {
     const view = viewOf(entries());
@@ -67,6 +79,8 @@ describe('checkpoint', () => {
     expect(cp.seq).toBe(view.appliedSeq);
     const back = (await decodeCheckpoint(cp))!;
     expect(snapshot(back)).toEqual(snapshot(view));
+    expectCollectionsHoldObjects(view);
+    expectCollectionsHoldObjects(back);
     const odd = back.objects.get('/namespaces//odd')!.obj as any;
     expect(Object.getPrototypeOf(odd.proto)).toBe(Object.prototype);
     expect(Object.keys(odd.proto)).toEqual(['__proto__', 'plain']);
@@ -87,6 +101,7 @@ describe('checkpoint', () => {
     const back = (await decodeCheckpoint(await encodeCheckpoint(viewOf(all))))!;
     for (const e of tail) back.apply(e);
     expect(snapshot(back)).toEqual(snapshot(viewOf([...all, ...tail])));
+    expectCollectionsHoldObjects(back);
   });
 
   it('an empty view round-trips', async () => {
