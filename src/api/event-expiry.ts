@@ -1,8 +1,12 @@
 import type { KindStrategy } from '../resources/strategy.js';
 import type { KubeObject } from '../resources/types.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { splitKey } from '../store/keys.js';
 import { peekObject } from '../store/view.js';
 import type { ObjectStore } from './object-store.js';
+
+/** Events a sweep looks at between two turns of the event loop. */
+const SWEEP_PAGE = 256;
 
 /**
  * Events are retained for a limited time (--event-ttl, default 1 h): each Event expires ttl after
@@ -24,17 +28,21 @@ export function startEventExpiry(objects: ObjectStore, kind: KindStrategy, ttlSe
   const sweep = async () => {
     const cutoff = Date.now() - ttlSeconds * 1000;
     const expired: KubeObject[] = [];
-    let looked = 0;
-    for (const s of [...objects.list(kind, undefined)]) {
-      let t = lastWrite.get(s.key);
-      if (t === undefined) {
-        // Gone or rewritten since the list was taken (the changes above saw it): not this one.
-        if (objects.store.get(s.key) !== s) continue;
-        lastWrite.set(s.key, (t = writtenAt(peekObject(s))));
-        // A first sweep over a large restored view decodes every Event: let requests through.
-        if (++looked % 2000 === 0) await nextTurn();
+    // Page by page, yielding between pages: a sweep over 100k Events in one go held requests for
+    // 100 ms or more (and the first one, which decodes every Event, for far longer).
+    for (let after: string | undefined; ; await nextTurn()) {
+      const page = take(objects.list(kind, undefined, after), SWEEP_PAGE);
+      if (page.length === 0) break;
+      after = splitKey(page[page.length - 1].key).suffix;
+      for (const s of page) {
+        let t = lastWrite.get(s.key);
+        if (t === undefined) {
+          // Gone or rewritten since the page was taken (the changes above saw it): not this one.
+          if (objects.store.get(s.key) !== s) continue;
+          lastWrite.set(s.key, (t = writtenAt(peekObject(s))));
+        }
+        if (t <= cutoff) expired.push(peekObject(s));
       }
-      if (t <= cutoff) expired.push(peekObject(s));
     }
     for (const o of expired) {
       await objects
@@ -53,6 +61,17 @@ export function startEventExpiry(objects: ObjectStore, kind: KindStrategy, ttlSe
     clearInterval(timer);
     sub.unsubscribe();
   };
+}
+
+/** The next n items (fewer at the end). */
+function take<T>(items: Iterator<T>, n: number): T[] {
+  const out: T[] = [];
+  while (out.length < n) {
+    const r = items.next();
+    if (r.done) break;
+    out.push(r.value);
+  }
+  return out;
 }
 
 function writtenAt(o: KubeObject): number {

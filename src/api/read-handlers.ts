@@ -4,11 +4,11 @@ import { StoreError } from '../store/errors.js';
 import { collectionOf, suffixOf } from '../store/keys.js';
 import { getAt, listObjects, type ListQuery, type ListResult } from '../store/list.js';
 import type { Store } from '../store/store.js';
-import { encodeStored } from '../store/view.js';
+import { encodeStored, storedApiVersion } from '../store/view.js';
 import type { Request } from './context.js';
 import * as Q from './query.js';
 import { apiVersion, sendObject } from './render.js';
-import { send } from './respond.js';
+import { send, sendParts } from './respond.js';
 import { selectionOf } from './selectors.js';
 import * as E from './status.js';
 import { tableFor, wantsTable } from './table.js';
@@ -150,8 +150,11 @@ export async function handleList(r: Request): Promise<void> {
   const parts: Buffer[] = [Buffer.from(head)];
   result.items.forEach((s, i) => {
     if (i > 0) parts.push(COMMA);
-    parts.push(s.obj.apiVersion === v ? encodeStored(s) : Buffer.from(JSON.stringify({ ...s.obj, apiVersion: v })));
+    // Encoded first: an object nobody has read is then encoded from its bytes, and its apiVersion
+    // known, without decoding it.
+    const json = encodeStored(s);
+    parts.push(storedApiVersion(s) === v ? json : Buffer.from(JSON.stringify({ ...s.obj, apiVersion: v })));
   });
   parts.push(LIST_END);
-  send(r.res, 200, undefined, r.out, Buffer.concat(parts));
+  await sendParts(r.res, 200, parts, r.out);
 }

@@ -42,6 +42,55 @@ export function send(res: ServerResponse, code: number, body: unknown, out: Outp
   res.end(text);
 }
 
+/**
+ * Answers up to this size are joined and written at once (a page of 500 Events is 800 KB); larger
+ * ones go out in chunks of about this size, each written when the connection has taken the last.
+ */
+const CHUNK_BYTES = 1 << 20;
+
+/**
+ * Writes one compact JSON answer made of parts (a list's header and its objects' shared encodings).
+ * A large one is streamed with backpressure: a list of 100k Events is 160 MB, which one Buffer.concat
+ * copied into a fresh allocation in one synchronous step, holding every other request meanwhile.
+ * Pretty JSON and YAML re-encode the whole answer anyway and go through send.
+ */
+export async function sendParts(res: ServerResponse, code: number, parts: readonly Buffer[], out: Output): Promise<void> {
+  let size = 0;
+  for (const p of parts) size += p.length;
+  if (out.format !== 'json' || out.pretty || size <= CHUNK_BYTES) return send(res, code, undefined, out, Buffer.concat(parts, size));
+  const span = tracer().startSpan('response.write', { attributes: { 'http.response.status_code': code } });
+  res.statusCode = code;
+  res.setHeader('Content-Type', JSON_TYPE);
+  res.setHeader('Content-Length', size);
+  span.setAttribute('http.response.body.size', size);
+  res.once('finish', () => span.end());
+  for (let from = 0; from < parts.length; ) {
+    let bytes = 0;
+    let to = from;
+    while (to < parts.length && bytes < CHUNK_BYTES) bytes += parts[to++].length;
+    const full = !res.write(to === from + 1 ? parts[from] : Buffer.concat(parts.slice(from, to), bytes));
+    from = to;
+    if (full && !(await drained(res))) return;
+  }
+  res.end();
+}
+
+/** Resolves true once res can take more, false when its connection closed first. */
+function drained(res: ServerResponse): Promise<boolean> {
+  if (res.destroyed) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const onDrain = () => done(true);
+    const onClose = () => done(false);
+    const done = (ok: boolean) => {
+      res.off('drain', onDrain);
+      res.off('close', onClose);
+      resolve(ok);
+    };
+    res.on('drain', onDrain);
+    res.on('close', onClose);
+  });
+}
+
 /** Any thrown value as a Status answer; unknown errors become 500 without leaking internals. */
 export function toStatus(err: unknown): Status {
   if (err instanceof ApiError) return err.status;

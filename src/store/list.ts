@@ -1,9 +1,10 @@
 import { LogError } from '../log/log.js';
 import type { KubeObject } from '../resources/types.js';
 import { StoreError } from './errors.js';
+import { splitKey } from './keys.js';
 import { mergeSorted } from './label-index.js';
 import type { Store } from './store.js';
-import type { StoredObject } from './view.js';
+import { LazyObject, type StoredObject } from './view.js';
 
 export interface ListQuery {
   collection: string;
@@ -42,18 +43,10 @@ export interface ListResult {
  */
 const LOOKAHEAD = 256;
 
-/** How many keys a read at a past version resolves at once. */
+/** How many old revisions a read at a past version reads from the log at once. */
 const PAST_CHUNK = 128;
-
-function take(keys: Iterator<string>, n: number): string[] {
-  const out: string[] = [];
-  while (out.length < n) {
-    const r = keys.next();
-    if (r.done) break;
-    out.push(r.value);
-  }
-  return out;
-}
+/** How many keys a read at a past version resolves between two matches checks. */
+const PAST_KEYS = 1024;
 
 /** A version older than what compaction kept cannot be read. */
 export function checkReadable(store: Store, seq: number): void {
@@ -78,17 +71,17 @@ export async function listObjects(store: Store, q: ListQuery): Promise<ListResul
   let more = false;
 
   if (current) {
-    const view = store.view;
+    const objects = store.view.objectsIn(q.collection) ?? new Map<string, StoredObject>();
     const keys = candidates(store, q);
     const matches = q.matches;
     for (let r = keys.next(); !r.done; r = keys.next()) {
-      const s = view.objects.get(`${q.collection}/${r.value}`);
+      const s = objects.get(r.value);
       if (!s || (matches && !matches(s.obj))) continue;
       items.push(s);
       last = r.value;
       if (items.length >= limit) {
         more = lookahead(keys, (suffix) => {
-          const o = view.objects.get(`${q.collection}/${suffix}`);
+          const o = objects.get(suffix);
           return o !== undefined && (!matches || matches(o.obj));
         });
         break;
@@ -97,13 +90,26 @@ export async function listObjects(store: Store, q: ListQuery): Promise<ListResul
   } else {
     checkReadable(store, seq);
     const keys = store.view.history.get(q.collection)?.range(q.prefix, q.after) ?? [][Symbol.iterator]();
-    // Old revisions come from the log: a chunk of keys is read concurrently (LevelDB serves gets on
-    // its thread pool), not one round trip after another. Unfiltered, a chunk is never larger than
-    // what the page still needs.
+    // Keys resolve in order: a revision the view still holds costs nothing, older ones are read from
+    // the log, up to PAST_CHUNK of them concurrently (LevelDB serves gets on its thread pool), not
+    // one round trip after another. A page under writes then waits for one round of reads at most,
+    // and for none when nothing it holds has changed since. Unfiltered, a chunk never holds more
+    // objects than the page still needs.
     read: for (;;) {
-      const chunk = take(keys, q.matches ? PAST_CHUNK : Math.min(PAST_CHUNK, limit - items.length));
+      const want = q.matches ? Infinity : limit - items.length;
+      const chunk: string[] = [];
+      const pending: (StoredObject | Promise<StoredObject | undefined> | undefined)[] = [];
+      for (let reads = 0, existing = 0; reads < PAST_CHUNK && existing < want && chunk.length < PAST_KEYS; ) {
+        const r = keys.next();
+        if (r.done) break;
+        const s = at(store, q.collection, r.value, seq);
+        chunk.push(r.value);
+        pending.push(s);
+        if (s !== undefined) existing++;
+        if (s instanceof Promise) reads++;
+      }
       if (chunk.length === 0) break;
-      const found = await Promise.all(chunk.map((suffix) => at(store, `${q.collection}/${suffix}`, seq)));
+      const found = await Promise.all(pending);
       for (let i = 0; i < chunk.length; i++) {
         const s = found[i];
         if (!s || (q.matches && !q.matches(s.obj))) continue;
@@ -156,13 +162,12 @@ async function lookaheadAt(store: Store, q: ListQuery, keys: Iterator<string>, s
   for (let n = 0; n < LOOKAHEAD; n++) {
     const r = keys.next();
     if (r.done) return false;
-    const key = `${q.collection}/${r.value}`;
     // Unfiltered, existence is enough: the key index answers it without reading the log.
     if (!q.matches) {
-      if (store.view.keyIndex.at(key, seq) !== undefined) return true;
+      if (store.view.keyIndex.at(`${q.collection}/${r.value}`, seq) !== undefined) return true;
       continue;
     }
-    const s = await at(store, key, seq);
+    const s = await at(store, q.collection, r.value, seq);
     if (s && q.matches(s.obj)) return true;
   }
   return true;
@@ -178,14 +183,21 @@ function countAfter(store: Store, q: ListQuery, seq: number, after: string, curr
   return n;
 }
 
-async function at(store: Store, key: string, seq: number): Promise<StoredObject | undefined> {
+/** The object a key held at seq: at once when the view still holds that revision, else read from the log. */
+function at(store: Store, collection: string, suffix: string, seq: number): StoredObject | Promise<StoredObject | undefined> | undefined {
+  const cur = store.view.objectsIn(collection)?.get(suffix);
+  // Not written since seq: what it held then, without asking the key index.
+  if (cur && cur.seq <= seq) return cur;
+  const key = `${collection}/${suffix}`;
   const rev = store.view.keyIndex.at(key, seq);
-  if (rev === undefined) return undefined;
-  const cur = store.view.objects.get(key);
-  if (cur && cur.seq === rev) return cur;
+  return rev === undefined ? undefined : readRevision(store, key, rev);
+}
+
+async function readRevision(store: Store, key: string, rev: number): Promise<StoredObject> {
   const e = await store.log.get(rev);
   if (!e) throw new LogError('COMPACTED', `revision ${rev} of ${key} is compacted`, rev);
-  return { key, seq: rev, obj: e.value as KubeObject };
+  // Still bytes when the log gave them: an Exact list then encodes them without building the object.
+  return e.raw ? new LazyObject(key, rev, e.raw) : { key, seq: rev, obj: e.value as KubeObject };
 }
 
 /** One object as of a version (Exact get), or undefined if it did not exist then. */
@@ -193,7 +205,8 @@ export async function getAt(store: Store, key: string, seq: number): Promise<Sto
   if (seq > store.appliedSeq) throw new StoreError('FUTURE_SEQ', key, `version ${seq} is newer than ${store.appliedSeq}`, seq);
   if (seq === store.appliedSeq) return store.get(key);
   checkReadable(store, seq);
-  const s = await at(store, key, seq);
+  const { collection, suffix } = splitKey(key);
+  const s = await at(store, collection, suffix, seq);
   checkReadable(store, seq);
   return s;
 }

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { LogEntry } from '../../src/log/log.js';
 import { decodeCheckpoint, encodeCheckpoint } from '../../src/store/checkpoint.js';
-import { LazyObject, peekObject, View } from '../../src/store/view.js';
+import { encodeStored, LazyObject, peekObject, storedApiVersion, View } from '../../src/store/view.js';
 import { decodeEntry, encodeRecord, packJson } from '../../src/log/codec.js';
+import { splitKey } from '../../src/store/keys.js';
 
 /*
  * A checkpoint is the view at a sequence: decoded, it must be the same view, exact to the byte of
@@ -60,6 +61,17 @@ function snapshot(v: View) {
   };
 }
 
+/** Lists look objects up per collection: that index holds exactly the view's objects, the same ones. */
+function expectCollectionsHoldObjects(v: View) {
+  let n = 0;
+  for (const c of new Set([...v.objects.keys()].map((k) => splitKey(k).collection).concat([...v.collections.keys()]))) {
+    const held = v.objectsIn(c) ?? new Map();
+    n += held.size;
+    for (const [suffix, o] of held) expect(v.objects.get(`${c}/${suffix}`)).toBe(o);
+  }
+  expect(n).toBe(v.objects.size);
+}
+
 describe('checkpoint', () => {
   it('decodes to the same view, every object exact', async () => {
     const view = viewOf(entries());
@@ -67,6 +79,8 @@ describe('checkpoint', () => {
     expect(cp.seq).toBe(view.appliedSeq);
     const back = (await decodeCheckpoint(cp))!;
     expect(snapshot(back)).toEqual(snapshot(view));
+    expectCollectionsHoldObjects(view);
+    expectCollectionsHoldObjects(back);
     const odd = back.objects.get('/namespaces//odd')!.obj as any;
     expect(Object.getPrototypeOf(odd.proto)).toBe(Object.prototype);
     expect(Object.keys(odd.proto)).toEqual(['__proto__', 'plain']);
@@ -87,6 +101,7 @@ describe('checkpoint', () => {
     const back = (await decodeCheckpoint(await encodeCheckpoint(viewOf(all))))!;
     for (const e of tail) back.apply(e);
     expect(snapshot(back)).toEqual(snapshot(viewOf([...all, ...tail])));
+    expectCollectionsHoldObjects(back);
   });
 
   it('an empty view round-trips', async () => {
@@ -98,6 +113,20 @@ describe('checkpoint', () => {
     const many: LogEntry[] = Array.from({ length: 10_000 }, (_, i) => ({ seq: i + 1, type: 'put', key: `/namespaces//n${i}`, value: ns(`n${i}`, i + 1) }));
     const view = viewOf(many);
     expect(snapshot((await decodeCheckpoint(await encodeCheckpoint(view)))!)).toEqual(snapshot(view));
+  });
+
+  it('parts stay near 1 MiB however large the objects, so encoding yields between small steps', async () => {
+    const big = 'x'.repeat(64 * 1024);
+    const many: LogEntry[] = Array.from({ length: 100 }, (_, i) => ({ seq: i + 1, type: 'put', key: `/namespaces//n${i}`, value: ns(`n${i}`, i + 1, { big }) }));
+    const view = viewOf(many);
+    const cp = await encodeCheckpoint(view);
+    const data = Buffer.from(cp.data);
+    const frames: number[] = [];
+    for (let at = 'orchd-checkpoint/3\n'.length; at < data.length; at += 4 + frames[frames.length - 1]) frames.push(data.readUInt32BE(at));
+    // 6.4 MB of objects: several parts, none much over 1 MiB (a part ends once it passes it).
+    expect(frames.length).toBeGreaterThan(5);
+    expect(Math.max(...frames)).toBeLessThan(2 ** 20 + 70 * 1024);
+    expect(snapshot((await decodeCheckpoint(cp))!)).toEqual(snapshot(view));
   });
 
   it('leaves out revisions applied while it was being encoded', async () => {
@@ -135,6 +164,18 @@ describe('objects held as bytes', () => {
     expect(b.isDecoded).toBe(true);
   });
 
+  it('encoding an object nobody read makes its JSON from the bytes, leaving it undecoded, apiVersion known', () => {
+    const view = viewOf(read(entries()));
+    for (const o of view.objects.values()) {
+      const json = encodeStored(o).toString('utf8');
+      expect((o as LazyObject).isDecoded).toBe(false);
+      expect(storedApiVersion(o)).toBe(peekObject(o).apiVersion);
+      expect((o as LazyObject).isDecoded).toBe(false);
+      expect(json).toBe(JSON.stringify(peekObject(o)));
+      expect(encodeStored(o).toString('utf8')).toBe(json);
+    }
+  });
+
   it('a checkpoint stores the bytes it was given and loads them undecoded', async () => {
     const view = viewOf(read(entries()));
     const back = (await decodeCheckpoint(await encodeCheckpoint(view)))!;
@@ -147,11 +188,11 @@ describe('objects held as bytes', () => {
     expect(snapshot(back)).toEqual(snapshot(viewOf(entries())));
   });
 
-  it('a label selector decodes only the collection it indexes, and follows later entries', () => {
+  it('a label index is built by looking at the objects of its collection, keeping none decoded, and follows later entries', () => {
     const view = viewOf(read(entries()));
     view.labelIndexFor('/namespaces');
-    expect((view.objects.get('/namespaces//b') as LazyObject).isDecoded).toBe(true);
-    expect((view.objects.get('events.orch.io/events/default/e1') as LazyObject).isDecoded).toBe(false);
+    expect([...(view.labels.keys('/namespaces', 'step', 'two')?.range('') ?? [])]).toEqual(['/b']);
+    expect([...view.objects.values()].some((o) => (o as LazyObject).isDecoded)).toBe(false);
     const next = view.appliedSeq + 1;
     view.apply(decodeEntry(next, encodeRecord({ type: 'put', key: '/namespaces//b', value: ns('b', next, { metadata: { name: 'b', labels: { step: 'three' } } }) })));
     expect([...(view.labels.keys('/namespaces', 'step', 'three')?.range('') ?? [])]).toEqual(['/b']);
