@@ -83,6 +83,7 @@ export class ValidatingAdmission {
       if (isConfigError(step)) return step;
       const schemas = this.dispatcher.schemas(a.kind, step.paramKind);
       const compiled = this.registry.compiled(step.policy, a.kind, schemas);
+      // Spelled out: spreading the step here showed up in profiles at more than a microsecond each.
       return { policy: step.policy, binding: step.binding, paramKind: step.paramKind, params: step.params, schemas, compiled };
     });
   }
