@@ -33,6 +33,8 @@ export function needsOf(ast: ASTNode, variables: ReadonlyMap<string, ProgramNeed
     if (Array.isArray(value)) return value.forEach(visit);
     if (!isNode(value)) return;
     switch (value.op) {
+      case 'value':
+        return;
       case 'id':
         if (value.args === 'authorizer') authorizer = true;
         else if (value.args === 'variables') for (const v of variables.values()) add(v);
