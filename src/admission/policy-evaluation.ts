@@ -18,18 +18,22 @@ export function runExpression(c: Compiled, act: Activation, expression: string):
   }
 }
 
+// Every policy of every write asks, so the common answers are not allocated each time.
+const MATCH = Object.freeze({ matches: true });
+const NO_MATCH = Object.freeze({ matches: false });
+
 /**
  * matchConditions: any false skips the policy; otherwise an error is the caller's to hand to
  * failurePolicy. Every condition runs (as Kubernetes' matcher does); the errors are reported
  * together.
  */
 export function matchConditionsOutcome(conditions: readonly CompiledMatchCondition[], act: Activation): { matches: boolean } | { error: string } {
-  const errors: string[] = [];
+  let errors: string[] | undefined;
   for (const m of conditions) {
     const r = runExpression(m.check, act, m.expression);
-    if (r.error !== undefined) errors.push(r.error);
-    else if (r.value === false) return { matches: false };
+    if (r.error !== undefined) (errors ??= []).push(r.error);
+    else if (r.value === false) return NO_MATCH;
   }
-  if (errors.length > 0) return { error: errors.length === 1 ? errors[0] : `[${errors.join(', ')}]` };
-  return { matches: true };
+  if (errors) return { error: errors.length === 1 ? errors[0] : `[${errors.join(', ')}]` };
+  return MATCH;
 }

@@ -3,6 +3,10 @@
  * most once per request: converting `object` (by the kind's schema) happens when an expression first
  * reads it, and each `variables.<name>` is evaluated on first use and remembered (its error too), so
  * a variable no expression reads costs nothing and one read by ten expressions runs once.
+ *
+ * An activation is made per policy, binding and param of every write, so making one must cost next
+ * to nothing: the root variables are getters on a class prototype (the library reads them as plain
+ * properties), and nothing is computed or allocated until an expression reads it.
  */
 import { authorizerValue, type AuthorizerValue, type CelAuthorizer, type CelUserInfo } from './lib/authorizer.js';
 import { DEFAULT_COST_LIMIT, DEFAULT_TIMEOUT_MS, type EvaluationBounds } from './budget.js';
@@ -67,28 +71,140 @@ export interface ActivationOptions {
   bounds?: Partial<EvaluationBounds>;
 }
 
+/** The bounds of an activation that sets none: one object for all of them (never changed). */
+const DEFAULT_BOUNDS: EvaluationBounds = Object.freeze({ costLimit: DEFAULT_COST_LIMIT, timeoutMs: DEFAULT_TIMEOUT_MS });
+
+const NO_SCHEMAS: EnvSchemas = Object.freeze({});
+
+/** A computed value, or the error computing it threw (thrown again on each read). */
+type Memo = { value: unknown } | { error: unknown };
+
+function recall(m: Memo): unknown {
+  if ('error' in m) throw m.error;
+  return m.value;
+}
+
+function remember(compute: () => unknown): Memo {
+  try {
+    return { value: compute() };
+  } catch (error) {
+    return { error };
+  }
+}
+
 export class Activation {
-  /** What the library reads: memoizing getters, one per variable. */
-  readonly context: Record<string, unknown>;
+  /** What the library reads: the root variables, as getters. */
+  readonly context: ActivationContext;
   readonly bounds: EvaluationBounds;
 
   constructor(input: ActivationInput, opts: ActivationOptions = {}) {
-    this.bounds = { costLimit: opts.bounds?.costLimit ?? DEFAULT_COST_LIMIT, timeoutMs: opts.bounds?.timeoutMs ?? DEFAULT_TIMEOUT_MS };
-    const s = opts.schemas ?? {};
-    const shared = opts.converted;
-    const convert = (value: unknown, schema: CelSchema | undefined) => (shared && value !== null ? shared.get(value, schema) : jsonToCel(value, schema));
-    const ctx: Record<string, unknown> = Object.create(null);
-    lazy(ctx, 'object', () => convert(input.object ?? null, s.object));
-    lazy(ctx, 'oldObject', () => convert(input.oldObject ?? null, s.object));
-    lazy(ctx, 'request', () => convert(input.request, REQUEST_SCHEMA));
-    lazy(ctx, 'params', () => convert(input.params ?? null, s.params));
-    lazy(ctx, 'namespaceObject', () => convert(input.namespaceObject ?? null, s.namespace));
-    lazy(ctx, 'authorizer', () => (input.authorizer ? authorizerFor(input.authorizer, input.request) : null));
-    const vars: Record<string, unknown> = Object.create(null);
-    for (const [name, program] of opts.variables ?? []) lazy(vars, name, () => program.evaluate(this));
-    ctx.variables = vars;
-    this.context = ctx;
+    this.bounds = opts.bounds ? { costLimit: opts.bounds.costLimit ?? DEFAULT_COST_LIMIT, timeoutMs: opts.bounds.timeoutMs ?? DEFAULT_TIMEOUT_MS } : DEFAULT_BOUNDS;
+    this.context = new ActivationContext(this, input, opts);
   }
+}
+
+/**
+ * The root variables. The library reads the context with `context[name]` and nothing else, so
+ * prototype getters serve (its field access on values, which needs own properties, never sees this
+ * object). The state is in private fields, which no expression can name.
+ */
+class ActivationContext {
+  readonly #activation: Activation;
+  readonly #input: ActivationInput;
+  readonly #schemas: EnvSchemas;
+  readonly #programs: ReadonlyMap<string, CelProgram> | undefined;
+  /** Without a shared one, this activation's own: each value is still converted once. */
+  #converted: ConvertedValues | undefined;
+  #authorizer: Memo | undefined;
+  #variables: Record<string, unknown> | undefined;
+
+  constructor(activation: Activation, input: ActivationInput, opts: ActivationOptions) {
+    this.#activation = activation;
+    this.#input = input;
+    this.#schemas = opts.schemas ?? NO_SCHEMAS;
+    this.#programs = opts.variables;
+    this.#converted = opts.converted;
+  }
+
+  #convert(value: unknown, schema: CelSchema | undefined): unknown {
+    return (this.#converted ??= new ConvertedValues()).get(value ?? null, schema);
+  }
+
+  get object(): unknown {
+    return this.#convert(this.#input.object, this.#schemas.object);
+  }
+
+  get oldObject(): unknown {
+    return this.#convert(this.#input.oldObject, this.#schemas.object);
+  }
+
+  get request(): unknown {
+    return this.#convert(this.#input.request, REQUEST_SCHEMA);
+  }
+
+  get params(): unknown {
+    return this.#convert(this.#input.params, this.#schemas.params);
+  }
+
+  get namespaceObject(): unknown {
+    return this.#convert(this.#input.namespaceObject, this.#schemas.namespace);
+  }
+
+  get authorizer(): unknown {
+    const a = this.#input.authorizer;
+    return recall((this.#authorizer ??= remember(() => (a ? authorizerFor(a, this.#input.request) : null))));
+  }
+
+  get variables(): Record<string, unknown> {
+    return (this.#variables ??= variablesOf(this.#activation, this.#programs));
+  }
+}
+
+/** What every activation without variables reads as `variables`: nothing can change it. */
+const NO_VARIABLES: Record<string, unknown> = Object.freeze(Object.create(null));
+
+/** Where the getters of a `variables` object find their activation and memos; no expression can name a symbol. */
+const VARIABLE_STATE = Symbol('variables');
+
+interface VariableState {
+  activation: Activation;
+  programs: ReadonlyMap<string, CelProgram>;
+  memos: Map<string, Memo>;
+}
+
+/**
+ * The getters of one policy's `variables`, made once per variables map. The library reads a field
+ * of a value only when it is an own property of a plain object, so each activation's `variables`
+ * gets them as own properties, in one call, without a closure per variable.
+ */
+const variableGetters = new WeakMap<ReadonlyMap<string, CelProgram>, PropertyDescriptorMap>();
+
+function gettersOf(programs: ReadonlyMap<string, CelProgram>): PropertyDescriptorMap {
+  let getters = variableGetters.get(programs);
+  if (!getters) {
+    getters = {};
+    for (const name of programs.keys()) {
+      getters[name] = {
+        enumerable: true,
+        get(this: { [VARIABLE_STATE]: VariableState }) {
+          const s = this[VARIABLE_STATE];
+          let memo = s.memos.get(name);
+          if (!memo) s.memos.set(name, (memo = remember(() => s.programs.get(name)!.evaluate(s.activation))));
+          return recall(memo);
+        },
+      };
+    }
+    variableGetters.set(programs, getters);
+  }
+  return getters;
+}
+
+function variablesOf(activation: Activation, programs: ReadonlyMap<string, CelProgram> | undefined): Record<string, unknown> {
+  if (!programs || programs.size === 0) return NO_VARIABLES;
+  const vars = Object.create(null, gettersOf(programs)) as Record<string | symbol, unknown>;
+  const state: VariableState = { activation, programs, memos: new Map() };
+  Object.defineProperty(vars, VARIABLE_STATE, { value: state });
+  return vars;
 }
 
 function authorizerFor(a: CelAuthorizer, r: AdmissionRequestAttributes): AuthorizerValue {
@@ -99,26 +215,6 @@ function authorizerFor(a: CelAuthorizer, r: AdmissionRequestAttributes): Authori
     subresource: r.subResource,
     namespace: r.namespace,
     name: r.name,
-  });
-}
-
-/** A getter that computes once; a thrown error is remembered and thrown again on each read. */
-function lazy(target: Record<string, unknown>, name: string, compute: () => unknown): void {
-  let state: { value: unknown } | { error: unknown } | undefined;
-  Object.defineProperty(target, name, {
-    enumerable: true,
-    configurable: false,
-    get() {
-      if (!state) {
-        try {
-          state = { value: compute() };
-        } catch (error) {
-          state = { error };
-        }
-      }
-      if ('error' in state) throw state.error;
-      return state.value;
-    },
   });
 }
 

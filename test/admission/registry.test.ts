@@ -8,6 +8,7 @@ import { ValidatingAdmission, runWithAdmissionContext } from '../../src/admissio
 import { admissionAttributes } from '../../src/admission/attributes.js';
 import type { KubeObject } from '../../src/resources/types.js';
 import { ApiError } from '../../src/api/status.js';
+import type { Authorizer } from '../../src/auth/authorizer.js';
 import { kinds } from '../../src/resources/registry.js';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 import { fixtures } from '../resources/fixtures.js';
@@ -36,15 +37,15 @@ async function remove(name: string): Promise<void> {
   await call(srv.url, 'DELETE', `${ADM}/validatingadmissionpolicies/${name}`);
 }
 /** The policies' verdict on a CREATE of e, as the object store would ask for it. */
-const validateCreate = (e: KubeObject, username: string) =>
-  adm.validate(admissionAttributes(srv.api.context.objects.store, undefined, 'CREATE', eventKind, e, undefined, user(username), { dryRun: false }));
+const validateCreate = (e: KubeObject, username: string, admission = adm) =>
+  admission.validate(admissionAttributes(srv.api.context.objects.store, undefined, 'CREATE', eventKind, e, undefined, user(username), { dryRun: false }));
 const user = (username: string) => ({ username, uid: '', groups: ['dev'], extra: {} });
 /** Admits a CREATE of an event as `username`: undefined when admitted, else the denial message. */
-async function admit(over: Record<string, unknown> = {}, username = 'alice'): Promise<string | undefined> {
+async function admit(over: Record<string, unknown> = {}, username = 'alice', admission = adm): Promise<string | undefined> {
   const e = { ...fixtures.event(), ...over };
   e.metadata = { name: 'e', namespace: 'default' };
   try {
-    await runWithAdmissionContext({ user: user(username), warn() {}, annotate() {} }, () => validateCreate(e, username));
+    await runWithAdmissionContext({ user: user(username), warn() {}, annotate() {} }, () => validateCreate(e, username, admission));
     return undefined;
   } catch (err) {
     if (err instanceof ApiError) return err.status.message;
@@ -114,5 +115,19 @@ describe('policy registry', () => {
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/^Validation failed for ValidatingAdmissionPolicy 'warn-err' with binding 'warn-err-b': expression 'object.series.count > 0' resulted in error: /);
     await remove('warn-err');
+  });
+
+  test('an authorizer check reached only through a variable waits for a chain that answers later', async () => {
+    // Only alice may list events, and the chain answers a tick later (as a webhook would).
+    const later: Authorizer = { authorize: (at) => new Promise((resolve) => setTimeout(() => resolve({ decision: at.user.username === 'alice' && at.verb === 'list' ? 'allow' : 'noOpinion' }), 1)) };
+    const withChain = new ValidatingAdmission(srv.api.context.objects.store, kinds, later);
+    await install('via-var', {
+      variables: [{ name: 'mayList', expression: "authorizer.group('events.orch.io').resource('events').namespace('default').check('list').allowed()" }],
+      validations: [{ expression: 'variables.mayList', message: 'only listers' }],
+    });
+    expect(await admit({}, 'alice', withChain)).toBeUndefined();
+    expect(await admit({}, 'bob', withChain)).toMatch(/denied request: only listers$/);
+    await remove('via-var');
+    withChain.registry.close();
   });
 });

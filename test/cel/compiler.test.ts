@@ -215,6 +215,19 @@ describe('cost and time bounds', () => {
     expect(err).toBeInstanceOf(CelTimeoutError);
     expect(Date.now() - started).toBeLessThan(20_000);
   });
+  test("a variable's steps count toward the expression that reads it, though that expression has no comprehension of its own", () => {
+    const c = new PolicyCompiler({ kind: 'validating', costLimit: Infinity });
+    c.declareVariable('allPositive', 'object.l.all(x, x >= 0)', 'spec.variables[0].expression');
+    c.declareVariable('anyNegative', 'object.l.exists(x, x < 0)', 'spec.variables[1].expression');
+    const one = c.compile('variables.allPositive', { fieldPath: 'f' });
+    const both = c.compile('variables.allPositive && !variables.anyNegative', { fieldPath: 'f' });
+    if (!one.ok || !both.ok) throw new Error('compile');
+    const l = Array.from({ length: 6_000 }, (_, i) => i);
+    const act = () => new Activation({ object: { l }, oldObject: null, request }, { variables: c.variables, bounds: { costLimit: 10_000, timeoutMs: 60_000 } });
+    // 6,000 steps fit the limit; 12,000 under one expression do not.
+    expect(one.program.evaluate(act())).toBe(true);
+    expect(() => both.program.evaluate(act())).toThrow(CelCostLimitError);
+  });
   test('an evaluation error is a CelEvaluationError and not a bound error', () => {
     let err: unknown;
     try {
@@ -225,6 +238,41 @@ describe('cost and time bounds', () => {
     expect(err).toBeInstanceOf(CelEvaluationError);
     expect(err).not.toBeInstanceOf(CelTimeoutError);
     expect(err).not.toBeInstanceOf(CelCostLimitError);
+  });
+});
+
+describe('what a program needs', () => {
+  const needs = (expression: string, variables: [string, string][] = []) => {
+    const c = new PolicyCompiler({ kind: 'validating', schemas: { object: deployment } });
+    variables.forEach(([name, e], i) => {
+      if (!c.declareVariable(name, e, `spec.variables[${i}].expression`).ok) throw new Error(name);
+    });
+    const r = c.compile(expression, { fieldPath: 'f' });
+    if (!r.ok) throw new Error(r.errors.map(fieldErrorText).join('; '));
+    return r.program.needs;
+  };
+  const check = "authorizer.group('apps').resource('deployments').check('get').allowed()";
+  test.each([
+    ['plain field access and has()', 'has(object.spec.replicas) && object.spec.replicas > 1', { steps: false, authorizer: false }],
+    ['a quantifier', 'object.spec.items.all(i, i.value > 0)', { steps: true, authorizer: false }],
+    ['map and filter', 'object.spec.items.filter(i, i.value > 0).map(i, i.name).size() > 0', { steps: true, authorizer: false }],
+    ['exists_one', 'object.spec.items.exists_one(i, i.value > 0)', { steps: true, authorizer: false }],
+    ['cel.bind', 'cel.bind(r, object.spec.replicas, r > 1)', { steps: true, authorizer: false }],
+    ['the authorizer', check, { steps: false, authorizer: true }],
+  ])('%s', (_, expression, expected) => {
+    expect(needs(expression)).toEqual(expected);
+  });
+  test('a variable reference needs what that variable needs, and only that one', () => {
+    const vars: [string, string][] = [
+      ['r', 'object.spec.replicas'],
+      ['loops', 'object.spec.items.exists(i, i.value > 0)'],
+      ['allowed', check],
+      ['both', 'variables.loops || variables.allowed'],
+    ];
+    expect(needs('variables.r > 1', vars)).toEqual({ steps: false, authorizer: false });
+    expect(needs('variables.loops', vars)).toEqual({ steps: true, authorizer: false });
+    expect(needs('has(variables.allowed) && variables.allowed', vars)).toEqual({ steps: false, authorizer: true });
+    expect(needs('variables.both', vars)).toEqual({ steps: true, authorizer: true });
   });
 });
 
