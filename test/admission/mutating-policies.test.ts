@@ -7,6 +7,7 @@
 import { describe, expect, test } from 'vitest';
 import { call, serverForFile } from '../helpers/server.js';
 import { fixtures } from '../resources/fixtures.js';
+import { created as createdAt, namespaceMaker } from './support.js';
 
 const ADM = '/apis/admissionregistration.orch.io/v1';
 const MAP = `${ADM}/mutatingadmissionpolicies`;
@@ -34,17 +35,8 @@ function policy(name: string, mutations: unknown[], spec: Record<string, unknown
 function binding(name: string, policyName: string, spec: Record<string, unknown> = {}): any {
   return { apiVersion: 'admissionregistration.orch.io/v1', kind: 'MutatingAdmissionPolicyBinding', metadata: { name }, spec: { policyName, ...spec } };
 }
-async function created(path: string, body: unknown): Promise<any> {
-  const r = await call(file.base, 'POST', path, body);
-  expect(r.status, r.text).toBe(201);
-  return r.body;
-}
-/** A fresh namespace (so tests do not see each other's objects), with labels. */
-async function namespace(labels: Record<string, string> = {}): Promise<string> {
-  const name = `mut-${++n}`;
-  await created(NS, { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } });
-  return name;
-}
+const created = (path: string, body: unknown): Promise<any> => createdAt(file.base, path, body);
+const namespace = namespaceMaker(() => file.base, 'mut');
 function event(name: string, over: Record<string, unknown> = {}): any {
   const e = fixtures.event();
   e.metadata = { name };
@@ -124,7 +116,7 @@ describe('ApplyConfiguration', () => {
   test('an atomic list or struct may not be set by an apply configuration', async () => {
     const p = policy('atomic-list', [apply('Object{spec: Object.spec{finalizers: ["orch.io/x"]}}')], { matchConstraints: { resourceRules: [nsRule] } });
     await withPolicies([p], async () => {
-      const r = await call(file.base, 'POST', NS, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: `mut-${++n}` } });
+      const r = await call(file.base, 'POST', NS, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: `mut-direct-${++n}` } });
       expect(r.status).toBe(403);
       expect(r.body.message).toBe(
         "policy 'atomic-list' with binding 'atomic-list-b' denied request: error applying patch: invalid ApplyConfiguration: may not mutate atomic arrays, maps or structs: .spec.finalizers",
@@ -390,7 +382,7 @@ describe('scope', () => {
   test('other kinds are mutated, the admission configuration kinds never', async () => {
     const everything = { apiGroups: ['*'], apiVersions: ['*'], resources: ['*'], operations: ['CREATE', 'UPDATE'] };
     await withPolicies([policy('everything', [addLabel('touched', 'yes')], { matchConstraints: { resourceRules: [everything] } })], async () => {
-      const nsName = `mut-${++n}`;
+      const nsName = `mut-direct-${++n}`;
       expect((await created(NS, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: nsName } })).metadata.labels).toMatchObject({ touched: 'yes' });
       const other = await created(MAP, policy('untouched', [addLabel('a', 'b')]));
       expect(other.metadata.labels).toBeUndefined();

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 import { fixtures } from '../resources/fixtures.js';
+import { created as createdAt, namespaceMaker } from './support.js';
 import { addLabel, WebhookServer } from './webhook-server.js';
 
 const MWC = '/apis/admissionregistration.orch.io/v1/mutatingwebhookconfigurations';
@@ -35,17 +36,8 @@ const eventRule = { apiGroups: ['events.orch.io'], apiVersions: ['v1'], resource
 function webhook(name: string, path: string, over: Record<string, unknown> = {}): any {
   return { name, clientConfig: { url: hook.url + path, caBundle: hook.caBundle }, rules: [eventRule], sideEffects: 'None', admissionReviewVersions: ['v1'], ...over };
 }
-async function created(path: string, body: unknown): Promise<any> {
-  const r = await call(srv.url, 'POST', path, body);
-  expect(r.status, r.text).toBe(201);
-  return r.body;
-}
-/** A fresh namespace (so tests do not see each other's objects), with labels. */
-async function namespace(labels: Record<string, string> = {}): Promise<string> {
-  const name = `mwh-${++n}`;
-  await created(NS, { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } });
-  return name;
-}
+const created = (path: string, body: unknown): Promise<any> => createdAt(srv.url, path, body);
+const namespace = namespaceMaker(() => srv.url, 'mwh');
 function event(name: string, labels?: Record<string, string>): any {
   const e = fixtures.event();
   e.metadata = { name, ...(labels ? { labels } : {}) };

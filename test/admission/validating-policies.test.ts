@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 import { fixtures } from '../resources/fixtures.js';
+import { created as createdAt, namespaceMaker } from './support.js';
 
 const ADM = '/apis/admissionregistration.orch.io/v1';
 const VAP = `${ADM}/validatingadmissionpolicies`;
@@ -31,17 +32,8 @@ function policy(name: string, spec: Record<string, unknown>): any {
 function binding(name: string, policyName: string, spec: Record<string, unknown> = {}): any {
   return { apiVersion: 'admissionregistration.orch.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: { name }, spec: { policyName, validationActions: ['Deny'], ...spec } };
 }
-async function created(path: string, body: unknown): Promise<any> {
-  const r = await call(srv.url, 'POST', path, body);
-  expect(r.status, r.text).toBe(201);
-  return r.body;
-}
-/** A fresh namespace (so tests do not see each other's objects), with labels. */
-async function namespace(labels: Record<string, string> = {}): Promise<string> {
-  const name = `adm-${++n}`;
-  await created(NS, { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } });
-  return name;
-}
+const created = (path: string, body: unknown): Promise<any> => createdAt(srv.url, path, body);
+const namespace = namespaceMaker(() => srv.url, 'adm');
 function event(name: string, over: Record<string, unknown> = {}): any {
   const e = fixtures.event();
   e.metadata = { name };
