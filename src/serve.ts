@@ -195,7 +195,8 @@ export async function serve(opts: ServeOptions): Promise<Running> {
     bookmarkIntervalMs: opts.bookmarkIntervalMs,
     authenticator,
     egress,
-    authorizer,
+    // Without a file the chain allows everything: the server then skips the per-request check.
+    ...(authorization ? { authorizer } : {}),
     // Escalation prevention only means something when RBAC decides: under AlwaysAllow nobody holds an RBAC grant.
     ...(authorization?.value.authorizers.some((a) => a.type === 'RBAC') ? { escalationCheck: rbacEscalationCheck(rbacSource, authorizer) } : {}),
     ...(tls ? { tls: { cert: tls.cert, key: tls.key } } : {}),

@@ -51,7 +51,8 @@ export function admissionFor(store: Store, kinds: readonly KindStrategy[], opts:
     inSpan(`admission.${name}`, { 'admission.operation': op, 'k8s.resource': kind.plural, 'k8s.object.name': obj.metadata.name ?? obj.metadata.generateName ?? '' }, run);
   return {
     mutate: (op, kind, obj, old, opts) =>
-      phase('mutate', op, kind, obj, async () => (mutating.length === 0 ? obj : runMutatingPlugins(mutating, attributes(op, kind, obj, old, opts), obj))),
-    validate: (op, kind, obj, old, opts) => phase('validate', op, kind, obj, async () => validating?.validate(attributes(op, kind, obj, old, opts))),
+      phase('mutate', op, kind, obj, () => runMutatingPlugins(mutating, op, kind, () => attributes(op, kind, obj, old, opts), obj)),
+    validate: (op, kind, obj, old, opts) =>
+      phase('validate', op, kind, obj, async () => (validating?.applies(kind) ? validating.validate(attributes(op, kind, obj, old, opts)) : undefined)),
   };
 }

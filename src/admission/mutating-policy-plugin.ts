@@ -23,6 +23,7 @@ import type { AdmissionAttributes } from './attributes.js';
 import { failurePolicyOf } from './compile-policy.js';
 import { compileMutatingPolicy, type CompiledMutatingPolicy } from './compile-mutating-policy.js';
 import type { MutatingPass, MutatingPlugin } from './mutation.js';
+import type { Operation } from './matching.js';
 import { isAdmissionConfigurationKind, isConfigError, PolicyDispatcher } from './policy-dispatch.js';
 import { errorText, matchConditionsOutcome, runExpression } from './policy-evaluation.js';
 import { PolicyRegistry, type PolicyHook } from './policy-registry.js';
@@ -53,9 +54,9 @@ export class MutatingPolicyPlugin implements MutatingPlugin {
     this.dispatcher = new PolicyDispatcher(store, kinds);
   }
 
-  begin(attrs: AdmissionAttributes): MutatingPass | undefined {
-    if (attrs.operation !== 'CREATE' && attrs.operation !== 'UPDATE') return undefined;
-    if (isAdmissionConfigurationKind(attrs.kind)) return undefined;
+  begin(operation: Operation, kind: KindStrategy): MutatingPass | undefined {
+    if (operation !== 'CREATE' && operation !== 'UPDATE') return undefined;
+    if (isAdmissionConfigurationKind(kind)) return undefined;
     const { hooks } = this.registry.current();
     return hooks.length === 0 ? undefined : new PolicyPass(this, hooks);
   }

@@ -28,7 +28,8 @@ import type { Store } from '../store/store.js';
 import { admissionReview, asVersion, reviewVersionFor, verifyAdmissionResponse, type Invocation } from './admission-review.js';
 import { withObject, type AdmissionAttributes } from './attributes.js';
 import { errorText, matchConditionsOutcome } from './policy-evaluation.js';
-import { ruleMatches, selectorsMatch } from './matching.js';
+import { ruleMatches, selectorsMatch, type Operation } from './matching.js';
+import { isAdmissionConfigurationKind } from './policy-dispatch.js';
 import type { MutatingPass, MutatingPlugin } from './mutation.js';
 import { currentAdmissionContext } from './request-context.js';
 import { CallFailure, WebhookClient, type WebhookClientOptions } from './webhook-client.js';
@@ -60,8 +61,8 @@ export class MutatingWebhooks implements MutatingPlugin {
     this.opts.onFailOpen?.(e.webhook, e.message);
   }
 
-  begin(a: AdmissionAttributes): MutatingPass | undefined {
-    if (a.kind.group.startsWith('admissionregistration.')) return undefined;
+  begin(_operation: Operation, kind: KindStrategy): MutatingPass | undefined {
+    if (isAdmissionConfigurationKind(kind)) return undefined;
     const hooks = this.source.current();
     return hooks.length === 0 ? undefined : new WebhookPass(this, hooks);
   }

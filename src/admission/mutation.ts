@@ -6,7 +6,9 @@
  * twice per request.
  */
 import type { KubeObject } from '../resources/types.js';
+import type { KindStrategy } from '../resources/strategy.js';
 import { withObject, type AdmissionAttributes } from './attributes.js';
+import type { Operation } from './matching.js';
 
 /** One request's run of a plugin: keeps what it needs to know for the reinvocation round. */
 export interface MutatingPass {
@@ -19,13 +21,18 @@ export interface MutatingPass {
 }
 
 export interface MutatingPlugin {
-  /** A pass for this request; undefined when none of the plugin's hooks can apply (cheap check). */
-  begin(attrs: AdmissionAttributes): MutatingPass | undefined;
+  /**
+   * A pass for this request; undefined when none of the plugin's hooks can apply. Decided from the
+   * operation and kind alone, so that a write no hook can see never computes its attributes.
+   */
+  begin(operation: Operation, kind: KindStrategy): MutatingPass | undefined;
 }
 
-export async function runMutatingPlugins(plugins: readonly MutatingPlugin[], attrs: AdmissionAttributes, object: KubeObject): Promise<KubeObject> {
-  const passes = plugins.map((p) => p.begin(attrs)).filter((p): p is MutatingPass => p !== undefined);
+/** Runs the plugins on object; attributes() is called only when one of them applies. */
+export async function runMutatingPlugins(plugins: readonly MutatingPlugin[], operation: Operation, kind: KindStrategy, attributes: () => AdmissionAttributes, object: KubeObject): Promise<KubeObject> {
+  const passes = plugins.map((p) => p.begin(operation, kind)).filter((p): p is MutatingPass => p !== undefined);
   if (passes.length === 0) return object;
+  const attrs = attributes();
   let current = object;
   for (const reinvocation of [false, true]) {
     for (const pass of passes) current = await pass.run(withObject(attrs, current), current, reinvocation);

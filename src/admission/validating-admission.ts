@@ -58,11 +58,15 @@ export class ValidatingAdmission {
     this.dispatcher = new PolicyDispatcher(store, kinds);
   }
 
+  /** Whether any policy can apply to a write of kind: when not, the write's attributes are never computed. */
+  applies(kind: KindStrategy): boolean {
+    return !isAdmissionConfigurationKind(kind) && this.registry.current().hooks.length > 0;
+  }
+
   /** Throws the denial (an ApiError), adds warnings and audit annotations to the current request. */
   validate = async (a: AdmissionAttributes): Promise<void> => {
-    if (isAdmissionConfigurationKind(a.kind)) return;
+    if (!this.applies(a.kind)) return;
     const snap = this.registry.current();
-    if (snap.hooks.length === 0) return;
     const ctx = currentAdmissionContext();
     const steps = this.prepare(a, snap);
     // With an authorizer, evaluation may run in rounds (cel-authorizer.ts): only the last one

@@ -127,7 +127,8 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       const auth = await authenticator.authenticate(req.headers, url.pathname);
       if (!auth.ok) throw unauthenticated(req, auth.reason);
       // Awaited only when the chain went over the network: a cached decision costs no extra turn.
-      const authorized = authorize(authorizer, requestAttributes(req, url, auth.user));
+      // Without an authorizer configured everything is allowed: no attributes to build per request.
+      const authorized = opts.authorizer && authorize(opts.authorizer, requestAttributes(req, url, auth.user));
       if (authorized) await authorized;
       const r: Route | undefined = route(url.pathname, lookup);
       if (!r) throw pathNotFound();
@@ -176,7 +177,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     const auth = await authenticator.authenticate(req.headers, url.pathname).catch((err: unknown) => ({ ok: false as const, reason: String(err) }));
     if (!auth.ok) return refuseUpgrade(socket, unauthenticated(req, auth.reason));
     try {
-      await authorize(authorizer, requestAttributes(req, url, auth.user));
+      if (opts.authorizer) await authorize(opts.authorizer, requestAttributes(req, url, auth.user));
     } catch (err) {
       return refuseUpgrade(socket, err instanceof ApiError ? err : internalError(String(err)));
     }

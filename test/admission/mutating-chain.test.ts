@@ -57,7 +57,7 @@ function mutate(plugin: MutatingPolicyPlugin, later: MutatingPlugin): Promise<Ku
   e.metadata = { name: 'e', namespace: 'default' };
   const store = file.server.api.context.objects.store;
   const attrs = admissionAttributes(store, undefined, 'CREATE', eventKind, e, undefined, { username: 'alice', uid: '', groups: [], extra: {} }, { dryRun: false });
-  return runMutatingPlugins([plugin, later], attrs, e);
+  return runMutatingPlugins([plugin, later], 'CREATE', eventKind, () => attrs, e);
 }
 
 const counter = {

@@ -76,7 +76,7 @@ test.each([
     e.metadata = { name: 'x', namespace: 'default' };
     const attrs = admissionAttributes(store, namespace, 'CREATE', event, e, undefined, user, { dryRun: false });
     const before = hook.received.length;
-    const out = await runMutatingPlugins([laterChange(change), webhooks], attrs, e);
+    const out = await runMutatingPlugins([laterChange(change), webhooks], 'CREATE', event, () => attrs, e);
     expect(hook.received.length - before).toBe(calls);
     // the second call saw the earlier plugin's label (and its own from the first call)
     expect(out.metadata.labels).toEqual(calls === 2 ? { late: 'yes', 'seen-labels': '2' } : { ...(change ? { late: 'yes' } : {}), 'seen-labels': '0' });
