@@ -1,7 +1,9 @@
 /**
- * A client connection file (kubeconfig, `apiVersion: v1`, `kind: Config`) read for the credentials
- * the server presents when it calls out: each user's bearer token, client certificate or basic
- * auth, by user name, and the user of the current context. Relative file names are resolved from
+ * A client connection file (kubeconfig, `apiVersion: v1`, `kind: Config`) read for what the server
+ * needs when it calls out: each cluster's server and CA, each user's bearer token, client
+ * certificate or basic auth, by name, and the current context.
+ * Admission webhooks take their credentials from it (webhook-admission.ts), authorizer webhooks
+ * their whole connection (src/auth/kubeconfig.ts). Relative file names are resolved from
  * the kubeconfig's folder (clientcmd's ResolveLocalPaths). Every credential file is read now, so a
  * missing certificate stops the start instead of failing requests later.
  *
@@ -14,7 +16,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { FieldPath, formatFieldError, forbidden, invalid, notSupported, required, duplicate, type FieldError } from '../resources/field-errors.js';
 import { isObject, type JsonObject } from '../resources/json-access.js';
-import { arrayOf, obj, str, type Schema } from '../resources/schema.js';
+import { arrayOf, bool, obj, str, type Schema } from '../resources/schema.js';
 import { findTypeErrors } from '../resources/unknown-fields.js';
 import { Seen, objectOf, objectsOf, optString, stringOf } from './checks.js';
 import { parseDocumentText } from './load.js';
@@ -30,12 +32,23 @@ export interface ClientCredentials {
   password?: string;
 }
 
+export interface ClusterInfo {
+  server: string;
+  ca?: Buffer;
+  servername?: string;
+  insecureSkipTLSVerify: boolean;
+}
+
 export interface KubeConfig {
   file: string;
   /** Credentials by user name (the kubeconfig's `users[].name`). */
   users: ReadonlyMap<string, ClientCredentials>;
+  /** Clusters by name (the kubeconfig's `clusters[].name`). */
+  clusters: ReadonlyMap<string, ClusterInfo>;
   /** The user named by current-context's context, when there is one. */
   currentUser?: string;
+  /** current-context, and the context it names when the file has it. */
+  currentContext?: { name: string; context?: { cluster: string; user: string } };
 }
 
 const userSchema: Schema = obj(undefined, {
@@ -61,6 +74,18 @@ const schema: Schema = obj(undefined, {
   kind: str(),
   'current-context': str(),
   users: arrayOf(obj(undefined, { name: str(), user: userSchema })),
+  clusters: arrayOf(
+    obj(undefined, {
+      name: str(),
+      cluster: obj(undefined, {
+        server: str(),
+        'certificate-authority': str(),
+        'certificate-authority-data': str(undefined, { format: 'byte' }),
+        'tls-server-name': str(),
+        'insecure-skip-tls-verify': bool(),
+      }),
+    }),
+  ),
   contexts: arrayOf(obj(undefined, { name: str(), context: obj(undefined, { user: str(), cluster: str(), namespace: str() }) })),
 });
 
@@ -148,7 +173,7 @@ function certificatePairProblem(cert: Buffer, key: Buffer): string | undefined {
  * (`users[0].user.client-key: Required value: …`), or why the file cannot be read at all.
  */
 export function readKubeConfig(file: string): { value: KubeConfig; errors: string[] } {
-  const value: KubeConfig = { file, users: new Map() };
+  const value: KubeConfig = { file, users: new Map(), clusters: new Map() };
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -178,8 +203,25 @@ export function readKubeConfig(file: string): { value: KubeConfig; errors: strin
     else if (seen.repeat(name)) errs.push(duplicate(p.child('name'), name));
     users.set(name, readUser(name, objectOf(u, 'user') ?? {}, p.child('user'), base, errs));
   });
+  const clusters = new Map<string, ClusterInfo>();
+  objectsOf(doc, 'clusters').forEach((c, i) => {
+    const cluster = objectOf(c, 'cluster') ?? {};
+    const ca = fileOrData(cluster, 'certificate-authority', root.child('clusters').index(i).child('cluster'), base, errs);
+    const servername = optString(cluster, 'tls-server-name');
+    clusters.set(stringOf(c, 'name'), {
+      server: stringOf(cluster, 'server'),
+      ...(ca ? { ca } : {}),
+      ...(servername ? { servername } : {}),
+      insecureSkipTLSVerify: cluster['insecure-skip-tls-verify'] === true,
+    });
+  });
   const current = stringOf(doc, 'current-context');
   const context = objectsOf(doc, 'contexts').find((c) => stringOf(c, 'name') === current);
-  const currentUser = current && context ? stringOf(objectOf(context, 'context'), 'user') : '';
-  return { value: { file, users, ...(currentUser && users.has(currentUser) ? { currentUser } : {}) }, errors: errs.map(formatFieldError) };
+  const named = context && objectOf(context, 'context');
+  const currentContext = current ? { name: current, ...(context ? { context: { cluster: stringOf(named, 'cluster'), user: stringOf(named, 'user') } } : {}) } : undefined;
+  const currentUser = currentContext?.context?.user;
+  return {
+    value: { file, users, clusters, ...(currentUser && users.has(currentUser) ? { currentUser } : {}), ...(currentContext ? { currentContext } : {}) },
+    errors: errs.map(formatFieldError),
+  };
 }
