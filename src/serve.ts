@@ -249,7 +249,7 @@ export async function serve(opts: ServeOptions): Promise<Running> {
     const keys = [...log.corrupt.entries()].slice(0, 10).map(([key, c]) => `${key}: ${c.message}`);
     logger.warn('stored objects that cannot be read (corrupt objects)', { count: log.corrupt.size, first: keys });
   }
-  logger.info('ready', { url, seq: store.appliedSeq, objects: store.view.objects.size, replayMs: Date.now() - started });
+  logger.info('ready', { url, seq: store.appliedSeq, objects: store.view.size, replayMs: Date.now() - started });
   let closing: Promise<void> | undefined;
   return {
     url,

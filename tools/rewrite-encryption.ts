@@ -44,7 +44,7 @@ export async function rewriteEncryption(opts: { dataDir: string; config: Encrypt
     await store.start();
     let rewritten = 0;
     // A snapshot of the keys: each rewrite adds a version of the key it writes.
-    for (const s of [...store.view.objects.values()]) {
+    for (const s of [...store.view.objects()]) {
       await store.put(s.key, structuredClone(s.obj), { seq: s.seq });
       rewritten++;
     }

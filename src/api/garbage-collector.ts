@@ -42,7 +42,7 @@ export function startGarbageCollector(objects: ObjectStore, kindOfCollection: (c
   let waiting: Change[] | undefined = [];
   let stopped = false;
   // The keys as of now, synchronously with subscribing below: every later change is in waiting.
-  const keys = [...objects.store.view.objects.keys()];
+  const keys = Array.from(objects.store.view.objects(), (s) => s.key);
 
   const enqueue = serialQueue('garbage collector', log);
 

@@ -1,5 +1,5 @@
 import type { KindStrategy } from '../resources/strategy.js';
-import { collectionOf, splitKey } from '../store/keys.js';
+import { collectionOf } from '../store/keys.js';
 import type { Change } from '../store/view.js';
 import type { Logger } from './logger.js';
 import { serialQueue } from './work-queue.js';
@@ -48,11 +48,8 @@ export function startNamespaceCleanup(objects: ObjectStore, kinds: readonly Kind
   enqueue(async () => {
     const pending = new Set<string>();
     for (const kind of namespaced) {
-      for (const s of objects.list(kind, undefined)) {
-        // From the key (its suffix is <namespace>/<name>): the object itself is not decoded.
-        const { suffix } = splitKey(s.key);
-        const ns = suffix.slice(0, suffix.indexOf('/'));
-        if (pending.has(ns)) continue;
+      // Namespace by namespace, not object by object: a million Events in a few namespaces are a few steps.
+      for (const ns of objects.store.namespaces(collectionOf(kind))) {
         const owner = objects.store.get(`${prefix}${ns}`)?.obj;
         if (!owner || owner.metadata.deletionTimestamp) pending.add(ns);
       }

@@ -1,7 +1,7 @@
 import { Subject, type Observable } from 'rxjs';
 import { decodeEntry, encodeRecord } from './codec.js';
 import { crashPoint } from './crash-point.js';
-import { LogError, type Appended, type Checkpoint, type Log, type LogEntry, type LogRecord, type ReadOptions } from './log.js';
+import { LogError, type Appended, type Checkpoint, type Log, type LogEntry, type LogRecord, type ReadOptions, type SavedCheckpoint } from './log.js';
 
 export interface LogOptions {
   /**
@@ -237,7 +237,7 @@ export abstract class AbstractLog implements Log {
     await this._saveCheckpoint(cp);
   }
 
-  async loadCheckpoint(): Promise<Checkpoint | undefined> {
+  async loadCheckpoint(): Promise<SavedCheckpoint | undefined> {
     this.checkReadable();
     return this._loadCheckpoint();
   }
@@ -293,7 +293,7 @@ export abstract class AbstractLog implements Log {
    */
   protected abstract _deleteRange(from: number, below: number, max: number, keep: (seq: number) => boolean): Promise<number | undefined>;
   protected abstract _saveCheckpoint(cp: Checkpoint): Promise<void>;
-  protected abstract _loadCheckpoint(): Promise<Checkpoint | undefined>;
+  protected abstract _loadCheckpoint(): Promise<SavedCheckpoint | undefined>;
 }
 
 function newBatch(): PendingBatch {

@@ -1,5 +1,5 @@
 import { Packr, Unpackr } from 'msgpackr';
-import type { Checkpoint, LogEntry, LogRecord } from './log.js';
+import type { LogEntry, LogRecord } from './log.js';
 
 /*
  * How the log lays out its bytes, for every backend that stores bytes.
@@ -9,7 +9,8 @@ import type { Checkpoint, LogEntry, LogRecord } from './log.js';
  * Entry value: msgpack of {t: 'p' | 'd', k: key, v: value}; the seq lives only in the key.
  * Meta keys:   0xff + a name. 0xff sorts after every entry key, so a scan of entries never sees them.
  *   horizon    8-byte seq: the first seq still readable (written before compaction deletes anything).
- * Checkpoint:  8-byte seq + the checkpoint's bytes (a file of its own for LevelDB: leveldb-log.ts).
+ * Checkpoint:  8-byte seq, a mark, then each part framed by its length (a file of its own for
+ *              LevelDB: leveldb-log.ts).
  */
 
 /**
@@ -64,10 +65,11 @@ export function encodeRecord(r: LogRecord): Buffer {
   return packJson({ t: r.type === 'put' ? 'p' : 'd', k: r.key, v: r.value });
 }
 
-export function decodeEntry(seq: number, bytes: Buffer): LogEntry {
-  const head = readHeader(bytes);
-  if (head) return readEntry(seq, head.type, head.key, bytes.subarray(head.valueAt));
-  const s = unpackJson(bytes) as { t?: unknown; k?: unknown; v?: unknown } | null;
+/** The entry whose record is bytes[start, end) (a page read into one buffer: see leveldb-log.ts). */
+export function decodeEntry(seq: number, bytes: Buffer, start = 0, end = bytes.length): LogEntry {
+  const head = readHeader(bytes, start, end);
+  if (head) return new StoredEntry(seq, head.type, head.key, bytes.subarray(head.valueAt, end));
+  const s = unpackJson(bytes.subarray(start, end)) as { t?: unknown; k?: unknown; v?: unknown } | null;
   if (s === null || typeof s !== 'object' || (s.t !== 'p' && s.t !== 'd') || typeof s.k !== 'string') {
     throw new Error(`log entry ${seq} is not a log record`);
   }
@@ -75,32 +77,45 @@ export function decodeEntry(seq: number, bytes: Buffer): LogEntry {
 }
 
 /**
- * An entry read from storage whose value is still its msgpack bytes (raw, not enumerable): a replay
- * that only routes entries by key never builds the object, and value decodes it on first use. To
- * everyone else it is a plain entry: value is an own enumerable property that may be reassigned.
+ * An entry read from storage whose value is still its msgpack bytes: a replay that only routes
+ * entries by key never builds the object, and value decodes it on first use (and may be reassigned).
+ * A class, not an object with an own accessor per entry: defining accessors on each of a million
+ * entries cost more than reading them from LevelDB. value and raw live on the prototype and in a
+ * private field, so they are not own enumerable properties: compare entries through their fields.
  */
-function readEntry(seq: number, type: 'put' | 'delete', key: string, raw: Buffer): LogEntry {
-  let decoded: unknown;
-  let isDecoded = false;
-  const e = { seq, type, key } as LogEntry;
-  Object.defineProperty(e, 'value', {
-    enumerable: true,
-    configurable: true,
-    get() {
-      if (!isDecoded) {
-        decoded = unpackJson(raw);
-        isDecoded = true;
-      }
-      return decoded;
-    },
-    set(v: unknown) {
-      decoded = v;
-      isDecoded = true;
-    },
-  });
-  Object.defineProperty(e, 'raw', { value: raw, enumerable: false });
-  return e;
+class StoredEntry implements LogEntry {
+  readonly #raw: Buffer;
+  #value: unknown = NOT_DECODED;
+
+  constructor(
+    readonly seq: number,
+    readonly type: 'put' | 'delete',
+    readonly key: string,
+    raw: Buffer,
+  ) {
+    this.#raw = raw;
+  }
+
+  get raw(): Buffer {
+    return this.#raw;
+  }
+
+  get value(): unknown {
+    if (this.#value === NOT_DECODED) this.#value = unpackJson(this.#raw);
+    return this.#value;
+  }
+
+  set value(v: unknown) {
+    this.#value = v;
+  }
+
+  /** What toEqual and JSON see: the plain entry. */
+  toJSON(): LogRecord & { seq: number } {
+    return { seq: this.seq, type: this.type, key: this.key, value: this.value };
+  }
 }
+
+const NOT_DECODED = Symbol('not decoded');
 
 // The bytes encodeRecord writes before the value: a map of 3 ("t", "p" | "d", "k", <str>, "v"), as
 // msgpackr writes it (map16, since it does not count an object's keys first) or as fixmap.
@@ -115,12 +130,12 @@ const V = 0x76;
  * The type and key of a record, and where its value starts, read by hand. undefined when the bytes
  * are laid out otherwise (decodeEntry then decodes the whole record, as it always could).
  */
-export function readHeader(b: Buffer): { type: 'put' | 'delete'; key: string; valueAt: number } | undefined {
+function readHeader(b: Buffer, start = 0, stop = b.length): { type: 'put' | 'delete'; key: string; valueAt: number } | undefined {
   let at: number;
-  if (b[0] === MAP16 && b[1] === 0 && b[2] === 3) at = 3;
-  else if (b[0] === MAP3) at = 1;
+  if (b[start] === MAP16 && b[start + 1] === 0 && b[start + 2] === 3) at = start + 3;
+  else if (b[start] === MAP3) at = start + 1;
   else return undefined;
-  if (b.length < at + 9 || b[at] !== FIXSTR1 || b[at + 1] !== T || b[at + 2] !== FIXSTR1 || b[at + 4] !== FIXSTR1 || b[at + 5] !== K) return undefined;
+  if (stop < at + 9 || b[at] !== FIXSTR1 || b[at + 1] !== T || b[at + 2] !== FIXSTR1 || b[at + 4] !== FIXSTR1 || b[at + 5] !== K) return undefined;
   const t = b[at + 3];
   if (t !== 0x70 && t !== 0x64) return undefined;
   at += 6;
@@ -129,18 +144,18 @@ export function readHeader(b: Buffer): { type: 'put' | 'delete'; key: string; va
   if (m >= 0xa0 && m <= 0xbf) {
     length = m & 0x1f;
     at += 1;
-  } else if (m === 0xd9 && b.length > at + 1) {
+  } else if (m === 0xd9 && stop > at + 1) {
     length = b[at + 1];
     at += 2;
-  } else if (m === 0xda && b.length > at + 2) {
+  } else if (m === 0xda && stop > at + 2) {
     length = b.readUInt16BE(at + 1);
     at += 3;
-  } else if (m === 0xdb && b.length > at + 4) {
+  } else if (m === 0xdb && stop > at + 4) {
     length = b.readUInt32BE(at + 1);
     at += 5;
   } else return undefined;
   const end = at + length;
-  if (end + 3 > b.length || b[end] !== FIXSTR1 || b[end + 1] !== V) return undefined;
+  if (end + 3 > stop || b[end] !== FIXSTR1 || b[end + 1] !== V) return undefined;
   return { type: t === 0x70 ? 'put' : 'delete', key: b.toString('utf8', at, end), valueAt: end + 2 };
 }
 
@@ -161,13 +176,45 @@ function fromMaps(v: unknown): unknown {
   return o;
 }
 
-/** The checkpoint's bytes as parts to write one after the other (its data is not copied). */
-export function encodeCheckpoint(cp: Checkpoint): [Buffer, Uint8Array] {
-  const head = Buffer.allocUnsafe(SEQ_BYTES);
-  writeSeq(head, cp.seq, 0);
-  return [head, cp.data];
+/**
+ * The checkpoint file begins with its seq and this mark; each part follows as a 4-byte big-endian
+ * length and its bytes. A file without the mark (one an older orchd wrote) is no checkpoint: the
+ * store then replays the log, which is always correct.
+ */
+const CHECKPOINT_MARK = Buffer.from('orchd-cp', 'latin1');
+export const CHECKPOINT_HEAD_BYTES = SEQ_BYTES + CHECKPOINT_MARK.length;
+export const PART_LENGTH_BYTES = 4;
+
+export function checkpointHead(seq: number): Buffer {
+  const head = Buffer.allocUnsafe(CHECKPOINT_HEAD_BYTES);
+  writeSeq(head, seq, 0);
+  CHECKPOINT_MARK.copy(head, SEQ_BYTES);
+  return head;
 }
 
-export function decodeCheckpoint(bytes: Buffer): Checkpoint {
-  return { seq: readSeq(bytes), data: bytes.subarray(SEQ_BYTES) };
+/** The seq a checkpoint file's head names, or undefined when it is not one this code wrote. */
+export function readCheckpointHead(head: Buffer): number | undefined {
+  if (head.length < CHECKPOINT_HEAD_BYTES || !head.subarray(SEQ_BYTES, CHECKPOINT_HEAD_BYTES).equals(CHECKPOINT_MARK)) return undefined;
+  return readSeq(head);
+}
+
+/** A part's pieces behind their joint length, ready for one vectored write. */
+export function framePart(pieces: readonly Uint8Array[]): Uint8Array[] {
+  let length = 0;
+  for (const p of pieces) length += p.byteLength;
+  const head = Buffer.allocUnsafe(PART_LENGTH_BYTES);
+  head.writeUInt32BE(length, 0);
+  return [head, ...pieces];
+}
+
+/** Parts framed one after another (framePart) back as views of bytes. Throws on a cut frame. */
+export function unframeParts(bytes: Buffer): Buffer[] {
+  const parts: Buffer[] = [];
+  for (let at = 0; at < bytes.length; ) {
+    const end = at + PART_LENGTH_BYTES + (bytes.length - at >= PART_LENGTH_BYTES ? bytes.readUInt32BE(at) : Infinity);
+    if (end > bytes.length) throw new Error(`framed checkpoint parts end inside a part (at byte ${at})`);
+    parts.push(bytes.subarray(at + PART_LENGTH_BYTES, end));
+    at = end;
+  }
+  return parts;
 }

@@ -1,9 +1,9 @@
-import { open, readFile, rename } from 'node:fs/promises';
+import { open, rename, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Level } from 'level';
 import { AbstractLog, type Batch, type Found, type LogOptions } from './abstract-log.js';
-import { HORIZON_KEY, decodeCheckpoint, decodeEntry, encodeCheckpoint, readSeq, seqKey } from './codec.js';
-import type { Checkpoint, LogEntry } from './log.js';
+import { CHECKPOINT_HEAD_BYTES, HORIZON_KEY, PART_LENGTH_BYTES, checkpointHead, decodeEntry, framePart, readCheckpointHead, readSeq, seqKey } from './codec.js';
+import type { Checkpoint, LogEntry, SavedCheckpoint } from './log.js';
 
 export interface LevelDbLogOptions extends LogOptions {
   /** The LevelDB directory; created if missing. */
@@ -79,7 +79,7 @@ export class LevelDbLog extends AbstractLog {
           next = undefined;
           if (page.length === 0) return;
           next = it.nextv(PAGE);
-          yield page.map(([k, v]) => decodeEntry(readSeq(k), v));
+          yield decodePage(page);
         }
       } finally {
         await next?.catch(() => undefined);
@@ -112,7 +112,9 @@ export class LevelDbLog extends AbstractLog {
     const tmp = `${file}.tmp`;
     const fh = await open(tmp, 'w');
     try {
-      await fh.writev(encodeCheckpoint(cp));
+      await fh.write(checkpointHead(cp.seq));
+      // Each part straight from the store's pieces (the stored objects' own bytes): nothing is joined.
+      for await (const pieces of cp.parts) await fh.writev(framePart(pieces));
       await fh.sync();
     } finally {
       await fh.close();
@@ -126,12 +128,89 @@ export class LevelDbLog extends AbstractLog {
     }
   }
 
-  protected async _loadCheckpoint(): Promise<Checkpoint | undefined> {
-    try {
-      return decodeCheckpoint(await readFile(checkpointFile(this.path)));
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw err;
-    }
+  protected async _loadCheckpoint(): Promise<SavedCheckpoint | undefined> {
+    const file = checkpointFile(this.path);
+    const head = await readHead(file);
+    return head && { seq: head.seq, parts: readParts(file, head) };
   }
+}
+
+interface Head {
+  seq: number;
+  /** The first part's length; undefined when the checkpoint has no parts. */
+  first: number | undefined;
+}
+
+async function readHead(file: string): Promise<Head | undefined> {
+  let fh: FileHandle;
+  try {
+    fh = await open(file, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  try {
+    const buf = Buffer.alloc(CHECKPOINT_HEAD_BYTES + PART_LENGTH_BYTES);
+    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+    const seq = readCheckpointHead(buf.subarray(0, bytesRead));
+    if (seq === undefined) return undefined;
+    return { seq, first: bytesRead === buf.length ? buf.readUInt32BE(CHECKPOINT_HEAD_BYTES) : undefined };
+  } finally {
+    await fh.close();
+  }
+}
+
+/**
+ * The parts of a checkpoint file, each read into a buffer of its own (the objects loaded from it
+ * keep views of it) together with the next part's length, while the caller works on the part before.
+ * The file is opened when iteration starts and closed when it ends, or when the caller stops early.
+ */
+async function* readParts(file: string, head: Head): AsyncIterable<Buffer> {
+  const fh = await open(file, 'r');
+  let at = CHECKPOINT_HEAD_BYTES + PART_LENGTH_BYTES;
+  const readPart = async (length: number): Promise<{ part: Buffer; next: number | undefined }> => {
+    const buf = Buffer.allocUnsafeSlow(length + PART_LENGTH_BYTES);
+    const { bytesRead } = await fh.read(buf, 0, buf.length, at);
+    if (bytesRead !== length && bytesRead !== buf.length) throw new Error(`checkpoint file ${file} ends inside a part (at byte ${at + bytesRead})`);
+    at += bytesRead;
+    return { part: buf.subarray(0, length), next: bytesRead === buf.length ? buf.readUInt32BE(length) : undefined };
+  };
+  let pending: Promise<{ part: Buffer; next: number | undefined }> | undefined;
+  try {
+    // Replaced since its head was read (only a running store saves, and it is the one loading).
+    if (readCheckpointHead((await fh.read(Buffer.alloc(CHECKPOINT_HEAD_BYTES), 0, CHECKPOINT_HEAD_BYTES, 0)).buffer) !== head.seq) {
+      throw new Error(`checkpoint file ${file} changed while it was read`);
+    }
+    pending = head.first === undefined ? undefined : readPart(head.first);
+    while (pending) {
+      const { part, next } = await pending;
+      pending = next === undefined ? undefined : readPart(next);
+      yield part;
+    }
+  } finally {
+    await pending?.catch(() => undefined);
+    await fh.close();
+  }
+}
+
+/**
+ * A page's entries, their bytes copied into one buffer. LevelDB hands each value over as a buffer of
+ * its own (its own memory block, tracked and freed by the garbage collector one by one); a replay
+ * keeps a million of them as the views' objects, and that bookkeeping cost more than the reading.
+ * Views of one block per page cost a fraction of it. A kept object holds its page's block alive,
+ * which is memory the page's other objects shared while they were current.
+ */
+function decodePage(page: [Buffer, Buffer][]): LogEntry[] {
+  let total = 0;
+  for (const [, v] of page) total += v.length;
+  const slab = Buffer.allocUnsafeSlow(total);
+  const out: LogEntry[] = new Array(page.length);
+  let at = 0;
+  for (let i = 0; i < page.length; i++) {
+    const [k, v] = page[i];
+    v.copy(slab, at);
+    out[i] = decodeEntry(readSeq(k), slab, at, at + v.length);
+    at += v.length;
+  }
+  return out;
 }

@@ -16,7 +16,7 @@ export interface LogRecord {
 export interface LogEntry extends LogRecord {
   seq: number;
   /**
-   * The msgpack bytes of value, when the entry was read from storage (codec.ts readEntry): value
+   * The msgpack bytes of value, when the entry was read from storage (codec.ts StoredEntry): value
    * is then decoded from them on first use, and a view may keep these bytes instead of the object.
    */
   readonly raw?: Buffer;
@@ -33,9 +33,19 @@ export interface ReadOptions {
   kept?: boolean;
 }
 
+/**
+ * A checkpoint as the store hands it to the log: the view as of seq, in parts that come one at a
+ * time (so a big view is never held twice in memory), each part a list of byte pieces stored joined.
+ */
 export interface Checkpoint {
   seq: number;
-  data: Uint8Array;
+  parts: AsyncIterable<readonly Uint8Array[]>;
+}
+
+/** A checkpoint as the log gives it back: each part, in order, as one buffer of its own. */
+export interface SavedCheckpoint {
+  seq: number;
+  parts: AsyncIterable<Buffer>;
 }
 
 export interface Log {
@@ -89,10 +99,16 @@ export interface Log {
   compact(below: number, keep?: (seq: number) => boolean): Promise<void>;
   /** Committed batches, in order, as soon as they are durable. Hot: subscribers see what comes after. */
   readonly committed$: Observable<LogEntry[]>;
-  /** Durably replaces the stored checkpoint. cp.seq > lastSeq → LogError FUTURE_SEQ. */
+  /**
+   * Durably replaces the stored checkpoint once all its parts are stored (a failed save leaves the
+   * previous one). cp.seq > lastSeq → LogError FUTURE_SEQ, before any part is read.
+   */
   saveCheckpoint(cp: Checkpoint): Promise<void>;
-  /** The last saved checkpoint, which survives compaction; undefined if none. */
-  loadCheckpoint(): Promise<Checkpoint | undefined>;
+  /**
+   * The last saved checkpoint, which survives compaction; undefined if none. Its parts are read as
+   * they are iterated (once).
+   */
+  loadCheckpoint(): Promise<SavedCheckpoint | undefined>;
 }
 
 export type LogErrorCode = 'COMPACTED' | 'FUTURE_SEQ' | 'BROKEN' | 'CLOSED';

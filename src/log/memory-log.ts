@@ -1,6 +1,6 @@
 import { AbstractLog, type Batch, type Found, type LogOptions } from './abstract-log.js';
 import { decodeEntry } from './codec.js';
-import type { Checkpoint, LogEntry } from './log.js';
+import type { Checkpoint, LogEntry, SavedCheckpoint } from './log.js';
 
 /**
  * What a MemoryLog keeps between instances: a new MemoryLog on the same disk is a restart. It holds
@@ -10,7 +10,7 @@ export class MemoryDisk {
   /** seq → encoded record; Map order is insertion order, which is seq order. */
   readonly entries = new Map<number, Buffer>();
   horizon: number | undefined;
-  checkpoint: Checkpoint | undefined;
+  checkpoint: { seq: number; parts: Buffer[] } | undefined;
   /** Set it to make every later write fail with it, as a full or failing disk would. */
   failWrites: Error | undefined;
   /** One open log per disk, as LevelDB's LOCK file allows. */
@@ -99,12 +99,18 @@ export class MemoryLog extends AbstractLog {
   }
 
   protected async _saveCheckpoint(cp: Checkpoint): Promise<void> {
-    // A copy: the caller's buffer is theirs to reuse.
-    this.disk.checkpoint = { seq: cp.seq, data: Uint8Array.prototype.slice.call(cp.data) };
+    // Copies: the caller's buffers are theirs to reuse. Replaced only once every part is in.
+    const parts: Buffer[] = [];
+    for await (const pieces of cp.parts) parts.push(Buffer.concat(pieces));
+    this.disk.checkpoint = { seq: cp.seq, parts };
   }
 
-  protected async _loadCheckpoint(): Promise<Checkpoint | undefined> {
+  protected async _loadCheckpoint(): Promise<SavedCheckpoint | undefined> {
     const cp = this.disk.checkpoint;
-    return cp && { seq: cp.seq, data: Uint8Array.prototype.slice.call(cp.data) };
+    return cp && { seq: cp.seq, parts: copies(cp.parts) };
   }
+}
+
+async function* copies(parts: readonly Buffer[]): AsyncIterable<Buffer> {
+  for (const p of parts) yield Buffer.from(p);
 }

@@ -1,105 +1,93 @@
 /**
- * Which log entry held a key at a version (etcd's keyIndex, flattened): each key keeps the sequence
- * numbers that wrote it, a delete stored as the negated sequence. "What was K at R" is a binary search
- * for the newest revision <= R, then one log read by sequence number, never a replay.
+ * Which log entries wrote one key (etcd's keyIndex, flattened): the sequence numbers of its writes, a
+ * delete stored as the negated sequence. "What was K at R" is a binary search for the newest revision
+ * <= R, then one log read by sequence number, never a replay. Most keys are written once: their one
+ * revision is a number, and only a second write makes the array of older ones (a million arrays of
+ * one number were a tenth of a replay's time and memory).
  */
-export class KeyIndex {
-  private readonly revs = new Map<string, number[]>();
+export class Revisions {
+  /** Older revisions, oldest first; undefined while the key was written once. */
+  older: number[] | undefined = undefined;
 
-  /** Adds a revision; true when the key is new to the index (one lookup: a replay calls this a million times). */
-  record(key: string, seq: number, deleted: boolean): boolean {
-    const list = this.revs.get(key);
-    const r = deleted ? -seq : seq;
-    if (list) {
-      list.push(r);
-      return false;
-    }
-    this.revs.set(key, [r]);
-    return true;
+  constructor(
+    /** The newest revision. */
+    public last: number,
+  ) {}
+
+  static of(list: readonly number[]): Revisions {
+    const r = new Revisions(list[list.length - 1]);
+    if (list.length > 1) r.older = list.slice(0, -1);
+    return r;
   }
 
-  /** The sequence that held key at version rv, or undefined if the key did not exist then. */
-  at(key: string, rv: number): number | undefined {
-    const list = this.revs.get(key);
-    if (!list) return undefined;
-    let lo = 0;
-    let hi = list.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (Math.abs(list[mid]) <= rv) lo = mid + 1;
-      else hi = mid;
-    }
-    if (lo === 0) return undefined;
-    const r = list[lo - 1];
+  get length(): number {
+    return (this.older?.length ?? 0) + 1;
+  }
+
+  /** The i-th revision, oldest first. */
+  nth(i: number): number {
+    const older = this.older;
+    return older && i < older.length ? older[i] : this.last;
+  }
+
+  /** Every revision, oldest first. */
+  list(): number[] {
+    return this.older ? [...this.older, this.last] : [this.last];
+  }
+
+  record(seq: number, deleted: boolean): void {
+    (this.older ??= []).push(this.last);
+    this.last = deleted ? -seq : seq;
+  }
+
+  /** The sequence that held the key at version rv, or undefined if the key did not exist then. */
+  at(rv: number): number | undefined {
+    const i = this.newestAtOrBelow(rv);
+    if (i < 0) return undefined;
+    const r = this.nth(i);
     return r < 0 ? undefined : r;
   }
 
-  /** The revision before seq for key (a put's sequence), used to find a watch event's previous object. */
-  before(key: string, seq: number): number | undefined {
-    return this.at(key, seq - 1);
+  /**
+   * The sequence compaction to horizon h keeps: the newest revision below h when it is a put (what
+   * an Exact read at h - 1 and every later version up to the key's next write returns).
+   */
+  keptAt(h: number): number | undefined {
+    const i = this.newestAtOrBelow(h - 1);
+    const r = i < 0 ? -1 : this.nth(i);
+    return r > 0 ? r : undefined;
   }
 
   /**
-   * The sequences compaction to horizon h keeps: per key, the newest revision below h when it is a
-   * put (what an Exact read at h - 1 and every later version up to the key's next write returns).
+   * Drops the revisions compaction to horizon h deleted (etcd's keyIndex.compact). false when nothing
+   * of the key is left at or after h - 1: the caller forgets the key.
    */
-  keepAt(h: number): Set<number> {
-    const keep = new Set<number>();
-    for (const list of this.revs.values()) {
-      const i = newestBelow(list, h);
-      if (i >= 0 && list[i] > 0) keep.add(list[i]);
+  compact(h: number): boolean {
+    const i = this.newestAtOrBelow(h - 1);
+    if (i < 0) return true;
+    // A put below h stays (it is the state at h - 1); a delete below h is just absence.
+    const from = this.nth(i) > 0 ? i : i + 1;
+    if (from >= this.length) return false;
+    if (from > 0) {
+      const rest = this.list().slice(from);
+      this.last = rest[rest.length - 1];
+      this.older = rest.length > 1 ? rest.slice(0, -1) : undefined;
     }
-    return keep;
+    return true;
   }
 
-  /**
-   * Drops the revisions compaction to horizon h deleted; yields each key with whether it was
-   * forgotten entirely (nothing of it left at or after h - 1).
-   */
-  *compact(h: number): IterableIterator<[string, boolean]> {
-    for (const [key, list] of this.revs) {
-      const i = newestBelow(list, h);
-      if (i < 0) continue;
-      // A put below h stays (it is the state at h - 1); a delete below h is just absence.
-      const from = list[i] > 0 ? i : i + 1;
-      if (from === 0) continue;
-      if (from >= list.length) {
-        this.revs.delete(key);
-        yield [key, true];
-      } else {
-        list.splice(0, from);
-        yield [key, false];
-      }
+  /** Index of the newest revision with |rev| <= rv, or -1. */
+  private newestAtOrBelow(rv: number): number {
+    if (Math.abs(this.last) <= rv) return this.length - 1;
+    const older = this.older;
+    if (!older) return -1;
+    let lo = 0;
+    let hi = older.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (Math.abs(older[mid]) <= rv) lo = mid + 1;
+      else hi = mid;
     }
+    return lo - 1;
   }
-
-  has(key: string): boolean {
-    return this.revs.has(key);
-  }
-
-  get size(): number {
-    return this.revs.size;
-  }
-
-  entries(): IterableIterator<[string, number[]]> {
-    return this.revs.entries();
-  }
-
-  static from(entries: Iterable<[string, number[]]>): KeyIndex {
-    const k = new KeyIndex();
-    for (const [key, list] of entries) k.revs.set(key, list);
-    return k;
-  }
-}
-
-/** Index of the newest revision with |rev| < h, or -1. */
-function newestBelow(list: readonly number[], h: number): number {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (Math.abs(list[mid]) < h) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo - 1;
 }

@@ -4,7 +4,7 @@ import { StoreError } from './errors.js';
 import { splitKey } from './keys.js';
 import { mergeSorted } from './label-index.js';
 import type { Store } from './store.js';
-import { LazyObject, type StoredObject } from './view.js';
+import { LazyObject, type Slot, type StoredObject } from './view.js';
 
 export interface ListQuery {
   collection: string;
@@ -71,17 +71,17 @@ export async function listObjects(store: Store, q: ListQuery): Promise<ListResul
   let more = false;
 
   if (current) {
-    const objects = store.view.objectsIn(q.collection) ?? new Map<string, StoredObject>();
+    const slots = store.view.slotsOf(q.collection) ?? new Map<string, Slot>();
     const keys = candidates(store, q);
     const matches = q.matches;
     for (let r = keys.next(); !r.done; r = keys.next()) {
-      const s = objects.get(r.value);
+      const s = slots.get(r.value)?.cur;
       if (!s || (matches && !matches(s.obj))) continue;
       items.push(s);
       last = r.value;
       if (items.length >= limit) {
         more = lookahead(keys, (suffix) => {
-          const o = objects.get(suffix);
+          const o = slots.get(suffix)?.cur;
           return o !== undefined && (!matches || matches(o.obj));
         });
         break;
@@ -164,7 +164,7 @@ async function lookaheadAt(store: Store, q: ListQuery, keys: Iterator<string>, s
     if (r.done) return false;
     // Unfiltered, existence is enough: the key index answers it without reading the log.
     if (!q.matches) {
-      if (store.view.keyIndex.at(`${q.collection}/${r.value}`, seq) !== undefined) return true;
+      if (store.view.slotsOf(q.collection)?.get(r.value)?.at(seq) !== undefined) return true;
       continue;
     }
     const s = await at(store, q.collection, r.value, seq);
@@ -177,20 +177,21 @@ async function lookaheadAt(store: Store, q: ListQuery, keys: Iterator<string>, s
 function countAfter(store: Store, q: ListQuery, seq: number, after: string, current: boolean): number {
   if (current) return store.view.collections.get(q.collection)?.countRange(q.prefix, after) ?? 0;
   let n = 0;
+  const slots = store.view.slotsOf(q.collection);
   for (const suffix of store.view.history.get(q.collection)?.range(q.prefix, after) ?? []) {
-    if (store.view.keyIndex.at(`${q.collection}/${suffix}`, seq) !== undefined) n++;
+    if (slots?.get(suffix)?.at(seq) !== undefined) n++;
   }
   return n;
 }
 
 /** The object a key held at seq: at once when the view still holds that revision, else read from the log. */
 function at(store: Store, collection: string, suffix: string, seq: number): StoredObject | Promise<StoredObject | undefined> | undefined {
-  const cur = store.view.objectsIn(collection)?.get(suffix);
-  // Not written since seq: what it held then, without asking the key index.
+  const slot = store.view.slotsOf(collection)?.get(suffix);
+  const cur = slot?.cur;
+  // Not written since seq: what it held then, without a search of the revisions.
   if (cur && cur.seq <= seq) return cur;
-  const key = `${collection}/${suffix}`;
-  const rev = store.view.keyIndex.at(key, seq);
-  return rev === undefined ? undefined : readRevision(store, key, rev);
+  const rev = slot?.at(seq);
+  return rev === undefined ? undefined : readRevision(store, `${collection}/${suffix}`, rev);
 }
 
 async function readRevision(store: Store, key: string, rev: number): Promise<StoredObject> {

@@ -80,13 +80,10 @@ export class Store {
     return this.view.appliedSeq;
   }
 
-  get keyIndex() {
-    return this.view.keyIndex;
-  }
-
   /** Rebuild the view from the last checkpoint and the log's tail, then follow the log live. */
   async start(): Promise<void> {
     const cp = await this.log.loadCheckpoint();
+    // One older than the compaction horizon is never read: the log below the horizon is gone.
     const fromCheckpoint = cp && cp.seq >= this.log.firstSeq - 1 ? await decodeCheckpoint(cp) : undefined;
     if (fromCheckpoint) {
       this.view = fromCheckpoint;
@@ -145,7 +142,7 @@ export class Store {
     if (this.checkpointing) return this.checkpointing;
     this.sinceCheckpoint = 0;
     this.checkpointing = (async () => {
-      const cp = await encodeCheckpoint(this.view);
+      const cp = encodeCheckpoint(this.view);
       await this.log.saveCheckpoint(cp);
       this.checkpointSeq = cp.seq;
     })().finally(() => (this.checkpointing = undefined));
@@ -177,7 +174,7 @@ export class Store {
     const h = Math.min(below, this.checkpointSeq + 1, this.view.appliedSeq + 1);
     let kept = 0;
     if (h > this.log.firstSeq) {
-      const keep = this.view.keyIndex.keepAt(h);
+      const keep = this.view.keptAt(h);
       kept = keep.size;
       await this.log.compact(h, (seq) => keep.has(seq));
       // After the log moved its horizon: until then, reads below it still used these revisions.
@@ -197,12 +194,28 @@ export class Store {
 
   /** Committed state of one key. */
   get(key: string): StoredObject | undefined {
-    return this.view.objects.get(key);
+    return this.view.get(key);
   }
 
   /** Committed objects of a collection (optionally one namespace prefix 'ns/'), in key order, after a key. */
   list(collection: string, prefix = '', after?: string): IterableIterator<StoredObject> {
     return this.view.list(collection, prefix, after);
+  }
+
+  /**
+   * The namespaces holding objects of a collection, each once: keys sort by <namespace>/<name>, so
+   * each step skips past a whole namespace (names are DNS names: every one sorts before U+FFFF).
+   */
+  *namespaces(collection: string): IterableIterator<string> {
+    const keys = this.view.collections.get(collection);
+    if (!keys) return;
+    for (let after: string | undefined; ; ) {
+      const next = keys.range('', after).next();
+      if (next.done) return;
+      const ns = next.value.slice(0, next.value.indexOf('/'));
+      yield ns;
+      after = `${ns}/\uffff`;
+    }
   }
 
   /** Names of the collections that hold objects. */
@@ -214,7 +227,7 @@ export class Store {
   latest(key: string): { seq: number; obj: KubeObject } | undefined {
     const p = this.pending.get(key);
     if (p) return p.obj ? { seq: p.seq, obj: p.obj } : undefined;
-    const c = this.view.objects.get(key);
+    const c = this.view.get(key);
     return c ? { seq: c.seq, obj: c.obj } : undefined;
   }
 

@@ -2,7 +2,7 @@ import { unpackJson } from '../log/codec.js';
 import type { LogEntry } from '../log/log.js';
 import { msgpackToJson } from '../log/msgpack-json.js';
 import type { KubeObject } from '../resources/types.js';
-import { KeyIndex } from './key-index.js';
+import { Revisions } from './key-index.js';
 import { splitKey } from './keys.js';
 import { LabelIndex } from './label-index.js';
 import { SortedKeys } from './sorted-keys.js';
@@ -89,46 +89,82 @@ export const encodeStored = (s: StoredObject): Buffer => (s.json ??= s instanceo
 /** The apiVersion an object is stored at; for a lazy object already encoded, without decoding it. */
 export const storedApiVersion = (s: StoredObject): unknown => (s instanceof LazyObject ? s.apiVersion : s.obj.apiVersion);
 
+/** What the view knows of one key: the log entries that wrote it, and its current object (none once deleted). */
+export class Slot extends Revisions {
+  constructor(
+    last: number,
+    public cur: StoredObject | undefined,
+  ) {
+    super(last);
+  }
+}
+
 /**
- * The current state: objects by key, each collection's keys in order, and the revision index.
- * apply() is the one fold every committed entry goes through, in order, at startup and live.
+ * The current state: per collection, a slot per key (current object and revisions), each
+ * collection's keys in order, and the keys its history knows. apply() is the one fold every committed
+ * entry goes through, in order, at startup and live.
+ *
+ * One map per collection, keyed by the in-collection key, holds both the object and the revisions:
+ * a write costs one lookup, a million-entry replay one map insert per key (separate maps for objects
+ * and revisions, by full key and by collection, were most of a replay's time). A list walks a
+ * collection's sorted keys and looks each up with the very string the sorted keys hold, whose hash
+ * V8 keeps.
  */
 export class View {
-  readonly objects = new Map<string, StoredObject>();
-  /**
-   * The same objects per collection, by in-collection key. A list walks a collection's sorted keys
-   * and looks each up here with the very string the sorted keys hold, whose hash V8 keeps: several
-   * times cheaper than building the full key and hashing it anew, which was most of a list's walk.
-   */
-  private readonly byCollection = new Map<string, Map<string, StoredObject>>();
+  private readonly slots = new Map<string, Map<string, Slot>>();
+  /** Per collection, the keys that hold an object, in order. */
   readonly collections = new Map<string, SortedKeys>();
-  /** Per collection, every key the key index knows (deleted ones too): what a read at a past version walks. */
+  /** Per collection, every key that has a slot (deleted ones too): what a read at a past version walks. */
   readonly history = new Map<string, SortedKeys>();
-  keyIndex = new KeyIndex();
   /** Label values → keys, per collection, built when a selector first asks (see labelIndexFor). */
   readonly labels = new LabelIndex();
   appliedSeq = 0;
+  /** How many keys hold an object. */
+  size = 0;
 
-  /** The objects of one collection by in-collection key (undefined: it has none yet). */
-  objectsIn(collection: string): ReadonlyMap<string, StoredObject> | undefined {
-    return this.byCollection.get(collection);
+  /** The slots of one collection by in-collection key (undefined: it has none yet). */
+  slotsOf(collection: string): ReadonlyMap<string, Slot> | undefined {
+    return this.slots.get(collection);
   }
 
-  /** Holds s as the current state of its key (apply, and a checkpoint being loaded). */
-  setObject(collection: string, suffix: string, s: StoredObject): void {
-    this.objects.set(s.key, s);
-    let m = this.byCollection.get(collection);
-    if (!m) this.byCollection.set(collection, (m = new Map()));
-    m.set(suffix, s);
+  /** The current object of a storage key. */
+  get(key: string): StoredObject | undefined {
+    const { collection, suffix } = splitKey(key);
+    return this.slots.get(collection)?.get(suffix)?.cur;
   }
 
-  collection(name: string): SortedKeys {
+  /** The sequence that held a storage key at version rv (undefined: it did not exist then). */
+  revisionAt(key: string, rv: number): number | undefined {
+    const { collection, suffix } = splitKey(key);
+    return this.slots.get(collection)?.get(suffix)?.at(rv);
+  }
+
+  /** Every current object, collection by collection, in key order. */
+  *objects(): IterableIterator<StoredObject> {
+    for (const collection of this.collections.keys()) yield* this.list(collection);
+  }
+
+  /** Holds a key's slot as a checkpoint stored it; the caller sets the sorted keys afterwards (setKeys). */
+  load(collection: string, suffix: string, slot: Slot): void {
+    let m = this.slots.get(collection);
+    if (!m) this.slots.set(collection, (m = new Map()));
+    m.set(suffix, slot);
+    if (slot.cur) this.size++;
+  }
+
+  /** A collection's sorted keys after load(): those holding objects, and every one of its history. */
+  setKeys(collection: string, current: SortedKeys, history: SortedKeys): void {
+    this.collections.set(collection, current);
+    this.history.set(collection, history);
+  }
+
+  private collection(name: string): SortedKeys {
     let c = this.collections.get(name);
     if (!c) this.collections.set(name, (c = new SortedKeys()));
     return c;
   }
 
-  historyOf(name: string): SortedKeys {
+  private historyOf(name: string): SortedKeys {
     let c = this.history.get(name);
     if (!c) this.history.set(name, (c = new SortedKeys()));
     return c;
@@ -150,12 +186,16 @@ export class View {
     const r = this.replay;
     if (!r) return;
     this.replay = undefined;
+    const holds = (collection: string) => {
+      const m = this.slots.get(collection);
+      return (k: string) => m?.get(k)?.cur !== undefined;
+    };
     for (const [collection, added] of r.added) {
       const before = [...(this.collections.get(collection)?.range('') ?? [])];
       const historyBefore = this.history.get(collection)?.size ?? 0;
       const sameHistory = !r.deleted.has(collection) && historyBefore === before.length && (r.history.get(collection)?.length ?? 0) === added.length;
       if (r.deleted.has(collection)) {
-        this.collections.set(collection, SortedKeys.of(before.concat(added).filter((k) => this.objects.has(`${collection}/${k}`))));
+        this.collections.set(collection, SortedKeys.of(before.concat(added).filter(holds(collection))));
         continue;
       }
       const sorted = before.concat(added).sort();
@@ -167,7 +207,7 @@ export class View {
     }
     for (const collection of r.deleted) {
       if (r.added.has(collection)) continue;
-      const left = [...(this.collections.get(collection)?.range('') ?? [])].filter((k) => this.objects.has(`${collection}/${k}`));
+      const left = [...(this.collections.get(collection)?.range('') ?? [])].filter(holds(collection));
       this.collections.set(collection, SortedKeys.ofSorted(left));
     }
     for (const [collection, added] of r.history) {
@@ -178,46 +218,50 @@ export class View {
   private replay: { added: Map<string, string[]>; deleted: Set<string>; history: Map<string, string[]> } | undefined;
 
   apply(e: LogEntry): Change {
-    const prev = this.objects.get(e.key);
-    const cur: StoredObject = e.raw ? new LazyObject(e.key, e.seq, e.raw) : { key: e.key, seq: e.seq, obj: e.value as KubeObject };
     const { collection, suffix } = splitKey(e.key);
+    let m = this.slots.get(collection);
+    if (!m) this.slots.set(collection, (m = new Map()));
+    const put = e.type === 'put';
+    const cur: StoredObject = e.raw ? new LazyObject(e.key, e.seq, e.raw) : { key: e.key, seq: e.seq, obj: e.value as KubeObject };
+    const slot = m.get(suffix);
+    const prev = slot?.cur;
     // Only a collection a selector has asked about has a label index; only there do objects get read.
-    if (this.labels.has(collection)) this.labels.update(collection, suffix, prev?.obj.metadata.labels, e.type === 'put' ? cur.obj.metadata.labels : undefined);
+    if (this.labels.has(collection)) this.labels.update(collection, suffix, prev?.obj.metadata.labels, put ? cur.obj.metadata.labels : undefined);
+    if (slot) {
+      slot.record(e.seq, !put);
+      slot.cur = put ? cur : undefined;
+    } else m.set(suffix, new Slot(put ? e.seq : -e.seq, put ? cur : undefined));
+    if (put && !prev) this.size++;
+    else if (!put && prev) this.size--;
     const replay = this.replay;
-    if (e.type === 'put') this.setObject(collection, suffix, cur);
-    else {
-      this.objects.delete(e.key);
-      this.byCollection.get(collection)?.delete(suffix);
-    }
-    const newKey = this.keyIndex.record(e.key, e.seq, e.type === 'delete');
     if (replay) {
-      if (e.type === 'put') {
+      if (put) {
         if (!prev) pushTo(replay.added, collection, suffix);
       } else replay.deleted.add(collection);
-      if (newKey) pushTo(replay.history, collection, suffix);
+      if (!slot) pushTo(replay.history, collection, suffix);
     } else {
-      if (e.type === 'put') {
+      if (put) {
         if (!prev) this.collection(collection).add(suffix);
       } else this.collection(collection).delete(suffix);
-      if (newKey) this.historyOf(collection).add(suffix);
+      if (!slot) this.historyOf(collection).add(suffix);
     }
     this.appliedSeq = e.seq;
-    const type: ChangeType = e.type === 'delete' ? 'DELETED' : prev ? 'MODIFIED' : 'ADDED';
+    const type: ChangeType = !put ? 'DELETED' : prev ? 'MODIFIED' : 'ADDED';
     return prev ? { type, seq: e.seq, key: e.key, cur, prev } : { type, seq: e.seq, key: e.key, cur };
   }
 
   /** The label index of a collection, built from its current objects on first use. */
   labelIndexFor(collection: string): LabelIndex {
     if (!this.labels.has(collection)) {
-      const objects = this.byCollection.get(collection);
       const keys = this.collections.get(collection);
+      const m = this.slots.get(collection);
       this.labels.build(
         collection,
         (function* () {
-          if (!keys || !objects) return;
+          if (!keys || !m) return;
           // A look, not a read: indexing 100k objects kept every one decoded on the heap.
           for (const suffix of keys.range('')) {
-            const o = objects.get(suffix);
+            const o = m.get(suffix)?.cur;
             yield [suffix, o && peekObject(o).metadata.labels] as [string, Record<string, string> | undefined];
           }
         })(),
@@ -226,26 +270,40 @@ export class View {
     return this.labels;
   }
 
+  /** The sequences compaction to horizon h keeps: per key, its state at h - 1 when that is an object. */
+  keptAt(h: number): Set<number> {
+    const keep = new Set<number>();
+    for (const m of this.slots.values()) {
+      for (const slot of m.values()) {
+        const seq = slot.keptAt(h);
+        if (seq !== undefined) keep.add(seq);
+      }
+    }
+    return keep;
+  }
+
   /**
-   * Compaction of the revision index to horizon h (etcd's keyIndex.compact): each key keeps its
-   * newest revision below h when that is a put (the state at h - 1), and loses every older one;
-   * a key whose newest revision below h is a delete and that has none after is forgotten.
+   * Compaction of the revisions to horizon h: each key keeps its newest revision below h when that
+   * is a put (the state at h - 1), and loses every older one; a key whose newest revision below h is
+   * a delete and that has none after is forgotten.
    */
   compactIndex(h: number): void {
-    for (const [key, removed] of this.keyIndex.compact(h)) {
-      if (!removed) continue;
-      const { collection, suffix } = splitKey(key);
-      this.history.get(collection)?.delete(suffix);
+    for (const [collection, m] of this.slots) {
+      for (const [suffix, slot] of m) {
+        if (slot.compact(h)) continue;
+        m.delete(suffix);
+        this.history.get(collection)?.delete(suffix);
+      }
     }
   }
 
   /** Objects of one collection whose in-collection key starts with prefix ('' all, 'ns/' one namespace). */
   *list(collection: string, prefix = '', after?: string): IterableIterator<StoredObject> {
     const c = this.collections.get(collection);
-    const objects = this.byCollection.get(collection);
-    if (!c || !objects) return;
+    const m = this.slots.get(collection);
+    if (!c || !m) return;
     for (const suffix of c.range(prefix, after)) {
-      const o = objects.get(suffix);
+      const o = m.get(suffix)?.cur;
       if (o) yield o;
     }
   }

@@ -100,7 +100,7 @@ export function changesAfter(store: Store, from: WatchFrom): Observable<Change> 
 async function replayed(store: Store, e: LogEntry, prevs: Map<string, StoredObject | null>): Promise<Change> {
   let prev = prevs.get(e.key);
   if (prev === undefined) {
-    const seq = store.keyIndex.before(e.key, e.seq);
+    const seq = store.view.revisionAt(e.key, e.seq - 1);
     const p = seq !== undefined ? await store.log.get(seq) : undefined;
     prev = p && p.type === 'put' ? { key: p.key, seq: p.seq, obj: p.value as KubeObject } : null;
   }

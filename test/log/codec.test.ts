@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HORIZON_KEY, decodeCheckpoint, decodeEntry, encodeCheckpoint, encodeRecord, packJson, readSeq, seqKey } from '../../src/log/codec.js';
+import { HORIZON_KEY, checkpointHead, decodeEntry, encodeRecord, framePart, packJson, readCheckpointHead, readSeq, seqKey, unframeParts } from '../../src/log/codec.js';
 
 const BOUNDARIES = [0, 1, 255, 256, 65535, 65536, 2 ** 32 - 1, 2 ** 32, 2 ** 32 + 1, 2 ** 40, Number.MAX_SAFE_INTEGER];
 
@@ -54,12 +54,20 @@ describe('records', () => {
 });
 
 describe('checkpoints', () => {
-  it.each([
-    ['empty at seq 0', 0, []],
-    ['some bytes at a large seq', 2 ** 40 + 3, [0, 1, 255]],
-  ])('%s round-trip', (_name, seq, data) => {
-    const cp = decodeCheckpoint(Buffer.concat(encodeCheckpoint({ seq, data: new Uint8Array(data) })));
-    expect([cp.seq, [...cp.data]]).toEqual([seq, data]);
+  it.each([0, 7, 2 ** 40 + 3])('the head of a checkpoint at %d names its seq', (seq) => {
+    expect(readCheckpointHead(checkpointHead(seq))).toBe(seq);
+  });
+
+  it('a head without the mark names none', () => {
+    expect(readCheckpointHead(Buffer.concat([seqKey(5), Buffer.from('orchd-c')]))).toBeUndefined();
+    expect(readCheckpointHead(Buffer.concat([seqKey(5), Buffer.from('orchd-ch')]))).toBeUndefined();
+  });
+
+  it('framed parts come back as the pieces of each joined; a cut frame is refused', () => {
+    const framed = Buffer.concat([...framePart([Buffer.from([1, 2]), Buffer.from([3])]), ...framePart([]), ...framePart([Buffer.from([255])])]);
+    expect(unframeParts(framed).map((p) => [...p])).toEqual([[1, 2, 3], [], [255]]);
+    expect(() => unframeParts(framed.subarray(0, framed.length - 1))).toThrow(/inside a part/);
+    expect(() => unframeParts(framed.subarray(0, 2))).toThrow(/inside a part/);
   });
 });
 

@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Level } from 'level';
@@ -71,7 +71,7 @@ describe('LevelDbLog', () => {
     await log.open();
     await Promise.all(Array.from({ length: 300 }, (_, i) => log.append(() => ({ type: 'put', key: `k${i}`, value: i })).durable));
     await log.compact(3);
-    await log.saveCheckpoint({ seq: 300, data: new Uint8Array([1]) });
+    await log.saveCheckpoint({ seq: 300, parts: (async function* () { yield [new Uint8Array([1])]; })() });
     await log.close();
 
     const db = new Level<Buffer, Buffer>(path, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
@@ -86,10 +86,31 @@ describe('LevelDbLog', () => {
       expect(metaRows.map(([k]) => k.subarray(1).toString('latin1'))).toEqual(['horizon']);
       expect(metaRows.every(([k]) => k[0] === 0xff)).toBe(true);
       // Kept out of LevelDB so that writing a big one never holds appends behind it.
-      expect([...(await readFile(checkpointFile(path)))]).toEqual([0, 0, 0, 0, 0, 0, 1, 44, 1]);
+      // seq, the mark, then each part behind its 4-byte length.
+      expect([...(await readFile(checkpointFile(path)))]).toEqual([0, 0, 0, 0, 0, 0, 1, 44, ...Buffer.from('orchd-cp'), 0, 0, 0, 1, 1]);
       expect(await readdir(path)).not.toContain('orchd-checkpoint.tmp');
     } finally {
       await db.close();
+    }
+  });
+
+  it('a checkpoint file without the mark (an older orchd\'s) is no checkpoint; one cut inside a part fails as it is read', async () => {
+    const path = await tempPath();
+    const log = new LevelDbLog({ path });
+    await log.open();
+    try {
+      await log.append(() => ({ type: 'put', key: 'k', value: 1 })).durable;
+      await writeFile(checkpointFile(path), Buffer.concat([Buffer.from([0, 0, 0, 0, 0, 0, 0, 1]), Buffer.from('orchd-checkpoint/3\n')]));
+      expect(await log.loadCheckpoint()).toBeUndefined();
+      await writeFile(checkpointFile(path), Buffer.concat([Buffer.from([0, 0, 0, 0, 0, 0, 0, 1]), Buffer.from('orchd-cp'), Buffer.from([0, 0, 0, 9, 1, 2])]));
+      const cp = await log.loadCheckpoint();
+      expect(cp?.seq).toBe(1);
+      const read = async () => {
+        for await (const part of cp!.parts) void part;
+      };
+      await expect(read()).rejects.toThrow(/ends inside a part/);
+    } finally {
+      await log.close();
     }
   });
 });

@@ -1,12 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { KeyIndex } from '../../src/store/key-index.js';
+import { Revisions } from '../../src/store/key-index.js';
 
-describe('KeyIndex', () => {
-  const idx = new KeyIndex();
-  idx.record('k', 3, false);
-  idx.record('k', 7, false);
-  idx.record('k', 9, true);
-  idx.record('k', 12, false);
+describe('Revisions', () => {
+  const revs = new Revisions(3);
+  revs.record(7, false);
+  revs.record(9, true);
+  revs.record(12, false);
 
   it.each([
     ['before the first write', 2, undefined],
@@ -16,12 +15,30 @@ describe('KeyIndex', () => {
     ['after the delete', 10, undefined],
     ['after re-create', 100, 12],
   ])('%s', (_name, rv, want) => {
-    expect(idx.at('k', rv)).toBe(want);
+    expect(revs.at(rv)).toBe(want);
   });
 
-  it('before() finds the previous version of a write', () => {
-    expect(idx.before('k', 7)).toBe(3);
-    expect(idx.before('k', 12)).toBeUndefined();
-    expect(idx.at('other', 5)).toBeUndefined();
+  it('a key written once holds its revision as a number; the list is oldest first', () => {
+    const once = new Revisions(5);
+    expect([once.older, once.list(), once.at(4), once.at(5)]).toEqual([undefined, [5], undefined, 5]);
+    expect(revs.list()).toEqual([3, 7, -9, 12]);
+    expect(Revisions.of([3, 7, -9, 12]).list()).toEqual([3, 7, -9, 12]);
+  });
+
+  it.each([
+    ['below every revision', 3, [3, 7, -9, 12], 0],
+    ['between puts: the put below stays as the state at h - 1', 8, [7, -9, 12], 7],
+    ['right after a delete: it goes, absence needs no revision', 10, [12], 0],
+    ['past every revision: the last put stays', 50, [12], 12],
+  ])('compaction to a horizon %s', (_name, h, left, kept) => {
+    const r = Revisions.of(revs.list());
+    expect(r.keptAt(h) ?? 0).toBe(kept);
+    expect(r.compact(h)).toBe(true);
+    expect(r.list()).toEqual(left);
+  });
+
+  it('a key whose newest revision below the horizon is its delete is forgotten', () => {
+    expect(Revisions.of([3, -4]).compact(5)).toBe(false);
+    expect(Revisions.of([3, -4]).keptAt(5)).toBeUndefined();
   });
 });

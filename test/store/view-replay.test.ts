@@ -24,10 +24,10 @@ function entries(seed: number, count: number, from: number): LogEntry[] {
 }
 
 const shape = (v: View) => ({
-  objects: [...v.objects.keys()].sort(),
+  objects: Array.from(v.objects(), (s) => s.key).sort(),
   collections: [...v.collections].map(([c, k]) => [c, [...k.range('')]]).filter(([, k]) => k.length > 0).sort(),
   history: [...v.history].map(([c, k]) => [c, [...k.range('')]]).sort(),
-  revisions: [...v.keyIndex.entries()].sort(),
+  revisions: [...v.history].flatMap(([c, keys]) => [...keys.range('')].map((s) => [`${c}/${s}`, v.slotsOf(c)?.get(s)?.list()])).sort(),
 });
 
 describe('view replay', () => {

@@ -1,6 +1,6 @@
 import { Subject, type Observable } from 'rxjs';
-import { packJson, unpackJson } from '../codec.js';
-import type { Appended, Checkpoint, Log, LogEntry, LogRecord, ReadOptions } from '../log.js';
+import { framePart, packJson, unframeParts, unpackJson } from '../codec.js';
+import type { Appended, Checkpoint, Log, LogEntry, LogRecord, ReadOptions, SavedCheckpoint } from '../log.js';
 import { CorruptEntryError, CorruptObjects } from './corrupt-objects.js';
 import type { ResourceProviders } from './providers.js';
 import { StoredValues } from './stored-values.js';
@@ -189,51 +189,53 @@ export class EncryptedLog implements Log {
   }
 
   /**
-   * A checkpoint holds every object of the view: it is sealed whole (its layout is the store's
-   * business) behind a small plain header that carries the corrupt objects, which the view does not
-   * hold, as they are stored, so a restart from the checkpoint still knows them.
+   * A checkpoint holds every object of the view: its parts are framed and sealed whole (their layout
+   * is the store's business) behind a small plain header that carries the corrupt objects, which
+   * the view does not hold, as they are stored, so a restart from the checkpoint still knows them.
    */
-  saveCheckpoint(cp: Checkpoint): Promise<void> {
+  async saveCheckpoint(cp: Checkpoint): Promise<void> {
     if (!this.values.encryptsAny && this.corrupt.size === 0) return this.inner.saveCheckpoint(cp);
-    let data: Buffer;
-    try {
-      const corrupt = [...this.corrupt.entries()].map(([key, c]) => [key, c.seq, c.message, c.stored]);
-      const header = packJson({ corrupt });
-      const length = Buffer.allocUnsafe(4);
-      length.writeUInt32BE(header.length, 0);
-      const inner = Buffer.from(cp.data.buffer, cp.data.byteOffset, cp.data.byteLength);
-      data = Buffer.concat([ENVELOPE, length, header, this.values.sealCheckpoint(inner)]);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return this.inner.saveCheckpoint({ seq: cp.seq, data });
+    const framed: Uint8Array[] = [];
+    for await (const pieces of cp.parts) framed.push(...framePart(pieces));
+    const corrupt = [...this.corrupt.entries()].map(([key, c]) => [key, c.seq, c.message, c.stored]);
+    const header = packJson({ corrupt });
+    const length = Buffer.allocUnsafe(4);
+    length.writeUInt32BE(header.length, 0);
+    const sealed = [ENVELOPE, length, header, this.values.sealCheckpoint(Buffer.concat(framed))];
+    return this.inner.saveCheckpoint({ seq: cp.seq, parts: partsOf([sealed]) });
   }
 
   /**
    * The stored checkpoint, opened. One no configured key opens is no checkpoint: the store then
    * rebuilds the view from the log, entry by entry, each opened (or found corrupt) on its own.
    */
-  async loadCheckpoint(): Promise<Checkpoint | undefined> {
+  async loadCheckpoint(): Promise<SavedCheckpoint | undefined> {
     const cp = await this.openCheckpoint();
     // The view starts from it: entries up to it are past versions from now on, never the replay's.
     if (cp) this.noteNewest(cp.seq);
     return cp;
   }
 
-  private async openCheckpoint(): Promise<Checkpoint | undefined> {
+  private async openCheckpoint(): Promise<SavedCheckpoint | undefined> {
     const cp = await this.inner.loadCheckpoint();
     if (!cp) return cp;
-    const bytes = Buffer.from(cp.data.buffer, cp.data.byteOffset, cp.data.byteLength);
-    if (bytes.length < ENVELOPE.length + 4 || !bytes.subarray(0, ENVELOPE.length).equals(ENVELOPE)) return cp;
+    const parts = cp.parts[Symbol.asyncIterator]();
+    const first = await parts.next();
+    if (first.done) return { seq: cp.seq, parts: partsOf([]) };
+    const bytes = first.value;
+    if (bytes.length < ENVELOPE.length + 4 || !bytes.subarray(0, ENVELOPE.length).equals(ENVELOPE)) {
+      return { seq: cp.seq, parts: prepend(bytes, parts) };
+    }
+    await parts.return?.();
     const at = ENVELOPE.length + 4;
     const end = at + bytes.readUInt32BE(ENVELOPE.length);
     const { corrupt } = unpackJson(bytes.subarray(at, end)) as { corrupt: [string, number, string, unknown][] };
     const values = this.values;
     await values.prepareCheckpoint(bytes.subarray(end));
     await values.prepare(corrupt.map(([key, , , value]) => ({ key, value })));
-    let data: Buffer;
+    let opened: Buffer;
     try {
-      data = values.openCheckpoint(bytes.subarray(end));
+      opened = values.openCheckpoint(bytes.subarray(end));
     } catch (err) {
       if (!(err instanceof TransformError)) throw err;
       return undefined;
@@ -247,7 +249,20 @@ export class EncryptedLog implements Log {
       }
       this.corrupt.set(key, { seq, message, stored });
     }
-    return { seq: cp.seq, data };
+    return { seq: cp.seq, parts: partsOf(unframeParts(opened)) };
+  }
+}
+
+async function* partsOf<T>(parts: readonly T[]): AsyncIterable<T> {
+  yield* parts;
+}
+
+async function* prepend(first: Buffer, rest: AsyncIterator<Buffer>): AsyncIterable<Buffer> {
+  try {
+    yield first;
+    for (let r = await rest.next(); !r.done; r = await rest.next()) yield r.value;
+  } finally {
+    await rest.return?.();
   }
 }
 
