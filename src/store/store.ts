@@ -100,6 +100,7 @@ export class Store {
         this.opts.onReplayProgress?.(applied, total);
       }
       this.view.endReplay();
+      this.view.releaseBuffers();
     }
     this.sinceCheckpoint = applied;
     this.versionClock.note(this.view.appliedSeq, this.now());
@@ -142,6 +143,8 @@ export class Store {
     if (this.checkpointing) return this.checkpointing;
     this.sinceCheckpoint = 0;
     this.checkpointing = (async () => {
+      // Between checkpoints, writes leave pages and parts that objects were read from mostly dead.
+      this.view.releaseBuffers();
       const cp = encodeCheckpoint(this.view);
       await this.log.saveCheckpoint(cp);
       this.checkpointSeq = cp.seq;

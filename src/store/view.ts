@@ -76,7 +76,19 @@ export class LazyObject implements StoredObject {
   get apiVersion(): unknown {
     return this.decoded || !this.noted ? this.obj.apiVersion : this.noted.apiVersion;
   }
+
+  /** The same object with its bytes in a buffer of their own (see View.releaseBuffers). */
+  moved(): LazyObject {
+    const o = new LazyObject(this.key, this.seq, Buffer.from(this.raw));
+    o.decoded = this.decoded;
+    o.noted = this.noted;
+    if (this.json) o.json = this.json;
+    return o;
+  }
 }
+
+/** Buffers this large are shared ones (a log page, a checkpoint part), not an object's own. */
+const SHARED_BUFFER_BYTES = 64 * 1024;
 
 /**
  * The object of s for a one-off look (a background scan of every object): a lazy object not yet
@@ -295,6 +307,30 @@ export class View {
         this.history.get(collection)?.delete(suffix);
       }
     }
+  }
+
+  /**
+   * A replayed or loaded object's bytes are a view of a buffer it shares with its neighbours (a log
+   * page, a checkpoint part), and one object left current keeps the whole buffer alive: an object
+   * created early and never changed would hold a page of long-gone versions. Objects whose shared
+   * buffer is less than half current get bytes of their own. Returns how many moved.
+   */
+  releaseBuffers(): number {
+    const used = new Map<ArrayBufferLike, number>();
+    const shared = (o: StoredObject | undefined): o is LazyObject => o instanceof LazyObject && o.raw.buffer.byteLength >= SHARED_BUFFER_BYTES;
+    for (const m of this.slots.values()) {
+      for (const slot of m.values()) if (shared(slot.cur)) used.set(slot.cur.raw.buffer, (used.get(slot.cur.raw.buffer) ?? 0) + slot.cur.raw.length);
+    }
+    let moved = 0;
+    for (const m of this.slots.values()) {
+      for (const slot of m.values()) {
+        const o = slot.cur;
+        if (!shared(o) || used.get(o.raw.buffer)! * 2 >= o.raw.buffer.byteLength) continue;
+        slot.cur = o.moved();
+        moved++;
+      }
+    }
+    return moved;
   }
 
   /** Objects of one collection whose in-collection key starts with prefix ('' all, 'ns/' one namespace). */

@@ -221,3 +221,35 @@ describe('objects held as bytes', () => {
     expect([...(view.labels.keys('/namespaces', 'step', 'three')?.range('') ?? [])]).toEqual(['/b']);
   });
 });
+
+describe('shared buffers', () => {
+  /** n Namespaces read from storage as one page: their bytes are views of one buffer, as leveldb-log.ts reads them. */
+  function page(n: number): { view: View; slab: ArrayBufferLike } {
+    const records = Array.from({ length: n }, (_, i) => encodeRecord({ type: 'put', key: `/namespaces//n${i}`, value: ns(`n${i}`, i + 1, { note: 'x'.repeat(1000) }) }));
+    const slab = Buffer.concat(records);
+    const view = new View();
+    let at = 0;
+    records.forEach((r, i) => {
+      view.apply(decodeEntry(i + 1, slab, at, at + r.length));
+      at += r.length;
+    });
+    return { view, slab: slab.buffer };
+  }
+
+  it('objects left alone on a mostly replaced page get bytes of their own, unchanged; a mostly current page stays shared', () => {
+    const { view, slab } = page(100);
+    for (let i = 0; i < 90; i++) view.apply({ seq: 101 + i, type: 'put', key: `/namespaces//n${i}`, value: ns(`n${i}`, 101 + i) });
+    const before = Array.from(view.objects(), (o) => JSON.stringify(o.obj));
+    expect(view.releaseBuffers()).toBe(10);
+    const left = [...view.objects()].filter((o) => o instanceof LazyObject) as LazyObject[];
+    expect(left).toHaveLength(10);
+    expect(left.every((o) => o.raw.buffer !== slab)).toBe(true);
+    expect(Array.from(view.objects(), (o) => JSON.stringify(o.obj))).toEqual(before);
+    expect(view.releaseBuffers()).toBe(0);
+
+    const busy = page(100);
+    for (let i = 0; i < 10; i++) busy.view.apply({ seq: 101 + i, type: 'put', key: `/namespaces//n${i}`, value: ns(`n${i}`, 101 + i) });
+    expect(busy.view.releaseBuffers()).toBe(0);
+    expect([...busy.view.objects()].filter((o) => o instanceof LazyObject).every((o) => (o as LazyObject).raw.buffer === busy.slab)).toBe(true);
+  });
+});
