@@ -8,9 +8,11 @@
  * replays is indistinguishable from N creates except for the creation timestamps.
  */
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
 import { LevelDbLog } from '../src/log/leveldb-log.js';
 import type { LogEntry } from '../src/log/log.js';
+import { Child } from './child.js';
 import { HttpClient } from './http-client.js';
 import { Orchd } from './orchd.js';
 import { eventBytes, eventsPath, GROUP_LABEL, GROUPS } from './payload.js';
@@ -47,8 +49,29 @@ async function template(cli: string, dataDir: string): Promise<LogEntry> {
   }
 }
 
-/** Appends `count` Event creates to the log in dataDir (which must not be served meanwhile). */
+/**
+ * Appends `count` Event creates to the log in dataDir (which must not be served meanwhile), from a
+ * child process: a load generator that built a million records itself carries their heap into the
+ * cells it then measures (its garbage collections cost it over half a core while it read pages, and
+ * the pages' latency with it).
+ */
 export async function seedEvents(cli: string, dataDir: string, count: number, progress?: (done: number) => void): Promise<Seeded> {
+  // This module compiled, from the tree that holds the CLI (dist/, or a test's build): tests load it as source.
+  const script = join(dirname(cli), '..', 'bench', 'seed.js');
+  const child = Child.start('seed', process.execPath, [script, cli, dataDir, String(count)]);
+  try {
+    await child.waitForLine((line) => {
+      const done = /^seeded (\d+)$/.exec(line);
+      if (done) progress?.(Number(done[1]));
+      return line === 'seeded all';
+    }, 1_800_000);
+  } finally {
+    await child.stop();
+  }
+  return { dataDir, name: seedName, count };
+}
+
+async function seedHere(cli: string, dataDir: string, count: number, progress: (done: number) => void): Promise<void> {
   const t = await template(cli, dataDir);
   const stored = t.value as { metadata: Record<string, unknown> } & Record<string, unknown>;
   const keyPrefix = t.key.slice(0, t.key.length - 'seed-template'.length);
@@ -76,10 +99,16 @@ export async function seedEvents(cli: string, dataDir: string, count: number, pr
         })).durable;
       }
       await last;
-      progress?.(Math.min(count, from + CHUNK));
+      progress(Math.min(count, from + CHUNK));
     }
   } finally {
     await log.close();
   }
-  return { dataDir, name: seedName, count };
+}
+
+// The child: `node seed.js CLI DATA_DIR COUNT`, saying `seeded N` as it goes and `seeded all` at the end.
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const [cli, dataDir, count] = process.argv.slice(2);
+  await seedHere(cli, dataDir, Number(count), (done) => console.log(`seeded ${done}`));
+  console.log('seeded all');
 }

@@ -57,7 +57,8 @@ const CHUNK_BYTES = 1 << 20;
 export async function sendParts(res: ServerResponse, code: number, parts: readonly Buffer[], out: Output): Promise<void> {
   let size = 0;
   for (const p of parts) size += p.length;
-  if (out.format !== 'json' || out.pretty || size <= CHUNK_BYTES) return send(res, code, undefined, out, Buffer.concat(parts, size));
+  if (out.format !== 'json' || out.pretty) return send(res, code, undefined, out, Buffer.concat(parts, size));
+  if (size <= CHUNK_BYTES) return sendJoined(res, code, parts, size);
   const span = tracer().startSpan('response.write', { attributes: { 'http.response.status_code': code } });
   res.statusCode = code;
   res.setHeader('Content-Type', JSON_TYPE);
@@ -73,6 +74,26 @@ export async function sendParts(res: ServerResponse, code: number, parts: readon
     if (full && !(await drained(res))) return;
   }
   res.end();
+}
+
+/**
+ * Buffers a joined answer is copied into, reused once the answer is written. A page of 500 Events
+ * joined into a fresh 800 KB buffer each time was an allocation the kernel had to fault in page by
+ * page, and memory outside the heap that made the garbage collector run more often.
+ */
+const joinBuffers: Buffer[] = [];
+const JOIN_BUFFERS_KEPT = 8;
+
+function sendJoined(res: ServerResponse, code: number, parts: readonly Buffer[], size: number): void {
+  const buf = joinBuffers.pop() ?? Buffer.allocUnsafeSlow(CHUNK_BYTES);
+  let at = 0;
+  for (const p of parts) at += p.copy(buf, at);
+  // Back to the pool once the connection has taken the bytes ('finish'); an answer cut short
+  // ('close' first) may still be referenced by the socket, so its buffer is left to the collector.
+  res.once('finish', () => {
+    if (joinBuffers.length < JOIN_BUFFERS_KEPT) joinBuffers.push(buf);
+  });
+  send(res, code, undefined, { format: 'json', pretty: false }, buf.subarray(0, size));
 }
 
 /** Resolves true once res can take more, false when its connection closed first. */

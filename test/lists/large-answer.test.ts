@@ -1,4 +1,6 @@
+import { once } from 'node:events';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/server.js';
 import { inBatches, startListServer, type ListServer } from './server.js';
@@ -24,6 +26,47 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await s?.cleanup();
+});
+
+describe('answers under 1 MiB, joined into reused buffers', () => {
+  it('many at once, each exact: a buffer goes back to be reused only once its answer is written', async () => {
+    for (let round = 0; round < 3; round++) {
+      const answers = await Promise.all(
+        Array.from({ length: 24 }, async (_, i) => {
+          const name = `big-${i % N}`;
+          const res = await fetch(`${s.url}/api/v1/namespaces?fieldSelector=metadata.name%3D${name}`);
+          const body = Buffer.from(await res.arrayBuffer());
+          return { name, length: Number(res.headers.get('content-length')), body };
+        }),
+      );
+      for (const a of answers) {
+        expect(a.body.length).toBe(a.length);
+        const list = JSON.parse(a.body.toString('utf8'));
+        expect(list.items.map((o: any) => [o.metadata.name, o.metadata.annotations.filler])).toEqual([[a.name, filler(Number(a.name.slice(4)))]]);
+      }
+    }
+  });
+
+  it('an answer its client has not read yet is not overwritten by the answers written meanwhile', async () => {
+    const url = new URL(s.url);
+    const socket = connect(Number(url.port), url.hostname);
+    socket.pause();
+    await once(socket, 'connect');
+    // 800 KB: more than a connection that is not read takes at once.
+    socket.write(`GET /api/v1/namespaces?limit=4 HTTP/1.1\r\nHost: ${url.host}\r\nConnection: close\r\n\r\n`);
+    await new Promise((r) => setTimeout(r, 200));
+    for (let i = 0; i < 3; i++) {
+      const other = await call(s.url, 'GET', `/api/v1/namespaces?limit=4&fieldSelector=metadata.name!%3Dbig-${i}`);
+      expect(other.status).toBe(200);
+    }
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.resume();
+    await once(socket, 'end');
+    const raw = Buffer.concat(chunks).toString('utf8');
+    const list = JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4));
+    expect(list.items.map((o: any) => [o.metadata.name, o.metadata.annotations.filler])).toEqual(['big-0', 'big-1', 'big-10', 'big-11'].map((n) => [n, filler(Number(n.slice(4)))]));
+  });
 });
 
 describe('a list answer larger than 1 MiB', () => {
