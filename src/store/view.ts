@@ -87,6 +87,8 @@ export class LazyObject implements StoredObject {
   }
 }
 
+const SLASH = 0x2f;
+
 /** Buffers this large are shared ones (a log page, a checkpoint part), not an object's own. */
 const SHARED_BUFFER_BYTES = 64 * 1024;
 
@@ -229,10 +231,24 @@ export class View {
 
   private replay: { added: Map<string, string[]>; deleted: Set<string>; history: Map<string, string[]> } | undefined;
 
+  /**
+   * The collection of the last entry applied and its slots: consecutive entries are mostly of one
+   * collection, and a replay then neither slices nor hashes a collection name per entry.
+   */
+  private last: { collection: string; slots: Map<string, Slot> } | undefined;
+
+  private collectionOf(key: string): { collection: string; slots: Map<string, Slot> } {
+    const last = this.last;
+    if (last && key.length > last.collection.length && key.charCodeAt(last.collection.length) === SLASH && key.startsWith(last.collection)) return last;
+    const { collection } = splitKey(key);
+    let slots = this.slots.get(collection);
+    if (!slots) this.slots.set(collection, (slots = new Map()));
+    return (this.last = { collection, slots });
+  }
+
   apply(e: LogEntry): Change {
-    const { collection, suffix } = splitKey(e.key);
-    let m = this.slots.get(collection);
-    if (!m) this.slots.set(collection, (m = new Map()));
+    const { collection, slots: m } = this.collectionOf(e.key);
+    const suffix = e.key.slice(collection.length + 1);
     const put = e.type === 'put';
     const cur: StoredObject = e.raw ? new LazyObject(e.key, e.seq, e.raw) : { key: e.key, seq: e.seq, obj: e.value as KubeObject };
     const slot = m.get(suffix);
