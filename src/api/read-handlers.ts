@@ -7,7 +7,7 @@ import type { Store } from '../store/store.js';
 import { encodeStored, storedApiVersion } from '../store/view.js';
 import type { Request } from './context.js';
 import * as Q from './query.js';
-import { apiVersion, sendObject } from './render.js';
+import { apiVersion, sendStored } from './render.js';
 import { send, sendParts } from './respond.js';
 import { selectionOf } from './selectors.js';
 import * as E from './status.js';
@@ -58,12 +58,11 @@ export async function handleGet(r: Request): Promise<void> {
         throw err;
       }
       if (!s) throw E.notFound(E.qualified(route.kind, route.name));
-      return sendObject(r, 200, s.obj, encodeStored(s));
+      return sendStored(r, 200, s);
     }
     await waitFresh(store, seq);
   }
-  const s = objects.get(route.kind, route.namespace, route.name!);
-  sendObject(r, 200, s.obj, encodeStored(s));
+  sendStored(r, 200, objects.get(route.kind, route.namespace, route.name!));
 }
 
 /**

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runningChildren } from '../../bench/child.js';
 import { listReadCosts } from '../../bench/list-memory.js';
 import { INITIAL_EVENTS_END } from '../../src/api/watch.js';
-import { LazyObject, type StoredObject } from '../../src/store/view.js';
+import { LazyObject, peekObject, type StoredObject } from '../../src/store/view.js';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 import { builtCli } from '../server/child.js';
 import { seedNamespaces } from '../server/seed.js';
@@ -103,6 +103,18 @@ describe('initial events and the view', () => {
     expect(names(await streamingList('', 'websocket'))).toHaveLength(COUNT);
 
     expect(seeded().every(untouched)).toBe(true);
+  });
+
+  it('a get answers from the bytes, leaving the object undecoded; a Table of it needs the object', async () => {
+    const stored = () => seeded().find((s) => s.key === '/namespaces//seed-11')!;
+    expect(untouched(stored())).toBe(true);
+    const one = await call(srv.url, 'GET', '/api/v1/namespaces/seed-11');
+    expect(one.status).toBe(200);
+    expect(one.body).toEqual(peekObject(stored()));
+    expect((stored() as LazyObject).isDecoded).toBe(false);
+    const table = await call(srv.url, 'GET', '/api/v1/namespaces/seed-11', undefined, { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' });
+    expect([table.status, table.body.kind]).toEqual([200, 'Table']);
+    expect((stored() as LazyObject).isDecoded).toBe(true);
   });
 
   it('a plain list, by contrast, keeps each object decoded and encoded; a streaming list after it sends that same JSON', async () => {
