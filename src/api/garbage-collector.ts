@@ -1,8 +1,8 @@
 import type { KindStrategy } from '../resources/strategy.js';
-import type { KubeObject } from '../resources/types.js';
-import { splitKey } from '../store/keys.js';
+import type { KubeObject, OwnerReference } from '../resources/types.js';
+import { collectionOf, splitKey, storageKey } from '../store/keys.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { peekObject, type Change } from '../store/view.js';
+import { LazyObject, peekObject, type Change, type StoredObject } from '../store/view.js';
 import type { Logger } from './logger.js';
 import { serialQueue } from './work-queue.js';
 import type { ObjectStore } from './object-store.js';
@@ -15,13 +15,17 @@ import { cloneJson } from '../resources/json-access.js';
  * - `foregroundDeletion` finalizer: dependents are deleted first, then the finalizer goes.
  * It follows the store's committed changes, so it sees what every replica of the log sees.
  *
- * Its index of every object's uid and owners is built after the server is ready, a slice at a time
- * off the request path, without keeping decoded objects in the view (a view restored from the log
- * holds them as bytes; decoding a million of them up front held /readyz back by seconds). Changes
- * committed meanwhile wait, in order, and are handled once the index is whole.
+ * Its index holds the objects that have owners (dependents by owner uid); an owner is found from a
+ * reference by its kind, name and the dependent's namespace, as Kubernetes' references name it, and
+ * must still have the referenced uid. The index is built after the server is ready, a slice at a time
+ * off the request path: objects restored from the log are bytes, and only those whose bytes hold
+ * "ownerReferences" are decoded for a look (decoding all of a million, and a map of every uid, cost
+ * seconds of CPU and 800 MB after every start). Changes committed meanwhile wait, in order, and are
+ * handled once the index is whole.
  */
-export function startGarbageCollector(objects: ObjectStore, kindOfCollection: (collection: string) => KindStrategy | undefined, log: Logger): () => void {
-  const keyByUid = new Map<string, string>();
+export function startGarbageCollector(objects: ObjectStore, kinds: readonly KindStrategy[], log: Logger): () => void {
+  const byCollection = new Map(kinds.map((k) => [collectionOf(k), k]));
+  const byGroupKind = new Map(kinds.map((k) => [`${k.group}/${k.kind}`, k]));
   const dependents = new Map<string, Set<string>>(); // owner uid → dependent keys
   const ownersOf = new Map<string, string[]>(); // dependent key → owner uids
 
@@ -29,7 +33,6 @@ export function startGarbageCollector(objects: ObjectStore, kindOfCollection: (c
     for (const uid of ownersOf.get(key) ?? []) dependents.get(uid)?.delete(key);
     ownersOf.delete(key);
     if (!obj) return;
-    if (obj.metadata.uid) keyByUid.set(obj.metadata.uid, key);
     const uids = (obj.metadata.ownerReferences ?? []).map((r) => r.uid);
     if (uids.length === 0) return;
     ownersOf.set(key, uids);
@@ -46,8 +49,20 @@ export function startGarbageCollector(objects: ObjectStore, kindOfCollection: (c
 
   const enqueue = serialQueue('garbage collector', log);
 
+  /** The owner a dependent's reference names, while it exists with the referenced uid. */
+  const ownerOf = (ref: OwnerReference, dependentKey: string): { key: string; obj: KubeObject } | undefined => {
+    const slash = ref.apiVersion.indexOf('/');
+    const kind = byGroupKind.get(`${slash < 0 ? '' : ref.apiVersion.slice(0, slash)}/${ref.kind}`);
+    if (!kind) return undefined;
+    // A namespaced owner is in its dependent's namespace; a cluster-scoped one in none.
+    const { suffix } = splitKey(dependentKey);
+    const key = storageKey(kind, kind.namespaced ? suffix.slice(0, suffix.indexOf('/')) : '', ref.name);
+    const obj = objects.store.get(key)?.obj;
+    return obj && obj.metadata.uid === ref.uid ? { key, obj } : undefined;
+  };
+
   const target = (key: string) => {
-    const kind = kindOfCollection(splitKey(key).collection);
+    const kind = byCollection.get(splitKey(key).collection);
     const s = objects.store.get(key);
     return kind && s ? { kind, obj: s.obj } : undefined;
   };
@@ -74,8 +89,7 @@ export function startGarbageCollector(objects: ObjectStore, kindOfCollection: (c
     if (!t) return;
     // Only when no owner is left does a dependent go; otherwise it just loses the dangling reference.
     const alive = (t.obj.metadata.ownerReferences ?? []).filter((r) => {
-      const k = keyByUid.get(r.uid);
-      const o = k ? objects.store.get(k)?.obj : undefined;
+      const o = ownerOf(r, depKey)?.obj;
       return o && !o.metadata.deletionTimestamp;
     });
     if (alive.length > 0) return;
@@ -89,7 +103,6 @@ export function startGarbageCollector(objects: ObjectStore, kindOfCollection: (c
     if (!uid) return;
     const deps = [...(dependents.get(uid) ?? [])];
     if (c.type === 'DELETED') {
-      keyByUid.delete(uid);
       for (const d of deps) enqueue(() => deleteDependent(d, 'Background'));
       return;
     }
@@ -110,10 +123,9 @@ export function startGarbageCollector(objects: ObjectStore, kindOfCollection: (c
   const onDependentGone = (c: Change) => {
     if (c.type !== 'DELETED') return;
     for (const r of c.cur.obj.metadata.ownerReferences ?? []) {
-      const ownerKey = keyByUid.get(r.uid);
-      const owner = ownerKey ? objects.store.get(ownerKey)?.obj : undefined;
-      if (ownerKey && owner?.metadata.finalizers?.includes('foregroundDeletion') && (dependents.get(r.uid)?.size ?? 0) === 0) {
-        enqueue(() => removeFinalizer(ownerKey, 'foregroundDeletion'));
+      const owner = ownerOf(r, c.key);
+      if (owner?.obj.metadata.finalizers?.includes('foregroundDeletion') && (dependents.get(r.uid)?.size ?? 0) === 0) {
+        enqueue(() => removeFinalizer(owner.key, 'foregroundDeletion'));
       }
     }
   };
@@ -129,11 +141,11 @@ export function startGarbageCollector(objects: ObjectStore, kindOfCollection: (c
   });
 
   void (async () => {
-    for (let i = 0; i < keys.length && !stopped; i += INDEX_SLICE) {
+    for (let i = 0; i < keys.length && !stopped; ) {
       // The current state of each key: a change that waits re-indexes its key again, in order.
-      for (const key of keys.slice(i, i + INDEX_SLICE)) {
-        const s = objects.store.get(key);
-        if (s) index(key, peekObject(s));
+      for (const until = performance.now() + SLICE_MS; i < keys.length && (i % 64 !== 0 || performance.now() < until); i++) {
+        const s = objects.store.get(keys[i]);
+        if (s && mayHaveOwners(s)) index(keys[i], peekObject(s));
       }
       await nextTurn();
     }
@@ -148,8 +160,11 @@ export function startGarbageCollector(objects: ObjectStore, kindOfCollection: (c
   };
 }
 
-/**
- * Objects indexed per turn of the event loop while the index is built: each is decoded for a look,
- * ~5 µs, so a turn stays near a millisecond (2000 a turn held list pages for 50-150 ms at 100k Events).
- */
-const INDEX_SLICE = 250;
+/** How long one turn of the event loop indexes before it lets requests through. */
+const SLICE_MS = 1;
+
+const OWNER_REFERENCES = Buffer.from('ownerReferences');
+
+/** Whether an object may name owners: a look at its bytes when it is still bytes (a native scan), not a decode. */
+const mayHaveOwners = (s: StoredObject): boolean =>
+  s instanceof LazyObject && !s.isDecoded ? s.raw.indexOf(OWNER_REFERENCES) !== -1 : (s.obj.metadata.ownerReferences?.length ?? 0) > 0;

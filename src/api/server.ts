@@ -198,7 +198,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       });
     }
     await ensureBootstrapPolicy(objects, opts.kinds, opts.logger);
-    stops.push(startGarbageCollector(objects, (c) => byCollection.get(c), opts.logger));
+    stops.push(startGarbageCollector(objects, opts.kinds, opts.logger));
     stops.push(startNamespaceCleanup(objects, opts.kinds, opts.logger));
     if (opts.policyStatus !== false) stops.push(startPolicyStatus(objects, opts.kinds, opts.logger));
     stops.push(startClusterRoleAggregation(objects, opts.kinds, opts.logger));

@@ -2,8 +2,11 @@
  * DELETE options and their effects: finalizers and deletionTimestamp, preconditions, grace periods,
  * the propagationPolicy/orphanDependents rule, and the garbage collector following ownerReferences.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { call, serverForFile } from '../helpers/server.js';
+import { call, serverForFile, startServer } from '../helpers/server.js';
 import { eventually, kindCase, unique } from './support.js';
 
 const file = serverForFile();
@@ -125,6 +128,53 @@ describe('garbage collection of dependents (ownerReferences)', () => {
     expect(await exists(binding.item(dep.metadata.name))).toBe(true);
     expect((await call(file.base, 'DELETE', vap.item(owner2.metadata.name))).status).toBe(200);
     expect(await eventually(async () => !(await exists(binding.item(dep.metadata.name))))).toBe(true);
+  });
+
+  it('an owner is the object of the referenced kind and name only while it has the referenced uid', async () => {
+    const a = await create();
+    const b = await create();
+    const dep = await create(binding, unique('dep'), (o) => {
+      o.metadata.ownerReferences = [a, b].map((w) => ({ apiVersion: w.apiVersion, kind: w.kind, name: w.metadata.name, uid: w.metadata.uid }));
+    });
+    expect((await call(file.base, 'DELETE', vap.item(a.metadata.name))).status).toBe(200);
+    // The same name again, a new uid: not the owner the dependent names.
+    const again = await create(vap, a.metadata.name);
+    expect(again.metadata.uid).not.toBe(a.metadata.uid);
+    expect((await call(file.base, 'DELETE', vap.item(b.metadata.name))).status).toBe(200);
+    expect(await eventually(async () => !(await exists(binding.item(dep.metadata.name))))).toBe(true);
+    expect(await exists(vap.item(a.metadata.name))).toBe(true);
+  });
+
+  it('dependents restored from the log after a restart still go with their owner', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'orchd-gc-restart-'));
+    try {
+      let srv = await startServer({ dataDir });
+      const make = async (k: typeof vap, o: any) => {
+        const r = await call(srv.url, 'POST', k.collection(k.namespaced ? 'default' : undefined), o);
+        expect(r.status, r.text).toBe(201);
+        return r.body;
+      };
+      const owned = (k: typeof vap, owner: any) => {
+        const o = k.make(unique('dep'));
+        ownedBy(owner)(o);
+        return o;
+      };
+      const owner = await make(vap, vap.make(unique('owner')));
+      const deps = [await make(binding, owned(binding, owner)), await make(event, owned(event, owner))];
+      const bystander = await make(binding, binding.make(unique('other')));
+      await srv.stop();
+      srv = await startServer({ dataDir });
+      try {
+        expect((await call(srv.url, 'DELETE', vap.item(owner.metadata.name))).status).toBe(200);
+        const gone = await eventually(async () => (await call(srv.url, 'GET', binding.item(deps[0].metadata.name))).status === 404 && (await call(srv.url, 'GET', event.item(deps[1].metadata.name))).status === 404);
+        expect(gone).toBe(true);
+        expect((await call(srv.url, 'GET', binding.item(bystander.metadata.name))).status).toBe(200);
+      } finally {
+        await srv.stop();
+      }
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 
   it('Orphan: the owner goes, dependents stay without the reference to it', async () => {
