@@ -108,11 +108,6 @@ class StoredEntry implements LogEntry {
   set value(v: unknown) {
     this.#value = v;
   }
-
-  /** What toEqual and JSON see: the plain entry. */
-  toJSON(): LogRecord & { seq: number } {
-    return { seq: this.seq, type: this.type, key: this.key, value: this.value };
-  }
 }
 
 const NOT_DECODED = Symbol('not decoded');

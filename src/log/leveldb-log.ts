@@ -154,7 +154,9 @@ async function readHead(file: string): Promise<Head | undefined> {
     const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
     const seq = readCheckpointHead(buf.subarray(0, bytesRead));
     if (seq === undefined) return undefined;
-    return { seq, first: bytesRead === buf.length ? buf.readUInt32BE(CHECKPOINT_HEAD_BYTES) : undefined };
+    if (bytesRead === CHECKPOINT_HEAD_BYTES) return { seq, first: undefined };
+    if (bytesRead < buf.length) throw new Error(`checkpoint file ${file} ends inside the length of its first part`);
+    return { seq, first: buf.readUInt32BE(CHECKPOINT_HEAD_BYTES) };
   } finally {
     await fh.close();
   }
@@ -197,8 +199,8 @@ async function* readParts(file: string, head: Head): AsyncIterable<Buffer> {
  * A page's entries, their bytes copied into one buffer. LevelDB hands each value over as a buffer of
  * its own (its own memory block, tracked and freed by the garbage collector one by one); a replay
  * keeps a million of them as the views' objects, and that bookkeeping cost more than the reading.
- * Views of one block per page cost a fraction of it. A kept object holds its page's block alive,
- * which is memory the page's other objects shared while they were current.
+ * Views of one block per page cost a fraction of it. A kept object holds its page's block alive
+ * (store/view.ts releaseBuffers gives the objects left on a mostly dead page bytes of their own).
  */
 function decodePage(page: [Buffer, Buffer][]): LogEntry[] {
   let total = 0;

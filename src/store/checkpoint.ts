@@ -108,7 +108,8 @@ export async function decodeCheckpoint(cp: SavedCheckpoint): Promise<View | unde
       const key = head.k[i];
       const suffix = key.slice(prefix);
       const r = head.r[i];
-      const slot = typeof r === 'number' ? new Slot(r, undefined) : Object.assign(new Slot(r[r.length - 1], undefined), { older: r.slice(0, -1) });
+      const slot = new Slot(typeof r === 'number' ? r : r[r.length - 1], undefined);
+      if (typeof r !== 'number') slot.older = r.slice(0, -1);
       if (slot.last > 0) {
         const size = head.n[o++];
         if (size === undefined || at + size > part.length) throw new Error(`checkpoint at ${cp.seq}: the part of ${c} ends before the object of ${key}`);

@@ -14,12 +14,6 @@ export class Revisions {
     public last: number,
   ) {}
 
-  static of(list: readonly number[]): Revisions {
-    const r = new Revisions(list[list.length - 1]);
-    if (list.length > 1) r.older = list.slice(0, -1);
-    return r;
-  }
-
   get length(): number {
     return (this.older?.length ?? 0) + 1;
   }

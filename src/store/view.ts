@@ -362,7 +362,7 @@ export class View {
 }
 
 /** Appends v to the list at k, creating it. */
-export function pushTo(m: Map<string, string[]>, k: string, v: string): void {
+function pushTo(m: Map<string, string[]>, k: string, v: string): void {
   const list = m.get(k);
   if (list) list.push(v);
   else m.set(k, [v]);
