@@ -6,7 +6,8 @@ import type { KubeObject } from '../resources/types.js';
 import { LogError } from '../log/log.js';
 import type { Store } from '../store/store.js';
 import { changesAfter } from '../store/watch.js';
-import { encodeStored, peekObject, type Change, type ChangeType, type StoredObject } from '../store/view.js';
+import { encodeStored, LazyObject, peekObject, type Change, type ChangeType, type StoredObject } from '../store/view.js';
+import { msgpackToJson } from '../log/msgpack-json.js';
 import { toStatus } from './respond.js';
 import { gone, internalError, tooLargeResourceVersion, type Status } from './status.js';
 
@@ -111,6 +112,10 @@ export function runWatch(store: Store, spec: WatchSpec, sink: WatchSink): () => 
    * test/watch/streaming-memory.test.ts); JSON that a get, list or live event already cached is reused.
    */
   const emitInitial = (s: StoredObject) => {
+    // Without a selector or a rendering, an object still held as bytes is encoded from them: a tree
+    // built per object only to be dropped was most of a streaming list's garbage.
+    const fromBytes = !spec.matches && !spec.render ? bytesJson(s, spec.apiVersion) : undefined;
+    if (fromBytes) return emit(eventLine('ADDED', fromBytes));
     const obj = peekObject(s);
     if (spec.matches && !spec.matches(obj)) return;
     emit(eventLine('ADDED', spec.render ? JSON.stringify(spec.render(obj)) : uncachedJson(s, obj, spec.apiVersion)));
@@ -225,6 +230,13 @@ function uncachedJson(s: StoredObject, obj: KubeObject, apiVersion: string): str
 }
 
 const restamped = (obj: KubeObject, apiVersion: string): string => JSON.stringify({ ...obj, apiVersion });
+
+/** The JSON of an object not decoded nor encoded yet, from its bytes, when it is stored at apiVersion; nothing is kept on it. */
+function bytesJson(s: StoredObject, apiVersion: string): Buffer | undefined {
+  if (!(s instanceof LazyObject) || s.isDecoded || s.json) return undefined;
+  const t = msgpackToJson(s.raw);
+  return t && t.apiVersion === apiVersion ? t.json : undefined;
+}
 
 export interface SinkLimits {
   /** Bytes a watcher may have queued before it is dropped. */

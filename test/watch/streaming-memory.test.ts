@@ -24,7 +24,12 @@ import { HttpWatch, WsWatch, type WatchEvent } from './stream.js';
  * list 6–9 MiB (9 MiB, in 1.3 s where the plain list took 2.7 s). Before the initial events stopped
  * caching, the streaming list grew by 110–126 MiB, as much as the plain list, and took 5.8 s. Since
  * lists encode from the bytes without decoding (src/log/msgpack-json.ts): plain +82 MiB, streaming
- * +11 MiB, both in 1.4 s; afterwards the plain list's server keeps the 29 MiB of cached JSON.
+ * +11 MiB, both in 1.4 s; afterwards the plain list's server keeps the 29 MiB of cached JSON. Since
+ * answers are joined into reused buffers and the garbage collector no longer decodes every object
+ * after a start (which had left the idle server a larger heap to grow into): plain +60–72 MiB,
+ * streaming +11–13 MiB (it encodes each object still held as bytes from them, building no tree:
+ * before that, +16–70 MiB). Most of what is left is V8's young generation growing under the stream's
+ * short-lived lines, so the bound is 30 % of the plain list, not a fraction of its 29 MiB answer.
  */
 
 const OBJECTS = 100_000;
@@ -53,7 +58,7 @@ describe('streaming list memory', () => {
     expect(streaming.items).toBe(plain.items);
     // The plain list holds at least its 29 MiB answer: the measurement sees memory at this scale.
     expect(plain.peakGrowth, figures).toBeGreaterThan(40 * MIB);
-    expect(streaming.peakGrowth, figures).toBeLessThan(plain.peakGrowth * 0.2);
+    expect(streaming.peakGrowth, figures).toBeLessThan(plain.peakGrowth * 0.3);
     // And it leaves less behind: no JSON per object stays cached after the stream.
     expect(streaming.retained, figures).toBeLessThan(plain.retained);
   }, 60_000);
