@@ -99,7 +99,8 @@ export async function listObjects(store: Store, q: ListQuery): Promise<ListResul
       const want = q.matches ? Infinity : limit - items.length;
       const chunk: string[] = [];
       const pending: (StoredObject | Promise<StoredObject | undefined> | undefined)[] = [];
-      for (let reads = 0, existing = 0; reads < PAST_CHUNK && existing < want && chunk.length < PAST_KEYS; ) {
+      let reads = 0;
+      for (let existing = 0; reads < PAST_CHUNK && existing < want && chunk.length < PAST_KEYS; ) {
         const r = keys.next();
         if (r.done) break;
         const s = at(store, q.collection, r.value, seq);
@@ -109,7 +110,8 @@ export async function listObjects(store: Store, q: ListQuery): Promise<ListResul
         if (s instanceof Promise) reads++;
       }
       if (chunk.length === 0) break;
-      const found = await Promise.all(pending);
+      // Nothing to read (no object changed since seq): no promise per key, no turn of the event loop.
+      const found = reads === 0 ? (pending as (StoredObject | undefined)[]) : await Promise.all(pending);
       for (let i = 0; i < chunk.length; i++) {
         const s = found[i];
         if (!s || (q.matches && !q.matches(s.obj))) continue;
