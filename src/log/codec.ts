@@ -68,7 +68,7 @@ export function encodeRecord(r: LogRecord): Buffer {
 /** The entry whose record is bytes[start, end) (a page read into one buffer: see leveldb-log.ts). */
 export function decodeEntry(seq: number, bytes: Buffer, start = 0, end = bytes.length): LogEntry {
   const head = readHeader(bytes, start, end);
-  if (head) return new StoredEntry(seq, head.type, head.key, bytes.subarray(head.valueAt, end));
+  if (head) return new StoredEntry(seq, head.type, head.key, bytes, head.valueAt, end);
   const s = unpackJson(bytes.subarray(start, end)) as { t?: unknown; k?: unknown; v?: unknown } | null;
   if (s === null || typeof s !== 'object' || (s.t !== 'p' && s.t !== 'd') || typeof s.k !== 'string') {
     throw new Error(`log entry ${seq} is not a log record`);
@@ -80,28 +80,29 @@ export function decodeEntry(seq: number, bytes: Buffer, start = 0, end = bytes.l
  * An entry read from storage whose value is still its msgpack bytes: a replay that only routes
  * entries by key never builds the object, and value decodes it on first use (and may be reassigned).
  * A class, not an object with an own accessor per entry: defining accessors on each of a million
- * entries cost more than reading them from LevelDB. value and raw live on the prototype and in a
- * private field, so they are not own enumerable properties: compare entries through their fields.
+ * entries cost more than reading them from LevelDB. value and raw are getters on the prototype, not
+ * own enumerable properties: compare entries through seq, type, key and value. The view keeps the
+ * value's range of the page buffer (store/view.ts storedOf), not a view object per entry.
  */
-class StoredEntry implements LogEntry {
-  readonly #raw: Buffer;
+export class StoredEntry implements LogEntry {
   #value: unknown = NOT_DECODED;
 
   constructor(
     readonly seq: number,
     readonly type: 'put' | 'delete',
     readonly key: string,
-    raw: Buffer,
-  ) {
-    this.#raw = raw;
-  }
+    /** The value's bytes are bytes[start, end) (a page read into one buffer: leveldb-log.ts). */
+    readonly bytes: Buffer,
+    readonly start: number,
+    readonly end: number,
+  ) {}
 
   get raw(): Buffer {
-    return this.#raw;
+    return this.bytes.subarray(this.start, this.end);
   }
 
   get value(): unknown {
-    if (this.#value === NOT_DECODED) this.#value = unpackJson(this.#raw);
+    if (this.#value === NOT_DECODED) this.#value = unpackJson(this.raw);
     return this.#value;
   }
 

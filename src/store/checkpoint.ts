@@ -113,7 +113,7 @@ export async function decodeCheckpoint(cp: SavedCheckpoint): Promise<View | unde
       if (slot.last > 0) {
         const size = head.n[o++];
         if (size === undefined || at + size > part.length) throw new Error(`checkpoint at ${cp.seq}: the part of ${c} ends before the object of ${key}`);
-        slot.cur = new LazyObject(key, slot.last, part.subarray(at, at + size));
+        slot.cur = new LazyObject(key, slot.last, part, at, at + size);
         at += size;
         held.push(suffix);
       }

@@ -4,7 +4,7 @@ import { StoreError } from './errors.js';
 import { splitKey } from './keys.js';
 import { mergeSorted } from './label-index.js';
 import type { Store } from './store.js';
-import { LazyObject, type Slot, type StoredObject } from './view.js';
+import { storedOf, type Slot, type StoredObject } from './view.js';
 
 export interface ListQuery {
   collection: string;
@@ -200,7 +200,7 @@ async function readRevision(store: Store, key: string, rev: number): Promise<Sto
   const e = await store.log.get(rev);
   if (!e) throw new LogError('COMPACTED', `revision ${rev} of ${key} is compacted`, rev);
   // Still bytes when the log gave them: an Exact list then encodes them without building the object.
-  return e.raw ? new LazyObject(key, rev, e.raw) : { key, seq: rev, obj: e.value as KubeObject };
+  return storedOf(e, key, rev);
 }
 
 /** One object as of a version (Exact get), or undefined if it did not exist then. */

@@ -1,4 +1,4 @@
-import { unpackJson } from '../log/codec.js';
+import { StoredEntry, unpackJson } from '../log/codec.js';
 import type { LogEntry } from '../log/log.js';
 import { msgpackToJson } from '../log/msgpack-json.js';
 import type { KubeObject } from '../resources/types.js';
@@ -47,11 +47,32 @@ export class LazyObject implements StoredObject {
   private noted: { apiVersion: string | undefined } | undefined;
   json?: Buffer;
 
+  /**
+   * The bytes are bytes[start, end): a range of the buffer they were read into (a log page, a
+   * checkpoint part), not a view object of their own, which a million objects would each carry for
+   * the garbage collector to mark.
+   */
   constructor(
     readonly key: string,
     readonly seq: number,
-    readonly raw: Buffer,
+    private readonly bytes: Buffer,
+    private readonly start = 0,
+    private readonly end = bytes.length,
   ) {}
+
+  /** The msgpack bytes (a view made on each call). */
+  get raw(): Buffer {
+    return this.start === 0 && this.end === this.bytes.length ? this.bytes : this.bytes.subarray(this.start, this.end);
+  }
+
+  /** The buffer the bytes are part of, and how many they are. */
+  get buffer(): ArrayBufferLike {
+    return this.bytes.buffer;
+  }
+
+  get size(): number {
+    return this.end - this.start;
+  }
 
   get obj(): KubeObject {
     return (this.decoded ??= unpackJson(this.raw) as KubeObject);
@@ -88,6 +109,12 @@ export class LazyObject implements StoredObject {
 }
 
 const SLASH = 0x2f;
+
+/** What a log entry holds as a stored object: its bytes, when it was read from storage, else its value. */
+export function storedOf(e: LogEntry, key: string, seq: number): StoredObject {
+  if (e instanceof StoredEntry) return new LazyObject(key, seq, e.bytes, e.start, e.end);
+  return e.raw ? new LazyObject(key, seq, e.raw) : { key, seq, obj: e.value as KubeObject };
+}
 
 /** Buffers this large are shared ones (a log page, a checkpoint part), not an object's own. */
 const SHARED_BUFFER_BYTES = 64 * 1024;
@@ -250,7 +277,7 @@ export class View {
     const { collection, slots: m } = this.collectionOf(e.key);
     const suffix = e.key.slice(collection.length + 1);
     const put = e.type === 'put';
-    const cur: StoredObject = e.raw ? new LazyObject(e.key, e.seq, e.raw) : { key: e.key, seq: e.seq, obj: e.value as KubeObject };
+    const cur = storedOf(e, e.key, e.seq);
     const slot = m.get(suffix);
     const prev = slot?.cur;
     // Only a collection a selector has asked about has a label index; only there do objects get read.
@@ -333,15 +360,15 @@ export class View {
    */
   releaseBuffers(): number {
     const used = new Map<ArrayBufferLike, number>();
-    const shared = (o: StoredObject | undefined): o is LazyObject => o instanceof LazyObject && o.raw.buffer.byteLength >= SHARED_BUFFER_BYTES;
+    const shared = (o: StoredObject | undefined): o is LazyObject => o instanceof LazyObject && o.buffer.byteLength >= SHARED_BUFFER_BYTES;
     for (const m of this.slots.values()) {
-      for (const slot of m.values()) if (shared(slot.cur)) used.set(slot.cur.raw.buffer, (used.get(slot.cur.raw.buffer) ?? 0) + slot.cur.raw.length);
+      for (const slot of m.values()) if (shared(slot.cur)) used.set(slot.cur.buffer, (used.get(slot.cur.buffer) ?? 0) + slot.cur.size);
     }
     let moved = 0;
     for (const m of this.slots.values()) {
       for (const slot of m.values()) {
         const o = slot.cur;
-        if (!shared(o) || used.get(o.raw.buffer)! * 2 >= o.raw.buffer.byteLength) continue;
+        if (!shared(o) || used.get(o.buffer)! * 2 >= o.buffer.byteLength) continue;
         slot.cur = o.moved();
         moved++;
       }
