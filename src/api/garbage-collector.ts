@@ -45,7 +45,8 @@ export function startGarbageCollector(objects: ObjectStore, kinds: readonly Kind
   let waiting: Change[] | undefined = [];
   let stopped = false;
   // The keys as of now, synchronously with subscribing below: every later change is in waiting.
-  const keys = Array.from(objects.store.view.objects(), (s) => s.key);
+  const view = objects.store.view;
+  const snapshot = Array.from(view.collections, ([collection, keys]) => ({ collection, suffixes: keys.toArray() }));
 
   const enqueue = serialQueue('garbage collector', log);
 
@@ -141,13 +142,16 @@ export function startGarbageCollector(objects: ObjectStore, kinds: readonly Kind
   });
 
   void (async () => {
-    for (let i = 0; i < keys.length && !stopped; ) {
-      // The current state of each key: a change that waits re-indexes its key again, in order.
-      for (const until = performance.now() + SLICE_MS; i < keys.length && (i % 64 !== 0 || performance.now() < until); i++) {
-        const s = objects.store.get(keys[i]);
-        if (s && mayHaveOwners(s)) index(keys[i], peekObject(s));
+    for (const { collection, suffixes } of snapshot) {
+      const slots = view.slotsOf(collection);
+      for (let i = 0; i < suffixes.length && !stopped; ) {
+        // The current state of each key: a change that waits re-indexes its key again, in order.
+        for (const until = performance.now() + SLICE_MS; i < suffixes.length && (i % 64 !== 0 || performance.now() < until); i++) {
+          const s = slots?.get(suffixes[i])?.cur;
+          if (s && mayHaveOwners(s)) index(s.key, peekObject(s));
+        }
+        await nextTurn();
       }
-      await nextTurn();
     }
     const held = waiting ?? [];
     waiting = undefined;

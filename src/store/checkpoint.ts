@@ -41,7 +41,7 @@ export function encodeCheckpoint(view: View): Checkpoint {
   const seq = view.appliedSeq;
   const collections = [...view.history].map(([collection, keys]) => {
     const slots = view.slotsOf(collection);
-    const suffixes = [...keys.range('')];
+    const suffixes = keys.toArray();
     const held = suffixes.map((s) => slots?.get(s));
     return { collection, suffixes, held, objects: held.map((slot) => slot?.cur) };
   });

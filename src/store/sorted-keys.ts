@@ -28,6 +28,11 @@ export class SortedKeys {
     return this.count;
   }
 
+  /** Every key, in order, as an array of its own (a snapshot: copying the chunks' references). */
+  toArray(): string[] {
+    return this.chunks.flat();
+  }
+
   add(k: string): void {
     if (this.chunks.length === 0) {
       this.chunks.push([k]);

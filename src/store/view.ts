@@ -232,7 +232,7 @@ export class View {
       return (k: string) => m?.get(k)?.cur !== undefined;
     };
     for (const [collection, added] of r.added) {
-      const before = [...(this.collections.get(collection)?.range('') ?? [])];
+      const before = this.collections.get(collection)?.toArray() ?? [];
       const historyBefore = this.history.get(collection)?.size ?? 0;
       const sameHistory = !r.deleted.has(collection) && historyBefore === before.length && (r.history.get(collection)?.length ?? 0) === added.length;
       if (r.deleted.has(collection)) {
@@ -248,11 +248,11 @@ export class View {
     }
     for (const collection of r.deleted) {
       if (r.added.has(collection)) continue;
-      const left = [...(this.collections.get(collection)?.range('') ?? [])].filter(holds(collection));
+      const left = (this.collections.get(collection)?.toArray() ?? []).filter(holds(collection));
       this.collections.set(collection, SortedKeys.ofSorted(left));
     }
     for (const [collection, added] of r.history) {
-      this.history.set(collection, SortedKeys.of([...(this.history.get(collection)?.range('') ?? []), ...added]));
+      this.history.set(collection, SortedKeys.of((this.history.get(collection)?.toArray() ?? []).concat(added)));
     }
   }
 

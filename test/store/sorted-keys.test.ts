@@ -34,3 +34,17 @@ describe('SortedKeys', () => {
     expect([...s.range('x/', 'x/b')]).toEqual(['x/c']);
   });
 });
+
+describe('toArray', () => {
+  it('is every key in order, a copy the set does not change afterwards', () => {
+    const s = SortedKeys.of(Array.from({ length: 2000 }, (_, i) => `k${String(i).padStart(5, '0')}`).reverse());
+    const all = s.toArray();
+    expect(all).toEqual([...s.range('')]);
+    expect(all).toHaveLength(2000);
+    s.add('k00000a');
+    s.delete('k00001');
+    expect(all).toHaveLength(2000);
+    expect(all[1]).toBe('k00001');
+    expect(new SortedKeys().toArray()).toEqual([]);
+  });
+});
