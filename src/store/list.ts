@@ -4,7 +4,7 @@ import { StoreError } from './errors.js';
 import { splitKey } from './keys.js';
 import { mergeSorted } from './label-index.js';
 import type { Store } from './store.js';
-import { storedOf, type Slot, type StoredObject } from './view.js';
+import type { Slot, StoredObject } from './view.js';
 
 export interface ListQuery {
   collection: string;
@@ -193,14 +193,7 @@ function at(store: Store, collection: string, suffix: string, seq: number): Stor
   // Not written since seq: what it held then, without a search of the revisions.
   if (cur && cur.seq <= seq) return cur;
   const rev = slot?.at(seq);
-  return rev === undefined ? undefined : readRevision(store, `${collection}/${suffix}`, rev);
-}
-
-async function readRevision(store: Store, key: string, rev: number): Promise<StoredObject> {
-  const e = await store.log.get(rev);
-  if (!e) throw new LogError('COMPACTED', `revision ${rev} of ${key} is compacted`, rev);
-  // Still bytes when the log gave them: an Exact list then encodes them without building the object.
-  return storedOf(e, key, rev);
+  return rev === undefined ? undefined : store.revision(`${collection}/${suffix}`, rev);
 }
 
 /** One object as of a version (Exact get), or undefined if it did not exist then. */

@@ -1,11 +1,11 @@
 import { Subject, type Observable } from 'rxjs';
-import type { Log, LogRecord } from '../log/log.js';
+import { LogError, type Log, type LogRecord } from '../log/log.js';
 import type { KubeObject } from '../resources/types.js';
 import { decodeCheckpoint, encodeCheckpoint } from './checkpoint.js';
 import { StoreError } from './errors.js';
 import { VersionClock } from './version-clock.js';
 import { failSpan, tracer } from '../tracing/spans.js';
-import { View, type Change, type StoredObject } from './view.js';
+import { storedOf, View, type Change, type StoredObject } from './view.js';
 
 export interface StoreOptions {
   log: Log;
@@ -100,7 +100,7 @@ export class Store {
         this.opts.onReplayProgress?.(applied, total);
       }
       this.view.endReplay();
-      this.view.releaseBuffers();
+      await this.view.releaseBuffers();
     }
     this.sinceCheckpoint = applied;
     this.versionClock.note(this.view.appliedSeq, this.now());
@@ -144,8 +144,8 @@ export class Store {
     this.sinceCheckpoint = 0;
     this.checkpointing = (async () => {
       // Between checkpoints, writes leave pages and parts that objects were read from mostly dead.
-      this.view.releaseBuffers();
-      const cp = encodeCheckpoint(this.view);
+      await this.view.releaseBuffers();
+      const cp = encodeCheckpoint(this.view, (key, rev) => this.revision(key, rev));
       await this.log.saveCheckpoint(cp);
       this.checkpointSeq = cp.seq;
     })().finally(() => (this.checkpointing = undefined));
@@ -193,6 +193,14 @@ export class Store {
     await this.compacting?.catch(() => undefined);
     await this.checkpointing;
     this.changesSubject.complete();
+  }
+
+  /** The object a key held at revision rev, read from the log; COMPACTED when the log no longer has it. */
+  async revision(key: string, rev: number): Promise<StoredObject> {
+    const e = await this.log.get(rev);
+    if (!e) throw new LogError('COMPACTED', `revision ${rev} of ${key} is compacted`, rev);
+    // Still bytes when the log gave them: an Exact list then encodes them without building the object.
+    return storedOf(e, key, rev);
   }
 
   /** Committed state of one key. */

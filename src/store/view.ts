@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { StoredEntry, unpackJson } from '../log/codec.js';
 import type { LogEntry } from '../log/log.js';
 import { msgpackToJson } from '../log/msgpack-json.js';
@@ -115,6 +116,9 @@ export function storedOf(e: LogEntry, key: string, seq: number): StoredObject {
   if (e instanceof StoredEntry) return new LazyObject(key, seq, e.bytes, e.start, e.end);
   return e.raw ? new LazyObject(key, seq, e.raw) : { key, seq, obj: e.value as KubeObject };
 }
+
+/** Slots releaseBuffers looks at between two turns of the event loop (~2 ms). */
+const RELEASE_SLICE = 20_000;
 
 /** Buffers this large are shared ones (a log page, a checkpoint part), not an object's own. */
 const SHARED_BUFFER_BYTES = 64 * 1024;
@@ -356,17 +360,24 @@ export class View {
    * A replayed or loaded object's bytes are a view of a buffer it shares with its neighbours (a log
    * page, a checkpoint part), and one object left current keeps the whole buffer alive: an object
    * created early and never changed would hold a page of long-gone versions. Objects whose shared
-   * buffer is less than half current get bytes of their own. Returns how many moved.
+   * buffer is less than half current get bytes of their own. Returns how many moved. Yields to the
+   * event loop between slices (a million slots took 100 ms); writes applied meanwhile only make a
+   * buffer's use smaller than counted, so fewer objects move than could.
    */
-  releaseBuffers(): number {
+  async releaseBuffers(): Promise<number> {
     const used = new Map<ArrayBufferLike, number>();
     const shared = (o: StoredObject | undefined): o is LazyObject => o instanceof LazyObject && o.buffer.byteLength >= SHARED_BUFFER_BYTES;
+    let seen = 0;
     for (const m of this.slots.values()) {
-      for (const slot of m.values()) if (shared(slot.cur)) used.set(slot.cur.buffer, (used.get(slot.cur.buffer) ?? 0) + slot.cur.size);
+      for (const slot of m.values()) {
+        if (shared(slot.cur)) used.set(slot.cur.buffer, (used.get(slot.cur.buffer) ?? 0) + slot.cur.size);
+        if (++seen % RELEASE_SLICE === 0) await nextTurn();
+      }
     }
     let moved = 0;
     for (const m of this.slots.values()) {
       for (const slot of m.values()) {
+        if (++seen % RELEASE_SLICE === 0) await nextTurn();
         const o = slot.cur;
         if (!shared(o) || used.get(o.buffer)! * 2 >= o.buffer.byteLength) continue;
         slot.cur = o.moved();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Checkpoint, LogEntry, SavedCheckpoint } from '../../src/log/log.js';
-import { decodeCheckpoint, encodeCheckpoint } from '../../src/store/checkpoint.js';
-import { encodeStored, LazyObject, peekObject, storedApiVersion, View } from '../../src/store/view.js';
+import { decodeCheckpoint, encodeCheckpoint, type ReadRevision } from '../../src/store/checkpoint.js';
+import { encodeStored, LazyObject, peekObject, storedApiVersion, storedOf, View } from '../../src/store/view.js';
 import { decodeEntry, encodeRecord } from '../../src/log/codec.js';
 
 /*
@@ -87,12 +87,24 @@ async function saved(cp: Checkpoint): Promise<SavedCheckpoint> {
   };
 }
 
-const roundTrip = async (v: View): Promise<View> => (await decodeCheckpoint(await saved(encodeCheckpoint(v))))!;
+/** Nothing changes while these checkpoints are encoded: no revision is read back from a log. */
+const noLog: ReadRevision = (key, rev) => Promise.reject(new Error(`unexpected read of ${key} at ${rev}`));
+
+/** Reads revisions back from the entries a view was folded from, as the store reads its log. */
+const readFrom =
+  (list: LogEntry[]): ReadRevision =>
+  async (key, rev) => {
+    const e = list.find((x) => x.seq === rev && x.key === key);
+    if (!e) throw new Error(`no entry ${rev} of ${key}`);
+    return storedOf(e, key, rev);
+  };
+
+const roundTrip = async (v: View): Promise<View> => (await decodeCheckpoint(await saved(encodeCheckpoint(v, noLog))))!;
 
 describe('checkpoint', () => {
   it('decodes to the same view, every object exact', async () => {
     const view = viewOf(entries());
-    const cp = encodeCheckpoint(view);
+    const cp = encodeCheckpoint(view, noLog);
     expect(cp.seq).toBe(view.appliedSeq);
     const back = (await decodeCheckpoint(await saved(cp)))!;
     expect(snapshot(back)).toEqual(snapshot(view));
@@ -135,7 +147,7 @@ describe('checkpoint', () => {
     const big = 'x'.repeat(64 * 1024);
     const many: LogEntry[] = Array.from({ length: 100 }, (_, i) => ({ seq: i + 1, type: 'put', key: `/namespaces//n${i}`, value: ns(`n${i}`, i + 1, { big }) }));
     const view = viewOf(many);
-    const cp = await saved(encodeCheckpoint(view));
+    const cp = await saved(encodeCheckpoint(view, noLog));
     const parts: Buffer[] = [];
     for await (const part of cp.parts) parts.push(part);
     // 6.4 MB of objects: several parts, none much over 1 MiB (a part ends once it passes it).
@@ -148,11 +160,15 @@ describe('checkpoint', () => {
   });
 
   it('leaves out revisions applied while it was being encoded', async () => {
-    const view = viewOf(entries());
+    const list = entries();
+    const view = viewOf(list);
     const at = view.appliedSeq;
-    const encoding = encodeCheckpoint(view);
+    const encoding = encodeCheckpoint(view, readFrom(list));
+    // After the encoding started: an update (the checkpoint reads what /a held at its version back
+    // from the log), a delete, and a new key (left out).
     view.apply({ seq: at + 1, type: 'put', key: '/namespaces//a', value: ns('a', at + 1) });
-    view.apply({ seq: at + 2, type: 'put', key: '/namespaces//new', value: ns('new', at + 2) });
+    view.apply({ seq: at + 2, type: 'delete', key: '/namespaces//b', value: ns('b', at + 2) });
+    view.apply({ seq: at + 3, type: 'put', key: '/namespaces//new', value: ns('new', at + 3) });
     const back = (await decodeCheckpoint(await saved(encoding)))!;
     expect(back.appliedSeq).toBe(at);
     expect(snapshot(back)).toEqual(snapshot(viewOf(entries())));
@@ -236,20 +252,20 @@ describe('shared buffers', () => {
     return { view, slab: slab.buffer };
   }
 
-  it('objects left alone on a mostly replaced page get bytes of their own, unchanged; a mostly current page stays shared', () => {
+  it('objects left alone on a mostly replaced page get bytes of their own, unchanged; a mostly current page stays shared', async () => {
     const { view, slab } = page(100);
     for (let i = 0; i < 90; i++) view.apply({ seq: 101 + i, type: 'put', key: `/namespaces//n${i}`, value: ns(`n${i}`, 101 + i) });
     const before = Array.from(view.objects(), (o) => JSON.stringify(o.obj));
-    expect(view.releaseBuffers()).toBe(10);
+    expect(await view.releaseBuffers()).toBe(10);
     const left = [...view.objects()].filter((o) => o instanceof LazyObject) as LazyObject[];
     expect(left).toHaveLength(10);
     expect(left.every((o) => o.raw.buffer !== slab)).toBe(true);
     expect(Array.from(view.objects(), (o) => JSON.stringify(o.obj))).toEqual(before);
-    expect(view.releaseBuffers()).toBe(0);
+    expect(await view.releaseBuffers()).toBe(0);
 
     const busy = page(100);
     for (let i = 0; i < 10; i++) busy.view.apply({ seq: 101 + i, type: 'put', key: `/namespaces//n${i}`, value: ns(`n${i}`, 101 + i) });
-    expect(busy.view.releaseBuffers()).toBe(0);
+    expect(await busy.view.releaseBuffers()).toBe(0);
     expect([...busy.view.objects()].filter((o) => o instanceof LazyObject).every((o) => (o as LazyObject).raw.buffer === busy.slab)).toBe(true);
   });
 });
