@@ -36,9 +36,9 @@ interface PartHead {
 export type ReadRevision = (key: string, rev: number) => Promise<StoredObject>;
 
 /**
- * The view as of now. Only the sequence and each collection's keys are taken synchronously (copies
- * of the sorted keys' chunks: a few milliseconds at a million keys, where looking every object up
- * held requests for 300 ms); each part then reads its keys' slots as the log writes it. A key written
+ * The view as of now. Only the sequence and each collection's keys are taken synchronously (a copy
+ * of the sorted keys: 17 ms at a million keys, where looking every object up held requests for
+ * 300 ms); each part then reads its keys' slots as the log writes it. A key written
  * since holds a newer object than the checkpoint's: the one it held at the checkpoint's version is
  * read back from the log by its revision (what compaction keeps, since it never passes the newest
  * checkpoint), and revisions applied meanwhile are left out by sequence.
