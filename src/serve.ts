@@ -109,8 +109,7 @@ export async function serve(opts: ServeOptions): Promise<Running> {
         ...(await reloadableFile(authentication.file, authenticationDocument)),
         build: (config) => new RequestAuthenticator(config, authOptions),
         ...(opts.authenticationReloadIntervalMs !== undefined ? { intervalMs: opts.authenticationReloadIntervalMs } : {}),
-        onReloaded: () => logger.info('authentication configuration reloaded', { file: authentication.file }),
-        onFailed: (problems) => logger.error('authentication configuration not reloaded: keeping the last good one', { file: authentication.file, problems }),
+        ...reloadLog(logger, 'authentication', authentication.file),
       })
     : initialAuthenticator;
   const tls = await servingTls({
@@ -141,8 +140,7 @@ export async function serve(opts: ServeOptions): Promise<Running> {
           ...(await reloadableFile(encryption.file, encryptionDocument)),
           providers: providerOptions,
           ...(opts.encryptionReloadIntervalMs !== undefined ? { intervalMs: opts.encryptionReloadIntervalMs } : {}),
-          onReloaded: () => logger.info('encryption configuration reloaded', { file: encryption.file }),
-          onFailed: (problems) => logger.error('encryption configuration not reloaded: keeping the last good one', { file: encryption.file, problems }),
+          ...reloadLog(logger, 'encryption', encryption.file),
           onOutcome: (status, atMs) => metrics.encryptionConfigReload(status, atMs),
         })
       : undefined;
@@ -180,8 +178,7 @@ export async function serve(opts: ServeOptions): Promise<Running> {
         ...(await reloadableFile(authorization.file, authorizationDocument)),
         deps: chainDeps,
         ...(opts.authorizationReloadIntervalMs !== undefined ? { intervalMs: opts.authorizationReloadIntervalMs } : {}),
-        onReloaded: () => logger.info('authorization configuration reloaded', { file: authorization.file }),
-        onFailed: (problems) => logger.error('authorization configuration not reloaded: keeping the last good one', { file: authorization.file, problems }),
+        ...reloadLog(logger, 'authorization', authorization.file),
       })
     : undefined;
   const authorizer = reloadingAuthorizer ?? initialChain;
@@ -286,5 +283,13 @@ export async function serve(opts: ServeOptions): Promise<Running> {
         await tracing?.shutdown();
         logger.info('stopped', { seq: log.lastSeq, checkpoint: store.appliedSeq });
       })()),
+  };
+}
+
+/** How a configuration file's reload is told in the log: done, or refused with the last good one kept. */
+function reloadLog(logger: Logger, what: string, file: string): { onReloaded: () => void; onFailed: (problems: string[]) => void } {
+  return {
+    onReloaded: () => logger.info(`${what} configuration reloaded`, { file }),
+    onFailed: (problems) => logger.error(`${what} configuration not reloaded: keeping the last good one`, { file, problems }),
   };
 }

@@ -25,7 +25,8 @@ export function sendStored(r: Request, code: number, s: StoredObject): void {
     const json = encodeStored(s);
     if (storedApiVersion(s) === apiVersion(r.route)) return send(r.res, code, undefined, r.out, json);
   }
-  sendObject(r, code, s.obj, encodeStored(s));
+  // A Table, or another version: made from the object, not from its stored encoding.
+  sendObject(r, code, s.obj);
 }
 
 /** One object as the answer: a Table when asked for one, else the object at the route's version. */

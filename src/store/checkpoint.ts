@@ -1,7 +1,7 @@
 import { packJson, unpackJson } from '../log/codec.js';
 import type { Checkpoint, SavedCheckpoint } from '../log/log.js';
 import { SortedKeys } from './sorted-keys.js';
-import { LazyObject, Slot, View, type StoredObject } from './view.js';
+import { LazyObject, listIn, Slot, View, type StoredObject } from './view.js';
 
 /*
  * A checkpoint is the view as of one applied sequence, so a restart replays only the log's tail.
@@ -59,12 +59,12 @@ async function* parts(view: View, seq: number, collections: { collection: string
       for (let bytes = 0; i < suffixes.length && head.k.length < PART && bytes < STEP_BYTES; i++) {
         const slot = slots?.get(suffixes[i]);
         // Gone from the slots (compaction forgot a deleted key) or created since: absent at seq.
-        const revs = slot?.list().filter((r) => Math.abs(r) <= seq) ?? [];
-        if (revs.length === 0) continue;
+        const revs = slot?.upTo(seq);
+        if (revs === undefined) continue;
         const key = `${collection}/${suffixes[i]}`;
         head.k.push(key);
-        head.r.push(revs.length === 1 ? revs[0] : revs);
-        const last = revs[revs.length - 1];
+        head.r.push(revs);
+        const last = typeof revs === 'number' ? revs : revs[revs.length - 1];
         if (last < 0) continue;
         const cur = slot!.cur;
         const body = cur && cur.seq === last ? bytesOf(cur) : read(key, last).then(bytesOf);
@@ -104,8 +104,8 @@ export async function decodeCheckpoint(cp: SavedCheckpoint): Promise<View | unde
     const head = unpackJson(part.subarray(4, 4 + headLength)) as PartHead;
     const c = head.c;
     const prefix = c.length + 1;
-    const held = listOf(current, c);
-    const known = listOf(history, c);
+    const held = listIn(current, c);
+    const known = listIn(history, c);
     let at = 4 + headLength;
     for (let i = 0, o = 0; i < head.k.length; i++) {
       const key = head.k[i];
@@ -135,11 +135,6 @@ export async function decodeCheckpoint(cp: SavedCheckpoint): Promise<View | unde
   return view;
 }
 
-function listOf(m: Map<string, string[]>, k: string): string[] {
-  let list = m.get(k);
-  if (!list) m.set(k, (list = []));
-  return list;
-}
 
 /** Keys come in order, as they were written from the sorted keys: checked (one pass), not trusted. */
 function inOrder(list: readonly string[]): boolean {

@@ -29,6 +29,13 @@ export class Revisions {
     return this.older ? [...this.older, this.last] : [this.last];
   }
 
+  /** The revisions at or below rv, oldest first, as a checkpoint stores them: one number when there is one. */
+  upTo(rv: number): number | number[] | undefined {
+    const i = this.newestAtOrBelow(rv);
+    if (i < 0) return undefined;
+    return i === 0 ? this.nth(0) : this.list().slice(0, i + 1);
+  }
+
   record(seq: number, deleted: boolean): void {
     (this.older ??= []).push(this.last);
     this.last = deleted ? -seq : seq;

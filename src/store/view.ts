@@ -295,9 +295,9 @@ export class View {
     const replay = this.replay;
     if (replay) {
       if (put) {
-        if (!prev) pushTo(replay.added, collection, suffix);
+        if (!prev) listIn(replay.added, collection).push(suffix);
       } else replay.deleted.add(collection);
-      if (!slot) pushTo(replay.history, collection, suffix);
+      if (!slot) listIn(replay.history, collection).push(suffix);
     } else {
       if (put) {
         if (!prev) this.collection(collection).add(suffix);
@@ -399,9 +399,9 @@ export class View {
   }
 }
 
-/** Appends v to the list at k, creating it. */
-function pushTo(m: Map<string, string[]>, k: string, v: string): void {
-  const list = m.get(k);
-  if (list) list.push(v);
-  else m.set(k, [v]);
+/** The list at k in m, created empty when missing. */
+export function listIn(m: Map<string, string[]>, k: string): string[] {
+  let list = m.get(k);
+  if (!list) m.set(k, (list = []));
+  return list;
 }

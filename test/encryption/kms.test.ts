@@ -43,6 +43,20 @@ async function stop(s: Running): Promise<void> {
   await s.close();
 }
 
+/**
+ * A server restarted with the given data-key cache TTL over Event e1 written twice: its first
+ * version (rv1, no labels) is history, sealed with a data key the restart has to open again.
+ */
+async function restartedWithTwoVersions(p: LocalKmsPlugin, seedCacheTtlMs: number): Promise<{ s: Running; rv1: string }> {
+  const dataDir = await tempDir();
+  const first = await serveWith(dataDir, p);
+  const rv1 = await create(first.url, 'e1', marker());
+  const upd = await call(first.url, 'PATCH', `${EVENTS}/e1`, { metadata: { labels: { v: '2' } } }, { 'Content-Type': 'application/merge-patch+json' });
+  expect(upd.status, upd.text).toBe(200);
+  await stop(first);
+  return { s: await serveWith(dataDir, p, { kmsTimings: { ...FAST, seedCacheTtlMs } }), rv1 };
+}
+
 /** Polls until check() holds; fails after limitMs. */
 async function until(what: string, check: () => Promise<boolean> | boolean, limitMs = 5000): Promise<void> {
   const deadline = Date.now() + limitMs;
@@ -249,13 +263,7 @@ describe('kms v2 at rest', () => {
 
   it('drops an open data key from the cache after its TTL: a later history read asks the plugin again', async () => {
     const p = await plugin();
-    const dataDir = await tempDir();
-    let s = await serveWith(dataDir, p);
-    const rv1 = await create(s.url, 'e1', marker());
-    const upd = await call(s.url, 'PATCH', `${EVENTS}/e1`, { metadata: { labels: { v: '2' } } }, { 'Content-Type': 'application/merge-patch+json' });
-    expect(upd.status, upd.text).toBe(200);
-    await stop(s);
-    s = await serveWith(dataDir, p, { kmsTimings: { ...FAST, seedCacheTtlMs: 400 } });
+    const { s, rv1 } = await restartedWithTwoVersions(p, 400);
     const exact = () => call(s.url, 'GET', `${EVENTS}?resourceVersion=${rv1}&resourceVersionMatch=Exact`);
     // The checkpoint needed the old data key; the read of the old version right after finds it cached.
     const opened = p.calls.decrypt;
@@ -273,13 +281,7 @@ describe('kms v2 at rest', () => {
 
   it('a past version whose data key is not cached fails as a corrupt object (500) while the plugin is down, and reads once it is back', async () => {
     const p = await plugin();
-    const dataDir = await tempDir();
-    let s = await serveWith(dataDir, p);
-    const rv1 = await create(s.url, 'e1', marker());
-    const upd = await call(s.url, 'PATCH', `${EVENTS}/e1`, { metadata: { labels: { v: '2' } } }, { 'Content-Type': 'application/merge-patch+json' });
-    expect(upd.status, upd.text).toBe(200);
-    await stop(s);
-    s = await serveWith(dataDir, p, { kmsTimings: { ...FAST, seedCacheTtlMs: 300 } });
+    const { s, rv1 } = await restartedWithTwoVersions(p, 300);
     await new Promise((res) => setTimeout(res, 500));
     await p.stop();
     const exact = `${EVENTS}?resourceVersion=${rv1}&resourceVersionMatch=Exact`;

@@ -44,6 +44,15 @@ describe('Revisions', () => {
     expect(r.list()).toEqual(left);
   });
 
+  it.each([
+    ['before the first write', 2, undefined],
+    ['at the create: the one revision as a number', 5, 3],
+    ['past the delete', 10, [3, 7, -9]],
+    ['every revision', 12, [3, 7, -9, 12]],
+  ])('up to a version %s: what a checkpoint at that version stores', (_name, rv, want) => {
+    expect(revs.upTo(rv)).toEqual(want);
+  });
+
   it('a key whose newest revision below the horizon is its delete is forgotten', () => {
     expect(revisionsOf([3, -4]).compact(5)).toBe(false);
     expect(revisionsOf([3, -4]).keptAt(5)).toBeUndefined();
