@@ -5,7 +5,7 @@
  * an earlier read cached is counted or reused; its memory is read from procfs (bench/proc.ts).
  */
 import { request } from 'node:http';
-import { INITIAL_EVENTS_END } from '../src/api/watch.js';
+import { INITIAL_EVENTS_END } from '../src/http/handlers/watch-stream.js';
 import { Orchd, type OrchdOptions } from './orchd.js';
 import { memory, resetPeakRss, waitIdle } from './proc.js';
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { jsonLogger } from './api/logger.js';
+import { jsonLogger } from './observability/logger.js';
 import { parseDuration } from './config/duration.js';
 import { problemLine } from './config/load.js';
 import { loadServerConfig, type ServerConfig, type ServerConfigFiles } from './config/server-config.js';

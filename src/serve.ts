@@ -9,9 +9,9 @@ import { kinds } from './resources/registry.js';
 import { Store } from './store/store.js';
 import { Compactor } from './store/compactor.js';
 import { DEFAULT_RETENTION, parseRetention, type RetentionPolicy } from './store/retention.js';
-import { createApiServer, type ApiServer } from './api/server.js';
-import { jsonLogger, type Logger } from './api/logger.js';
-import { Metrics } from './api/metrics.js';
+import { createApiServer, type ApiServer } from './http/server.js';
+import { jsonLogger, type Logger } from './observability/logger.js';
+import { Metrics } from './observability/metrics.js';
 import type { ServerConfig } from './config/server-config.js';
 import { RequestAuthenticator } from './auth/authenticate.js';
 import { ReloadingAuthenticator } from './auth/reloading-authenticator.js';
@@ -20,14 +20,14 @@ import { authorizationDocument } from './config/authorization.js';
 import { buildAuthorizationChain } from './auth/authorization-chain.js';
 import { ReloadingAuthorizer } from './auth/reloading-authorizer.js';
 import { reloadableFile } from './config/reloader.js';
-import { servingTls } from './api/tls.js';
+import { servingTls } from './http/tls.js';
 import { directEgress } from './egress/egress.js';
 import { egressFromConfig } from './egress/from-config.js';
-import type { Tracing } from './tracing/provider.js';
+import type { Tracing } from './observability/tracing.js';
 import { credentialsFor } from './config/webhook-admission.js';
 import { rbacAuthorizer } from './auth/rbac-authorizer.js';
 import { rbacEscalationCheck } from './auth/rbac-escalation.js';
-import { StoreRbacSource } from './api/rbac-source.js';
+import { StoreRbacSource } from './registry/rbac-source.js';
 
 export interface ServeOptions {
   port: number;
@@ -204,7 +204,7 @@ export async function serve(opts: ServeOptions): Promise<Running> {
   let tracing: Tracing | undefined;
   try {
     // Loaded only when configured: without it, the OpenTelemetry API stays the no-op one.
-    if (opts.config?.tracing) tracing = (await import('./tracing/provider.js')).startTracing(opts.config.tracing.value);
+    if (opts.config?.tracing) tracing = (await import('./observability/tracing.js')).startTracing(opts.config.tracing.value);
     await new Promise<void>((resolve, reject) => {
       api.http.once('error', reject);
       api.http.listen(opts.port, opts.host, () => {

@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { SignJWT, exportJWK } from 'jose';
 import { stringify } from 'yaml';
-import { createCertificate } from '../../src/api/x509-der.js';
+import { createCertificate } from '../../src/http/x509-der.js';
 
 export class AuthPeers {
   reviews = 0;

@@ -10,7 +10,7 @@ import { runMutatingPlugins, type MutatingPlugin } from './mutation.js';
 import { MutatingWebhooks, type WebhookAdmissionOptions } from './mutating-webhooks.js';
 import { currentAdmissionContext } from './request-context.js';
 import { ValidatingAdmission } from './validating-admission.js';
-import { inSpan } from '../tracing/spans.js';
+import { inSpan } from '../observability/spans.js';
 
 export { runWithAdmissionContext, runAsSystem, currentAdmissionContext, type AdmissionRequestContext } from './request-context.js';
 export { typeCheckPolicy, type ExpressionWarning } from './type-checking.js';
@@ -46,7 +46,7 @@ export function admissionFor(store: Store, kinds: readonly KindStrategy[], opts:
   const namespaceKind = kinds.find((k) => k.group === '' && k.kind === 'Namespace');
   const attributes = (...[op, kind, obj, old, opts]: Parameters<AdmissionHooks['mutate']>) =>
     admissionAttributes(store, namespaceKind, op, kind, obj, old, currentAdmissionContext().user, opts);
-  // One span per phase, a child of the request's (see src/api/request-span.ts).
+  // One span per phase, a child of the request's (see src/http/request-span.ts).
   const phase = <T>(name: 'mutate' | 'validate', op: string, kind: KindStrategy, obj: KubeObject, run: () => Promise<T>) =>
     inSpan(`admission.${name}`, { 'admission.operation': op, 'k8s.resource': kind.plural, 'k8s.object.name': obj.metadata.name ?? obj.metadata.generateName ?? '' }, run);
   return {

@@ -13,7 +13,7 @@
 import type { Authorizer } from '../auth/authorizer.js';
 import { Activation, type CelAuthorizer } from '../cel/index.js';
 import { immediateAuthorizer } from './cel-authorizer.js';
-import { ApiError, forbidden, qualified } from '../api/status.js';
+import { ApiError, forbidden, qualified } from '../http/respond/status.js';
 import { jsonEqual, objectAt } from '../resources/json-access.js';
 import type { KindStrategy } from '../resources/strategy.js';
 import type { KubeObject } from '../resources/types.js';

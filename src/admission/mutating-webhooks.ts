@@ -18,7 +18,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Activation } from '../cel/index.js';
-import { ApiError, forbidden, internalError, qualified } from '../api/status.js';
+import { ApiError, forbidden, internalError, qualified } from '../http/respond/status.js';
 import { PatchError } from '../patch/errors.js';
 import { applyJsonPatch } from '../patch/json-patch.js';
 import { isObject, jsonEqual, listAt, stringAt, stringsOf } from '../resources/json-access.js';

@@ -11,7 +11,7 @@
  */
 import type { Authorizer } from '../auth/authorizer.js';
 import { Activation, CelCostLimitError, CelTimeoutError, celTypeName, ConvertedValues, type CelAuthorizer } from '../cel/index.js';
-import { ApiError, forbidden, qualified } from '../api/status.js';
+import { ApiError, forbidden, qualified } from '../http/respond/status.js';
 import { listAt, objectAt, stringAt, stringsOf } from '../resources/json-access.js';
 import type { KindStrategy } from '../resources/strategy.js';
 import type { KubeObject } from '../resources/types.js';

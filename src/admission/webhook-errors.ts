@@ -8,7 +8,7 @@
  *   `admission webhook "x" denied the request`, whatever failurePolicy says.
  * - a dry run a webhook with side effects cannot take: 400 BadRequest, also not a call failure.
  */
-import { ApiError, badRequest, type Status } from '../api/status.js';
+import { ApiError, badRequest, type Status } from '../http/respond/status.js';
 import { isObject } from '../resources/json-access.js';
 
 export class WebhookCallError extends Error {

@@ -9,8 +9,8 @@
  * not parse, or operators a requirement cannot say (`>`, `<`), only widen the request, so they are
  * dropped.
  */
-import { parseFieldSelector } from '../store/field-selector.js';
-import { parseLabelSelector } from '../store/label-selector.js';
+import { parseFieldSelector } from '../selectors/field-selector.js';
+import { parseLabelSelector } from '../selectors/label-selector.js';
 import type { AuthorizationAttributes, AuthorizationDecision } from './authorizer.js';
 
 export type SubjectAccessReviewVersion = 'v1' | 'v1beta1';

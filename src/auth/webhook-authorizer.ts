@@ -21,7 +21,7 @@ import type { AuthorizationAttributes, AuthorizationDecision, Authorizer } from 
 import { readClientConnection, type ClientConnection } from './kubeconfig.js';
 import { compileMatchConditions, type MatchConditions } from './match-conditions.js';
 import { decisionOf, matchConditionRequest, reviewStatus, subjectAccessReviewBody, subjectAccessReviewSpec, type ReviewStatus } from './subject-access-review.js';
-import { outboundCall } from '../tracing/spans.js';
+import { outboundCall } from '../observability/spans.js';
 
 /** Kubernetes' cache size for webhook answers. */
 const CACHE_SIZE = 8192;

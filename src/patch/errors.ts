@@ -1,5 +1,5 @@
 /**
- * What the patch algorithms report. They know nothing of HTTP: src/api turns each code into the
+ * What the patch algorithms report. They know nothing of HTTP: src/http turns each code into the
  * Status Kubernetes answers with (BadPatch → 400, Unprocessable → 422, TooLarge → 413, Conflict → 409).
  */
 export type PatchErrorCode = 'BadPatch' | 'Unprocessable' | 'TooLarge' | 'Conflict';

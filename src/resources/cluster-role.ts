@@ -2,7 +2,7 @@
  * ClusterRole (rbac.authorization.orch.io/v1): permissions on resources of every namespace, on
  * cluster-scoped resources and on non-resource URLs; granted cluster-wide by ClusterRoleBindings or
  * within one namespace by RoleBindings. A ClusterRole with an aggregationRule has its rules written
- * by the aggregation controller (src/api/cluster-role-aggregation.ts) from the roles it selects.
+ * by the aggregation controller (src/controllers/cluster-role-aggregation.ts) from the roles it selects.
  */
 import { RBAC_GROUP, roleColumns, roleSchema, validateAggregationRule, validateRules } from './rbac-shared.js';
 import type { KindStrategy } from './strategy.js';

@@ -4,7 +4,7 @@ import type { KubeObject } from '../resources/types.js';
 import { decodeCheckpoint, encodeCheckpoint } from './checkpoint.js';
 import { StoreError } from './errors.js';
 import { VersionClock } from './version-clock.js';
-import { failSpan, tracer } from '../tracing/spans.js';
+import { failSpan, tracer } from '../observability/spans.js';
 import { storedOf, View, type Change, type StoredObject } from './view.js';
 
 export interface StoreOptions {

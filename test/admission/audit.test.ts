@@ -5,7 +5,7 @@
  */
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { jsonLogger } from '../../src/api/logger.js';
+import { jsonLogger } from '../../src/observability/logger.js';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 import { fixtures } from '../resources/fixtures.js';
 

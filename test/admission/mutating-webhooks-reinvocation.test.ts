@@ -9,7 +9,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { admissionAttributes } from '../../src/admission/attributes.js';
 import { MutatingWebhooks } from '../../src/admission/mutating-webhooks.js';
 import { runMutatingPlugins, type MutatingPlugin } from '../../src/admission/mutation.js';
-import { ObjectStore } from '../../src/api/object-store.js';
+import { ObjectStore } from '../../src/registry/object-store.js';
 import { MemoryLog } from '../../src/log/memory-log.js';
 import { event } from '../../src/resources/event.js';
 import { mutatingWebhookConfiguration } from '../../src/resources/mutating-webhook-configuration.js';

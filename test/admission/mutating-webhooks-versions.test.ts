@@ -9,9 +9,9 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { Logger } from '../../src/api/logger.js';
-import { Metrics } from '../../src/api/metrics.js';
-import { createApiServer, type ApiServer } from '../../src/api/server.js';
+import type { Logger } from '../../src/observability/logger.js';
+import { Metrics } from '../../src/observability/metrics.js';
+import { createApiServer, type ApiServer } from '../../src/http/server.js';
 import { MemoryLog } from '../../src/log/memory-log.js';
 import { event } from '../../src/resources/event.js';
 import { kinds } from '../../src/resources/registry.js';

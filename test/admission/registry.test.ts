@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ValidatingAdmission, runWithAdmissionContext } from '../../src/admission/index.js';
 import { admissionAttributes } from '../../src/admission/attributes.js';
 import type { KubeObject } from '../../src/resources/types.js';
-import { ApiError } from '../../src/api/status.js';
+import { ApiError } from '../../src/http/respond/status.js';
 import type { Authorizer } from '../../src/auth/authorizer.js';
 import { kinds } from '../../src/resources/registry.js';
 import { call, startServer, type TestServer } from '../helpers/server.js';

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { stringify } from 'yaml';
-import { silentLogger } from '../../src/api/logger.js';
+import { silentLogger } from '../../src/observability/logger.js';
 import { loadServerConfig, type ServerConfigFiles } from '../../src/config/server-config.js';
 import { serve, type Running, type ServeOptions } from '../../src/serve.js';
 import { call, startServer } from '../helpers/server.js';

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { stringify } from 'yaml';
-import { silentLogger } from '../../src/api/logger.js';
+import { silentLogger } from '../../src/observability/logger.js';
 import { loadServerConfig } from '../../src/config/server-config.js';
 import { serve, type Running } from '../../src/serve.js';
 import { httpsCall } from './https-call.js';

@@ -6,7 +6,7 @@ import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { SignJWT, exportJWK, type JWK } from 'jose';
-import { createCertificate } from '../../src/api/x509-der.js';
+import { createCertificate } from '../../src/http/x509-der.js';
 
 export interface Pki {
   caPem: string;

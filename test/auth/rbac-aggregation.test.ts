@@ -3,8 +3,8 @@
  * the ClusterRoles its selectors match, and follows their changes.
  */
 import { describe, expect, it } from 'vitest';
-import { aggregatedRules } from '../../src/api/cluster-role-aggregation.js';
-import { StoreRbacSource } from '../../src/api/rbac-source.js';
+import { aggregatedRules } from '../../src/controllers/cluster-role-aggregation.js';
+import { StoreRbacSource } from '../../src/registry/rbac-source.js';
 import { rbacAuthorizer } from '../../src/auth/rbac-authorizer.js';
 import type { KubeObject } from '../../src/resources/types.js';
 import { call, serverForFile } from '../helpers/server.js';

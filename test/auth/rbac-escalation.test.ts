@@ -3,12 +3,12 @@
  * or bind only what they hold, unless they may `escalate` / `bind`, or are in system:masters.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StoreRbacSource } from '../../src/api/rbac-source.js';
+import { StoreRbacSource } from '../../src/registry/rbac-source.js';
 import { rbacAuthorizer } from '../../src/auth/rbac-authorizer.js';
 import { rbacEscalationCheck, uncovered, type EscalationRequest } from '../../src/auth/rbac-escalation.js';
 import { runWithAdmissionContext } from '../../src/admission/index.js';
-import { ObjectStore } from '../../src/api/object-store.js';
-import { withRbacEscalationPrevention } from '../../src/api/rbac-escalation-hook.js';
+import { ObjectStore } from '../../src/registry/object-store.js';
+import { withRbacEscalationPrevention } from '../../src/registry/rbac-escalation-hook.js';
 import { roleBinding } from '../../src/resources/role-binding.js';
 import { role } from '../../src/resources/role.js';
 import type { KubeObject } from '../../src/resources/types.js';

@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StoreRbacSource } from '../../src/api/rbac-source.js';
+import { StoreRbacSource } from '../../src/registry/rbac-source.js';
 import { rbacAuthorizer } from '../../src/auth/rbac-authorizer.js';
 import type { AuthorizationAttributes, AuthorizationDecision } from '../../src/auth/authorizer.js';
 import { call, serverForFile, startServer } from '../helpers/server.js';

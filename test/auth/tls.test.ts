@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateSelfSigned, needsTls, servingTls } from '../../src/api/tls.js';
+import { generateSelfSigned, needsTls, servingTls } from '../../src/http/tls.js';
 import { httpsCall } from './https-call.js';
 
 let dir: string;

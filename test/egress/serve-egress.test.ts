@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import type { Logger } from '../../src/api/logger.js';
+import type { Logger } from '../../src/observability/logger.js';
 import { loadServerConfig } from '../../src/config/server-config.js';
 import { serve, type Running } from '../../src/serve.js';
 import { httpsCall } from '../auth/https-call.js';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Level } from 'level';
 import { afterAll, expect } from 'vitest';
-import { silentLogger } from '../../src/api/logger.js';
+import { silentLogger } from '../../src/observability/logger.js';
 import { loadServerConfig, type ServerConfig } from '../../src/config/server-config.js';
 import { decodeEntry } from '../../src/log/codec.js';
 import { checkpointFile } from '../../src/log/leveldb-log.js';

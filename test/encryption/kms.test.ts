@@ -1,7 +1,7 @@
 import { cp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Logger } from '../../src/api/logger.js';
+import type { Logger } from '../../src/observability/logger.js';
 import { decodeEncryptedObject } from '../../src/log/encryption/kms/encrypted-object.js';
 import type { Running, ServeOptions } from '../../src/serve.js';
 import { LocalKmsPlugin } from '../../tools/kms-plugin.js';

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import type { Logger } from '../../src/api/logger.js';
+import type { Logger } from '../../src/observability/logger.js';
 import type { Running, ServeOptions } from '../../src/serve.js';
 import { encryptionDocument } from '../../src/config/encryption.js';
 import { loadDocumentText, problemLine } from '../../src/config/load.js';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll } from 'vitest';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { silentLogger, type Logger } from '../../src/api/logger.js';
+import { silentLogger, type Logger } from '../../src/observability/logger.js';
 import type { ServerConfig } from '../../src/config/server-config.js';
 import { serve, type Running } from '../../src/serve.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fnv1a64 } from '../../src/store/shard-selector.js';
+import { fnv1a64 } from '../../src/selectors/shard-selector.js';
 import { call } from '../helpers/server.js';
 import { createEvent, createNamespace, EVENTS, inBatches, listAll, names, startListServer, type ListServer } from './server.js';
 

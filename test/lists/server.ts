@@ -2,7 +2,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { silentLogger } from '../../src/api/logger.js';
+import { silentLogger } from '../../src/observability/logger.js';
 import { serve, type Running } from '../../src/serve.js';
 import type { RetentionPolicy } from '../../src/store/retention.js';
 import { call } from '../helpers/server.js';

@@ -97,7 +97,7 @@ let built: Promise<string> | undefined;
 /** Path of the compiled cli.js for the current sources (ORCHD_TEST_CLI=<cli.js> runs that one instead, e.g. dist's). */
 export const builtCli = (): Promise<string> => (built ??= process.env.ORCHD_TEST_CLI ? Promise.resolve(process.env.ORCHD_TEST_CLI) : build());
 
-/** One structured log line of the server (src/api/logger.ts). */
+/** One structured log line of the server (src/observability/logger.ts). */
 export interface LogLine {
   level: string;
   msg: string;

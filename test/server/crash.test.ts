@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BOOTSTRAP_CLUSTER_ROLE_BINDINGS, BOOTSTRAP_CLUSTER_ROLES } from '../../src/api/rbac-bootstrap.js';
+import { BOOTSTRAP_CLUSTER_ROLE_BINDINGS, BOOTSTRAP_CLUSTER_ROLES } from '../../src/controllers/rbac-bootstrap.js';
 import { builtCli, isReady, keepAlive, killAll, request, spawnServer } from './child.js';
 import { startLoad, untilAcked, type Acked } from './load.js';
 import { expectContiguousLog, expectCreatesOnly, readServed } from './state.js';

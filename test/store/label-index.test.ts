@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
 import type { KubeObject } from '../../src/resources/types.js';
-import { indexableTerms, matchesLabels, parseLabelSelector } from '../../src/store/label-selector.js';
+import { indexableTerms, matchesLabels, parseLabelSelector } from '../../src/selectors/label-selector.js';
 import { listObjects, type ListQuery } from '../../src/store/list.js';
 import { Store } from '../../src/store/store.js';
 

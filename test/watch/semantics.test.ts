@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startServer, type TestServer } from '../helpers/server.js';
-import { MIN_REQUEST_TIMEOUT_SECONDS, watchTimeoutMs } from '../../src/api/watch-handler.js';
+import { MIN_REQUEST_TIMEOUT_SECONDS, watchTimeoutMs } from '../../src/http/handlers/watch.js';
 import { EVENTS, createEvent, createNamespace, currentVersion, deleteEvent, labelEvent } from './objects.js';
 import { HttpWatch, type WatchEvent } from './stream.js';
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runningChildren } from '../../bench/child.js';
 import { listReadCosts } from '../../bench/list-memory.js';
-import { INITIAL_EVENTS_END } from '../../src/api/watch.js';
+import { INITIAL_EVENTS_END } from '../../src/http/handlers/watch-stream.js';
 import { LazyObject, peekObject, type StoredObject } from '../../src/store/view.js';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 import { builtCli } from '../server/child.js';
@@ -14,7 +14,7 @@ import { HttpWatch, WsWatch, type WatchEvent } from './stream.js';
 /*
  * A streaming list (sendInitialEvents=true) of 100k objects costs the server a small fraction of
  * the memory a plain list of them costs: its objects are encoded one at a time as the client reads,
- * and nothing is cached on them (src/api/watch.ts, emitInitial), where a plain list encodes its whole
+ * and nothing is cached on them (src/http/handlers/watch-stream.ts, emitInitial), where a plain list encodes its whole
  * answer at once and caches every object's JSON (made straight from the stored bytes, no tree). Each read runs on its own fresh, idle
  * server over the same data (bench/list-memory.ts), so what one read caches neither helps nor
  * burdens the other.

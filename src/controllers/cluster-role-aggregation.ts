@@ -1,0 +1,66 @@
+/**
+ * Kubernetes' ClusterRole aggregation controller: a ClusterRole with an aggregationRule gets, as its
+ * rules, the rules of every other ClusterRole one of its selectors matches (in name order, each rule
+ * once). Any committed change to a ClusterRole may change what some aggregated role gathers, so every
+ * aggregated role is recomputed after each change; a role whose rules already agree is not written.
+ * The writes are ordinary updates in the log, so watchers and the RBAC authorizer see them.
+ */
+import { selectorRequirements } from '../selectors/label-selector-object.js';
+import { clusterRole } from '../resources/cluster-role.js';
+import { cloneJson, isSet, jsonEqual, listAt, objectAt } from '../resources/json-access.js';
+import type { KindStrategy } from '../resources/strategy.js';
+import type { KubeObject } from '../resources/types.js';
+import { collectionOf } from '../store/keys.js';
+import { matchesLabels } from '../selectors/label-selector.js';
+import type { Logger } from '../observability/logger.js';
+import type { ObjectStore } from '../registry/object-store.js';
+import { ApiError } from '../http/respond/status.js';
+import { serialQueue } from './work-queue.js';
+
+/** The rules an aggregated role should have, given every ClusterRole (in name order, as the store lists them). */
+export function aggregatedRules(role: KubeObject, all: readonly KubeObject[]): unknown[] {
+  const selectors = listAt(objectAt(role, 'aggregationRule'), 'clusterRoleSelectors').map(selectorRequirements);
+  const rules: unknown[] = [];
+  for (const other of all) {
+    if (other.metadata.name === role.metadata.name) continue;
+    if (!selectors.some((reqs) => matchesLabels(reqs, other.metadata.labels))) continue;
+    for (const rule of listAt(other, 'rules')) if (!rules.some((r) => jsonEqual(r, rule))) rules.push(cloneJson(rule));
+  }
+  return rules;
+}
+
+export function startClusterRoleAggregation(objects: ObjectStore, kinds: readonly KindStrategy[], log: Logger): () => void {
+  if (!kinds.includes(clusterRole)) return () => {};
+  const prefix = `${collectionOf(clusterRole)}/`;
+  const enqueue = serialQueue('clusterrole aggregation', log);
+  let queued = false;
+
+  const reconcileAll = async () => {
+    queued = false;
+    const all = [...objects.list(clusterRole, undefined)].map((s) => s.obj);
+    for (const role of all) {
+      if (!isSet(role, 'aggregationRule')) continue;
+      const rules = aggregatedRules(role, all);
+      if (jsonEqual(rules, listAt(role, 'rules'))) continue;
+      // On the latest object (a write race re-runs the transform); a missing one answers 404.
+      await objects
+        .update(clusterRole, undefined, role.metadata.name ?? '', (cur) => ({ ...(cur ?? role), rules }), { dryRun: false })
+        .catch((err: unknown) => {
+          // Deleted meanwhile: nothing left to aggregate into.
+          if (!(err instanceof ApiError && err.code === 404)) throw err;
+        });
+    }
+  };
+
+  // One pending pass covers any number of changes that arrive before it runs.
+  const schedule = () => {
+    if (queued) return;
+    queued = true;
+    enqueue(reconcileAll);
+  };
+  const sub = objects.store.changes$.subscribe((batch) => {
+    if (batch.some((c) => c.key.startsWith(prefix))) schedule();
+  });
+  schedule();
+  return () => sub.unsubscribe();
+}

@@ -1,0 +1,82 @@
+import type { KindStrategy } from '../resources/strategy.js';
+import type { KubeObject } from '../resources/types.js';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { splitKey } from '../store/keys.js';
+import { peekObject } from '../store/view.js';
+import type { ObjectStore } from '../registry/object-store.js';
+
+/** Events a sweep looks at between two turns of the event loop. */
+const SWEEP_PAGE = 256;
+
+/**
+ * Events are retained for a limited time (--event-ttl, default 1 h): each Event expires ttl after
+ * its last write, as a Kubernetes lease would, and expiry is an ordinary delete in the log so watchers
+ * see DELETED and history keeps it. Write times are known for writes seen by this process; after a
+ * restart the newest timestamp the object carries stands in: read once per object by the first sweep
+ * and remembered, so sweeps do not decode every Event each time, nor leave them decoded in the view.
+ */
+export function startEventExpiry(objects: ObjectStore, kind: KindStrategy, ttlSeconds: number, sweepMs = Math.min(10_000, ttlSeconds * 100)): () => void {
+  const lastWrite = new Map<string, number>();
+  const sub = objects.store.changes$.subscribe((batch) => {
+    const now = Date.now();
+    for (const c of batch) {
+      if (!c.key.startsWith(`${kind.group}/${kind.plural}/`)) continue;
+      if (c.type === 'DELETED') lastWrite.delete(c.key);
+      else lastWrite.set(c.key, now);
+    }
+  });
+  const sweep = async () => {
+    const cutoff = Date.now() - ttlSeconds * 1000;
+    const expired: KubeObject[] = [];
+    // Page by page, yielding between pages: a sweep over 100k Events in one go held requests for
+    // 100 ms or more (and the first one, which decodes every Event, for far longer).
+    for (let after: string | undefined; ; await nextTurn()) {
+      const page = take(objects.list(kind, undefined, after), SWEEP_PAGE);
+      if (page.length === 0) break;
+      after = splitKey(page[page.length - 1].key).suffix;
+      for (const s of page) {
+        let t = lastWrite.get(s.key);
+        if (t === undefined) {
+          // Gone or rewritten since the page was taken (the changes above saw it): not this one.
+          if (objects.store.get(s.key) !== s) continue;
+          lastWrite.set(s.key, (t = writtenAt(peekObject(s))));
+        }
+        if (t <= cutoff) expired.push(peekObject(s));
+      }
+    }
+    for (const o of expired) {
+      await objects
+        .delete(kind, o.metadata.namespace, o.metadata.name ?? '', { dryRun: false, preconditions: { resourceVersion: o.metadata.resourceVersion } })
+        .catch(() => undefined); // changed or gone meanwhile: the next sweep decides again
+    }
+  };
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    void sweep().finally(() => (running = false));
+  }, sweepMs);
+  timer.unref();
+  return () => {
+    clearInterval(timer);
+    sub.unsubscribe();
+  };
+}
+
+/** The next n items (fewer at the end). */
+function take<T>(items: Iterator<T>, n: number): T[] {
+  const out: T[] = [];
+  while (out.length < n) {
+    const r = items.next();
+    if (r.done) break;
+    out.push(r.value);
+  }
+  return out;
+}
+
+function writtenAt(o: KubeObject): number {
+  const series = (o.series as { lastObservedTime?: string } | undefined)?.lastObservedTime;
+  const times = [o.metadata.creationTimestamp, series, o.eventTime as string | undefined].filter((t): t is string => typeof t === 'string');
+  const ms = times.map((t) => Date.parse(t)).filter((n) => !Number.isNaN(n));
+  return ms.length ? Math.max(...ms) : 0;
+}

@@ -1,0 +1,66 @@
+import { typeCheckPolicy } from '../admission/index.js';
+import { numberAt, objectAt } from '../resources/json-access.js';
+import type { KindStrategy } from '../resources/strategy.js';
+import type { KubeObject } from '../resources/types.js';
+import { storageKey } from '../store/keys.js';
+import type { Logger } from '../observability/logger.js';
+import type { ObjectStore } from '../registry/object-store.js';
+import { ApiError, notFound, qualified } from '../http/respond/status.js';
+import { serialQueue } from './work-queue.js';
+
+/**
+ * Kubernetes' ValidatingAdmissionPolicy status controller: each policy whose generation is newer
+ * than its status.observedGeneration is type-checked against the kinds it matches, and
+ * status.typeChecking.expressionWarnings and status.observedGeneration are written through /status
+ * as the system user. status.conditions are kept as they are: Kubernetes' controller writes none.
+ * A policy already observed at its generation is not written again, so the controller's own status
+ * write (same generation) ends the loop.
+ */
+export function startPolicyStatus(objects: ObjectStore, kinds: readonly KindStrategy[], log: Logger): () => void {
+  const kind = kinds.find((k) => k.group === 'admissionregistration.orch.io' && k.kind === 'ValidatingAdmissionPolicy');
+  if (!kind) return () => {};
+  const prefix = storageKey(kind, '', '');
+  const enqueue = serialQueue('validating admission policy status', log);
+  /** Names queued and not yet checked: a burst of writes to one policy is checked once. */
+  const queued = new Set<string>();
+
+  const stale = (o: KubeObject) => (o.metadata.generation ?? 1) > (numberAt(objectAt(o, 'status'), 'observedGeneration') ?? 0);
+
+  const withStatus = (cur: KubeObject | undefined, name: string): KubeObject => {
+    if (!cur) throw notFound(qualified(kind, name));
+    if (!stale(cur)) return cur;
+    const warnings = typeCheckPolicy(cur, kinds);
+    // Kubernetes' apply of an empty warning list leaves typeChecking present and empty: checked, nothing found.
+    const typeChecking = warnings.length ? { expressionWarnings: warnings } : {};
+    return { ...cur, status: { ...objectAt(cur, 'status'), observedGeneration: cur.metadata.generation ?? 1, typeChecking } };
+  };
+
+  let stopped = false;
+  const check = async (name: string) => {
+    queued.delete(name);
+    if (stopped) return;
+    await objects.update(kind, undefined, name, (cur) => withStatus(cur, name), { dryRun: false, subresource: 'status' }).catch((err: unknown) => {
+      // Deleted meanwhile: nothing to report on.
+      if (!(err instanceof ApiError && err.code === 404)) throw err;
+    });
+  };
+
+  const want = (o: KubeObject) => {
+    const name = o.metadata.name ?? '';
+    if (!stale(o) || queued.has(name)) return;
+    queued.add(name);
+    enqueue(() => check(name));
+  };
+
+  const sub = objects.store.changes$.subscribe((batch) => {
+    for (const c of batch) if (c.type !== 'DELETED' && c.key.startsWith(prefix)) want(c.cur.obj);
+  });
+  // Policies written while no controller ran (before a restart, or during the log replay).
+  enqueue(async () => {
+    for (const s of objects.list(kind, undefined)) want(s.obj);
+  });
+  return () => {
+    stopped = true;
+    sub.unsubscribe();
+  };
+}

@@ -1,0 +1,34 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { KindStrategy } from '../resources/strategy.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { ObjectStore } from '../registry/object-store.js';
+import type { Output } from './respond/respond.js';
+import type { ResourceRoute } from './router.js';
+import type { Logger } from '../observability/logger.js';
+import type { ContinueTokens } from '../store/continue-token.js';
+import type { UserInfo } from '../auth/user.js';
+
+/** What every handler is given: the parsed request and the server's parts, passed explicitly. */
+export interface Server {
+  objects: ObjectStore;
+  kinds: readonly KindStrategy[];
+  metrics: Metrics;
+  logger: Logger;
+  /** Called with every open watch so shutdown can end them. */
+  watches: Set<() => void>;
+  tokens: ContinueTokens;
+  bookmarkIntervalMs: number;
+  /** Overrides of the watch sinks' buffer bound, high-water mark and grace period (tests, tuning). */
+  watchLimits?: { maxBuffered?: number; highWater?: number; graceMs?: number };
+}
+
+export interface Request {
+  req: IncomingMessage;
+  res: ServerResponse;
+  url: URL;
+  route: ResourceRoute;
+  out: Output;
+  server: Server;
+  /** Who is asking (authentication ran before routing): for the authorizer and admission's userInfo. */
+  user: UserInfo;
+}

@@ -1,0 +1,137 @@
+/**
+ * PATCH of an object or its /status with the four patch types Kubernetes serves, chosen by
+ * Content-Type: JSON patch, merge patch, strategic merge patch and server-side apply. The patch is
+ * applied inside the store's retry loop to the latest object, so a patch never fails on a write
+ * race (last write wins) unless it carries metadata.resourceVersion itself. Every non-apply patch
+ * is an Update for managedFields; apply tracks ownership and conflicts (src/patch).
+ */
+import { applyConfig, conflictMessage, describeManager, recordUpdate, type WriteScope } from '../../patch/managed-fields.js';
+import { PatchError } from '../../patch/errors.js';
+import { applyJsonPatch } from '../../patch/json-patch.js';
+import { applyMergePatch } from '../../patch/merge-patch.js';
+import { applyStrategicMergePatch } from '../../patch/strategic-merge.js';
+import { apiVersionOf } from '../../resources/strategy.js';
+import type { KubeObject } from '../../resources/types.js';
+import { APPLY_PATCH, decodeBody, PATCH_MEDIA_TYPES, readBody, type BodyMediaType } from '../codec/body.js';
+import type { Request } from '../context.js';
+import { checkObject } from '../codec/decode-object.js';
+import { rfc3339 } from '../../registry/object-store.js';
+import * as Q from '../codec/query.js';
+import { sendObject } from '../respond/render.js';
+import { addWarnings } from '../respond/respond.js';
+import * as E from '../respond/status.js';
+
+/** Kubernetes' default field manager: the User-Agent up to its first '/' (`kubectl/v1.33.1 (…)` → `kubectl`). */
+export const managerFromUserAgent = (userAgent: string | undefined): string => (userAgent ?? '').split('/', 1)[0];
+
+export function writeScope(r: Request): WriteScope {
+  return {
+    schema: r.route.kind.schema,
+    apiVersion: apiVersionOf(r.route.kind, r.route.version),
+    ...(r.route.subresource ? { subresource: r.route.subresource } : {}),
+    hasStatus: r.route.kind.hasStatus,
+    now: rfc3339(new Date()),
+  };
+}
+
+/**
+ * Records an Update by the request's manager on `next` (in place): defaults are applied first, so
+ * the manager owns what defaulting filled in, as in Kubernetes where decoding defaults the body.
+ */
+export function trackUpdate(r: Request, live: KubeObject | undefined, next: KubeObject, fieldManager: string | undefined): void {
+  if (r.route.subresource !== 'status') r.route.kind.applyDefaults(next);
+  const managed = recordUpdate(live, next, fieldManager ?? managerFromUserAgent(r.req.headers['user-agent']), writeScope(r));
+  if (managed === undefined || managed.length === 0) delete next.metadata.managedFields;
+  else next.metadata.managedFields = managed;
+}
+
+/** The name and namespace in a body must be the URL's (or absent). */
+function checkIdentity(r: Request, obj: KubeObject): void {
+  const { route } = r;
+  if (obj.metadata.name !== undefined && obj.metadata.name !== route.name) {
+    throw E.badRequest(`the name of the object (${String(obj.metadata.name)}) does not match the name on the URL (${route.name ?? ''})`);
+  }
+  if (obj.metadata.namespace && route.namespace !== undefined && obj.metadata.namespace !== route.namespace) {
+    throw E.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+  }
+  obj.metadata.name = route.name;
+}
+
+function patched(mediaType: BodyMediaType, current: KubeObject, patch: unknown, r: Request): unknown {
+  switch (mediaType) {
+    case 'application/json-patch+json':
+      return applyJsonPatch(current, patch);
+    case 'application/merge-patch+json':
+      return applyMergePatch(current, patch);
+    case 'application/strategic-merge-patch+json':
+      return applyStrategicMergePatch(current, patch, r.route.kind.schema);
+    default:
+      throw E.unsupportedMediaType(mediaType);
+  }
+}
+
+export async function handlePatch(r: Request): Promise<void> {
+  const { route, server, req } = r;
+  const body = decodeBody(await readBody(req), req.headers['content-type'], { accept: PATCH_MEDIA_TYPES });
+  const opts = Q.patchOptions(r.url.searchParams, body.mediaType);
+  const manager = opts.fieldManager ?? managerFromUserAgent(req.headers['user-agent']);
+  const isApply = body.mediaType === APPLY_PATCH;
+  let warnings: string[] = [];
+
+  let config: KubeObject | undefined;
+  if (isApply) {
+    // Unknown fields of a configuration are dropped (or refused) before it claims any field.
+    const checked = checkObject(route.kind, route.version, body.value, body.duplicates, opts.fieldValidation);
+    config = checked.obj;
+    warnings = checked.warnings;
+    checkIdentity(r, config);
+  }
+
+  const transform = (cur: KubeObject | undefined): KubeObject => {
+    try {
+      if (config) {
+        const { obj, managedFields } = applyConfig(cur, config, manager, opts.force, writeScope(r));
+        checkIdentity(r, obj);
+        obj.metadata.managedFields = managedFields;
+        return obj;
+      }
+      if (!cur) throw E.notFound(E.qualified(route.kind, route.name));
+      const checked = checkObject(route.kind, route.version, patched(body.mediaType, cur, body.value, r), body.duplicates, opts.fieldValidation);
+      warnings = checked.warnings;
+      checkIdentity(r, checked.obj);
+      trackUpdate(r, cur, checked.obj, manager);
+      return checked.obj;
+    } catch (err) {
+      throw err instanceof PatchError ? toApiError(err) : err;
+    }
+  };
+
+  const { obj, created } = await server.objects.update(route.kind, route.namespace, route.name!, transform, {
+    dryRun: opts.dryRun,
+    ...(route.subresource ? { subresource: route.subresource } : {}),
+    allowCreate: isApply,
+  });
+  addWarnings(r.res, warnings);
+  sendObject(r, created ? 201 : 200, obj);
+}
+
+function failure(code: number, reason: E.StatusReason, message: string, details: E.Status['details'] = {}): E.ApiError {
+  return new E.ApiError({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, details, code });
+}
+
+/** The one place patch errors become wire errors, worded as Kubernetes words them. */
+export function toApiError(err: PatchError): E.ApiError {
+  switch (err.code) {
+    case 'BadPatch':
+      return E.badRequest(err.message);
+    case 'TooLarge':
+      return failure(413, 'RequestEntityTooLarge', `Request entity too large: ${err.message}`);
+    case 'Conflict':
+      return failure(409, 'Conflict', conflictMessage(err.conflicts), {
+        causes: err.conflicts.map((c) => ({ reason: 'FieldManagerConflict', message: `conflict with ${describeManager(c.manager)}`, field: c.path })),
+      });
+    case 'Unprocessable':
+      // Kubernetes answers a patch it cannot apply with a bare "rejected our request"; the reason is added here.
+      return failure(422, 'Invalid', `the server rejected our request due to an error in our request: ${err.message}`);
+  }
+}

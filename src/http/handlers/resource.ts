@@ -1,0 +1,134 @@
+import type { IncomingMessage } from 'node:http';
+import { decodeBody, OBJECT_MEDIA_TYPES, readBody } from '../codec/body.js';
+import type { Request } from '../context.js';
+import type { KubeObject } from '../../resources/types.js';
+import { decodeObject } from '../codec/decode-object.js';
+import { negotiateResponse } from '../codec/media.js';
+import { handlePatch, trackUpdate } from './patch.js';
+import * as Q from '../codec/query.js';
+import { handleGet, handleList } from './read.js';
+import { sendObject } from '../respond/render.js';
+import { addWarnings, send, type Output } from '../respond/respond.js';
+import { selectorOf } from '../codec/selectors.js';
+import * as E from '../respond/status.js';
+import { handleWatch } from './watch.js';
+import { cloneJson } from '../../resources/json-access.js';
+
+/** Picks the response rendering from Accept and pretty; a Table is decided per verb. */
+export function outputFor(req: IncomingMessage, url: URL): Output {
+  return { format: negotiateResponse(req.headers.accept), pretty: Q.pretty(url.searchParams, req.headers['user-agent']) };
+}
+
+/** Dispatches one resource request by method and path shape. Returns the verb for metrics. */
+export async function handleResource(r: Request): Promise<string> {
+  const { route, req } = r;
+  const method = req.method ?? 'GET';
+  const params = r.url.searchParams;
+  if (route.watchPrefix || (method === 'GET' && route.name === undefined && Q.flag(params, 'watch'))) {
+    if (method !== 'GET') throw E.methodNotAllowed(method);
+    handleWatch(r);
+    return 'WATCH';
+  }
+  if (route.namespace === undefined && route.kind.namespaced && method !== 'GET') {
+    // Writes to a namespaced kind need the namespace in the path (the all-namespaces path is read-only).
+    throw E.methodNotAllowed(method);
+  }
+  if (route.name === undefined) {
+    switch (method) {
+      case 'GET':
+        await handleList(r);
+        return 'LIST';
+      case 'POST':
+        await create(r);
+        return 'POST';
+      case 'DELETE':
+        if (route.kind.deleteCollection === false) throw E.methodNotAllowed(method);
+        await deleteCollection(r);
+        return 'DELETECOLLECTION';
+      default:
+        throw E.methodNotAllowed(method);
+    }
+  }
+  switch (method) {
+    case 'GET':
+      await handleGet(r);
+      return 'GET';
+    case 'PUT':
+      await replace(r);
+      return 'PUT';
+    case 'DELETE':
+      await remove(r);
+      return 'DELETE';
+    case 'PATCH':
+      await handlePatch(r);
+      return 'PATCH';
+    default:
+      throw E.methodNotAllowed(method);
+  }
+}
+
+async function create(r: Request): Promise<void> {
+  const { route, server } = r;
+  const opts = Q.createOptions(r.url.searchParams);
+  const { obj, warnings } = await decodeObject(r, opts.fieldValidation);
+  if (obj.metadata.namespace && route.namespace !== undefined && obj.metadata.namespace !== route.namespace) {
+    throw E.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+  }
+  trackUpdate(r, undefined, obj, opts.fieldManager);
+  const created = await server.objects.create(route.kind, route.namespace, obj, { dryRun: opts.dryRun });
+  addWarnings(r.res, warnings);
+  sendObject(r, 201, created);
+}
+
+async function replace(r: Request): Promise<void> {
+  const { route, server } = r;
+  const opts = Q.updateOptions(r.url.searchParams);
+  const { obj, warnings } = await decodeObject(r, opts.fieldValidation);
+  if (obj.metadata.name !== undefined && obj.metadata.name !== route.name) {
+    throw E.badRequest(`the name of the object (${obj.metadata.name}) does not match the name on the URL (${route.name})`);
+  }
+  if (obj.metadata.namespace && route.namespace !== undefined && obj.metadata.namespace !== route.namespace) {
+    throw E.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+  }
+  obj.metadata.name = route.name;
+  // Inside the store's retry loop: the managedFields follow the object actually replaced.
+  const withManagedFields = (cur: KubeObject | undefined): KubeObject => {
+    const next = cloneJson(obj);
+    trackUpdate(r, cur, next, opts.fieldManager);
+    return next;
+  };
+  const { obj: out, created } = await server.objects.update(route.kind, route.namespace, route.name!, withManagedFields, {
+    dryRun: opts.dryRun,
+    ...(route.subresource ? { subresource: route.subresource } : {}),
+    allowCreate: route.kind.allowCreateOnUpdate === true,
+  });
+  addWarnings(r.res, warnings);
+  sendObject(r, created ? 201 : 200, out);
+}
+
+async function remove(r: Request): Promise<void> {
+  const { route, server } = r;
+  const opts = Q.deleteOptionsFrom(r.url.searchParams, await optionalBody(r));
+  const { deleted, obj } = await server.objects.delete(route.kind, route.namespace, route.name!, opts);
+  if (!deleted) return sendObject(r, 202, obj);
+  send(r.res, 200, E.success({ name: route.name!, group: route.kind.group, kind: route.kind.plural, ...(obj.metadata.uid ? { uid: obj.metadata.uid } : {}) }), r.out);
+}
+
+async function deleteCollection(r: Request): Promise<void> {
+  const { route, server } = r;
+  const { delete: opts } = Q.deleteCollectionOptions(r.url.searchParams, await optionalBody(r));
+  const matches = selectorOf(route.kind, r.url.searchParams);
+  const targets = [...server.objects.list(route.kind, route.namespace)].filter((s) => !matches || matches(s.obj));
+  for (const s of targets) {
+    await server.objects.delete(route.kind, s.obj.metadata.namespace, s.obj.metadata.name ?? '', opts).catch((err: unknown) => {
+      // Gone meanwhile is what the caller wanted anyway.
+      if (!(err instanceof E.ApiError && err.code === 404)) throw err;
+    });
+  }
+  send(r.res, 200, E.success(), r.out);
+}
+
+/** A DELETE may carry DeleteOptions in its body; most clients send none. */
+async function optionalBody(r: Request): Promise<unknown> {
+  return decodeBody(await readBody(r.req), r.req.headers['content-type'], { accept: OBJECT_MEDIA_TYPES, required: false })?.value;
+}

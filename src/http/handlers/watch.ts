@@ -1,0 +1,192 @@
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { ServerOptions, WebSocket, WebSocketServer } from 'ws';
+import type { KubeObject } from '../../resources/types.js';
+import { collectionOf, suffixOf } from '../../store/keys.js';
+import type { Request, Server } from '../context.js';
+import * as Q from '../codec/query.js';
+import { apiVersion } from '../respond/render.js';
+import { toStatus } from '../respond/respond.js';
+import type { ResourceRoute } from '../router.js';
+import { selectorOf } from '../codec/selectors.js';
+import * as E from '../respond/status.js';
+import { tableFor, wantsTable } from '../respond/table.js';
+import { DEFAULT_SINK_LIMITS, httpSink, runWatch, webSocketSink, type SinkLimits, type WatchSink, type WatchSpec } from './watch-stream.js';
+
+/**
+ * Kubernetes ends a watch without timeoutSeconds after a random time in [minRequestTimeout,
+ * 2·minRequestTimeout) (30–60 min) so that re-watches spread out instead of arriving together.
+ * timeoutSeconds=0 means "not set" there too.
+ */
+export const MIN_REQUEST_TIMEOUT_SECONDS = 1800;
+export const watchTimeoutMs = (timeoutSeconds: number | undefined, random: () => number = Math.random): number =>
+  (timeoutSeconds ? timeoutSeconds : MIN_REQUEST_TIMEOUT_SECONDS * (1 + random())) * 1000;
+
+function watchSpec(req: IncomingMessage, url: URL, route: ResourceRoute, server: Server): WatchSpec {
+  const params = url.searchParams;
+  const opts = Q.listOptions(params, { watch: true });
+  const kind = route.kind;
+  let matches = selectorOf(kind, params);
+  if (route.name !== undefined) {
+    // The deprecated /watch/<plural>/<name> path watches one object: a name field selector.
+    const name = route.name;
+    const rest = matches;
+    matches = (o) => o.metadata.name === name && (!rest || rest(o));
+  }
+  const collection = collectionOf(kind);
+  const prefix = kind.namespaced && route.namespace !== undefined ? suffixOf(route.namespace, '') : '';
+  const store = server.objects.store;
+
+  // Where the stream starts, as Kubernetes' watch cache decides it:
+  // - sendInitialEvents=true: the current state (at least as new as resourceVersion), then changes;
+  // - sendInitialEvents=false (it needs resourceVersionMatch=NotOlderThan) with rv ""/"0": changes from now;
+  // - rv ""/"0" otherwise: the current state (what listOptions' defaulting already turned into the first case);
+  // - rv N: the changes after N, replayed from the log.
+  const rv = opts.resourceVersion;
+  const legacyStart = rv === undefined || rv === '0';
+  let start: Pick<WatchSpec, 'after' | 'freshAs'>;
+  if (opts.sendInitialEvents) {
+    const n = Q.parseResourceVersion(rv);
+    start = n > 0 ? { freshAs: n } : {};
+  } else if (legacyStart) {
+    start = opts.resourceVersionMatch !== undefined ? { after: store.appliedSeq } : {};
+  } else {
+    start = { after: Q.parseResourceVersion(rv) };
+  }
+
+  const table = wantsTable(req.headers.accept);
+  let render: WatchSpec['render'];
+  if (table) {
+    const includeObject = Q.includeObject(params);
+    // Column definitions go with the first event only, as Kubernetes' watch encoder sends them.
+    let headers = true;
+    render = (o: KubeObject) => {
+      const t = tableFor(kind, [o], { version: table, includeObject });
+      if (!headers) t.columnDefinitions = [];
+      headers = false;
+      return t;
+    };
+  }
+  return {
+    kind,
+    apiVersion: apiVersion(route),
+    keyPrefix: `${collection}/${prefix}`,
+    ...start,
+    initialEventsEnd: opts.sendInitialEvents,
+    bookmarks: opts.allowWatchBookmarks,
+    bookmarkIntervalMs: server.bookmarkIntervalMs,
+    timeoutMs: watchTimeoutMs(opts.timeoutSeconds),
+    ...(matches ? { matches } : {}),
+    ...(render ? { render } : {}),
+    current: () => store.list(collection, prefix),
+  };
+}
+
+const limitsOf = (server: Server): SinkLimits => ({ ...DEFAULT_SINK_LIMITS, ...server.watchLimits });
+
+/** A watch over a chunked HTTP response, one JSON event per line. */
+export function handleWatch(r: Request): void {
+  const spec = watchSpec(r.req, r.url, r.route, r.server);
+  const { res } = r;
+  res.statusCode = 200;
+  // Watches are JSON whatever else was asked (Tables are JSON too); Accept */* (client-node) gets JSON.
+  res.setHeader('Content-Type', 'application/json');
+  res.setHeader('Cache-Control', 'no-cache, private');
+  res.flushHeaders();
+  startWatch(r.server, r.route, spec, httpSink(res, limitsOf(r.server)));
+}
+
+/** Runs a watch and counts it as open until it ends (even if its connection still drains) or closes. */
+function startWatch(server: Server, route: ResourceRoute, spec: WatchSpec, sink: WatchSink): void {
+  server.metrics.watcherDelta(route.kind.plural, 1);
+  let open = true;
+  // runWatch may end the watch before it returns (a 410 found at once), so stop may not be set yet.
+  let stop: (() => void) | undefined;
+  const release = () => {
+    if (!open) return;
+    open = false;
+    if (stop) server.watches.delete(stop);
+    server.metrics.watcherDelta(route.kind.plural, -1);
+  };
+  const counted: WatchSink = {
+    ...sink,
+    end() {
+      release();
+      sink.end();
+    },
+  };
+  sink.onClose(release);
+  stop = runWatch(server.objects.store, spec, counted);
+  if (open) server.watches.add(stop);
+}
+
+/**
+ * The WebSocket subprotocol a watch answers with, as Kubernetes' handshake (golang.org/x/net's
+ * websocket server) picks it: none offered → none; one → that one, whatever it is (JSON is sent
+ * either way); more than one → the handshake fails with 400. A bearer token carried as a protocol
+ * (`base64url.bearer.authorization.k8s.io.<token>`) is taken out by authentication before that,
+ * and is never echoed back.
+ */
+export function watchSubprotocol(header: string | undefined): { ok: true; protocol?: string } | { ok: false } {
+  const offered = (header ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '' && !p.startsWith(BEARER_PROTOCOL_PREFIX));
+  if (offered.length > 1) return { ok: false };
+  return offered.length === 1 ? { ok: true, protocol: offered[0] } : { ok: true };
+}
+
+const BEARER_PROTOCOL_PREFIX = 'base64url.bearer.authorization.k8s.io.';
+
+/** Options for the server's WebSocketServer: the protocol choice above (checked before the upgrade). */
+export const watchSocketServerOptions: ServerOptions = {
+  noServer: true,
+  handleProtocols: (_protocols, req) => {
+    const p = watchSubprotocol(req.headers['sec-websocket-protocol']);
+    return p.ok && p.protocol !== undefined ? p.protocol : false;
+  },
+};
+
+/**
+ * A watch over a WebSocket: the same events, one per text message. Everything that would fail the
+ * request over plain HTTP (bad options, selectors, Table options) fails it here too, as an HTTP
+ * answer with a Status instead of the upgrade, as Kubernetes does; failures after the stream has
+ * started (410 Expired) are ERROR events, as over HTTP.
+ */
+export function upgradeWatch(
+  wss: WebSocketServer,
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+  r: { url: URL; route: ResourceRoute; server: Server },
+): void {
+  let spec: WatchSpec;
+  try {
+    if (req.method !== 'GET') throw E.methodNotAllowed(req.method ?? '');
+    // x/net's default handshake requires an Origin that parses, and refuses one that does not with
+    // 403. A missing Origin it also refuses; we accept it so that non-browser clients can watch.
+    const origin = req.headers.origin;
+    if (origin !== undefined && !URL.canParse(origin)) return refuse(socket, 403, 'Forbidden');
+    if (!watchSubprotocol(req.headers['sec-websocket-protocol']).ok) return refuse(socket, 400, 'Bad Request');
+    if (!r.route.watchPrefix && (r.route.name !== undefined || !Q.flag(r.url.searchParams, 'watch'))) {
+      // Only watches upgrade; a plain GET has no stream to carry.
+      throw E.badRequest('only watch requests can be upgraded to a WebSocket');
+    }
+    spec = watchSpec(req, r.url, r.route, r.server);
+  } catch (err) {
+    const status = toStatus(err);
+    const body = JSON.stringify(status);
+    socket.end(
+      `HTTP/1.1 ${status.code} ${STATUS_CODES[status.code] ?? 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+    return;
+  }
+  wss.handleUpgrade(req, socket, head, (ws: WebSocket) => {
+    // The client sends nothing on a watch; what it sends is ignored, as Kubernetes ignores it.
+    startWatch(r.server, r.route, spec, webSocketSink(ws, limitsOf(r.server)));
+  });
+}
+
+function refuse(socket: Duplex, code: number, phrase: string): void {
+  socket.end(`HTTP/1.1 ${code} ${phrase}\r\nConnection: close\r\n\r\n`);
+}

@@ -1,0 +1,252 @@
+import { STATUS_CODES, createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer } from 'ws';
+import type { KindStrategy } from '../resources/strategy.js';
+import type { Store } from '../store/store.js';
+import { storageKey, collectionOf } from '../store/keys.js';
+import { ObjectStore, rfc3339 } from '../registry/object-store.js';
+import { ContinueTokens } from '../store/continue-token.js';
+import type { Server } from './context.js';
+import { startEventExpiry } from '../controllers/event-expiry.js';
+import { startGarbageCollector } from '../controllers/garbage-collector.js';
+import { startNamespaceCleanup } from '../controllers/namespace-cleanup.js';
+import { startPolicyStatus } from '../controllers/policy-status.js';
+import { RequestAudit } from './audit-log.js';
+import { ensureBootstrapPolicy } from '../controllers/rbac-bootstrap.js';
+import { startClusterRoleAggregation } from '../controllers/cluster-role-aggregation.js';
+import type { Logger } from '../observability/logger.js';
+import type { Metrics } from '../observability/metrics.js';
+import { addWarnings, sendError, type Output } from './respond/respond.js';
+import { route, type Route } from './router.js';
+import { handleResource, outputFor } from './handlers/resource.js';
+import { upgradeWatch, watchSocketServerOptions } from './handlers/watch.js';
+import { handleDiscovery, handleOpenApi } from './handlers/discovery.js';
+import { ApiError, internalError, pathNotFound, serviceUnavailable, unauthorized } from './respond/status.js';
+import { RequestAuthenticator, type Authenticator } from '../auth/authenticate.js';
+import { admissionFor, runWithAdmissionContext, type WebhookAdmissionOptions } from '../admission/index.js';
+import type { Egress } from '../egress/egress.js';
+import { traceRequest } from './request-span.js';
+import { withRbacEscalationPrevention, type EscalationCheck } from '../registry/rbac-escalation-hook.js';
+import { alwaysAllow } from '../auth/authorization-chain.js';
+import type { Authorizer } from '../auth/authorizer.js';
+import { authorize } from './authorize.js';
+import { requestAttributes } from './request-attributes.js';
+
+export interface ApiServerOptions {
+  store: Store;
+  kinds: readonly KindStrategy[];
+  metrics: Metrics;
+  logger: Logger;
+  secret: Buffer;
+  eventTtlSeconds: number;
+  bookmarkIntervalMs?: number;
+  /** Who is asking; without one every request is anonymous (no authentication configured). */
+  authenticator?: Authenticator;
+  /** What each user may do; without one everything is allowed (no authorization configured). */
+  authorizer?: Authorizer & { gauges?(): Record<string, number> };
+  /** Serve HTTPS with this certificate (PEM, leaf first) and key. */
+  tls?: { cert: Buffer; key: Buffer };
+  /**
+   * Run the ValidatingAdmissionPolicy status controller (default true). Like a controller left out
+   * of kube-controller-manager's --controllers, off means policies get no status.typeChecking.
+   */
+  policyStatus?: boolean;
+  /** How outbound HTTPS (webhooks) is dialed per egress selection; default direct. */
+  egress?: Egress;
+  /** How admission webhooks are dialed and the credentials they are shown. */
+  webhooks?: WebhookAdmissionOptions;
+  /** RBAC's escalation prevention on writes of roles and bindings (when RBAC is in the chain). */
+  escalationCheck?: EscalationCheck;
+  /** Checks /readyz and /healthz run besides readiness (kms-providers): each failing one with why. */
+  healthChecks?: () => { check: string; problem: string }[];
+  /**
+   * Make the server's own writes: system namespaces and bootstrap RBAC at start, then the controllers
+   * (default true). Off for a server that only serves a recorded log (tools/replay.ts), whose stream
+   * must hold the recording and nothing else.
+   */
+  selfWrites?: boolean;
+}
+
+export interface ApiServer {
+  http: HttpServer;
+  context: Server;
+  /** After the store is rebuilt: system namespaces, controllers; then /readyz says ok. */
+  start(): Promise<void>;
+  /** Stops accepting, ends watches, waits for in-flight requests. */
+  close(): Promise<void>;
+}
+
+/** The namespaces Kubernetes creates at startup. */
+const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
+
+export function createApiServer(opts: ApiServerOptions): ApiServer {
+  const lookupMap = new Map<string, KindStrategy>();
+  for (const k of opts.kinds) for (const v of k.versions) lookupMap.set(`${k.group}/${v}/${k.plural}`, k);
+  const byCollection = new Map(opts.kinds.map((k) => [collectionOf(k), k]));
+  const lookup = (g: string, v: string, p: string) => lookupMap.get(`${g}/${v}/${p}`);
+  const authorizer: NonNullable<ApiServerOptions['authorizer']> = opts.authorizer ?? alwaysAllow;
+  const admission = admissionFor(opts.store, opts.kinds, {
+    ...opts.webhooks,
+    ...(opts.egress ? { egress: opts.egress } : {}),
+    onFailOpen: (webhook, error) => opts.logger.warn('failed calling webhook, failing open', { webhook, error }),
+    authorizer,
+  });
+  const objects = new ObjectStore(opts.store, { now: () => new Date() }, opts.escalationCheck ? withRbacEscalationPrevention(admission, opts.escalationCheck) : admission);
+  const context: Server = {
+    objects,
+    kinds: opts.kinds,
+    metrics: opts.metrics,
+    logger: opts.logger,
+    watches: new Set(),
+    tokens: new ContinueTokens(opts.secret),
+    bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
+  };
+  let ready = false;
+  /** Why /readyz fails and resources are refused while not ready. */
+  let notReady = 'the log is being replayed';
+  let inFlight = 0;
+  let drained: (() => void) | undefined;
+  const stops: (() => void)[] = [];
+  const authenticator: Authenticator = opts.authenticator ?? new RequestAuthenticator(undefined);
+  /** Kube's answer to failed authentication: the reason goes to the log, never to the client. */
+  const unauthenticated = (req: IncomingMessage, reason: string): ApiError => {
+    opts.logger.info('unable to authenticate the request', { method: req.method, path: req.url?.split('?')[0], reason });
+    return unauthorized();
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const started = performance.now();
+    inFlight++;
+    let verb = req.method ?? 'GET';
+    let resource = '';
+    let out: Output = { format: 'json', pretty: false };
+    let audit: RequestAudit | undefined;
+    try {
+      const url = new URL(req.url ?? '/', 'http://orchd');
+      const auth = await authenticator.authenticate(req.headers, url.pathname);
+      if (!auth.ok) throw unauthenticated(req, auth.reason);
+      // Awaited only when the chain went over the network: a cached decision costs no extra turn.
+      // Without an authorizer configured everything is allowed: no attributes to build per request.
+      const authorized = opts.authorizer && authorize(opts.authorizer, requestAttributes(req, url, auth.user));
+      if (authorized) await authorized;
+      const r: Route | undefined = route(url.pathname, lookup);
+      if (!r) throw pathNotFound();
+      switch (r.type) {
+        case 'health':
+          return healthz(res, r.check, [
+            ...(r.check === 'readyz' && !ready ? [{ check: 'readyz', problem: notReady }] : []),
+            ...(r.check === 'livez' ? [] : (opts.healthChecks?.() ?? [])),
+          ]);
+        case 'metrics':
+          res.setHeader('Content-Type', 'text/plain; version=0.0.4');
+          res.end(opts.metrics.render({ orchd_log_last_seq: opts.store.log.lastSeq, orchd_objects: opts.store.view.size, ...historyMetrics(opts.store), ...authenticator.gauges?.(), ...authorizer.gauges?.() }));
+          return;
+        case 'discovery':
+          return handleDiscovery(req, res, r, opts.kinds);
+        case 'openapi':
+          return handleOpenApi(req, res, url, r.path, opts.kinds);
+        case 'resource': {
+          resource = r.kind.plural;
+          out = outputFor(req, url);
+          if (!ready) throw serviceUnavailable(`the server is not ready: ${notReady}`);
+          audit = new RequestAudit(req, r, auth.user);
+          const admission = { user: auth.user, warn: (w: readonly string[]) => addWarnings(res, w), annotate: audit.annotate };
+          verb = await runWithAdmissionContext(admission, () => handleResource({ req, res, url, route: r, out, server: context, user: auth.user }));
+          return;
+        }
+      }
+    } catch (err) {
+      const code = sendError(res, err, out);
+      // 503 is the not-ready refusal (replay, shutdown): expected, and one line per request would flood the log.
+      if (code >= 500 && code !== 503) opts.logger.error('request failed', { method: req.method, url: req.url, code, error: err instanceof Error ? err.stack : String(err) });
+    } finally {
+      inFlight--;
+      audit?.write(opts.logger, res.statusCode);
+      if (resource && verb !== 'WATCH') opts.metrics.request(verb, resource, res.statusCode, (performance.now() - started) / 1000);
+      if (inFlight === 0) drained?.();
+    }
+  };
+
+  const listener = (req: IncomingMessage, res: ServerResponse) => void traceRequest(req, res, () => handle(req, res));
+  const http: HttpServer = opts.tls ? createHttpsServer({ ...opts.tls, keepAliveTimeout: 65_000 }, listener) : createServer({ keepAliveTimeout: 65_000 }, listener);
+  const wss = new WebSocketServer(watchSocketServerOptions);
+  http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void upgrade(req, socket, head));
+  const upgrade = async (req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> => {
+    const url = new URL(req.url ?? '/', 'http://orchd');
+    const auth = await authenticator.authenticate(req.headers, url.pathname).catch((err: unknown) => ({ ok: false as const, reason: String(err) }));
+    if (!auth.ok) return refuseUpgrade(socket, unauthenticated(req, auth.reason));
+    try {
+      if (opts.authorizer) await authorize(opts.authorizer, requestAttributes(req, url, auth.user));
+    } catch (err) {
+      return refuseUpgrade(socket, err instanceof ApiError ? err : internalError(String(err)));
+    }
+    const r = route(url.pathname, lookup);
+    if (!ready || !r || r.type !== 'resource') {
+      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
+      return;
+    }
+    upgradeWatch(wss, req, socket, head, { url, route: r, server: context });
+  };
+
+  const startSelfWrites = async (): Promise<void> => {
+    for (const name of SYSTEM_NAMESPACES) {
+      const nsKind = byCollection.get('/namespaces');
+      if (!nsKind || opts.store.get(storageKey(nsKind, '', name))) continue;
+      await objects.create(nsKind, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, { dryRun: false }).catch((err: unknown) => {
+        opts.logger.warn('could not create system namespace', { name, error: String(err) });
+      });
+    }
+    await ensureBootstrapPolicy(objects, opts.kinds, opts.logger);
+    stops.push(startGarbageCollector(objects, opts.kinds, opts.logger));
+    stops.push(startNamespaceCleanup(objects, opts.kinds, opts.logger));
+    if (opts.policyStatus !== false) stops.push(startPolicyStatus(objects, opts.kinds, opts.logger));
+    stops.push(startClusterRoleAggregation(objects, opts.kinds, opts.logger));
+    const eventKind = opts.kinds.find((k) => k.kind === 'Event');
+    if (eventKind && opts.eventTtlSeconds > 0) stops.push(startEventExpiry(objects, eventKind, opts.eventTtlSeconds));
+  };
+
+  return {
+    http,
+    context,
+    async start() {
+      if (opts.selfWrites !== false) await startSelfWrites();
+      ready = true;
+      opts.logger.info('serving', { since: rfc3339(new Date()) });
+    },
+    async close() {
+      ready = false;
+      notReady = 'the server is shutting down';
+      for (const stop of stops) stop();
+      const closed = new Promise<void>((resolve) => http.close(() => resolve()));
+      for (const end of context.watches) end();
+      for (const ws of wss.clients) ws.close(1001, 'server shutting down');
+      if (inFlight > 0) await new Promise<void>((resolve) => (drained = resolve));
+      http.closeIdleConnections();
+      await closed;
+    },
+  };
+}
+
+/** Answers a WebSocket upgrade with an error Status instead of upgrading. */
+function refuseUpgrade(socket: Duplex, err: ApiError): void {
+  const body = JSON.stringify(err.status);
+  socket.end(`HTTP/1.1 ${err.code} ${STATUS_CODES[err.code]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}
+
+/** The compaction horizon and the last compaction, as gauges. */
+function historyMetrics(store: Store): Record<string, number> {
+  return {
+    orchd_history_oldest_version: store.oldestVersion,
+    orchd_compactions_total: store.compactions,
+    orchd_compaction_last_duration_seconds: (store.lastCompaction?.ms ?? 0) / 1000,
+    orchd_compaction_last_kept_entries: store.lastCompaction?.kept ?? 0,
+  };
+}
+
+/** ok, or each failed check on a line of its own as kube-apiserver lists them. */
+function healthz(res: ServerResponse, endpoint: string, failed: { check: string; problem: string }[]): void {
+  res.statusCode = failed.length === 0 ? 200 : 500;
+  res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+  res.end(failed.length === 0 ? 'ok' : `${failed.map((f) => `[-]${f.check} failed: ${f.problem}\n`).join('')}${endpoint} check failed`);
+}

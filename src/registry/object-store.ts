@@ -1,0 +1,358 @@
+import { randomUUID } from 'node:crypto';
+import type { FieldError } from '../resources/field-errors.js';
+import { cloneJson, jsonEqual } from '../resources/json-access.js';
+import { apiVersionOf, type KindStrategy } from '../resources/strategy.js';
+import type { KubeObject } from '../resources/types.js';
+import type { AdmissionHooks } from '../admission/index.js';
+import { corruptObjectsOf, type CorruptObject } from '../log/encryption/index.js';
+import { StoreError } from '../store/errors.js';
+import { collectionOf, storageKey, suffixOf } from '../store/keys.js';
+import type { Store, UpdateResult } from '../store/store.js';
+import type { StoredObject } from '../store/view.js';
+import * as E from '../http/respond/status.js';
+import { validateCreate, validateUpdate } from './validate.js';
+
+/**
+ * Kubernetes' generic registry store: the fixed sequence every kind goes through on create, update
+ * and delete (system metadata, strategy hooks, validation, preconditions, the write), written once.
+ * It never switches on kind: differences come from the KindStrategy.
+ */
+export interface Clock {
+  now(): Date;
+}
+
+export interface WriteOptions {
+  dryRun: boolean;
+}
+
+export interface DeleteOptions extends WriteOptions {
+  gracePeriodSeconds?: number;
+  propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
+  orphanDependents?: boolean;
+  preconditions?: { uid?: string; resourceVersion?: string };
+  /** A corrupt object (its stored data cannot be read) is removed from storage, unsafely. */
+  ignoreStoreReadErrorWithClusterBreakingPotential?: boolean;
+}
+
+/**
+ * The new object computed from the current one (undefined when absent) inside the update's retry
+ * loop: a patch is re-applied to the latest object on a write race instead of failing.
+ */
+export type UpdateTransform = (current: KubeObject | undefined) => KubeObject | Promise<KubeObject>;
+
+// Admission (src/admission) plugs in through AdmissionHooks: mutate before validation, validate after it.
+
+const NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
+const randomSuffix = (): string => Array.from({ length: 5 }, () => NAME_CHARS[Math.floor(Math.random() * NAME_CHARS.length)]).join('');
+
+/** Timestamps as Kubernetes writes metav1.Time: RFC 3339, whole seconds, UTC. */
+export const rfc3339 = (d: Date): string => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+/** What decides generation: everything but metadata and status (a spec change in Kubernetes' terms). */
+function specOf(o: KubeObject): Record<string, unknown> {
+  const { metadata: _m, status: _s, apiVersion: _a, kind: _k, ...rest } = o;
+  return rest;
+}
+
+/**
+ * Equal but for the fields every write rewrites: a no-op update is not written (Kubernetes skips it).
+ * Compared as values, not as text: the same object with its keys in another order is the same.
+ */
+function sameObject(a: KubeObject, b: KubeObject): boolean {
+  // managedFields count: a new owner of unchanged fields is a change (their times only move on real changes).
+  const strip = (o: KubeObject) => ({ ...o, metadata: { ...o.metadata, resourceVersion: undefined } });
+  return jsonEqual(strip(a), strip(b));
+}
+
+export class ObjectStore {
+  constructor(
+    readonly store: Store,
+    private readonly clock: Clock,
+    private readonly admission?: AdmissionHooks,
+  ) {}
+
+  key(kind: KindStrategy, namespace: string | undefined, name: string): string {
+    return storageKey(kind, kind.namespaced ? namespace ?? '' : '', name);
+  }
+
+  get(kind: KindStrategy, namespace: string | undefined, name: string): StoredObject {
+    const key = this.key(kind, namespace, name);
+    const s = this.store.get(key);
+    if (!s) throw this.corruptError(key) ?? E.notFound(E.qualified(kind, name));
+    return s;
+  }
+
+  /** The stored state of key that cannot be read (encryption at rest: no provider opens it), if so. */
+  corrupt(key: string): CorruptObject | undefined {
+    return corruptObjectsOf(this.store.log)?.get(key);
+  }
+
+  private corruptError(key: string): E.ApiError | undefined {
+    const c = this.corrupt(key);
+    return c && E.corruptObject(key, c.seq, c.message);
+  }
+
+  /** Committed objects of a kind, one namespace or all, in key order, starting after a key. */
+  list(kind: KindStrategy, namespace: string | undefined, after?: string): IterableIterator<StoredObject> {
+    return this.store.list(collectionOf(kind), kind.namespaced && namespace ? suffixOf(namespace, '') : '', after);
+  }
+
+  async create(kind: KindStrategy, namespace: string | undefined, incoming: KubeObject, opts: WriteOptions): Promise<KubeObject> {
+    let obj = incoming;
+    const meta = obj.metadata;
+    if (!meta.name && meta.generateName) meta.name = meta.generateName + randomSuffix();
+    if (meta.resourceVersion) throw E.badRequest('resourceVersion should not be set on objects to be created');
+    if (kind.namespaced) meta.namespace = namespace;
+    else delete meta.namespace;
+    meta.uid = randomUUID();
+    meta.creationTimestamp = rfc3339(this.clock.now());
+    meta.generation = 1;
+    delete meta.deletionTimestamp;
+    delete meta.deletionGracePeriodSeconds;
+    // Status belongs to the system: a create starts with an empty one (PrepareForCreate).
+    if (kind.hasStatus) delete obj.status;
+    kind.prepareForCreate?.(obj);
+    kind.applyDefaults(obj);
+    // NamespaceLifecycle is mutating admission in Kubernetes: it answers before validation does.
+    if (kind.namespaced) this.requireNamespace(namespace ?? '');
+    if (this.admission) {
+      obj = await this.admission.mutate('CREATE', kind, obj, undefined, opts);
+      kind.applyDefaults(obj);
+    }
+    const name = obj.metadata.name;
+    this.invalidIf(kind, name, validateCreate(kind, obj));
+    await this.admission?.validate('CREATE', kind, obj, undefined, opts);
+    const key = this.key(kind, namespace, name ?? '');
+    // Stored, though unreadable: the name is taken (etcd's create compares the key's existence only).
+    if (this.corrupt(key)) throw E.alreadyExists(E.qualified(kind, name));
+    // A dry run still answers what the write would: an existing name is AlreadyExists.
+    if (opts.dryRun) {
+      if (this.store.get(key)) throw E.alreadyExists(E.qualified(kind, name));
+      return obj;
+    }
+    try {
+      return (await this.store.put(key, obj, 'absent')).obj;
+    } catch (err) {
+      throw this.translate(err, kind, name);
+    }
+  }
+
+  /**
+   * PUT of the main resource or of /status. Status in a main-resource write is ignored and the spec
+   * of a /status write is ignored, each taken from the stored object.
+   */
+  async update(
+    kind: KindStrategy,
+    namespace: string | undefined,
+    name: string,
+    incoming: KubeObject | UpdateTransform,
+    opts: WriteOptions & { subresource?: 'status'; allowCreate?: boolean },
+  ): Promise<{ obj: KubeObject; created: boolean }> {
+    const key = this.key(kind, namespace, name);
+    const corrupt = this.corruptError(key);
+    if (corrupt) throw corrupt;
+    let created = false;
+    let dryResult: KubeObject | undefined;
+    try {
+      const { stored } = await this.store.update(key, async (cur): Promise<UpdateResult> => {
+        created = false;
+        const obj: KubeObject = typeof incoming === 'function' ? await incoming(cur ? cloneJson(cur.obj) : undefined) : cloneJson(incoming);
+        if (!cur) {
+          if (!opts.allowCreate || opts.subresource) throw E.notFound(E.qualified(kind, name));
+          created = true;
+          const { resourceVersion: _rv, ...meta } = obj.metadata;
+          obj.metadata = meta;
+          dryResult = await this.create(kind, namespace, obj, { dryRun: true });
+          return opts.dryRun ? { kind: 'noop' } : { kind: 'put', obj: dryResult };
+        }
+        const old = cur.obj;
+        // A replaced object's uid is a precondition (Kubernetes' DefaultUpdatedObjectInfo), checked
+        // before its resourceVersion. (Kubernetes gives patches none, and answers a patch that
+        // changes the uid 422 rather than 409: both refuse it.)
+        const uid = obj.metadata.uid;
+        if (uid && uid !== old.metadata.uid) {
+          throw E.conflict(E.qualified(kind, name), `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${old.metadata.uid ?? ''}`);
+        }
+        const rv = obj.metadata.resourceVersion;
+        if (rv !== undefined && rv !== '' && rv !== String(cur.seq)) {
+          throw E.conflict(E.qualified(kind, name), 'the object has been modified; please apply your changes to the latest version and try again');
+        }
+        let next = opts.subresource === 'status' ? this.statusUpdate(old, obj) : this.mainUpdate(kind, old, obj);
+        if (opts.subresource !== 'status') kind.prepareForUpdate?.(next, old);
+        kind.applyDefaults(next);
+        if (this.admission) {
+          next = await this.admission.mutate('UPDATE', kind, next, old, opts);
+          kind.applyDefaults(next);
+        }
+        if (!jsonEqual(specOf(next), specOf(old))) next.metadata.generation = (old.metadata.generation ?? 1) + 1;
+        this.invalidIf(kind, name, validateUpdate(kind, next, old, opts.subresource));
+        await this.admission?.validate('UPDATE', kind, next, old, opts);
+        dryResult = next;
+        if (opts.dryRun || sameObject(next, old)) return { kind: 'noop' };
+        // The last finalizer removed from an object being deleted: the object goes now.
+        if (next.metadata.deletionTimestamp && !(next.metadata.finalizers?.length)) return { kind: 'delete', obj: next };
+        return { kind: 'put', obj: next };
+      });
+      return { obj: opts.dryRun || !stored ? dryResult! : stored.obj, created };
+    } catch (err) {
+      throw this.translate(err, kind, name);
+    }
+  }
+
+  private mainUpdate(kind: KindStrategy, old: KubeObject, obj: KubeObject): KubeObject {
+    const m = obj.metadata;
+    const o = old.metadata;
+    // System fields come from the stored object; an attempt to change them is caught by validation.
+    m.uid ??= o.uid;
+    // Kubernetes ignores a changed creationTimestamp rather than refusing it: typed clients (client-node)
+    // send it back re-serialized with milliseconds.
+    if (o.creationTimestamp) m.creationTimestamp = o.creationTimestamp;
+    m.generation = o.generation;
+    if (o.deletionTimestamp) {
+      m.deletionTimestamp = o.deletionTimestamp;
+      m.deletionGracePeriodSeconds = o.deletionGracePeriodSeconds;
+    } else {
+      delete m.deletionTimestamp;
+      delete m.deletionGracePeriodSeconds;
+    }
+    m.namespace = o.namespace;
+    if (m.namespace === undefined) delete m.namespace;
+    if (kind.hasStatus) {
+      if (old.status !== undefined) obj.status = old.status;
+      else delete obj.status;
+    }
+    return obj;
+  }
+
+  private statusUpdate(old: KubeObject, obj: KubeObject): KubeObject {
+    const next = cloneJson(old);
+    if (obj.status !== undefined) next.status = obj.status;
+    else delete next.status;
+    // managedFields record the /status writer too (the caller computed them from old).
+    if (obj.metadata.managedFields !== undefined) next.metadata.managedFields = obj.metadata.managedFields;
+    return next;
+  }
+
+  /**
+   * DELETE: with finalizers the object is only marked (deletionTimestamp) and answered 202; without,
+   * it is removed and answered 200 with a Success Status.
+   */
+  async delete(kind: KindStrategy, namespace: string | undefined, name: string, opts: DeleteOptions): Promise<{ deleted: boolean; obj: KubeObject }> {
+    const key = this.key(kind, namespace, name);
+    const corrupt = this.corruptError(key);
+    if (corrupt) {
+      if (!opts.ignoreStoreReadErrorWithClusterBreakingPotential) throw corrupt;
+      return { deleted: true, obj: await this.unsafeDelete(kind, namespace, name, key) };
+    }
+    let deleted = false;
+    let last: KubeObject | undefined;
+    try {
+      await this.store.update(key, async (cur): Promise<UpdateResult> => {
+        if (!cur) throw E.notFound(E.qualified(kind, name));
+        // Refusals of the kind come first, as Kubernetes' admission runs before the preconditions.
+        const refusal = kind.refuseDelete?.(cur.obj);
+        if (refusal) throw E.forbidden(E.qualified(kind, name), refusal);
+        const pre = opts.preconditions;
+        if (pre?.uid && pre.uid !== cur.obj.metadata.uid) {
+          throw E.conflict(E.qualified(kind, name), `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${cur.obj.metadata.uid ?? ''}`);
+        }
+        if (pre?.resourceVersion && pre.resourceVersion !== String(cur.seq)) {
+          throw E.conflict(
+            E.qualified(kind, name),
+            `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${cur.seq}`,
+          );
+        }
+        const obj = cloneJson(cur.obj);
+        const finalizers = gcFinalizers(obj.metadata.finalizers ?? [], opts);
+        // Mutating admission sees a DELETE too (a webhook may refuse it) but cannot change the object.
+        await this.admission?.mutate('DELETE', kind, obj, cur.obj, opts);
+        await this.admission?.validate('DELETE', kind, obj, cur.obj, opts);
+        if (finalizers.length > 0) {
+          deleted = false;
+          if (!obj.metadata.deletionTimestamp) {
+            obj.metadata.deletionTimestamp = rfc3339(this.clock.now());
+            obj.metadata.deletionGracePeriodSeconds = 0;
+          }
+          if (finalizers.length) obj.metadata.finalizers = finalizers;
+          kind.prepareForDelete?.(obj);
+          last = obj;
+          return opts.dryRun || sameObject(obj, cur.obj) ? { kind: 'noop' } : { kind: 'put', obj };
+        }
+        deleted = true;
+        last = obj;
+        return opts.dryRun ? { kind: 'noop' } : { kind: 'delete', obj };
+      });
+    } catch (err) {
+      throw this.translate(err, kind, name);
+    }
+    return { deleted, obj: last! };
+  }
+
+  /**
+   * Removes a corrupt object from storage: no finalizers, preconditions or admission (they would
+   * need the object). The delete record carries what is known of it, its identity, so watchers
+   * see it go.
+   */
+  private async unsafeDelete(kind: KindStrategy, namespace: string | undefined, name: string, key: string): Promise<KubeObject> {
+    const obj: KubeObject = {
+      apiVersion: apiVersionOf(kind, kind.versions[0]),
+      kind: kind.kind,
+      metadata: kind.namespaced ? { name, namespace: namespace ?? '' } : { name },
+    };
+    const { durable } = this.store.log.append((seq) => {
+      obj.metadata.resourceVersion = String(seq);
+      return { type: 'delete', key, value: obj };
+    });
+    await durable;
+    return obj;
+  }
+
+  private requireNamespace(namespace: string): void {
+    const ns = this.store.get(storageKey({ group: '', plural: 'namespaces' }, '', namespace));
+    if (!ns) throw E.notFound({ group: '', resource: 'namespaces', kind: 'namespaces', name: namespace });
+    if (ns.obj.metadata.deletionTimestamp) {
+      throw E.forbidden(
+        { group: '', resource: 'namespaces', name: namespace },
+        `unable to create new content in namespace ${namespace} because it is being terminated`,
+      );
+    }
+  }
+
+  private invalidIf(kind: KindStrategy, name: string | undefined, errors: FieldError[]): void {
+    if (errors.length > 0) throw E.invalid(E.qualified(kind, name), errors);
+  }
+
+  /** The one place storage errors become wire errors. */
+  private translate(err: unknown, kind: KindStrategy, name: string | undefined): unknown {
+    if (!(err instanceof StoreError)) return err;
+    switch (err.code) {
+      case 'KEY_EXISTS':
+        return E.alreadyExists(E.qualified(kind, name));
+      case 'NOT_FOUND':
+        return E.notFound(E.qualified(kind, name));
+      case 'CONFLICT':
+      case 'TOO_MANY_RETRIES':
+        return E.conflict(E.qualified(kind, name), 'the object has been modified; please apply your changes to the latest version and try again');
+      default:
+        return E.internalError(err.message);
+    }
+  }
+
+  apiVersion(kind: KindStrategy, version: string): string {
+    return apiVersionOf(kind, version);
+  }
+}
+
+/**
+ * The garbage collector's finalizers, as DeleteOptions set them: Orphan (or orphanDependents=true)
+ * adds `orphan`, Foreground adds `foregroundDeletion`, Background (or orphanDependents=false) removes
+ * `orphan`.
+ */
+function gcFinalizers(current: string[], opts: DeleteOptions): string[] {
+  const set = new Set(current);
+  const policy = opts.propagationPolicy ?? (opts.orphanDependents === true ? 'Orphan' : opts.orphanDependents === false ? 'Background' : undefined);
+  if (policy === 'Orphan') set.add('orphan');
+  if (policy === 'Foreground') set.add('foregroundDeletion');
+  if (policy === 'Background') set.delete('orphan');
+  return [...set];
+}
