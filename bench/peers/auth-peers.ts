@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { SignJWT, exportJWK } from 'jose';
 import { stringify } from 'yaml';
-import { createCertificate } from '../../src/http/x509-der.js';
+import { issueCertificateChain } from '../../src/http/tls.js';
 
 export class AuthPeers {
   reviews = 0;
@@ -25,14 +25,16 @@ export class AuthPeers {
   url = '';
 
   constructor() {
-    const ca = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-    const leaf = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-    const notBefore = new Date(Date.now() - 60_000);
-    const notAfter = new Date(Date.now() + 24 * 3600_000);
-    const issuer = { commonName: 'bench-ca', privateKey: ca.privateKey, publicKey: ca.publicKey };
-    this.caPem = createCertificate({ commonName: 'bench-ca', publicKey: ca.publicKey, issuer, notBefore, notAfter, ca: true });
-    this.certPem = createCertificate({ commonName: 'bench', publicKey: leaf.publicKey, issuer, notBefore, notAfter, ca: false, altNames: ['127.0.0.1', 'localhost'] });
-    this.keyPem = leaf.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+    const pki = issueCertificateChain({
+      caName: 'bench-ca',
+      name: 'bench',
+      altNames: ['127.0.0.1', 'localhost'],
+      notBefore: new Date(Date.now() - 60_000),
+      notAfter: new Date(Date.now() + 24 * 3600_000),
+    });
+    this.caPem = pki.caPem;
+    this.certPem = pki.cert;
+    this.keyPem = pki.key;
   }
 
   async start(): Promise<this> {

@@ -6,24 +6,15 @@ import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { SignJWT, exportJWK, type JWK } from 'jose';
-import { createCertificate } from '../../src/http/x509-der.js';
+import { issueCertificateChain, type CertificateChain } from '../../src/http/tls.js';
 
-export interface Pki {
-  caPem: string;
-  cert: string;
-  key: string;
-}
+export type Pki = CertificateChain;
 
 /** A CA and a serving certificate for 127.0.0.1/localhost signed by it (usable as a client certificate with clientAuth). */
 export function testPki(name = 'test-issuer', opts: { clientAuth?: boolean } = {}): Pki {
-  const ca = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  const leaf = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const notBefore = new Date(Date.now() - 60_000);
   const notAfter = new Date(Date.now() + 24 * 3600_000);
-  const issuer = { commonName: `${name}-ca`, privateKey: ca.privateKey, publicKey: ca.publicKey };
-  const caPem = createCertificate({ commonName: `${name}-ca`, publicKey: ca.publicKey, issuer, notBefore, notAfter, ca: true });
-  const cert = createCertificate({ commonName: name, publicKey: leaf.publicKey, issuer, notBefore, notAfter, ca: false, altNames: ['127.0.0.1', 'localhost'], clientAuth: opts.clientAuth });
-  return { caPem, cert, key: leaf.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string };
+  return issueCertificateChain({ caName: `${name}-ca`, name, altNames: ['127.0.0.1', 'localhost'], notBefore, notAfter, clientAuth: opts.clientAuth });
 }
 
 interface SigningKey {
