@@ -4,228 +4,217 @@
  * for with `Accept: application/com.github.proto-openapi.spec.v2@v1.0+protobuf`.
  *
  * kube-apiserver produces it by parsing its JSON document with gnostic and marshalling the message;
- * this encodes our JSON document the same way, by hand, for the messages a Kubernetes document uses.
+ * this maps our JSON document onto the messages a Kubernetes document uses (the subset of
+ * OpenAPIv2.proto below, same field numbers) and lets protobufjs write the wire format.
  * What kubectl reads back (k8s.io/kube-openapi pkg/util/proto, cli-runtime's QueryParamVerifier):
  * definitions with properties/items/additionalProperties/$ref, vendor extensions as NamedAny whose
  * Any.yaml holds the value as YAML (JSON text is YAML, and every string in it is quoted, so YAML 1.1
  * never reads "on" or "no" as a boolean), and on each PATCH operation its GVK and query parameters.
  *
- * proto3 rules followed: empty strings and false are not written; an embedded message that is present
- * is written even when empty, because presence matters (kube-openapi reads an object with
- * `properties: {}` as a kind, and one without as a map).
+ * proto3 rules followed: empty strings and false are not set (protobufjs writes whatever is set); an
+ * embedded message that is present is written even when empty, because presence matters
+ * (kube-openapi reads an object with `properties: {}` as a kind, and one without as a map).
  */
+import protobuf from 'protobufjs';
 import type { JsonValue } from '../resources/types.js';
 
 type Json = JsonValue;
 type JsonObject = { [key: string]: Json };
+/** A message as protobufjs encodes it: field name → value. */
+type Message = Record<string, unknown>;
 
-const LEN = 2;
-const VARINT = 0;
-
-function varint(n: number, out: number[]): void {
-  // Field numbers, lengths and booleans only: non-negative and far below 2^53.
-  while (n > 0x7f) {
-    out.push((n % 0x80) | 0x80);
-    n = Math.floor(n / 0x80);
-  }
-  out.push(n);
+const OPENAPI_V2_PROTO = `
+syntax = "proto3";
+package openapi.v2;
+message Document {
+  string swagger = 1; Info info = 2; string host = 3; string base_path = 4; repeated string schemes = 5;
+  repeated string consumes = 6; repeated string produces = 7; Paths paths = 8; Definitions definitions = 9;
+  repeated SecurityRequirement security = 12; SecurityDefinitions security_definitions = 13;
+  repeated NamedAny vendor_extension = 16;
 }
-
-const text = new TextEncoder();
-
-/** Builds one message; nested messages are encoded first and written length-prefixed. */
-class Message {
-  private readonly parts: Uint8Array[] = [];
-
-  private tag(field: number, wire: number): void {
-    const head: number[] = [];
-    varint(field * 8 + wire, head);
-    this.parts.push(Uint8Array.from(head));
-  }
-
-  bytes(field: number, value: Uint8Array): this {
-    this.tag(field, LEN);
-    const len: number[] = [];
-    varint(value.length, len);
-    this.parts.push(Uint8Array.from(len), value);
-    return this;
-  }
-
-  string(field: number, value: Json | undefined): this {
-    if (typeof value === 'string' && value !== '') this.bytes(field, text.encode(value));
-    return this;
-  }
-
-  /** A repeated string: every element is written, empty ones too. */
-  strings(field: number, values: Json | undefined): this {
-    for (const v of Array.isArray(values) ? values : []) this.bytes(field, text.encode(String(v)));
-    return this;
-  }
-
-  bool(field: number, value: Json | undefined): this {
-    if (value === true) {
-      this.tag(field, VARINT);
-      this.parts.push(Uint8Array.of(1));
-    }
-    return this;
-  }
-
-  message(field: number, value: Message | undefined): this {
-    if (value) this.bytes(field, value.finish());
-    return this;
-  }
-
-  messages(field: number, values: Message[]): this {
-    for (const v of values) this.message(field, v);
-    return this;
-  }
-
-  finish(): Uint8Array {
-    const out = new Uint8Array(this.parts.reduce((n, p) => n + p.length, 0));
-    let at = 0;
-    for (const p of this.parts) {
-      out.set(p, at);
-      at += p.length;
-    }
-    return out;
-  }
+message Info { string title = 1; string version = 2; string description = 3; }
+message Any { string yaml = 2; }
+message NamedAny { string name = 1; Any value = 2; }
+message Paths { repeated NamedAny vendor_extension = 1; repeated NamedPathItem path = 2; }
+message NamedPathItem { string name = 1; PathItem value = 2; }
+message PathItem {
+  string _ref = 1; Operation get = 2; Operation put = 3; Operation post = 4; Operation delete = 5;
+  Operation options = 6; Operation head = 7; Operation patch = 8; repeated ParametersItem parameters = 9;
+  repeated NamedAny vendor_extension = 10;
 }
+message Operation {
+  repeated string tags = 1; string summary = 2; string description = 3; string operation_id = 5;
+  repeated string produces = 6; repeated string consumes = 7; repeated ParametersItem parameters = 8;
+  Responses responses = 9; repeated string schemes = 10; bool deprecated = 11;
+  repeated NamedAny vendor_extension = 13;
+}
+message ParametersItem { oneof oneof { Parameter parameter = 1; JsonReference json_reference = 2; } }
+message JsonReference { string _ref = 1; }
+message Parameter { oneof oneof { BodyParameter body_parameter = 1; NonBodyParameter non_body_parameter = 2; } }
+message BodyParameter {
+  string description = 1; string name = 2; string in = 3; bool required = 4; Schema schema = 5;
+  repeated NamedAny vendor_extension = 6;
+}
+message NonBodyParameter {
+  oneof oneof { QueryParameterSubSchema query_parameter_sub_schema = 3; PathParameterSubSchema path_parameter_sub_schema = 4; }
+}
+message QueryParameterSubSchema {
+  bool required = 1; string in = 2; string description = 3; string name = 4; string type = 6; string format = 7;
+  bool unique_items = 20; repeated NamedAny vendor_extension = 23;
+}
+message PathParameterSubSchema {
+  bool required = 1; string in = 2; string description = 3; string name = 4; string type = 5; string format = 6;
+  bool unique_items = 19; repeated NamedAny vendor_extension = 22;
+}
+message Responses { repeated NamedResponseValue response_code = 1; }
+message NamedResponseValue { string name = 1; ResponseValue value = 2; }
+message ResponseValue { oneof oneof { Response response = 1; } }
+message Response { string description = 1; SchemaItem schema = 2; }
+message SchemaItem { oneof oneof { Schema schema = 1; } }
+message Schema {
+  string _ref = 1; string format = 2; string title = 3; string description = 4; Any default = 5;
+  repeated string required = 19; repeated Any enum = 20; AdditionalPropertiesItem additional_properties = 21;
+  TypeItem type = 22; ItemsItem items = 23; repeated Schema all_of = 24; Properties properties = 25;
+  bool read_only = 27; repeated NamedAny vendor_extension = 31;
+}
+message AdditionalPropertiesItem { oneof oneof { Schema schema = 1; bool boolean = 2; } }
+message TypeItem { repeated string value = 1; }
+message ItemsItem { repeated Schema schema = 1; }
+message Properties { repeated NamedSchema additional_properties = 1; }
+message Definitions { repeated NamedSchema additional_properties = 1; }
+message NamedSchema { string name = 1; Schema value = 2; }
+message SecurityRequirement { repeated NamedStringArray additional_properties = 1; }
+message NamedStringArray { string name = 1; StringArray value = 2; }
+message StringArray { repeated string value = 1; }
+message SecurityDefinitions { repeated NamedSecurityDefinitionsItem additional_properties = 1; }
+message NamedSecurityDefinitionsItem { string name = 1; SecurityDefinitionsItem value = 2; }
+message SecurityDefinitionsItem { oneof oneof { ApiKeySecurity api_key_security = 2; } }
+message ApiKeySecurity {
+  string type = 1; string name = 2; string in = 3; string description = 4; repeated NamedAny vendor_extension = 5;
+}
+`;
+
+const DocumentType = protobuf.parse(OPENAPI_V2_PROTO, { keepCase: true }).root.lookupType('openapi.v2.Document');
 
 const isObject = (v: Json | undefined): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const entries = (v: Json | undefined): [string, Json][] => (isObject(v) ? Object.entries(v) : []);
 
+/** The set scalar fields of a message: proto3 leaves out empty strings and false. */
+function scalars(fields: Record<string, Json | undefined>): Message {
+  const m: Message = {};
+  for (const [name, v] of Object.entries(fields)) if ((typeof v === 'string' && v !== '') || v === true) m[name] = v;
+  return m;
+}
+
+/** A repeated string: every element is written, empty ones too. */
+const strings = (values: Json | undefined): string[] => (Array.isArray(values) ? values.map(String) : []);
+
 /** Any{yaml}: a value kept as YAML text. */
-const any = (value: Json): Message => new Message().string(2, JSON.stringify(value));
+const any = (value: Json): Message => scalars({ yaml: JSON.stringify(value) });
 
 /** The `x-…` keys of an object as NamedAny messages (vendor_extension fields). */
 const vendorExtensions = (o: JsonObject): Message[] =>
   entries(o)
     .filter(([k]) => k.startsWith('x-'))
-    .map(([name, value]) => new Message().string(1, name).message(2, any(value)));
+    .map(([name, value]) => ({ ...scalars({ name }), value: any(value) }));
 
 function schema(s: JsonObject): Message {
-  const m = new Message().string(1, s.$ref).string(2, s.format).string(3, s.title).string(4, s.description);
-  if (s.default !== undefined) m.message(5, any(s.default));
-  m.strings(19, s.required);
-  for (const v of Array.isArray(s.enum) ? s.enum : []) m.message(20, any(v));
-  if (isObject(s.additionalProperties)) m.message(21, new Message().message(1, schema(s.additionalProperties)));
-  else if (typeof s.additionalProperties === 'boolean') m.message(21, new Message().bool(2, s.additionalProperties));
-  if (s.type !== undefined) m.message(22, new Message().strings(1, Array.isArray(s.type) ? s.type : [s.type]));
-  if (s.items !== undefined) m.message(23, new Message().messages(1, (Array.isArray(s.items) ? s.items : [s.items]).filter(isObject).map(schema)));
-  if (Array.isArray(s.allOf)) m.messages(24, s.allOf.filter(isObject).map(schema));
-  if (s.properties !== undefined) m.message(25, namedSchemas(s.properties));
-  m.bool(27, s.readOnly);
-  return m.messages(31, vendorExtensions(s));
+  const m: Message = scalars({ _ref: s.$ref, format: s.format, title: s.title, description: s.description, read_only: s.readOnly });
+  if (s.default !== undefined) m.default = any(s.default);
+  m.required = strings(s.required);
+  m.enum = (Array.isArray(s.enum) ? s.enum : []).map(any);
+  if (isObject(s.additionalProperties)) m.additional_properties = { schema: schema(s.additionalProperties) };
+  else if (typeof s.additionalProperties === 'boolean') m.additional_properties = scalars({ boolean: s.additionalProperties });
+  if (s.type !== undefined) m.type = { value: strings(Array.isArray(s.type) ? s.type : [s.type]) };
+  if (s.items !== undefined) m.items = { schema: (Array.isArray(s.items) ? s.items : [s.items]).filter(isObject).map(schema) };
+  if (Array.isArray(s.allOf)) m.all_of = s.allOf.filter(isObject).map(schema);
+  if (s.properties !== undefined) m.properties = namedSchemas(s.properties);
+  m.vendor_extension = vendorExtensions(s);
+  return m;
 }
 
 /** Properties and Definitions share a shape: repeated NamedSchema additional_properties = 1. */
-const namedSchemas = (o: Json | undefined): Message =>
-  new Message().messages(
-    1,
-    entries(o)
-      .filter(([, v]) => isObject(v))
-      .map(([name, v]) => new Message().string(1, name).message(2, schema(v as JsonObject))),
-  );
+const namedSchemas = (o: Json | undefined): Message => ({
+  additional_properties: entries(o)
+    .filter(([, v]) => isObject(v))
+    .map(([name, v]) => ({ ...scalars({ name }), value: schema(v as JsonObject) })),
+});
 
 function parameter(p: JsonObject): Message {
-  if (p.$ref !== undefined) return new Message().message(2, new Message().string(1, p.$ref));
+  if (p.$ref !== undefined) return { json_reference: scalars({ _ref: p.$ref }) };
   if (p.in === 'body') {
-    const body = new Message().string(1, p.description).string(2, p.name).string(3, p.in).bool(4, p.required);
-    if (isObject(p.schema)) body.message(5, schema(p.schema));
-    return new Message().message(1, new Message().message(1, body.messages(6, vendorExtensions(p))));
+    const body = scalars({ description: p.description, name: p.name, in: p.in, required: p.required });
+    if (isObject(p.schema)) body.schema = schema(p.schema);
+    body.vendor_extension = vendorExtensions(p);
+    return { parameter: { body_parameter: body } };
   }
-  // QueryParameterSubSchema and PathParameterSubSchema: the same first four fields; then type is 6
-  // for query (5 is allow_empty_value) and 5 for path; unique_items 20 and 19.
-  const query = p.in === 'query';
-  if (!query && p.in !== 'path') throw new Error(`OpenAPI v2 protobuf: unsupported parameter location ${String(p.in)}`);
-  const sub = new Message()
-    .bool(1, p.required)
-    .string(2, p.in)
-    .string(3, p.description)
-    .string(4, p.name)
-    .string(query ? 6 : 5, p.type)
-    .string(query ? 7 : 6, p.format)
-    .bool(query ? 20 : 19, p.uniqueItems)
-    .messages(query ? 23 : 22, vendorExtensions(p));
-  return new Message().message(1, new Message().message(2, new Message().message(query ? 3 : 4, sub)));
+  if (p.in !== 'query' && p.in !== 'path') throw new Error(`OpenAPI v2 protobuf: unsupported parameter location ${String(p.in)}`);
+  const sub = {
+    ...scalars({ required: p.required, in: p.in, description: p.description, name: p.name, type: p.type, format: p.format, unique_items: p.uniqueItems }),
+    vendor_extension: vendorExtensions(p),
+  };
+  return { parameter: { non_body_parameter: { [`${p.in}_parameter_sub_schema`]: sub } } };
 }
 
 const parameters = (v: Json | undefined): Message[] => (Array.isArray(v) ? v.filter(isObject).map(parameter) : []);
 
 function operation(op: JsonObject): Message {
-  const responses = new Message().messages(
-    1,
-    entries(op.responses).map(([code, r]) => {
-      const response = new Message().string(1, isObject(r) ? r.description : undefined);
-      if (isObject(r) && isObject(r.schema)) response.message(2, new Message().message(1, schema(r.schema)));
-      return new Message().string(1, code).message(2, new Message().message(1, response));
-    }),
-  );
-  return new Message()
-    .strings(1, op.tags)
-    .string(2, op.summary)
-    .string(3, op.description)
-    .string(5, op.operationId)
-    .strings(6, op.produces)
-    .strings(7, op.consumes)
-    .messages(8, parameters(op.parameters))
-    .message(9, responses)
-    .strings(10, op.schemes)
-    .bool(11, op.deprecated)
-    .messages(13, vendorExtensions(op));
+  const responses = entries(op.responses).map(([code, r]) => {
+    const response = scalars({ description: isObject(r) ? r.description : undefined });
+    if (isObject(r) && isObject(r.schema)) response.schema = { schema: schema(r.schema) };
+    return { ...scalars({ name: code }), value: { response } };
+  });
+  return {
+    ...scalars({ summary: op.summary, description: op.description, operation_id: op.operationId, deprecated: op.deprecated }),
+    tags: strings(op.tags),
+    produces: strings(op.produces),
+    consumes: strings(op.consumes),
+    parameters: parameters(op.parameters),
+    responses: { response_code: responses },
+    schemes: strings(op.schemes),
+    vendor_extension: vendorExtensions(op),
+  };
 }
 
-const METHODS: [string, number][] = [
-  ['get', 2],
-  ['put', 3],
-  ['post', 4],
-  ['delete', 5],
-  ['options', 6],
-  ['head', 7],
-  ['patch', 8],
-];
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'];
 
 function pathItem(item: JsonObject): Message {
-  const m = new Message().string(1, item.$ref);
-  for (const [method, field] of METHODS) if (isObject(item[method])) m.message(field, operation(item[method] as JsonObject));
-  return m.messages(9, parameters(item.parameters)).messages(10, vendorExtensions(item));
+  const m = scalars({ _ref: item.$ref });
+  for (const method of METHODS) if (isObject(item[method])) m[method] = operation(item[method] as JsonObject);
+  return { ...m, parameters: parameters(item.parameters), vendor_extension: vendorExtensions(item) };
 }
 
 function securityDefinitions(defs: Json | undefined): Message {
-  return new Message().messages(
-    1,
-    entries(defs).map(([name, d]) => {
+  return {
+    additional_properties: entries(defs).map(([name, d]) => {
       if (!isObject(d) || d.type !== 'apiKey') throw new Error(`OpenAPI v2 protobuf: unsupported security definition ${name}`);
-      const apiKey = new Message().string(1, d.type).string(2, d.name).string(3, d.in).string(4, d.description).messages(5, vendorExtensions(d));
-      return new Message().string(1, name).message(2, new Message().message(2, apiKey));
+      const apiKey = { ...scalars({ type: d.type, name: d.name, in: d.in, description: d.description }), vendor_extension: vendorExtensions(d) };
+      return { ...scalars({ name }), value: { api_key_security: apiKey } };
     }),
-  );
+  };
 }
 
-const securityRequirement = (req: JsonObject): Message =>
-  new Message().messages(
-    1,
-    entries(req).map(([name, scopes]) => new Message().string(1, name).message(2, new Message().strings(1, scopes))),
-  );
+const securityRequirement = (req: JsonObject): Message => ({
+  additional_properties: entries(req).map(([name, scopes]) => ({ ...scalars({ name }), value: { value: strings(scopes) } })),
+});
 
 /** Encodes a Swagger 2.0 JSON document as an `openapi.v2.Document` message. */
 export function encodeOpenApiV2(doc: Json): Uint8Array {
   if (!isObject(doc)) throw new Error('OpenAPI v2 protobuf: the document must be an object');
-  const m = new Message().string(1, doc.swagger);
-  if (isObject(doc.info)) m.message(2, new Message().string(1, doc.info.title).string(2, doc.info.version).string(3, doc.info.description));
-  m.string(3, doc.host).string(4, doc.basePath).strings(5, doc.schemes).strings(6, doc.consumes).strings(7, doc.produces);
+  const m: Message = scalars({ swagger: doc.swagger, host: doc.host, base_path: doc.basePath });
+  if (isObject(doc.info)) m.info = scalars({ title: doc.info.title, version: doc.info.version, description: doc.info.description });
+  Object.assign(m, { schemes: strings(doc.schemes), consumes: strings(doc.consumes), produces: strings(doc.produces) });
   if (doc.paths !== undefined) {
-    const paths = new Message().messages(1, vendorExtensions(doc.paths as JsonObject));
-    paths.messages(
-      2,
-      entries(doc.paths)
-        .filter(([name, item]) => name.startsWith('/') && isObject(item))
-        .map(([name, item]) => new Message().string(1, name).message(2, pathItem(item as JsonObject))),
-    );
-    m.message(8, paths);
+    const paths = entries(doc.paths)
+      .filter(([name, item]) => name.startsWith('/') && isObject(item))
+      .map(([name, item]) => ({ ...scalars({ name }), value: pathItem(item as JsonObject) }));
+    m.paths = { vendor_extension: vendorExtensions(doc.paths as JsonObject), path: paths };
   }
-  if (doc.definitions !== undefined) m.message(9, namedSchemas(doc.definitions));
-  if (Array.isArray(doc.security)) m.messages(12, doc.security.filter(isObject).map(securityRequirement));
-  if (doc.securityDefinitions !== undefined) m.message(13, securityDefinitions(doc.securityDefinitions));
-  return m.messages(16, vendorExtensions(doc)).finish();
+  if (doc.definitions !== undefined) m.definitions = namedSchemas(doc.definitions);
+  if (Array.isArray(doc.security)) m.security = doc.security.filter(isObject).map(securityRequirement);
+  if (doc.securityDefinitions !== undefined) m.security_definitions = securityDefinitions(doc.securityDefinitions);
+  m.vendor_extension = vendorExtensions(doc);
+  const bytes = DocumentType.encode(m).finish();
+  // protobufjs hands back a Buffer on Node; callers get the plain Uint8Array the signature promises.
+  return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length);
 }
