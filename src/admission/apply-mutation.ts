@@ -10,7 +10,7 @@ import { celToJson, structTypeOf } from '../cel/index.js';
 import { mergeApplied } from '../patch/apply-merge.js';
 import { PatchError } from '../patch/errors.js';
 import { applyJsonPatch, TestFailedError } from '../patch/json-patch.js';
-import { isObject } from '../patch/json.js';
+import { isObject } from '../resources/json-access.js';
 import { memberSchema, shapeOf } from '../patch/schema-shape.js';
 import type { Schema } from '../resources/schema.js';
 import type { KubeObject } from '../resources/types.js';

@@ -5,7 +5,7 @@
 import type { Schema } from '../resources/schema.js';
 import { itemElement } from './field-walk.js';
 import { FieldSet } from './field-set.js';
-import { clone, deepEqual, isObject, setKey, type JsonObject } from './json.js';
+import { cloneJson, isObject, jsonEqual, setKey, type JsonObject } from '../resources/json-access.js';
 import { memberSchema, shapeOf } from './schema-shape.js';
 
 /**
@@ -14,11 +14,11 @@ import { memberSchema, shapeOf } from './schema-shape.js';
  * added. A null in the configuration removes the field. Neither argument is changed.
  */
 export function mergeApplied(live: unknown, config: unknown, schema: Schema | undefined, path: string[] = []): unknown {
-  if (config === undefined) return clone(live);
+  if (config === undefined) return cloneJson(live);
   if (config === null) return undefined;
   const shape = shapeOf(schema, config);
   if (shape === 'granular' && isObject(config)) {
-    const out: JsonObject = isObject(live) ? clone(live) : {};
+    const out: JsonObject = isObject(live) ? cloneJson(live) : {};
     for (const [k, v] of Object.entries(config)) {
       const merged = mergeApplied(out[k], v, memberSchema(schema, k), [...path, k]);
       if (merged === undefined) delete out[k];
@@ -27,12 +27,12 @@ export function mergeApplied(live: unknown, config: unknown, schema: Schema | un
     return out;
   }
   if (shape === 'set' && Array.isArray(config)) {
-    const out = Array.isArray(live) ? clone(live) : [];
-    for (const v of config) if (!out.some((x) => deepEqual(x, v))) out.push(clone(v));
+    const out = Array.isArray(live) ? cloneJson(live) : [];
+    for (const v of config) if (!out.some((x) => jsonEqual(x, v))) out.push(cloneJson(v));
     return out;
   }
   if (shape === 'assoc' && Array.isArray(config)) {
-    const out = Array.isArray(live) ? clone(live) : [];
+    const out = Array.isArray(live) ? cloneJson(live) : [];
     const index = new Map<string, number>();
     out.forEach((item, i) => index.set(itemElement(item, schema!, path), i));
     for (const item of config) {
@@ -47,7 +47,7 @@ export function mergeApplied(live: unknown, config: unknown, schema: Schema | un
     }
     return out;
   }
-  return clone(config);
+  return cloneJson(config);
 }
 
 const owned = (s: FieldSet | undefined): boolean => s !== undefined && !s.isEmpty();
@@ -60,7 +60,7 @@ const owned = (s: FieldSet | undefined): boolean => s !== undefined && !s.isEmpt
 export function prune(value: unknown, last: FieldSet, keep: FieldSet, schema: Schema | undefined): unknown {
   const shape = shapeOf(schema, value);
   if (shape === 'granular' && isObject(value)) {
-    const out: JsonObject = clone(value);
+    const out: JsonObject = cloneJson(value);
     for (const [pe, lastChild] of last.children) {
       if (!pe.startsWith('f:')) continue;
       const k = pe.slice(2);

@@ -7,7 +7,7 @@
 import type { Schema } from '../resources/schema.js';
 import { PatchError } from './errors.js';
 import { fieldElement, FieldSet, keyElement, valueElement } from './field-set.js';
-import { deepEqual, isObject } from './json.js';
+import { isObject, jsonEqual } from '../resources/json-access.js';
 import { listKeys, memberSchema, shapeOf } from './schema-shape.js';
 
 export function itemElement(item: unknown, schema: Schema, at: readonly string[]): string {
@@ -81,7 +81,7 @@ function walkCompare(before: unknown, after: unknown, schema: Schema | undefined
     if (path.length === 0) return;
     if (before === undefined) c.added.insert(path);
     else if (after === undefined) c.removed.insert(path);
-    else if (!deepEqual(before, after)) c.modified.insert(path);
+    else if (!jsonEqual(before, after)) c.modified.insert(path);
   };
   if (shape === 'scalar' || shape === 'atomic') return leaf();
   if (shape === 'granular') {
@@ -98,8 +98,8 @@ function walkCompare(before: unknown, after: unknown, schema: Schema | undefined
   if (shape === 'set') {
     const b = (before ?? []) as unknown[];
     const a = (after ?? []) as unknown[];
-    for (const v of a) if (!b.some((x) => deepEqual(x, v))) c.added.insert([...path, valueElement(v)]);
-    for (const v of b) if (!a.some((x) => deepEqual(x, v))) c.removed.insert([...path, valueElement(v)]);
+    for (const v of a) if (!b.some((x) => jsonEqual(x, v))) c.added.insert([...path, valueElement(v)]);
+    for (const v of b) if (!a.some((x) => jsonEqual(x, v))) c.removed.insert([...path, valueElement(v)]);
     return;
   }
   const b = itemsByElement(before, schema!, path);

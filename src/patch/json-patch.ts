@@ -10,7 +10,7 @@
  */
 import { PatchError } from './errors.js';
 import { arrayIndex, parsePointer } from './json-pointer.js';
-import { clone, deepEqual, hasKey, isObject, setKey } from './json.js';
+import { cloneJson, hasKey, isObject, jsonEqual, setKey } from '../resources/json-access.js';
 
 /** Kubernetes' maxJSONPatchOperations. */
 export const MAX_OPERATIONS = 10_000;
@@ -132,7 +132,7 @@ function replace(doc: unknown, pointer: string, value: unknown): unknown {
 function applyOne(doc: unknown, op: Operation, i: number): unknown {
   const needValue = (): unknown => {
     if (!op.hasValue) throw fail(`operation ${i} (${op.op}): missing "value"`);
-    return clone(op.value);
+    return cloneJson(op.value);
   };
   const needFrom = (): string => {
     if (op.from === undefined) throw fail(`operation ${i} (${op.op}): missing "from"`);
@@ -153,11 +153,11 @@ function applyOne(doc: unknown, op: Operation, i: number): unknown {
       return add(without, op.path, removed);
     }
     case 'copy':
-      return add(doc, op.path, clone(get(doc, needFrom())));
+      return add(doc, op.path, cloneJson(get(doc, needFrom())));
     case 'test': {
       const expected = needValue();
       const actual = get(doc, op.path);
-      if (!deepEqual(actual, expected)) throw new TestFailedError('Unprocessable', `testing value ${op.path} failed`);
+      if (!jsonEqual(actual, expected)) throw new TestFailedError('Unprocessable', `testing value ${op.path} failed`);
       return doc;
     }
     default:
@@ -168,7 +168,7 @@ function applyOne(doc: unknown, op: Operation, i: number): unknown {
 /** The patched copy of doc; doc itself is never changed. */
 export function applyJsonPatch(doc: unknown, patch: unknown): unknown {
   const ops = decodeOperations(patch);
-  let out = clone(doc);
+  let out = cloneJson(doc);
   ops.forEach((op, i) => {
     out = applyOne(out, op, i);
   });

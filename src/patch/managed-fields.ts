@@ -18,7 +18,7 @@ import { mergeApplied, prune } from './apply-merge.js';
 import { PatchError, type FieldConflict, type ManagerId } from './errors.js';
 import { compare, toFieldSet } from './field-walk.js';
 import { FieldSet, formatPath } from './field-set.js';
-import { isObject } from './json.js';
+import { isObject } from '../resources/json-access.js';
 
 export interface ManagedEntry {
   id: ManagerId;

@@ -4,12 +4,12 @@
  *
  *   applyMergePatch({ a: 'b', c: { d: 'e', f: 'g' } }, { a: 'z', c: { f: null } })  →  { a: 'z', c: { d: 'e' } }
  */
-import { clone, hasKey, isObject, setKey, type JsonObject } from './json.js';
+import { cloneJson, hasKey, isObject, setKey, type JsonObject } from '../resources/json-access.js';
 
 /** The patched copy of target; neither argument is changed. */
 export function applyMergePatch(target: unknown, patch: unknown): unknown {
-  if (!isObject(patch)) return clone(patch);
-  const out: JsonObject = isObject(target) ? clone(target) : {};
+  if (!isObject(patch)) return cloneJson(patch);
+  const out: JsonObject = isObject(target) ? cloneJson(target) : {};
   for (const [name, value] of Object.entries(patch)) {
     if (value === null) delete out[name];
     else setKey(out, name, applyMergePatch(hasKey(out, name) ? out[name] : undefined, value));

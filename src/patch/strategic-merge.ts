@@ -16,7 +16,7 @@
  */
 import type { Schema } from '../resources/schema.js';
 import { PatchError } from './errors.js';
-import { clone, deepEqual, hasKey, isObject, setKey, type JsonObject } from './json.js';
+import { cloneJson, hasKey, isObject, jsonEqual, setKey, type JsonObject } from '../resources/json-access.js';
 import { memberSchema, patchMergeKey, patchStrategies } from './schema-shape.js';
 
 const PATCH = '$patch';
@@ -29,7 +29,7 @@ const bad = (message: string): PatchError => new PatchError('BadPatch', message)
 /** The patched copy of original; neither argument is changed. */
 export function applyStrategicMergePatch(original: unknown, patch: unknown, schema: Schema): unknown {
   if (!isObject(patch)) throw bad(`json: cannot unmarshal ${Array.isArray(patch) ? 'array' : typeof patch} into Go value of type map[string]interface {}`);
-  return mergeMap(isObject(original) ? clone(original) : {}, clone(patch), schema);
+  return mergeMap(isObject(original) ? cloneJson(original) : {}, cloneJson(patch), schema);
 }
 
 /** Merges patch into original (both owned by the caller and changed in place). */
@@ -55,7 +55,7 @@ function mergeMap(original: JsonObject, patch: JsonObject, schema: Schema | unde
       if (!Array.isArray(values)) throw bad('invalid patch format of primitive list');
       const field = k.slice(DELETE_FROM_PRIMITIVE_LIST.length);
       const cur = original[field];
-      if (Array.isArray(cur)) original[field] = cur.filter((v) => !values.some((d) => deepEqual(d, v)));
+      if (Array.isArray(cur)) original[field] = cur.filter((v) => !values.some((d) => jsonEqual(d, v)));
       delete patch[k];
     }
   }
@@ -103,12 +103,12 @@ function mergeList(original: unknown[], patch: unknown[], schema: Schema | undef
   const mapItems = [...original, ...patch].some(isObject);
   if (!mapItems) {
     const merged: unknown[] = [];
-    for (const v of [...original, ...patch]) if (!merged.some((m) => deepEqual(m, v))) merged.push(v);
+    for (const v of [...original, ...patch]) if (!merged.some((m) => jsonEqual(m, v))) merged.push(v);
     return normalizeOrder(merged, order ?? patch, original, undefined);
   }
   const key = patchMergeKey(schema);
   if (!key) throw bad(`cannot merge lists without merge key for ${schema?.items?.refName ?? 'the list'}`);
-  const sameKey = (a: unknown, b: JsonObject): boolean => isObject(a) && deepEqual(a[key], b[key]);
+  const sameKey = (a: unknown, b: JsonObject): boolean => isObject(a) && jsonEqual(a[key], b[key]);
 
   let base = original;
   const items: JsonObject[] = [];
@@ -151,7 +151,7 @@ function mergeList(original: unknown[], patch: unknown[], schema: Schema | undef
  */
 function normalizeOrder(merged: unknown[], order: unknown[], server: unknown[], key: string | undefined): unknown[] {
   const id = (v: unknown): unknown => (key === undefined ? v : isObject(v) ? v[key] : undefined);
-  const indexIn = (list: unknown[], v: unknown): number => list.findIndex((x) => deepEqual(id(x), id(v)));
+  const indexIn = (list: unknown[], v: unknown): number => list.findIndex((x) => jsonEqual(id(x), id(v)));
   const byIndex = (list: unknown[]) => (a: unknown, b: unknown) => indexIn(list, a) - indexIn(list, b);
   const named = merged.filter((m) => indexIn(order, m) >= 0).sort(byIndex(order));
   const serverOnly = merged.filter((m) => indexIn(order, m) < 0).sort(byIndex(server));

@@ -2,10 +2,23 @@
  * Reading untyped JSON the way Go's decoder leaves a typed struct: a missing or mistyped field reads
  * as its zero value ('' for a string, [] for a list, undefined for a pointer). Validators call these
  * so a body that slipped past the type check degrades into field errors instead of a TypeError.
+ * Also the few writes every room shares (patch above all): a `__proto__` key is only ever an own
+ * key, read with hasKey and written with setKey, so a body can never reach an object's prototype.
  */
 export type JsonObject = Record<string, unknown>;
 
 export const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+const hasOwn = Object.prototype.hasOwnProperty;
+
+/** An own key (a `__proto__` key of a parsed body included; the inherited accessor not). */
+export const hasKey = (o: JsonObject, key: string): boolean => hasOwn.call(o, key);
+
+/** o[key] = value, except that `__proto__` becomes an own key instead of replacing the prototype. */
+export function setKey(o: JsonObject, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(o, key, { value, writable: true, enumerable: true, configurable: true });
+  else o[key] = value;
+}
 
 /** A nested object, or undefined (Go: a nil pointer). */
 export const objectAt = (o: unknown, key: string): JsonObject | undefined => {
@@ -49,7 +62,11 @@ export const stringMapAt = (o: unknown, key: string): Record<string, string> => 
 
 export const stringsOf = (list: unknown[]): string[] => list.map((v) => (typeof v === 'string' ? v : ''));
 
-/** Deep equality of JSON values, as Kubernetes' semantic DeepEqual sees them for immutable fields. */
+/**
+ * Deep equality of JSON values, as Kubernetes' semantic DeepEqual sees them for immutable fields:
+ * objects compare by members whatever their order (a member set to undefined is absent, as JSON
+ * writes it), numbers by value.
+ */
 export function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (Array.isArray(a) || Array.isArray(b)) {
@@ -59,7 +76,7 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   if (isObject(a) && isObject(b)) {
     const ka = Object.keys(a).filter((k) => a[k] !== undefined);
     const kb = Object.keys(b).filter((k) => b[k] !== undefined);
-    return ka.length === kb.length && ka.every((k) => jsonEqual(a[k], b[k]));
+    return ka.length === kb.length && ka.every((k) => hasKey(b, k) && jsonEqual(a[k], b[k]));
   }
   return false;
 }
