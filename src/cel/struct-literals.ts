@@ -7,6 +7,7 @@
  * The rewrite keeps a map from rewritten offsets to original ones, so every error still points into
  * the expression the user wrote. Type and field names are reported to the caller for checking.
  */
+import { tokenize, type Token } from './tokens.js';
 
 export const STRUCT_FUNCTION = '__orchd_struct';
 
@@ -25,57 +26,7 @@ export interface Rewritten {
   issues: { message: string; start: number }[];
 }
 
-interface Token {
-  kind: 'ident' | 'string' | 'number' | 'punct';
-  text: string;
-  start: number;
-  end: number;
-}
-
-const STRING_START = /^([rRbB]{0,2})('''|"""|'|")/;
 const NOT_TYPE_NAMES = new Set(['in', 'true', 'false', 'null']);
-
-function tokenize(src: string): Token[] {
-  const out: Token[] = [];
-  let i = 0;
-  while (i < src.length) {
-    const c = src[i];
-    if (/\s/.test(c)) {
-      i++;
-      continue;
-    }
-    if (c === '/' && src[i + 1] === '/') {
-      while (i < src.length && src[i] !== '\n') i++;
-      continue;
-    }
-    const lit = STRING_START.exec(src.slice(i, i + 5));
-    if (lit && (lit[1] === '' || !/[A-Za-z0-9_]/.test(src[i - 1] ?? ''))) {
-      const raw = /[rR]/.test(lit[1]);
-      const quote = lit[2];
-      let j = i + lit[0].length;
-      while (j < src.length && !src.startsWith(quote, j)) j += !raw && src[j] === '\\' ? 2 : 1;
-      j = Math.min(src.length, j + quote.length);
-      out.push({ kind: 'string', text: src.slice(i, j), start: i, end: j });
-      i = j;
-      continue;
-    }
-    const id = /^[A-Za-z_][A-Za-z0-9_]*/.exec(src.slice(i, i + 256));
-    if (id) {
-      out.push({ kind: 'ident', text: id[0], start: i, end: i + id[0].length });
-      i += id[0].length;
-      continue;
-    }
-    const num = /^\d[\w.]*/.exec(src.slice(i, i + 256));
-    if (num) {
-      out.push({ kind: 'number', text: num[0], start: i, end: i + num[0].length });
-      i += num[0].length;
-      continue;
-    }
-    out.push({ kind: 'punct', text: c, start: i, end: i + 1 });
-    i++;
-  }
-  return out;
-}
 
 interface Edit {
   start: number;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { referencedVariables } from '../../src/resources/cel-references.js';
+import { referencedVariables } from '../../src/cel/variable-references.js';
 
 describe('variables referenced by a CEL expression', () => {
   it.each([
