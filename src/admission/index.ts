@@ -12,8 +12,8 @@ import { currentAdmissionContext } from './request-context.js';
 import { ValidatingAdmission } from './validating-admission.js';
 import { inSpan } from '../observability/spans.js';
 
-export { runWithAdmissionContext, runAsSystem, currentAdmissionContext, type AdmissionRequestContext } from './request-context.js';
-export { typeCheckPolicy, type ExpressionWarning } from './type-checking.js';
+export { runWithAdmissionContext, runAsSystem, currentAdmissionContext } from './request-context.js';
+export { typeCheckPolicy } from './type-checking.js';
 export { ValidatingAdmission } from './validating-admission.js';
 export { MutatingPolicyPlugin } from './mutating-policy-plugin.js';
 export type { WebhookAdmissionOptions } from './mutating-webhooks.js';

@@ -84,8 +84,3 @@ export function withBounds<T>(bounds: EvaluationBounds, fn: () => T): T {
     current = undefined;
   }
 }
-
-/** Steps counted so far by the active meter (for tests and metrics). */
-export function activeSteps(): number | undefined {
-  return current?.steps;
-}

@@ -1,13 +1,12 @@
-export { PolicyCompiler, type CelProgram, type CompileOptions, type CompileResult, type PolicyCompilerOptions } from './compiler.js';
-export { Activation, ConvertedValues, type ActivationInput, type ActivationOptions, type AdmissionRequestAttributes } from './activation.js';
+export { PolicyCompiler, type CelProgram, type CompileResult } from './compiler.js';
+export { Activation, ConvertedValues, type AdmissionRequestAttributes } from './activation.js';
 export { ProgramCache } from './cache.js';
-export { type EnvKind, type EnvSchemas, REQUEST_SCHEMA } from './admission-env.js';
+export { type EnvKind, type EnvSchemas } from './admission-env.js';
 export { type CelSchema } from './schema.js';
 export { jsonToCel, celToJson } from './values.js';
 export { structTypeOf } from './lib/objects.js';
 export { CelEvaluationError, CelCostLimitError, CelTimeoutError, fieldErrorText, type CelFieldError } from './errors.js';
-export { DEFAULT_COST_LIMIT, DEFAULT_TIMEOUT_MS, type EvaluationBounds } from './budget.js';
-export { STATIC_COST_LIMIT } from './cost.js';
+export { DEFAULT_COST_LIMIT, DEFAULT_TIMEOUT_MS } from './budget.js';
 export { createCelEnvironment } from './environment.js';
 export { typeName as celTypeName } from './lib/common.js';
-export type { CelAuthorizer, AuthorizationAttributes, AuthorizationDecision, CelUserInfo } from './lib/authorizer.js';
+export type { CelAuthorizer, AuthorizationAttributes, AuthorizationDecision } from './lib/authorizer.js';

@@ -25,8 +25,3 @@ export function propertySchema(s: CelSchema | undefined, name: string): CelSchem
   if (typeof s.additionalProperties === 'object') return s.additionalProperties;
   return undefined;
 }
-
-/** True when the schema describes an object with named fields (a CEL struct, not a map). */
-export function isStruct(s: CelSchema | undefined): boolean {
-  return !!s && s.type === 'object' && !!s.properties && typeof s.additionalProperties !== 'object' && !s['x-kubernetes-preserve-unknown-fields'];
-}

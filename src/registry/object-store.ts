@@ -337,10 +337,6 @@ export class ObjectStore {
         return E.internalError(err.message);
     }
   }
-
-  apiVersion(kind: KindStrategy, version: string): string {
-    return apiVersionOf(kind, version);
-  }
 }
 
 /**

@@ -11,8 +11,6 @@ import { checkName, isDNS1123Label, isQualifiedName, type NameFormat } from './n
 import type { ObjectMeta } from './types.js';
 
 export { listMetaSchema, objectMetaSchema } from './meta-schema.js';
-export { isDNS1123Label, isDNS1123Subdomain, isLabelValue, isQualifiedName } from './name-formats.js';
-export { validateLabelName, validateLabels, validateLabelSelector } from './labels.js';
 
 export const TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024;
 export const FIELD_MANAGER_MAX_LENGTH = 128;

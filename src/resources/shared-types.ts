@@ -14,8 +14,6 @@ export const MATCH_POLICIES = ['Equivalent', 'Exact'] as const;
 export const SCOPES = ['*', 'Cluster', 'Namespaced'] as const;
 export const OPERATIONS = ['*', 'CONNECT', 'CREATE', 'DELETE', 'UPDATE'] as const;
 export const REINVOCATION_POLICIES = ['IfNeeded', 'Never'] as const;
-export const PARAMETER_NOT_FOUND_ACTIONS = ['Allow', 'Deny'] as const;
-
 const enumOf = (values: readonly string[], description: string): Schema => str(description, { enum: [...values] });
 
 export const failurePolicySchema = enumOf(FAILURE_POLICIES, 'How errors of the admission call are handled: Fail rejects the request, Ignore lets it through.');

@@ -49,7 +49,6 @@ export class Store {
   /** The version of the newest saved checkpoint (0: none): compaction may not pass it. */
   private checkpointSeq = 0;
   private compacting: Promise<Compaction> | undefined;
-  private ready = false;
   /** When versions were applied (age-based retention). */
   readonly versionClock = new VersionClock();
   readonly now: () => number;
@@ -69,10 +68,6 @@ export class Store {
    */
   get oldestVersion(): number {
     return this.log.firstSeq - 1;
-  }
-
-  get isReady(): boolean {
-    return this.ready;
   }
 
   /** Newest version the view has applied: a list's resourceVersion. */
@@ -105,7 +100,6 @@ export class Store {
     this.sinceCheckpoint = applied;
     this.versionClock.note(this.view.appliedSeq, this.now());
     this.log.committed$.subscribe((batch) => this.onCommitted(batch));
-    this.ready = true;
   }
 
   private onCommitted(batch: readonly { seq: number; key: string; type: LogRecord['type']; value: unknown }[]): void {

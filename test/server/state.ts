@@ -2,7 +2,7 @@ import type { Agent } from 'node:http';
 import { expect } from 'vitest';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
 import { request } from './child.js';
-import { PAYLOAD, payloadOf, type Acked, type Kind } from './load.js';
+import { PAYLOAD, payloadOf, type Acked } from './load.js';
 
 export interface Served {
   /** The lists' resourceVersion: the newest sequence the server's view has applied. */
@@ -83,4 +83,3 @@ export async function expectContiguousLog(path: string): Promise<number> {
   }
 }
 
-export const kindOf = (id: string) => id.slice(0, id.indexOf('/')) as Kind;

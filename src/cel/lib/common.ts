@@ -80,7 +80,3 @@ export function typeName(v: unknown): string {
 export function codePoints(s: string): string[] {
   return Array.from(s);
 }
-
-export function toInt(n: number): bigint {
-  return BigInt(n);
-}

@@ -10,10 +10,10 @@ import { ResourceProviders, type ProviderOptions } from './providers.js';
 import { StoredValues } from './stored-values.js';
 
 export { EncryptedLog, corruptObjectsOf } from './encrypted-log.js';
-export { CorruptEntryError, CorruptObjects, type CorruptObject } from './corrupt-objects.js';
-export { ResourceProviders, UnsupportedEncryptionError, type ProviderOptions } from './providers.js';
+export { CorruptEntryError, type CorruptObject } from './corrupt-objects.js';
+export { type ProviderOptions } from './providers.js';
 export type { KmsTimings } from './kms/kms-v2.js';
-export { EncryptionReloader, type ReloadStatus } from './reloading-encryption.js';
+export { EncryptionReloader } from './reloading-encryption.js';
 
 /**
  * Throws UnsupportedEncryptionError for a configuration orchd cannot serve (kms v1). With KMS
