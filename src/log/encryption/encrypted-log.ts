@@ -193,16 +193,20 @@ export class EncryptedLog implements Log {
    * is the store's business) behind a small plain header that carries the corrupt objects, which
    * the view does not hold, as they are stored, so a restart from the checkpoint still knows them.
    */
-  async saveCheckpoint(cp: Checkpoint): Promise<void> {
+  saveCheckpoint(cp: Checkpoint): Promise<void> {
     if (!this.values.encryptsAny && this.corrupt.size === 0) return this.inner.saveCheckpoint(cp);
+    // Sealed as the inner log reads the parts, so its checks (closed, a seq past lastSeq) come first.
+    return this.inner.saveCheckpoint({ seq: cp.seq, parts: this.sealedParts(cp.parts, this.values) });
+  }
+
+  private async *sealedParts(parts: Checkpoint['parts'], values: StoredValues): AsyncIterable<Uint8Array[]> {
     const framed: Uint8Array[] = [];
-    for await (const pieces of cp.parts) framed.push(...framePart(pieces));
+    for await (const pieces of parts) framed.push(...framePart(pieces));
     const corrupt = [...this.corrupt.entries()].map(([key, c]) => [key, c.seq, c.message, c.stored]);
     const header = packJson({ corrupt });
     const length = Buffer.allocUnsafe(4);
     length.writeUInt32BE(header.length, 0);
-    const sealed = [ENVELOPE, length, header, this.values.sealCheckpoint(Buffer.concat(framed))];
-    return this.inner.saveCheckpoint({ seq: cp.seq, parts: partsOf([sealed]) });
+    yield [ENVELOPE, length, header, values.sealCheckpoint(Buffer.concat(framed))];
   }
 
   /**

@@ -123,14 +123,16 @@ export class StoredValues {
   }
 }
 
-/** The object a provider opened: bytes that opened under a wrong AES-CBC key decode to nothing sensible. */
+/**
+ * The value a provider opened: any JSON value, as the log contract promises. An AEAD provider only
+ * opens what it sealed; bytes that AES-CBC unpadded under a wrong key are refused when they are not
+ * exactly one msgpack value (unpackJson throws on bytes left over), so garbage rarely passes.
+ */
 function decodePlain(plain: Buffer): unknown {
-  let value: unknown;
+  if (plain.length === 0) throw new TransformError('object not decodable');
   try {
-    value = unpackJson(plain);
+    return unpackJson(plain);
   } catch (err) {
     throw new TransformError('object not decodable', { cause: err });
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new TransformError('object not decodable');
-  return value;
 }
