@@ -4,7 +4,6 @@
  * tokens in, answers bad ones with kube's 401 Status, applies anonymous conditions, and kubectl
  * works with --token and --certificate-authority.
  */
-import { execFile } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -16,11 +15,11 @@ import { stringify } from 'yaml';
 import { silentLogger } from '../../src/observability/logger.js';
 import { loadServerConfig, type ServerConfigFiles } from '../../src/config/server-config.js';
 import { serve, type Running, type ServeOptions } from '../../src/serve.js';
+import { runKubectl, versionedKubectl } from '../helpers/kubectl.js';
 import { call, startServer } from '../helpers/server.js';
 import { httpsCall } from './https-call.js';
 import { TestIssuer } from './oidc-issuer.js';
 
-const KUBECTL = '/usr/lib/google-cloud-sdk/bin/kubectl.1.33';
 const VAP = '/apis/admissionregistration.orch.io/v1/validatingadmissionpolicies';
 const UNAUTHORIZED = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Unauthorized', reason: 'Unauthorized', code: 401 };
 
@@ -65,13 +64,7 @@ async function start(name: string, doc: unknown, files: Partial<ServerConfigFile
   return { server, dataDir, file };
 }
 
-function kubectl(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(KUBECTL, args, { timeout: 30_000, env: { ...process.env, KUBECONFIG: join(dir, 'no-kubeconfig'), HOME: dir } }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
+const kubectl = (args: string[]) => runKubectl(args, { binary: versionedKubectl('1.33'), env: { KUBECONFIG: join(dir, 'no-kubeconfig'), HOME: dir } });
 
 const validClaims = { hd: 'example.com', groups: ['dev'] };
 

@@ -6,7 +6,6 @@
  * ValidatingAdmissionPolicy's `authorizer` checks are answered by the same chain; the file is
  * reloaded while running, keeping the last good chain when a new one is broken.
  */
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,11 +15,11 @@ import { stringify } from 'yaml';
 import { silentLogger } from '../../src/observability/logger.js';
 import { loadServerConfig } from '../../src/config/server-config.js';
 import { serve, type Running } from '../../src/serve.js';
+import { runKubectl, versionedKubectl } from '../helpers/kubectl.js';
 import { httpsCall } from './https-call.js';
 import { TestIssuer } from './oidc-issuer.js';
 import { SarWebhook, defaultDecision, webhookEntry, type Review } from './sar-webhook.js';
 
-const KUBECTL = '/usr/lib/google-cloud-sdk/bin/kubectl.1.33';
 const EVENTS = '/apis/events.orch.io/v1/namespaces/default/events';
 const ADM = '/apis/admissionregistration.orch.io/v1';
 
@@ -178,16 +177,11 @@ describe('orchd with a webhook authorizer', () => {
   });
 
   it('kubectl with --token is allowed or refused', async () => {
-    const kubectl = (user: string, args: string[]) =>
-      as(user).then(
-        (h) =>
-          new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-            const common = ['--server', s.server.url, '--certificate-authority', join(dir, 'main-data', 'apiserver.crt'), '--cache-dir', join(dir, `kube-cache-${user}`)];
-            execFile(KUBECTL, [...common, '--token', h.authorization.slice(7), ...args], { timeout: 30_000, env: { ...process.env, KUBECONFIG: join(dir, 'none'), HOME: dir } }, (err, stdout, stderr) =>
-              resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-            );
-          }),
-      );
+    const kubectl = async (user: string, args: string[]) => {
+      const common = ['--server', s.server.url, '--certificate-authority', join(dir, 'main-data', 'apiserver.crt'), '--cache-dir', join(dir, `kube-cache-${user}`)];
+      const token = (await as(user)).authorization.slice(7);
+      return runKubectl([...common, '--token', token, ...args], { binary: versionedKubectl('1.33'), env: { KUBECONFIG: join(dir, 'none'), HOME: dir } });
+    };
     const ok = await kubectl('alice', ['get', 'events', '-n', 'default']);
     expect(ok.stderr).toMatch(/^(No resources found in default namespace\.\n)?$/);
     expect(ok.code).toBe(0);

@@ -4,38 +4,15 @@
  * print. Each binary gets its own server, kubeconfig, discovery cache and HOME, so runs are independent
  * and nothing leaks into the user's ~/.kube.
  */
-import { execFile, spawn } from 'node:child_process';
-import { existsSync, realpathSync, readdirSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
+import { spawn } from 'node:child_process';
+import { rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
+import { everyKubectl, kubectlHome, type Ran } from '../helpers/kubectl.js';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 
 const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url));
-
-/** `kubectl` from PATH and the versioned binaries in the folder of the file it resolves to. */
-function findKubectls(): { label: string; path: string }[] {
-  const onPath = (process.env.PATH ?? '')
-    .split(delimiter)
-    .map((d) => join(d, 'kubectl'))
-    .find((p) => existsSync(p));
-  if (!onPath) return [];
-  const dir = dirname(realpathSync(onPath));
-  const versioned = readdirSync(dir)
-    .filter((f) => /^kubectl\.1\.\d+$/.test(f))
-    .sort((a, b) => Number(a.split('.')[2]) - Number(b.split('.')[2]))
-    .map((f) => ({ label: f, path: join(dir, f) }));
-  return [{ label: 'kubectl (default)', path: onPath }, ...versioned];
-}
-
-interface Ran {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 /** At most two kubectl sequences at a time: two cores, and other suites run beside this one. */
 function limiter(max: number) {
@@ -54,7 +31,7 @@ function limiter(max: number) {
 }
 const slot = limiter(2);
 
-const kubectls = findKubectls();
+const kubectls = everyKubectl();
 if (kubectls.length === 0) console.warn('no kubectl on PATH: skipping the kubectl end-to-end tests');
 
 interface Sandbox {
@@ -71,17 +48,8 @@ interface Sandbox {
 /** A fresh server, and a kubectl with its own kubeconfig, discovery cache and HOME. */
 async function sandbox(path: string): Promise<Sandbox> {
   const server = await startServer();
-  const home = await mkdtemp(join(tmpdir(), 'orchd-kubectl-'));
-  const kubeconfig = join(home, 'kubeconfig');
-  await writeFile(kubeconfig, 'apiVersion: v1\nkind: Config\n');
-  const base = ['--server', server.url, '--kubeconfig', kubeconfig, '--cache-dir', join(home, 'cache')];
-  const env = { ...process.env, HOME: home, KUBECONFIG: kubeconfig };
-  const kubectl = (...args: string[]): Promise<Ran> =>
-    new Promise((resolve) => {
-      execFile(path, [...base, ...args], { cwd: FIXTURES, timeout: 30_000, env }, (err, stdout, stderr) =>
-        resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
-      );
-    });
+  const { home, base, env, kubectl: run } = await kubectlHome(server.url, { binary: path, cwd: FIXTURES });
+  const kubectl = (...args: string[]): Promise<Ran> => run(args);
   const ok = async (...args: string[]): Promise<string> => {
     const r = await kubectl(...args);
     expect(r, `kubectl ${args.join(' ')}`).toMatchObject({ code: 0, stderr: '' });

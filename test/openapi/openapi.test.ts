@@ -1,14 +1,14 @@
-import { execFile } from 'node:child_process';
-import { mkdtemp, readlink, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { discoveryDocuments } from '../../src/discovery/discovery.js';
 import { etag, kindNames, negotiateOpenApiV2, notModified, openApiDocuments, openApiV2Document, openApiV3Documents, OPENAPI_V2_PROTOBUF } from '../../src/openapi/openapi.js';
 import { encodeOpenApiV2 } from '../../src/openapi/v2-protobuf.js';
 import { fixtureKinds, gadget, widget } from '../helpers/fixture-kinds.js';
+import { runKubectl, versionedKubectl } from '../helpers/kubectl.js';
 
 type J = any;
 
@@ -376,15 +376,12 @@ describe('kubectl explain against the documents', () => {
   let server: Server;
   let url: string;
   let cacheRoot: string;
-  let bin: string;
   const seen: string[] = [];
 
   const discovery = discoveryDocuments(fixtureKinds);
   const openapi = openApiDocuments(fixtureKinds);
 
   beforeAll(async () => {
-    const which = await new Promise<string>((ok, fail) => execFile('which', ['kubectl'], (err, out) => (err ? fail(err) : ok(out.trim()))));
-    bin = dirname(resolve(dirname(which), await readlink(which).catch(() => which)));
     cacheRoot = await mkdtemp(join(tmpdir(), 'orchd-kubectl-'));
     server = createServer((req, res) => {
       const { pathname } = new URL(req.url ?? '/', 'http://localhost');
@@ -420,44 +417,41 @@ describe('kubectl explain against the documents', () => {
     if (cacheRoot) await rm(cacheRoot, { recursive: true, force: true });
   });
 
-  /** Runs a kubectl binary with its own cache; execFile kills it (by its PID) after the timeout. */
+  /** Runs a kubectl binary with its own cache; it is killed (by its PID) after the timeout. */
   const kubectl = (version: string, args: string[], cache = version) =>
-    new Promise<{ code: number; out: string; err: string }>((ok) => {
-      execFile(
-        join(bin, `kubectl.${version}`),
-        ['--server', url, '--cache-dir', join(cacheRoot, cache), '--request-timeout=20s', ...args],
-        { env: { ...process.env, KUBECONFIG: '/dev/null', HOME: cacheRoot }, timeout: 50_000, killSignal: 'SIGKILL' },
-        (error, stdout, stderr) => ok({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, out: stdout, err: stderr }),
-      );
+    runKubectl(['--server', url, '--cache-dir', join(cacheRoot, cache), '--request-timeout=20s', ...args], {
+      binary: versionedKubectl(version),
+      env: { KUBECONFIG: '/dev/null', HOME: cacheRoot },
+      timeoutMs: 50_000,
     });
 
   it('kubectl 1.27 fetches the protobuf v2 document and explains from it', async () => {
     const r = await kubectl('1.27', ['explain', 'widgets.spec', '--output=plaintext-openapiv2']);
-    expect(r.err).toBe('');
+    expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    expect(r.out).toMatch(/KIND:\s+Widget/);
-    expect(r.out).toMatch(/ports\s+<\[\]Object>/);
-    for (const field of ['color', 'labels', 'payload', 'selector', 'size', 'tags', 'Ports the widget listens on.']) expect(r.out).toContain(field);
+    expect(r.stdout).toMatch(/KIND:\s+Widget/);
+    expect(r.stdout).toMatch(/ports\s+<\[\]Object>/);
+    for (const field of ['color', 'labels', 'payload', 'selector', 'size', 'tags', 'Ports the widget listens on.']) expect(r.stdout).toContain(field);
     expect(seen).toContainEqual(`GET /openapi/v2 application/com.github.proto-openapi.spec.v2@v1.0+protobuf → ${OPENAPI_V2_PROTOBUF}`);
   });
 
   it('kubectl 1.27 explains from v3 by default (after reading v2)', async () => {
     const r = await kubectl('1.27', ['explain', 'gadgets.status.conditions']);
-    expect(r.code, r.err).toBe(0);
-    expect(r.out).toMatch(/GROUP:\s+example\.orch\.io/);
-    expect(r.out).toMatch(/lastTransitionTime\s+<string>/);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/GROUP:\s+example\.orch\.io/);
+    expect(r.stdout).toMatch(/lastTransitionTime\s+<string>/);
   });
 
   it('kubectl 1.33 explains from v3 without fetching v2', async () => {
     const before = seen.length;
     const r = await kubectl('1.33', ['explain', 'widgets.spec']);
-    expect(r.code, r.err).toBe(0);
-    expect(r.out).toMatch(/FIELD: spec <WidgetSpec>/);
-    expect(r.out).toMatch(/ports\s+<\[\]WidgetPort>/);
-    expect(r.out).toMatch(/enum: red, green, blue/);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/FIELD: spec <WidgetSpec>/);
+    expect(r.stdout).toMatch(/ports\s+<\[\]WidgetPort>/);
+    expect(r.stdout).toMatch(/enum: red, green, blue/);
     const core = await kubectl('1.33', ['explain', 'shelves']);
-    expect(core.code, core.err).toBe(0);
-    expect(core.out).toMatch(/KIND:\s+Shelf/);
+    expect(core.code, core.stderr).toBe(0);
+    expect(core.stdout).toMatch(/KIND:\s+Shelf/);
     expect(seen.slice(before).filter((l) => l.includes('/openapi/v2'))).toEqual([]);
     expect(seen.slice(before)).toContainEqual(expect.stringMatching(/^GET \/apis application\/json;g=apidiscovery\.k8s\.io;v=v2;.* → application\/json;g=apidiscovery\.k8s\.io;v=v2;as=APIGroupDiscoveryList$/));
   });
@@ -468,7 +462,7 @@ describe('kubectl explain against the documents', () => {
     const before = seen.length;
     const r = await kubectl(version, ['create', '-f', file], `create-${version}`);
     // Client-side validation would have rejected unknownField without asking the server.
-    expect(r.err).toContain('Error from server (NotFound)');
+    expect(r.stderr).toContain('Error from server (NotFound)');
     expect(seen.slice(before)).toContainEqual(expect.stringMatching(/^POST \/apis\/example\.orch\.io\/v1\/namespaces\/default\/widgets /));
   });
 });

@@ -4,18 +4,12 @@
  * --force-conflicts, label, annotate, patch of each type, and edit through an EDITOR script.
  * One server, one kubectl (the one on PATH), its own kubeconfig, cache and HOME.
  */
-import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, startServer, type TestServer } from '../helpers/server.js';
+import { chmod, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { KUBECTL, kubectlForFile } from '../helpers/kubectl.js';
+import { call } from '../helpers/server.js';
 
-const KUBECTL = (process.env.PATH ?? '')
-  .split(delimiter)
-  .map((d) => join(d, 'kubectl'))
-  .find((p) => existsSync(p));
 if (!KUBECTL) console.warn('no kubectl on PATH: skipping the kubectl patch tests');
 
 const VAP = '/apis/admissionregistration.orch.io/v1/validatingadmissionpolicies';
@@ -37,47 +31,14 @@ ${(opts.conditions ?? ['a']).map((c) => `  - name: ${c}\n    expression: "true"`
   - expression: "object.spec.replicas < 5"
 `;
 
-interface Ran {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-let srv: TestServer;
-let home: string;
-let base: string[];
-let env: NodeJS.ProcessEnv;
-
-beforeAll(async () => {
-  srv = await startServer();
-  home = await mkdtemp(join(tmpdir(), 'orchd-kubectl-patch-'));
-  const kubeconfig = join(home, 'kubeconfig');
-  await writeFile(kubeconfig, 'apiVersion: v1\nkind: Config\n');
-  base = ['--server', srv.url, '--kubeconfig', kubeconfig, '--cache-dir', join(home, 'cache')];
-  env = { ...process.env, HOME: home, KUBECONFIG: kubeconfig };
-});
-afterAll(async () => {
-  await srv?.stop();
-  if (home) await rm(home, { recursive: true, force: true });
-});
-
-const kubectl = (args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<Ran> =>
-  new Promise((resolve) => {
-    execFile(KUBECTL!, [...base, ...args], { cwd: home, timeout: 30_000, env: { ...env, ...extraEnv } }, (err, stdout, stderr) =>
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
-    );
-  });
+const session = kubectlForFile();
+const { kubectl, file } = session;
 async function ok(...args: string[]): Promise<string> {
   const r = await kubectl(args);
   expect(r.code, `kubectl ${args.join(' ')}: ${r.stderr}`).toBe(0);
   return r.stdout;
 }
-async function file(name: string, text: string): Promise<string> {
-  const path = join(home, name);
-  await writeFile(path, text);
-  return path;
-}
-const get = async (name: string) => (await call(srv.url, 'GET', `${VAP}/${name}`)).body;
+const get = async (name: string) => (await call(session.server.url, 'GET', `${VAP}/${name}`)).body;
 const managers = (o: any): string[] => (o.metadata.managedFields ?? []).map((e: any) => `${e.manager}/${e.operation}`).sort();
 
 describe.skipIf(!KUBECTL)('kubectl patching commands', () => {
@@ -155,10 +116,10 @@ spec:
 
   it('edit through an EDITOR script sends a merge patch of the edited fields', { timeout: 60_000 }, async () => {
     await ok('apply', '--server-side', '-f', await file('ed.yaml', policyYaml('ed.example.com', { failurePolicy: 'Fail' })));
-    const editor = join(home, 'editor.sh');
+    const editor = join(session.home, 'editor.sh');
     await writeFile(editor, '#!/bin/sh\nsed -i "s/failurePolicy: Fail/failurePolicy: Ignore/" "$1"\n');
     await chmod(editor, 0o755);
-    const r = await kubectl(['edit', 'validatingadmissionpolicy', 'ed.example.com'], { EDITOR: editor, KUBE_EDITOR: editor });
+    const r = await kubectl(['edit', 'validatingadmissionpolicy', 'ed.example.com'], undefined, { EDITOR: editor, KUBE_EDITOR: editor });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('edited');
     const o = await get('ed.example.com');
