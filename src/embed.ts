@@ -4,6 +4,7 @@
  * history the log keeps, and a reset between tests that takes milliseconds instead of a restart.
  */
 import { readFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -86,11 +87,23 @@ export interface Orchd {
   stop(): Promise<void>;
 }
 
-/** client-node, when installed: loaded once, beside the first start, so kubeConfig() can stay synchronous. */
-let clientNode: Promise<typeof import('@kubernetes/client-node') | Error> | undefined;
+const require = createRequire(import.meta.url);
+
+/**
+ * client-node, loaded on the first kubeConfig(): synchronously (Node ≥ 20.19 requires ES modules), so
+ * kubeConfig() needs no await and a start does not pay for loading it (half a second) when the
+ * tests never ask for it. A controller under test has it loaded already; require then finds it.
+ */
+function clientNode(): typeof import('@kubernetes/client-node') {
+  try {
+    return require('@kubernetes/client-node') as typeof import('@kubernetes/client-node');
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    throw new Error(`kubeConfig() needs @kubernetes/client-node installed beside orchd (npm install @kubernetes/client-node) and Node ≥ 20.19 to load it: ${why}`);
+  }
+}
 
 export async function startOrchd(options: StartOrchdOptions = {}): Promise<Orchd> {
-  clientNode ??= import('@kubernetes/client-node').catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
   const storage = options.storage ?? (options.dataDir !== undefined ? 'leveldb' : 'memory');
   const { files, folder } = await configFiles(options.config ?? {});
   let running;
@@ -115,7 +128,6 @@ export async function startOrchd(options: StartOrchdOptions = {}): Promise<Orchd
   const { store } = running.api.context.objects;
   const certificateAuthority = url.startsWith('https:') ? await servedCertificate(files, options.dataDir) : undefined;
   const baseline = baselineOf(store);
-  const client = await clientNode;
   // One reset at a time, and stop() after the one under way.
   let queue: Promise<void> = Promise.resolve();
   const serial = (fn: () => Promise<void>) => (queue = queue.catch(() => undefined).then(fn));
@@ -126,8 +138,7 @@ export async function startOrchd(options: StartOrchdOptions = {}): Promise<Orchd
       return String(store.appliedSeq);
     },
     kubeConfig() {
-      if (client instanceof Error) throw new Error(`kubeConfig() needs @kubernetes/client-node installed beside orchd (npm install @kubernetes/client-node): ${client.message}`);
-      const kc = new client.KubeConfig();
+      const kc = new (clientNode().KubeConfig)();
       kc.loadFromString(kubeconfigYaml({ server: url, certificateAuthority }));
       return kc;
     },

@@ -47,23 +47,33 @@ async function build(): Promise<string> {
 }
 
 let home: string;
+/** A project with orchd and @kubernetes/client-node installed; one with orchd alone. */
 let consumer: string;
+let bare: string;
+
+/**
+ * A project as npm lays one out: node_modules/orchd holds package.json and the build, and every
+ * dependency sits beside it (links to this repository's node_modules) — client-node only when asked.
+ */
+async function project(name: string, dist: string, withClientNode: boolean): Promise<string> {
+  const dir = join(home, name);
+  const modules = join(dir, 'node_modules');
+  await mkdir(join(modules, 'orchd'), { recursive: true });
+  await cp(join(ROOT, 'package.json'), join(modules, 'orchd/package.json'));
+  await cp(dist, join(modules, 'orchd/dist'), { recursive: true });
+  for (const entry of await readdir(join(ROOT, 'node_modules'))) {
+    if (entry.startsWith('.') || (entry === '@kubernetes' && !withClientNode)) continue;
+    await symlink(join(ROOT, 'node_modules', entry), join(modules, entry));
+  }
+  await writeFile(join(dir, 'package.json'), JSON.stringify({ name, type: 'module', private: true }));
+  return dir;
+}
 
 beforeAll(async () => {
   const dist = await build();
   home = await mkdtemp(join(tmpdir(), 'orchd-package-'));
-  // The package: its package.json, dist (the build) and its dependencies.
-  const pkg = join(home, 'orchd');
-  await mkdir(pkg);
-  await cp(join(ROOT, 'package.json'), join(pkg, 'package.json'));
-  await symlink(dist, join(pkg, 'dist'));
-  await symlink(join(ROOT, 'node_modules'), join(pkg, 'node_modules'));
-  // The consumer: orchd and client-node installed, nothing else of this repository in sight.
-  consumer = join(home, 'consumer');
-  await mkdir(join(consumer, 'node_modules/@kubernetes'), { recursive: true });
-  await symlink(pkg, join(consumer, 'node_modules/orchd'));
-  await symlink(join(ROOT, 'node_modules/@kubernetes/client-node'), join(consumer, 'node_modules/@kubernetes/client-node'));
-  await writeFile(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', type: 'module', private: true }));
+  consumer = await project('consumer', dist, true);
+  bare = await project('bare', dist, false);
 }, 240_000);
 
 afterAll(async () => {
@@ -116,5 +126,24 @@ describe("import { startOrchd } from 'orchd'", () => {
     const out = JSON.parse(stdout);
     expect(out.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(out.namespaces).toEqual(expect.arrayContaining(['default', 'kube-system']));
+  });
+
+  it('works without client-node installed; only kubeConfig() asks for it', async () => {
+    await writeFile(
+      join(bare, 'main.mjs'),
+      [
+        "import { startOrchd } from 'orchd';",
+        'const api = await startOrchd();',
+        "const list = await (await fetch(api.url + '/api/v1/namespaces')).json();",
+        'let error;',
+        'try { api.kubeConfig(); } catch (err) { error = err.message; }',
+        'await api.stop();',
+        'console.log(JSON.stringify({ namespaces: list.items.map((n) => n.metadata.name), kubeconfig: api.kubeconfig().includes(api.url), error }));',
+      ].join('\n'),
+    );
+    const out = JSON.parse((await run(process.execPath, ['main.mjs'], { cwd: bare, timeout: 60_000 })).stdout);
+    expect(out.namespaces).toEqual(expect.arrayContaining(['default']));
+    expect(out.kubeconfig).toBe(true);
+    expect(out.error).toMatch(/^kubeConfig\(\) needs @kubernetes\/client-node installed beside orchd/);
   });
 });
