@@ -7,10 +7,13 @@
  * Measured in this process (orchd is a library here), so the harness's own state is in the heap:
  * memory is the growth over a baseline taken just before, after a full collection.
  */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
+import { promisify } from 'node:util';
 import { runInNewContext } from 'node:vm';
 import { startOrchd, type Orchd } from '../../src/index.js';
 import type { BenchContext, Scenario } from '../context.js';
@@ -64,6 +67,33 @@ async function suite(tests: number, shared: boolean): Promise<number> {
     }
   }
   return performance.now() - t0;
+}
+
+const COLD_RUNS = 3;
+
+/**
+ * The first start in a fresh process (a test runner's worker): `node` importing the built package,
+ * then startOrchd to a first list. Only from a build (dist), where the entry is compiled JavaScript.
+ */
+async function coldStarts(): Promise<{ importMs: number; startMs: number }[]> {
+  const entry = new URL('../../src/index.js', import.meta.url);
+  if (!import.meta.url.endsWith('.js') || !existsSync(entry)) return [];
+  const script = `const t0 = performance.now();
+const { startOrchd } = await import(${JSON.stringify(entry.href)});
+const t1 = performance.now();
+const api = await startOrchd({ storage: 'memory' });
+const { get } = await import('node:http');
+const status = await new Promise((resolve, reject) => get(api.url + ${JSON.stringify(eventsPath())}, (res) => res.resume().on('end', () => resolve(res.statusCode))).on('error', reject));
+if (status !== 200) throw new Error('list: ' + status);
+const t2 = performance.now();
+await api.stop();
+process.stdout.write(JSON.stringify({ importMs: t1 - t0, startMs: t2 - t1 }));`;
+  const out: { importMs: number; startMs: number }[] = [];
+  for (let i = 0; i < COLD_RUNS; i++) {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { timeout: 60_000 });
+    out.push(JSON.parse(stdout));
+  }
+  return out;
 }
 
 /** A full collection, through the flag the harness was not started with. */
@@ -133,6 +163,8 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   ctx.log(`embed: a suite of ${tests} tests, fresh orchd per test vs one shared with reset()`);
   const fresh = await suite(tests, false);
   const shared = await suite(tests, true);
+  ctx.log(`embed: ${COLD_RUNS} first starts in a fresh node process`);
+  const cold = await coldStarts();
   if (profile) {
     const { profile: cpu } = await profile.post('Profiler.stop');
     await mkdir(ctx.opts.cpuProf!, { recursive: true });
@@ -151,9 +183,15 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
       summaryRow("startOrchd({ storage: 'memory' }) → first list 200", startS, startMs[0]),
       summaryRow(`reset() after ${WRITES} creates`, resetS),
       summaryRow('reset() with nothing to undo', summarize(emptyResets)),
+      ...(cold.length
+        ? [
+            summaryRow("fresh node process: import('orchd')", summarize(cold.map((c) => c.importMs))),
+            summaryRow('fresh node process: then startOrchd → first list 200', summarize(cold.map((c) => c.startMs))),
+          ]
+        : []),
     ],
     notes: [
-      'In the harness process: the modules are loaded before the first start; "first run" includes the JIT warming up; p50/p90/max are over the later runs.',
+      'In the harness process, after the memory phase (which started instances already): "first run" is the first start of the table, p50/p90/max are over the later runs. The fresh-process rows (only from a build) are a test runner worker\'s first start: Node, then the import of the built package, then the start.',
       `The list is GET ${eventsPath()} over node:http. reset() ends watches, deletes in one batch what was written since the start, and compacts the log to its end.`,
     ],
   };
