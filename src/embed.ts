@@ -79,8 +79,10 @@ export interface Orchd {
   /** Resolves once the server has applied resourceVersion rv; rejects after timeoutMs (default 10 s). */
   waitForVersion(rv: string | number, timeoutMs?: number): Promise<void>;
   /**
-   * Back to the state the server started in, in place: watches end (clients relist), objects
-   * written since are deleted, the log and views keep no trace of them. resourceVersions go on rising.
+   * Back to the state this start left the server in (on memory: the system namespaces and bootstrap
+   * RBAC; on a LevelDB folder, also what its log held), in place: watches end (clients relist),
+   * objects written since are deleted, the log and views keep no trace of them, and the objects
+   * that stay keep only their current version. resourceVersions go on rising.
    */
   reset(): Promise<void>;
   /** Ends watches, lets requests in flight finish, closes the log. */

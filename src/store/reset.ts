@@ -1,12 +1,14 @@
 /**
- * reset(): orchd back to the state it started in, in place, in milliseconds — the same server, port
- * and clients. It goes through the log like every change, so everything that follows the store
- * (controllers, admission and RBAC caches, the garbage collector's index) sees it as it sees writes:
+ * reset(): orchd back to the state its start left it in (the baseline, taken when it became ready),
+ * in place, in milliseconds — the same server, port and clients. It goes through the log like every
+ * change, so everything that follows the store (controllers, admission and RBAC caches, the garbage
+ * collector's index) sees it as it sees writes:
  *
  * 1. Every open watch is ended, as a restart ends them: clients watch again from their last
  *    resourceVersion, which step 3 compacts, so they get 410 Gone and relist.
- * 2. One batch deletes every object written since the start and puts back the ones the start wrote
- *    (system namespaces, bootstrap RBAC) that were changed or deleted. No finalizer holds a delete.
+ * 2. One batch deletes every object written since the start and puts back the baseline's objects
+ *    (the system namespaces and bootstrap RBAC the start wrote, what a LevelDB log already held)
+ *    that were changed or deleted. No finalizer holds a delete.
  * 3. The log is compacted to its end: only the objects that remain keep their one entry; every
  *    other entry, the history of every deleted key and the views' index of it are gone.
  *
@@ -15,7 +17,7 @@
 import type { KubeObject } from '../resources/types.js';
 import type { Store } from './store.js';
 
-/** What the start wrote: each key's object and the version it was at. */
+/** The objects at the start: each key's object and the version it was at. */
 export type Baseline = Map<string, { seq: number; obj: KubeObject }>;
 
 /** The objects in the store now, as the baseline a reset returns to. */

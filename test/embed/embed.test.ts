@@ -211,7 +211,7 @@ describe('startOrchd options', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('{ dataDir }: a LevelDB log that a later start finds, history and all', async () => {
+  it('{ dataDir }: a LevelDB log that a later start finds, history and all; a reset returns to what that start found, durably', async () => {
     const dataDir = join(dir, 'data');
     const first = await startOrchd({ dataDir });
     const objects = KubernetesObjectApi.makeApiClient(first.kubeConfig());
@@ -221,8 +221,19 @@ describe('startOrchd options', () => {
     const second = await startOrchd({ dataDir });
     try {
       expect((await second.history('events', 'default', 'ev-kept')).map((v) => v.type)).toEqual(['ADDED', 'MODIFIED']);
+      await KubernetesObjectApi.makeApiClient(second.kubeConfig()).create(event('ev-later'));
+      await second.reset();
     } finally {
       await second.stop();
+    }
+    // What the second start found stays (its history compacted to its one current version); what was written after it is gone.
+    const third = await startOrchd({ dataDir });
+    try {
+      expect(names((await get(third, EVENTS)).body.items)).toEqual(['ev-kept']);
+      expect((await third.history('events', 'default', 'ev-kept')).map((v) => v.object.metadata.labels)).toEqual([{ again: 'yes' }]);
+      expect(await third.history('events', 'default', 'ev-later')).toEqual([]);
+    } finally {
+      await third.stop();
     }
   });
 
