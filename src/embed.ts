@@ -85,7 +85,7 @@ export interface Orchd {
    * that stay keep only their current version. resourceVersions go on rising.
    */
   reset(): Promise<void>;
-  /** Ends watches, lets requests in flight finish, closes the log. */
+  /** Ends watches, lets requests in flight finish, closes the log; again, the same promise. */
   stop(): Promise<void>;
 }
 
@@ -130,9 +130,17 @@ export async function startOrchd(options: StartOrchdOptions = {}): Promise<Orchd
   const { store } = running.api.context.objects;
   const certificateAuthority = url.startsWith('https:') ? await servedCertificate(files, options.dataDir) : undefined;
   const baseline = baselineOf(store);
-  // One reset at a time, and stop() after the one under way.
+  // One reset at a time, and stop() after the one under way; nothing after stop().
   let queue: Promise<void> = Promise.resolve();
-  const serial = (fn: () => Promise<void>) => (queue = queue.catch(() => undefined).then(fn));
+  let stopped = false;
+  let stopping: Promise<void> | undefined;
+  const serial = (fn: () => Promise<void>) =>
+    (queue = queue
+      .catch(() => undefined)
+      .then(() => {
+        if (stopped) throw new Error('orchd is stopped');
+        return fn();
+      }));
   return {
     url,
     port: running.port,
@@ -158,10 +166,11 @@ export async function startOrchd(options: StartOrchdOptions = {}): Promise<Orchd
         }),
       ),
     stop: () =>
-      serial(async () => {
+      (stopping ??= serial(async () => {
+        stopped = true;
         await running.close();
         if (folder) await rm(folder, { recursive: true, force: true });
-      }),
+      })),
   };
 }
 

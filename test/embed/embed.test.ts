@@ -250,6 +250,15 @@ describe('startOrchd options', () => {
     }
   });
 
+  it('after stop(), reset() says it is stopped and stop() again is the same stop', async () => {
+    const api = await startOrchd();
+    const stopping = api.stop();
+    expect(api.stop()).toBe(stopping);
+    await stopping;
+    await expect(api.reset()).rejects.toThrow('orchd is stopped');
+    await expect(fetch(`${api.url}/readyz`)).rejects.toThrow();
+  });
+
   it('the clock dates what the server writes', async () => {
     const at = Date.parse('2030-05-06T07:08:09Z');
     const api = await startOrchd({ now: () => at });
