@@ -3,11 +3,12 @@
  * @kubernetes/client-node through the KubeConfig it hands out and by raw HTTP; history, state,
  * waitForVersion and reset asserted on real writes.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KubernetesObjectApi, CustomObjectsApi, makeInformer, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
+import { CoreV1Api, KubernetesObjectApi, CustomObjectsApi, makeInformer, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
+import { generateSelfSigned } from '../../src/http/tls.js';
 import { startOrchd, type Orchd } from '../../src/index.js';
 
 const event = (name: string, labels?: Record<string, string>): KubernetesObject & Record<string, unknown> => ({
@@ -284,6 +285,25 @@ describe('startOrchd options', () => {
     await expect(startOrchd({ config: { authorization: { apiVersion: 'apiserver.config.orch.io/v1', kind: 'AuthorizationConfiguration', authorizers: [] } } })).rejects.toThrow(
       /authorization\.json: authorizers: Required value/,
     );
+  });
+
+  it('HTTPS with a given certificate: the KubeConfig trusts it, and client-node verifies the server with it', async () => {
+    const pair = generateSelfSigned('127.0.0.1');
+    const tlsCertFile = join(dir, 'serving.crt');
+    const tlsPrivateKeyFile = join(dir, 'serving.key');
+    await writeFile(tlsCertFile, pair.cert);
+    await writeFile(tlsPrivateKeyFile, pair.key);
+    const api = await startOrchd({ config: { tlsCertFile, tlsPrivateKeyFile } });
+    try {
+      expect(api.url).toBe(`https://127.0.0.1:${api.port}`);
+      const kc = api.kubeConfig();
+      expect(kc.getCurrentCluster()?.skipTLSVerify).toBeFalsy();
+      const list = await kc.makeApiClient(CoreV1Api).listNamespace();
+      expect(names(list.items)).toContain('default');
+      expect(api.kubeconfig()).toContain(`certificate-authority-data: ${Buffer.from(pair.cert).toString('base64')}`);
+    } finally {
+      await api.stop();
+    }
   });
 
   it('HTTPS without a certificate needs a data folder for the self-signed one, memory or not', async () => {
