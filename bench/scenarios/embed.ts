@@ -4,13 +4,15 @@
  *   reset      reset() after a test's writes, until it resolves
  *   suite      100 tests of a few writes and a list: a fresh orchd per test vs one shared with reset()
  *   memory     heap and RSS per running instance, idle
+ *   cold       a fresh node process: the import of the built package, then the first start
  * Measured in this process (orchd is a library here), so the harness's own state is in the heap:
- * memory is the growth over a baseline taken just before, after a full collection.
+ * memory is the growth over a baseline taken just before, after a full collection, and first of all.
+ * With --cpu-prof DIR, the in-process phases are profiled into DIR/embed-<pid>.cpuprofile.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { Session } from 'node:inspector/promises';
 import { mkdir, writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { promisify } from 'node:util';

@@ -2,8 +2,9 @@
  * The package as a consumer sees it: `import { startOrchd } from 'orchd'` resolved through the
  * `exports` of package.json to the built JavaScript and its declarations. src is compiled with
  * declarations (as `npm run build` does) into a cache folder named by the hash of the sources; a
- * package folder holds package.json and that build; a consumer project has it as node_modules/orchd,
- * type-checks a file against its declarations and runs one.
+ * consumer project gets it as npm would install it (node_modules/orchd with package.json and the
+ * build, its dependencies beside it), type-checks a file against its declarations and runs one;
+ * another project without client-node runs too.
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
