@@ -144,6 +144,12 @@ describe('reset()', () => {
     expect(exact.status).toBe(410);
     expect(exact.body.reason).toBe('Expired');
     await expect(api.state(rv)).rejects.toThrow(/compacted/);
+    // The compaction horizon is the log's end: no version before the last one is readable.
+    const metrics = await (await fetch(`${api.url}/metrics`)).text();
+    const gauge = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(metrics)?.[1]);
+    expect(gauge('orchd_log_last_seq')).toBeGreaterThan(Number(rv));
+    expect(gauge('orchd_history_oldest_version')).toBe(gauge('orchd_log_last_seq'));
+    expect(gauge('orchd_log_last_seq')).toBe(Number(api.resourceVersion));
     // What is left: one version of each object the start wrote.
     const left = await api.state();
     for (const o of left) expect(await api.history(o.kind!, o.metadata.namespace, o.metadata.name!)).toHaveLength(1);
