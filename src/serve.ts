@@ -107,13 +107,11 @@ export async function serve(opts: ServeOptions): Promise<Running> {
   const logger = opts.logger ?? jsonLogger();
   const { dataDir } = opts;
   const memory = opts.storage === 'memory';
-  if (dataDir === undefined) {
-    if (!memory) throw new Error('the LevelDB log needs a data folder');
-    if (!opts.config?.tls && needsTls({ host: opts.host, authenticationConfigured: opts.config?.authentication !== undefined })) {
-      throw new Error('HTTPS without a serving certificate needs a data folder for the self-signed one, also with memory storage');
-    }
-  }
   if (dataDir !== undefined) await mkdir(dataDir, { recursive: true });
+  else if (!memory) throw new Error('the LevelDB log needs a data folder');
+  else if (!opts.config?.tls && needsTls({ host: opts.host, authenticationConfigured: opts.config?.authentication !== undefined })) {
+    throw new Error('HTTPS without a serving certificate needs a data folder for the self-signed one, also with memory storage');
+  }
   const metrics = new Metrics();
   // Built before anything opens: an egress selection orchd cannot serve (GRPC) stops the start.
   const egress = opts.config?.egressSelector ? egressFromConfig(opts.config.egressSelector.value) : directEgress;

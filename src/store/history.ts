@@ -26,7 +26,7 @@ export function resolveKind(kinds: readonly KindStrategy[], what: string): KindS
   const fits = kinds.filter((k) =>
     apiVersion
       ? k.versions.some((v) => (k.group ? `${k.group}/${v}` : v) === what)
-      : what === k.plural || what === `${k.plural}.${k.group}` || what === k.kind || (k.group === '' && what === `${k.plural}.`),
+      : what === k.plural || what === `${k.plural}.${k.group}` || what === k.kind,
   );
   if (fits.length === 1) return fits[0];
   const names = fits.map((k) => (k.group ? `${k.plural}.${k.group}` : k.plural));

@@ -312,7 +312,8 @@ describe('startOrchd options', () => {
     }
   });
 
-  it('HTTPS without a certificate needs a data folder for the self-signed one, memory or not', async () => {
-    await expect(startOrchd({ host: '0.0.0.0' })).rejects.toThrow(/needs a data folder/);
+  it('a data folder is needed for LevelDB, and for a self-signed certificate with memory storage', async () => {
+    await expect(startOrchd({ host: '0.0.0.0' })).rejects.toThrow(/HTTPS without a serving certificate needs a data folder/);
+    await expect(startOrchd({ storage: 'leveldb' })).rejects.toThrow('the LevelDB log needs a data folder');
   });
 });
