@@ -1,7 +1,7 @@
 /** The harness's command line (node:util parseArgs), turned into typed, validated options. */
 import { parseArgs } from 'node:util';
 
-export const SCENARIOS = ['writes', 'reads', 'watch', 'replay', 'memory', 'patch', 'lists', 'admission', 'authz', 'encryption'] as const;
+export const SCENARIOS = ['writes', 'reads', 'watch', 'replay', 'memory', 'patch', 'lists', 'admission', 'authz', 'encryption', 'embed'] as const;
 export type ScenarioId = (typeof SCENARIOS)[number];
 
 export const WATCH_TRANSPORTS = ['http', 'websocket'] as const;
@@ -23,6 +23,7 @@ export interface BenchOptions {
   streamListObjects: number[];
   listObjects: number;
   policies: number[];
+  embedTests: number;
   compareEtcd: boolean;
   ceilings: boolean;
   json?: string;
@@ -48,6 +49,7 @@ scenarios: ${SCENARIOS.join(', ')} (default: all)
   --stream-list-objects 10000,100000  stored objects for the memory scenario's plain vs streaming list
   --list-objects 100000     stored objects for the lists scenario (the targets are at 100000)
   --policies 10,100         matching validating policies per admission row (a row without any always runs)
+  --embed-tests 100         tests in each embed suite (and resets and starts measured)
   --compare etcd            run etcd (installed from Debian when missing) side by side
   --no-ceilings             skip the bare node:http and raw LevelDB ceilings
   --json FILE               write every result as JSON
@@ -101,6 +103,7 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
       'stream-list-objects': { type: 'string', default: '10000,100000' },
       'list-objects': { type: 'string', default: '100000' },
       policies: { type: 'string', default: '10,100' },
+      'embed-tests': { type: 'string', default: '100' },
       compare: { type: 'string' },
       'no-ceilings': { type: 'boolean', default: false },
       json: { type: 'string' },
@@ -132,6 +135,7 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
     streamListObjects: positiveInts('stream-list-objects', values['stream-list-objects']),
     listObjects: positiveInt('list-objects', values['list-objects']),
     policies: positiveInts('policies', values.policies),
+    embedTests: positiveInt('embed-tests', values['embed-tests']),
     compareEtcd: values.compare === 'etcd',
     ceilings: !values['no-ceilings'],
     json: values.json,

@@ -1,16 +1,22 @@
 #!/usr/bin/env node
+import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { jsonLogger } from './observability/logger.js';
 import { parseDuration } from './config/duration.js';
 import { problemLine } from './config/load.js';
 import { loadServerConfig, type ServerConfig, type ServerConfigFiles } from './config/server-config.js';
-import { serve, type Running } from './serve.js';
+import { kubeconfigYaml } from './config/kubeconfig-yaml.js';
+import { serve, type Running, type StorageKind } from './serve.js';
 import { DEFAULT_RETENTION, parseRetention, type RetentionPolicy } from './store/retention.js';
 
 const usage = `usage: orchd serve [--port 8080] [--bind-address 127.0.0.1] [--data-dir ./data] [--event-ttl 1h]
+       orchd kubeconfig [--server http://127.0.0.1:8080] [--certificate-authority FILE] [--token TOKEN]
 
   --port           TCP port to listen on (0 picks a free one)          default 8080
   --bind-address   address to listen on                                 default 127.0.0.1
+  --storage        where the log lives: leveldb (in the data folder) or
+                   memory (gone when orchd stops; nothing is written to
+                   disk unless --data-dir is given)                     default leveldb
   --data-dir       folder of the LevelDB log                            default ./data
   --event-ttl      how long Events are kept after their last write      default 1h
   --history-retention  how much past the log keeps for reads at old versions,
@@ -41,6 +47,12 @@ egress selection, tracing and the admission configuration.
   --admission-control-config-file FILE  AdmissionConfiguration: admission plugin settings
   --tls-cert-file FILE, --tls-private-key-file FILE   serving certificate and its key (PEM)
 
+orchd kubeconfig prints a kubeconfig (YAML) for kubectl and other clients of the server at --server:
+  orchd kubeconfig --server http://127.0.0.1:8080 > kc.yaml && kubectl --kubeconfig kc.yaml get namespaces
+  --certificate-authority FILE   PEM to trust for an https server (its data folder's apiserver.crt
+                                 when it made a self-signed one)
+  --token TOKEN                  a bearer token its authentication accepts
+
 Logs are JSON lines on stderr. SIGTERM or SIGINT stops taking requests, finishes the writes in
 flight, ends watches, saves a checkpoint and exits 0; a second signal exits at once with 1.
 `;
@@ -54,7 +66,8 @@ const SHUTDOWN_LIMIT_EXTRA_MS = 30_000;
 interface ServeFlags {
   port: number;
   host: string;
-  dataDir: string;
+  dataDir: string | undefined;
+  storage: StorageKind;
   eventTtlSeconds: number;
   shutdownTimeoutMs: number;
   historyRetention: RetentionPolicy;
@@ -70,7 +83,8 @@ function parseServeFlags(args: string[]): ServeFlags | 'help' {
       options: {
         port: { type: 'string', default: '8080' },
         'bind-address': { type: 'string', default: '127.0.0.1' },
-        'data-dir': { type: 'string', default: './data' },
+        storage: { type: 'string', default: 'leveldb' },
+        'data-dir': { type: 'string' },
         'event-ttl': { type: 'string', default: '1h' },
         'shutdown-timeout': { type: 'string', default: '10s' },
         'history-retention': { type: 'string', default: DEFAULT_RETENTION },
@@ -95,6 +109,8 @@ function parseServeFlags(args: string[]): ServeFlags | 'help' {
   if (!/^\d{1,5}$/.test(values.port) || Number(values.port) > 65535) throw new UsageError(`--port: ${JSON.stringify(values.port)} is not a port number (0-65535)`);
   if (values['bind-address'] === '') throw new UsageError('--bind-address: must not be empty');
   if (values['data-dir'] === '') throw new UsageError('--data-dir: must not be empty');
+  const storage = values.storage;
+  if (storage !== 'leveldb' && storage !== 'memory') throw new UsageError(`--storage: ${JSON.stringify(storage)} is not a storage (leveldb or memory)`);
   let eventTtlSeconds: number;
   try {
     eventTtlSeconds = parseDuration(values['event-ttl']);
@@ -130,7 +146,9 @@ function parseServeFlags(args: string[]): ServeFlags | 'help' {
   return {
     port: Number(values.port),
     host: values['bind-address'],
-    dataDir: values['data-dir'],
+    // Memory storage touches no disk unless a folder is asked for (its continue-token key, a certificate).
+    dataDir: values['data-dir'] ?? (storage === 'leveldb' ? './data' : undefined),
+    storage,
     eventTtlSeconds,
     shutdownTimeoutMs,
     historyRetention,
@@ -177,6 +195,7 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(usage);
     return;
   }
+  if (command === 'kubeconfig') return printKubeconfig(rest);
   if (command !== 'serve') throw new UsageError(`unknown command ${JSON.stringify(command)}`);
   const flags = parseServeFlags(rest);
   if (flags === 'help') {
@@ -191,6 +210,37 @@ async function main(argv: string[]): Promise<void> {
     process.exit(1);
   }
   await runServe(flags, loaded.config);
+}
+
+/** `orchd kubeconfig`: a kubeconfig for the server at --server, on stdout. */
+async function printKubeconfig(args: string[]): Promise<void> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: {
+        server: { type: 'string', default: 'http://127.0.0.1:8080' },
+        'certificate-authority': { type: 'string' },
+        token: { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+  if (values.help) {
+    process.stdout.write(usage);
+    return;
+  }
+  const server = values.server;
+  if (!/^https?:\/\/[^/\s]+\/?$/.test(server)) throw new UsageError(`--server: ${JSON.stringify(server)} is not a server URL (http://host:port or https://host:port)`);
+  const caFile = values['certificate-authority'];
+  const certificateAuthority = caFile === undefined ? undefined : await readFile(caFile).catch((err: NodeJS.ErrnoException) => {
+    throw new Error(`--certificate-authority: ${caFile}: ${err.code === 'ENOENT' ? 'no such file' : err.message}`);
+  });
+  process.stdout.write(kubeconfigYaml({ server: server.replace(/\/$/, ''), certificateAuthority, token: values.token }));
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { LevelDbLog } from './log/leveldb-log.js';
+import { MemoryLog } from './log/memory-log.js';
 import { EncryptionReloader, encryptAtRest, type KmsTimings, type ProviderOptions } from './log/encryption/index.js';
 import { encryptionDocument } from './config/encryption.js';
 import { kinds } from './resources/registry.js';
@@ -20,7 +21,7 @@ import { authorizationDocument } from './config/authorization.js';
 import { buildAuthorizationChain } from './auth/authorization-chain.js';
 import { ReloadingAuthorizer } from './auth/reloading-authorizer.js';
 import { reloadableFile } from './config/reloader.js';
-import { servingTls } from './http/tls.js';
+import { needsTls, servingTls } from './http/tls.js';
 import { directEgress } from './egress/egress.js';
 import { egressFromConfig } from './egress/from-config.js';
 import type { Tracing } from './observability/tracing.js';
@@ -32,7 +33,16 @@ import { StoreRbacSource } from './registry/rbac-source.js';
 export interface ServeOptions {
   port: number;
   host: string;
-  dataDir: string;
+  /**
+   * The folder of the LevelDB log, the continue-token key and a self-signed certificate. Optional
+   * with memory storage: the key is then made anew at each start, and a self-signed certificate
+   * cannot be kept (configure TLS with a certificate, or give a folder).
+   */
+  dataDir?: string;
+  /** Where the log lives: LevelDB in dataDir (default), or memory (`--storage memory`), gone at close. */
+  storage?: StorageKind;
+  /** The clock that dates creation and deletion timestamps and history retention; default Date.now. */
+  now?: () => number;
   eventTtlSeconds: number;
   logger?: Logger;
   bookmarkIntervalMs?: number;
@@ -61,6 +71,8 @@ export interface ServeOptions {
   policyStatus?: boolean;
 }
 
+export type StorageKind = 'leveldb' | 'memory';
+
 export interface Running {
   url: string;
   port: number;
@@ -74,7 +86,8 @@ export interface Running {
 }
 
 /** The continue-token key lives with the data, so tokens survive a restart of the same server. */
-async function loadSecret(dataDir: string): Promise<Buffer> {
+async function loadSecret(dataDir: string | undefined): Promise<Buffer> {
+  if (dataDir === undefined) return randomBytes(32);
   const file = join(dataDir, 'continue-token.key');
   try {
     return await readFile(file);
@@ -92,7 +105,13 @@ async function loadSecret(dataDir: string): Promise<Buffer> {
  */
 export async function serve(opts: ServeOptions): Promise<Running> {
   const logger = opts.logger ?? jsonLogger();
-  await mkdir(opts.dataDir, { recursive: true });
+  const { dataDir } = opts;
+  const memory = opts.storage === 'memory';
+  if (dataDir !== undefined) await mkdir(dataDir, { recursive: true });
+  else if (!memory) throw new Error('the LevelDB log needs a data folder');
+  else if (!opts.config?.tls && needsTls({ host: opts.host, authenticationConfigured: opts.config?.authentication !== undefined })) {
+    throw new Error('HTTPS without a serving certificate needs a data folder for the self-signed one, also with memory storage');
+  }
   const metrics = new Metrics();
   // Built before anything opens: an egress selection orchd cannot serve (GRPC) stops the start.
   const egress = opts.config?.egressSelector ? egressFromConfig(opts.config.egressSelector.value) : directEgress;
@@ -114,7 +133,7 @@ export async function serve(opts: ServeOptions): Promise<Running> {
     : initialAuthenticator;
   const tls = await servingTls({
     host: opts.host,
-    dataDir: opts.dataDir,
+    dataDir: dataDir ?? '',
     ...(opts.config?.tls ? { given: opts.config.tls } : {}),
     authenticationConfigured: authentication !== undefined,
     onRegenerate: (why) => logger.warn('replacing the self-signed serving certificate', { why }),
@@ -129,8 +148,9 @@ export async function serve(opts: ServeOptions): Promise<Running> {
     onKmsHealth: (name, problem) =>
       problem === undefined ? logger.info('kms plugin healthy', { name }) : logger.error('kms plugin failed health check probe (retried)', { name, problem }),
   };
+  const onBatch = (size: number, ms: number) => metrics.logBatch(size, ms);
   const log = encryptAtRest(
-    new LevelDbLog({ path: join(opts.dataDir, 'log'), onBatch: (size, ms) => metrics.logBatch(size, ms) }),
+    memory ? new MemoryLog({ onBatch }) : new LevelDbLog({ path: join(dataDir!, 'log'), onBatch }),
     encryption?.value,
     providerOptions,
   );
@@ -148,6 +168,7 @@ export async function serve(opts: ServeOptions): Promise<Running> {
   let lastReport = 0;
   const store = new Store({
     log,
+    ...(opts.now ? { now: opts.now } : {}),
     onReplayProgress: (applied, total) => {
       const now = Date.now();
       if (now - lastReport < 1000 && applied < total) return;
@@ -187,7 +208,8 @@ export async function serve(opts: ServeOptions): Promise<Running> {
     kinds,
     metrics,
     logger,
-    secret: await loadSecret(opts.dataDir),
+    secret: await loadSecret(dataDir),
+    ...(opts.now ? { now: opts.now } : {}),
     eventTtlSeconds: opts.eventTtlSeconds,
     bookmarkIntervalMs: opts.bookmarkIntervalMs,
     authenticator,
@@ -227,7 +249,7 @@ export async function serve(opts: ServeOptions): Promise<Running> {
   reloadingAuthorizer?.start();
   const url = `${tls ? 'https' : 'http'}://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${port}`;
   // Said before the replay, which may be long: where to find /livez and /readyz meanwhile.
-  logger.info('listening', { url, port, pid: process.pid, dataDir: opts.dataDir, seq: log.lastSeq });
+  logger.info('listening', { url, port, pid: process.pid, storage: memory ? 'memory' : 'leveldb', dataDir, seq: log.lastSeq });
   const started = Date.now();
   // Values sealed by a KMS plugin read back only through it: the replay waits until every plugin
   // answered (retried while /readyz shows the kms-providers check failing), as kube-apiserver waits.

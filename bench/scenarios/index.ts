@@ -3,6 +3,7 @@ import type { Scenario } from '../context.js';
 import type { ScenarioId } from '../options.js';
 import { admission } from './admission.js';
 import { authz } from './authz.js';
+import { embed } from './embed.js';
 import { encryption } from './encryption.js';
 import { lists } from './lists.js';
 import { memoryScenario } from './memory.js';
@@ -12,4 +13,4 @@ import { replay } from './replay.js';
 import { watch } from './watch.js';
 import { writes } from './writes.js';
 
-export const scenarios: Record<ScenarioId, Scenario> = { writes, reads, watch, replay, memory: memoryScenario, patch, lists, admission, authz, encryption };
+export const scenarios: Record<ScenarioId, Scenario> = { writes, reads, watch, replay, memory: memoryScenario, patch, lists, admission, authz, encryption, embed };

@@ -66,6 +66,8 @@ export interface ApiServerOptions {
    * must hold the recording and nothing else.
    */
   selfWrites?: boolean;
+  /** The clock of creation and deletion timestamps (ms since the epoch); default Date.now. */
+  now?: () => number;
 }
 
 export interface ApiServer {
@@ -92,7 +94,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     onFailOpen: (webhook, error) => opts.logger.warn('failed calling webhook, failing open', { webhook, error }),
     authorizer,
   });
-  const objects = new ObjectStore(opts.store, { now: () => new Date() }, opts.escalationCheck ? withRbacEscalationPrevention(admission, opts.escalationCheck) : admission);
+  const objects = new ObjectStore(opts.store, { now: () => new Date(opts.now ? opts.now() : Date.now()) }, opts.escalationCheck ? withRbacEscalationPrevention(admission, opts.escalationCheck) : admission);
   const context: Server = {
     objects,
     kinds: opts.kinds,

@@ -41,6 +41,9 @@ const DIRECT: Record<string, string[]> = {
   observability: ['config'],
   serve: ['*'],
   cli: ['*'],
+  // startOrchd: orchd inside a process, a composition like serve.ts; index.ts is the package entry.
+  embed: ['*'],
+  index: ['*'],
 };
 /** Imported by every room. */
 const CROSS_CUTTING = new Set(['observability']);

@@ -1,0 +1,66 @@
+/**
+ * What a test asks of the log through startOrchd: every version of one object, and every object at
+ * a version. Both come from the log through the key index, as Exact reads and watches do.
+ */
+import type { KindStrategy } from '../resources/strategy.js';
+import type { KubeObject } from '../resources/types.js';
+import { collectionOf, storageKey, suffixOf } from './keys.js';
+import { listObjects } from './list.js';
+import type { Store } from './store.js';
+
+/** One version of an object: the write that made it and the object as it was written. */
+export interface HistoryEntry {
+  /** ADDED for a create (also the oldest version compaction kept), DELETED for the delete's record. */
+  type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  resourceVersion: string;
+  /** As written; for DELETED, the object's last state. */
+  object: KubeObject;
+}
+
+/**
+ * The kind named by a resource (`events`, `events.events.orch.io`), a kind (`Event`) or an apiVersion
+ * that serves one kind (`events.orch.io/v1`). A name that fits several kinds is an error that lists them.
+ */
+export function resolveKind(kinds: readonly KindStrategy[], what: string): KindStrategy {
+  const apiVersion = what.includes('/') || what === 'v1';
+  const fits = kinds.filter((k) =>
+    apiVersion
+      ? k.versions.some((v) => (k.group ? `${k.group}/${v}` : v) === what)
+      : what === k.plural || what === `${k.plural}.${k.group}` || what === k.kind,
+  );
+  if (fits.length === 1) return fits[0];
+  const names = fits.map((k) => (k.group ? `${k.plural}.${k.group}` : k.plural));
+  if (fits.length > 1) throw new Error(`${JSON.stringify(what)} names several resources (${names.join(', ')}): name one of them`);
+  throw new Error(`${JSON.stringify(what)}: no such resource or apiVersion (served: ${kinds.map((k) => (k.group ? `${k.plural}.${k.group}` : k.plural)).join(', ')})`);
+}
+
+/** Every version of one object still in the log (compaction and reset() drop older ones), oldest first. */
+export async function historyOf(store: Store, kind: KindStrategy, namespace: string | undefined, name: string): Promise<HistoryEntry[]> {
+  if (kind.namespaced && !namespace) throw new Error(`${kind.plural} are namespaced: give a namespace`);
+  const ns = kind.namespaced ? namespace! : '';
+  const revisions = store.view.slotsOf(collectionOf(kind))?.get(suffixOf(ns, name))?.list() ?? [];
+  const key = storageKey(kind, ns, name);
+  const out: HistoryEntry[] = [];
+  let previous = -1;
+  for (const rev of revisions) {
+    const stored = await store.revision(key, Math.abs(rev));
+    out.push({ type: rev < 0 ? 'DELETED' : previous < 0 ? 'ADDED' : 'MODIFIED', resourceVersion: String(Math.abs(rev)), object: structuredClone(stored.obj) });
+    previous = rev;
+  }
+  return out;
+}
+
+/**
+ * Every object at version seq (the current state when undefined), collection by collection in key
+ * order: what a list with resourceVersionMatch=Exact of each resource would answer.
+ */
+export async function stateAt(store: Store, seq?: number): Promise<KubeObject[]> {
+  // One version for every collection: writes that land between two of them are not seen.
+  const atSeq = seq ?? store.appliedSeq;
+  const out: KubeObject[] = [];
+  for (const collection of [...store.view.history.keys()].sort()) {
+    const page = await listObjects(store, { collection, prefix: '', atSeq });
+    for (const s of page.items) out.push(structuredClone(s.obj));
+  }
+  return out;
+}

@@ -1,0 +1,150 @@
+/**
+ * The package as a consumer sees it: `import { startOrchd } from 'orchd'` resolved through the
+ * `exports` of package.json to the built JavaScript and its declarations. src is compiled with
+ * declarations (as `npm run build` does) into a cache folder named by the hash of the sources; a
+ * consumer project gets it as npm would install it (node_modules/orchd with package.json and the
+ * build, its dependencies beside it), type-checks a file against its declarations and runs one;
+ * another project without client-node runs too.
+ */
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { access, cp, mkdir, mkdtemp, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const CACHE = join(ROOT, 'node_modules/.cache/orchd-package-test');
+const CONFIG = join(ROOT, 'test/embed/fixtures/tsconfig.json');
+const run = promisify(execFile);
+const exists = (p: string) => access(p).then(() => true, () => false);
+
+async function sources(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const e of await readdir(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) out.push(...(await sources(p)));
+    else if (e.name.endsWith('.ts')) out.push(p);
+  }
+  return out.sort();
+}
+
+/** dist as `npm run build` makes it (src only), for the current sources. */
+async function build(): Promise<string> {
+  const h = createHash('sha256');
+  for (const f of [join(ROOT, 'tsconfig.json'), CONFIG, ...(await sources(join(ROOT, 'src')))]) h.update(f.slice(ROOT.length)).update('\0').update(await readFile(f)).update('\0');
+  const dir = join(CACHE, h.digest('hex').slice(0, 16));
+  if (await exists(join(dir, 'src/index.d.ts'))) return dir;
+  const tmp = `${dir}.tmp-${process.pid}-${Date.now()}`;
+  // --noCheck: emit only (declarations too); `npm test` type-checks, and another room's unfinished
+  // types must not stop this test.
+  await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', CONFIG, '--outDir', tmp, '--noCheck'], { cwd: ROOT, timeout: 180_000 }).catch(async (err) => {
+    if (!(await exists(join(tmp, 'src/index.d.ts')))) throw err;
+  });
+  await rename(tmp, dir).catch(() => rm(tmp, { recursive: true, force: true }));
+  return dir;
+}
+
+let home: string;
+/** A project with orchd and @kubernetes/client-node installed; one with orchd alone. */
+let consumer: string;
+let bare: string;
+
+/**
+ * A project as npm lays one out: node_modules/orchd holds package.json and the build, and every
+ * dependency sits beside it (links to this repository's node_modules) — client-node only when asked.
+ */
+async function project(name: string, dist: string, withClientNode: boolean): Promise<string> {
+  const dir = join(home, name);
+  const modules = join(dir, 'node_modules');
+  await mkdir(join(modules, 'orchd'), { recursive: true });
+  await cp(join(ROOT, 'package.json'), join(modules, 'orchd/package.json'));
+  await cp(dist, join(modules, 'orchd/dist'), { recursive: true });
+  for (const entry of await readdir(join(ROOT, 'node_modules'))) {
+    if (entry.startsWith('.') || (entry === '@kubernetes' && !withClientNode)) continue;
+    await symlink(join(ROOT, 'node_modules', entry), join(modules, entry));
+  }
+  await writeFile(join(dir, 'package.json'), JSON.stringify({ name, type: 'module', private: true }));
+  return dir;
+}
+
+beforeAll(async () => {
+  const dist = await build();
+  home = await mkdtemp(join(tmpdir(), 'orchd-package-'));
+  consumer = await project('consumer', dist, true);
+  bare = await project('bare', dist, false);
+}, 240_000);
+
+afterAll(async () => {
+  if (home) await rm(home, { recursive: true, force: true });
+});
+
+describe("import { startOrchd } from 'orchd'", () => {
+  it('type-checks against the declarations the exports name (typed, not any)', async () => {
+    await writeFile(
+      join(consumer, 'tsconfig.json'),
+      JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', strict: true, noEmit: true, skipLibCheck: true, types: [] }, files: ['check.ts'] }),
+    );
+    await writeFile(
+      join(consumer, 'check.ts'),
+      [
+        "import { startOrchd, type Orchd, type HistoryEntry } from 'orchd';",
+        "const api: Orchd = await startOrchd({ storage: 'memory', port: 0 });",
+        'const port: number = api.port;',
+        "const server: string | undefined = api.kubeConfig().getCurrentCluster()?.server;",
+        "const versions: HistoryEntry[] = await api.history('events', 'default', 'e');",
+        '// @ts-expect-error storage is memory or leveldb',
+        "await startOrchd({ storage: 'disk' });",
+        '// @ts-expect-error reset takes nothing and resolves to nothing',
+        'const n: number = await api.reset(1);',
+        'export { port, server, versions, n };',
+      ].join('\n'),
+    );
+    const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
+    const result = await run(process.execPath, [tsc, '-p', join(consumer, 'tsconfig.json')], { cwd: consumer, timeout: 120_000 }).then(
+      () => ({ code: 0, out: '' }),
+      (err: { code: number; stdout: string }) => ({ code: err.code, out: err.stdout }),
+    );
+    expect(result.out).toBe('');
+    expect(result.code).toBe(0);
+  });
+
+  it('runs: starts orchd in the consumer process, answers a list through the KubeConfig it gives, stops', async () => {
+    await writeFile(
+      join(consumer, 'main.mjs'),
+      [
+        "import { startOrchd } from 'orchd';",
+        "import { CoreV1Api } from '@kubernetes/client-node';",
+        'const api = await startOrchd();',
+        'const list = await api.kubeConfig().makeApiClient(CoreV1Api).listNamespace();',
+        'await api.stop();',
+        'console.log(JSON.stringify({ url: api.url, namespaces: list.items.map((n) => n.metadata.name) }));',
+      ].join('\n'),
+    );
+    const { stdout } = await run(process.execPath, ['main.mjs'], { cwd: consumer, timeout: 60_000 });
+    const out = JSON.parse(stdout);
+    expect(out.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(out.namespaces).toEqual(expect.arrayContaining(['default', 'kube-system']));
+  });
+
+  it('works without client-node installed; only kubeConfig() asks for it', async () => {
+    await writeFile(
+      join(bare, 'main.mjs'),
+      [
+        "import { startOrchd } from 'orchd';",
+        'const api = await startOrchd();',
+        "const list = await (await fetch(api.url + '/api/v1/namespaces')).json();",
+        'let error;',
+        'try { api.kubeConfig(); } catch (err) { error = err.message; }',
+        'await api.stop();',
+        'console.log(JSON.stringify({ namespaces: list.items.map((n) => n.metadata.name), kubeconfig: api.kubeconfig().includes(api.url), error }));',
+      ].join('\n'),
+    );
+    const out = JSON.parse((await run(process.execPath, ['main.mjs'], { cwd: bare, timeout: 60_000 })).stdout);
+    expect(out.namespaces).toEqual(expect.arrayContaining(['default']));
+    expect(out.kubeconfig).toBe(true);
+    expect(out.error).toMatch(/^kubeConfig\(\) needs @kubernetes\/client-node installed beside orchd/);
+  });
+});
