@@ -5,7 +5,8 @@ import { parseDuration } from './config/duration.js';
 import { problemLine } from './config/load.js';
 import { loadServerConfig, type ServerConfig, type ServerConfigFiles } from './config/server-config.js';
 import { serve, type Running } from './serve.js';
-import { DEFAULT_RETENTION, parseRetention, type RetentionPolicy } from './store/retention.js';
+import type { RetentionPolicy } from './store/retention.js';
+import { DEFAULT_RETENTION, parseRetention } from './config/retention.js';
 
 const usage = `usage: orchd serve [--port 8080] [--bind-address 127.0.0.1] [--data-dir ./data] [--event-ttl 1h]
 

@@ -3,12 +3,13 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { LevelDbLog } from './log/leveldb-log.js';
-import { EncryptionReloader, encryptAtRest, type KmsTimings, type ProviderOptions } from './log/encryption/index.js';
+import { encryptAtRest, providerSwap, type EncryptionConfiguration, type KmsTimings, type ProviderOptions, type ResourceProviders } from './log/encryption/index.js';
 import { encryptionDocument } from './config/encryption.js';
 import { kinds } from './resources/registry.js';
 import { Store } from './store/store.js';
 import { Compactor } from './store/compactor.js';
-import { DEFAULT_RETENTION, parseRetention, type RetentionPolicy } from './store/retention.js';
+import type { RetentionPolicy } from './store/retention.js';
+import { DEFAULT_RETENTION, parseRetention } from './config/retention.js';
 import { createApiServer, type ApiServer } from './http/server.js';
 import { jsonLogger, type Logger } from './observability/logger.js';
 import { Metrics } from './observability/metrics.js';
@@ -19,7 +20,7 @@ import { authenticationDocument } from './config/authentication.js';
 import { authorizationDocument } from './config/authorization.js';
 import { buildAuthorizationChain } from './auth/authorization-chain.js';
 import { ReloadingAuthorizer } from './auth/reloading-authorizer.js';
-import { reloadableFile } from './config/reloader.js';
+import { ConfigReloader, reloadableFile } from './config/reloader.js';
 import { servingTls } from './http/tls.js';
 import { directEgress } from './egress/egress.js';
 import { egressFromConfig } from './egress/from-config.js';
@@ -69,7 +70,7 @@ export interface Running {
   /** Applies the history retention policy periodically; runOnce() compacts now. */
   compactor: Compactor;
   /** Re-reads the encryption configuration file, when asked to (check() reads it now). */
-  encryptionReloader: EncryptionReloader | undefined;
+  encryptionReloader: ConfigReloader<EncryptionConfiguration, ResourceProviders> | undefined;
   close(): Promise<void>;
 }
 
@@ -136,9 +137,9 @@ export async function serve(opts: ServeOptions): Promise<Running> {
   );
   const encryptionReloader =
     encryption && opts.encryptionConfigAutomaticReload
-      ? new EncryptionReloader(log, {
+      ? new ConfigReloader(log.providers, {
           ...(await reloadableFile(encryption.file, encryptionDocument)),
-          providers: providerOptions,
+          ...providerSwap(log, { providers: providerOptions }),
           ...(opts.encryptionReloadIntervalMs !== undefined ? { intervalMs: opts.encryptionReloadIntervalMs } : {}),
           ...reloadLog(logger, 'encryption', encryption.file),
           onOutcome: (status, atMs) => metrics.encryptionConfigReload(status, atMs),

@@ -14,7 +14,7 @@ import { collectionOf, storageKey, suffixOf } from '../store/keys.js';
 import type { Store } from '../store/store.js';
 import type { AdmissionAttributes } from './attributes.js';
 import type { PolicySchemas } from './compile-policy.js';
-import { selectorRequirements } from '../selectors/label-selector-object.js';
+import { selectorRequirements } from '../resources/label-selector-object.js';
 import { matchesResources } from './matching.js';
 import { errorText } from './policy-evaluation.js';
 import type { PolicyHook } from './policy-registry.js';

@@ -10,4 +10,4 @@ export { DEFAULT_COST_LIMIT, DEFAULT_TIMEOUT_MS, type EvaluationBounds } from '.
 export { STATIC_COST_LIMIT } from './cost.js';
 export { createCelEnvironment } from './environment.js';
 export { typeName as celTypeName } from './lib/common.js';
-export type { CelAuthorizer, AuthorizationAttributes, AuthorizationDecision, CelUserInfo } from './lib/authorizer.js';
+export type { Authorizer, CelAuthorizer, AuthorizationAttributes, AuthorizationDecision, CelUserInfo } from './lib/authorizer.js';

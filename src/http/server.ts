@@ -22,7 +22,8 @@ import { route, type Route } from './router.js';
 import { handleResource, outputFor } from './handlers/resource.js';
 import { upgradeWatch, watchSocketServerOptions } from './handlers/watch.js';
 import { handleDiscovery, handleOpenApi } from './handlers/discovery.js';
-import { ApiError, internalError, pathNotFound, serviceUnavailable, unauthorized } from './respond/status.js';
+import { type ApiError, pathNotFound, serviceUnavailable, unauthorized } from './respond/status.js';
+import { toApiError } from './respond/errors.js';
 import { RequestAuthenticator, type Authenticator } from '../auth/authenticate.js';
 import { admissionFor, runWithAdmissionContext, type WebhookAdmissionOptions } from '../admission/index.js';
 import type { Egress } from '../egress/egress.js';
@@ -179,7 +180,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     try {
       if (opts.authorizer) await authorize(opts.authorizer, requestAttributes(req, url, auth.user));
     } catch (err) {
-      return refuseUpgrade(socket, err instanceof ApiError ? err : internalError(String(err)));
+      return refuseUpgrade(socket, toApiError(err));
     }
     const r = route(url.pathname, lookup);
     if (!ready || !r || r.type !== 'resource') {

@@ -7,11 +7,11 @@
 import { FieldPath, forbidden, invalid, required, tooLong, type FieldError } from './field-errors.js';
 import { byteLength, isObject, jsonEqual, listAt, numberAt, stringAt, stringsOf } from './json-access.js';
 import { validateLabels } from './labels.js';
-import { checkName, isDNS1123Label, isQualifiedName, type NameFormat } from './name-formats.js';
+import { checkName, isDNS1123Label, isQualifiedName, type NameFormat } from '../selectors/name-formats.js';
 import type { ObjectMeta } from './types.js';
 
 export { listMetaSchema, objectMetaSchema } from './meta-schema.js';
-export { isDNS1123Label, isDNS1123Subdomain, isLabelValue, isQualifiedName } from './name-formats.js';
+export { isDNS1123Label, isDNS1123Subdomain, isLabelValue, isQualifiedName } from '../selectors/name-formats.js';
 export { validateLabelName, validateLabels, validateLabelSelector } from './labels.js';
 
 export const TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024;

@@ -11,6 +11,7 @@ import { sendObject } from '../respond/render.js';
 import { addWarnings, send, type Output } from '../respond/respond.js';
 import { selectorOf } from '../codec/selectors.js';
 import * as E from '../respond/status.js';
+import { isRegistryError } from '../../registry/errors.js';
 import { handleWatch } from './watch.js';
 import { cloneJson } from '../../resources/json-access.js';
 
@@ -122,7 +123,7 @@ async function deleteCollection(r: Request): Promise<void> {
   for (const s of targets) {
     await server.objects.delete(route.kind, s.obj.metadata.namespace, s.obj.metadata.name ?? '', opts).catch((err: unknown) => {
       // Gone meanwhile is what the caller wanted anyway.
-      if (!(err instanceof E.ApiError && err.code === 404)) throw err;
+      if (!isRegistryError(err, 'NotFound')) throw err;
     });
   }
   send(r.res, 200, E.success(), r.out);

@@ -3,7 +3,7 @@
  * server uses. Without a configuration nothing is encrypted, but values that are (from an earlier
  * configuration) are still recognised and reported as corrupt objects instead of reaching the view.
  */
-import type { EncryptionConfiguration } from '../../config/encryption.js';
+import type { EncryptionConfiguration } from './configuration.js';
 import type { Log } from '../log.js';
 import { EncryptedLog } from './encrypted-log.js';
 import { ResourceProviders, type ProviderOptions } from './providers.js';
@@ -13,7 +13,8 @@ export { EncryptedLog, corruptObjectsOf } from './encrypted-log.js';
 export { CorruptEntryError, CorruptObjects, type CorruptObject } from './corrupt-objects.js';
 export { ResourceProviders, UnsupportedEncryptionError, type ProviderOptions } from './providers.js';
 export type { KmsTimings } from './kms/kms-v2.js';
-export { EncryptionReloader, type ReloadStatus } from './reloading-encryption.js';
+export { providerSwap, type ProviderSwap, type ReloadStatus } from './provider-swap.js';
+export type { EncryptionConfiguration } from './configuration.js';
 
 /**
  * Throws UnsupportedEncryptionError for a configuration orchd cannot serve (kms v1). With KMS
