@@ -11,10 +11,11 @@ import { Compactor } from './store/compactor.js';
 import type { RetentionPolicy } from './store/retention.js';
 import { DEFAULT_RETENTION, parseRetention } from './config/retention.js';
 import { createApiServer, type ApiServer } from './http/server.js';
+import { startControllers } from './controllers/start.js';
 import { jsonLogger, type Logger } from './observability/logger.js';
 import { Metrics } from './observability/metrics.js';
 import type { ServerConfig } from './config/server-config.js';
-import { RequestAuthenticator } from './auth/authenticate.js';
+import { RequestAuthenticator, type Authenticator } from './auth/authenticate.js';
 import { ReloadingAuthenticator } from './auth/reloading-authenticator.js';
 import { authenticationDocument } from './config/authentication.js';
 import { authorizationDocument } from './config/authorization.js';
@@ -22,9 +23,8 @@ import { buildAuthorizationChain } from './auth/authorization-chain.js';
 import { ReloadingAuthorizer } from './auth/reloading-authorizer.js';
 import { ConfigReloader, reloadableFile } from './config/reloader.js';
 import { servingTls } from './http/tls.js';
-import { directEgress } from './egress/egress.js';
+import { directEgress, type Egress } from './egress/egress.js';
 import { egressFromConfig } from './egress/from-config.js';
-import type { Tracing } from './observability/tracing.js';
 import { credentialsFor } from './config/webhook-admission.js';
 import { rbacAuthorizer } from './auth/rbac-authorizer.js';
 import { rbacEscalationCheck } from './auth/rbac-escalation.js';
@@ -87,16 +87,168 @@ async function loadSecret(dataDir: string): Promise<Buffer> {
 }
 
 /**
+ * Everything serve() started, closed in reverse order: what was built last (controllers, the
+ * compactor) stops first, the log late, tracing last. A start that fails half-way closes what it
+ * had opened with the same stack, so a caller may try again (the log's lock is released).
+ */
+class Closers {
+  private readonly stack: { name: string; close: () => unknown }[] = [];
+
+  push(name: string, close: () => unknown): void {
+    this.stack.push({ name, close });
+  }
+
+  /** Closes each in turn, newest first; a closer that fails is logged and does not stop the rest. */
+  async close(logger: Logger): Promise<void> {
+    for (let c = this.stack.pop(); c; c = this.stack.pop()) {
+      try {
+        await c.close();
+      } catch (err) {
+        logger.warn(`closing ${c.name} failed`, { error: err instanceof Error ? err.message : String(err) });
+      }
+    }
+  }
+}
+
+/**
  * Starts orchd: listens first (so /livez and /readyz answer during a long replay), rebuilds the views
- * from the log, then serves. close() stops accepting, ends watches, lets in-flight writes finish,
- * checkpoints and closes the log.
+ * from the log, starts the controllers, then serves. close() stops the controllers, stops accepting,
+ * ends watches, lets in-flight writes finish, checkpoints and closes the log.
  */
 export async function serve(opts: ServeOptions): Promise<Running> {
   const logger = opts.logger ?? jsonLogger();
+  const closers = new Closers();
+  try {
+    return await start(opts, logger, closers);
+  } catch (err) {
+    await closers.close(logger);
+    throw err;
+  }
+}
+
+/**
+ * The composition root: each piece built, started, and its closer pushed on the one stack. Long on
+ * purpose: the order of its lines is the order of the start and, reversed, of the shutdown.
+ */
+async function start(opts: ServeOptions, logger: Logger, closers: Closers): Promise<Running> {
   await mkdir(opts.dataDir, { recursive: true });
   const metrics = new Metrics();
   // Built before anything opens: an egress selection orchd cannot serve (GRPC) stops the start.
   const egress = opts.config?.egressSelector ? egressFromConfig(opts.config.egressSelector.value) : directEgress;
+  // Loaded only when configured: without it, the OpenTelemetry API stays the no-op one. Closed
+  // last: the spans of the final writes end when the log has made them durable.
+  if (opts.config?.tracing) {
+    const tracing = (await import('./observability/tracing.js')).startTracing(opts.config.tracing.value);
+    closers.push('tracing', () => tracing.shutdown());
+  }
+  const authenticator = await authenticatorFor(opts, logger, egress);
+  closers.push('authenticator', () => authenticator.close());
+  const tls = await servingTls({
+    host: opts.host,
+    dataDir: opts.dataDir,
+    ...(opts.config?.tls ? { given: opts.config.tls } : {}),
+    authenticationConfigured: opts.config?.authentication !== undefined,
+    onRegenerate: (why) => logger.warn('replacing the self-signed serving certificate', { why }),
+  });
+  if (tls?.selfSigned) {
+    logger.info('serving with a self-signed certificate: trust it with kubectl --certificate-authority', { certificateAuthority: tls.certFile, key: tls.keyFile });
+  }
+  const { log, encryptionReloader } = await encryptedLog(opts, logger, metrics);
+  await log.open();
+  closers.push('log', () => log.close());
+  let lastReport = 0;
+  const store = new Store({
+    log,
+    onReplayProgress: (applied, total) => {
+      const now = Date.now();
+      if (now - lastReport < 1000 && applied < total) return;
+      lastReport = now;
+      logger.info('replaying log', { applied, total, percent: Math.floor((applied / total) * 100) });
+    },
+  });
+  // Closed after the API server (which is built later) has let its requests finish.
+  let replayed = false;
+  closers.push('store', async () => {
+    // The log is the truth and the last checkpoint still stands: one that cannot be sealed now
+    // (a KMS plugin down past the data key's expiry) must not keep the log from closing; a store
+    // whose replay did not finish has nothing to checkpoint.
+    if (replayed) await store.checkpoint().catch((err: unknown) => logger.warn('no checkpoint saved at shutdown: the next start replays more of the log', { error: err instanceof Error ? err.message : String(err) }));
+    await store.close();
+  });
+  const { authorizer, escalationCheck } = await authorizerFor(opts, logger, egress, store, closers);
+  const webhookAdmission = opts.config?.admission?.value.plugins.find((p) => p.name === 'MutatingAdmissionWebhook')?.webhookAdmission;
+  const api = createApiServer({
+    store,
+    kinds,
+    metrics,
+    logger,
+    secret: await loadSecret(opts.dataDir),
+    bookmarkIntervalMs: opts.bookmarkIntervalMs,
+    authenticator,
+    egress,
+    // Without a file the chain allows everything: the server then skips the per-request check.
+    ...(opts.config?.authorization ? { authorizer } : {}),
+    ...(escalationCheck ? { escalationCheck } : {}),
+    ...(tls ? { tls: { cert: tls.cert, key: tls.key } } : {}),
+    ...(webhookAdmission ? { webhooks: { credentials: (hostPort: string) => credentialsFor(webhookAdmission, hostPort) } } : {}),
+    healthChecks: () => log.health().map((h) => ({ check: 'kms-providers', problem: h.problem })),
+  });
+  await listen(api, opts.port, opts.host);
+  closers.push('API server', () => closeApi(api, logger, opts.shutdownTimeoutMs ?? 10_000));
+  const port = (api.http.address() as AddressInfo).port;
+  authenticator.start();
+  if (authorizer instanceof ReloadingAuthorizer) authorizer.start();
+  const url = `${tls ? 'https' : 'http'}://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${port}`;
+  // Said before the replay, which may be long: where to find /livez and /readyz meanwhile.
+  logger.info('listening', { url, port, pid: process.pid, dataDir: opts.dataDir, seq: log.lastSeq });
+  const started = Date.now();
+  // Values sealed by a KMS plugin read back only through it: the replay waits until every plugin
+  // answered (retried while /readyz shows the kms-providers check failing), as kube-apiserver waits.
+  await log.ready();
+  await store.start();
+  replayed = true;
+  if (encryptionReloader) {
+    encryptionReloader.start();
+    closers.push('encryption reloader', () => encryptionReloader.close());
+  }
+  const stops = await startControllers(api.context.objects, kinds, {
+    logger,
+    eventTtlSeconds: opts.eventTtlSeconds,
+    ...(opts.policyStatus !== undefined ? { policyStatus: opts.policyStatus } : {}),
+  });
+  for (const stop of stops) closers.push('controller', stop);
+  await api.start();
+  const compactor = new Compactor(store, {
+    policy: opts.historyRetention ?? parseRetention(DEFAULT_RETENTION),
+    intervalMs: opts.compactionIntervalMs ?? 60_000,
+    onCompacted: (c) => logger.info('compacted', { horizon: c.horizon, kept: c.kept, ms: Math.round(c.ms) }),
+    onError: (err) => logger.error('compaction failed', { error: err instanceof Error ? err.stack : String(err) }),
+  });
+  compactor.start();
+  closers.push('compactor', () => compactor.stop());
+  if (log.corrupt.size > 0) {
+    const keys = [...log.corrupt.entries()].slice(0, 10).map(([key, c]) => `${key}: ${c.message}`);
+    logger.warn('stored objects that cannot be read (corrupt objects)', { count: log.corrupt.size, first: keys });
+  }
+  logger.info('ready', { url, seq: store.appliedSeq, objects: store.view.size, replayMs: Date.now() - started });
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    port,
+    logger,
+    api,
+    compactor,
+    encryptionReloader,
+    close: () =>
+      (closing ??= (async () => {
+        await closers.close(logger);
+        logger.info('stopped', { seq: log.lastSeq, checkpoint: store.appliedSeq });
+      })()),
+  };
+}
+
+/** Who is asking: the configured authenticators, reloaded from their file when there is one. */
+async function authenticatorFor(opts: ServeOptions, logger: Logger, egress: Egress): Promise<Authenticator & { start(): void; close(): void }> {
   // Built before anything opens: an authenticator that cannot be built (CEL) stops the start.
   const authentication = opts.config?.authentication;
   const authOptions = {
@@ -104,26 +256,21 @@ export async function serve(opts: ServeOptions): Promise<Running> {
     onInitError: (issuer: string, err: Error) => logger.error('oidc authenticator: initializing (retried every 10s)', { issuer, error: err.message }),
     onInitialized: (issuer: string, jwksUri: string) => logger.info('oidc authenticator: initialized', { issuer, jwksUri }),
   };
-  const initialAuthenticator = new RequestAuthenticator(authentication?.value, authOptions);
-  const authenticator = authentication
-    ? new ReloadingAuthenticator(initialAuthenticator, {
-        ...(await reloadableFile(authentication.file, authenticationDocument)),
-        build: (config) => new RequestAuthenticator(config, authOptions),
-        ...(opts.authenticationReloadIntervalMs !== undefined ? { intervalMs: opts.authenticationReloadIntervalMs } : {}),
-        ...reloadLog(logger, 'authentication', authentication.file),
-      })
-    : initialAuthenticator;
-  const tls = await servingTls({
-    host: opts.host,
-    dataDir: opts.dataDir,
-    ...(opts.config?.tls ? { given: opts.config.tls } : {}),
-    authenticationConfigured: authentication !== undefined,
-    onRegenerate: (why) => logger.warn('replacing the self-signed serving certificate', { why }),
+  const initial = new RequestAuthenticator(authentication?.value, authOptions);
+  if (!authentication) return initial;
+  return new ReloadingAuthenticator(initial, {
+    ...(await reloadableFile(authentication.file, authenticationDocument)),
+    build: (config) => new RequestAuthenticator(config, authOptions),
+    ...(opts.authenticationReloadIntervalMs !== undefined ? { intervalMs: opts.authenticationReloadIntervalMs } : {}),
+    ...reloadLog(logger, 'authentication', authentication.file),
   });
-  if (tls?.selfSigned) {
-    logger.info('serving with a self-signed certificate: trust it with kubectl --certificate-authority', { certificateAuthority: tls.certFile, key: tls.keyFile });
-  }
-  // Encryption at rest wraps the log; built first, so an unsupported provider (kms v1) stops the start.
+}
+
+/**
+ * The log: LevelDB, wrapped by encryption at rest (built first, so an unsupported provider such as
+ * kms v1 stops the start), and the reloader of its configuration file when asked for.
+ */
+async function encryptedLog(opts: ServeOptions, logger: Logger, metrics: Metrics) {
   const encryption = opts.config?.encryption;
   const providerOptions: ProviderOptions = {
     ...(opts.kmsTimings ? { kmsTimings: opts.kmsTimings } : {}),
@@ -145,146 +292,65 @@ export async function serve(opts: ServeOptions): Promise<Running> {
           onOutcome: (status, atMs) => metrics.encryptionConfigReload(status, atMs),
         })
       : undefined;
-  await log.open();
-  let lastReport = 0;
-  const store = new Store({
-    log,
-    onReplayProgress: (applied, total) => {
-      const now = Date.now();
-      if (now - lastReport < 1000 && applied < total) return;
-      lastReport = now;
-      logger.info('replaying log', { applied, total, percent: Math.floor((applied / total) * 100) });
-    },
-  });
-  const webhookAdmission = opts.config?.admission?.value.plugins.find((p) => p.name === 'MutatingAdmissionWebhook')?.webhookAdmission;
-  // The authorizer chain, built once the store exists (the RBAC authorizer reads it) and before
-  // anything listens: a connection file that cannot be read, a match condition that does not
-  // compile, RBAC not available stop the start. Without a file, everything is allowed, as
-  // kube-apiserver's default AlwaysAllow mode. The server's one RBAC authorizer goes into chainDeps
-  // (`rbac`), shared by every chain a reload builds.
+  return { log, encryptionReloader };
+}
+
+/**
+ * The authorizer chain, built once the store exists (the RBAC authorizer reads it) and before
+ * anything listens: a connection file that cannot be read, a match condition that does not compile,
+ * RBAC not available stop the start. Without a file, everything is allowed, as kube-apiserver's
+ * default AlwaysAllow mode. The server's one RBAC authorizer goes into chainDeps (`rbac`), shared by
+ * every chain a reload builds.
+ */
+async function authorizerFor(opts: ServeOptions, logger: Logger, egress: Egress, store: Store, closers: Closers) {
   const authorization = opts.config?.authorization;
   const rbacSource = new StoreRbacSource(store);
+  closers.push('RBAC source', () => rbacSource.close());
   const chainDeps = { egress, rbac: rbacAuthorizer(rbacSource) };
   let initialChain;
   try {
     initialChain = buildAuthorizationChain(authorization?.value, chainDeps);
   } catch (err) {
-    await log.close();
-    authenticator.close();
     const file = authorization?.file ?? '--authorization-config';
     throw new Error((err as Error).message.split('\n').map((line) => `${file}: ${line}`).join('\n'));
   }
-  const reloadingAuthorizer = authorization
+  const authorizer = authorization
     ? new ReloadingAuthorizer(initialChain, {
         ...(await reloadableFile(authorization.file, authorizationDocument)),
         deps: chainDeps,
         ...(opts.authorizationReloadIntervalMs !== undefined ? { intervalMs: opts.authorizationReloadIntervalMs } : {}),
         ...reloadLog(logger, 'authorization', authorization.file),
       })
-    : undefined;
-  const authorizer = reloadingAuthorizer ?? initialChain;
-  const api = createApiServer({
-    store,
-    kinds,
-    metrics,
-    logger,
-    secret: await loadSecret(opts.dataDir),
-    eventTtlSeconds: opts.eventTtlSeconds,
-    bookmarkIntervalMs: opts.bookmarkIntervalMs,
-    authenticator,
-    egress,
-    // Without a file the chain allows everything: the server then skips the per-request check.
-    ...(authorization ? { authorizer } : {}),
-    // Escalation prevention only means something when RBAC decides: under AlwaysAllow nobody holds an RBAC grant.
-    ...(authorization?.value.authorizers.some((a) => a.type === 'RBAC') ? { escalationCheck: rbacEscalationCheck(rbacSource, authorizer) } : {}),
-    ...(tls ? { tls: { cert: tls.cert, key: tls.key } } : {}),
-    ...(opts.policyStatus !== undefined ? { policyStatus: opts.policyStatus } : {}),
-    ...(webhookAdmission ? { webhooks: { credentials: (hostPort: string) => credentialsFor(webhookAdmission, hostPort) } } : {}),
-    healthChecks: () => log.health().map((h) => ({ check: 'kms-providers', problem: h.problem })),
-  });
-  let tracing: Tracing | undefined;
-  try {
-    // Loaded only when configured: without it, the OpenTelemetry API stays the no-op one.
-    if (opts.config?.tracing) tracing = (await import('./observability/tracing.js')).startTracing(opts.config.tracing.value);
-    await new Promise<void>((resolve, reject) => {
-      api.http.once('error', reject);
-      api.http.listen(opts.port, opts.host, () => {
-        api.http.off('error', reject);
-        resolve();
-      });
+    : initialChain;
+  closers.push('authorizer', () => authorizer.close());
+  // Escalation prevention only means something when RBAC decides: under AlwaysAllow nobody holds an RBAC grant.
+  const escalationCheck = authorization?.value.authorizers.some((a) => a.type === 'RBAC') ? rbacEscalationCheck(rbacSource, authorizer) : undefined;
+  return { authorizer, escalationCheck };
+}
+
+function listen(api: ApiServer, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    api.http.once('error', reject);
+    api.http.listen(port, host, () => {
+      api.http.off('error', reject);
+      resolve();
     });
-  } catch (err) {
-    // Taken port, bad address, tracing already registered in this process: release the log's lock,
-    // so the caller may try again.
-    await log.close();
-    authenticator.close();
-    await tracing?.shutdown();
-    authorizer.close();
-    rbacSource.close();
-    throw err;
-  }
-  const port = (api.http.address() as AddressInfo).port;
-  authenticator.start();
-  reloadingAuthorizer?.start();
-  const url = `${tls ? 'https' : 'http'}://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${port}`;
-  // Said before the replay, which may be long: where to find /livez and /readyz meanwhile.
-  logger.info('listening', { url, port, pid: process.pid, dataDir: opts.dataDir, seq: log.lastSeq });
-  const started = Date.now();
-  // Values sealed by a KMS plugin read back only through it: the replay waits until every plugin
-  // answered (retried while /readyz shows the kms-providers check failing), as kube-apiserver waits.
-  await log.ready();
-  await store.start();
-  encryptionReloader?.start();
-  await api.start();
-  const compactor = new Compactor(store, {
-    policy: opts.historyRetention ?? parseRetention(DEFAULT_RETENTION),
-    intervalMs: opts.compactionIntervalMs ?? 60_000,
-    onCompacted: (c) => logger.info('compacted', { horizon: c.horizon, kept: c.kept, ms: Math.round(c.ms) }),
-    onError: (err) => logger.error('compaction failed', { error: err instanceof Error ? err.stack : String(err) }),
   });
-  compactor.start();
-  if (log.corrupt.size > 0) {
-    const keys = [...log.corrupt.entries()].slice(0, 10).map(([key, c]) => `${key}: ${c.message}`);
-    logger.warn('stored objects that cannot be read (corrupt objects)', { count: log.corrupt.size, first: keys });
+}
+
+/** Stops accepting and waits for requests in flight, at most timeoutMs before cutting their connections. */
+async function closeApi(api: ApiServer, logger: Logger, timeoutMs: number): Promise<void> {
+  const cut = setTimeout(() => {
+    // Safe: a write already appended is still made durable by log.close() later; the ones whose
+    // connections are cut were waiting for their bodies and have appended nothing.
+    logger.warn('requests still in flight at the shutdown timeout: closing their connections', { timeoutMs });
+    api.http.closeAllConnections();
+  }, timeoutMs);
+  try {
+    await api.close();
+  } finally {
+    clearTimeout(cut);
   }
-  logger.info('ready', { url, seq: store.appliedSeq, objects: store.view.size, replayMs: Date.now() - started });
-  let closing: Promise<void> | undefined;
-  return {
-    url,
-    port,
-    logger,
-    api,
-    compactor,
-    encryptionReloader,
-    close: () =>
-      (closing ??= (async () => {
-        const timeoutMs = opts.shutdownTimeoutMs ?? 10_000;
-        const cut = setTimeout(() => {
-          // Safe: a write already appended is still made durable by log.close() below; the ones
-          // whose connections are cut were waiting for their bodies and have appended nothing.
-          logger.warn('requests still in flight at the shutdown timeout: closing their connections', { timeoutMs });
-          api.http.closeAllConnections();
-        }, timeoutMs);
-        try {
-          await api.close();
-        } finally {
-          clearTimeout(cut);
-        }
-        authenticator.close();
-        authorizer.close();
-        rbacSource.close();
-        encryptionReloader?.close();
-        await compactor.stop();
-        // The log is the truth and the last checkpoint still stands: one that cannot be sealed now
-        // (a KMS plugin down past the data key's expiry) must not keep the log from closing.
-        await store.checkpoint().catch((err: unknown) => logger.warn('no checkpoint saved at shutdown: the next start replays more of the log', { error: err instanceof Error ? err.message : String(err) }));
-        await store.close();
-        await log.close();
-        // Last: the spans of the final writes end when the log has made them durable.
-        await tracing?.shutdown();
-        logger.info('stopped', { seq: log.lastSeq, checkpoint: store.appliedSeq });
-      })()),
-  };
 }
 
 /** How a configuration file's reload is told in the log: done, or refused with the last good one kept. */

@@ -4,7 +4,7 @@ import { cloneJson, jsonEqual } from '../resources/json-access.js';
 import { apiVersionOf, type KindStrategy } from '../resources/strategy.js';
 import type { KubeObject } from '../resources/types.js';
 import type { AdmissionHooks } from '../admission/index.js';
-import { corruptObjectsOf, type CorruptObject } from '../log/encryption/index.js';
+import type { CorruptObject } from '../log/encryption/index.js';
 import { StoreError } from '../store/errors.js';
 import { collectionOf, storageKey, suffixOf } from '../store/keys.js';
 import type { Store, UpdateResult } from '../store/store.js';
@@ -85,7 +85,7 @@ export class ObjectStore {
 
   /** The stored state of key that cannot be read (encryption at rest: no provider opens it), if so. */
   corrupt(key: string): CorruptObject | undefined {
-    return corruptObjectsOf(this.store.log)?.get(key);
+    return this.store.corrupt(key);
   }
 
   private corruptError(key: string): E.RegistryError | undefined {
@@ -300,11 +300,7 @@ export class ObjectStore {
       kind: kind.kind,
       metadata: kind.namespaced ? { name, namespace: namespace ?? '' } : { name },
     };
-    const { durable } = this.store.log.append((seq) => {
-      obj.metadata.resourceVersion = String(seq);
-      return { type: 'delete', key, value: obj };
-    });
-    await durable;
+    await this.store.removeUnreadable(key, obj);
     return obj;
   }
 

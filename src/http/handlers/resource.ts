@@ -6,6 +6,7 @@ import { decodeObject } from '../codec/decode-object.js';
 import { negotiateResponse } from '../codec/media.js';
 import { handlePatch, trackUpdate } from './patch.js';
 import * as Q from '../codec/query.js';
+import { deleteCollectionOptions, deleteOptionsFrom } from '../codec/delete-options.js';
 import { handleGet, handleList } from './read.js';
 import { sendObject } from '../respond/render.js';
 import { addWarnings, send, type Output } from '../respond/respond.js';
@@ -109,7 +110,7 @@ async function replace(r: Request): Promise<void> {
 
 async function remove(r: Request): Promise<void> {
   const { route, server } = r;
-  const opts = Q.deleteOptionsFrom(r.url.searchParams, await optionalBody(r));
+  const opts = deleteOptionsFrom(r.url.searchParams, await optionalBody(r));
   const { deleted, obj } = await server.objects.delete(route.kind, route.namespace, route.name!, opts);
   if (!deleted) return sendObject(r, 202, obj);
   send(r.res, 200, E.success({ name: route.name!, group: route.kind.group, kind: route.kind.plural, ...(obj.metadata.uid ? { uid: obj.metadata.uid } : {}) }), r.out);
@@ -117,7 +118,7 @@ async function remove(r: Request): Promise<void> {
 
 async function deleteCollection(r: Request): Promise<void> {
   const { route, server } = r;
-  const { delete: opts } = Q.deleteCollectionOptions(r.url.searchParams, await optionalBody(r));
+  const { delete: opts } = deleteCollectionOptions(r.url.searchParams, await optionalBody(r));
   const matches = selectorOf(route.kind, r.url.searchParams);
   const targets = [...server.objects.list(route.kind, route.namespace)].filter((s) => !matches || matches(s.obj));
   for (const s of targets) {
