@@ -3,6 +3,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { KindStrategy } from '../resources/strategy.js';
+import { kindIndex } from '../resources/registry.js';
 import type { Store } from '../store/store.js';
 import { ObjectStore, rfc3339 } from '../registry/object-store.js';
 import { ContinueTokens } from '../store/continue-token.js';
@@ -65,9 +66,8 @@ export interface ApiServer {
  * requests in flight) as one closure.
  */
 export function createApiServer(opts: ApiServerOptions): ApiServer {
-  const lookupMap = new Map<string, KindStrategy>();
-  for (const k of opts.kinds) for (const v of k.versions) lookupMap.set(`${k.group}/${v}/${k.plural}`, k);
-  const lookup = (g: string, v: string, p: string) => lookupMap.get(`${g}/${v}/${p}`);
+  const index = kindIndex(opts.kinds);
+  const lookup = (g: string, v: string, p: string) => index.resource(g, v, p);
   const authorizer: NonNullable<ApiServerOptions['authorizer']> = opts.authorizer ?? alwaysAllow;
   const admission = admissionFor(opts.store, opts.kinds, {
     ...opts.webhooks,

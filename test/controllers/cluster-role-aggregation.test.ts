@@ -1,0 +1,32 @@
+/** The cluster role aggregation controller (src/controllers/cluster-role-aggregation.ts) on a real registry: a Store on a MemoryLog. */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startClusterRoleAggregation } from '../../src/controllers/cluster-role-aggregation.js';
+import { silentLogger } from '../../src/observability/logger.js';
+import { kinds } from '../../src/resources/registry.js';
+import type { KubeObject } from '../../src/resources/types.js';
+import { eventually, openRegistry, type TestRegistry } from '../helpers/registry.js';
+
+let r: TestRegistry;
+const stops: (() => void)[] = [];
+beforeEach(async () => {
+  r = await openRegistry();
+});
+afterEach(async () => {
+  for (const stop of stops.splice(0).reverse()) stop();
+  await r.close();
+});
+
+
+describe('cluster role aggregation', () => {
+  it('gives an aggregated ClusterRole the rules of the roles its selector picks, and follows them', async () => {
+    stops.push(startClusterRoleAggregation(r.objects, kinds, silentLogger));
+    const rule = { apiGroups: ['events.orch.io'], resources: ['events'], verbs: ['get'] };
+    const cr = (name: string, body: Partial<KubeObject>): KubeObject => ({ apiVersion: 'rbac.authorization.orch.io/v1', kind: 'ClusterRole', metadata: { name }, ...body });
+    await r.objects.create(r.kind('ClusterRole'), undefined, cr('sum', { aggregationRule: { clusterRoleSelectors: [{ matchLabels: { part: 'sum' } }] } }), { dryRun: false });
+    await r.objects.create(r.kind('ClusterRole'), undefined, cr('piece', { rules: [rule], metadata: { name: 'piece', labels: { part: 'sum' } } }), { dryRun: false });
+    await eventually(() => (r.current('ClusterRole', undefined, 'sum')?.rules as unknown[] | undefined)?.length === 1);
+    expect(r.current('ClusterRole', undefined, 'sum')!.rules).toEqual([rule]);
+    await r.objects.delete(r.kind('ClusterRole'), undefined, 'piece', { dryRun: false });
+    await eventually(() => (r.current('ClusterRole', undefined, 'sum')?.rules as unknown[] | undefined)?.length === 0);
+  });
+});
