@@ -3,6 +3,7 @@
  * MemoryLog (the Log contract's in-memory backend), every served kind, and admission as the server
  * builds it (no policies unless a test writes some).
  */
+import { afterEach, beforeEach } from 'vitest';
 import { admissionFor } from '../../src/admission/index.js';
 import { MemoryLog } from '../../src/log/memory-log.js';
 import { ObjectStore } from '../../src/registry/object-store.js';
@@ -67,3 +68,25 @@ export const roleIn = (name: string, namespace: string, extra: Partial<KubeObjec
   metadata: { name, namespace, ...extra },
   rules: [{ apiGroups: ['events.orch.io'], resources: ['events'], verbs: ['get', 'list', 'watch'] }],
 });
+
+/**
+ * A fresh registry for each test of a file, and the stops of what a test started (controllers),
+ * called in reverse order before the registry closes.
+ */
+export function registryPerTest(): { readonly r: TestRegistry; readonly stops: (() => void)[] } {
+  let current: TestRegistry | undefined;
+  const stops: (() => void)[] = [];
+  beforeEach(async () => {
+    current = await openRegistry();
+  });
+  afterEach(async () => {
+    for (const stop of stops.splice(0).reverse()) stop();
+    await current?.close();
+  });
+  return {
+    get r() {
+      return current!;
+    },
+    stops,
+  };
+}
