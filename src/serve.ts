@@ -98,15 +98,21 @@ class Closers {
     this.stack.push({ name, close });
   }
 
-  /** Closes each in turn, newest first; a closer that fails is logged and does not stop the rest. */
+  /**
+   * Closes each in turn, newest first. A closer that fails is logged and does not stop the rest (the
+   * log must still close); the first failure is thrown once all have run.
+   */
   async close(logger: Logger): Promise<void> {
+    let failure: { err: unknown } | undefined;
     for (let c = this.stack.pop(); c; c = this.stack.pop()) {
       try {
         await c.close();
       } catch (err) {
         logger.warn(`closing ${c.name} failed`, { error: err instanceof Error ? err.message : String(err) });
+        failure ??= { err };
       }
     }
+    if (failure) throw failure.err;
   }
 }
 
@@ -121,7 +127,8 @@ export async function serve(opts: ServeOptions): Promise<Running> {
   try {
     return await start(opts, logger, closers);
   } catch (err) {
-    await closers.close(logger);
+    // The start's own error is the one to report; what closing then fails on is logged.
+    await closers.close(logger).catch(() => undefined);
     throw err;
   }
 }

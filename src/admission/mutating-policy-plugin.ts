@@ -10,8 +10,7 @@
  * the object changed after it ran, by a later policy or by a later plugin (webhooks); a policy with
  * Never runs once. DELETE has no object to mutate and is never handed to policies.
  */
-import type { Authorizer } from '../cel/index.js';
-import { Activation, type CelAuthorizer } from '../cel/index.js';
+import { Activation, type Authorizer, type CelAuthorizer } from '../cel/index.js';
 import { immediateAuthorizer } from './cel-authorizer.js';
 import { AdmissionError } from './errors.js';
 import { qualified } from '../resources/qualified.js';

@@ -9,8 +9,7 @@
  * `validation.policy.admission.orch.io/validation_failure` audit annotation). Audit annotations
  * are collected per policy over its bindings and params and recorded as `<policy>/<key>`.
  */
-import type { Authorizer } from '../cel/index.js';
-import { Activation, CelCostLimitError, CelTimeoutError, celTypeName, ConvertedValues, type CelAuthorizer } from '../cel/index.js';
+import { Activation, CelCostLimitError, CelTimeoutError, celTypeName, ConvertedValues, type Authorizer, type CelAuthorizer } from '../cel/index.js';
 import { AdmissionError } from './errors.js';
 import { qualified } from '../resources/qualified.js';
 import { listAt, objectAt, stringAt, stringsOf } from '../resources/json-access.js';
