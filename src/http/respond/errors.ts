@@ -12,7 +12,6 @@ import { RegistryError } from '../../registry/errors.js';
 import * as E from './status.js';
 
 // Rows are matched by class at run time; `any` lets each row's word function take its own class.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type ErrorClass<T> = abstract new (...args: any[]) => T;
 
 interface Row<T extends Error> {
