@@ -12,6 +12,7 @@ import type { RetentionPolicy } from './store/retention.js';
 import { DEFAULT_RETENTION, parseRetention } from './config/retention.js';
 import { createApiServer, type ApiServer } from './http/server.js';
 import { startControllers } from './controllers/start.js';
+import { buildRegistry } from './registry/build.js';
 import { jsonLogger, type Logger } from './observability/logger.js';
 import { Metrics } from './observability/metrics.js';
 import type { ServerConfig } from './config/server-config.js';
@@ -184,20 +185,26 @@ async function start(opts: ServeOptions, logger: Logger, closers: Closers): Prom
   });
   const { authorizer, escalationCheck } = await authorizerFor(opts, logger, egress, store, closers);
   const webhookAdmission = opts.config?.admission?.value.plugins.find((p) => p.name === 'MutatingAdmissionWebhook')?.webhookAdmission;
+  // Without a file the chain allows everything: the server then skips the per-request check.
+  const configuredAuthorizer = opts.config?.authorization ? { authorizer } : {};
+  const objects = buildRegistry(store, kinds, {
+    logger,
+    egress,
+    ...configuredAuthorizer,
+    ...(escalationCheck ? { escalationCheck } : {}),
+    ...(webhookAdmission ? { webhooks: { credentials: (hostPort: string) => credentialsFor(webhookAdmission, hostPort) } } : {}),
+  });
   const api = createApiServer({
     store,
     kinds,
+    objects,
     metrics,
     logger,
     secret: await loadSecret(opts.dataDir),
     bookmarkIntervalMs: opts.bookmarkIntervalMs,
     authenticator,
-    egress,
-    // Without a file the chain allows everything: the server then skips the per-request check.
-    ...(opts.config?.authorization ? { authorizer } : {}),
-    ...(escalationCheck ? { escalationCheck } : {}),
+    ...configuredAuthorizer,
     ...(tls ? { tls: { cert: tls.cert, key: tls.key } } : {}),
-    ...(webhookAdmission ? { webhooks: { credentials: (hostPort: string) => credentialsFor(webhookAdmission, hostPort) } } : {}),
     healthChecks: () => log.health().map((h) => ({ check: 'kms-providers', problem: h.problem })),
   });
   await listen(api, opts.port, opts.host);
@@ -218,7 +225,7 @@ async function start(opts: ServeOptions, logger: Logger, closers: Closers): Prom
     encryptionReloader.start();
     closers.push('encryption reloader', () => encryptionReloader.close());
   }
-  const stops = await startControllers(api.context.objects, kinds, {
+  const stops = await startControllers(objects, kinds, {
     logger,
     eventTtlSeconds: opts.eventTtlSeconds,
     ...(opts.policyStatus !== undefined ? { policyStatus: opts.policyStatus } : {}),

@@ -5,7 +5,8 @@ import { WebSocketServer } from 'ws';
 import type { KindStrategy } from '../resources/strategy.js';
 import { kindIndex } from '../resources/registry.js';
 import type { Store } from '../store/store.js';
-import { ObjectStore, rfc3339 } from '../registry/object-store.js';
+import { rfc3339, type ObjectStore } from '../registry/object-store.js';
+import { buildRegistry } from '../registry/build.js';
 import { ContinueTokens } from '../store/continue-token.js';
 import type { Server } from './context.js';
 import { RequestAudit } from './audit-log.js';
@@ -19,10 +20,8 @@ import { handleDiscovery, handleOpenApi } from './handlers/discovery.js';
 import { type ApiError, pathNotFound, serviceUnavailable, unauthorized } from './respond/status.js';
 import { toApiError } from './respond/errors.js';
 import { RequestAuthenticator, type Authenticator } from '../auth/authenticate.js';
-import { admissionFor, runWithAdmissionContext, type WebhookAdmissionOptions } from '../admission/index.js';
-import type { Egress } from '../egress/egress.js';
+import { runWithAdmissionContext } from '../admission/index.js';
 import { traceRequest } from './request-span.js';
-import { withRbacEscalationPrevention, type EscalationCheck } from '../registry/rbac-escalation-hook.js';
 import { alwaysAllow } from '../auth/authorization-chain.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import { authorize } from './authorize.js';
@@ -41,12 +40,11 @@ export interface ApiServerOptions {
   authorizer?: Authorizer & { gauges?(): Record<string, number> };
   /** Serve HTTPS with this certificate (PEM, leaf first) and key. */
   tls?: { cert: Buffer; key: Buffer };
-  /** How outbound HTTPS (webhooks) is dialed per egress selection; default direct. */
-  egress?: Egress;
-  /** How admission webhooks are dialed and the credentials they are shown. */
-  webhooks?: WebhookAdmissionOptions;
-  /** RBAC's escalation prevention on writes of roles and bindings (when RBAC is in the chain). */
-  escalationCheck?: EscalationCheck;
+  /**
+   * The registry writes go through (serve.ts builds it with admission as configured); by default one
+   * with admission policies only, judged by the authorizer above.
+   */
+  objects?: ObjectStore;
   /** Checks /readyz and /healthz run besides readiness (kms-providers): each failing one with why. */
   healthChecks?: () => { check: string; problem: string }[];
 }
@@ -69,13 +67,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
   const index = kindIndex(opts.kinds);
   const lookup = (g: string, v: string, p: string) => index.resource(g, v, p);
   const authorizer: NonNullable<ApiServerOptions['authorizer']> = opts.authorizer ?? alwaysAllow;
-  const admission = admissionFor(opts.store, opts.kinds, {
-    ...opts.webhooks,
-    ...(opts.egress ? { egress: opts.egress } : {}),
-    onFailOpen: (webhook, error) => opts.logger.warn('failed calling webhook, failing open', { webhook, error }),
-    authorizer,
-  });
-  const objects = new ObjectStore(opts.store, { now: () => new Date() }, opts.escalationCheck ? withRbacEscalationPrevention(admission, opts.escalationCheck) : admission);
+  const objects = opts.objects ?? buildRegistry(opts.store, opts.kinds, { logger: opts.logger, authorizer });
   const context: Server = {
     objects,
     kinds: opts.kinds,
