@@ -7,16 +7,14 @@ import { problemLine } from './config/load.js';
 import { loadServerConfig, type ServerConfig, type ServerConfigFiles } from './config/server-config.js';
 import { kubeconfigYaml } from './config/kubeconfig-yaml.js';
 import { serve, type Running, type StorageKind } from './serve.js';
-import { DEFAULT_RETENTION, parseRetention, type RetentionPolicy } from './store/retention.js';
+import type { RetentionPolicy } from './store/retention.js';
+import { DEFAULT_RETENTION, parseRetention } from './config/retention.js';
 
 const usage = `usage: orchd serve [--port 8080] [--bind-address 127.0.0.1] [--data-dir ./data] [--event-ttl 1h]
        orchd kubeconfig [--server http://127.0.0.1:8080] [--certificate-authority FILE] [--token TOKEN]
 
   --port           TCP port to listen on (0 picks a free one)          default 8080
   --bind-address   address to listen on                                 default 127.0.0.1
-  --storage        where the log lives: leveldb (in the data folder) or
-                   memory (gone when orchd stops; nothing is written to
-                   disk unless --data-dir is given)                     default leveldb
   --data-dir       folder of the LevelDB log                            default ./data
   --event-ttl      how long Events are kept after their last write      default 1h
   --history-retention  how much past the log keeps for reads at old versions,
@@ -75,6 +73,7 @@ interface ServeFlags {
   encryptionConfigAutomaticReload: boolean;
 }
 
+/** The flags of `orchd serve`, each checked with a message naming it. Long: one check per flag, in the order of the usage text. */
 function parseServeFlags(args: string[]): ServeFlags | 'help' {
   let values;
   try {

@@ -4,27 +4,29 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { LevelDbLog } from './log/leveldb-log.js';
 import { MemoryLog } from './log/memory-log.js';
-import { EncryptionReloader, encryptAtRest, type KmsTimings, type ProviderOptions } from './log/encryption/index.js';
+import { encryptAtRest, providerSwap, type EncryptionConfiguration, type KmsTimings, type ProviderOptions, type ResourceProviders } from './log/encryption/index.js';
 import { encryptionDocument } from './config/encryption.js';
 import { kinds } from './resources/registry.js';
 import { Store } from './store/store.js';
 import { Compactor } from './store/compactor.js';
-import { DEFAULT_RETENTION, parseRetention, type RetentionPolicy } from './store/retention.js';
+import type { RetentionPolicy } from './store/retention.js';
+import { DEFAULT_RETENTION, parseRetention } from './config/retention.js';
 import { createApiServer, type ApiServer } from './http/server.js';
+import { startControllers } from './controllers/start.js';
+import { buildRegistry } from './registry/build.js';
 import { jsonLogger, type Logger } from './observability/logger.js';
 import { Metrics } from './observability/metrics.js';
 import type { ServerConfig } from './config/server-config.js';
-import { RequestAuthenticator } from './auth/authenticate.js';
+import { RequestAuthenticator, type Authenticator } from './auth/authenticate.js';
 import { ReloadingAuthenticator } from './auth/reloading-authenticator.js';
 import { authenticationDocument } from './config/authentication.js';
 import { authorizationDocument } from './config/authorization.js';
 import { buildAuthorizationChain } from './auth/authorization-chain.js';
 import { ReloadingAuthorizer } from './auth/reloading-authorizer.js';
-import { reloadableFile } from './config/reloader.js';
+import { ConfigReloader, reloadableFile } from './config/reloader.js';
 import { needsTls, servingTls } from './http/tls.js';
-import { directEgress } from './egress/egress.js';
+import { directEgress, type Egress } from './egress/egress.js';
 import { egressFromConfig } from './egress/from-config.js';
-import type { Tracing } from './observability/tracing.js';
 import { credentialsFor } from './config/webhook-admission.js';
 import { rbacAuthorizer } from './auth/rbac-authorizer.js';
 import { rbacEscalationCheck } from './auth/rbac-escalation.js';
@@ -81,7 +83,7 @@ export interface Running {
   /** Applies the history retention policy periodically; runOnce() compacts now. */
   compactor: Compactor;
   /** Re-reads the encryption configuration file, when asked to (check() reads it now). */
-  encryptionReloader: EncryptionReloader | undefined;
+  encryptionReloader: ConfigReloader<EncryptionConfiguration, ResourceProviders> | undefined;
   close(): Promise<void>;
 }
 
@@ -99,72 +101,87 @@ async function loadSecret(dataDir: string | undefined): Promise<Buffer> {
 }
 
 /**
+ * Everything serve() started, closed in reverse order: what was built last (controllers, the
+ * compactor) stops first, the log late, tracing last. A start that fails half-way closes what it
+ * had opened with the same stack, so a caller may try again (the log's lock is released).
+ */
+class Closers {
+  private readonly stack: { name: string; close: () => unknown }[] = [];
+
+  push(name: string, close: () => unknown): void {
+    this.stack.push({ name, close });
+  }
+
+  /**
+   * Closes each in turn, newest first. A closer that fails is logged and does not stop the rest (the
+   * log must still close); the first failure is thrown once all have run.
+   */
+  async close(logger: Logger): Promise<void> {
+    let failure: { err: unknown } | undefined;
+    for (let c = this.stack.pop(); c; c = this.stack.pop()) {
+      try {
+        await c.close();
+      } catch (err) {
+        logger.warn(`closing ${c.name} failed`, { error: err instanceof Error ? err.message : String(err) });
+        failure ??= { err };
+      }
+    }
+    if (failure) throw failure.err;
+  }
+}
+
+/**
  * Starts orchd: listens first (so /livez and /readyz answer during a long replay), rebuilds the views
- * from the log, then serves. close() stops accepting, ends watches, lets in-flight writes finish,
- * checkpoints and closes the log.
+ * from the log, starts the controllers, then serves. close() stops the controllers, stops accepting,
+ * ends watches, lets in-flight writes finish, checkpoints and closes the log.
  */
 export async function serve(opts: ServeOptions): Promise<Running> {
   const logger = opts.logger ?? jsonLogger();
+  const closers = new Closers();
+  try {
+    return await start(opts, logger, closers);
+  } catch (err) {
+    // The start's own error is the one to report; what closing then fails on is logged.
+    await closers.close(logger).catch(() => undefined);
+    throw err;
+  }
+}
+
+/**
+ * The composition root: each piece built, started, and its closer pushed on the one stack. Long on
+ * purpose: the order of its lines is the order of the start and, reversed, of the shutdown.
+ */
+async function start(opts: ServeOptions, logger: Logger, closers: Closers): Promise<Running> {
   const { dataDir } = opts;
-  const memory = opts.storage === 'memory';
   if (dataDir !== undefined) await mkdir(dataDir, { recursive: true });
-  else if (!memory) throw new Error('the LevelDB log needs a data folder');
+  else if (opts.storage !== 'memory') throw new Error('the LevelDB log needs a data folder');
   else if (!opts.config?.tls && needsTls({ host: opts.host, authenticationConfigured: opts.config?.authentication !== undefined })) {
     throw new Error('HTTPS without a serving certificate needs a data folder for the self-signed one, also with memory storage');
   }
   const metrics = new Metrics();
   // Built before anything opens: an egress selection orchd cannot serve (GRPC) stops the start.
   const egress = opts.config?.egressSelector ? egressFromConfig(opts.config.egressSelector.value) : directEgress;
-  // Built before anything opens: an authenticator that cannot be built (CEL) stops the start.
-  const authentication = opts.config?.authentication;
-  const authOptions = {
-    egress,
-    onInitError: (issuer: string, err: Error) => logger.error('oidc authenticator: initializing (retried every 10s)', { issuer, error: err.message }),
-    onInitialized: (issuer: string, jwksUri: string) => logger.info('oidc authenticator: initialized', { issuer, jwksUri }),
-  };
-  const initialAuthenticator = new RequestAuthenticator(authentication?.value, authOptions);
-  const authenticator = authentication
-    ? new ReloadingAuthenticator(initialAuthenticator, {
-        ...(await reloadableFile(authentication.file, authenticationDocument)),
-        build: (config) => new RequestAuthenticator(config, authOptions),
-        ...(opts.authenticationReloadIntervalMs !== undefined ? { intervalMs: opts.authenticationReloadIntervalMs } : {}),
-        ...reloadLog(logger, 'authentication', authentication.file),
-      })
-    : initialAuthenticator;
+  // Loaded only when configured: without it, the OpenTelemetry API stays the no-op one. Closed
+  // last: the spans of the final writes end when the log has made them durable.
+  if (opts.config?.tracing) {
+    const tracing = (await import('./observability/tracing.js')).startTracing(opts.config.tracing.value);
+    closers.push('tracing', () => tracing.shutdown());
+  }
+  const authenticator = await authenticatorFor(opts, logger, egress);
+  closers.push('authenticator', () => authenticator.close());
   const tls = await servingTls({
     host: opts.host,
     dataDir: dataDir ?? '',
     ...(opts.config?.tls ? { given: opts.config.tls } : {}),
-    authenticationConfigured: authentication !== undefined,
+    authenticationConfigured: opts.config?.authentication !== undefined,
     onRegenerate: (why) => logger.warn('replacing the self-signed serving certificate', { why }),
   });
   if (tls?.selfSigned) {
     logger.info('serving with a self-signed certificate: trust it with kubectl --certificate-authority', { certificateAuthority: tls.certFile, key: tls.keyFile });
   }
-  // Encryption at rest wraps the log; built first, so an unsupported provider (kms v1) stops the start.
-  const encryption = opts.config?.encryption;
-  const providerOptions: ProviderOptions = {
-    ...(opts.kmsTimings ? { kmsTimings: opts.kmsTimings } : {}),
-    onKmsHealth: (name, problem) =>
-      problem === undefined ? logger.info('kms plugin healthy', { name }) : logger.error('kms plugin failed health check probe (retried)', { name, problem }),
-  };
-  const onBatch = (size: number, ms: number) => metrics.logBatch(size, ms);
-  const log = encryptAtRest(
-    memory ? new MemoryLog({ onBatch }) : new LevelDbLog({ path: join(dataDir!, 'log'), onBatch }),
-    encryption?.value,
-    providerOptions,
-  );
-  const encryptionReloader =
-    encryption && opts.encryptionConfigAutomaticReload
-      ? new EncryptionReloader(log, {
-          ...(await reloadableFile(encryption.file, encryptionDocument)),
-          providers: providerOptions,
-          ...(opts.encryptionReloadIntervalMs !== undefined ? { intervalMs: opts.encryptionReloadIntervalMs } : {}),
-          ...reloadLog(logger, 'encryption', encryption.file),
-          onOutcome: (status, atMs) => metrics.encryptionConfigReload(status, atMs),
-        })
-      : undefined;
+  const { log, encryptionReloader } = await encryptedLog(opts, logger, metrics);
   await log.open();
+  closers.push('log', () => log.close());
   let lastReport = 0;
   const store = new Store({
     log,
@@ -176,86 +193,64 @@ export async function serve(opts: ServeOptions): Promise<Running> {
       logger.info('replaying log', { applied, total, percent: Math.floor((applied / total) * 100) });
     },
   });
+  // Closed after the API server (which is built later) has let its requests finish.
+  let replayed = false;
+  closers.push('store', async () => {
+    // The log is the truth and the last checkpoint still stands: one that cannot be sealed now
+    // (a KMS plugin down past the data key's expiry) must not keep the log from closing; a store
+    // whose replay did not finish has nothing to checkpoint.
+    if (replayed) await store.checkpoint().catch((err: unknown) => logger.warn('no checkpoint saved at shutdown: the next start replays more of the log', { error: err instanceof Error ? err.message : String(err) }));
+    await store.close();
+  });
+  const { authorizer, escalationCheck } = await authorizerFor(opts, logger, egress, store, closers);
   const webhookAdmission = opts.config?.admission?.value.plugins.find((p) => p.name === 'MutatingAdmissionWebhook')?.webhookAdmission;
-  // The authorizer chain, built once the store exists (the RBAC authorizer reads it) and before
-  // anything listens: a connection file that cannot be read, a match condition that does not
-  // compile, RBAC not available stop the start. Without a file, everything is allowed, as
-  // kube-apiserver's default AlwaysAllow mode. The server's one RBAC authorizer goes into chainDeps
-  // (`rbac`), shared by every chain a reload builds.
-  const authorization = opts.config?.authorization;
-  const rbacSource = new StoreRbacSource(store);
-  const chainDeps = { egress, rbac: rbacAuthorizer(rbacSource) };
-  let initialChain;
-  try {
-    initialChain = buildAuthorizationChain(authorization?.value, chainDeps);
-  } catch (err) {
-    await log.close();
-    authenticator.close();
-    const file = authorization?.file ?? '--authorization-config';
-    throw new Error((err as Error).message.split('\n').map((line) => `${file}: ${line}`).join('\n'));
-  }
-  const reloadingAuthorizer = authorization
-    ? new ReloadingAuthorizer(initialChain, {
-        ...(await reloadableFile(authorization.file, authorizationDocument)),
-        deps: chainDeps,
-        ...(opts.authorizationReloadIntervalMs !== undefined ? { intervalMs: opts.authorizationReloadIntervalMs } : {}),
-        ...reloadLog(logger, 'authorization', authorization.file),
-      })
-    : undefined;
-  const authorizer = reloadingAuthorizer ?? initialChain;
+  // Without a file the chain allows everything: the server then skips the per-request check.
+  const configuredAuthorizer = opts.config?.authorization ? { authorizer } : {};
+  const objects = buildRegistry(store, kinds, {
+    logger,
+    ...(opts.now ? { now: opts.now } : {}),
+    egress,
+    ...configuredAuthorizer,
+    ...(escalationCheck ? { escalationCheck } : {}),
+    ...(webhookAdmission ? { webhooks: { credentials: (hostPort: string) => credentialsFor(webhookAdmission, hostPort) } } : {}),
+  });
   const api = createApiServer({
     store,
     kinds,
+    objects,
     metrics,
     logger,
     secret: await loadSecret(dataDir),
-    ...(opts.now ? { now: opts.now } : {}),
-    eventTtlSeconds: opts.eventTtlSeconds,
     bookmarkIntervalMs: opts.bookmarkIntervalMs,
     authenticator,
-    egress,
-    // Without a file the chain allows everything: the server then skips the per-request check.
-    ...(authorization ? { authorizer } : {}),
-    // Escalation prevention only means something when RBAC decides: under AlwaysAllow nobody holds an RBAC grant.
-    ...(authorization?.value.authorizers.some((a) => a.type === 'RBAC') ? { escalationCheck: rbacEscalationCheck(rbacSource, authorizer) } : {}),
+    ...configuredAuthorizer,
     ...(tls ? { tls: { cert: tls.cert, key: tls.key } } : {}),
-    ...(opts.policyStatus !== undefined ? { policyStatus: opts.policyStatus } : {}),
-    ...(webhookAdmission ? { webhooks: { credentials: (hostPort: string) => credentialsFor(webhookAdmission, hostPort) } } : {}),
     healthChecks: () => log.health().map((h) => ({ check: 'kms-providers', problem: h.problem })),
   });
-  let tracing: Tracing | undefined;
-  try {
-    // Loaded only when configured: without it, the OpenTelemetry API stays the no-op one.
-    if (opts.config?.tracing) tracing = (await import('./observability/tracing.js')).startTracing(opts.config.tracing.value);
-    await new Promise<void>((resolve, reject) => {
-      api.http.once('error', reject);
-      api.http.listen(opts.port, opts.host, () => {
-        api.http.off('error', reject);
-        resolve();
-      });
-    });
-  } catch (err) {
-    // Taken port, bad address, tracing already registered in this process: release the log's lock,
-    // so the caller may try again.
-    await log.close();
-    authenticator.close();
-    await tracing?.shutdown();
-    authorizer.close();
-    rbacSource.close();
-    throw err;
-  }
+  await listen(api, opts.port, opts.host);
+  closers.push('API server', () => closeApi(api, logger, opts.shutdownTimeoutMs ?? 10_000));
   const port = (api.http.address() as AddressInfo).port;
   authenticator.start();
-  reloadingAuthorizer?.start();
+  if (authorizer instanceof ReloadingAuthorizer) authorizer.start();
   const url = `${tls ? 'https' : 'http'}://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${port}`;
   // Said before the replay, which may be long: where to find /livez and /readyz meanwhile.
-  logger.info('listening', { url, port, pid: process.pid, storage: memory ? 'memory' : 'leveldb', dataDir, seq: log.lastSeq });
+  logger.info('listening', { url, port, pid: process.pid, storage: opts.storage ?? 'leveldb', dataDir, seq: log.lastSeq });
   const started = Date.now();
   // Values sealed by a KMS plugin read back only through it: the replay waits until every plugin
   // answered (retried while /readyz shows the kms-providers check failing), as kube-apiserver waits.
   await log.ready();
   await store.start();
-  encryptionReloader?.start();
+  replayed = true;
+  if (encryptionReloader) {
+    encryptionReloader.start();
+    closers.push('encryption reloader', () => encryptionReloader.close());
+  }
+  const stops = await startControllers(objects, kinds, {
+    logger,
+    eventTtlSeconds: opts.eventTtlSeconds,
+    ...(opts.policyStatus !== undefined ? { policyStatus: opts.policyStatus } : {}),
+  });
+  for (const stop of stops) closers.push('controller', stop);
   await api.start();
   const compactor = new Compactor(store, {
     policy: opts.historyRetention ?? parseRetention(DEFAULT_RETENTION),
@@ -264,6 +259,7 @@ export async function serve(opts: ServeOptions): Promise<Running> {
     onError: (err) => logger.error('compaction failed', { error: err instanceof Error ? err.stack : String(err) }),
   });
   compactor.start();
+  closers.push('compactor', () => compactor.stop());
   if (log.corrupt.size > 0) {
     const keys = [...log.corrupt.entries()].slice(0, 10).map(([key, c]) => `${key}: ${c.message}`);
     logger.warn('stored objects that cannot be read (corrupt objects)', { count: log.corrupt.size, first: keys });
@@ -279,33 +275,117 @@ export async function serve(opts: ServeOptions): Promise<Running> {
     encryptionReloader,
     close: () =>
       (closing ??= (async () => {
-        const timeoutMs = opts.shutdownTimeoutMs ?? 10_000;
-        const cut = setTimeout(() => {
-          // Safe: a write already appended is still made durable by log.close() below; the ones
-          // whose connections are cut were waiting for their bodies and have appended nothing.
-          logger.warn('requests still in flight at the shutdown timeout: closing their connections', { timeoutMs });
-          api.http.closeAllConnections();
-        }, timeoutMs);
-        try {
-          await api.close();
-        } finally {
-          clearTimeout(cut);
-        }
-        authenticator.close();
-        authorizer.close();
-        rbacSource.close();
-        encryptionReloader?.close();
-        await compactor.stop();
-        // The log is the truth and the last checkpoint still stands: one that cannot be sealed now
-        // (a KMS plugin down past the data key's expiry) must not keep the log from closing.
-        await store.checkpoint().catch((err: unknown) => logger.warn('no checkpoint saved at shutdown: the next start replays more of the log', { error: err instanceof Error ? err.message : String(err) }));
-        await store.close();
-        await log.close();
-        // Last: the spans of the final writes end when the log has made them durable.
-        await tracing?.shutdown();
+        await closers.close(logger);
         logger.info('stopped', { seq: log.lastSeq, checkpoint: store.appliedSeq });
       })()),
   };
+}
+
+/** Who is asking: the configured authenticators, reloaded from their file when there is one. */
+async function authenticatorFor(opts: ServeOptions, logger: Logger, egress: Egress): Promise<Authenticator & { start(): void; close(): void }> {
+  // Built before anything opens: an authenticator that cannot be built (CEL) stops the start.
+  const authentication = opts.config?.authentication;
+  const authOptions = {
+    egress,
+    onInitError: (issuer: string, err: Error) => logger.error('oidc authenticator: initializing (retried every 10s)', { issuer, error: err.message }),
+    onInitialized: (issuer: string, jwksUri: string) => logger.info('oidc authenticator: initialized', { issuer, jwksUri }),
+  };
+  const initial = new RequestAuthenticator(authentication?.value, authOptions);
+  if (!authentication) return initial;
+  return new ReloadingAuthenticator(initial, {
+    ...(await reloadableFile(authentication.file, authenticationDocument)),
+    build: (config) => new RequestAuthenticator(config, authOptions),
+    ...(opts.authenticationReloadIntervalMs !== undefined ? { intervalMs: opts.authenticationReloadIntervalMs } : {}),
+    ...reloadLog(logger, 'authentication', authentication.file),
+  });
+}
+
+/**
+ * The log: LevelDB, wrapped by encryption at rest (built first, so an unsupported provider such as
+ * kms v1 stops the start), and the reloader of its configuration file when asked for.
+ */
+async function encryptedLog(opts: ServeOptions, logger: Logger, metrics: Metrics) {
+  const encryption = opts.config?.encryption;
+  const providerOptions: ProviderOptions = {
+    ...(opts.kmsTimings ? { kmsTimings: opts.kmsTimings } : {}),
+    onKmsHealth: (name, problem) =>
+      problem === undefined ? logger.info('kms plugin healthy', { name }) : logger.error('kms plugin failed health check probe (retried)', { name, problem }),
+  };
+  const onBatch = (size: number, ms: number) => metrics.logBatch(size, ms);
+  const log = encryptAtRest(
+    opts.storage === 'memory' ? new MemoryLog({ onBatch }) : new LevelDbLog({ path: join(opts.dataDir ?? '', 'log'), onBatch }),
+    encryption?.value,
+    providerOptions,
+  );
+  const encryptionReloader =
+    encryption && opts.encryptionConfigAutomaticReload
+      ? new ConfigReloader(log.providers, {
+          ...(await reloadableFile(encryption.file, encryptionDocument)),
+          ...providerSwap(log, { providers: providerOptions }),
+          ...(opts.encryptionReloadIntervalMs !== undefined ? { intervalMs: opts.encryptionReloadIntervalMs } : {}),
+          ...reloadLog(logger, 'encryption', encryption.file),
+          onOutcome: (status, atMs) => metrics.encryptionConfigReload(status, atMs),
+        })
+      : undefined;
+  return { log, encryptionReloader };
+}
+
+/**
+ * The authorizer chain, built once the store exists (the RBAC authorizer reads it) and before
+ * anything listens: a connection file that cannot be read, a match condition that does not compile,
+ * RBAC not available stop the start. Without a file, everything is allowed, as kube-apiserver's
+ * default AlwaysAllow mode. The server's one RBAC authorizer goes into chainDeps (`rbac`), shared by
+ * every chain a reload builds.
+ */
+async function authorizerFor(opts: ServeOptions, logger: Logger, egress: Egress, store: Store, closers: Closers) {
+  const authorization = opts.config?.authorization;
+  const rbacSource = new StoreRbacSource(store);
+  closers.push('RBAC source', () => rbacSource.close());
+  const chainDeps = { egress, rbac: rbacAuthorizer(rbacSource) };
+  let initialChain;
+  try {
+    initialChain = buildAuthorizationChain(authorization?.value, chainDeps);
+  } catch (err) {
+    const file = authorization?.file ?? '--authorization-config';
+    throw new Error((err as Error).message.split('\n').map((line) => `${file}: ${line}`).join('\n'));
+  }
+  const authorizer = authorization
+    ? new ReloadingAuthorizer(initialChain, {
+        ...(await reloadableFile(authorization.file, authorizationDocument)),
+        deps: chainDeps,
+        ...(opts.authorizationReloadIntervalMs !== undefined ? { intervalMs: opts.authorizationReloadIntervalMs } : {}),
+        ...reloadLog(logger, 'authorization', authorization.file),
+      })
+    : initialChain;
+  closers.push('authorizer', () => authorizer.close());
+  // Escalation prevention only means something when RBAC decides: under AlwaysAllow nobody holds an RBAC grant.
+  const escalationCheck = authorization?.value.authorizers.some((a) => a.type === 'RBAC') ? rbacEscalationCheck(rbacSource, authorizer) : undefined;
+  return { authorizer, escalationCheck };
+}
+
+function listen(api: ApiServer, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    api.http.once('error', reject);
+    api.http.listen(port, host, () => {
+      api.http.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+/** Stops accepting and waits for requests in flight, at most timeoutMs before cutting their connections. */
+async function closeApi(api: ApiServer, logger: Logger, timeoutMs: number): Promise<void> {
+  const cut = setTimeout(() => {
+    // Safe: a write already appended is still made durable by log.close() later; the ones whose
+    // connections are cut were waiting for their bodies and have appended nothing.
+    logger.warn('requests still in flight at the shutdown timeout: closing their connections', { timeoutMs });
+    api.http.closeAllConnections();
+  }, timeoutMs);
+  try {
+    await api.close();
+  } finally {
+    clearTimeout(cut);
+  }
 }
 
 /** How a configuration file's reload is told in the log: done, or refused with the last good one kept. */

@@ -184,10 +184,8 @@ export async function startReplay(opts: ReplayOptions): Promise<Replaying> {
       metrics: new Metrics(),
       logger,
       secret: randomBytes(32),
-      eventTtlSeconds: 0,
       ...(opts.bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs: opts.bookmarkIntervalMs } : {}),
       authorizer: readOnly,
-      selfWrites: false,
     });
     await listen(api, opts.port ?? 0);
     opened.push(api);

@@ -12,8 +12,7 @@
  * checks still unanswered are errors (`errored()` is true) and that round is final. A request whose
  * checks are all answered at once evaluates once, as before.
  */
-import type { AuthorizationAttributes, AuthorizationDecision, Authorizer } from '../auth/authorizer.js';
-import type { CelAuthorizer } from '../cel/index.js';
+import type { AuthorizationAttributes, AuthorizationDecision, Authorizer, CelAuthorizer } from '../cel/index.js';
 
 /** Distinct rounds of network checks one admission may wait for. */
 export const MAX_ROUNDS = 8;

@@ -1,5 +1,5 @@
 /** Admission on the write path: the hooks the object store calls, and the per-request context they read. */
-import type { Authorizer } from '../auth/authorizer.js';
+import type { Authorizer } from '../cel/index.js';
 import type { KindStrategy } from '../resources/strategy.js';
 import type { Store } from '../store/store.js';
 import { admissionAttributes, type AdmissionOptions } from './attributes.js';
@@ -21,7 +21,7 @@ export type { WebhookAdmissionOptions } from './mutating-webhooks.js';
 /**
  * Admission on the object store's write path, in Kubernetes' order: mutate runs after defaulting
  * and before validation (the store defaults its result again, as a decoded webhook patch is),
- * validate after validation, just before the write. Both throw an ApiError to refuse the request.
+ * validate after validation, just before the write. Both throw an AdmissionError to refuse the request.
  */
 export interface AdmissionHooks {
   mutate(op: Exclude<Operation, 'CONNECT'>, kind: KindStrategy, obj: KubeObject, old: KubeObject | undefined, opts: AdmissionOptions): Promise<KubeObject>;

@@ -7,7 +7,7 @@
 import { isObject, listAt, stringAt, stringsOf, type JsonObject } from '../resources/json-access.js';
 import type { KubeObject } from '../resources/types.js';
 import { matchesLabels } from '../selectors/label-selector.js';
-import { selectorRequirements } from '../selectors/label-selector-object.js';
+import { selectorRequirements } from '../resources/label-selector-object.js';
 
 export type Operation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
 

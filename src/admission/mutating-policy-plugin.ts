@@ -10,10 +10,10 @@
  * the object changed after it ran, by a later policy or by a later plugin (webhooks); a policy with
  * Never runs once. DELETE has no object to mutate and is never handed to policies.
  */
-import type { Authorizer } from '../auth/authorizer.js';
-import { Activation, type CelAuthorizer } from '../cel/index.js';
+import { Activation, type Authorizer, type CelAuthorizer } from '../cel/index.js';
 import { immediateAuthorizer } from './cel-authorizer.js';
-import { ApiError, forbidden, qualified } from '../http/respond/status.js';
+import { AdmissionError } from './errors.js';
+import { qualified } from '../resources/qualified.js';
 import { jsonEqual, objectAt } from '../resources/json-access.js';
 import type { KindStrategy } from '../resources/strategy.js';
 import type { KubeObject } from '../resources/types.js';
@@ -151,12 +151,15 @@ const invocationKey = (policy: KubeObject, binding: KubeObject, param: KubeObjec
  * Kubernetes' policy dispatcher refusal: a Forbidden status (403) about the object whose message is
  * the first failure's, with that failure's reason, and one cause per failure.
  */
-function denial(a: AdmissionAttributes, failures: Failure[]): ApiError {
+function denial(a: AdmissionAttributes, failures: Failure[]): AdmissionError {
   const messages = failures.map((f) =>
     f.binding === undefined
       ? `policy ${JSON.stringify(f.policy.metadata.name ?? '')} denied request: ${f.message}`
       : `policy '${f.policy.metadata.name ?? ''}' with binding '${f.binding.metadata.name ?? ''}' denied request: ${f.message}`,
   );
-  const base = forbidden(qualified(a.kind, a.name), 'admission request denied by policy').status;
-  return new ApiError({ ...base, message: messages[0], reason: failures[0].reason, details: { ...base.details, causes: messages.map((message) => ({ message })) } });
+  return new AdmissionError('PolicyDenied', messages[0], {
+    target: qualified(a.kind, a.name),
+    reason: failures[0].reason,
+    causes: messages.map((message) => ({ message })),
+  });
 }

@@ -18,7 +18,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Activation } from '../cel/index.js';
-import { ApiError, forbidden, internalError, qualified } from '../http/respond/status.js';
+import { AdmissionError, forbidden, internal as internalError } from './errors.js';
+import { qualified } from '../resources/qualified.js';
 import { PatchError } from '../patch/errors.js';
 import { applyJsonPatch } from '../patch/json-patch.js';
 import { isObject, jsonEqual, listAt, stringAt, stringsOf } from '../resources/json-access.js';
@@ -199,7 +200,7 @@ class WebhookPass implements MutatingPass {
           this.plugin.failedOpen(failure);
           continue;
         }
-        if (failure instanceof ApiError) throw failure;
+        if (failure instanceof AdmissionError) throw failure;
         throw internalError(errorText(failure));
       }
     } finally {

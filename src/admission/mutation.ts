@@ -15,7 +15,7 @@ export interface MutatingPass {
   /**
    * Runs the plugin's matching hooks on the object and returns the result (the same object when
    * nothing changed). With reinvocation, only hooks with reinvocationPolicy IfNeeded whose output
-   * differs from the current object run. Throws an ApiError to refuse the request.
+   * differs from the current object run. Throws an AdmissionError to refuse the request.
    */
   run(attrs: AdmissionAttributes, object: KubeObject, reinvocation: boolean): Promise<KubeObject>;
 }

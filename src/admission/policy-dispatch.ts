@@ -6,7 +6,7 @@
  * the same order, for the flavour to hand to failurePolicy.
  */
 import { isObject, objectAt, stringAt } from '../resources/json-access.js';
-import { kindByGroupVersionKind } from '../resources/registry.js';
+import { kindIndex } from '../resources/registry.js';
 import type { KindStrategy } from '../resources/strategy.js';
 import type { KubeObject } from '../resources/types.js';
 import { matchesLabels } from '../selectors/label-selector.js';
@@ -14,7 +14,7 @@ import { collectionOf, storageKey, suffixOf } from '../store/keys.js';
 import type { Store } from '../store/store.js';
 import type { AdmissionAttributes } from './attributes.js';
 import type { PolicySchemas } from './compile-policy.js';
-import { selectorRequirements } from '../selectors/label-selector-object.js';
+import { selectorRequirements } from '../resources/label-selector-object.js';
 import { matchesResources } from './matching.js';
 import { errorText } from './policy-evaluation.js';
 import type { PolicyHook } from './policy-registry.js';
@@ -95,9 +95,8 @@ export class PolicyDispatcher {
     const pk = objectAt(pspec, 'paramKind');
     if (!pk) return undefined;
     const apiVersion = stringAt(pk, 'apiVersion');
-    const slash = apiVersion.indexOf('/');
-    const k = kindByGroupVersionKind(slash < 0 ? '' : apiVersion.slice(0, slash), apiVersion.slice(slash + 1), stringAt(pk, 'kind'));
-    if (!k || !this.kinds.includes(k)) throw new Error(`failed to find resource referenced by paramKind: '${apiVersion}, Kind=${stringAt(pk, 'kind')}'`);
+    const k = kindIndex(this.kinds).apiVersionKind(apiVersion, stringAt(pk, 'kind'));
+    if (!k) throw new Error(`failed to find resource referenced by paramKind: '${apiVersion}, Kind=${stringAt(pk, 'kind')}'`);
     return k;
   }
 

@@ -3,7 +3,7 @@
  * and the kinds a matchConstraints' resourceRules name (for type checking).
  */
 import { listAt, stringsOf } from '../resources/json-access.js';
-import { kindByGroupVersionKind } from '../resources/registry.js';
+import { kindIndex } from '../resources/registry.js';
 import type { KindStrategy } from '../resources/strategy.js';
 
 /** A served kind with its version, as Kubernetes prints a GroupVersionKind ("events.orch.io/v1, Kind=Event"). */
@@ -16,9 +16,7 @@ export const gvkText = (k: ServedKind): string => `${k.kind.group}/${k.version},
 
 /** The kind an apiVersion ("group/version" or "v1") and kind name, when this server serves it. */
 export function servedKind(kinds: readonly KindStrategy[], apiVersion: string, kind: string): KindStrategy | undefined {
-  const slash = apiVersion.indexOf('/');
-  const k = kindByGroupVersionKind(slash < 0 ? '' : apiVersion.slice(0, slash), apiVersion.slice(slash + 1), kind);
-  return k && kinds.includes(k) ? k : undefined;
+  return kindIndex(kinds).apiVersionKind(apiVersion, kind);
 }
 
 /** Kubernetes checks at most this many kinds per policy. */

@@ -9,9 +9,9 @@
  * `validation.policy.admission.orch.io/validation_failure` audit annotation). Audit annotations
  * are collected per policy over its bindings and params and recorded as `<policy>/<key>`.
  */
-import type { Authorizer } from '../auth/authorizer.js';
-import { Activation, CelCostLimitError, CelTimeoutError, celTypeName, ConvertedValues, type CelAuthorizer } from '../cel/index.js';
-import { ApiError, forbidden, qualified } from '../http/respond/status.js';
+import { Activation, CelCostLimitError, CelTimeoutError, celTypeName, ConvertedValues, type Authorizer, type CelAuthorizer } from '../cel/index.js';
+import { AdmissionError } from './errors.js';
+import { qualified } from '../resources/qualified.js';
 import { listAt, objectAt, stringAt, stringsOf } from '../resources/json-access.js';
 import type { KindStrategy } from '../resources/strategy.js';
 import type { KubeObject } from '../resources/types.js';
@@ -63,7 +63,7 @@ export class ValidatingAdmission {
     return !isAdmissionConfigurationKind(kind) && this.registry.current().hooks.length > 0;
   }
 
-  /** Throws the denial (an ApiError), adds warnings and audit annotations to the current request. */
+  /** Throws the denial (an AdmissionError), adds warnings and audit annotations to the current request. */
   validate = async (a: AdmissionAttributes): Promise<void> => {
     if (!this.applies(a.kind)) return;
     const snap = this.registry.current();
@@ -220,12 +220,11 @@ function messageOf(v: CompiledPolicy['validations'][number], act: Activation): {
   }
 }
 
-function denial(kind: KindStrategy, name: string, f: Failure): ApiError {
+function denial(kind: KindStrategy, name: string, f: Failure): AdmissionError {
   const message =
     f.binding === undefined
       ? `ValidatingAdmissionPolicy '${f.policy}' denied request: ${f.message}`
       : `ValidatingAdmissionPolicy '${f.policy}' with binding '${f.binding}' denied request: ${f.message}`;
-  const base = forbidden(qualified(kind, name), message).status;
-  return new ApiError({ ...base, reason: f.reason, code: codeOf(f.reason), details: { ...base.details, causes: [{ message }] } });
+  return new AdmissionError('Forbidden', message, { target: qualified(kind, name), reason: f.reason, status: codeOf(f.reason), causes: [{ message }] });
 }
 

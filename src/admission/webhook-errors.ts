@@ -8,7 +8,7 @@
  *   `admission webhook "x" denied the request`, whatever failurePolicy says.
  * - a dry run a webhook with side effects cannot take: 400 BadRequest, also not a call failure.
  */
-import { ApiError, badRequest, type Status } from '../http/respond/status.js';
+import { AdmissionError, badRequest } from './errors.js';
 import { isObject } from '../resources/json-access.js';
 
 export class WebhookCallError extends Error {
@@ -22,23 +22,17 @@ export class WebhookCallError extends Error {
 }
 
 /** Kubernetes' ToStatusErr: the webhook's status, made a failure of at least 400. */
-export function webhookDenial(webhook: string, result: unknown): ApiError {
+export function webhookDenial(webhook: string, result: unknown): AdmissionError {
   const r = isObject(result) ? result : {};
   const deniedBy = `admission webhook "${webhook}" denied the request`;
   const message = typeof r.message === 'string' && r.message ? r.message : '';
   const reason = typeof r.reason === 'string' ? r.reason : '';
   const code = typeof r.code === 'number' && Number.isInteger(r.code) && r.code >= 400 ? r.code : 400;
-  const status: Status = {
-    kind: 'Status',
-    apiVersion: 'v1',
-    metadata: {},
-    status: 'Failure',
-    message: message ? `${deniedBy}: ${message}` : reason ? `${deniedBy}: ${reason}` : `${deniedBy} without explanation`,
+  return new AdmissionError('WebhookDenied', message ? `${deniedBy}: ${message}` : reason ? `${deniedBy}: ${reason}` : `${deniedBy} without explanation`, {
     ...(reason ? { reason } : {}),
-    ...(isObject(r.details) ? { details: r.details as Status['details'] } : {}),
-    code,
-  };
-  return new ApiError(status);
+    ...(isObject(r.details) ? { details: r.details } : {}),
+    status: code,
+  });
 }
 
-export const dryRunUnsupported = (webhook: string): ApiError => badRequest(`admission webhook "${webhook}" does not support dry run`);
+export const dryRunUnsupported = (webhook: string): AdmissionError => badRequest(`admission webhook "${webhook}" does not support dry run`);

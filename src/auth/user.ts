@@ -1,14 +1,6 @@
-/**
- * The authenticated user of a request, as Kubernetes' user.Info: what the authorizer, admission
- * (`request.userInfo`) and audit see. Field names follow authentication.k8s.io/v1 UserInfo.
- */
-export interface UserInfo {
-  username: string;
-  /** '' when the authenticator gives none. */
-  uid: string;
-  groups: string[];
-  extra: Record<string, string[]>;
-}
+import type { UserInfo } from '../resources/user-info.js';
+
+export type { UserInfo };
 
 export const ANONYMOUS_USER = 'system:anonymous';
 export const UNAUTHENTICATED_GROUP = 'system:unauthenticated';

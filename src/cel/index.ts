@@ -9,4 +9,4 @@ export { CelEvaluationError, CelCostLimitError, CelTimeoutError, fieldErrorText,
 export { DEFAULT_COST_LIMIT, DEFAULT_TIMEOUT_MS } from './budget.js';
 export { createCelEnvironment } from './environment.js';
 export { typeName as celTypeName } from './lib/common.js';
-export type { CelAuthorizer, AuthorizationAttributes, AuthorizationDecision } from './lib/authorizer.js';
+export type { Authorizer, CelAuthorizer, AuthorizationAttributes, AuthorizationDecision, CelUserInfo } from './lib/authorizer.js';

@@ -5,7 +5,7 @@
  * aggregated role is recomputed after each change; a role whose rules already agree is not written.
  * The writes are ordinary updates in the log, so watchers and the RBAC authorizer see them.
  */
-import { selectorRequirements } from '../selectors/label-selector-object.js';
+import { selectorRequirements } from '../resources/label-selector-object.js';
 import { clusterRole } from '../resources/cluster-role.js';
 import { cloneJson, isSet, jsonEqual, listAt, objectAt } from '../resources/json-access.js';
 import type { KindStrategy } from '../resources/strategy.js';
@@ -14,7 +14,7 @@ import { collectionOf } from '../store/keys.js';
 import { matchesLabels } from '../selectors/label-selector.js';
 import type { Logger } from '../observability/logger.js';
 import type { ObjectStore } from '../registry/object-store.js';
-import { ApiError } from '../http/respond/status.js';
+import { isRegistryError } from '../registry/errors.js';
 import { serialQueue } from './work-queue.js';
 
 /** The rules an aggregated role should have, given every ClusterRole (in name order, as the store lists them). */
@@ -47,7 +47,7 @@ export function startClusterRoleAggregation(objects: ObjectStore, kinds: readonl
         .update(clusterRole, undefined, role.metadata.name ?? '', (cur) => ({ ...(cur ?? role), rules }), { dryRun: false })
         .catch((err: unknown) => {
           // Deleted meanwhile: nothing left to aggregate into.
-          if (!(err instanceof ApiError && err.code === 404)) throw err;
+          if (!isRegistryError(err, 'NotFound')) throw err;
         });
     }
   };

@@ -22,6 +22,9 @@ import { cloneJson } from '../resources/json-access.js';
  * "ownerReferences" are decoded for a look (decoding all of a million, and a map of every uid, cost
  * seconds of CPU and 800 MB after every start). Changes committed meanwhile wait, in order, and are
  * handled once the index is whole.
+ *
+ * Long: the handlers share the controller's state (index, queue, readiness) as one closure; split,
+ * each would take all of it as parameters.
  */
 export function startGarbageCollector(objects: ObjectStore, kinds: readonly KindStrategy[], log: Logger): () => void {
   const byCollection = new Map(kinds.map((k) => [collectionOf(k), k]));

@@ -4,7 +4,7 @@ import type { Change } from '../store/view.js';
 import type { Logger } from '../observability/logger.js';
 import { serialQueue } from './work-queue.js';
 import type { ObjectStore } from '../registry/object-store.js';
-import { ApiError } from '../http/respond/status.js';
+import { isRegistryError } from '../registry/errors.js';
 
 /**
  * What Kubernetes' namespace controller does for orchd's kinds: a Namespace being deleted (marked,
@@ -22,7 +22,7 @@ export function startNamespaceCleanup(objects: ObjectStore, kinds: readonly Kind
 
   const gone = (err: unknown) => {
     // Deleted or changed meanwhile: the next change of the namespace decides again.
-    if (!(err instanceof ApiError && (err.code === 404 || err.code === 409))) throw err;
+    if (!isRegistryError(err, 'NotFound', 'Conflict')) throw err;
   };
 
   const empty = async (namespace: string) => {

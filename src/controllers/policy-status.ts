@@ -5,7 +5,8 @@ import type { KubeObject } from '../resources/types.js';
 import { storageKey } from '../store/keys.js';
 import type { Logger } from '../observability/logger.js';
 import type { ObjectStore } from '../registry/object-store.js';
-import { ApiError, notFound, qualified } from '../http/respond/status.js';
+import { isRegistryError, notFound } from '../registry/errors.js';
+import { qualified } from '../resources/qualified.js';
 import { serialQueue } from './work-queue.js';
 
 /**
@@ -41,7 +42,7 @@ export function startPolicyStatus(objects: ObjectStore, kinds: readonly KindStra
     if (stopped) return;
     await objects.update(kind, undefined, name, (cur) => withStatus(cur, name), { dryRun: false, subresource: 'status' }).catch((err: unknown) => {
       // Deleted meanwhile: nothing to report on.
-      if (!(err instanceof ApiError && err.code === 404)) throw err;
+      if (!isRegistryError(err, 'NotFound')) throw err;
     });
   };
 

@@ -7,9 +7,9 @@
  */
 import { createHash } from 'node:crypto';
 import { apiVersionOf, type KindStrategy } from '../resources/strategy.js';
-import { parseAccept, rangeMatches } from '../http/codec/accept.js';
+import { parseAccept, rangeMatches } from './accept.js';
 import { apiGroups, kindsAt } from './group-versions.js';
-import { JSON_TYPE } from '../http/respond/respond.js';
+import { JSON_TYPE } from './accept.js';
 import { perRegistry, served, type Served } from './served.js';
 
 /** The Kubernetes release whose API orchd speaks. kubectl's dispatcher reads `minor` (see clients.md 1.2). */

@@ -16,7 +16,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { AuthorizationAttributes } from '../auth/authorizer.js';
 import type { UserInfo } from '../auth/user.js';
-import { isPathSegmentName } from '../resources/name-formats.js';
+import { isPathSegmentName } from '../selectors/name-formats.js';
 import { parseFieldSelector } from '../selectors/field-selector.js';
 import { flag } from './codec/query.js';
 import { internalError } from './respond/status.js';

@@ -3,18 +3,13 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { KindStrategy } from '../resources/strategy.js';
+import { kindIndex } from '../resources/registry.js';
 import type { Store } from '../store/store.js';
-import { storageKey, collectionOf } from '../store/keys.js';
-import { ObjectStore, rfc3339 } from '../registry/object-store.js';
+import { rfc3339, type ObjectStore } from '../registry/object-store.js';
+import { buildRegistry } from '../registry/build.js';
 import { ContinueTokens } from '../store/continue-token.js';
 import type { Server } from './context.js';
-import { startEventExpiry } from '../controllers/event-expiry.js';
-import { startGarbageCollector } from '../controllers/garbage-collector.js';
-import { startNamespaceCleanup } from '../controllers/namespace-cleanup.js';
-import { startPolicyStatus } from '../controllers/policy-status.js';
 import { RequestAudit } from './audit-log.js';
-import { ensureBootstrapPolicy } from '../controllers/rbac-bootstrap.js';
-import { startClusterRoleAggregation } from '../controllers/cluster-role-aggregation.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import { addWarnings, sendError, type Output } from './respond/respond.js';
@@ -22,12 +17,11 @@ import { route, type Route } from './router.js';
 import { handleResource, outputFor } from './handlers/resource.js';
 import { upgradeWatch, watchSocketServerOptions } from './handlers/watch.js';
 import { handleDiscovery, handleOpenApi } from './handlers/discovery.js';
-import { ApiError, internalError, pathNotFound, serviceUnavailable, unauthorized } from './respond/status.js';
+import { type ApiError, pathNotFound, serviceUnavailable, unauthorized } from './respond/status.js';
+import { toApiError } from './respond/errors.js';
 import { RequestAuthenticator, type Authenticator } from '../auth/authenticate.js';
-import { admissionFor, runWithAdmissionContext, type WebhookAdmissionOptions } from '../admission/index.js';
-import type { Egress } from '../egress/egress.js';
+import { runWithAdmissionContext } from '../admission/index.js';
 import { traceRequest } from './request-span.js';
-import { withRbacEscalationPrevention, type EscalationCheck } from '../registry/rbac-escalation-hook.js';
 import { alwaysAllow } from '../auth/authorization-chain.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import { authorize } from './authorize.js';
@@ -39,7 +33,6 @@ export interface ApiServerOptions {
   metrics: Metrics;
   logger: Logger;
   secret: Buffer;
-  eventTtlSeconds: number;
   bookmarkIntervalMs?: number;
   /** Who is asking; without one every request is anonymous (no authentication configured). */
   authenticator?: Authenticator;
@@ -48,53 +41,33 @@ export interface ApiServerOptions {
   /** Serve HTTPS with this certificate (PEM, leaf first) and key. */
   tls?: { cert: Buffer; key: Buffer };
   /**
-   * Run the ValidatingAdmissionPolicy status controller (default true). Like a controller left out
-   * of kube-controller-manager's --controllers, off means policies get no status.typeChecking.
+   * The registry writes go through (serve.ts builds it with admission as configured); by default one
+   * with admission policies only, judged by the authorizer above.
    */
-  policyStatus?: boolean;
-  /** How outbound HTTPS (webhooks) is dialed per egress selection; default direct. */
-  egress?: Egress;
-  /** How admission webhooks are dialed and the credentials they are shown. */
-  webhooks?: WebhookAdmissionOptions;
-  /** RBAC's escalation prevention on writes of roles and bindings (when RBAC is in the chain). */
-  escalationCheck?: EscalationCheck;
+  objects?: ObjectStore;
   /** Checks /readyz and /healthz run besides readiness (kms-providers): each failing one with why. */
   healthChecks?: () => { check: string; problem: string }[];
-  /**
-   * Make the server's own writes: system namespaces and bootstrap RBAC at start, then the controllers
-   * (default true). Off for a server that only serves a recorded log (tools/replay.ts), whose stream
-   * must hold the recording and nothing else.
-   */
-  selfWrites?: boolean;
-  /** The clock of creation and deletion timestamps (ms since the epoch); default Date.now. */
-  now?: () => number;
 }
 
 export interface ApiServer {
   http: HttpServer;
   context: Server;
-  /** After the store is rebuilt: system namespaces, controllers; then /readyz says ok. */
+  /** After the store is rebuilt (and the controllers started, by serve.ts): /readyz says ok. */
   start(): Promise<void>;
   /** Stops accepting, ends watches, waits for in-flight requests. */
   close(): Promise<void>;
 }
 
-/** The namespaces Kubernetes creates at startup. */
-const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
-
+/**
+ * The HTTP side of orchd: authentication, authorization, routing to the handlers, readiness and a
+ * graceful close. Long: the request and upgrade handlers share the server's state (readiness,
+ * requests in flight) as one closure.
+ */
 export function createApiServer(opts: ApiServerOptions): ApiServer {
-  const lookupMap = new Map<string, KindStrategy>();
-  for (const k of opts.kinds) for (const v of k.versions) lookupMap.set(`${k.group}/${v}/${k.plural}`, k);
-  const byCollection = new Map(opts.kinds.map((k) => [collectionOf(k), k]));
-  const lookup = (g: string, v: string, p: string) => lookupMap.get(`${g}/${v}/${p}`);
+  const index = kindIndex(opts.kinds);
+  const lookup = (g: string, v: string, p: string) => index.resource(g, v, p);
   const authorizer: NonNullable<ApiServerOptions['authorizer']> = opts.authorizer ?? alwaysAllow;
-  const admission = admissionFor(opts.store, opts.kinds, {
-    ...opts.webhooks,
-    ...(opts.egress ? { egress: opts.egress } : {}),
-    onFailOpen: (webhook, error) => opts.logger.warn('failed calling webhook, failing open', { webhook, error }),
-    authorizer,
-  });
-  const objects = new ObjectStore(opts.store, { now: () => new Date(opts.now ? opts.now() : Date.now()) }, opts.escalationCheck ? withRbacEscalationPrevention(admission, opts.escalationCheck) : admission);
+  const objects = opts.objects ?? buildRegistry(opts.store, opts.kinds, { logger: opts.logger, authorizer });
   const context: Server = {
     objects,
     kinds: opts.kinds,
@@ -109,7 +82,6 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
   let notReady = 'the log is being replayed';
   let inFlight = 0;
   let drained: (() => void) | undefined;
-  const stops: (() => void)[] = [];
   const authenticator: Authenticator = opts.authenticator ?? new RequestAuthenticator(undefined);
   /** Kube's answer to failed authentication: the reason goes to the log, never to the client. */
   const unauthenticated = (req: IncomingMessage, reason: string): ApiError => {
@@ -181,7 +153,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     try {
       if (opts.authorizer) await authorize(opts.authorizer, requestAttributes(req, url, auth.user));
     } catch (err) {
-      return refuseUpgrade(socket, err instanceof ApiError ? err : internalError(String(err)));
+      return refuseUpgrade(socket, toApiError(err));
     }
     const r = route(url.pathname, lookup);
     if (!ready || !r || r.type !== 'resource') {
@@ -191,35 +163,16 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     upgradeWatch(wss, req, socket, head, { url, route: r, server: context });
   };
 
-  const startSelfWrites = async (): Promise<void> => {
-    for (const name of SYSTEM_NAMESPACES) {
-      const nsKind = byCollection.get('/namespaces');
-      if (!nsKind || opts.store.get(storageKey(nsKind, '', name))) continue;
-      await objects.create(nsKind, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, { dryRun: false }).catch((err: unknown) => {
-        opts.logger.warn('could not create system namespace', { name, error: String(err) });
-      });
-    }
-    await ensureBootstrapPolicy(objects, opts.kinds, opts.logger);
-    stops.push(startGarbageCollector(objects, opts.kinds, opts.logger));
-    stops.push(startNamespaceCleanup(objects, opts.kinds, opts.logger));
-    if (opts.policyStatus !== false) stops.push(startPolicyStatus(objects, opts.kinds, opts.logger));
-    stops.push(startClusterRoleAggregation(objects, opts.kinds, opts.logger));
-    const eventKind = opts.kinds.find((k) => k.kind === 'Event');
-    if (eventKind && opts.eventTtlSeconds > 0) stops.push(startEventExpiry(objects, eventKind, opts.eventTtlSeconds));
-  };
-
   return {
     http,
     context,
     async start() {
-      if (opts.selfWrites !== false) await startSelfWrites();
       ready = true;
       opts.logger.info('serving', { since: rfc3339(new Date()) });
     },
     async close() {
       ready = false;
       notReady = 'the server is shutting down';
-      for (const stop of stops) stop();
       const closed = new Promise<void>((resolve) => http.close(() => resolve()));
       for (const end of context.watches) end();
       for (const ws of wss.clients) ws.close(1001, 'server shutting down');

@@ -14,14 +14,14 @@ import { listMetaSchema } from '../resources/meta-schema.js';
 import { str, type Schema } from '../resources/schema.js';
 import type { KindStrategy } from '../resources/strategy.js';
 import type { JsonValue } from '../resources/types.js';
-import { parseAccept, rangeMatches } from '../http/codec/accept.js';
+import { parseAccept, rangeMatches } from '../discovery/accept.js';
 import { KUBERNETES_VERSION } from '../discovery/discovery.js';
 import { apiGroups, kindsAt, prefixOf } from '../discovery/group-versions.js';
 import * as meta from './meta.js';
 import { discoveryPath, groupIdentifier, kindPaths, tagOf, type GroupVersionKind, type KindNames, type Operation, type Parameter, type PathItem } from './paths.js';
 import { Definitions, sortKeys, type Dialect, type JsonObject } from './schema.js';
 import { encodeOpenApiV2 } from './v2-protobuf.js';
-import { JSON_TYPE } from '../http/respond/respond.js';
+import { JSON_TYPE } from '../discovery/accept.js';
 import { perRegistry, served, type Served } from '../discovery/served.js';
 
 export { etag, notModified } from '../discovery/served.js';

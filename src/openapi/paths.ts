@@ -117,7 +117,8 @@ export interface KindNames {
 /**
  * Every path of a kind at a version: the collection and item paths (namespaced ones under
  * namespaces/{namespace}, plus the all-namespaces list), /status when the kind has it, and the
- * deprecated /watch/ paths that orchd still routes.
+ * deprecated /watch/ paths that orchd still routes. Long: the paths are written out one after the
+ * other, as kube-openapi lists them, so each can be compared with it.
  */
 export function kindPaths(kind: KindStrategy, version: string, names: KindNames): PathItem[] {
   const gvk: GroupVersionKind = { group: kind.group, version, kind: kind.kind };

@@ -4,12 +4,13 @@ import { cloneJson, jsonEqual } from '../resources/json-access.js';
 import { apiVersionOf, type KindStrategy } from '../resources/strategy.js';
 import type { KubeObject } from '../resources/types.js';
 import type { AdmissionHooks } from '../admission/index.js';
-import { corruptObjectsOf, type CorruptObject } from '../log/encryption/index.js';
+import type { CorruptObject } from '../log/encryption/index.js';
 import { StoreError } from '../store/errors.js';
 import { collectionOf, storageKey, suffixOf } from '../store/keys.js';
 import type { Store, UpdateResult } from '../store/store.js';
 import type { StoredObject } from '../store/view.js';
-import * as E from '../http/respond/status.js';
+import * as E from './errors.js';
+import { qualified } from '../resources/qualified.js';
 import { validateCreate, validateUpdate } from './validate.js';
 
 /**
@@ -78,16 +79,16 @@ export class ObjectStore {
   get(kind: KindStrategy, namespace: string | undefined, name: string): StoredObject {
     const key = this.key(kind, namespace, name);
     const s = this.store.get(key);
-    if (!s) throw this.corruptError(key) ?? E.notFound(E.qualified(kind, name));
+    if (!s) throw this.corruptError(key) ?? E.notFound(qualified(kind, name));
     return s;
   }
 
   /** The stored state of key that cannot be read (encryption at rest: no provider opens it), if so. */
   corrupt(key: string): CorruptObject | undefined {
-    return corruptObjectsOf(this.store.log)?.get(key);
+    return this.store.corrupt(key);
   }
 
-  private corruptError(key: string): E.ApiError | undefined {
+  private corruptError(key: string): E.RegistryError | undefined {
     const c = this.corrupt(key);
     return c && E.corruptObject(key, c.seq, c.message);
   }
@@ -124,10 +125,10 @@ export class ObjectStore {
     await this.admission?.validate('CREATE', kind, obj, undefined, opts);
     const key = this.key(kind, namespace, name ?? '');
     // Stored, though unreadable: the name is taken (etcd's create compares the key's existence only).
-    if (this.corrupt(key)) throw E.alreadyExists(E.qualified(kind, name));
+    if (this.corrupt(key)) throw E.alreadyExists(qualified(kind, name));
     // A dry run still answers what the write would: an existing name is AlreadyExists.
     if (opts.dryRun) {
-      if (this.store.get(key)) throw E.alreadyExists(E.qualified(kind, name));
+      if (this.store.get(key)) throw E.alreadyExists(qualified(kind, name));
       return obj;
     }
     try {
@@ -158,7 +159,7 @@ export class ObjectStore {
         created = false;
         const obj: KubeObject = typeof incoming === 'function' ? await incoming(cur ? cloneJson(cur.obj) : undefined) : cloneJson(incoming);
         if (!cur) {
-          if (!opts.allowCreate || opts.subresource) throw E.notFound(E.qualified(kind, name));
+          if (!opts.allowCreate || opts.subresource) throw E.notFound(qualified(kind, name));
           created = true;
           const { resourceVersion: _rv, ...meta } = obj.metadata;
           obj.metadata = meta;
@@ -171,11 +172,11 @@ export class ObjectStore {
         // changes the uid 422 rather than 409: both refuse it.)
         const uid = obj.metadata.uid;
         if (uid && uid !== old.metadata.uid) {
-          throw E.conflict(E.qualified(kind, name), `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${old.metadata.uid ?? ''}`);
+          throw E.conflict(qualified(kind, name), `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${old.metadata.uid ?? ''}`);
         }
         const rv = obj.metadata.resourceVersion;
         if (rv !== undefined && rv !== '' && rv !== String(cur.seq)) {
-          throw E.conflict(E.qualified(kind, name), 'the object has been modified; please apply your changes to the latest version and try again');
+          throw E.conflict(qualified(kind, name), 'the object has been modified; please apply your changes to the latest version and try again');
         }
         let next = opts.subresource === 'status' ? this.statusUpdate(old, obj) : this.mainUpdate(kind, old, obj);
         if (opts.subresource !== 'status') kind.prepareForUpdate?.(next, old);
@@ -248,17 +249,17 @@ export class ObjectStore {
     let last: KubeObject | undefined;
     try {
       await this.store.update(key, async (cur): Promise<UpdateResult> => {
-        if (!cur) throw E.notFound(E.qualified(kind, name));
+        if (!cur) throw E.notFound(qualified(kind, name));
         // Refusals of the kind come first, as Kubernetes' admission runs before the preconditions.
         const refusal = kind.refuseDelete?.(cur.obj);
-        if (refusal) throw E.forbidden(E.qualified(kind, name), refusal);
+        if (refusal) throw E.forbidden(qualified(kind, name), refusal);
         const pre = opts.preconditions;
         if (pre?.uid && pre.uid !== cur.obj.metadata.uid) {
-          throw E.conflict(E.qualified(kind, name), `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${cur.obj.metadata.uid ?? ''}`);
+          throw E.conflict(qualified(kind, name), `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${cur.obj.metadata.uid ?? ''}`);
         }
         if (pre?.resourceVersion && pre.resourceVersion !== String(cur.seq)) {
           throw E.conflict(
-            E.qualified(kind, name),
+            qualified(kind, name),
             `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${cur.seq}`,
           );
         }
@@ -299,11 +300,7 @@ export class ObjectStore {
       kind: kind.kind,
       metadata: kind.namespaced ? { name, namespace: namespace ?? '' } : { name },
     };
-    const { durable } = this.store.log.append((seq) => {
-      obj.metadata.resourceVersion = String(seq);
-      return { type: 'delete', key, value: obj };
-    });
-    await durable;
+    await this.store.removeUnreadable(key, obj);
     return obj;
   }
 
@@ -319,7 +316,7 @@ export class ObjectStore {
   }
 
   private invalidIf(kind: KindStrategy, name: string | undefined, errors: FieldError[]): void {
-    if (errors.length > 0) throw E.invalid(E.qualified(kind, name), errors);
+    if (errors.length > 0) throw E.invalid(qualified(kind, name), errors);
   }
 
   /** The one place storage errors become wire errors. */
@@ -327,14 +324,14 @@ export class ObjectStore {
     if (!(err instanceof StoreError)) return err;
     switch (err.code) {
       case 'KEY_EXISTS':
-        return E.alreadyExists(E.qualified(kind, name));
+        return E.alreadyExists(qualified(kind, name));
       case 'NOT_FOUND':
-        return E.notFound(E.qualified(kind, name));
+        return E.notFound(qualified(kind, name));
       case 'CONFLICT':
       case 'TOO_MANY_RETRIES':
-        return E.conflict(E.qualified(kind, name), 'the object has been modified; please apply your changes to the latest version and try again');
+        return E.conflict(qualified(kind, name), 'the object has been modified; please apply your changes to the latest version and try again');
       default:
-        return E.internalError(err.message);
+        return E.internal(err.message);
     }
   }
 }

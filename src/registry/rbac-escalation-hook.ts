@@ -18,7 +18,8 @@ import { role } from '../resources/role.js';
 import type { KindStrategy } from '../resources/strategy.js';
 import type { KubeObject } from '../resources/types.js';
 import { policyRulesOf } from './rbac-source.js';
-import { forbidden, notFound, qualified } from '../http/respond/status.js';
+import { forbidden, notFound } from './errors.js';
+import { qualified } from '../resources/qualified.js';
 
 export type EscalationCheck = (req: EscalationRequest) => Promise<EscalationRefusal | undefined>;
 

@@ -5,7 +5,7 @@
  */
 import { FieldPath, duplicate, invalid, required, tooMany, type FieldError } from './field-errors.js';
 import { stringAt } from './json-access.js';
-import { isCELIdentifier, isQualifiedName } from './name-formats.js';
+import { isCELIdentifier, isQualifiedName } from '../selectors/name-formats.js';
 import { referencedVariables } from '../cel/variable-references.js';
 
 export const MAX_MATCH_CONDITIONS = 64;

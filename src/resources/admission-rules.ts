@@ -5,7 +5,7 @@
 import { FieldPath, duplicate, invalid, notSupported, required, type FieldError } from './field-errors.js';
 import { isObject, listAt, objectAt, stringsOf } from './json-access.js';
 import { validateLabelSelector } from './labels.js';
-import { isPathSegmentName } from './name-formats.js';
+import { isPathSegmentName } from '../selectors/name-formats.js';
 import { MATCH_POLICIES, OPERATIONS, SCOPES } from './shared-types.js';
 
 /** A mutating policy or its binding cannot match DELETE; "*" there means CREATE, UPDATE and CONNECT. */

@@ -5,7 +5,7 @@
 import { FieldPath, duplicate, invalid, notSupported, required, tooLong, type FieldError } from './field-errors.js';
 import { byteLength, numberAt, stringAt } from './json-access.js';
 import { validateLabelName } from './labels.js';
-import { regexError } from './name-formats.js';
+import { regexError } from '../selectors/name-formats.js';
 
 const STATUSES = ['False', 'True', 'Unknown'];
 const MAX_REASON = 1024;

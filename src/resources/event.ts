@@ -13,7 +13,7 @@ import { byteLength, jsonEqual, numberAt, objectAt, stringAt } from './json-acce
 import { kindSchema } from './kind-schema.js';
 import { microTimeSchema, timeSchema } from './meta-schema.js';
 import { validateCoreObjectMeta, validateImmutableField } from './metadata.js';
-import { isDNS1123Subdomain, isQualifiedName } from './name-formats.js';
+import { isDNS1123Subdomain, isQualifiedName } from '../selectors/name-formats.js';
 import { int, obj, str } from './schema.js';
 import { eventSourceSchema, objectReferenceSchema } from './shared-types.js';
 import type { KindStrategy, TableColumn } from './strategy.js';

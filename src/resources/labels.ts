@@ -5,7 +5,7 @@
  */
 import { FieldPath, invalid, required, forbidden, type FieldError } from './field-errors.js';
 import { isObject, listAt, objectAt, stringAt, stringsOf } from './json-access.js';
-import { isLabelValue, isQualifiedName } from './name-formats.js';
+import { isLabelValue, isQualifiedName } from '../selectors/name-formats.js';
 
 /** A label key (also a selector key, a condition type): a qualified name. */
 export const validateLabelName = (key: string, p: FieldPath): FieldError[] => isQualifiedName(key).map((m) => invalid(p, key, m));

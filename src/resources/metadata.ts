@@ -7,7 +7,7 @@
 import { FieldPath, forbidden, invalid, required, tooLong, type FieldError } from './field-errors.js';
 import { byteLength, isObject, jsonEqual, listAt, numberAt, stringAt, stringsOf } from './json-access.js';
 import { validateLabels } from './labels.js';
-import { checkName, isDNS1123Label, isQualifiedName, type NameFormat } from './name-formats.js';
+import { checkName, isDNS1123Label, isQualifiedName, type NameFormat } from '../selectors/name-formats.js';
 import type { ObjectMeta } from './types.js';
 
 export { listMetaSchema, objectMetaSchema } from './meta-schema.js';

@@ -12,7 +12,7 @@ import { defaultField, isObject, isSet, listAt, objectAt, stringAt, stringsOf } 
 import { kindSchema } from './kind-schema.js';
 import { labelSelectorHasInvalidValue, validateLabelSelector } from './labels.js';
 import { labelSelectorSchema } from './meta-schema.js';
-import { isDNS1035Label, isFullyQualifiedName } from './name-formats.js';
+import { isDNS1035Label, isFullyQualifiedName } from '../selectors/name-formats.js';
 import { atomicList, int, mergeList, obj, str } from './schema.js';
 import {
   ADMISSION_V1,

@@ -9,7 +9,7 @@ import { isObject, isSet, jsonEqual, listAt, objectAt, stringAt } from './json-a
 import { validateLabelSelector } from './labels.js';
 import { labelSelectorSchema } from './meta-schema.js';
 import { kindSchema } from './kind-schema.js';
-import { isDNS1123Subdomain, isPathSegmentName } from './name-formats.js';
+import { isDNS1123Subdomain, isPathSegmentName } from '../selectors/name-formats.js';
 import { atomicList, obj, str, type Schema } from './schema.js';
 import type { TableColumn } from './strategy.js';
 import type { KubeObject } from './types.js';

@@ -1,5 +1,5 @@
 import type { FieldError } from './field-errors.js';
-import type { NameFormat } from './name-formats.js';
+import type { NameFormat } from '../selectors/name-formats.js';
 import type { Schema } from './schema.js';
 import type { KubeObject } from './types.js';
 

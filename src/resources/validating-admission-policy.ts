@@ -11,7 +11,7 @@ import { FieldPath, duplicate, invalid, notSupported, required, type FieldError 
 import { byteLength, isObject, listAt, objectAt, stringAt } from './json-access.js';
 import { kindSchema } from './kind-schema.js';
 import { conditionsSchema } from './meta-schema.js';
-import { isQualifiedName } from './name-formats.js';
+import { isQualifiedName } from '../selectors/name-formats.js';
 import { atomicList, int, mergeList, obj, str } from './schema.js';
 import {
   ADMISSION_V1,

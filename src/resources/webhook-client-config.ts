@@ -4,7 +4,7 @@
  */
 import { FieldPath, invalid, required, type FieldError } from './field-errors.js';
 import { isSet, numberAt, objectAt, stringAt } from './json-access.js';
-import { isDNS1123Subdomain } from './name-formats.js';
+import { isDNS1123Subdomain } from '../selectors/name-formats.js';
 
 const FORM = '; desired format: https://host[/path]';
 

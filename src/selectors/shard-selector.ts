@@ -1,4 +1,7 @@
-import type { KubeObject } from '../resources/types.js';
+/** What a shard range is computed from: the object's uid or namespace. */
+interface Sharded {
+  metadata: { uid?: string; namespace?: string };
+}
 import { SelectorError } from './label-selector.js';
 
 /**
@@ -21,7 +24,7 @@ export interface ShardSelector {
   ranges: ShardRange[];
   /** The canonical form Kubernetes echoes back in a list's metadata.shardInfo.selector. */
   text: string;
-  matches(obj: KubeObject): boolean;
+  matches(obj: Sharded): boolean;
 }
 
 const FIELDS: readonly string[] = ['object.metadata.uid', 'object.metadata.namespace'];
@@ -188,7 +191,7 @@ function bound(arg: { t: string; v?: string }, name: 'hexStart' | 'hexEnd'): str
   return checkHex(arg.v!, name);
 }
 
-function valueOf(obj: KubeObject, field: ShardField): string {
+function valueOf(obj: Sharded, field: ShardField): string {
   return (field === 'object.metadata.uid' ? obj.metadata.uid : obj.metadata.namespace) ?? '';
 }
 

@@ -1,4 +1,3 @@
-import { LogError } from '../log/log.js';
 import type { KubeObject } from '../resources/types.js';
 import { StoreError } from './errors.js';
 import { splitKey } from './keys.js';
@@ -50,7 +49,7 @@ const PAST_KEYS = 1024;
 
 /** A version older than what compaction kept cannot be read. */
 export function checkReadable(store: Store, seq: number): void {
-  if (seq < store.oldestVersion) throw new LogError('COMPACTED', `version ${seq} is compacted; the oldest readable version is ${store.oldestVersion}`, seq);
+  if (seq < store.oldestVersion) throw new StoreError('COMPACTED', '', `version ${seq} is compacted; the oldest readable version is ${store.oldestVersion}`, seq);
 }
 
 /**

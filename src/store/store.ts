@@ -1,8 +1,10 @@
 import { Subject, type Observable } from 'rxjs';
 import { LogError, type Log, type LogRecord } from '../log/log.js';
+import { corruptObjectsOf, type CorruptObject } from '../log/encryption/index.js';
 import type { KubeObject } from '../resources/types.js';
 import { decodeCheckpoint, encodeCheckpoint } from './checkpoint.js';
 import { StoreError } from './errors.js';
+import { getAt } from './list.js';
 import { VersionClock } from './version-clock.js';
 import { failSpan, tracer } from '../observability/spans.js';
 import { storedOf, View, type Change, type StoredObject } from './view.js';
@@ -191,8 +193,11 @@ export class Store {
 
   /** The object a key held at revision rev, read from the log; COMPACTED when the log no longer has it. */
   async revision(key: string, rev: number): Promise<StoredObject> {
-    const e = await this.log.get(rev);
-    if (!e) throw new LogError('COMPACTED', `revision ${rev} of ${key} is compacted`, rev);
+    const compacted = () => new StoreError('COMPACTED', key, `revision ${rev} of ${key} is compacted`, rev);
+    const e = await this.log.get(rev).catch((err: unknown) => {
+      throw err instanceof LogError && err.code === 'COMPACTED' ? compacted() : err;
+    });
+    if (!e) throw compacted();
     // Still bytes when the log gave them: an Exact list then encodes them without building the object.
     return storedOf(e, key, rev);
   }
@@ -200,6 +205,35 @@ export class Store {
   /** Committed state of one key. */
   get(key: string): StoredObject | undefined {
     return this.view.get(key);
+  }
+
+  /** The state key had at version seq: FUTURE_SEQ past the view, COMPACTED below the horizon. */
+  getAt(key: string, seq: number): Promise<StoredObject | undefined> {
+    return getAt(this, key, seq);
+  }
+
+  /** The stored state of key when it cannot be read (encryption at rest: no provider opens it). */
+  corrupt(key: string): CorruptObject | undefined {
+    return corruptObjectsOf(this.log)?.get(key);
+  }
+
+  /** The keys of a collection (under a namespace prefix) whose stored state cannot be read. */
+  *corruptUnder(collection: string, prefix = ''): IterableIterator<[string, CorruptObject]> {
+    const corrupt = corruptObjectsOf(this.log);
+    if (corrupt && corrupt.size > 0) yield* corrupt.under(collection, prefix);
+  }
+
+  /**
+   * Removes key from storage whatever its stored state, unsafely: a delete record carrying obj
+   * (what is known of the object, its identity), stamped with the record's version, so that
+   * watchers see it go. For objects that cannot be read, which no precondition can be checked on.
+   */
+  async removeUnreadable(key: string, obj: KubeObject): Promise<void> {
+    const { durable } = this.log.append((seq) => {
+      obj.metadata.resourceVersion = String(seq);
+      return { type: 'delete', key, value: obj };
+    });
+    await durable;
   }
 
   /** Committed objects of a collection (optionally one namespace prefix 'ns/'), in key order, after a key. */

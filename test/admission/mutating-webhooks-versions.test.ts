@@ -12,6 +12,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { Logger } from '../../src/observability/logger.js';
 import { Metrics } from '../../src/observability/metrics.js';
 import { createApiServer, type ApiServer } from '../../src/http/server.js';
+import { startControllers } from '../../src/controllers/start.js';
 import { MemoryLog } from '../../src/log/memory-log.js';
 import { event } from '../../src/resources/event.js';
 import { kinds } from '../../src/resources/registry.js';
@@ -28,6 +29,7 @@ let store: Store;
 let api: ApiServer;
 let base: string;
 let hook: WebhookServer;
+let stops: (() => void)[] = [];
 const warnings: { msg: string; fields?: Record<string, unknown> }[] = [];
 const logger: Logger = { info() {}, warn: (msg, fields) => warnings.push({ msg, ...(fields ? { fields } : {}) }), error() {} };
 
@@ -37,13 +39,15 @@ beforeAll(async () => {
   log = new MemoryLog();
   await log.open();
   store = new Store({ log });
-  api = createApiServer({ store, kinds: kinds.map((k) => (k === event ? twoVersions : k)), metrics: new Metrics(), logger, secret: randomBytes(32), eventTtlSeconds: 3600 });
+  api = createApiServer({ store, kinds: kinds.map((k) => (k === event ? twoVersions : k)), metrics: new Metrics(), logger, secret: randomBytes(32) });
   await new Promise<void>((resolve) => api.http.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(api.http.address() as AddressInfo).port}`;
   await store.start();
+  stops = await startControllers(api.context.objects, api.context.kinds, { logger, eventTtlSeconds: 3600 });
   await api.start();
 });
 afterAll(async () => {
+  for (const stop of stops.reverse()) stop();
   await api?.close();
   await store?.close();
   await log?.close();

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ValidatingAdmission, runWithAdmissionContext } from '../../src/admission/index.js';
 import { admissionAttributes } from '../../src/admission/attributes.js';
 import type { KubeObject } from '../../src/resources/types.js';
-import { ApiError } from '../../src/http/respond/status.js';
+import { AdmissionError } from '../../src/admission/errors.js';
+import { toStatus } from '../../src/http/respond/errors.js';
 import type { Authorizer } from '../../src/auth/authorizer.js';
 import { kinds } from '../../src/resources/registry.js';
 import { call, startServer, type TestServer } from '../helpers/server.js';
@@ -48,7 +49,7 @@ async function admit(over: Record<string, unknown> = {}, username = 'alice', adm
     await runWithAdmissionContext({ user: user(username), warn() {}, annotate() {} }, () => validateCreate(e, username, admission));
     return undefined;
   } catch (err) {
-    if (err instanceof ApiError) return err.status.message;
+    if (err instanceof AdmissionError) return toStatus(err).message;
     throw err;
   }
 }

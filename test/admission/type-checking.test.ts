@@ -158,7 +158,7 @@ describe('the status controller', () => {
       await log.open();
       const store = new Store({ log });
       await store.start();
-      const api = createApiServer({ store, kinds, metrics: new Metrics(), logger: silentLogger, secret: Buffer.alloc(32, 1), eventTtlSeconds: 3600 });
+      const api = createApiServer({ store, kinds, metrics: new Metrics(), logger: silentLogger, secret: Buffer.alloc(32, 1) });
       const vapKind = kinds.find((k) => k.kind === 'ValidatingAdmissionPolicy')!;
       await api.context.objects.create(vapKind, undefined, policy('offline', { validations: [{ expression: 'object.spek' }] }), { dryRun: false });
       await store.close();

@@ -12,9 +12,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { stringify } from 'yaml';
-import { silentLogger } from '../../src/observability/logger.js';
 import { loadServerConfig, type ServerConfigFiles } from '../../src/config/server-config.js';
-import { serve, type Running, type ServeOptions } from '../../src/serve.js';
+import { type Running, type ServeOptions } from '../../src/serve.js';
 import { runKubectl, versionedKubectl } from '../helpers/kubectl.js';
 import { call, startServer } from '../helpers/server.js';
 import { httpsCall } from './https-call.js';
@@ -59,7 +58,7 @@ async function start(name: string, doc: unknown, files: Partial<ServerConfigFile
   const loaded = loadServerConfig({ authentication: file, ...files });
   if (!loaded.ok) throw new Error(loaded.problems.map((p) => p.message).join('\n'));
   const dataDir = join(dir, `${name}-data`);
-  const server = await serve({ port: 0, host: '127.0.0.1', dataDir, eventTtlSeconds: 3600, logger: silentLogger, config: loaded.config, ...more });
+  const server = await startServer({ dataDir, config: loaded.config, policyStatus: true, ...more });
   running.push(server);
   return { server, dataDir, file };
 }

@@ -12,9 +12,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { stringify } from 'yaml';
-import { silentLogger } from '../../src/observability/logger.js';
 import { loadServerConfig } from '../../src/config/server-config.js';
-import { serve, type Running } from '../../src/serve.js';
+import { type Running } from '../../src/serve.js';
+import { startServer } from '../helpers/server.js';
 import { runKubectl, versionedKubectl } from '../helpers/kubectl.js';
 import { httpsCall } from './https-call.js';
 import { TestIssuer } from './oidc-issuer.js';
@@ -73,13 +73,10 @@ async function start(name: string, authorizers: unknown[], authorizationReloadIn
   const loaded = loadServerConfig({ authentication: authnFile, authorization: authzFile });
   if (!loaded.ok) throw new Error(loaded.problems.map((p) => p.message).join('\n'));
   const dataDir = join(dir, `${name}-data`);
-  const server = await serve({
-    port: 0,
-    host: '127.0.0.1',
+  const server = await startServer({
     dataDir,
-    eventTtlSeconds: 3600,
-    logger: silentLogger,
     config: loaded.config,
+    policyStatus: true,
     ...(authorizationReloadIntervalMs ? { authorizationReloadIntervalMs } : {}),
   });
   running.push(server);

@@ -2,6 +2,7 @@
  * Escalation prevention over roles and bindings written through the real server: a user may write
  * or bind only what they hold, unless they may `escalate` / `bind`, or are in system:masters.
  */
+import { toStatus } from '../../src/http/respond/errors.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StoreRbacSource } from '../../src/registry/rbac-source.js';
 import { rbacAuthorizer } from '../../src/auth/rbac-authorizer.js';
@@ -126,7 +127,8 @@ describe('on the write path', () => {
   const guarded = () => new ObjectStore(file.server.api.context.objects.store, { now: () => new Date() }, withRbacEscalationPrevention(undefined, check));
   const asBob = <T>(fn: () => Promise<T>) => runWithAdmissionContext({ user: { ...bob, uid: '', extra: {} }, warn() {}, annotate() {} }, fn);
   const roleObj = (name: string, rules: object[]): KubeObject => ({ apiVersion: `${G}/v1`, kind: 'Role', metadata: { name }, rules }) as KubeObject;
-  const refusal = (p: Promise<unknown>) => p.then(() => undefined, (err: { status?: unknown }) => err.status);
+  /** The Status a refused write is answered with (src/http's error table words the registry's error). */
+  const refusal = (p: Promise<unknown>) => p.then(() => undefined, (err: unknown) => toStatus(err));
 
   it('a create granting more than the writer holds answers 403 Forbidden naming the role and what is missing', async () => {
     const status = await asBob(() => refusal(guarded().create(role, 'dev', roleObj('wider', [{ ...READ_EVENTS, verbs: ['delete'] }]), { dryRun: false })));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseAccept } from '../../src/http/codec/accept.js';
+import { parseAccept } from '../../src/discovery/accept.js';
 import {
   aggregatedDiscovery,
   apiGroup,

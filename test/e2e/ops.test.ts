@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiServer } from '../../src/http/server.js';
+import { startControllers } from '../../src/controllers/start.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { Metrics } from '../../src/observability/metrics.js';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
@@ -46,9 +47,10 @@ describe('health', () => {
     const log = new LevelDbLog({ path: join(dir, 'log') });
     await log.open();
     const store = new Store({ log });
-    const api = createApiServer({ store, kinds, metrics: new Metrics(), logger: silentLogger, secret: Buffer.alloc(32, 1), eventTtlSeconds: 3600 });
+    const api = createApiServer({ store, kinds, metrics: new Metrics(), logger: silentLogger, secret: Buffer.alloc(32, 1) });
     await new Promise<void>((resolve) => api.http.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(api.http.address() as AddressInfo).port}`;
+    const stops: (() => void)[] = [];
     try {
       expect((await call(url, 'GET', '/livez')).status).toBe(200);
       const notReady = await call(url, 'GET', '/readyz');
@@ -58,10 +60,12 @@ describe('health', () => {
       expect(early.status).toBe(503);
       expect(early.body).toMatchObject({ kind: 'Status', reason: 'ServiceUnavailable', code: 503 });
       await store.start();
+      stops.push(...(await startControllers(api.context.objects, kinds, { logger: silentLogger, eventTtlSeconds: 3600 })));
       await api.start();
       expect((await call(url, 'GET', '/readyz')).status).toBe(200);
       expect((await call(url, 'GET', '/api/v1/namespaces/default')).status).toBe(200);
     } finally {
+      for (const stop of stops.reverse()) stop();
       await api.close();
       await store.close();
       await log.close();
@@ -163,7 +167,7 @@ describe('event expiry (--event-ttl)', () => {
       await first.stop();
 
       // The same data with a 1 h ttl: nothing expires, and a new Event written now stays.
-      const second = await startServer({ dataDir: dir, eventTtlSeconds: 3600 });
+      const second = await startServer({ dataDir: dir });
       expect((await call(second.url, 'POST', event.collection('default'), event.make(fresh))).status).toBe(201);
       await new Promise((r) => setTimeout(r, 300));
       expect((await call(second.url, 'GET', event.item(oldName))).status).toBe(200);

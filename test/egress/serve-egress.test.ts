@@ -11,7 +11,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { Logger } from '../../src/observability/logger.js';
 import { loadServerConfig } from '../../src/config/server-config.js';
-import { serve, type Running } from '../../src/serve.js';
+import { type Running } from '../../src/serve.js';
+import { startServer } from '../helpers/server.js';
 import { httpsCall } from '../auth/https-call.js';
 import { TestIssuer } from '../auth/oidc-issuer.js';
 import { ConnectProxy } from './connect-proxy.js';
@@ -73,7 +74,7 @@ async function start(name: string, egressSelectorType: string | undefined, o: { 
   const loaded = loadServerConfig({ authentication: authFile, egressSelector: egressFile });
   if (!loaded.ok) throw new Error(loaded.problems.map((p) => p.message).join('\n'));
   const dataDir = join(dir, `${name}-data`);
-  const server = await serve({ port: 0, host: '127.0.0.1', dataDir, eventTtlSeconds: 3600, logger: o.logger ?? recordingLogger([]), config: loaded.config });
+  const server = await startServer({ dataDir, logger: o.logger ?? recordingLogger([]), config: loaded.config, policyStatus: true });
   running.push(server);
   return { base: server.url, ca: await readFile(join(dataDir, 'apiserver.crt')) };
 }
@@ -122,7 +123,7 @@ describe('OIDC issuer connections and egress selection', () => {
     const loaded = loadServerConfig({ egressSelector: egressFile });
     if (!loaded.ok) throw new Error(loaded.problems.map((p) => p.message).join('\n'));
     const dataDir = join(dir, 'grpc-data');
-    await expect(serve({ port: 0, host: '127.0.0.1', dataDir, eventTtlSeconds: 3600, logger: recordingLogger([]), config: loaded.config })).rejects.toThrow(
+    await expect(startServer({ dataDir, logger: recordingLogger([]), config: loaded.config, policyStatus: true })).rejects.toThrow(
       /egress selection "cluster": proxyProtocol GRPC is not supported by orchd/,
     );
     expect(existsSync(join(dataDir, 'log'))).toBe(false);

@@ -5,12 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Level } from 'level';
 import { afterAll, expect } from 'vitest';
-import { silentLogger } from '../../src/observability/logger.js';
 import { loadServerConfig, type ServerConfig } from '../../src/config/server-config.js';
 import { decodeEntry } from '../../src/log/codec.js';
 import { checkpointFile } from '../../src/log/leveldb-log.js';
-import { serve, type Running, type ServeOptions } from '../../src/serve.js';
-import { call } from '../helpers/server.js';
+import { type Running, type ServeOptions } from '../../src/serve.js';
+import { call, startServer } from '../helpers/server.js';
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -50,7 +49,7 @@ export async function configOf(yaml: string): Promise<ServerConfig> {
 }
 
 export const start = (dataDir: string, config?: ServerConfig, extra: Partial<ServeOptions> = {}): Promise<Running> =>
-  serve({ port: 0, host: '127.0.0.1', dataDir, eventTtlSeconds: 3600, logger: silentLogger, ...(config ? { config } : {}), ...extra });
+  startServer({ dataDir, policyStatus: true, ...(config ? { config } : {}), ...extra });
 
 /** Every byte of every file under dir (the LevelDB files, its log, the checkpoint). */
 export async function diskBytes(dir: string): Promise<Buffer> {

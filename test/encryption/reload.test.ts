@@ -6,7 +6,8 @@ import type { Running, ServeOptions } from '../../src/serve.js';
 import { encryptionDocument } from '../../src/config/encryption.js';
 import { loadDocumentText, problemLine } from '../../src/config/load.js';
 import { encryptAtRest } from '../../src/log/encryption/index.js';
-import { EncryptionReloader } from '../../src/log/encryption/reloading-encryption.js';
+import { providerSwap } from '../../src/log/encryption/provider-swap.js';
+import { ConfigReloader } from '../../src/config/reloader.js';
 import { MemoryLog } from '../../src/log/memory-log.js';
 import { LocalKmsPlugin } from '../../tools/kms-plugin.js';
 import { call } from '../helpers/server.js';
@@ -126,14 +127,14 @@ describe('EncryptionReloader', () => {
     const log = encryptAtRest(new MemoryLog(), config.encryption!.value);
     await log.open();
     const failures: string[][] = [];
-    const reloader = new EncryptionReloader(log, {
+    const reloader = new ConfigReloader(log.providers, {
+      ...providerSwap(log, { healthWaitMs: 300 }),
       file,
       text: eventsConfig(aes),
       parse: (text) => {
         const r = loadDocumentText(file, text, encryptionDocument);
         return r.ok ? { ok: true, value: r.document.value } : { ok: false, problems: r.problems.map(problemLine) };
       },
-      healthWaitMs: 300,
       onFailed: (problems) => failures.push(problems),
     });
     try {

@@ -2,9 +2,8 @@ import { afterAll, beforeAll } from 'vitest';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { silentLogger, type Logger } from '../../src/observability/logger.js';
-import type { ServerConfig } from '../../src/config/server-config.js';
-import { serve, type Running } from '../../src/serve.js';
+import { silentLogger } from '../../src/observability/logger.js';
+import { serve, type Running, type ServeOptions } from '../../src/serve.js';
 
 export interface TestServer extends Running {
   dataDir: string;
@@ -13,24 +12,22 @@ export interface TestServer extends Running {
 }
 
 /**
- * A real orchd on 127.0.0.1 with a real LevelDB in a fresh temp folder. The policy status controller
+ * A real orchd on 127.0.0.1 with a real LevelDB in a fresh temp folder (or the one given, kept at stop).
+ * Any serve() option may be given; the ones every suite would repeat have defaults here. The policy status controller
  * is off unless asked for: it writes each new policy's status right after the policy, so the many
  * suites that use a ValidatingAdmissionPolicy as their kind-with-status fixture and replace it with
  * the resourceVersion their create answered would meet a 409, as they would on Kubernetes.
  */
-export async function startServer(
-  opts: { dataDir?: string; eventTtlSeconds?: number; bookmarkIntervalMs?: number; logger?: Logger; policyStatus?: boolean; config?: ServerConfig } = {},
-): Promise<TestServer> {
+export async function startServer(opts: Partial<ServeOptions> = {}): Promise<TestServer> {
   const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'orchd-test-')));
   const running = await serve({
     port: 0,
     host: '127.0.0.1',
+    eventTtlSeconds: 3600,
+    logger: silentLogger,
+    policyStatus: false,
+    ...opts,
     dataDir,
-    eventTtlSeconds: opts.eventTtlSeconds ?? 3600,
-    logger: opts.logger ?? silentLogger,
-    policyStatus: opts.policyStatus ?? false,
-    ...(opts.bookmarkIntervalMs ? { bookmarkIntervalMs: opts.bookmarkIntervalMs } : {}),
-    ...(opts.config ? { config: opts.config } : {}),
   });
   return {
     ...running,

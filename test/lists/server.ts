@@ -2,10 +2,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { silentLogger } from '../../src/observability/logger.js';
-import { serve, type Running } from '../../src/serve.js';
+import { type Running } from '../../src/serve.js';
 import type { RetentionPolicy } from '../../src/store/retention.js';
-import { call } from '../helpers/server.js';
+import { call, startServer } from '../helpers/server.js';
 
 export interface ListServer extends Running {
   dataDir: string;
@@ -16,12 +15,9 @@ export interface ListServer extends Running {
 
 export async function startListServer(opts: { dataDir?: string; historyRetention?: RetentionPolicy } = {}): Promise<ListServer> {
   const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'orchd-lists-')));
-  const running = await serve({
-    port: 0,
-    host: '127.0.0.1',
+  const running = await startServer({
     dataDir,
-    eventTtlSeconds: 3600,
-    logger: silentLogger,
+    policyStatus: true,
     historyRetention: opts.historyRetention ?? {},
     // The tests compact by calling compactor.runOnce(); the timer never fires during a test.
     compactionIntervalMs: 3_600_000,

@@ -10,11 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { silentLogger } from '../../src/observability/logger.js';
 import { loadServerConfig } from '../../src/config/server-config.js';
-import { serve, type Running } from '../../src/serve.js';
+import { type Running } from '../../src/serve.js';
 import { tracer } from '../../src/observability/spans.js';
-import { call } from '../helpers/server.js';
+import { call, startServer } from '../helpers/server.js';
 import { OtlpCollector, type CollectedSpan } from './otlp-collector.js';
 import { addLabel, WebhookServer } from '../admission/webhook-server.js';
 import { SarWebhook, webhookEntry } from '../auth/sar-webhook.js';
@@ -44,7 +43,7 @@ async function start(tracing: Record<string, unknown> | undefined, authorizers?:
   if (authorizers) await writeFile(authzFile, stringify({ apiVersion: 'apiserver.config.orch.io/v1', kind: 'AuthorizationConfiguration', authorizers }));
   const loaded = loadServerConfig({ ...(tracing ? { tracing: file } : {}), ...(authorizers ? { authorization: authzFile } : {}) });
   if (!loaded.ok) throw new Error(loaded.problems.map((p) => p.message).join('\n'));
-  return serve({ port: 0, host: '127.0.0.1', dataDir: join(dir, `data-${n}`), eventTtlSeconds: 3600, logger: silentLogger, config: loaded.config });
+  return startServer({ dataDir: join(dir, `data-${n}`), config: loaded.config, policyStatus: true });
 }
 
 const createNamespace = (base: string, name: string, headers: Record<string, string> = {}) =>

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { horizonFor, parseRetention } from '../../src/store/retention.js';
+import { horizonFor } from '../../src/store/retention.js';
+import { parseRetention } from '../../src/config/retention.js';
 import { VersionClock } from '../../src/store/version-clock.js';
 
 describe('history retention policy', () => {

@@ -42,6 +42,16 @@ export interface AuthorizationDecision {
   error?: string;
 }
 
+/**
+ * The contract every authorizer of the chain implements (src/auth: AlwaysAllow, AlwaysDeny, RBAC,
+ * Webhook), Kubernetes' authorizer.Authorizer. It lives here, beside the attributes it is asked
+ * with, so that admission (which asks it from expressions) need not import the auth room.
+ */
+export interface Authorizer {
+  /** Webhooks answer asynchronously; the others may answer at once. */
+  authorize(attributes: AuthorizationAttributes): AuthorizationDecision | Promise<AuthorizationDecision>;
+}
+
 export interface CelAuthorizer {
   authorize(attributes: AuthorizationAttributes): AuthorizationDecision;
 }

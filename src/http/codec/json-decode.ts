@@ -115,7 +115,8 @@ function hexDigit(c: number): number {
  *
  * Recursive descent, one call per open container: maxDepth bounds the recursion, and 1,000 small
  * frames are a fraction of Node's stack (the check runs before each call, so hostile nesting gets
- * the error, never a RangeError).
+ * the error, never a RangeError). Long: the cursor and the duplicate list are locals of this one
+ * closure, shared by the nested readers of values, objects and arrays.
  */
 export function decodeJson(text: string, maxDepth: number = MAX_DEPTH): Decoded {
   const n = text.length;

@@ -3,7 +3,7 @@
  * NegotiateOutputMediaType does it. Table conversions (`as=Table`) are decided in table.ts; this
  * only picks the serialization.
  */
-import { parseAccept, rangeMatches, type MediaRange } from './accept.js';
+import { parseAccept, rangeMatches, type MediaRange } from '../../discovery/accept.js';
 import type { Output } from '../respond/respond.js';
 import { notAcceptable } from '../respond/status.js';
 

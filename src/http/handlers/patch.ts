@@ -5,8 +5,7 @@
  * race (last write wins) unless it carries metadata.resourceVersion itself. Every non-apply patch
  * is an Update for managedFields; apply tracks ownership and conflicts (src/patch).
  */
-import { applyConfig, conflictMessage, describeManager, recordUpdate, type WriteScope } from '../../patch/managed-fields.js';
-import { PatchError } from '../../patch/errors.js';
+import { applyConfig, recordUpdate, type WriteScope } from '../../patch/managed-fields.js';
 import { applyJsonPatch } from '../../patch/json-patch.js';
 import { applyMergePatch } from '../../patch/merge-patch.js';
 import { applyStrategicMergePatch } from '../../patch/strategic-merge.js';
@@ -88,22 +87,18 @@ export async function handlePatch(r: Request): Promise<void> {
   }
 
   const transform = (cur: KubeObject | undefined): KubeObject => {
-    try {
-      if (config) {
-        const { obj, managedFields } = applyConfig(cur, config, manager, opts.force, writeScope(r));
-        checkIdentity(r, obj);
-        obj.metadata.managedFields = managedFields;
-        return obj;
-      }
-      if (!cur) throw E.notFound(E.qualified(route.kind, route.name));
-      const checked = checkObject(route.kind, route.version, patched(body.mediaType, cur, body.value, r), body.duplicates, opts.fieldValidation);
-      warnings = checked.warnings;
-      checkIdentity(r, checked.obj);
-      trackUpdate(r, cur, checked.obj, manager);
-      return checked.obj;
-    } catch (err) {
-      throw err instanceof PatchError ? toApiError(err) : err;
+    if (config) {
+      const { obj, managedFields } = applyConfig(cur, config, manager, opts.force, writeScope(r));
+      checkIdentity(r, obj);
+      obj.metadata.managedFields = managedFields;
+      return obj;
     }
+    if (!cur) throw E.notFound(E.qualified(route.kind, route.name));
+    const checked = checkObject(route.kind, route.version, patched(body.mediaType, cur, body.value, r), body.duplicates, opts.fieldValidation);
+    warnings = checked.warnings;
+    checkIdentity(r, checked.obj);
+    trackUpdate(r, cur, checked.obj, manager);
+    return checked.obj;
   };
 
   const { obj, created } = await server.objects.update(route.kind, route.namespace, route.name!, transform, {
@@ -115,23 +110,3 @@ export async function handlePatch(r: Request): Promise<void> {
   sendObject(r, created ? 201 : 200, obj);
 }
 
-function failure(code: number, reason: E.StatusReason, message: string, details: E.Status['details'] = {}): E.ApiError {
-  return new E.ApiError({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, details, code });
-}
-
-/** The one place patch errors become wire errors, worded as Kubernetes words them. */
-export function toApiError(err: PatchError): E.ApiError {
-  switch (err.code) {
-    case 'BadPatch':
-      return E.badRequest(err.message);
-    case 'TooLarge':
-      return failure(413, 'RequestEntityTooLarge', `Request entity too large: ${err.message}`);
-    case 'Conflict':
-      return failure(409, 'Conflict', conflictMessage(err.conflicts), {
-        causes: err.conflicts.map((c) => ({ reason: 'FieldManagerConflict', message: `conflict with ${describeManager(c.manager)}`, field: c.path })),
-      });
-    case 'Unprocessable':
-      // Kubernetes answers a patch it cannot apply with a bare "rejected our request"; the reason is added here.
-      return failure(422, 'Invalid', `the server rejected our request due to an error in our request: ${err.message}`);
-  }
-}

@@ -1,10 +1,9 @@
-import { corruptObjectsOf } from '../../log/encryption/index.js';
-import { LogError } from '../../log/log.js';
 import { StoreError } from '../../store/errors.js';
 import { collectionOf, suffixOf } from '../../store/keys.js';
-import { getAt, listObjects, type ListQuery, type ListResult } from '../../store/list.js';
+import { listObjects, type ListQuery, type ListResult } from '../../store/list.js';
+import { readPlan, type StoreVersions } from '../../store/read-plan.js';
 import type { Store } from '../../store/store.js';
-import { encodeStored, storedApiVersion } from '../../store/view.js';
+import { encodeStored, storedApiVersion, type StoredObject } from '../../store/view.js';
 import type { Request } from '../context.js';
 import * as Q from '../codec/query.js';
 import { apiVersion, sendStored } from '../respond/render.js';
@@ -28,11 +27,8 @@ async function waitFresh(store: Store, seq: number): Promise<void> {
   if (!(await store.waitFor(seq, FRESHNESS_WAIT_MS))) throw E.tooLargeResourceVersion(seq, store.appliedSeq, 1);
 }
 
-/** An Exact version must exist already (etcd answers a future revision at once, with no retry hint) and not be compacted. */
-function checkExact(store: Store, seq: number, tooOld: () => E.ApiError): void {
-  if (seq > store.appliedSeq) throw E.tooLargeResourceVersion(seq, store.appliedSeq, 0);
-  if (seq < store.oldestVersion) throw tooOld();
-}
+/** The store's versions a read plan is made against. */
+const versionsOf = (store: Store): StoreVersions => ({ horizon: store.oldestVersion, head: store.appliedSeq });
 
 /**
  * GET of one object. resourceVersion unset: the newest state; "0": any (the newest too); N: not older
@@ -44,23 +40,26 @@ export async function handleGet(r: Request): Promise<void> {
   const opts = Q.getOptions(r.url.searchParams);
   const { objects } = r.server;
   const store = objects.store;
-  const rv = opts.resourceVersion;
-  if (rv !== undefined && rv !== '0') {
-    const seq = Q.parseResourceVersion(rv);
-    if (opts.resourceVersionMatch === 'Exact') {
-      checkExact(store, seq, () => E.gone(`too old resource version: ${seq} (${store.oldestVersion})`));
-      const key = objects.key(route.kind, route.namespace, route.name!);
+  const plan = readPlan({ resourceVersion: Q.parseResourceVersion(opts.resourceVersion), ...(opts.resourceVersionMatch ? { resourceVersionMatch: opts.resourceVersionMatch } : {}) }, versionsOf(store));
+  const tooOld = (seq: number) => E.gone(`too old resource version: ${seq} (${store.oldestVersion})`);
+  switch (plan.kind) {
+    case 'tooLarge':
+      throw E.tooLargeResourceVersion(plan.seq, store.appliedSeq, 0);
+    case 'expired':
+      throw tooOld(plan.seq);
+    case 'at': {
       let s;
       try {
-        s = await getAt(store, key, seq);
+        s = await store.getAt(objects.key(route.kind, route.namespace, route.name!), plan.seq);
       } catch (err) {
-        if (err instanceof LogError && err.code === 'COMPACTED') throw E.gone(`too old resource version: ${seq} (${store.oldestVersion})`);
+        if (err instanceof StoreError && err.code === 'COMPACTED') throw tooOld(plan.seq);
         throw err;
       }
       if (!s) throw E.notFound(E.qualified(route.kind, route.name));
       return sendStored(r, 200, s);
     }
-    await waitFresh(store, seq);
+    case 'wait':
+      await waitFresh(store, plan.seq);
   }
   sendStored(r, 200, objects.get(route.kind, route.namespace, route.name!));
 }
@@ -93,38 +92,45 @@ export async function handleList(r: Request): Promise<void> {
   if (sel.matches) q.matches = sel.matches;
   if (sel.indexTerms) q.indexTerms = sel.indexTerms;
   if (opts.limit) q.limit = opts.limit;
-  let paging = false;
+  let continueSeq: number | undefined;
+  let remaining: number | undefined;
   if (opts.continue) {
     const p = server.tokens.decode(opts.continue, query);
     if (!p) throw E.badRequest('invalid continue token: continue key is not valid');
-    paging = true;
     q.after = p.after;
-    if (p.seq !== -1) {
-      if (p.seq < store.oldestVersion) throw E.resourceExpired(CONTINUE_TOO_OLD, server.tokens.encode({ seq: -1, after: p.after }, query));
-      q.atSeq = p.seq;
-      if (p.remaining !== undefined) q.remainingBefore = p.remaining;
-    }
-  } else if (opts.resourceVersion !== undefined && opts.resourceVersion !== '0') {
-    const seq = Q.parseResourceVersion(opts.resourceVersion);
-    const exact = opts.resourceVersionMatch === 'Exact' || (opts.resourceVersionMatch === undefined && opts.limit !== undefined);
-    if (exact) {
-      checkExact(store, seq, () => E.resourceExpired(LIST_TOO_OLD));
-      q.atSeq = seq;
-    } else {
-      await waitFresh(store, seq);
-    }
+    continueSeq = p.seq;
+    remaining = p.remaining;
+  }
+  const paging = continueSeq !== undefined;
+  const plan = readPlan(
+    {
+      resourceVersion: Q.parseResourceVersion(opts.resourceVersion),
+      ...(opts.resourceVersionMatch ? { resourceVersionMatch: opts.resourceVersionMatch } : {}),
+      ...(continueSeq !== undefined ? { continueSeq } : {}),
+      ...(opts.limit !== undefined ? { limit: opts.limit } : {}),
+    },
+    versionsOf(store),
+  );
+  switch (plan.kind) {
+    case 'tooLarge':
+      throw E.tooLargeResourceVersion(plan.seq, store.appliedSeq, 0);
+    case 'expired':
+      throw plan.continue ? E.resourceExpired(CONTINUE_TOO_OLD, server.tokens.encode({ seq: -1, after: q.after! }, query)) : E.resourceExpired(LIST_TOO_OLD);
+    case 'at':
+      q.atSeq = plan.seq;
+      if (remaining !== undefined) q.remainingBefore = remaining;
+      break;
+    case 'wait':
+      await waitFresh(store, plan.seq);
   }
   // Objects in range that cannot be read fail the list, each named (Kubernetes' StorageReadError).
-  const corrupt = corruptObjectsOf(store.log);
-  if (corrupt && corrupt.size > 0) {
-    const failures = [...corrupt.under(collection, prefix)].map(([key, c]) => ({ key, message: E.corruptObjectMessage(key, c.seq, c.message) }));
-    if (failures.length > 0) throw E.storeReadError(E.qualified(route.kind), `${collection}/${prefix}`, failures);
-  }
+  const failures = [...store.corruptUnder(collection, prefix)].map(([key, c]) => ({ key, message: E.corruptObjectMessage(key, c.seq, c.message) }));
+  if (failures.length > 0) throw E.storeReadError(E.qualified(route.kind), `${collection}/${prefix}`, failures);
   let result: ListResult;
   try {
     result = await listObjects(store, q);
   } catch (err) {
-    if (err instanceof LogError && err.code === 'COMPACTED') {
+    if (err instanceof StoreError && err.code === 'COMPACTED') {
       // Overtaken by a compaction while it read.
       if (paging && q.after !== undefined) throw E.resourceExpired(CONTINUE_TOO_OLD, server.tokens.encode({ seq: -1, after: q.after }, query));
       throw E.resourceExpired(LIST_TOO_OLD);
@@ -132,22 +138,30 @@ export async function handleList(r: Request): Promise<void> {
     if (err instanceof StoreError && err.code === 'FUTURE_SEQ') throw E.tooLargeResourceVersion(err.seq ?? 0, store.appliedSeq, 0);
     throw err;
   }
-  const meta: { resourceVersion: string; continue?: string; remainingItemCount?: number; shardInfo?: { selector: string } } = { resourceVersion: String(result.seq) };
+  const meta: ListMeta = { resourceVersion: String(result.seq) };
   if (result.next !== undefined) {
     meta.continue = server.tokens.encode({ seq: result.seq, after: result.next, ...(result.remaining !== undefined ? { remaining: result.remaining } : {}) }, query);
     if (result.remaining !== undefined) meta.remainingItemCount = result.remaining;
   }
   if (sel.shard) meta.shardInfo = { selector: sel.shard };
+  await sendList(r, result.items, meta);
+}
+
+type ListMeta = { resourceVersion: string; continue?: string; remainingItemCount?: number; shardInfo?: { selector: string } };
+
+/** A list's answer: a Table when asked for, else the kind's list, assembled from each object's shared encoding. */
+async function sendList(r: Request, items: readonly StoredObject[], meta: ListMeta): Promise<void> {
+  const { route } = r;
   const table = wantsTable(r.req.headers.accept);
   if (table) {
-    send(r.res, 200, tableFor(route.kind, result.items.map((s) => s.obj), { version: table, includeObject: Q.includeObject(params), listMeta: meta }), r.out);
+    send(r.res, 200, tableFor(route.kind, items.map((s) => s.obj), { version: table, includeObject: Q.includeObject(r.url.searchParams), listMeta: meta }), r.out);
     return;
   }
   const v = apiVersion(route);
   const head = `{"kind":${JSON.stringify(route.kind.listKind)},"apiVersion":${JSON.stringify(v)},"metadata":${JSON.stringify(meta)},"items":[`;
   // The page is assembled from each object's cached bytes: no string of the whole page is built.
   const parts: Buffer[] = [Buffer.from(head)];
-  result.items.forEach((s, i) => {
+  items.forEach((s, i) => {
     if (i > 0) parts.push(COMMA);
     // Encoded first: an object nobody has read is then encoded from its bytes, and its apiVersion
     // known, without decoding it.

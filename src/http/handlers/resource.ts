@@ -6,11 +6,13 @@ import { decodeObject } from '../codec/decode-object.js';
 import { negotiateResponse } from '../codec/media.js';
 import { handlePatch, trackUpdate } from './patch.js';
 import * as Q from '../codec/query.js';
+import { deleteCollectionOptions, deleteOptionsFrom } from '../codec/delete-options.js';
 import { handleGet, handleList } from './read.js';
 import { sendObject } from '../respond/render.js';
 import { addWarnings, send, type Output } from '../respond/respond.js';
 import { selectorOf } from '../codec/selectors.js';
 import * as E from '../respond/status.js';
+import { isRegistryError } from '../../registry/errors.js';
 import { handleWatch } from './watch.js';
 import { cloneJson } from '../../resources/json-access.js';
 
@@ -108,7 +110,7 @@ async function replace(r: Request): Promise<void> {
 
 async function remove(r: Request): Promise<void> {
   const { route, server } = r;
-  const opts = Q.deleteOptionsFrom(r.url.searchParams, await optionalBody(r));
+  const opts = deleteOptionsFrom(r.url.searchParams, await optionalBody(r));
   const { deleted, obj } = await server.objects.delete(route.kind, route.namespace, route.name!, opts);
   if (!deleted) return sendObject(r, 202, obj);
   send(r.res, 200, E.success({ name: route.name!, group: route.kind.group, kind: route.kind.plural, ...(obj.metadata.uid ? { uid: obj.metadata.uid } : {}) }), r.out);
@@ -116,13 +118,13 @@ async function remove(r: Request): Promise<void> {
 
 async function deleteCollection(r: Request): Promise<void> {
   const { route, server } = r;
-  const { delete: opts } = Q.deleteCollectionOptions(r.url.searchParams, await optionalBody(r));
+  const { delete: opts } = deleteCollectionOptions(r.url.searchParams, await optionalBody(r));
   const matches = selectorOf(route.kind, r.url.searchParams);
   const targets = [...server.objects.list(route.kind, route.namespace)].filter((s) => !matches || matches(s.obj));
   for (const s of targets) {
     await server.objects.delete(route.kind, s.obj.metadata.namespace, s.obj.metadata.name ?? '', opts).catch((err: unknown) => {
       // Gone meanwhile is what the caller wanted anyway.
-      if (!(err instanceof E.ApiError && err.code === 404)) throw err;
+      if (!isRegistryError(err, 'NotFound')) throw err;
     });
   }
   send(r.res, 200, E.success(), r.out);

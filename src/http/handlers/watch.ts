@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { ServerOptions, WebSocket, WebSocketServer } from 'ws';
 import type { KubeObject } from '../../resources/types.js';
 import { collectionOf, suffixOf } from '../../store/keys.js';
+import { readPlan } from '../../store/read-plan.js';
 import type { Request, Server } from '../context.js';
 import * as Q from '../codec/query.js';
 import { apiVersion } from '../respond/render.js';
@@ -37,22 +38,18 @@ function watchSpec(req: IncomingMessage, url: URL, route: ResourceRoute, server:
   const prefix = kind.namespaced && route.namespace !== undefined ? suffixOf(route.namespace, '') : '';
   const store = server.objects.store;
 
-  // Where the stream starts, as Kubernetes' watch cache decides it:
-  // - sendInitialEvents=true: the current state (at least as new as resourceVersion), then changes;
-  // - sendInitialEvents=false (it needs resourceVersionMatch=NotOlderThan) with rv ""/"0": changes from now;
-  // - rv ""/"0" otherwise: the current state (what listOptions' defaulting already turned into the first case);
-  // - rv N: the changes after N, replayed from the log.
-  const rv = opts.resourceVersion;
-  const legacyStart = rv === undefined || rv === '0';
-  let start: Pick<WatchSpec, 'after' | 'freshAs'>;
-  if (opts.sendInitialEvents) {
-    const n = Q.parseResourceVersion(rv);
-    start = n > 0 ? { freshAs: n } : {};
-  } else if (legacyStart) {
-    start = opts.resourceVersionMatch !== undefined ? { after: store.appliedSeq } : {};
-  } else {
-    start = { after: Q.parseResourceVersion(rv) };
-  }
+  // Where the stream starts, as Kubernetes' watch cache decides it (the read plan's watch rows).
+  const plan = readPlan(
+    {
+      watch: true,
+      resourceVersion: Q.parseResourceVersion(opts.resourceVersion),
+      ...(opts.resourceVersionMatch ? { resourceVersionMatch: opts.resourceVersionMatch } : {}),
+      sendInitialEvents: opts.sendInitialEvents,
+    },
+    { horizon: store.oldestVersion, head: store.appliedSeq },
+  );
+  const start: Pick<WatchSpec, 'after' | 'freshAs'> =
+    plan.kind === 'watchAfter' ? { after: plan.seq } : plan.kind === 'watchInitial' && plan.freshAs !== undefined ? { freshAs: plan.freshAs } : {};
 
   const table = wantsTable(req.headers.accept);
   let render: WatchSpec['render'];

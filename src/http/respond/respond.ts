@@ -1,7 +1,9 @@
 import type { ServerResponse } from 'node:http';
 import { stringify as toYaml } from 'yaml';
-import { CorruptEntryError } from '../../log/encryption/index.js';
-import { ApiError, corruptObject, internalError, type Status } from './status.js';
+import { toStatus } from './errors.js';
+import { JSON_TYPE } from '../../discovery/accept.js';
+
+export { toStatus };
 import { tracer } from '../../observability/spans.js';
 
 /** How the client wants the answer rendered. */
@@ -10,7 +12,7 @@ export interface Output {
   pretty: boolean;
 }
 
-export const JSON_TYPE = 'application/json';
+export { JSON_TYPE };
 export const YAML_TYPE = 'application/yaml';
 
 /**
@@ -110,13 +112,6 @@ function drained(res: ServerResponse): Promise<boolean> {
     res.on('drain', onDrain);
     res.on('close', onClose);
   });
-}
-
-/** Any thrown value as a Status answer; unknown errors become 500 without leaking internals. */
-export function toStatus(err: unknown): Status {
-  if (err instanceof ApiError) return err.status;
-  if (err instanceof CorruptEntryError) return corruptObject(err.key, err.seq, err.why).status;
-  return internalError(err instanceof Error ? err.message : String(err)).status;
 }
 
 export function sendError(res: ServerResponse, err: unknown, out: Output): number {

@@ -1,5 +1,7 @@
 import { formatFieldError, type FieldError } from '../../resources/field-errors.js';
-import type { KindStrategy } from '../../resources/strategy.js';
+import type { Qualified } from '../../resources/qualified.js';
+
+export { qualified, type Qualified } from '../../resources/qualified.js';
 
 /** Kubernetes' metav1.Status, the body of every error answer. */
 export interface Status {
@@ -51,22 +53,6 @@ export class ApiError extends Error {
     return this.status.code;
   }
 }
-
-/** Resource identity used in messages: `validatingadmissionpolicies.admissionregistration.orch.io "demo"`. */
-export interface Qualified {
-  group: string;
-  resource: string;
-  name?: string;
-  kind?: string;
-}
-
-/** What a Status names for an object of a kind (Kubernetes' qualified resource plus the name). */
-export const qualified = (kind: Pick<KindStrategy, 'group' | 'plural' | 'kind'>, name?: string): Qualified => ({
-  group: kind.group,
-  resource: kind.plural,
-  kind: kind.kind,
-  ...(name !== undefined ? { name } : {}),
-});
 
 const qualifiedResource = (q: Qualified): string => (q.group ? `${q.resource}.${q.group}` : q.resource);
 

@@ -9,7 +9,7 @@
 import { since } from '../../resources/human-duration.js';
 import type { KindStrategy, TableColumn } from '../../resources/strategy.js';
 import type { KubeObject } from '../../resources/types.js';
-import { parseAccept, rangeMatches, type MediaRange } from '../codec/accept.js';
+import { parseAccept, rangeMatches, type MediaRange } from '../../discovery/accept.js';
 
 export type TableVersion = 'v1' | 'v1beta1';
 /** The includeObject query parameter: what each row's `object` holds. Metadata is the default. */

@@ -3,7 +3,7 @@
  * server uses. Without a configuration nothing is encrypted, but values that are (from an earlier
  * configuration) are still recognised and reported as corrupt objects instead of reaching the view.
  */
-import type { EncryptionConfiguration } from '../../config/encryption.js';
+import type { EncryptionConfiguration } from './configuration.js';
 import type { Log } from '../log.js';
 import { EncryptedLog } from './encrypted-log.js';
 import { ResourceProviders, type ProviderOptions } from './providers.js';
@@ -11,9 +11,10 @@ import { StoredValues } from './stored-values.js';
 
 export { EncryptedLog, corruptObjectsOf } from './encrypted-log.js';
 export { CorruptEntryError, type CorruptObject } from './corrupt-objects.js';
-export { type ProviderOptions } from './providers.js';
+export { type ProviderOptions, type ResourceProviders } from './providers.js';
 export type { KmsTimings } from './kms/kms-v2.js';
-export { EncryptionReloader } from './reloading-encryption.js';
+export { providerSwap, type ProviderSwap, type ReloadStatus } from './provider-swap.js';
+export type { EncryptionConfiguration } from './configuration.js';
 
 /**
  * Throws UnsupportedEncryptionError for a configuration orchd cannot serve (kms v1). With KMS

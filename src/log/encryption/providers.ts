@@ -1,4 +1,4 @@
-import type { EncryptionConfiguration, GroupResource, Provider } from '../../config/encryption.js';
+import type { EncryptionConfiguration, GroupResource, Provider } from './configuration.js';
 import { aescbc } from './aescbc.js';
 import { aesgcm } from './aesgcm.js';
 import { IDENTITY } from './identity.js';

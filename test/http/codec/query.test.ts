@@ -1,8 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
   createOptions,
-  deleteCollectionOptions,
-  deleteOptionsFrom,
   flag,
   getOptions,
   includeObject,
@@ -13,6 +11,7 @@ import {
   pretty,
   updateOptions,
 } from '../../../src/http/codec/query.js';
+import { deleteCollectionOptions, deleteOptionsFrom } from '../../../src/http/codec/delete-options.js';
 import { ApiError } from '../../../src/http/respond/status.js';
 
 const q = (text: string) => new URLSearchParams(text);
@@ -247,6 +246,9 @@ describe('listOptions for a watch', () => {
     ['initial events without a match', 'watch=1&sendInitialEvents=true&resourceVersion=5', 'resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'],
     ['a match without initial events (not defaulted)', 'watch=1&resourceVersionMatch=NotOlderThan', 'resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'],
     ['a match with continue', 'watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&continue=t', 'resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided'],
+    // The spec: continue is "unsupported with watch" (issue 18).
+    ['continue on a watch', 'watch=true&resourceVersion=5&continue=t', 'continue: Forbidden: continue is forbidden for watch'],
+    ['continue on a watch from now', 'watch=true&continue=t', 'continue: Forbidden: continue is forbidden for watch'],
   ];
   it.each(invalid)('422 Invalid: %s', (_name, query, message) => {
     expect(failure(() => listOptions(q(query)))).toMatchObject({ code: 422, reason: 'Invalid', message: `ListOptions "" is invalid: ${message}` });
@@ -343,7 +345,6 @@ describe('deleteOptionsFrom', () => {
     ['a propagation policy', 'propagationPolicy=Foreground', { dryRun: false, propagationPolicy: 'Foreground' }],
     ['a grace period', 'gracePeriodSeconds=30', { dryRun: false, gracePeriodSeconds: 30 }],
     ['grace period 0 deletes at once', 'gracePeriodSeconds=0', { dryRun: false, gracePeriodSeconds: 0 }],
-    ['a negative grace period is one second, as on the Kubernetes delete path', 'gracePeriodSeconds=-5', { dryRun: false, gracePeriodSeconds: 1 }],
     ['orphanDependents', 'orphanDependents=false', { dryRun: false, orphanDependents: false }],
     ['dryRun', 'dryRun=All', { dryRun: true }],
     ['the unsafe-delete option (corrupt objects, encryption at rest)', 'ignoreStoreReadErrorWithClusterBreakingPotential=true', { dryRun: false, ignoreStoreReadErrorWithClusterBreakingPotential: true }],
@@ -379,6 +380,9 @@ describe('deleteOptionsFrom', () => {
     ['an unknown propagation policy', 'propagationPolicy=Later', undefined, 'propagationPolicy: Unsupported value: "Later": supported values: "Foreground", "Background", "Orphan", "nil"', 'propagationPolicy'],
     ['a lower-case propagation policy', '', { propagationPolicy: 'background' }, 'propagationPolicy: Unsupported value: "background"', 'propagationPolicy'],
     ['a bad dryRun in the body', '', { dryRun: ['all'] }, 'dryRun: Unsupported value: ["all"]: supported values: "All"', 'dryRun'],
+    // The spec: "Non-negative seconds before deletion" (issue 18; Kubernetes reads a negative one as 1s).
+    ['a negative grace period (query)', 'gracePeriodSeconds=-5', undefined, 'gracePeriodSeconds: Invalid value: -5: must be greater than or equal to 0', 'gracePeriodSeconds'],
+    ['a negative grace period (body)', '', { gracePeriodSeconds: -1 }, 'gracePeriodSeconds: Invalid value: -1: must be greater than or equal to 0', 'gracePeriodSeconds'],
   ];
   it.each(invalid)('422 DeleteOptions Invalid: %s', (_name, query, body, message, field) => {
     const f = failure(() => deleteOptionsFrom(q(query), body));

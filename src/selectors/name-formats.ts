@@ -2,9 +2,11 @@
  * The string formats of the Kubernetes API (k8s.io/apimachinery util/validation and
  * api/validate/content): each check returns the list of reasons a value fails, worded as Kubernetes
  * words them, and an empty list when it passes. Field errors are built from these by the callers, so
- * label selectors, names and keys all share one definition of each format.
+ * label selectors, names and keys all share one definition of each format. They live with the
+ * selectors, the lowest room that needs them (label keys and values); src/resources uses them from here.
  */
-import { byteLength } from './json-access.js';
+/** Kubernetes counts lengths in bytes of UTF-8. */
+const byteLength = (s: string): number => Buffer.byteLength(s, 'utf8');
 
 export const DNS1123_LABEL_MAX = 63;
 export const DNS1123_SUBDOMAIN_MAX = 253;

@@ -5,7 +5,12 @@
  * Kubernetes negotiates on parameters, not only on types: `application/json;as=Table;v=v1;g=meta.k8s.io`
  * and plain `application/json` are different answers. So a range keeps its parameters, and callers
  * walk the ranges in the client's order of preference and take the first one they can serve.
+ *
+ * It lives with discovery, the lowest room that negotiates; src/openapi and src/http use it from here.
  */
+
+/** The media type of every JSON answer. */
+export const JSON_TYPE = 'application/json';
 
 export interface MediaRange {
   /** Lower-cased; `*` for a wildcard. */

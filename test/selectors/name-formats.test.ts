@@ -9,7 +9,7 @@ import {
   isLabelValue,
   isPathSegmentName,
   isQualifiedName,
-} from '../../src/resources/name-formats.js';
+} from '../../src/selectors/name-formats.js';
 
 const ok = (errs: string[]) => errs.length === 0;
 

@@ -1,0 +1,48 @@
+import type { KindStrategy } from '../resources/strategy.js';
+import { storageKey } from '../store/keys.js';
+import type { ObjectStore } from '../registry/object-store.js';
+import type { Logger } from '../observability/logger.js';
+import { startClusterRoleAggregation } from './cluster-role-aggregation.js';
+import { startEventExpiry } from './event-expiry.js';
+import { startGarbageCollector } from './garbage-collector.js';
+import { startNamespaceCleanup } from './namespace-cleanup.js';
+import { startPolicyStatus } from './policy-status.js';
+import { ensureBootstrapPolicy } from './rbac-bootstrap.js';
+
+/** The namespaces Kubernetes creates at startup. */
+const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
+
+export interface ControllerOptions {
+  logger: Logger;
+  /** Events older than this are deleted; 0: never. */
+  eventTtlSeconds: number;
+  /**
+   * Run the ValidatingAdmissionPolicy status controller (default true). Like a controller left out
+   * of kube-controller-manager's --controllers, off means policies get no status.typeChecking.
+   */
+  policyStatus?: boolean;
+}
+
+/**
+ * The server's own writes, once the store is rebuilt and before it says ready: the system
+ * namespaces and the bootstrap RBAC policy, then the controllers, clients of the registry like any
+ * other. Started by serve.ts (the composition root); a server that only serves a recorded log
+ * (tools/replay.ts) does not call this. Returns each controller's stop, in the order started.
+ */
+export async function startControllers(objects: ObjectStore, kinds: readonly KindStrategy[], opts: ControllerOptions): Promise<(() => void)[]> {
+  const { logger } = opts;
+  const nsKind = kinds.find((k) => k.group === '' && k.plural === 'namespaces');
+  for (const name of nsKind ? SYSTEM_NAMESPACES : []) {
+    if (objects.store.get(storageKey(nsKind!, '', name))) continue;
+    await objects.create(nsKind!, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, { dryRun: false }).catch((err: unknown) => {
+      logger.warn('could not create system namespace', { name, error: String(err) });
+    });
+  }
+  await ensureBootstrapPolicy(objects, kinds, logger);
+  const stops = [startGarbageCollector(objects, kinds, logger), startNamespaceCleanup(objects, kinds, logger)];
+  if (opts.policyStatus !== false) stops.push(startPolicyStatus(objects, kinds, logger));
+  stops.push(startClusterRoleAggregation(objects, kinds, logger));
+  const eventKind = kinds.find((k) => k.kind === 'Event');
+  if (eventKind && opts.eventTtlSeconds > 0) stops.push(startEventExpiry(objects, eventKind, opts.eventTtlSeconds));
+  return stops;
+}
