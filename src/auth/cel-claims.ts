@@ -7,7 +7,7 @@
  */
 import type { Environment } from '@marcbachmann/cel-js';
 import { withBounds } from '../cel/budget.js';
-import { DEFAULT_COST_LIMIT, DEFAULT_TIMEOUT_MS, celToJson, createCelEnvironment, jsonToCel } from '../cel/index.js';
+import { bindRegexCalls, DEFAULT_COST_LIMIT, DEFAULT_TIMEOUT_MS, celToJson, createCelEnvironment, jsonToCel, regexProblemText } from '../cel/index.js';
 import type { ExpressionCompiler } from './claim-expressions.js';
 
 const BOUNDS = { costLimit: DEFAULT_COST_LIMIT, timeoutMs: DEFAULT_TIMEOUT_MS };
@@ -38,6 +38,8 @@ export const celClaimsCompiler: ExpressionCompiler = {
     const type = checked.type ?? 'dyn';
     if (returns && type !== 'dyn' && type !== returns) throw new Error(`must evaluate to ${returns}, not ${type}`);
     const run = e.evaluator.parse(expression);
+    const regexProblem = regexProblemText(bindRegexCalls(run.ast));
+    if (regexProblem) throw new Error(regexProblem);
     return (vars) => {
       const ctx: Record<string, unknown> = Object.create(null);
       for (const [k, v] of Object.entries(vars)) ctx[k] = jsonToCel(v);

@@ -11,3 +11,4 @@ export { STATIC_COST_LIMIT } from './cost.js';
 export { createCelEnvironment } from './environment.js';
 export { typeName as celTypeName } from './lib/common.js';
 export type { CelAuthorizer, AuthorizationAttributes, AuthorizationDecision, CelUserInfo } from './lib/authorizer.js';
+export { bindRegexCalls, regexProblemText } from './regex-calls.js';
