@@ -4,7 +4,7 @@
  * check Kubernetes gets from composing variables in order, until the CEL room compiles them.
  */
 
-type Token = { kind: 'ident' | 'string' | 'punct'; text: string };
+type Token = { kind: 'ident' | 'string' | 'punct'; text: string; at: number };
 
 const literalStart = /^([rRbB]{0,2})('''|"""|'|")/;
 
@@ -36,15 +36,15 @@ function tokenize(src: string): Token[] {
       const lit = literalStart.exec(src.slice(i, i + 5));
       if (lit) {
         const s = readString(src, i + lit[0].length, /[rR]/.test(lit[1]), lit[2]);
-        out.push({ kind: 'string', text: s.value });
+        out.push({ kind: 'string', text: s.value, at: i });
         i = s.end;
       } else if (/[_a-zA-Z]/.test(c)) {
         let j = i + 1;
         while (j < src.length && /[_a-zA-Z0-9]/.test(src[j])) j++;
-        out.push({ kind: 'ident', text: src.slice(i, j) });
+        out.push({ kind: 'ident', text: src.slice(i, j), at: i });
         i = j;
       } else {
-        out.push({ kind: 'punct', text: c });
+        out.push({ kind: 'punct', text: c, at: i });
         i++;
       }
     }
@@ -52,13 +52,23 @@ function tokenize(src: string): Token[] {
   return out;
 }
 
+/** The `variables` identifiers of an expression (not `x.variables` field selections). */
+function variablesTokens(t: Token[]): number[] {
+  return t.flatMap((tok, i) => (tok.kind === 'ident' && tok.text === 'variables' && t[i - 1]?.text !== '.' ? [i] : []));
+}
+
+/** Where an expression first mentions the `variables` identifier, or undefined. */
+export function variablesOffset(expression: string): number | undefined {
+  const t = tokenize(expression);
+  const first = variablesTokens(t)[0];
+  return first === undefined ? undefined : t[first].at;
+}
+
 /** Names read as `variables.name` or `variables['name']`, in order of first mention. */
 export function referencedVariables(expression: string): string[] {
   const t = tokenize(expression);
   const names: string[] = [];
-  for (let i = 0; i < t.length; i++) {
-    if (t[i].kind !== 'ident' || t[i].text !== 'variables') continue;
-    if (i > 0 && t[i - 1].text === '.') continue;
+  for (const i of variablesTokens(t)) {
     const next = t[i + 1];
     let name: string | undefined;
     if (next?.text === '.' && t[i + 2]?.kind === 'ident') name = t[i + 2].text;
