@@ -137,8 +137,21 @@ function finish(entries: ManagedEntry[], own: ManagedEntry): ManagedEntry[] {
  * An Update by `manager`: `next` is the object about to be written (defaults applied), `live` the
  * stored one (undefined on create). Returns the new managedFields, or undefined when the request
  * reset them.
+ *
+ * Recording never fails the write, as Kubernetes' UpdateNoErrors: an object the field sets cannot
+ * describe (a keyed-list item without its key) gets no managedFields, and validation then answers
+ * the client with the field at fault.
  */
 export function recordUpdate(live: KubeObject | undefined, next: KubeObject, manager: string, scope: WriteScope): Record<string, unknown>[] | undefined {
+  try {
+    return updateEntries(live, next, manager, scope);
+  } catch (err) {
+    if (err instanceof PatchError) return undefined;
+    throw err;
+  }
+}
+
+function updateEntries(live: KubeObject | undefined, next: KubeObject, manager: string, scope: WriteScope): Record<string, unknown>[] | undefined {
   const entries = startingEntries(live, next, scope);
   if (entries === undefined) return undefined;
   const c = compare(withoutManagedFields(live), withoutManagedFields(next), scope.schema);
