@@ -56,10 +56,11 @@ function ownable(set: FieldSet, scope: WriteScope): FieldSet {
   } else if (scope.hasStatus) {
     out.children.delete('f:status');
   }
-  // Top-level fields (spec, status) always exist in Kubernetes' typed objects, so they are never
-  // owned as a whole, only through their members.
+  // Top-level structs (spec, status) always exist in Kubernetes' typed objects, so they are never
+  // owned as a whole, only through their members; a top-level scalar (an Event's note, reason,
+  // eventTime) is a leaf and owned as itself.
   out.member = false;
-  for (const c of out.children.values()) c.member = false;
+  for (const [k, c] of out.children) if (c.children.size > 0 || k === 'f:spec' || k === 'f:status') c.member = false;
   return out;
 }
 

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { call, serverForFile } from '../helpers/server.js';
-import { kindCase, unique } from './support.js';
+import { KINDS, kindCase, unique } from './support.js';
 
 const file = serverForFile();
 
@@ -34,3 +34,19 @@ describe('an associative-list item without its key is a 422 with the field path'
   });
 });
 
+describe('a create with fieldManager records a managedFields entry for every kind and body', () => {
+  it.each(KINDS.map((k) => [`${k.kind} ${k.collection()}`, k] as const))('%s', async (_n, k) => {
+    for (const strip of [false, true]) {
+      const name = unique('mf');
+      const o = k.make(name);
+      // The fixture as it is, and with no labels or annotations (only what the kind requires).
+      if (strip) o.metadata = { name };
+      const r = await call(file.base, 'POST', k.collection(k.namespaced ? 'default' : undefined) + '?fieldManager=tester', o);
+      expect(r.status).toBe(201);
+      const entries = r.body.metadata.managedFields ?? [];
+      expect(entries).toHaveLength(1);
+      expect(entries[0]).toMatchObject({ manager: 'tester', operation: 'Update', fieldsType: 'FieldsV1' });
+      expect(Object.keys(entries[0].fieldsV1).length).toBeGreaterThan(0);
+    }
+  });
+});
