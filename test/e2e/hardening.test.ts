@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { call, serverForFile } from '../helpers/server.js';
-import { KINDS, kindCase, unique } from './support.js';
+import { KINDS, kindCase, rawCall, unique, warningsOf } from './support.js';
 
 const file = serverForFile();
 
@@ -48,5 +48,20 @@ describe('a create with fieldManager records a managedFields entry for every kin
       expect(entries[0]).toMatchObject({ manager: 'tester', operation: 'Update', fieldsType: 'FieldsV1' });
       expect(Object.keys(entries[0].fieldsV1).length).toBeGreaterThan(0);
     }
+  });
+});
+
+describe('a warning about a field named beyond Latin-1', () => {
+  it('is sent as UTF-8 bytes in the Warning header (as kube-apiserver sends it), not a 500', async () => {
+    const ev = kindCase('Event');
+    const o = ev.make(unique('warn'));
+    o['pr€ce'] = 1;
+    o['naïve'] = 2;
+    const r = await rawCall(file.base, 'POST', ev.collection('default'), JSON.stringify(o));
+    expect(r.status).toBe(201);
+    expect(r.body).not.toHaveProperty('pr€ce');
+    // Node hands header bytes over as Latin-1; read them back as the UTF-8 they are.
+    const warnings = warningsOf(r).map((w) => Buffer.from(w, 'latin1').toString('utf8')).sort();
+    expect(warnings).toEqual(['299 - "unknown field \\"naïve\\""', '299 - "unknown field \\"pr€ce\\""']);
   });
 });
