@@ -1,8 +1,9 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { LevelDbLog } from './log/leveldb-log.js';
+import { LogError } from './log/log.js';
 import { EncryptionReloader, encryptAtRest, type KmsTimings, type ProviderOptions } from './log/encryption/index.js';
 import { encryptionDocument } from './config/encryption.js';
 import { kinds } from './resources/registry.js';
@@ -90,9 +91,33 @@ async function loadSecret(dataDir: string): Promise<Buffer> {
  * from the log, then serves. close() stops accepting, ends watches, lets in-flight writes finish,
  * checkpoints and closes the log.
  */
+/**
+ * Makes the data folder (and missing parents) or says in one line why it cannot. Not mkdir's
+ * `recursive`: on a path such as /proc/nope, Node's recursive mkdir never returns.
+ */
+async function prepareDataDir(dir: string): Promise<void> {
+  const fail = (what: string): never => {
+    throw new Error(`data folder ${dir}: ${what}`);
+  };
+  const missing: string[] = [];
+  for (let p = resolve(dir); ; p = dirname(p)) {
+    const st = await stat(p).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? undefined : fail(`cannot use it: ${err.message}`)));
+    if (st?.isDirectory()) break;
+    if (st) fail(p === resolve(dir) ? 'it is a file, not a folder' : `cannot create it: ${p} is a file, not a folder`);
+    missing.unshift(p);
+    if (dirname(p) === p) break;
+  }
+  for (const p of missing) await mkdir(p).catch((err: NodeJS.ErrnoException) => (err.code === 'EEXIST' ? undefined : fail(`cannot create it: ${err.message}`)));
+}
+
+const messageWithCause = (err: unknown): string => {
+  const e = err as { message?: string; cause?: { message?: string } };
+  return e.cause?.message ? `${String(e.message)}: ${e.cause.message}` : String(e.message ?? err);
+};
+
 export async function serve(opts: ServeOptions): Promise<Running> {
   const logger = opts.logger ?? jsonLogger();
-  await mkdir(opts.dataDir, { recursive: true });
+  await prepareDataDir(opts.dataDir);
   const metrics = new Metrics();
   // Built before anything opens: an egress selection orchd cannot serve (GRPC) stops the start.
   const egress = opts.config?.egressSelector ? egressFromConfig(opts.config.egressSelector.value) : directEgress;
@@ -144,7 +169,12 @@ export async function serve(opts: ServeOptions): Promise<Running> {
           onOutcome: (status, atMs) => metrics.encryptionConfigReload(status, atMs),
         })
       : undefined;
-  await log.open();
+  await log.open().catch((err: unknown) => {
+    if (err instanceof LogError && err.code === 'LOCKED') {
+      throw new Error(`data folder ${opts.dataDir}: another orchd holds it (its log is locked: ${join(opts.dataDir, 'log', 'LOCK')}); stop that one or choose another --data-dir`);
+    }
+    throw new Error(`data folder ${opts.dataDir}: cannot open its log: ${messageWithCause(err)}`);
+  });
   let lastReport = 0;
   const store = new Store({
     log,

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Level } from 'level';
 import { AbstractLog, type Batch, type Found, type LogOptions } from './abstract-log.js';
 import { CHECKPOINT_HEAD_BYTES, HORIZON_KEY, PART_LENGTH_BYTES, checkpointHead, decodeEntry, framePart, readCheckpointHead, readSeq, seqKey } from './codec.js';
-import type { Checkpoint, LogEntry, SavedCheckpoint } from './log.js';
+import { LogError, type Checkpoint, type LogEntry, type SavedCheckpoint } from './log.js';
 
 export interface LevelDbLogOptions extends LogOptions {
   /** The LevelDB directory; created if missing. */
@@ -44,7 +44,14 @@ export class LevelDbLog extends AbstractLog {
   }
 
   protected async _open(): Promise<Found> {
-    await this.db.open();
+    try {
+      await this.db.open();
+    } catch (err) {
+      // LevelDB holds a lock file while open: another process (another orchd) has this log.
+      const cause = (err as { cause?: { code?: string } }).cause;
+      if (cause?.code === 'LEVEL_LOCKED') throw new LogError('LOCKED', `the log is locked by another process: ${join(this.path, 'LOCK')}`, undefined, { cause });
+      throw err;
+    }
     const [first] = await this.db.keys({ ...ENTRY_RANGE, limit: 1 }).all();
     const [last] = await this.db.keys({ ...ENTRY_RANGE, reverse: true, limit: 1 }).all();
     const horizon = await this.db.get(HORIZON_KEY);
