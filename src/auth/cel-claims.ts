@@ -11,6 +11,8 @@ import { bindRegexCalls, DEFAULT_COST_LIMIT, DEFAULT_TIMEOUT_MS, celToJson, crea
 import type { ExpressionCompiler } from './claim-expressions.js';
 
 const BOUNDS = { costLimit: DEFAULT_COST_LIMIT, timeoutMs: DEFAULT_TIMEOUT_MS };
+/** The static types a string-or-list-of-strings mapping may have (dyn ones are checked when evaluated). */
+const STRINGS: ReadonlySet<string> = new Set(['dyn', 'string', 'list<string>', 'list<dyn>', 'list']);
 
 /** One checker per variable set (an undeclared variable is a compile error), one evaluator for all. */
 let environments: { claims: Environment; user: Environment; evaluator: Environment } | undefined;
@@ -36,7 +38,8 @@ export const celClaimsCompiler: ExpressionCompiler = {
     const checked = e[variable].check(expression);
     if (!checked.valid) throw new Error(checked.error?.summary.split('\n')[0] ?? 'does not compile');
     const type = checked.type ?? 'dyn';
-    if (returns && type !== 'dyn' && type !== returns) throw new Error(`must evaluate to ${returns}, not ${type}`);
+    if (returns === 'strings' && !STRINGS.has(type)) throw new Error('must evaluate to one of [string list(string)]');
+    if (returns && returns !== 'strings' && type !== 'dyn' && type !== returns) throw new Error(`must evaluate to ${returns}, not ${type}`);
     const run = e.evaluator.parse(expression);
     const regexProblem = regexProblemText(bindRegexCalls(run.ast));
     if (regexProblem) throw new Error(regexProblem);
