@@ -114,6 +114,26 @@ export class LevelDbLog extends AbstractLog {
     return readSeq(keys[keys.length - 1]);
   }
 
+  /**
+   * LevelDB deletes by writing tombstones: the deleted values stay in its table and write-ahead files
+   * until a compaction of their range rewrites them, and a manual compaction only merges levels that
+   * held the range before it flushed its memtable. So the values are flushed to a table first
+   * (_settle: any compactRange flushes), the tombstones are written, and then the range is compacted
+   * (_reclaim): tombstones meet values, both are dropped, and the old files are removed.
+   */
+  protected override _settle(): Promise<void> {
+    return this.compactRange(seqKey(0), seqKey(0));
+  }
+
+  protected override _reclaim(below: number): Promise<void> {
+    return this.compactRange(seqKey(0), seqKey(below));
+  }
+
+  private compactRange(start: Buffer, end: Buffer): Promise<void> {
+    // `level` resolves to classic-level on Node, whose compactRange its browser-shared types leave out.
+    return (this.db as unknown as { compactRange(start: Buffer, end: Buffer): Promise<void> }).compactRange(start, end);
+  }
+
   protected async _saveCheckpoint(cp: Checkpoint): Promise<void> {
     const file = checkpointFile(this.path);
     const tmp = `${file}.tmp`;
