@@ -72,7 +72,14 @@ export function decodeProtobuf(buf: Buffer): Decoded {
   const kind = envelope.typeMeta?.kind ?? '';
   const type = TYPES.get(`${apiVersion}/${kind}`);
   if (!type) throw new ProtobufBodyError(`no protobuf encoding is served for ${apiVersion || '(no apiVersion)'}, Kind=${kind || '(no kind)'}`, true);
-  const object = toJson(decodeMessage(type, envelope.raw ?? new Uint8Array())) as Record<string, unknown>;
+  const message = decodeMessage(type, envelope.raw ?? new Uint8Array());
+  let object: Record<string, unknown>;
+  try {
+    object = toJson(message) as Record<string, unknown>;
+  } catch (err) {
+    // managedFields that are not JSON, a time out of range: malformed, not a server error.
+    throw new ProtobufBodyError(`the protobuf body could not be decoded: ${(err as Error).message}`);
+  }
   return { value: { apiVersion, kind, ...object }, duplicates: [] };
 }
 

@@ -59,5 +59,9 @@ describe('protobuf bodies', () => {
     expect(json.status).toMatchObject({ code: 400, reason: 'BadRequest' });
     const truncated = failure(() => decodeBody(envelope('v1', 'Namespace', namespace).subarray(0, 20), PB, { accept: OBJECT_MEDIA_TYPES }));
     expect(truncated.status).toMatchObject({ code: 400, reason: 'BadRequest' });
+    // A creationTimestamp far out of range: a 400, not a 500.
+    const farTime = bytes((w) => w.uint32(10).string('t').uint32(66).bytes(bytes((t) => t.uint32(8).int64(9e15))));
+    const far = failure(() => decodeBody(envelope('v1', 'Namespace', bytes((w) => w.uint32(10).bytes(farTime))), PB, { accept: OBJECT_MEDIA_TYPES }));
+    expect(far.status).toMatchObject({ code: 400, reason: 'BadRequest' });
   });
 });
