@@ -1,9 +1,9 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { loadSecret, messageWithCause, prepareDataDir } from './config/data-dir.js';
 import type { AddressInfo } from 'node:net';
 import { LevelDbLog } from './log/leveldb-log.js';
 import { MemoryLog } from './log/memory-log.js';
+import { LogError } from './log/log.js';
 import { encryptAtRest, providerSwap, type EncryptionConfiguration, type KmsTimings, type ProviderOptions, type ResourceProviders } from './log/encryption/index.js';
 import { encryptionDocument } from './config/encryption.js';
 import { kinds } from './resources/registry.js';
@@ -87,19 +87,6 @@ export interface Running {
   close(): Promise<void>;
 }
 
-/** The continue-token key lives with the data, so tokens survive a restart of the same server. */
-async function loadSecret(dataDir: string | undefined): Promise<Buffer> {
-  if (dataDir === undefined) return randomBytes(32);
-  const file = join(dataDir, 'continue-token.key');
-  try {
-    return await readFile(file);
-  } catch {
-    const key = randomBytes(32);
-    await writeFile(file, key, { mode: 0o600 });
-    return key;
-  }
-}
-
 /**
  * Everything serve() started, closed in reverse order: what was built last (controllers, the
  * compactor) stops first, the log late, tracing last. A start that fails half-way closes what it
@@ -153,7 +140,7 @@ export async function serve(opts: ServeOptions): Promise<Running> {
  */
 async function start(opts: ServeOptions, logger: Logger, closers: Closers): Promise<Running> {
   const { dataDir } = opts;
-  if (dataDir !== undefined) await mkdir(dataDir, { recursive: true });
+  if (dataDir !== undefined) await prepareDataDir(dataDir);
   else if (opts.storage !== 'memory') throw new Error('the LevelDB log needs a data folder');
   else if (!opts.config?.tls && needsTls({ host: opts.host, authenticationConfigured: opts.config?.authentication !== undefined })) {
     throw new Error('HTTPS without a serving certificate needs a data folder for the self-signed one, also with memory storage');
@@ -180,7 +167,12 @@ async function start(opts: ServeOptions, logger: Logger, closers: Closers): Prom
     logger.info('serving with a self-signed certificate: trust it with kubectl --certificate-authority', { certificateAuthority: tls.certFile, key: tls.keyFile });
   }
   const { log, encryptionReloader } = await encryptedLog(opts, logger, metrics);
-  await log.open();
+  await log.open().catch((err: unknown) => {
+    if (err instanceof LogError && err.code === 'LOCKED') {
+      throw new Error(`data folder ${dataDir}: another orchd holds it (its log is locked: ${join(dataDir ?? '', 'log', 'LOCK')}); stop that one or choose another --data-dir`);
+    }
+    throw new Error(`data folder ${dataDir}: cannot open its log: ${messageWithCause(err)}`);
+  });
   closers.push('log', () => log.close());
   let lastReport = 0;
   const store = new Store({

@@ -7,10 +7,12 @@
  */
 import type { Environment } from '@marcbachmann/cel-js';
 import { withBounds } from '../cel/budget.js';
-import { DEFAULT_COST_LIMIT, DEFAULT_TIMEOUT_MS, celToJson, createCelEnvironment, jsonToCel } from '../cel/index.js';
+import { bindRegexCalls, DEFAULT_COST_LIMIT, DEFAULT_TIMEOUT_MS, celToJson, createCelEnvironment, jsonToCel, regexProblemText } from '../cel/index.js';
 import type { ExpressionCompiler } from './claim-expressions.js';
 
 const BOUNDS = { costLimit: DEFAULT_COST_LIMIT, timeoutMs: DEFAULT_TIMEOUT_MS };
+/** The static types a string-or-list-of-strings mapping may have (dyn ones are checked when evaluated). */
+const STRINGS: ReadonlySet<string> = new Set(['dyn', 'string', 'list<string>', 'list<dyn>', 'list']);
 
 /** One checker per variable set (an undeclared variable is a compile error), one evaluator for all. */
 let environments: { claims: Environment; user: Environment; evaluator: Environment } | undefined;
@@ -36,8 +38,11 @@ export const celClaimsCompiler: ExpressionCompiler = {
     const checked = e[variable].check(expression);
     if (!checked.valid) throw new Error(checked.error?.summary.split('\n')[0] ?? 'does not compile');
     const type = checked.type ?? 'dyn';
-    if (returns && type !== 'dyn' && type !== returns) throw new Error(`must evaluate to ${returns}, not ${type}`);
+    if (returns === 'strings' && !STRINGS.has(type)) throw new Error('must evaluate to one of [string list(string)]');
+    if (returns && returns !== 'strings' && type !== 'dyn' && type !== returns) throw new Error(`must evaluate to ${returns}, not ${type}`);
     const run = e.evaluator.parse(expression);
+    const regexProblem = regexProblemText(bindRegexCalls(run.ast));
+    if (regexProblem) throw new Error(regexProblem);
     return (vars) => {
       const ctx: Record<string, unknown> = Object.create(null);
       for (const [k, v] of Object.entries(vars)) ctx[k] = jsonToCel(v);

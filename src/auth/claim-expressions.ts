@@ -14,12 +14,18 @@ import type { UserInfo } from './user.js';
 /** A compiled expression: evaluates with the given variables, returns a plain JS value (string, boolean, array, object, null). */
 export type Program = (vars: Record<string, unknown>) => unknown;
 
+/**
+ * The static type an expression must have: a string (username, uid), a bool (rules), or a string or
+ * list of strings (groups, extra values), as Kubernetes' expression accessors declare them.
+ */
+export type ReturnType = 'string' | 'bool' | 'strings';
+
 export interface ExpressionCompiler {
   /**
    * Compiles over one variable (`claims`, or `user` for user validation rules); throws with a
    * message when the expression does not compile or its static type is not `returns`.
    */
-  compile(expression: string, variable: 'claims' | 'user', returns?: 'string' | 'bool'): Program;
+  compile(expression: string, variable: 'claims' | 'user', returns?: ReturnType): Program;
 }
 
 export interface JwtExpressions {
@@ -60,7 +66,7 @@ export function compileJwtExpressions(a: JWTAuthenticator, compiler: ExpressionC
     );
   }
   const problems: string[] = [];
-  const compile = (field: string, expression: string, variable: 'claims' | 'user', returns?: 'string' | 'bool'): Program => {
+  const compile = (field: string, expression: string, variable: 'claims' | 'user', returns?: ReturnType): Program => {
     try {
       return compiler.compile(expression, variable, returns);
     } catch (err) {
@@ -71,9 +77,9 @@ export function compileJwtExpressions(a: JWTAuthenticator, compiler: ExpressionC
   const m = a.claimMappings;
   const out: JwtExpressions = {
     ...(m.username.expression ? { username: compile('claimMappings.username.expression', m.username.expression, 'claims', 'string') } : {}),
-    ...(m.groups?.expression ? { groups: compile('claimMappings.groups.expression', m.groups.expression, 'claims') } : {}),
+    ...(m.groups?.expression ? { groups: compile('claimMappings.groups.expression', m.groups.expression, 'claims', 'strings') } : {}),
     ...(m.uid?.expression ? { uid: compile('claimMappings.uid.expression', m.uid.expression, 'claims', 'string') } : {}),
-    extra: m.extra.map((e, i) => ({ key: e.key, expression: e.valueExpression, program: compile(`claimMappings.extra[${i}].valueExpression`, e.valueExpression, 'claims') })),
+    extra: m.extra.map((e, i) => ({ key: e.key, expression: e.valueExpression, program: compile(`claimMappings.extra[${i}].valueExpression`, e.valueExpression, 'claims', 'strings') })),
     claimRules: a.claimValidationRules.flatMap((r, i) =>
       'expression' in r ? [{ expression: r.expression, message: r.message ?? '', program: compile(`claimValidationRules[${i}].expression`, r.expression, 'claims', 'bool') }] : [],
     ),

@@ -8,7 +8,7 @@
 import type { Environment } from '@marcbachmann/cel-js';
 import { declareSchemaType } from '../cel/admission-env.js';
 import { withBounds } from '../cel/budget.js';
-import { DEFAULT_COST_LIMIT, DEFAULT_TIMEOUT_MS, createCelEnvironment, jsonToCel, type CelSchema } from '../cel/index.js';
+import { bindRegexCalls, DEFAULT_COST_LIMIT, DEFAULT_TIMEOUT_MS, createCelEnvironment, jsonToCel, regexProblemText, type CelSchema } from '../cel/index.js';
 
 const BOUNDS = { costLimit: DEFAULT_COST_LIMIT, timeoutMs: DEFAULT_TIMEOUT_MS };
 
@@ -70,7 +70,10 @@ export function compileMatchConditions(conditions: readonly { expression: string
       return undefined;
     }
     if (checked.type !== 'bool' && checked.type !== 'dyn') problems.push(`${field}: Invalid value: ${JSON.stringify(expression)}: must evaluate to bool but got ${checked.type}`);
-    return { expression, run: e.evaluator.parse(expression) };
+    const run = e.evaluator.parse(expression);
+    const regexProblem = regexProblemText(bindRegexCalls(run.ast));
+    if (regexProblem) problems.push(`${field}: Invalid value: ${JSON.stringify(expression)}: ${regexProblem}`);
+    return { expression, run };
   });
   if (problems.length > 0) throw new Error(problems.join('\n'));
   const programs = compiled.filter((p) => p !== undefined);

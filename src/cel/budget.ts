@@ -1,6 +1,7 @@
 /**
- * The runtime bound of an evaluation: a count of comprehension steps (Kubernetes' per-call cost
- * limit, counted in steps) and a wall-clock deadline.
+ * The runtime bound of an evaluation: a cost counter (Kubernetes' per-call cost limit, counted in
+ * comprehension steps plus what the costly library functions charge, regular expressions by
+ * Kubernetes' runtime cost) and a wall-clock deadline.
  *
  * @marcbachmann/cel-js evaluates synchronously and has no cost counter or cancellation. Every
  * comprehension step (all, exists, exists_one, map, filter, cel.bind) binds its iteration variable
@@ -65,6 +66,19 @@ function step(m: Meter): void {
 }
 
 installStepHook();
+
+/**
+ * Charges a library function's cost to the active evaluation before it runs, so a call that would
+ * take the evaluation past its limit or its deadline never starts. Outside an evaluation: free.
+ */
+export function charge(cost: number): void {
+  const m = current;
+  if (m === undefined) return;
+  if (m.tripped) throw m.tripped;
+  m.steps += cost;
+  if (m.steps > m.limit) throw (m.tripped = new CelCostLimitError(m.limit));
+  if (performance.now() > m.deadline) throw (m.tripped = new CelTimeoutError(m.timeoutMs));
+}
 
 /**
  * Runs `fn` under the bounds. A nested call (a variable evaluated from inside an expression) runs

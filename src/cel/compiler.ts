@@ -17,6 +17,7 @@ import { withBounds } from './budget.js';
 import { costExceededDetail, estimate, fromSchema, STATIC_COST_LIMIT, type Estimate } from './cost.js';
 import { CelEvaluationError, compileFieldError, type CelFieldError, type CelIssue } from './errors.js';
 import { needsOf, type ProgramNeeds } from './program-needs.js';
+import { bindRegexCalls } from './regex-calls.js';
 import { propertySchema, type CelSchema } from './schema.js';
 import { rewriteStructLiterals, type StructLiteral } from './struct-literals.js';
 
@@ -100,6 +101,9 @@ export class PolicyCompiler {
       const err = e as { code?: string; summary?: string; message: string; range?: { start: number } };
       return fail([{ message: kubernetesWording(err.code, err.summary ?? err.message), start: toOrigin(err.range?.start) }]);
     }
+    const regex = bindRegexCalls(parsed.ast as ASTNode);
+    if (regex.issues.length) return fail(regex.issues.map((i) => ({ ...i, start: toOrigin(i.start) })));
+    if (regex.instantiation) return { ok: false, errors: [{ type: 'FieldValueInvalid', field: opts.fieldPath, value: expression, detail: regex.instantiation }] };
     const resultType = checked.type ?? 'dyn';
     if (opts.returns && resultType !== 'dyn' && !opts.returns.includes(resultType)) {
       return { ok: false, errors: [{ type: 'FieldValueInvalid', field: opts.fieldPath, value: expression, detail: `must evaluate to ${opts.returns.join(' or ')}` }] };

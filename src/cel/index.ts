@@ -10,3 +10,4 @@ export { DEFAULT_COST_LIMIT, DEFAULT_TIMEOUT_MS } from './budget.js';
 export { createCelEnvironment } from './environment.js';
 export { typeName as celTypeName } from './lib/common.js';
 export type { Authorizer, CelAuthorizer, AuthorizationAttributes, AuthorizationDecision, CelUserInfo } from './lib/authorizer.js';
+export { bindRegexCalls, regexProblemText } from './regex-calls.js';

@@ -2,8 +2,9 @@
  * What evaluating an expression may need, read off its parsed AST once at compile time, so each
  * evaluation can skip the machinery it cannot use:
  *
- *   steps       it may run comprehension steps (all, exists, exists_one, map, filter, cel.bind):
- *               only then can the step meter (budget.ts) count anything or look at the clock.
+ *   steps       it may run comprehension steps (all, exists, exists_one, map, filter, cel.bind)
+ *               or regular expressions: only then can the meter (budget.ts) count anything or
+ *               look at the clock.
  *   authorizer  it may read `authorizer`: only then can its request's checks need rounds of
  *               network answers (src/admission/cel-authorizer.ts).
  *
@@ -13,6 +14,7 @@
  * (`variables['x']`) needs what all of them do.
  */
 import type { ASTNode } from '@marcbachmann/cel-js';
+import { RE2_MATCHES } from './lib/regex.js';
 
 export interface ProgramNeeds {
   readonly steps: boolean;
@@ -21,6 +23,8 @@ export interface ProgramNeeds {
 
 /** The library's macros that bind an iteration variable (each binding is a step). */
 const STEPPING_MACROS = new Set(['all', 'exists', 'exists_one', 'map', 'filter', 'bind']);
+/** The library functions that charge the meter. */
+const METERED = new Set(['matches', RE2_MATCHES, 'find', 'findAll']);
 
 export function needsOf(ast: ASTNode, variables: ReadonlyMap<string, ProgramNeeds>): ProgramNeeds {
   let steps = false;
@@ -47,7 +51,7 @@ export function needsOf(ast: ASTNode, variables: ReadonlyMap<string, ProgramNeed
       }
       case 'call':
       case 'rcall':
-        if (STEPPING_MACROS.has((value.args as unknown[])[0] as string)) steps = true;
+        if (STEPPING_MACROS.has((value.args as unknown[])[0] as string) || METERED.has((value.args as unknown[])[0] as string)) steps = true;
         return visit((value.args as unknown[]).slice(1));
       default:
         return visit(value.args);

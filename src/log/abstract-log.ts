@@ -222,12 +222,26 @@ export abstract class AbstractLog implements Log {
     // (quadratic in the size of the compaction). Close stops the steps; the next compaction resumes.
     // Kept entries are walked again by every compaction: a later one may no longer keep them.
     let from = 0;
+    await this._settle();
     while (this.state === 'open') {
       const last = await this._deleteRange(from, horizon, COMPACT_STEP, keep);
-      if (last === undefined) break;
+      if (last === undefined) return this._reclaim(horizon);
       from = last + 1;
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
+  }
+
+  /**
+   * Before a compaction deletes, and after it deleted every entry below `below`: make the storage
+   * drop the deleted bytes, so that what was deleted (old plaintext, ciphertext under a retired key)
+   * is in none of its files. A backend whose deletes free the bytes at once has nothing to do.
+   */
+  protected _settle(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  protected _reclaim(_below: number): Promise<void> {
+    return Promise.resolve();
   }
 
   async saveCheckpoint(cp: Checkpoint): Promise<void> {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Level } from 'level';
 import { AbstractLog, type Batch, type Found, type LogOptions } from './abstract-log.js';
 import { CHECKPOINT_HEAD_BYTES, HORIZON_KEY, PART_LENGTH_BYTES, checkpointHead, decodeEntry, framePart, readCheckpointHead, readSeq, seqKey } from './codec.js';
-import type { Checkpoint, LogEntry, SavedCheckpoint } from './log.js';
+import { LogError, type Checkpoint, type LogEntry, type SavedCheckpoint } from './log.js';
 
 export interface LevelDbLogOptions extends LogOptions {
   /** The LevelDB directory; created if missing. */
@@ -44,7 +44,14 @@ export class LevelDbLog extends AbstractLog {
   }
 
   protected async _open(): Promise<Found> {
-    await this.db.open();
+    try {
+      await this.db.open();
+    } catch (err) {
+      // LevelDB holds a lock file while open: another process (another orchd) has this log.
+      const cause = (err as { cause?: { code?: string } }).cause;
+      if (cause?.code === 'LEVEL_LOCKED') throw new LogError('LOCKED', `the log is locked by another process: ${join(this.path, 'LOCK')}`, undefined, { cause });
+      throw err;
+    }
     const [first] = await this.db.keys({ ...ENTRY_RANGE, limit: 1 }).all();
     const [last] = await this.db.keys({ ...ENTRY_RANGE, reverse: true, limit: 1 }).all();
     const horizon = await this.db.get(HORIZON_KEY);
@@ -105,6 +112,26 @@ export class LevelDbLog extends AbstractLog {
     // by the next compaction, which starts from seq 0.
     await chain.write();
     return readSeq(keys[keys.length - 1]);
+  }
+
+  /**
+   * LevelDB deletes by writing tombstones: the deleted values stay in its table and write-ahead files
+   * until a compaction of their range rewrites them, and a manual compaction only merges levels that
+   * held the range before it flushed its memtable. So the values are flushed to a table first
+   * (_settle: any compactRange flushes), the tombstones are written, and then the range is compacted
+   * (_reclaim): tombstones meet values, both are dropped, and the old files are removed.
+   */
+  protected override _settle(): Promise<void> {
+    return this.compactRange(seqKey(0), seqKey(0));
+  }
+
+  protected override _reclaim(below: number): Promise<void> {
+    return this.compactRange(seqKey(0), seqKey(below));
+  }
+
+  private compactRange(start: Buffer, end: Buffer): Promise<void> {
+    // `level` resolves to classic-level on Node, whose compactRange its browser-shared types leave out.
+    return (this.db as unknown as { compactRange(start: Buffer, end: Buffer): Promise<void> }).compactRange(start, end);
   }
 
   protected async _saveCheckpoint(cp: Checkpoint): Promise<void> {

@@ -111,7 +111,7 @@ export interface Log {
   loadCheckpoint(): Promise<SavedCheckpoint | undefined>;
 }
 
-export type LogErrorCode = 'COMPACTED' | 'FUTURE_SEQ' | 'BROKEN' | 'CLOSED';
+export type LogErrorCode = 'COMPACTED' | 'FUTURE_SEQ' | 'BROKEN' | 'CLOSED' | 'LOCKED';
 
 /** Errors of the log speak storage, not HTTP: the API edge maps codes to statuses. */
 export class LogError extends Error {
@@ -119,7 +119,7 @@ export class LogError extends Error {
     readonly code: LogErrorCode,
     message: string,
     readonly seq?: number,
-    /** cause: what the backend reported (for BROKEN, the failed write's error). */
+    /** cause: what the backend reported (for BROKEN, the failed write's error; for LOCKED, the lock's). */
     options?: ErrorOptions,
   ) {
     super(message, options);

@@ -56,10 +56,11 @@ function ownable(set: FieldSet, scope: WriteScope): FieldSet {
   } else if (scope.hasStatus) {
     out.children.delete('f:status');
   }
-  // Top-level fields (spec, status) always exist in Kubernetes' typed objects, so they are never
-  // owned as a whole, only through their members.
+  // Top-level structs (spec, status) always exist in Kubernetes' typed objects, so they are never
+  // owned as a whole, only through their members; a top-level scalar (an Event's note, reason,
+  // eventTime) is a leaf and owned as itself.
   out.member = false;
-  for (const c of out.children.values()) c.member = false;
+  for (const [k, c] of out.children) if (c.children.size > 0 || k === 'f:spec' || k === 'f:status') c.member = false;
   return out;
 }
 
@@ -137,8 +138,21 @@ function finish(entries: ManagedEntry[], own: ManagedEntry): ManagedEntry[] {
  * An Update by `manager`: `next` is the object about to be written (defaults applied), `live` the
  * stored one (undefined on create). Returns the new managedFields, or undefined when the request
  * reset them.
+ *
+ * Recording never fails the write, as Kubernetes' UpdateNoErrors: an object the field sets cannot
+ * describe (a keyed-list item without its key) gets no managedFields, and validation then answers
+ * the client with the field at fault.
  */
 export function recordUpdate(live: KubeObject | undefined, next: KubeObject, manager: string, scope: WriteScope): Record<string, unknown>[] | undefined {
+  try {
+    return updateEntries(live, next, manager, scope);
+  } catch (err) {
+    if (err instanceof PatchError) return undefined;
+    throw err;
+  }
+}
+
+function updateEntries(live: KubeObject | undefined, next: KubeObject, manager: string, scope: WriteScope): Record<string, unknown>[] | undefined {
   const entries = startingEntries(live, next, scope);
   if (entries === undefined) return undefined;
   const c = compare(withoutManagedFields(live), withoutManagedFields(next), scope.schema);

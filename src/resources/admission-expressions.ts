@@ -6,13 +6,15 @@
 import { FieldPath, duplicate, invalid, required, tooMany, type FieldError } from './field-errors.js';
 import { stringAt } from './json-access.js';
 import { isCELIdentifier, isQualifiedName } from '../selectors/name-formats.js';
-import { referencedVariables } from '../cel/variable-references.js';
+import { referencedVariables, variablesOffset } from '../cel/variable-references.js';
 
 export const MAX_MATCH_CONDITIONS = 64;
 
 /**
  * matchConditions (policies and webhooks): at most 64; each has a non-blank expression and a name
- * that is a qualified name, unique in the list.
+ * that is a qualified name, unique in the list. An expression may not read `variables` (the spec:
+ * variables are available to every expression "except matchConditions"): Kubernetes compiles
+ * matchConditions without it, so it is the same compile error here.
  */
 export function validateMatchConditions(conditions: unknown[], p: FieldPath): FieldError[] {
   const errs: FieldError[] = [];
@@ -20,7 +22,10 @@ export function validateMatchConditions(conditions: unknown[], p: FieldPath): Fi
   const names = new Set<string>();
   conditions.forEach((c, i) => {
     const cp = p.index(i);
-    if (stringAt(c, 'expression').trim() === '') errs.push(required(cp.child('expression'), ''));
+    const expression = stringAt(c, 'expression');
+    if (expression.trim() === '') errs.push(required(cp.child('expression'), ''));
+    const at = variablesOffset(expression);
+    if (at !== undefined) errs.push(invalid(cp.child('expression'), expression, undeclaredVariables(expression, at)));
     const name = stringAt(c, 'name');
     if (!name) {
       errs.push(required(cp.child('name'), ''));
@@ -31,6 +36,16 @@ export function validateMatchConditions(conditions: unknown[], p: FieldPath): Fi
     names.add(name);
   });
   return errs;
+}
+
+/** cel-go's text for an undeclared `variables` at offset `at`: position, the line, and a caret under it. */
+function undeclaredVariables(expression: string, at: number): string {
+  const lineStart = expression.lastIndexOf('\n', at - 1) + 1;
+  const lineEnd = expression.indexOf('\n', at);
+  const line = expression.slice(lineStart, lineEnd < 0 ? undefined : lineEnd);
+  const row = expression.slice(0, lineStart).split('\n').length;
+  const col = at - lineStart;
+  return `compilation failed: ERROR: <input>:${row}:${col + 1}: undeclared reference to 'variables' (in container '')\n | ${line}\n | ${'.'.repeat(col)}^`;
 }
 
 /**

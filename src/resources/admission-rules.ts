@@ -130,15 +130,17 @@ export function validateMatchConstraints(mc: unknown, p: FieldPath): FieldError[
 
 /**
  * DELETE (or anything else outside CREATE/UPDATE/CONNECT/"*") in the resourceRules of a mutating
- * policy or binding. Kubernetes reports these at `resourceRules.operations` without indexes.
+ * policy or binding, at the item's own path (`resourceRules[0].operations[1]`; Kubernetes leaves the
+ * indexes out, which does not say which item is wrong).
  */
 export function validateMutatingOperations(mr: unknown, p: FieldPath): FieldError[] {
   const errs: FieldError[] = [];
-  for (const rule of listAt(mr, 'resourceRules')) {
-    for (const op of stringsOf(listAt(rule, 'operations'))) {
-      if (!(MUTATING_POLICY_OPERATIONS as readonly string[]).includes(op)) errs.push(notSupported(p.child('resourceRules', 'operations'), op, MUTATING_POLICY_OPERATIONS));
-    }
-  }
+  listAt(mr, 'resourceRules').forEach((rule, i) => {
+    stringsOf(listAt(rule, 'operations')).forEach((op, j) => {
+      const at = p.child('resourceRules').index(i).child('operations').index(j);
+      if (!(MUTATING_POLICY_OPERATIONS as readonly string[]).includes(op)) errs.push(notSupported(at, op, MUTATING_POLICY_OPERATIONS));
+    });
+  });
   return errs;
 }
 

@@ -2,10 +2,9 @@
  * Event (events.orch.io/v1): a report of something that happened to an object.
  *
  * Kubernetes validates events.k8s.io Events after converting them to the core Event, so its errors
- * name the core fields. orchd reports the same paths, which differ from the v1 field names:
- *   regarding → involvedObject, note → message, deprecatedSource → source,
- *   deprecatedFirstTimestamp → firstTimestamp, deprecatedLastTimestamp → lastTimestamp,
- *   deprecatedCount → count.
+ * name the core fields (involvedObject, message, count…). orchd serves only this version, so its
+ * errors name this version's own fields (regarding, note, deprecatedCount…): a client can find the
+ * field it sent.
  */
 import { since } from './human-duration.js';
 import { FieldPath, invalid, required, type FieldError } from './field-errors.js';
@@ -74,7 +73,7 @@ function legacyValidate(o: KubeObject): FieldError[] {
   const errs: FieldError[] = [];
   const ns = stringAt(o.metadata, 'namespace');
   const regardingNs = stringAt(objectAt(o, 'regarding'), 'namespace');
-  const mismatch = () => invalid(p('involvedObject').child('namespace'), regardingNs, 'does not match event.namespace');
+  const mismatch = () => invalid(p('regarding').child('namespace'), regardingNs, 'does not match event.namespace');
   if (isZeroTime(o.eventTime)) {
     // An old-style event: the namespaces must agree ("default" stands in for none).
     if (!regardingNs ? ns !== '' && ns !== 'default' : ns !== regardingNs) errs.push(mismatch());
@@ -91,7 +90,7 @@ function legacyValidate(o: KubeObject): FieldError[] {
     limited('reportingInstance', REPORTING_INSTANCE_MAX);
     limited('action', ACTION_MAX);
     limited('reason', REASON_MAX);
-    if (byteLength(stringAt(o, 'note')) > NOTE_MAX) errs.push(invalid(p('message'), '', `can have at most ${NOTE_MAX} characters`));
+    if (byteLength(stringAt(o, 'note')) > NOTE_MAX) errs.push(invalid(p('note'), '', `can have at most ${NOTE_MAX} characters`));
   }
   errs.push(...isDNS1123Subdomain(ns).map((m) => invalid(p('namespace'), ns, m)));
   return errs;
@@ -118,11 +117,11 @@ function validate(o: KubeObject): FieldError[] {
   if (isZeroTime(o.eventTime)) errs.push(required(p('eventTime'), ''));
   const type = stringAt(o, 'type');
   if (!(EVENT_TYPES as readonly string[]).includes(type)) errs.push(invalid(p('type'), '', `has invalid value: ${type}`));
-  if (!isZeroTime(o.deprecatedFirstTimestamp)) errs.push(invalid(p('firstTimestamp'), '', 'needs to be unset'));
-  if (!isZeroTime(o.deprecatedLastTimestamp)) errs.push(invalid(p('lastTimestamp'), '', 'needs to be unset'));
-  if ((numberAt(o, 'deprecatedCount') ?? 0) !== 0) errs.push(invalid(p('count'), '', 'needs to be unset'));
+  if (!isZeroTime(o.deprecatedFirstTimestamp)) errs.push(invalid(p('deprecatedFirstTimestamp'), '', 'needs to be unset'));
+  if (!isZeroTime(o.deprecatedLastTimestamp)) errs.push(invalid(p('deprecatedLastTimestamp'), '', 'needs to be unset'));
+  if ((numberAt(o, 'deprecatedCount') ?? 0) !== 0) errs.push(invalid(p('deprecatedCount'), '', 'needs to be unset'));
   const source = objectAt(o, 'deprecatedSource');
-  if (stringAt(source, 'component') || stringAt(source, 'host')) errs.push(invalid(p('source'), '', 'needs to be unset'));
+  if (stringAt(source, 'component') || stringAt(source, 'host')) errs.push(invalid(p('deprecatedSource'), '', 'needs to be unset'));
   return errs;
 }
 
@@ -137,13 +136,13 @@ function validateUpdate(o: KubeObject, old: KubeObject): FieldError[] {
   const ref = (x: KubeObject, f: string) => objectAt(x, f) ?? {};
   const text = (x: KubeObject, f: string) => stringAt(x, f);
   const checks: [string, (x: KubeObject) => unknown][] = [
-    ['involvedObject', (x) => ref(x, 'regarding')],
+    ['regarding', (x) => ref(x, 'regarding')],
     ['reason', (x) => text(x, 'reason')],
-    ['message', (x) => text(x, 'note')],
-    ['source', (x) => ref(x, 'deprecatedSource')],
-    ['firstTimestamp', (x) => instant(x.deprecatedFirstTimestamp)],
-    ['lastTimestamp', (x) => instant(x.deprecatedLastTimestamp)],
-    ['count', (x) => numberAt(x, 'deprecatedCount') ?? 0],
+    ['note', (x) => text(x, 'note')],
+    ['deprecatedSource', (x) => ref(x, 'deprecatedSource')],
+    ['deprecatedFirstTimestamp', (x) => instant(x.deprecatedFirstTimestamp)],
+    ['deprecatedLastTimestamp', (x) => instant(x.deprecatedLastTimestamp)],
+    ['deprecatedCount', (x) => numberAt(x, 'deprecatedCount') ?? 0],
     ['reason', (x) => text(x, 'reason')],
     ['type', (x) => text(x, 'type')],
     ['eventTime', (x) => instant(x.eventTime)],

@@ -15,7 +15,7 @@ export type ShardField = 'object.metadata.uid' | 'object.metadata.namespace';
 
 export interface ShardRange {
   field: ShardField;
-  /** 0x-prefixed, 16 lowercase hex digits, or exactly 0x10000000000000000 (2^64) for an end. */
+  /** Canonical: 0x-prefixed, 16 lowercase hex digits, or exactly 0x10000000000000000 (2^64) for an end. */
   start: string;
   end: string;
 }
@@ -98,11 +98,10 @@ function checkHex(s: string, name: 'hexStart' | 'hexEnd'): string {
   }
   if (hex.length === 17) {
     if (s !== TOP) throw new SelectorError(`${name}: 17-digit hex value must be '${TOP}' (2^64), got ${JSON.stringify(s)}`);
-  } else if (hex.length !== 16) {
-    const padded = '0x' + '0'.repeat(16 - hex.length) + hex;
-    throw new SelectorError(`${name} must be a 0x-prefixed 16-digit hex value, got ${JSON.stringify(s)} (did you mean ${JSON.stringify(padded)}?)`);
+    return s;
   }
-  return s;
+  // A shorter value is a number ('0x0' is the spec's own lower bound): padded to the canonical 16 digits.
+  return '0x' + hex.padStart(16, '0');
 }
 
 class Parser {

@@ -46,7 +46,7 @@ webhooks:
     expect(applied.code, applied.stderr).toBe(0);
     expect(applied.stdout).toContain('mutatingwebhookconfiguration.admissionregistration.orch.io/owner-label created');
 
-    // From a manifest: `kubectl create namespace` would send protobuf, which orchd does not read.
+    // From a manifest (`kubectl create namespace NAME` sends protobuf: test/clients/kubectl-protobuf.test.ts covers it).
     const ns = (name: string) => `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${name}\n`;
     const created = await kubectl(['create', '-f', '-'], ns('team-blue'));
     expect(created.code, created.stderr).toBe(0);

@@ -337,3 +337,26 @@ describe('params', () => {
     });
   });
 });
+
+describe('regular expressions (RE2)', () => {
+  test('a pattern that backtracks exponentially in JavaScript answers at once (issue 18)', async () => {
+    const ns = await namespace();
+    const p = policy('words-only', { validations: [{ expression: "object.note.matches('^([a-z]+ ?)+$')", message: 'words only' }] });
+    await withPolicy(p, binding('words-only-b', 'words-only'), async () => {
+      // 40 letters and a '!': hours on a backtracking engine, microseconds on RE2.
+      const r = await call(srv.url, 'POST', events(ns), event('stall', { note: 'a'.repeat(40) + '!' }));
+      expect(r.status).toBe(422);
+      expect(r.body.message).toContain('words only');
+      await created(events(ns), event('fine', { note: 'just some words' }));
+    });
+  });
+  test('a constant lookahead, which RE2 refuses, fails the policy under failurePolicy with cel-go\'s compile error', async () => {
+    const ns = await namespace();
+    const p = policy('lookahead', { failurePolicy: 'Fail', validations: [{ expression: "object.note.matches('(?=a)')" }] });
+    await withPolicy(p, binding('lookahead-b', 'lookahead'), async () => {
+      const r = await call(srv.url, 'POST', events(ns), event('ahead', { note: 'abc' }));
+      expect(r.status).toBeGreaterThanOrEqual(400);
+      expect(r.body.message).toContain('invalid matches argument');
+    });
+  });
+});

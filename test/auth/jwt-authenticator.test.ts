@@ -314,6 +314,32 @@ describe('expressions (CEL)', () => {
     expect(message).toMatch(/^jwt\[0\]\.userValidationRules\[0\]\.expression: Invalid value: .*claims/m);
   });
 
+  it('an extra or groups mapping that cannot be a string or a list of strings stops the start at its field path', () => {
+    const start = (claimMappings: object) => {
+      try {
+        new RequestAuthenticator(config([jwtEntry({ claimMappings: { username: { expression: 'claims.sub' }, ...claimMappings } })]));
+        return '';
+      } catch (err) {
+        return (err as Error).message;
+      }
+    };
+    const message = start({
+      groups: { expression: "claims.hd == 'example.com'" },
+      extra: [
+        { key: 'example.com/ok', valueExpression: 'claims.roles' },
+        { key: 'example.com/number', valueExpression: '1' },
+        { key: 'example.com/map', valueExpression: "{'a': 'b'}" },
+        { key: 'example.com/list', valueExpression: "['a', 'b']" },
+      ],
+    });
+    expect(message.split('\n').sort()).toEqual([
+      'jwt[0].claimMappings.extra[1].valueExpression: Invalid value: "1": compilation failed: must evaluate to one of [string list(string)]',
+      'jwt[0].claimMappings.extra[2].valueExpression: Invalid value: "{\'a\': \'b\'}": compilation failed: must evaluate to one of [string list(string)]',
+      'jwt[0].claimMappings.groups.expression: Invalid value: "claims.hd == \'example.com\'": compilation failed: must evaluate to one of [string list(string)]',
+    ]);
+    expect(start({ groups: { expression: "['a', claims.hd]" }, extra: [{ key: 'example.com/s', valueExpression: "'x'" }] })).toBe('');
+  });
+
   it('are refused at start with their field paths when no CEL compiler is given', () => {
     expect(() => new RequestAuthenticator(config([celEntry()]), { compiler: undefined as never })).toThrow(/not supported/);
   });

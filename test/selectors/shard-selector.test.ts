@@ -31,6 +31,16 @@ describe('shard selector grammar', () => {
     expect(s.text).toBe("shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000') || shardRange(object.metadata.uid, '0xc000000000000000', '0x10000000000000000')");
   });
 
+  it("accepts the spec's own bounds, 0x0 and 0x10000000000000000, and shorter hex values, read as numbers", () => {
+    const all = parseShardSelector("shardRange(object.metadata.uid, '0x0', '0x10000000000000000')");
+    expect(all.text).toBe("shardRange(object.metadata.uid, '0x0000000000000000', '0x10000000000000000')");
+    for (let i = 0; i < 50; i++) expect(all.matches(obj(randomUUID()))).toBe(true);
+    // '0xff' is 255, not 0xff00000000000000: a uid hashing above 255 is outside [0x0, 0xff).
+    const low = parseShardSelector("shardRange(object.metadata.uid, '0x0', '0xff')");
+    expect(low.ranges[0].end).toBe('0x00000000000000ff');
+    expect(low.matches(obj(randomUUID()))).toBe(false);
+  });
+
   it('matches inclusive start, exclusive end over the hash of the field', () => {
     const uid = randomUUID();
     const h = fnv1a64(uid);
@@ -54,7 +64,7 @@ describe('shard selector grammar', () => {
     ['other function', "hash(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')", 'unsupported function "hash"'],
     ['unsupported path', "shardRange(object.metadata.name, '0x0000000000000000', '0x8000000000000000')", 'unsupported field path "object.metadata.name"'],
     ['two arguments', "shardRange(object.metadata.uid, '0x0000000000000000')", 'requires exactly 3 arguments, got 2'],
-    ['short hex', "shardRange(object.metadata.uid, '0x0', '0x8000000000000000')", 'did you mean "0x0000000000000000"?'],
+    ['18 hex digits', "shardRange(object.metadata.uid, '0x0000000000000000', '0x000000000000000000')", 'hex value too long (18 chars, max 17)'],
     ['no 0x', "shardRange(object.metadata.uid, '0000000000000000', '0x8000000000000000')", "hexStart must have '0x' prefix"],
     ['upper-case hex', "shardRange(object.metadata.uid, '0x000000000000000A', '0x8000000000000000')", 'invalid hex character "A"'],
     ['17 digits but not 2^64', "shardRange(object.metadata.uid, '0x0000000000000000', '0x10000000000000001')", "17-digit hex value must be '0x10000000000000000'"],

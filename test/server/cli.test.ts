@@ -137,6 +137,41 @@ describe('orchd command line', () => {
     }
   });
 
+  describe('a data folder orchd cannot use: one line saying which folder and what is wrong, exit 1', () => {
+    /** The non-empty lines of stderr: exactly one is wanted. */
+    const errorLines = (child: Child) => child.output.stderr.split('\n').filter((l) => l.trim() !== '');
+
+    it('a folder that cannot be made (/proc/nope)', async () => {
+      const child = spawnCli(cli, ['serve', '--port', '0', '--data-dir', '/proc/nope'], { lifeMs: 30_000 });
+      expect(await child.exited).toEqual({ code: 1, signal: null });
+      const lines = errorLines(child);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^orchd: data folder \/proc\/nope: cannot create it: /);
+    });
+
+    it('a path that is a file', async () => {
+      const file = join(root, 'a-file');
+      await copyFile(join(ROOT, 'package.json'), file);
+      const child = spawnCli(cli, ['serve', '--port', '0', '--data-dir', file], { lifeMs: 30_000 });
+      expect(await child.exited).toEqual({ code: 1, signal: null });
+      expect(errorLines(child)).toEqual([`orchd: data folder ${file}: it is a file, not a folder`]);
+    });
+
+    it('a folder another running orchd holds', async () => {
+      const dataDir = join(root, 'held');
+      const first = spawnCli(cli, ['serve', '--port', '0', '--bind-address', '127.0.0.1', '--data-dir', dataDir]);
+      await first.waitForLine(isReady);
+      try {
+        const second = spawnCli(cli, ['serve', '--port', '0', '--bind-address', '127.0.0.1', '--data-dir', dataDir], { lifeMs: 30_000 });
+        expect(await second.exited).toEqual({ code: 1, signal: null });
+        expect(errorLines(second)).toEqual([`orchd: data folder ${dataDir}: another orchd holds it (its log is locked: ${join(dataDir, 'log', 'LOCK')}); stop that one or choose another --data-dir`]);
+      } finally {
+        first.signal('SIGTERM');
+        expect(await first.exited).toEqual({ code: 0, signal: null });
+      }
+    });
+  });
+
   it("package.json's bin runs as `npx orchd serve …`", async () => {
     const manifest = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8'));
     expect(manifest.bin).toEqual({ orchd: 'dist/src/cli.js' });

@@ -8,14 +8,15 @@ import { createGunzip } from 'node:zlib';
 import { Composer, CST, isAlias, isMap, isNode, isScalar, isSeq, Lexer, Parser } from 'yaml';
 import { FieldPath } from '../../resources/field-errors.js';
 import { decodeJson, DuplicateFields, JsonSyntaxError, setField, type Decoded } from './json-decode.js';
+import { decodeProtobuf, PROTOBUF, ProtobufBodyError } from './protobuf.js';
 import { ApiError, badRequest, entityTooLarge, unsupportedMediaType } from '../respond/status.js';
 
 /** kube-apiserver's default --max-request-body-bytes (3 MiB). */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
 export const APPLY_PATCH = 'application/apply-patch+yaml';
-/** Bodies that are whole objects: create, update, DeleteOptions. */
-export const OBJECT_MEDIA_TYPES = ['application/json', 'application/yaml'] as const;
+/** Bodies that are whole objects: create, update, DeleteOptions (protobuf: the types protobuf.ts knows). */
+export const OBJECT_MEDIA_TYPES = ['application/json', 'application/yaml', PROTOBUF] as const;
 /**
  * The patch types Kubernetes 1.36 serves for JSON resources. There is no `apply-patch+json`: kubectl
  * sends its JSON under apply-patch+yaml (JSON is YAML); `apply-patch+cbor` needs a CBOR feature gate.
@@ -142,6 +143,7 @@ export function decodeBody(buf: Buffer, contentType: string | undefined, opts: D
   if (!required && buf.length === 0) return undefined;
   const mediaType = (contentType ? contentType.split(';', 1)[0].trim().toLowerCase() : 'application/json') as BodyMediaType;
   if (!opts.accept.includes(mediaType)) throw unsupported(contentType ?? '', opts.accept, 'media types');
+  if (mediaType === PROTOBUF) return { ...protobufBody(buf, contentType ?? '', opts.accept), mediaType };
   const text = buf.toString('utf8');
   const decoded = YAML_TYPES.has(mediaType) ? decodeYamlOrJson(text) : decodeJsonBody(text);
   if (decoded !== undefined) return { ...decoded, mediaType };
@@ -153,6 +155,17 @@ export function decodeBody(buf: Buffer, contentType: string | undefined, opts: D
 function unsupported(got: string, accepted: readonly string[], what: string): ApiError {
   const status = unsupportedMediaType(got).status;
   return new ApiError({ ...status, message: `the body of the request was in an unknown format - accepted ${what} include: ${accepted.join(', ')} (got ${got || 'none'})` });
+}
+
+function protobufBody(buf: Buffer, contentType: string, accepted: readonly string[]): Decoded {
+  try {
+    return decodeProtobuf(buf);
+  } catch (err) {
+    if (!(err instanceof ProtobufBodyError)) throw err;
+    if (!err.unsupportedType) throw badRequest(err.message);
+    const e = unsupported(contentType, accepted, 'media types');
+    throw new ApiError({ ...e.status, message: `${e.status.message}: ${err.message}` });
+  }
 }
 
 const isBlank = (text: string): boolean => /^[ \t\r\n]*$/.test(text);

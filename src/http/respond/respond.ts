@@ -41,7 +41,8 @@ export function send(res: ServerResponse, code: number, body: unknown, out: Outp
   span.setAttribute('http.response.body.size', size);
   // 'finish' comes before 'close', where the request's span ends: the child ends inside its parent.
   res.once('finish', () => span.end());
-  res.end(text);
+  // A string body would carry the headers out in its own encoding (UTF-8), re-encoding addWarnings' bytes.
+  res.end(typeof text === 'string' ? Buffer.from(text) : text);
 }
 
 /**
@@ -125,11 +126,19 @@ export function sendError(res: ServerResponse, err: unknown, out: Output): numbe
   return status.code;
 }
 
-/** Kubernetes' warning header: `299 - "<text>"`, one header per warning. */
+/**
+ * Kubernetes' warning header: `299 - "<text>"`, one header per warning, the text quoted as
+ * kube-apiserver quotes it (only `"` and `\` escaped) and sent as raw UTF-8 bytes, as it sends it.
+ * Node writes header strings as Latin-1 (send() always writes a Buffer body so that it does), and
+ * refuses a character above U+00FF: the text is handed over as its UTF-8 bytes read as Latin-1.
+ */
 export function addWarnings(res: ServerResponse, warnings: readonly string[]): void {
   if (warnings.length === 0) return;
   const prev = res.getHeader('Warning');
   const list = prev === undefined ? [] : Array.isArray(prev) ? prev.map(String) : [String(prev)];
-  for (const w of warnings) list.push(`299 - ${JSON.stringify(w.replace(/[\r\n]+/g, ' '))}`);
+  for (const w of warnings) {
+    const quoted = '"' + w.replace(/[\r\n]+/g, ' ').replace(/["\\]/g, '\\$&') + '"';
+    list.push(Buffer.from(`299 - ${quoted}`, 'utf8').toString('latin1'));
+  }
   res.setHeader('Warning', list);
 }

@@ -132,7 +132,7 @@ describe('decodeBody picks the decoder by media type', () => {
 
   const refused: [string, string | undefined, DecodeOptions][] = [
     ['text/plain', 'text/plain', objects],
-    ['protobuf, which orchd does not read', 'application/vnd.kubernetes.protobuf', objects],
+    ['protobuf on a patch', 'application/vnd.kubernetes.protobuf', patches],
     ['a patch type on create', 'application/merge-patch+json', objects],
     ['plain JSON on a patch', 'application/json', patches],
     ['no Content-Type on a patch', undefined, patches],

@@ -1,0 +1,46 @@
+/**
+ * kubectl 1.32 and 1.33 send `create namespace NAME` as a protobuf body (the `k8s\0` envelope around
+ * a core/v1 Namespace); 1.27-1.31 send JSON. Each version creates its namespace against a real server.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, realpathSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KUBECTL } from '../helpers/kubectl.js';
+import { call, startServer, type TestServer } from '../helpers/server.js';
+
+const VERSIONS = ['1.31', '1.32', '1.33'].map((v) => [v, KUBECTL ? join(dirname(realpathSync(KUBECTL)), `kubectl.${v}`) : ''] as const).filter(([, p]) => p && existsSync(p));
+
+describe.skipIf(VERSIONS.length === 0)('kubectl create namespace', () => {
+  let server: TestServer;
+  let home: string;
+  beforeAll(async () => {
+    server = await startServer();
+    home = await mkdtemp(join(tmpdir(), 'orchd-kubectl-pb-'));
+    await writeFile(join(home, 'kubeconfig'), 'apiVersion: v1\nkind: Config\n');
+  });
+  afterAll(async () => {
+    await server?.stop();
+    if (home) await rm(home, { recursive: true, force: true });
+  });
+  const run = (bin: string, args: string[]) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(bin, ['--server', server.url, '--kubeconfig', join(home, 'kubeconfig'), '--cache-dir', join(home, 'cache'), ...args], { timeout: 30_000, env: { ...process.env, HOME: home } }, (err, stdout, stderr) =>
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
+      );
+    });
+
+  it.each(VERSIONS)('kubectl %s creates the namespace it names', async (v, bin) => {
+    const name = `pb-${v.replace('.', '-')}`;
+    const r = await run(bin, ['create', 'namespace', name]);
+    expect(r.stderr).toBe('');
+    expect(r.stdout.trim()).toBe(`namespace/${name} created`);
+    expect(r.code).toBe(0);
+    const got = await call(server.url, 'GET', `/api/v1/namespaces/${name}`);
+    expect(got.status).toBe(200);
+    expect(got.body).toMatchObject({ kind: 'Namespace', apiVersion: 'v1', metadata: { name }, status: { phase: 'Active' } });
+    expect(got.body.metadata.managedFields?.[0]?.manager).toBe('kubectl-create');
+  });
+});
