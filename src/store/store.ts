@@ -5,6 +5,7 @@ import { decodeCheckpoint, encodeCheckpoint } from './checkpoint.js';
 import { StoreError } from './errors.js';
 import { VersionClock } from './version-clock.js';
 import { failSpan, tracer } from '../observability/spans.js';
+import { stageLap, stageStart } from '../observability/stage-timing.js';
 import { storedOf, View, type Change, type StoredObject } from './view.js';
 
 export interface StoreOptions {
@@ -269,14 +270,17 @@ export class Store {
     // A child of the request's span (the active context), ending when the batch is durable: the
     // group commit's wait shows in the trace.
     const span = tracer().startSpan('log.append', { attributes: { 'orchd.log.key': key, 'orchd.log.record': type } });
+    const t = stageStart();
     const { seq, durable } = this.log.append((s) => {
       obj.metadata.resourceVersion = String(s);
       return { type, key, value: obj };
     });
+    const appended = stageLap('encode', t);
     span.setAttribute('orchd.log.seq', seq);
     this.pending.set(key, { seq, obj: type === 'put' ? obj : null });
     return durable.then(
       () => {
+        stageLap('append', appended);
         span.end();
         return { key, seq, obj };
       },
