@@ -6,6 +6,7 @@ import type { KubeObject } from '../resources/types.js';
 import { Revisions } from './key-index.js';
 import { splitKey } from './keys.js';
 import { LabelIndex } from './label-index.js';
+import { LazySlots } from './lazy-slots.js';
 import { SortedKeys } from './sorted-keys.js';
 
 /** One version of one object as the view holds it. Immutable once stored: readers share it. */
@@ -189,12 +190,10 @@ export class View {
     for (const collection of this.collections.keys()) yield* this.list(collection);
   }
 
-  /** Holds a key's slot as a checkpoint stored it; the caller sets the sorted keys afterwards (setKeys). */
-  load(collection: string, suffix: string, slot: Slot): void {
-    let m = this.slots.get(collection);
-    if (!m) this.slots.set(collection, (m = new Map()));
-    m.set(suffix, slot);
-    if (slot.cur) this.size++;
+  /** Holds a collection's slots as a checkpoint stored them, `objects` of them current; the caller sets the sorted keys afterwards (setKeys). */
+  loadSlots(collection: string, slots: Map<string, Slot>, objects: number): void {
+    this.slots.set(collection, slots);
+    this.size += objects;
   }
 
   /** A collection's sorted keys after load(): those holding objects, and every one of its history. */
@@ -368,15 +367,18 @@ export class View {
     const used = new Map<ArrayBufferLike, number>();
     const shared = (o: StoredObject | undefined): o is LazyObject => o instanceof LazyObject && o.buffer.byteLength >= SHARED_BUFFER_BYTES;
     let seen = 0;
+    // Objects of a checkpoint's parts not yet made into slots are current: counted, not made.
+    const slotsOf = (m: Map<string, Slot>) => (m instanceof LazySlots ? m.made() : m.values());
     for (const m of this.slots.values()) {
-      for (const slot of m.values()) {
+      if (m instanceof LazySlots) m.countUnmade(used);
+      for (const slot of slotsOf(m)) {
         if (shared(slot.cur)) used.set(slot.cur.buffer, (used.get(slot.cur.buffer) ?? 0) + slot.cur.size);
         if (++seen % RELEASE_SLICE === 0) await nextTurn();
       }
     }
     let moved = 0;
     for (const m of this.slots.values()) {
-      for (const slot of m.values()) {
+      for (const slot of slotsOf(m)) {
         if (++seen % RELEASE_SLICE === 0) await nextTurn();
         const o = slot.cur;
         if (!shared(o) || used.get(o.buffer)! * 2 >= o.buffer.byteLength) continue;
