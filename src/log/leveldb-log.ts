@@ -69,6 +69,7 @@ export class LevelDbLog extends AbstractLog {
   protected _read(start: number, end: number): AsyncIterable<LogEntry[]> {
     // The native iterator (and its implicit snapshot) is made here, synchronously.
     const it = this.db.iterator({ gte: seqKey(start), lte: seqKey(end), highWaterMarkBytes: READ_AHEAD_BYTES });
+    const slabs = new Slabs();
     return (async function* pages() {
       // The next page is read (on LevelDB's thread) while the caller folds this one: a replay then
       // no longer waits for the disk between pages. One read is in flight at a time, as iterators allow.
@@ -79,7 +80,7 @@ export class LevelDbLog extends AbstractLog {
           next = undefined;
           if (page.length === 0) return;
           next = it.nextv(PAGE);
-          yield decodePage(page);
+          yield decodePage(page, slabs);
         }
       } finally {
         await next?.catch(() => undefined);
@@ -208,12 +209,12 @@ async function* readParts(file: string, seq: number): AsyncIterable<Buffer> {
  * Views of one block per page cost a fraction of it. A kept object holds its page's block alive
  * (store/view.ts releaseBuffers gives the objects left on a mostly dead page bytes of their own).
  */
-function decodePage(page: [Buffer, Buffer][]): LogEntry[] {
+function decodePage(page: [Buffer, Buffer][], slabs: Slabs): LogEntry[] {
   let total = 0;
   for (const [, v] of page) total += v.length;
-  const slab = Buffer.allocUnsafeSlow(total);
+  const { slab, at: start } = slabs.take(total);
   const out: LogEntry[] = new Array(page.length);
-  let at = 0;
+  let at = start;
   for (let i = 0; i < page.length; i++) {
     const [k, v] = page[i];
     v.copy(slab, at);
@@ -221,4 +222,29 @@ function decodePage(page: [Buffer, Buffer][]): LogEntry[] {
     at += v.length;
   }
   return out;
+}
+
+/** The largest buffer one read copies its pages into. */
+const SLAB_MAX = 64 << 20;
+
+/**
+ * The buffers one read copies its pages into, each twice the size of the one before, up to
+ * SLAB_MAX: a short read (a watch catching up) allocates about what it reads, a replay of a million
+ * entries a few dozen buffers instead of one per page (a thousand separately allocated megabytes
+ * outside the heap each pushed V8 towards another full collection).
+ */
+class Slabs {
+  private slab: Buffer | undefined;
+  private used = 0;
+
+  /** Room for n bytes: a buffer and where in it they go. */
+  take(n: number): { slab: Buffer; at: number } {
+    if (!this.slab || this.used + n > this.slab.length) {
+      this.slab = Buffer.allocUnsafeSlow(Math.max(n, Math.min(SLAB_MAX, 2 * (this.slab?.length ?? 0))));
+      this.used = 0;
+    }
+    const at = this.used;
+    this.used += n;
+    return { slab: this.slab, at };
+  }
 }
