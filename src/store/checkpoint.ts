@@ -2,7 +2,8 @@ import { packJson, unpackJson } from '../log/codec.js';
 import type { Checkpoint, SavedCheckpoint } from '../log/log.js';
 import { SortedKeys } from './sorted-keys.js';
 import { LazySlots } from './lazy-slots.js';
-import { LazyObject, listIn, Slot, View, type StoredObject } from './view.js';
+import { listIn } from './keys.js';
+import { LazyObject, Slot, View, type StoredObject } from './view.js';
 
 /*
  * A checkpoint is the view as of one applied sequence, so a restart replays only the log's tail.
