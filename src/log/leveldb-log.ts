@@ -154,19 +154,22 @@ async function readHead(file: string): Promise<{ seq: number } | undefined> {
   }
 }
 
-/** A checkpoint file is read in steps of this many bytes, each into its place in one buffer. */
+/** A checkpoint file is read in steps of this many bytes, into buffers of up to SEGMENT bytes. */
 const READ_STEP = 64 << 20;
+/** Buffers stay far below Node's 4 GiB limit: a checkpoint of several million objects spans a few. */
+const SEGMENT = 1 << 30;
 
 /**
- * The parts of a checkpoint file as views of one buffer the size of the file, read in large steps
- * with the next step in flight while the caller works on the parts already read. One buffer, not
- * one per part: a thousand separately allocated megabytes of memory outside the heap each pushed
- * V8 towards another full collection while the view was being built (a third of a restart's time
- * was the garbage collector). The objects loaded from the parts keep the buffer alive; once most of
- * them are replaced, the rest get bytes of their own (store/view.ts releaseBuffers). The file is
- * opened when iteration starts and closed when it ends, or when the caller stops early.
+ * The parts of a checkpoint file as views of few large buffers (one per GiB), read in large steps
+ * with the next step in flight while the caller works on the parts already read. Not one buffer per
+ * part: a thousand separately allocated megabytes of memory outside the heap each pushed V8 towards
+ * another full collection while the view was being built (a third of a restart's time was the
+ * garbage collector). The objects loaded from the parts keep their buffer alive; once most of them
+ * are replaced, the rest get bytes of their own (store/view.ts releaseBuffers). The file is opened
+ * when iteration starts and closed when it ends, or when the caller stops early. (segment and
+ * readStep are parameters so that a test can cross buffers with a small file.)
  */
-async function* readParts(file: string, seq: number): AsyncIterable<Buffer> {
+export async function* readParts(file: string, seq: number, segment = SEGMENT, readStep = READ_STEP): AsyncIterable<Buffer> {
   const fh = await open(file, 'r');
   let pending: Promise<number> | undefined;
   try {
@@ -174,27 +177,44 @@ async function* readParts(file: string, seq: number): AsyncIterable<Buffer> {
     if (readCheckpointHead((await fh.read(Buffer.alloc(CHECKPOINT_HEAD_BYTES), 0, CHECKPOINT_HEAD_BYTES, 0)).buffer) !== seq) {
       throw new Error(`checkpoint file ${file} changed while it was read`);
     }
-    const size = (await fh.stat()).size - CHECKPOINT_HEAD_BYTES;
-    const bytes = Buffer.allocUnsafeSlow(Math.max(0, size));
-    const step = (from: number) => fh.read(bytes, from, Math.min(READ_STEP, size - from), CHECKPOINT_HEAD_BYTES + from).then((r) => r.bytesRead);
+    const total = (await fh.stat()).size - CHECKPOINT_HEAD_BYTES;
+    /** The buffer, where it starts in the file (after the head), how much of it is read, and the next part in it. */
+    let buf = Buffer.allocUnsafeSlow(Math.max(0, Math.min(segment, total)));
+    let base = 0;
     let filled = 0;
-    pending = size > 0 ? step(0) : undefined;
     let at = 0;
-    /** Waits until bytes[0, end) are read; a file that ends first is cut inside a part. */
-    const upTo = async (end: number): Promise<void> => {
-      while (filled < end) {
-        const read = pending && (await pending);
-        if (!read) throw new Error(`checkpoint file ${file} ends inside a part (at byte ${CHECKPOINT_HEAD_BYTES + at})`);
-        filled += read;
-        pending = filled < size ? step(filled) : undefined;
-      }
+    const cut = () => new Error(`checkpoint file ${file} ends inside a part (at byte ${CHECKPOINT_HEAD_BYTES + base + at})`);
+    const step = (): Promise<number> => {
+      const from = filled;
+      return fh.read(buf, from, Math.min(readStep, buf.length - from), CHECKPOINT_HEAD_BYTES + base + from).then((r) => r.bytesRead);
     };
-    while (at < size) {
-      await upTo(at + PART_LENGTH_BYTES);
-      const end = at + PART_LENGTH_BYTES + bytes.readUInt32BE(at);
-      await upTo(end);
-      yield bytes.subarray(at + PART_LENGTH_BYTES, end);
-      at = end;
+    const readOn = async (): Promise<void> => {
+      const read = pending && (await pending);
+      if (!read) throw cut();
+      filled += read;
+      pending = filled < buf.length ? step() : undefined;
+    };
+    /** Waits until buf[at, at + n) is read; a part running past the buffer moves, with what was read of it, to the next. */
+    const readable = async (n: number): Promise<void> => {
+      if (base + at + n > total) throw cut();
+      if (at + n > buf.length) {
+        while (pending) await readOn();
+        const next = Buffer.allocUnsafeSlow(Math.max(n, Math.min(segment, total - base - at)));
+        filled = buf.copy(next, 0, at, filled);
+        base += at;
+        at = 0;
+        buf = next;
+        pending = filled < buf.length ? step() : undefined;
+      }
+      while (filled < at + n) await readOn();
+    };
+    pending = buf.length > 0 ? step() : undefined;
+    while (base + at < total) {
+      await readable(PART_LENGTH_BYTES);
+      const length = buf.readUInt32BE(at);
+      await readable(PART_LENGTH_BYTES + length);
+      yield buf.subarray(at + PART_LENGTH_BYTES, at + PART_LENGTH_BYTES + length);
+      at += PART_LENGTH_BYTES + length;
     }
   } finally {
     await pending?.catch(() => undefined);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Level } from 'level';
 import { afterAll, describe, expect, it } from 'vitest';
 import { decodeEntry, readSeq, StoredEntry } from '../../src/log/codec.js';
-import { checkpointFile, LevelDbLog } from '../../src/log/leveldb-log.js';
+import { checkpointFile, LevelDbLog, readParts } from '../../src/log/leveldb-log.js';
 import { runLogContract } from './contract.js';
 
 const dirs: string[] = [];
@@ -137,6 +137,31 @@ describe('LevelDbLog', () => {
       // Pages of 1,000 entries: four pages in fewer buffers, each page within one.
       expect(buffers.size).toBeLessThan(4);
       for (let p = 0; p < 3500; p += 1000) expect(new Set(all.slice(p, p + 1000).map((e) => e.bytes.buffer)).size).toBe(1);
+    } finally {
+      await log.close();
+    }
+  });
+
+  it('reads a checkpoint\'s parts across buffers, a part running past one moving whole to the next; a cut file fails at its cut', async () => {
+    const path = await tempPath();
+    const log = new LevelDbLog({ path });
+    await log.open();
+    try {
+      await log.append(() => ({ type: 'put', key: 'k', value: 1 })).durable;
+      // Parts of 0 to 60 bytes: with buffers of 100 bytes read 7 at a time, many parts cross a buffer's end.
+      const parts = Array.from({ length: 40 }, (_, i) => Buffer.alloc((i * 37) % 61, i));
+      await log.saveCheckpoint({ seq: 1, parts: (async function* () { for (const p of parts) yield [p]; })() });
+      const read = async (segment: number, step: number) => {
+        const out: Buffer[] = [];
+        for await (const p of readParts(checkpointFile(path), 1, segment, step)) out.push(Buffer.from(p));
+        return out;
+      };
+      expect(await read(100, 7)).toEqual(parts);
+      expect(await read(64, 64)).toEqual(parts);
+      expect(await read(1 << 20, 1 << 20)).toEqual(parts);
+      const whole = await readFile(checkpointFile(path));
+      await writeFile(checkpointFile(path), whole.subarray(0, whole.length - 5));
+      await expect(read(100, 7)).rejects.toThrow(/ends inside a part/);
     } finally {
       await log.close();
     }
