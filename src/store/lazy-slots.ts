@@ -7,7 +7,7 @@ export interface PendingPart {
   /** The buffer the part's objects are ranges of, and how many bytes they hold. */
   readonly buffer: ArrayBufferLike;
   readonly bytes: number;
-  /** The slot of suffixes[i], made from the part's bytes. */
+  /** The slots of suffixes, in order, made from the part's bytes. */
   slots(): Slot[];
 }
 
