@@ -32,9 +32,9 @@ export const bounds = (ctx: BenchContext, durationMs = ctx.opts.durationMs): Bou
   maxOps: ctx.opts.maxOps,
 });
 
-/** A fresh orchd (empty data folder unless given), optionally profiled, with more serve flags; disposed by the caller. */
-export async function startOrchd(ctx: BenchContext, dataDir?: string, args?: string[]) {
-  return Orchd.start({ cli: ctx.orchdCli, dataDir, cpuProfDir: ctx.opts.cpuProf, ...(args ? { args } : {}) });
+/** A fresh orchd (empty data folder unless given), optionally profiled, with more serve flags and environment; disposed by the caller. */
+export async function startOrchd(ctx: BenchContext, dataDir?: string, args?: string[], env?: Record<string, string>) {
+  return Orchd.start({ cli: ctx.orchdCli, dataDir, cpuProfDir: ctx.opts.cpuProf, ...(args ? { args } : {}), ...(env ? { env } : {}) });
 }
 
 export async function withBareHttp<T>(ctx: BenchContext, fn: (bare: BareHttp) => Promise<T>): Promise<T> {

@@ -24,3 +24,28 @@ export function batchStats(a: LogCounters, b: LogCounters): { meanBatch: number;
   const batches = b.batches - a.batches;
   return { meanBatch: batches > 0 ? (b.records - a.records) / batches : NaN, meanSyncMs: batches > 0 ? ((b.appendSeconds - a.appendSeconds) * 1000) / batches : NaN };
 }
+
+/** Per stage of a write, seconds summed and times run, as orchd started with ORCHD_STAGE_TIMING=1 reports them. */
+export type StageCounters = Map<string, { seconds: number; count: number }>;
+
+export async function stageCounters(http: HttpClient): Promise<StageCounters> {
+  const text = (await http.request('GET', '/metrics')).body.toString('utf8');
+  const stages: StageCounters = new Map();
+  const add = (stage: string, seconds: boolean, v: string) => {
+    const s = stages.get(stage) ?? { seconds: 0, count: 0 };
+    if (seconds) s.seconds = Number(v);
+    else s.count = Number(v);
+    stages.set(stage, s);
+  };
+  for (const m of text.matchAll(/^orchd_stage_(seconds_total|total)\{stage="([^"]+)"\} ([0-9.eE+-]+)$/gm)) add(m[2], m[1] === 'seconds_total', m[3]);
+  // The whole create as the server timed it (routing, authorization and body reading included), as the stage "request".
+  for (const m of text.matchAll(/^apiserver_request_duration_seconds_(sum|count)\{verb="POST",resource="events"\} ([0-9.eE+-]+)$/gm)) add('request', m[1] === 'sum', m[2]);
+  return stages;
+}
+
+/** µs per operation spent in each stage between two readings, for `ops` operations. */
+export function stageMicros(a: StageCounters, b: StageCounters, ops: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [stage, after] of b) out[stage] = ops > 0 ? ((after.seconds - (a.get(stage)?.seconds ?? 0)) * 1e6) / ops : NaN;
+  return out;
+}

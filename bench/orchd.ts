@@ -44,6 +44,8 @@ export interface OrchdOptions {
   port?: number;
   /** More `orchd serve` flags (configuration files). */
   args?: string[];
+  /** Environment variables added to the harness's own (ORCHD_STAGE_TIMING=1). */
+  env?: Record<string, string>;
 }
 
 export interface ReadyLine {
@@ -78,7 +80,7 @@ export class Orchd {
     // Events live 1 h by default; a long benchmark must not see its own objects expire mid-run.
     const args = [...prof, opts.cli, 'serve', '--port', String(opts.port ?? 0), '--bind-address', '127.0.0.1', '--data-dir', dataDir, '--event-ttl', '240h', ...(opts.args ?? [])];
     const spawnedAt = performance.now();
-    const child = Child.start('orchd', process.execPath, args);
+    const child = Child.start('orchd', process.execPath, args, opts.env ? { env: { ...process.env, ...opts.env } } : {});
     return new Orchd(child, dataDir, opts.dataDir === undefined, spawnedAt);
   }
 

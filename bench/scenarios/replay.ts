@@ -7,16 +7,20 @@ import { rm } from 'node:fs/promises';
 import type { BenchContext, Scenario } from '../context.js';
 import { waitFor200 } from '../http-client.js';
 import { freePort, Orchd } from '../orchd.js';
-import { memory } from '../proc.js';
+import { cpuSeconds, memory } from '../proc.js';
 import { col, type Plot, type Row, type ScenarioResult, type TargetCheck } from '../result.js';
 import { seedEvents } from '../seed.js';
 
 const TARGET_ENTRIES = 1_000_000;
-const TARGET_SECONDS = 10;
+/** Issue 19: ready from the log alone, and from a checkpoint. */
+const TARGET_SECONDS = 5;
+const TARGET_CHECKPOINT_SECONDS = 2;
 
 interface Restart {
   /** Spawn → first /readyz 200, ms. */
   toReadyMs: number;
+  /** CPU time of the server (all its threads) from spawn to the first /readyz 200: less at the mercy of a busy machine than toReadyMs. */
+  cpuToReadyMs: number;
   /** The server's own replayMs (from its `ready` line). */
   replayMs: number;
   seq: number;
@@ -31,9 +35,10 @@ async function restart(ctx: BenchContext, dataDir: string): Promise<Restart> {
   try {
     await waitFor200(`http://127.0.0.1:${port}/readyz`, 600_000, 5);
     const toReadyMs = performance.now() - orchd.spawnedAt;
+    const cpuToReadyMs = (cpuSeconds(orchd.pid) ?? NaN) * 1000;
     const ready = await orchd.ready(30_000);
     const mem = memory(orchd.pid);
-    return { toReadyMs, replayMs: ready.replayMs, seq: ready.seq, objects: ready.objects, peakRss: mem?.peakRss ?? NaN, rss: mem?.rss ?? NaN };
+    return { toReadyMs, cpuToReadyMs, replayMs: ready.replayMs, seq: ready.seq, objects: ready.objects, peakRss: mem?.peakRss ?? NaN, rss: mem?.rss ?? NaN };
   } finally {
     await orchd.stop();
   }
@@ -62,10 +67,12 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
         objects: cold.objects,
         coldReady: cold.toReadyMs / 1000,
         coldReplay: cold.replayMs / 1000,
+        coldCpu: cold.cpuToReadyMs / 1000,
         rate: (n * 1000) / Math.max(1, cold.replayMs),
         coldRss: cold.peakRss,
         warmReady: warm.toReadyMs / 1000,
         warmReplay: warm.replayMs / 1000,
+        warmCpu: warm.cpuToReadyMs / 1000,
         warmRss: warm.peakRss,
         seed: seedMs / 1000,
       });
@@ -78,15 +85,17 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     col('objects', 'objects', 'int'),
     col('coldReady', 'to /readyz 200 (s)', 'seconds'),
     col('coldReplay', 'replay (s)', 'seconds'),
+    col('coldCpu', 'CPU to ready (s)', 'seconds'),
     col('rate', 'entries/s', 'rate'),
     col('coldRss', 'peak RSS', 'bytes'),
     col('warmReady', 'with checkpoint: to ready (s)', 'seconds'),
     col('warmReplay', 'checkpoint load (s)', 'seconds'),
+    col('warmCpu', 'CPU to ready (s)', 'seconds'),
     col('warmRss', 'peak RSS', 'bytes'),
     col('seed', 'writing the log (s)', 'seconds'),
   ];
   const notes = [
-    'to /readyz 200: from spawning `node dist/src/cli.js serve` (Node start-up included) until /readyz first answers 200, polled every 5 ms; replay: the server\'s own figure from its `ready` log line.',
+    'to /readyz 200: from spawning `node dist/src/cli.js serve` (Node start-up included) until /readyz first answers 200, polled every 5 ms; replay: the server\'s own figure from its `ready` log line; CPU to ready: the server\'s CPU time (all threads, /proc/<pid>/stat) at that first 200, which a busy machine inflates far less than the wall time.',
     'Cold: every entry lies after the last checkpoint, so the whole log is replayed (a crash before any checkpoint). With checkpoint: the same data folder restarted after a graceful SIGTERM, which saves one.',
     'The log holds creates of distinct ~1 KB Events (bench/seed.ts appends them through orchd\'s LevelDB log, cloning a record created through the API).',
   ];
@@ -113,6 +122,13 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
       target: `< ${TARGET_SECONDS} s`,
       measured: at ? `${(at.cold.toReadyMs / 1000).toFixed(2)} s` : `not at 1M (${(measured.get(largest)!.cold.toReadyMs / 1000).toFixed(2)} s at ${largest.toLocaleString('en-US')}; use --replay-entries 1000000)`,
       met: at ? at.cold.toReadyMs < TARGET_SECONDS * 1000 : null,
+    },
+    {
+      scenario: 'replay',
+      name: 'ready after restart with 1M log entries (from a checkpoint)',
+      target: `< ${TARGET_CHECKPOINT_SECONDS} s`,
+      measured: at ? `${(at.warm.toReadyMs / 1000).toFixed(2)} s` : 'not at 1M',
+      met: at ? at.warm.toReadyMs < TARGET_CHECKPOINT_SECONDS * 1000 : null,
     },
   ];
   return { id: 'replay', title: replay.title, tables: [{ title: 'replay: restart time vs log length', columns, rows, notes }], plots, targets, elapsedMs: performance.now() - started };

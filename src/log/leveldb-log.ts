@@ -76,6 +76,7 @@ export class LevelDbLog extends AbstractLog {
   protected _read(start: number, end: number): AsyncIterable<LogEntry[]> {
     // The native iterator (and its implicit snapshot) is made here, synchronously.
     const it = this.db.iterator({ gte: seqKey(start), lte: seqKey(end), highWaterMarkBytes: READ_AHEAD_BYTES });
+    const slabs = new Slabs();
     return (async function* pages() {
       // The next page is read (on LevelDB's thread) while the caller folds this one: a replay then
       // no longer waits for the disk between pages. One read is in flight at a time, as iterators allow.
@@ -86,7 +87,7 @@ export class LevelDbLog extends AbstractLog {
           next = undefined;
           if (page.length === 0) return;
           next = it.nextv(PAGE);
-          yield decodePage(page);
+          yield decodePage(page, slabs);
         }
       } finally {
         await next?.catch(() => undefined);
@@ -158,17 +159,11 @@ export class LevelDbLog extends AbstractLog {
   protected async _loadCheckpoint(): Promise<SavedCheckpoint | undefined> {
     const file = checkpointFile(this.path);
     const head = await readHead(file);
-    return head && { seq: head.seq, parts: readParts(file, head) };
+    return head && { seq: head.seq, parts: readParts(file, head.seq) };
   }
 }
 
-interface Head {
-  seq: number;
-  /** The first part's length; undefined when the checkpoint has no parts. */
-  first: number | undefined;
-}
-
-async function readHead(file: string): Promise<Head | undefined> {
+async function readHead(file: string): Promise<{ seq: number } | undefined> {
   let fh: FileHandle;
   try {
     fh = await open(file, 'r');
@@ -177,44 +172,76 @@ async function readHead(file: string): Promise<Head | undefined> {
     throw err;
   }
   try {
-    const buf = Buffer.alloc(CHECKPOINT_HEAD_BYTES + PART_LENGTH_BYTES);
+    const buf = Buffer.alloc(CHECKPOINT_HEAD_BYTES);
     const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
     const seq = readCheckpointHead(buf.subarray(0, bytesRead));
-    if (seq === undefined) return undefined;
-    if (bytesRead === CHECKPOINT_HEAD_BYTES) return { seq, first: undefined };
-    if (bytesRead < buf.length) throw new Error(`checkpoint file ${file} ends inside the length of its first part`);
-    return { seq, first: buf.readUInt32BE(CHECKPOINT_HEAD_BYTES) };
+    return seq === undefined ? undefined : { seq };
   } finally {
     await fh.close();
   }
 }
 
+/** A checkpoint file is read in steps of this many bytes, into buffers of up to SEGMENT bytes. */
+const READ_STEP = 64 << 20;
+/** Buffers stay far below Node's 4 GiB limit: a checkpoint of several million objects spans a few. */
+const SEGMENT = 1 << 30;
+
 /**
- * The parts of a checkpoint file, each read into a buffer of its own (the objects loaded from it
- * keep views of it) together with the next part's length, while the caller works on the part before.
- * The file is opened when iteration starts and closed when it ends, or when the caller stops early.
+ * The parts of a checkpoint file as views of few large buffers (one per GiB), read in large steps
+ * with the next step in flight while the caller works on the parts already read. Not one buffer per
+ * part: a thousand separately allocated megabytes of memory outside the heap each pushed V8 towards
+ * another full collection while the view was being built (a third of a restart's time was the
+ * garbage collector). The objects loaded from the parts keep their buffer alive; once most of them
+ * are replaced, the rest get bytes of their own (store/view.ts releaseBuffers). The file is opened
+ * when iteration starts and closed when it ends, or when the caller stops early. (segment and
+ * readStep are parameters so that a test can cross buffers with a small file.)
  */
-async function* readParts(file: string, head: Head): AsyncIterable<Buffer> {
+export async function* readParts(file: string, seq: number, segment = SEGMENT, readStep = READ_STEP): AsyncIterable<Buffer> {
   const fh = await open(file, 'r');
-  let at = CHECKPOINT_HEAD_BYTES + PART_LENGTH_BYTES;
-  const readPart = async (length: number): Promise<{ part: Buffer; next: number | undefined }> => {
-    const buf = Buffer.allocUnsafeSlow(length + PART_LENGTH_BYTES);
-    const { bytesRead } = await fh.read(buf, 0, buf.length, at);
-    if (bytesRead !== length && bytesRead !== buf.length) throw new Error(`checkpoint file ${file} ends inside a part (at byte ${at + bytesRead})`);
-    at += bytesRead;
-    return { part: buf.subarray(0, length), next: bytesRead === buf.length ? buf.readUInt32BE(length) : undefined };
-  };
-  let pending: Promise<{ part: Buffer; next: number | undefined }> | undefined;
+  let pending: Promise<number> | undefined;
   try {
     // Replaced since its head was read (only a running store saves, and it is the one loading).
-    if (readCheckpointHead((await fh.read(Buffer.alloc(CHECKPOINT_HEAD_BYTES), 0, CHECKPOINT_HEAD_BYTES, 0)).buffer) !== head.seq) {
+    if (readCheckpointHead((await fh.read(Buffer.alloc(CHECKPOINT_HEAD_BYTES), 0, CHECKPOINT_HEAD_BYTES, 0)).buffer) !== seq) {
       throw new Error(`checkpoint file ${file} changed while it was read`);
     }
-    pending = head.first === undefined ? undefined : readPart(head.first);
-    while (pending) {
-      const { part, next } = await pending;
-      pending = next === undefined ? undefined : readPart(next);
-      yield part;
+    const total = (await fh.stat()).size - CHECKPOINT_HEAD_BYTES;
+    /** The buffer, where it starts in the file (after the head), how much of it is read, and the next part in it. */
+    let buf = Buffer.allocUnsafeSlow(Math.max(0, Math.min(segment, total)));
+    let base = 0;
+    let filled = 0;
+    let at = 0;
+    const cut = () => new Error(`checkpoint file ${file} ends inside a part (at byte ${CHECKPOINT_HEAD_BYTES + base + at})`);
+    const step = (): Promise<number> => {
+      const from = filled;
+      return fh.read(buf, from, Math.min(readStep, buf.length - from), CHECKPOINT_HEAD_BYTES + base + from).then((r) => r.bytesRead);
+    };
+    const readOn = async (): Promise<void> => {
+      const read = pending && (await pending);
+      if (!read) throw cut();
+      filled += read;
+      pending = filled < buf.length ? step() : undefined;
+    };
+    /** Waits until buf[at, at + n) is read; a part running past the buffer moves, with what was read of it, to the next. */
+    const readable = async (n: number): Promise<void> => {
+      if (base + at + n > total) throw cut();
+      if (at + n > buf.length) {
+        while (pending) await readOn();
+        const next = Buffer.allocUnsafeSlow(Math.max(n, Math.min(segment, total - base - at)));
+        filled = buf.copy(next, 0, at, filled);
+        base += at;
+        at = 0;
+        buf = next;
+        pending = filled < buf.length ? step() : undefined;
+      }
+      while (filled < at + n) await readOn();
+    };
+    pending = buf.length > 0 ? step() : undefined;
+    while (base + at < total) {
+      await readable(PART_LENGTH_BYTES);
+      const length = buf.readUInt32BE(at);
+      await readable(PART_LENGTH_BYTES + length);
+      yield buf.subarray(at + PART_LENGTH_BYTES, at + PART_LENGTH_BYTES + length);
+      at += PART_LENGTH_BYTES + length;
     }
   } finally {
     await pending?.catch(() => undefined);
@@ -229,12 +256,12 @@ async function* readParts(file: string, head: Head): AsyncIterable<Buffer> {
  * Views of one block per page cost a fraction of it. A kept object holds its page's block alive
  * (store/view.ts releaseBuffers gives the objects left on a mostly dead page bytes of their own).
  */
-function decodePage(page: [Buffer, Buffer][]): LogEntry[] {
+function decodePage(page: [Buffer, Buffer][], slabs: Slabs): LogEntry[] {
   let total = 0;
   for (const [, v] of page) total += v.length;
-  const slab = Buffer.allocUnsafeSlow(total);
+  const { slab, at: start } = slabs.take(total);
   const out: LogEntry[] = new Array(page.length);
-  let at = 0;
+  let at = start;
   for (let i = 0; i < page.length; i++) {
     const [k, v] = page[i];
     v.copy(slab, at);
@@ -242,4 +269,29 @@ function decodePage(page: [Buffer, Buffer][]): LogEntry[] {
     at += v.length;
   }
   return out;
+}
+
+/** The largest buffer one read copies its pages into. */
+const SLAB_MAX = 64 << 20;
+
+/**
+ * The buffers one read copies its pages into, each twice the size of the one before, up to
+ * SLAB_MAX: a short read (a watch catching up) allocates about what it reads, a replay of a million
+ * entries a few dozen buffers instead of one per page (a thousand separately allocated megabytes
+ * outside the heap each pushed V8 towards another full collection).
+ */
+class Slabs {
+  private slab: Buffer | undefined;
+  private used = 0;
+
+  /** Room for n bytes: a buffer and where in it they go. */
+  take(n: number): { slab: Buffer; at: number } {
+    if (!this.slab || this.used + n > this.slab.length) {
+      this.slab = Buffer.allocUnsafeSlow(Math.max(n, Math.min(SLAB_MAX, 2 * (this.slab?.length ?? 0))));
+      this.used = 0;
+    }
+    const at = this.used;
+    this.used += n;
+    return { slab: this.slab, at };
+  }
 }

@@ -2,6 +2,8 @@
  * Prometheus metrics in the text exposition format. Hand-written because the set is small and fixed:
  * request counts and latencies by verb and resource, log append latency and batch sizes.
  */
+import { renderStages } from './stage-timing.js';
+
 const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /** A sample's label set as written after its name; none at all rather than an empty `{}`. */
@@ -89,6 +91,7 @@ export class Metrics {
     this.latency.render(out);
     this.append.render(out);
     this.batch.render(out);
+    renderStages(out);
     out.push('# HELP apiserver_registered_watchers Open watches by resource.', '# TYPE apiserver_registered_watchers gauge');
     for (const [r, n] of this.watchers) out.push(`apiserver_registered_watchers{${label({ resource: r })}} ${n}`);
     if (this.encryptionReloadAt.size > 0) {

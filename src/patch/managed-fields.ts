@@ -40,9 +40,9 @@ export interface WriteScope {
 
 const SYSTEM_METADATA = ['name', 'namespace', 'creationTimestamp', 'selfLink', 'uid', 'generation', 'managedFields', 'resourceVersion', 'deletionTimestamp', 'deletionGracePeriodSeconds'];
 
-/** The fields this write may own (Kubernetes' stripMeta and reset fields). */
-function ownable(set: FieldSet, scope: WriteScope): FieldSet {
-  const out = set.clone();
+/** The fields this write may own (Kubernetes' stripMeta and reset fields); set itself is changed when it is the caller's own. */
+function ownable(set: FieldSet, scope: WriteScope, own = false): FieldSet {
+  const out = own ? set : set.clone();
   out.children.delete('f:apiVersion');
   out.children.delete('f:kind');
   const meta = out.child('f:metadata');
@@ -155,10 +155,17 @@ export function recordUpdate(live: KubeObject | undefined, next: KubeObject, man
 function updateEntries(live: KubeObject | undefined, next: KubeObject, manager: string, scope: WriteScope): Record<string, unknown>[] | undefined {
   const entries = startingEntries(live, next, scope);
   if (entries === undefined) return undefined;
+  const id: ManagerId = { manager, operation: 'Update', apiVersion: scope.apiVersion, ...(scope.subresource ? { subresource: scope.subresource } : {}) };
+  if (!live && entries.length === 0) {
+    // A create with no managers yet: every field it sets is added, nothing is modified or removed
+    // and no one else owns anything, so the set compare builds is the manager's own as it is
+    // (the general path below copied it four times for that).
+    const set = ownable(compare(undefined, withoutManagedFields(next), scope.schema).added, scope, true);
+    return encodeManagedFields(set.isEmpty() ? [] : [{ id, time: scope.now, set }]);
+  }
   const c = compare(withoutManagedFields(live), withoutManagedFields(next), scope.schema);
   const changed = ownable(c.modified.union(c.added), scope);
   const removed = ownable(c.removed, scope);
-  const id: ManagerId = { manager, operation: 'Update', apiVersion: scope.apiVersion, ...(scope.subresource ? { subresource: scope.subresource } : {}) };
   const key = entryKey(id);
   const prev = entries.find((e) => entryKey(e.id) === key);
   const others = entries.filter((e) => entryKey(e.id) !== key).map((e) => ({ ...e, set: e.set.difference(changed).difference(removed) }));

@@ -12,6 +12,7 @@ import type { StoredObject } from '../store/view.js';
 import * as E from './errors.js';
 import { qualified } from '../resources/qualified.js';
 import { validateCreate, validateUpdate } from './validate.js';
+import { stageLap, stageStart } from '../observability/stage-timing.js';
 
 /**
  * Kubernetes' generic registry store: the fixed sequence every kind goes through on create, update
@@ -99,6 +100,7 @@ export class ObjectStore {
   }
 
   async create(kind: KindStrategy, namespace: string | undefined, incoming: KubeObject, opts: WriteOptions): Promise<KubeObject> {
+    let t = stageStart();
     let obj = incoming;
     const meta = obj.metadata;
     if (!meta.name && meta.generateName) meta.name = meta.generateName + randomSuffix();
@@ -116,13 +118,17 @@ export class ObjectStore {
     kind.applyDefaults(obj);
     // NamespaceLifecycle is mutating admission in Kubernetes: it answers before validation does.
     if (kind.namespaced) this.requireNamespace(namespace ?? '');
+    t = stageLap('defaults', t);
     if (this.admission) {
       obj = await this.admission.mutate('CREATE', kind, obj, undefined, opts);
       kind.applyDefaults(obj);
     }
+    t = stageLap('admission', t);
     const name = obj.metadata.name;
     this.invalidIf(kind, name, validateCreate(kind, obj));
+    t = stageLap('validation', t);
     await this.admission?.validate('CREATE', kind, obj, undefined, opts);
+    stageLap('admission', t);
     const key = this.key(kind, namespace, name ?? '');
     // Stored, though unreadable: the name is taken (etcd's create compares the key's existence only).
     if (this.corrupt(key)) throw E.alreadyExists(qualified(kind, name));

@@ -1,7 +1,9 @@
 import { packJson, unpackJson } from '../log/codec.js';
 import type { Checkpoint, SavedCheckpoint } from '../log/log.js';
 import { SortedKeys } from './sorted-keys.js';
-import { LazyObject, listIn, Slot, View, type StoredObject } from './view.js';
+import { LazySlots } from './lazy-slots.js';
+import { listIn } from './keys.js';
+import { LazyObject, Slot, View, type StoredObject } from './view.js';
 
 /*
  * A checkpoint is the view as of one applied sequence, so a restart replays only the log's tail.
@@ -87,12 +89,15 @@ const bytesOf = (o: StoredObject): Buffer => (o instanceof LazyObject ? o.raw : 
 
 /**
  * The view a checkpoint holds, or undefined when its parts are not a checkpoint of this format.
- * Parts are read while the one before is folded, so /livez keeps answering while a large view loads.
+ * Parts are read while the one before is looked at, so /livez keeps answering while a large view
+ * loads. Only the keys are decoded now (the sorted keys, and how many objects there are); each
+ * part's slots and objects are made when a key of the part is first used (lazy-slots.ts).
  */
 export async function decodeCheckpoint(cp: SavedCheckpoint): Promise<View | undefined> {
   const view = new View();
   const current = new Map<string, string[]>();
   const history = new Map<string, string[]>();
+  const slots = new Map<string, { slots: LazySlots; objects: number }>();
   let marked = false;
   for await (const part of cp.parts) {
     if (!marked) {
@@ -106,28 +111,31 @@ export async function decodeCheckpoint(cp: SavedCheckpoint): Promise<View | unde
     const prefix = c.length + 1;
     const held = listIn(current, c);
     const known = listIn(history, c);
+    let collection = slots.get(c);
+    if (!collection) slots.set(c, (collection = { slots: new LazySlots(), objects: 0 }));
+    const suffixes: string[] = new Array(head.k.length);
     let at = 4 + headLength;
     for (let i = 0, o = 0; i < head.k.length; i++) {
-      const key = head.k[i];
-      const suffix = key.slice(prefix);
-      const r = head.r[i];
-      const slot = new Slot(typeof r === 'number' ? r : r[r.length - 1], undefined);
-      if (typeof r !== 'number') slot.older = r.slice(0, -1);
-      if (slot.last > 0) {
-        const size = head.n[o++];
-        if (size === undefined || at + size > part.length) throw new Error(`checkpoint at ${cp.seq}: the part of ${c} ends before the object of ${key}`);
-        slot.cur = new LazyObject(key, slot.last, part, at, at + size);
-        at += size;
-        held.push(suffix);
-      }
+      const suffix = head.k[i].slice(prefix);
+      suffixes[i] = suffix;
       known.push(suffix);
-      view.load(c, suffix, slot);
+      if (lastOf(head.r[i]) < 0) continue;
+      const size = head.n[o++];
+      if (size === undefined || at + size > part.length) throw new Error(`checkpoint at ${cp.seq}: the part of ${c} ends before the object of ${head.k[i]}`);
+      at += size;
+      held.push(suffix);
+      collection.objects++;
     }
+    collection.slots.addPart({ suffixes, buffer: part.buffer, bytes: at - 4 - headLength, slots: () => slotsOf(head, part, 4 + headLength) });
   }
   if (!marked) return undefined;
   for (const [c, known] of history) {
     const held = current.get(c) ?? [];
     const sorted = inOrder(known);
+    const { slots: lazy, objects } = slots.get(c)!;
+    // Found by binary search over parts only when every key of the collection comes in order.
+    if (!sorted) lazy.makeAll();
+    view.loadSlots(c, lazy, objects);
     // Most often no key of the collection was deleted: both lists are the same keys, checked once.
     view.setKeys(c, held.length === known.length ? keysOf(held, sorted) : keysOf(held, inOrder(held)), keysOf(known, sorted));
   }
@@ -135,6 +143,24 @@ export async function decodeCheckpoint(cp: SavedCheckpoint): Promise<View | unde
   return view;
 }
 
+const lastOf = (r: number | number[]): number => (typeof r === 'number' ? r : r[r.length - 1]);
+
+/** The slots of a part's keys, each current object a range of the part's bytes (checked when it was loaded). */
+function slotsOf(head: PartHead, part: Buffer, at: number): Slot[] {
+  const out: Slot[] = new Array(head.k.length);
+  for (let i = 0, o = 0; i < head.k.length; i++) {
+    const r = head.r[i];
+    const slot = new Slot(lastOf(r), undefined);
+    if (typeof r !== 'number') slot.older = r.slice(0, -1);
+    if (slot.last > 0) {
+      const size = head.n[o++];
+      slot.cur = new LazyObject(head.k[i], slot.last, part, at, at + size);
+      at += size;
+    }
+    out[i] = slot;
+  }
+  return out;
+}
 
 /** Keys come in order, as they were written from the sorted keys: checked (one pass), not trusted. */
 function inOrder(list: readonly string[]): boolean {

@@ -18,3 +18,10 @@ export function splitKey(key: string): { collection: string; suffix: string } {
   const second = key.indexOf('/', first + 1);
   return { collection: key.slice(0, second), suffix: key.slice(second + 1) };
 }
+
+/** The keys listed for collection c in m, an empty list added when there are none yet. */
+export function listIn(m: Map<string, string[]>, c: string): string[] {
+  let list = m.get(c);
+  if (!list) m.set(c, (list = []));
+  return list;
+}

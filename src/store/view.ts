@@ -1,8 +1,9 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { LogEntry } from '../log/log.js';
 import { Revisions } from './key-index.js';
-import { splitKey } from './keys.js';
+import { listIn, splitKey } from './keys.js';
 import { LabelIndex } from './label-index.js';
+import { LazySlots } from './lazy-slots.js';
 import { SortedKeys } from './sorted-keys.js';
 import { LazyObject, peekObject, storedOf, type Change, type ChangeType, type StoredObject } from './stored-object.js';
 
@@ -72,29 +73,22 @@ export class View {
     for (const collection of this.collections.keys()) yield* this.list(collection);
   }
 
-  /** Holds a key's slot as a checkpoint stored it; the caller sets the sorted keys afterwards (setKeys). */
-  load(collection: string, suffix: string, slot: Slot): void {
-    let m = this.slots.get(collection);
-    if (!m) this.slots.set(collection, (m = new Map()));
-    m.set(suffix, slot);
-    if (slot.cur) this.size++;
+  /** Holds a collection's slots as a checkpoint stored them, `objects` of them current; the caller sets the sorted keys afterwards (setKeys). */
+  loadSlots(collection: string, slots: Map<string, Slot>, objects: number): void {
+    this.slots.set(collection, slots);
+    this.size += objects;
   }
 
-  /** A collection's sorted keys after load(): those holding objects, and every one of its history. */
+  /** A collection's sorted keys after loadSlots(): those holding objects, and every one of its history. */
   setKeys(collection: string, current: SortedKeys, history: SortedKeys): void {
     this.collections.set(collection, current);
     this.history.set(collection, history);
   }
 
-  private collection(name: string): SortedKeys {
-    let c = this.collections.get(name);
-    if (!c) this.collections.set(name, (c = new SortedKeys()));
-    return c;
-  }
-
-  private historyOf(name: string): SortedKeys {
-    let c = this.history.get(name);
-    if (!c) this.history.set(name, (c = new SortedKeys()));
+  /** The sorted keys of a collection in `keys` (collections or history), created empty when missing. */
+  private keysIn(keys: Map<string, SortedKeys>, name: string): SortedKeys {
+    let c = keys.get(name);
+    if (!c) keys.set(name, (c = new SortedKeys()));
     return c;
   }
 
@@ -183,9 +177,9 @@ export class View {
       if (!slot) listIn(replay.history, collection).push(suffix);
     } else {
       if (put) {
-        if (!prev) this.collection(collection).add(suffix);
-      } else this.collection(collection).delete(suffix);
-      if (!slot) this.historyOf(collection).add(suffix);
+        if (!prev) this.keysIn(this.collections, collection).add(suffix);
+      } else this.keysIn(this.collections, collection).delete(suffix);
+      if (!slot) this.keysIn(this.history, collection).add(suffix);
     }
     this.appliedSeq = e.seq;
     const type: ChangeType = !put ? 'DELETED' : prev ? 'MODIFIED' : 'ADDED';
@@ -251,15 +245,18 @@ export class View {
     const used = new Map<ArrayBufferLike, number>();
     const shared = (o: StoredObject | undefined): o is LazyObject => o instanceof LazyObject && o.buffer.byteLength >= SHARED_BUFFER_BYTES;
     let seen = 0;
+    // Objects of a checkpoint's parts not yet made into slots are current: counted, not made.
+    const madeSlots = (m: Map<string, Slot>) => (m instanceof LazySlots ? m.made() : m.values());
     for (const m of this.slots.values()) {
-      for (const slot of m.values()) {
+      if (m instanceof LazySlots) m.countUnmade(used);
+      for (const slot of madeSlots(m)) {
         if (shared(slot.cur)) used.set(slot.cur.buffer, (used.get(slot.cur.buffer) ?? 0) + slot.cur.size);
         if (++seen % RELEASE_SLICE === 0) await nextTurn();
       }
     }
     let moved = 0;
     for (const m of this.slots.values()) {
-      for (const slot of m.values()) {
+      for (const slot of madeSlots(m)) {
         if (++seen % RELEASE_SLICE === 0) await nextTurn();
         const o = slot.cur;
         if (!shared(o) || used.get(o.buffer)! * 2 >= o.buffer.byteLength) continue;
@@ -280,11 +277,4 @@ export class View {
       if (o) yield o;
     }
   }
-}
-
-/** The list at k in m, created empty when missing. */
-export function listIn(m: Map<string, string[]>, k: string): string[] {
-  let list = m.get(k);
-  if (!list) m.set(k, (list = []));
-  return list;
 }

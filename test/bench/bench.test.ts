@@ -221,6 +221,21 @@ describe('a tiny writes run end to end', () => {
     }
     expect(results[0].targets[0]).toMatchObject({ scenario: 'writes', met: null }); // no 64-client cell
 
+    // The breakdown: every stage measured by orchd itself, each within the server's time for the create.
+    const breakdown = results[0].tables[1];
+    expect(breakdown.columns.map((c) => c.title)).toEqual([
+      'clients', 'decode', 'checks', 'field manager', 'defaults', 'admission', 'validation', 'encode', 'respond', 'sum (CPU stages)',
+      'append and sync wait', 'server request time', 'orchd CPU per create',
+    ]);
+    expect(breakdown.rows.map((r) => r.clients)).toEqual([1, 2]);
+    for (const row of breakdown.rows) {
+      const stages = ['decode', 'checks', 'fieldManager', 'defaults', 'admission', 'validation', 'encode', 'respond', 'append'].map((k) => row[k] as number);
+      for (const us of stages) expect(us).toBeGreaterThan(0);
+      const sum = stages.reduce((a, b) => a + b, 0);
+      expect(sum).toBeLessThanOrEqual(row.request as number);
+      expect(row.staged as number).toBeCloseTo(sum - (row.append as number), 6);
+    }
+
     const text = printed.join('\n');
     expect(text).toContain('| clients | orchd creates/s |');
     expect(renderTable(table).split('\n').filter((l) => l.startsWith('|'))).toHaveLength(2 + table.rows.length);

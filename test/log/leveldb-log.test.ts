@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Level } from 'level';
 import { afterAll, describe, expect, it } from 'vitest';
-import { decodeEntry, readSeq } from '../../src/log/codec.js';
-import { checkpointFile, LevelDbLog } from '../../src/log/leveldb-log.js';
+import { decodeEntry, readSeq, StoredEntry } from '../../src/log/codec.js';
+import { checkpointFile, LevelDbLog, readParts } from '../../src/log/leveldb-log.js';
 import { runLogContract } from './contract.js';
 
 const dirs: string[] = [];
@@ -131,6 +131,59 @@ describe('LevelDbLog', () => {
         for await (const part of cp!.parts) void part;
       };
       await expect(read()).rejects.toThrow(/ends inside a part/);
+    } finally {
+      await log.close();
+    }
+  });
+
+  it('a read copies its pages into buffers that grow from its first page: a short read holds what it read, a long one shares buffers between pages', async () => {
+    const log = new LevelDbLog({ path: await tempPath() });
+    await log.open();
+    try {
+      const note = 'x'.repeat(200);
+      for (let i = 0; i < 3500; i += 500) {
+        const appended = Array.from({ length: 500 }, (_, j) => log.append(() => ({ type: 'put', key: `k${i + j}`, value: { note, i: i + j } })).durable);
+        await Promise.all(appended);
+      }
+      const readAll = async (from: number, to: number) => {
+        const out: StoredEntry[] = [];
+        for await (const page of log.read(from, to)) out.push(...(page as StoredEntry[]));
+        return out;
+      };
+      const [one] = await readAll(7, 7);
+      expect(one.bytes.buffer.byteLength).toBeLessThan(300);
+      const all = await readAll(1, 3500);
+      expect(all.map((e) => e.seq)).toEqual(Array.from({ length: 3500 }, (_, i) => i + 1));
+      expect(all.every((e) => (e.value as { i: number }).i === e.seq - 1)).toBe(true);
+      const buffers = new Set(all.map((e) => e.bytes.buffer));
+      // Pages of 1,000 entries: four pages in fewer buffers, each page within one.
+      expect(buffers.size).toBeLessThan(4);
+      for (let p = 0; p < 3500; p += 1000) expect(new Set(all.slice(p, p + 1000).map((e) => e.bytes.buffer)).size).toBe(1);
+    } finally {
+      await log.close();
+    }
+  });
+
+  it('reads a checkpoint\'s parts across buffers, a part running past one moving whole to the next; a cut file fails at its cut', async () => {
+    const path = await tempPath();
+    const log = new LevelDbLog({ path });
+    await log.open();
+    try {
+      await log.append(() => ({ type: 'put', key: 'k', value: 1 })).durable;
+      // Parts of 0 to 60 bytes: with buffers of 100 bytes read 7 at a time, many parts cross a buffer's end.
+      const parts = Array.from({ length: 40 }, (_, i) => Buffer.alloc((i * 37) % 61, i));
+      await log.saveCheckpoint({ seq: 1, parts: (async function* () { for (const p of parts) yield [p]; })() });
+      const read = async (segment: number, step: number) => {
+        const out: Buffer[] = [];
+        for await (const p of readParts(checkpointFile(path), 1, segment, step)) out.push(Buffer.from(p));
+        return out;
+      };
+      expect(await read(100, 7)).toEqual(parts);
+      expect(await read(64, 64)).toEqual(parts);
+      expect(await read(1 << 20, 1 << 20)).toEqual(parts);
+      const whole = await readFile(checkpointFile(path));
+      await writeFile(checkpointFile(path), whole.subarray(0, whole.length - 5));
+      await expect(read(100, 7)).rejects.toThrow(/ends inside a part/);
     } finally {
       await log.close();
     }

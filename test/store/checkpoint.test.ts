@@ -3,6 +3,7 @@ import type { Checkpoint, LogEntry, SavedCheckpoint } from '../../src/log/log.js
 import { decodeCheckpoint, encodeCheckpoint, type ReadRevision } from '../../src/store/checkpoint.js';
 import { encodeStored, LazyObject, peekObject, storedApiVersion, storedOf, View } from '../../src/store/view.js';
 import { decodeEntry, encodeRecord } from '../../src/log/codec.js';
+import type { LazySlots } from '../../src/store/lazy-slots.js';
 
 /*
  * A checkpoint is the view at a sequence: decoded, it must be the same view, exact to the byte of
@@ -268,4 +269,69 @@ describe('shared buffers', () => {
     expect(await busy.view.releaseBuffers()).toBe(0);
     expect([...busy.view.objects()].filter((o) => o instanceof LazyObject).every((o) => (o as LazyObject).raw.buffer === busy.slab)).toBe(true);
   });
+});
+
+describe('a loaded checkpoint makes slots part by part, on first use', () => {
+  const N = 10_000;
+  const many = (): LogEntry[] =>
+    Array.from({ length: N }, (_, i) => ({ seq: i + 1, type: 'put', key: `/namespaces//n${String(i).padStart(5, '0')}`, value: ns(`n${i}`, i + 1, { note: 'x'.repeat(500) }) }));
+  /** The checkpoint's parts as the LevelDB log reads them: views of one buffer. */
+  async function loadedFromOneBuffer(v: View): Promise<View> {
+    const cp = await saved(encodeCheckpoint(v, noLog));
+    const parts: Buffer[] = [];
+    for await (const p of cp.parts) parts.push(p);
+    const whole = Buffer.concat(parts);
+    let at = 0;
+    const views = parts.map((p) => whole.subarray(at, (at += p.length)));
+    return (await decodeCheckpoint({ seq: cp.seq, parts: (async function* () { yield* views; })() }))!;
+  }
+  const unmade = (v: View) => (v.slotsOf('/namespaces') as LazySlots).unmade;
+
+  it('answers /readyz-time questions (size, sorted keys) without making any; a read makes only its part', async () => {
+    const back = await roundTrip(viewOf(read(many())));
+    const parts = unmade(back);
+    expect(parts).toBeGreaterThan(2);
+    expect(back.size).toBe(N);
+    expect(back.collections.get('/namespaces')?.size).toBe(N);
+    expect(unmade(back)).toBe(parts);
+    expect(back.get('/namespaces//n05000')?.seq).toBe(5001);
+    expect(unmade(back)).toBe(parts - 1);
+    expect(back.get('/namespaces//n05001')?.seq).toBe(5002);
+    expect(unmade(back)).toBe(parts - 1);
+    // A key between or past the parts' keys makes nothing and is absent.
+    expect(back.get('/namespaces//zzz')).toBeUndefined();
+    expect(back.slotsOf('/namespaces')?.size).toBe(N);
+    expect(unmade(back)).toBe(0);
+  });
+
+  it('writes into parts not yet made fold exactly as into the original view', async () => {
+    const all = read(many());
+    const back = await roundTrip(viewOf(all));
+    const tail: LogEntry[] = [
+      { seq: N + 1, type: 'put', key: '/namespaces//n09999', value: ns('n9999', N + 1) },
+      { seq: N + 2, type: 'delete', key: '/namespaces//n00000', value: ns('n0', N + 2) },
+      { seq: N + 3, type: 'put', key: '/namespaces//n05000a', value: ns('n5000a', N + 3) },
+      { seq: N + 4, type: 'put', key: '/namespaces//a', value: ns('a', N + 4) },
+    ];
+    for (const e of tail) back.apply(e);
+    expect(unmade(back)).toBeGreaterThan(0);
+    expect(back.get('/namespaces//n09999')?.seq).toBe(N + 1);
+    expect(back.get('/namespaces//n00000')).toBeUndefined();
+    expect(back.revisionAt('/namespaces//n00000', N)).toBe(1);
+    expect(snapshot(back)).toEqual(snapshot(viewOf([...all, ...tail])));
+    expectKeysMatchSlots(back);
+  });
+
+  it('counts the objects of parts not yet made as current: releasing buffers moves none of them, nor makes them', async () => {
+    const back = await loadedFromOneBuffer(viewOf(read(many())));
+    const parts = unmade(back);
+    expect(back.get('/namespaces//n00001')).toBeInstanceOf(LazyObject);
+    expect(await back.releaseBuffers()).toBe(0);
+    expect(unmade(back)).toBe(parts - 1);
+    // Replace most objects: the few left current get bytes of their own.
+    for (let i = 0; i < N - 10; i++) back.apply({ seq: N + 1 + i, type: 'put', key: `/namespaces//n${String(i).padStart(5, '0')}`, value: ns(`n${i}`, N + 1 + i) });
+    expect(await back.releaseBuffers()).toBe(10);
+  });
+
+  const read = (list: LogEntry[]) => list.map((e) => decodeEntry(e.seq, encodeRecord(e)));
 });

@@ -7,6 +7,7 @@ import { decodeBody, OBJECT_MEDIA_TYPES, readBody } from './body.js';
 import type { Request } from '../context.js';
 import type { FieldValidation } from './query.js';
 import { badRequest } from '../respond/status.js';
+import { stageLap, stageStart } from '../../observability/stage-timing.js';
 
 export interface DecodedObject {
   obj: KubeObject;
@@ -21,8 +22,13 @@ export interface DecodedObject {
  * (Strict → 400 naming every one, Warn → one Warning header each, Ignore → silence).
  */
 export async function decodeObject(r: Request, fieldValidation: FieldValidation): Promise<DecodedObject> {
-  const body = decodeBody(await readBody(r.req), r.req.headers['content-type'], { accept: OBJECT_MEDIA_TYPES });
-  return checkObject(r.route.kind, r.route.version, body.value, body.duplicates, fieldValidation);
+  const bytes = await readBody(r.req);
+  let t = stageStart();
+  const body = decodeBody(bytes, r.req.headers['content-type'], { accept: OBJECT_MEDIA_TYPES });
+  t = stageLap('decode', t);
+  const checked = checkObject(r.route.kind, r.route.version, body.value, body.duplicates, fieldValidation);
+  stageLap('checks', t);
+  return checked;
 }
 
 /** The checks of decodeObject on a value already decoded (a patched object goes through them too). */

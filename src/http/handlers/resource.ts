@@ -15,6 +15,7 @@ import * as E from '../respond/status.js';
 import { isRegistryError } from '../../registry/errors.js';
 import { handleWatch } from './watch.js';
 import { cloneJson } from '../../resources/json-access.js';
+import { stageLap, stageStart } from '../../observability/stage-timing.js';
 
 /** Picks the response rendering from Accept and pretty; a Table is decided per verb. */
 export function outputFor(req: IncomingMessage, url: URL): Output {
@@ -76,10 +77,14 @@ async function create(r: Request): Promise<void> {
   if (obj.metadata.namespace && route.namespace !== undefined && obj.metadata.namespace !== route.namespace) {
     throw E.badRequest('the namespace of the provided object does not match the namespace sent on the request');
   }
+  const t = stageStart();
   trackUpdate(r, undefined, obj, opts.fieldManager);
+  stageLap('fieldManager', t);
   const created = await server.objects.create(route.kind, route.namespace, obj, { dryRun: opts.dryRun });
+  const sent = stageStart();
   addWarnings(r.res, warnings);
   sendObject(r, 201, created);
+  stageLap('respond', sent);
 }
 
 async function replace(r: Request): Promise<void> {
