@@ -1,6 +1,7 @@
 /**
- * When each recorded log entry is due in a replay. The log stores no wall-clock time, so a write's
- * time is read from the times the server itself stamped into the object: metadata.creationTimestamp,
+ * When each recorded log entry is due in a replay: at its commit time, which the log keeps (ms). A log
+ * written before it kept times gives none, so there a write's time is read from the times the server
+ * itself stamped into the object: metadata.creationTimestamp,
  * metadata.deletionTimestamp and managedFields[].time (which moves on every write that changes a
  * manager's fields). Client-set times (an Event's eventTime, lastTimestamp) are not used: they are
  * whatever the client's clock said.
@@ -51,9 +52,12 @@ export class Pacer {
 
   constructor(private readonly speed: Speed) {}
 
-  /** ms after the start at which the entry holding value is due (0 at max speed). */
-  dueMs(value: unknown): number {
-    const t = stampedTimeMs(value);
+  /**
+   * ms after the start at which the entry holding value is due (0 at max speed): by its commit time
+   * when the log kept one, else by the times stamped into value.
+   */
+  dueMs(value: unknown, commitTime?: number): number {
+    const t = commitTime ?? stampedTimeMs(value);
     if (t !== undefined) {
       this.first ??= t;
       this.newest = Math.max(this.newest ?? t, t);

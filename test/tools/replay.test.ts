@@ -214,7 +214,7 @@ describe('tools/replay', () => {
     afterAll(() => rm(empty, { recursive: true, force: true }));
 
     it.each([
-      ['no --data-dir', () => [], () => /--data-dir is required/],
+      ['no --data-dir', () => [], () => /give a recording or --data-dir/],
       ['a folder with no log', () => ['--data-dir', join(tmpdir(), 'orchd-no-such-folder')], () => /no orchd log there/],
       ['an empty log', () => ['--data-dir', empty], () => /the recording holds no log entries/],
       ['a bad speed', () => ['--data-dir', recording, '--speed', 'fast'], () => /--speed: must be a positive number or max, not "fast"/],

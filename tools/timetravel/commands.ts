@@ -11,6 +11,10 @@ import { openDataDir } from './data-dir.js';
 import { makeFilter, parseVersionSpec, resolveKind, resolveVersion, TimeTravelError, type Change, type Filter, type History } from './history.js';
 import { colour, hunks, jsonPatch, labelOf, managerOf, parseFormat, printChanges, printState, unifiedDiff, UsageError, formatTime, type Format } from './output.js';
 import { openServer } from './server.js';
+import { open as openFile } from 'node:fs/promises';
+import { progress } from './progress.js';
+import { writeRecording } from './recording.js';
+import { main as replayMain } from '../replay.js';
 
 export interface Io {
   out: NodeJS.WritableStream & { isTTY?: boolean };
@@ -184,11 +188,57 @@ async function historyCommand(args: string[], io: Io): Promise<number> {
   });
 }
 
+async function exportCommand(args: string[], io: Io): Promise<number> {
+  const { values } = parse(args, { ...SOURCE, from: { type: 'string' }, to: { type: 'string' }, file: { type: 'string', short: 'f' } });
+  if (values.file === undefined && io.out.isTTY) throw new UsageError('a recording is binary: redirect it to a file (> incident.orchlog) or give --file');
+  return withHistory(values, io, async (h) => {
+    const { from, to } = await range(h, values.from, values.to);
+    const fh = values.file === undefined ? undefined : await openFile(values.file, 'w');
+    const bar = progress(to - from, 'export');
+    let chunks: Buffer[] = [];
+    let size = 0;
+    // Records are gathered into writes of about 1 MiB: one write per record would cost a system call each.
+    const flush = async () => {
+      const b = Buffer.concat(chunks);
+      chunks = [];
+      size = 0;
+      if (fh) await fh.write(b);
+      else if (!io.out.write(b)) await new Promise((r) => io.out.once('drain', r));
+    };
+    try {
+      const n = await writeRecording(h, from, to, async (b) => {
+        chunks.push(b);
+        size += b.length;
+        if (size >= 1 << 20) await flush();
+      }, (rv) => bar.update(rv - from));
+      await flush();
+      await fh?.sync();
+      bar.stop();
+      io.err.write(`orchd export: the state at ${from} and ${n} entries to ${to}${values.file ? ` written to ${values.file}` : ''}\n`);
+    } finally {
+      await fh?.close();
+    }
+    return 0;
+  });
+}
+
+async function replayCommand(args: string[], io: Io): Promise<number> {
+  try {
+    return await replayMain(args, io.out);
+  } catch (err) {
+    // Its flags and its recording: both one line (parseArgs says what was wrong with the flags).
+    if (err instanceof TimeTravelError) throw err;
+    throw new TimeTravelError(err instanceof Error ? err.message.split('\n')[0] : String(err));
+  }
+}
+
 export const TIME_TRAVEL_COMMANDS: Record<string, (args: string[], io: Io) => Promise<number>> = {
   log: logCommand,
   state: stateCommand,
   diff: diffCommand,
   history: historyCommand,
+  export: exportCommand,
+  replay: replayCommand,
 };
 
 /**
