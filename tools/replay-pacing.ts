@@ -16,6 +16,8 @@
  * 12:00:03 or older), 12:00:05 are due at 0, 0, 300, 300 and 500 ms after the replay starts.
  */
 
+import { stampedTimeMs } from '../src/store/versions.js';
+
 /** `max` sends every entry as soon as the one before it is durable. */
 export type Speed = number | 'max';
 
@@ -27,20 +29,7 @@ export function parseSpeed(text: string): Speed {
   return n;
 }
 
-const parseTime = (t: unknown): number | undefined => {
-  if (typeof t !== 'string') return undefined;
-  const ms = Date.parse(t);
-  return Number.isNaN(ms) ? undefined : ms;
-};
-
-/** The newest server-stamped time an object carries (ms since the epoch), if any. */
-export function stampedTimeMs(value: unknown): number | undefined {
-  const metadata = (value as { metadata?: Record<string, unknown> } | null)?.metadata;
-  if (typeof metadata !== 'object' || metadata === null) return undefined;
-  const managed = Array.isArray(metadata.managedFields) ? (metadata.managedFields as { time?: unknown }[]) : [];
-  const times = [metadata.creationTimestamp, metadata.deletionTimestamp, ...managed.map((m) => m?.time)].map(parseTime).filter((t) => t !== undefined);
-  return times.length > 0 ? Math.max(...times) : undefined;
-}
+export { stampedTimeMs };
 
 /**
  * Feeds entries in log order and says how long after the replay's start each is due. Times never go

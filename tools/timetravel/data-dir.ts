@@ -17,9 +17,8 @@ import { encryptAtRest, type EncryptedLog } from '../../src/log/encryption/index
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
 import type { LogEntry } from '../../src/log/log.js';
 import type { KubeObject } from '../../src/resources/types.js';
-import { splitKey } from '../../src/store/keys.js';
-import { listObjects } from '../../src/store/list.js';
 import { Store } from '../../src/store/store.js';
+import { objectsAt, revisionsOf, versionsOf } from '../../src/store/versions.js';
 import { collectionOfKind, selects, StampClock, takesKind, TimeTravelError, type Change, type Filter, type History, type Stored } from './history.js';
 
 /** How long the tool waits for KMS plugins to answer before it gives up. */
@@ -95,16 +94,10 @@ class DataDirHistory implements History {
     return this.store.appliedSeq;
   }
 
-  /** The revisions of a key, oldest first (negative: a delete). */
-  private revisions(key: string): number[] {
-    const { collection, suffix } = splitKey(key);
-    return this.store.view.slotsOf(collection)?.get(suffix)?.list() ?? [];
-  }
-
   /** ADDED, MODIFIED or DELETED: what a watch reports for entry e (a put after a delete adds again). */
   private typeOf(e: LogEntry): Change['type'] {
     if (e.type === 'delete') return 'DELETED';
-    const revs = this.revisions(e.key);
+    const revs = revisionsOf(this.store, e.key);
     const i = revs.findIndex((r) => Math.abs(r) === e.seq);
     return i > 0 && revs[i - 1] > 0 ? 'MODIFIED' : 'ADDED';
   }
@@ -123,29 +116,14 @@ class DataDirHistory implements History {
   }
 
   async stateAt(rv: number, filter: Filter): Promise<Stored[]> {
-    const out: Stored[] = [];
     const prefix = filter.namespace === undefined ? '' : `${filter.namespace}/`;
-    const collections = filter.kinds.map(collectionOfKind).sort();
-    for (const collection of collections) {
-      const { items } = await listObjects(this.store, { collection, prefix, atSeq: rv });
-      for (const s of items) if (selects(filter, s.key, s.obj)) out.push({ key: s.key, object: s.obj });
-    }
-    return out;
+    const objects = await objectsAt(this.store, rv, filter.kinds.map(collectionOfKind), prefix);
+    return objects.filter((s) => selects(filter, s.key, s.obj)).map((s) => ({ key: s.key, object: s.obj }));
   }
 
   async versionsOf(key: string): Promise<Change[]> {
-    const out: Change[] = [];
     const clock = this.timesFromLog ? undefined : new StampClock();
-    let before: number | undefined;
-    for (const r of this.revisions(key)) {
-      const e = await this.log.get(Math.abs(r));
-      if (e) {
-        const type = r < 0 ? 'DELETED' : before !== undefined && before > 0 ? 'MODIFIED' : 'ADDED';
-        out.push({ rv: e.seq, type, key, object: e.value as KubeObject, time: clock ? clock.timeOf(e.value) : e.time });
-      }
-      before = r;
-    }
-    return out;
+    return (await versionsOf(this.store, key)).map(({ entry: e, type }) => ({ rv: e.seq, type, key, object: e.value as KubeObject, time: clock ? clock.timeOf(e.value) : e.time }));
   }
 
   async versionAt(timeMs: number): Promise<number> {

@@ -8,7 +8,7 @@ import { kinds } from '../../src/resources/registry.js';
 import type { KindStrategy } from '../../src/resources/strategy.js';
 import { matchesLabels, parseLabelSelector, SelectorError, type Requirement } from '../../src/selectors/label-selector.js';
 import { splitKey } from '../../src/store/keys.js';
-import { stampedTimeMs } from '../replay-pacing.js';
+import { stampedTimeMs } from '../../src/store/versions.js';
 
 /** One write of the log, as a watch would report it. */
 export interface Change {
@@ -146,17 +146,4 @@ export function checkVersion(history: History, flag: string, rv: number): number
   }
   if (rv > history.head) throw new TimeTravelError(`${flag} ${rv}: not written yet: the newest version is ${history.head}`);
   return rv;
-}
-
-/** The change a managedFields entry names for an object's newest write: manager and operation. */
-export function attribution(object: KubeObject, before: KubeObject | undefined): { manager: string; operation: string } | undefined {
-  type Entry = { manager?: string; operation?: string; time?: string };
-  const entries = (Array.isArray(object.metadata?.managedFields) ? object.metadata.managedFields : []) as Entry[];
-  if (entries.length === 0) return undefined;
-  const old = new Set(((before?.metadata?.managedFields ?? []) as unknown[]).map((e) => JSON.stringify(e)));
-  // The entry this write changed or added; when none did (a write that changed no fields of any
-  // manager), the one most recently stamped.
-  const changed = entries.find((e) => !old.has(JSON.stringify(e)));
-  const pick = changed ?? [...entries].sort((a, b) => String(b.time ?? '').localeCompare(String(a.time ?? '')))[0];
-  return { manager: pick.manager ?? '<unknown>', operation: pick.operation ?? '<unknown>' };
 }

@@ -4,7 +4,8 @@ import fastJsonPatch from 'fast-json-patch';
 import { stringify } from 'yaml';
 import type { KubeObject } from '../../src/resources/types.js';
 import { splitKey } from '../../src/store/keys.js';
-import { attribution, kindOfKey, type Change, type Stored } from './history.js';
+import { attribution } from '../../src/store/versions.js';
+import { kindOfKey, type Change, type Stored } from './history.js';
 
 export type Format = 'table' | 'yaml' | 'json';
 
