@@ -8,6 +8,7 @@ import { CustomObjectsApi, KubeConfig, makeInformer, type KubernetesListObject, 
 import { startReplay } from '../../tools/replay.js';
 import { runTimeTravel } from '../../tools/timetravel/commands.js';
 import { MAGIC, frame, readRecording, type Recording } from '../../tools/timetravel/recording.js';
+import { serveControl } from '../../tools/timetravel/replay-control.js';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 import { EVENTS, createEvent, createNamespace, labelEvent } from '../watch/objects.js';
 
@@ -134,8 +135,14 @@ describe('orchd replay of a recording', () => {
     }
   }, 60_000);
 
-  it('pauses at --pause-at, steps one entry, jumps to a version, resumes', async () => {
+  it('pauses at --pause-at, steps one entry, jumps to a version, resumes: over the control endpoint', async () => {
     const r = await startReplay({ recording: file, speed: 'max', pauseAt: initial + 2 });
+    const controls = await serveControl(r.control, 0);
+    const post = async (path: string) => {
+      const res = await fetch(controls.url + path, { method: 'POST' });
+      expect(res.status).toBe(200);
+      return res.json();
+    };
     const head = async () => Number((await call(r.url, 'GET', '/api/v1/namespaces')).body.metadata.resourceVersion);
     const until = async (rv: number) => {
       for (let i = 0; i < 100 && (await head()) < rv; i++) await sleep(20);
@@ -145,18 +152,20 @@ describe('orchd replay of a recording', () => {
       expect(await until(initial + 2)).toBe(initial + 2);
       await sleep(200);
       expect(await head()).toBe(initial + 2);
-      expect(r.control.status()).toMatchObject({ paused: true, at: initial + 2 });
-      r.control.step();
+      expect(await (await fetch(`${controls.url}/status`)).json()).toMatchObject({ paused: true, at: initial + 2 });
+      await post('/step');
       expect(await until(initial + 3)).toBe(initial + 3);
       await sleep(200);
       expect(await head()).toBe(initial + 3);
-      r.control.jump(initial + 6);
+      expect((await fetch(`${controls.url}/jump?to=soon`, { method: 'POST' })).status).toBe(400);
+      await post(`/jump?to=${initial + 6}`);
       expect(await until(initial + 6)).toBe(initial + 6);
       await sleep(200);
       expect(await head()).toBe(initial + 6);
-      r.control.resume();
+      await post('/resume');
       expect((await r.done).to).toBe(rec.header.to);
     } finally {
+      await controls.close();
       await r.close();
     }
   });

@@ -4,6 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
+import { Level } from 'level';
+import { decodeEntry, packJson } from '../../src/log/codec.js';
+import { copyLogFolder } from '../../tools/timetravel/data-dir.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { runTimeTravel } from '../../tools/timetravel/commands.js';
@@ -42,7 +45,10 @@ function sink(): Writable & { text: string } {
 }
 
 async function run(command: string, ...args: string[]): Promise<Run> {
-  const out = sink();
+  return runOn(sink(), command, ...args);
+}
+
+async function runOn(out: Writable & { text: string }, command: string, ...args: string[]): Promise<Run> {
   const err = sink();
   const code = await runTimeTravel(command, args, { out, err });
   return { code, out: out.text, err: err.text };
@@ -196,6 +202,48 @@ describe('orchd history', () => {
     expect(text.dir.out).toMatch(/^\+ {4}step: "2"$/m);
     const strip = (t: string) => t.replace(/^(# \d+ {3})\S+/gm, '$1');
     expect(strip(text.dir.out)).toBe(strip(text.api.out));
+  });
+});
+
+describe('a log written before it kept commit times', () => {
+  it('still reads: times come from the objects own timestamps, and the command says so', async () => {
+    const old = await mkdtemp(join(tmpdir(), 'orchd-timetravel-old-'));
+    try {
+      // The layout an older orchd wrote: {t, k, v}, no commit time.
+      await copyLogFolder(join(dataDir, 'log'), join(old, 'log'));
+      const db = new Level<Buffer, Buffer>(join(old, 'log'), { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+      await db.open();
+      let rewritten = 0;
+      for await (const [k, v] of db.iterator({ lt: Buffer.from([0xff]) })) {
+        const e = decodeEntry(0, v);
+        await db.put(k, packJson({ t: e.type === 'put' ? 'p' : 'd', k: e.key, v: e.value }));
+        rewritten++;
+      }
+      await db.close();
+      expect(rewritten).toBeGreaterThan(5);
+      const before = await run('log', '--data-dir', dataDir, '-o', 'json', '--from', String(rv.ns), '--to', String(rv.nsBLabel));
+      const after = await run('log', '--data-dir', old, '-o', 'json', '--from', String(rv.ns), '--to', String(rv.nsBLabel));
+      expect(after.code).toBe(0);
+      expect(after.err).toMatch(/note: times are taken from the objects' own timestamps \(to the second\), not from the log: this log was written before it kept commit times/);
+      const lines = jsonLines(after.out);
+      expect(timeless(lines)).toEqual(timeless(jsonLines(before.out)));
+      expect(new Set(lines.map((l) => l.timeSource))).toEqual(new Set(['object-timestamps']));
+      expect(lines.every((l) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/.test(l.time))).toBe(true);
+      // A time finds its version by those stamps: the newest version stamped at or before it.
+      const at = await run('state', '--data-dir', old, '--at', new Date(ended + 5000).toISOString(), '--kind', 'events', '-n', NS, '-o', 'json');
+      expect(jsonLines(at.out).map((o) => o.metadata.name)).toEqual(['e1', 'e3']);
+    } finally {
+      await rm(old, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('on a terminal', () => {
+  it('a diff is coloured', async () => {
+    const out = Object.assign(sink(), { isTTY: true });
+    const r = await runOn(out, 'diff', '--data-dir', dataDir, String(rv.e2), String(rv.label), '-n', NS);
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('\x1b[32m+    step: "2"\x1b[0m');
   });
 });
 
