@@ -291,3 +291,15 @@ describe('bad input: one line, exit 1', () => {
     expect(jsonLines(ok.stdout).map((l) => l.object.metadata.name)).toContain('tt-b');
   }, 180_000);
 });
+
+describe('more than one page', () => {
+  it('the state of more objects than a list page (500) reads whole from the server, as from the data folder', async () => {
+    const ns = 'tt-many';
+    await createNamespace(server.url, ns);
+    for (let i = 0; i < 520; i += 20) await Promise.all(Array.from({ length: 20 }, (_, j) => createEvent(server.url, `m${i + j}`, ns)));
+    const head = Number((await call(server.url, 'GET', '/api/v1/namespaces')).body.metadata.resourceVersion);
+    const { dir, api } = await both('state', '--at', String(head), '--kind', 'events', '-n', ns, '-o', 'json');
+    expect(jsonLines(api.out)).toHaveLength(520);
+    expect(api.out).toBe(dir.out);
+  }, 60_000);
+});

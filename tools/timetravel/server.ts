@@ -119,7 +119,8 @@ class ServerHistory implements History {
     for (const k of sorted) {
       let cont = '';
       do {
-        const q = `resourceVersion=${rv}&resourceVersionMatch=Exact&limit=${PAGE}${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`;
+        // A continue token carries its version: Kubernetes forbids a resourceVersion beside it.
+        const q = `limit=${PAGE}&${cont ? `continue=${encodeURIComponent(cont)}` : `resourceVersion=${rv}&resourceVersionMatch=Exact`}`;
         const list = await getJson(this.base, `${pathOf(k, filter.namespace)}?${q}`);
         for (const o of list.items as KubeObject[]) {
           // A list's items carry no apiVersion and kind; the state's objects do, as stored.
