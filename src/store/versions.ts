@@ -64,15 +64,15 @@ export function stampedTimeMs(value: unknown): number | undefined {
   return times.length > 0 ? Math.max(...times) : undefined;
 }
 
-/** The managedFields entry an object's newest write changed: its manager and operation. */
+/** The managedFields entry an object's newest write (since before, when known) changed: its manager and operation. */
 export function attribution(object: KubeObject, before: KubeObject | undefined): { manager: string; operation: string } | undefined {
   type Entry = { manager?: string; operation?: string; time?: string };
   const entries = (Array.isArray(object.metadata?.managedFields) ? object.metadata.managedFields : []) as Entry[];
   if (entries.length === 0) return undefined;
   const old = new Set(((before?.metadata?.managedFields ?? []) as unknown[]).map((e) => JSON.stringify(e)));
-  // The entry this write changed or added; when none did (a write that changed no fields of any
-  // manager), the one most recently stamped.
-  const changed = entries.find((e) => !old.has(JSON.stringify(e)));
+  // The entry this write changed or added; without the version before, or when none did (a write
+  // that changed no fields of any manager), the one most recently stamped.
+  const changed = before ? entries.find((e) => !old.has(JSON.stringify(e))) : undefined;
   const pick = changed ?? [...entries].sort((a, b) => String(b.time ?? '').localeCompare(String(a.time ?? '')))[0];
   return { manager: pick.manager ?? '<unknown>', operation: pick.operation ?? '<unknown>' };
 }

@@ -1,16 +1,14 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CustomObjectsApi, KubeConfig, makeInformer, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import { startReplay } from '../../tools/replay.js';
-import { runTimeTravel } from '../../tools/timetravel/commands.js';
 import { MAGIC, frame, readRecording, type Recording } from '../../tools/timetravel/recording.js';
 import { serveControl } from '../../tools/timetravel/replay-control.js';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 import { EVENTS, createEvent, createNamespace, labelEvent } from '../watch/objects.js';
+import { eventInformer, run } from './helpers.js';
 
 /*
  * A real run is exported (from its data folder while it runs, and from its API) and the recording
@@ -25,24 +23,6 @@ let dataDir: string;
 let file: string;
 let initial: number;
 let rec: Recording;
-
-function sink(): Writable & { text: string } {
-  const w = new Writable({
-    write(chunk, _enc, cb) {
-      w.text += String(chunk);
-      cb();
-    },
-  }) as Writable & { text: string };
-  w.text = '';
-  return w;
-}
-
-async function run(command: string, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const out = sink();
-  const err = sink();
-  const code = await runTimeTravel(command, args, { out, err });
-  return { code, out: out.text, err: err.text };
-}
 
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'orchd-export-'));
@@ -91,31 +71,14 @@ describe('orchd replay of a recording', () => {
   it('an @kubernetes/client-node informer sees every recorded event in order with the recorded resourceVersions', async () => {
     const r = await startReplay({ recording: file, speed: 'max', watchers: 1 });
     expect(r.initialVersion).toBe(initial);
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'replay', server: r.url, skipTLSVerify: true }],
-      users: [{ name: 'anonymous' }],
-      contexts: [{ name: 'replay', cluster: 'replay', user: 'anonymous' }],
-      currentContext: 'replay',
-    });
-    const custom = kc.makeApiClient(CustomObjectsApi);
-    const informer = makeInformer(
-      kc,
-      `${EVENTS}/namespaces/${NS}/events`,
-      () => custom.listNamespacedCustomObject({ group: 'events.orch.io', version: 'v1', namespace: NS, plural: 'events' }) as Promise<KubernetesListObject<KubernetesObject>>,
-    );
-    const seen: string[] = [];
-    const errors: unknown[] = [];
-    const verbs = { add: 'ADDED', update: 'MODIFIED', delete: 'DELETED' } as const;
-    for (const [verb, type] of Object.entries(verbs)) informer.on(verb as keyof typeof verbs, (o: KubernetesObject) => seen.push(`${type} ${o.metadata?.name} ${o.metadata?.resourceVersion}`));
-    informer.on('error', (err) => errors.push(err));
+    const { informer, seen, errors } = eventInformer(r.url, NS);
     const names = new Set<string>();
     const expected = rec.entries
       .filter((e) => e.key.startsWith(`events.orch.io/events/${NS}/`))
       .map((e) => {
         const type = e.type === 'delete' ? 'DELETED' : names.has(e.object.metadata.name!) ? 'MODIFIED' : 'ADDED';
         names.add(e.object.metadata.name!);
-        return `${type} ${e.object.metadata.name} ${e.rv}`;
+        return `${type} ${NS}/${e.object.metadata.name} ${e.rv}`;
       });
     expect(expected).toHaveLength(9);
     try {

@@ -2,17 +2,16 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import { Level } from 'level';
 import { decodeEntry, packJson } from '../../src/log/codec.js';
 import { copyLogFolder } from '../../tools/timetravel/data-dir.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { runTimeTravel } from '../../tools/timetravel/commands.js';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 import { builtCli } from '../server/child.js';
 import { EVENTS, createEvent, createNamespace, event, labelEvent } from '../watch/objects.js';
+import { run, runOn, sink, type Run } from './helpers.js';
 
 /*
  * A real orchd run with a data folder, still running while the commands read it: each command is run
@@ -26,33 +25,6 @@ let dataDir: string;
 let started: number;
 let ended: number;
 const rv: Record<string, number> = {};
-
-interface Run {
-  code: number;
-  out: string;
-  err: string;
-}
-
-function sink(): Writable & { text: string } {
-  const w = new Writable({
-    write(chunk, _enc, cb) {
-      w.text += String(chunk);
-      cb();
-    },
-  }) as Writable & { text: string };
-  w.text = '';
-  return w;
-}
-
-async function run(command: string, ...args: string[]): Promise<Run> {
-  return runOn(sink(), command, ...args);
-}
-
-async function runOn(out: Writable & { text: string }, command: string, ...args: string[]): Promise<Run> {
-  const err = sink();
-  const code = await runTimeTravel(command, args, { out, err });
-  return { code, out: out.text, err: err.text };
-}
 
 /** The command against the data folder and against the server: both outputs, both must succeed. */
 async function both(command: string, ...args: string[]): Promise<{ dir: Run; api: Run }> {

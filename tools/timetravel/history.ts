@@ -140,7 +140,7 @@ export async function resolveVersion(history: History, flag: string, spec: Versi
   return checkVersion(history, flag, spec.rv);
 }
 
-export function checkVersion(history: History, flag: string, rv: number): number {
+function checkVersion(history: History, flag: string, rv: number): number {
   if (rv < history.oldest || (rv === 0 && history.oldest === 0)) {
     throw new TimeTravelError(`${flag} ${rv}: gone (410): the log is compacted below it; the oldest version kept is ${Math.max(history.oldest, 1)}`);
   }

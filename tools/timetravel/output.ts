@@ -40,7 +40,7 @@ export function table(header: string[], rows: string[][]): string {
   return line(header) + rows.map(line).join('');
 }
 
-const managerOf = (c: Change, before?: KubeObject): string => {
+export const managerOf = (c: Change, before?: KubeObject): string => {
   const a = attribution(c.object, before);
   return a ? `${a.manager} (${a.operation})` : '<none>';
 };
@@ -126,5 +126,3 @@ export const labelOf = (key: string): string => {
   const { namespace, name } = namesOf(key);
   return `${resourceOf(key)}/${namespace ? `${namespace}/` : ''}${name}`;
 };
-
-export { managerOf };

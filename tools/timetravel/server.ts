@@ -1,8 +1,8 @@
 /**
  * The history of a running orchd, read over its API as any client could: the state at a version is
  * an Exact list of each kind (resourceVersionMatch=Exact, paged), the changes are watches of each
- * kind from a version, merged in resourceVersion order, and one object's versions are its state at
- * the oldest version kept (an Exact get) followed by a watch of its name.
+ * kind from a version, merged in resourceVersion order, and one object's versions are walked back
+ * through Exact gets (or, for a deleted one, read from a watch of its name: see versionsOf).
  *
  * The API carries no commit times, so times here are the ones the server stamped into the objects
  * (to the second; timesFromLog is false). A watch has no end: each is read until the server ends it
@@ -14,8 +14,8 @@ import type { KindStrategy } from '../../src/resources/strategy.js';
 import { kinds } from '../../src/resources/registry.js';
 import { collectionOfKind, kindOfKey, selects, StampClock, takesKind, TimeTravelError, type Change, type Filter, type History, type Stored } from './history.js';
 
-/** Versions a watch replays per second, at least, when its timeout is chosen. */
-const WATCH_RATE = 50_000;
+/** Versions a watch replays per second, at least (on a loaded machine), when its timeout is chosen. */
+const WATCH_RATE = 10_000;
 const PAGE = 500;
 
 interface StatusBody {
@@ -88,7 +88,7 @@ class ServerHistory implements History {
   ) {}
 
   private timeoutFor(versions: number): number {
-    return 1 + Math.ceil(versions / WATCH_RATE);
+    return 2 + Math.ceil(versions / WATCH_RATE);
   }
 
   async *changes(from: number, to: number, filter: Filter): AsyncIterable<Change> {
@@ -134,19 +134,42 @@ class ServerHistory implements History {
     return out;
   }
 
+  /** The object as it was at version rv (an Exact get), or undefined when it did not exist then. */
+  private async getAt(path: string, name: string, rv: number): Promise<KubeObject | undefined> {
+    const res = await fetch(`${this.base}${path}/${encodeURIComponent(name)}?resourceVersion=${rv}&resourceVersionMatch=Exact`);
+    if (res.status === 404) return undefined;
+    const body = (await res.json()) as KubeObject & StatusBody;
+    if (!res.ok) throw new TimeTravelError(`GET ${path}/${name} at ${rv}: ${res.status} ${body.message ?? ''}`.trim());
+    return body;
+  }
+
+  /**
+   * An object that exists at the head: walked back through Exact gets, each at one less than the
+   * version found (cheap: the server's key index answers each, however long the log). That finds
+   * the versions since its latest creation; a life before a delete is not found this way. A deleted
+   * object: read from a watch of its name from the oldest version (slower, bounded by its timeout).
+   */
   async versionsOf(key: string): Promise<Change[]> {
     const k = kindOfKey(key)!;
     const [, , namespace, name] = key.split('/');
-    const at = Math.max(this.oldest, 1);
     const path = pathOf(k, k.namespaced ? namespace : undefined);
+    const floor = Math.max(this.oldest, 1);
     const out: Change[] = [];
-    const res = await fetch(`${this.base}${path}/${encodeURIComponent(name)}?resourceVersion=${at}&resourceVersionMatch=Exact`);
-    if (res.ok) {
-      const object = (await res.json()) as KubeObject;
-      out.push({ rv: Number(object.metadata.resourceVersion), type: 'ADDED', key, object, time: undefined });
-    } else if (res.status !== 404) throw new TimeTravelError(`GET ${path}/${name}: ${res.status} ${((await res.json()) as StatusBody).message ?? ''}`);
-    const events = await watchAll(this.base, `${path}?resourceVersion=${at}&fieldSelector=${encodeURIComponent(`metadata.name=${name}`)}`, this.timeoutFor(this.head - at));
-    for (const ev of events) out.push({ rv: Number(ev.object.metadata.resourceVersion), type: ev.type, key, object: ev.object, time: undefined });
+    for (let at = this.head; at >= floor; ) {
+      const object = await this.getAt(path, name, at);
+      if (!object) break;
+      const rv = Number(object.metadata.resourceVersion);
+      out.unshift({ rv, type: 'MODIFIED', key, object, time: undefined });
+      at = rv - 1;
+    }
+    // The walk stopped where the object did not exist, or at the oldest version: its first is an add.
+    if (out.length > 0) out[0].type = 'ADDED';
+    else {
+      const first = await this.getAt(path, name, floor);
+      if (first) out.push({ rv: Number(first.metadata.resourceVersion), type: 'ADDED', key, object: first, time: undefined });
+      const events = await watchAll(this.base, `${path}?resourceVersion=${floor}&fieldSelector=${encodeURIComponent(`metadata.name=${name}`)}`, this.timeoutFor(this.head - floor));
+      for (const ev of events) out.push({ rv: Number(ev.object.metadata.resourceVersion), type: ev.type, key, object: ev.object, time: undefined });
+    }
     const clock = new StampClock();
     for (const c of out) c.time = clock.timeOf(c.object);
     return out.filter((c) => c.rv <= this.head);
