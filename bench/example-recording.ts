@@ -12,9 +12,9 @@ import { HttpClient } from './http-client.js';
 import { defaultOrchdCli, Orchd } from './orchd.js';
 import { eventBytes, eventsPath } from './payload.js';
 
-const CREATES = 200;
-const PATCHES = 60;
-const DELETES = 40;
+const CREATES = 80;
+const PATCHES = 40;
+const DELETES = 20;
 
 async function main(out = 'bench/examples/writes.orchlog'): Promise<void> {
   const cli = defaultOrchdCli();

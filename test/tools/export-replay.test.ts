@@ -163,3 +163,22 @@ describe('a bad recording: one line, exit 1', () => {
     await refused(Buffer.from('hello'), /not an orchd recording/);
   });
 });
+
+describe('the example recording in bench/', () => {
+  it('is small, reads, and replays whole with its recorded versions', async () => {
+    const example = new URL('../../bench/examples/writes.orchlog', import.meta.url).pathname;
+    const bytes = await readFile(example);
+    expect(bytes.length).toBeLessThan(300 * 1024);
+    const ex = await readRecording(example);
+    expect(ex.entries.length).toBeGreaterThanOrEqual(100);
+    const r = await startReplay({ recording: example, speed: 'max' });
+    try {
+      const report = await r.done;
+      expect([report.from, report.to, report.entries]).toEqual([ex.header.from + 1, ex.entries[ex.entries.length - 1].rv, ex.entries.length]);
+      const list = await call(r.url, 'GET', `${EVENTS}/events`);
+      expect(Number(list.body.metadata.resourceVersion)).toBe(report.to);
+    } finally {
+      await r.close();
+    }
+  });
+});
