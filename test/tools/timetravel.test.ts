@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -273,5 +273,24 @@ describe('more than one page', () => {
     const { dir, api } = await both('state', '--at', String(head), '--kind', 'events', '-n', ns, '-o', 'json');
     expect(jsonLines(api.out)).toHaveLength(520);
     expect(api.out).toBe(dir.out);
+  }, 60_000);
+});
+
+describe('orchd log --follow', () => {
+  it('goes on printing what is written after the head, until stopped', async () => {
+    const cli = await builtCli();
+    const child = spawn(process.execPath, [cli, 'log', '--server', server.url, '--kind', 'namespaces', '-o', 'json', '--follow'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += String(d)));
+    try {
+      for (let i = 0; i < 100 && !out.includes('"tt-b"'); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(out).toContain('"tt-b"');
+      const created = await createNamespace(server.url, 'tt-followed');
+      for (let i = 0; i < 100 && !out.includes('"tt-followed"'); i++) await new Promise((r) => setTimeout(r, 100));
+      const line = jsonLines(out).find((l) => l.object.metadata.name === 'tt-followed');
+      expect(line).toMatchObject({ resourceVersion: String(created), type: 'ADDED' });
+    } finally {
+      child.kill('SIGTERM');
+    }
   }, 60_000);
 });
