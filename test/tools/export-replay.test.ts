@@ -38,6 +38,8 @@ beforeAll(async () => {
   file = join(work, 'incident.orchlog');
   const r = await run('export', '--data-dir', dataDir, '--from', String(initial), '--file', file);
   expect(r.code).toBe(0);
+  // Not a terminal: no progress bar, only the one line saying what was written.
+  expect(r.err).toMatch(/^orchd export: the state at \d+ and \d+ entries to \d+ written to \S+incident\.orchlog\n$/);
   rec = await readRecording(file);
 }, 60_000);
 
