@@ -1,7 +1,8 @@
 /**
- * The time-travel subcommands of `orchd`: log, state, diff, history (and export, replay: see
- * export.ts and ../replay.ts). Each reads a History from --data-dir or --server and prints.
+ * The time-travel subcommands of `orchd`: log, state, diff, history and export read a History from
+ * --data-dir or --server and print (export: a recording, recording.ts); replay is ../replay.ts.
  */
+import { open as openFile } from 'node:fs/promises';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { problemLine } from '../../src/config/load.js';
 import { loadServerConfig } from '../../src/config/server-config.js';
@@ -10,10 +11,9 @@ import type { KubeObject } from '../../src/resources/types.js';
 import { openDataDir } from './data-dir.js';
 import { makeFilter, parseVersionSpec, resolveKind, resolveVersion, TimeTravelError, type Change, type Filter, type History } from './history.js';
 import { colour, hunks, jsonPatch, labelOf, managerOf, parseFormat, printChanges, printState, unifiedDiff, UsageError, formatTime, type Format } from './output.js';
-import { openServer } from './server.js';
-import { open as openFile } from 'node:fs/promises';
 import { progress } from './progress.js';
 import { writeRecording } from './recording.js';
+import { openServer } from './server.js';
 import { main as replayMain } from '../replay.js';
 
 export interface Io {
@@ -38,8 +38,8 @@ export const USAGE = `Time travel (each reads --data-dir D, a folder of a stoppe
   orchd state   --at RV|TIME [--kind K] [-n NS] [-l SEL] [-o table|yaml|json]
   orchd diff    RV1|TIME1 RV2|TIME2 [--kind K] [-n NS] [-l SEL] [-o diff|json-patch]
   orchd history RESOURCE/NAME [-n NS] [-o diff|json-patch]
-  orchd export  --from RV|TIME --to RV|TIME [--kind K] > incident.orchlog
-  orchd replay  incident.orchlog | --data-dir D [--port P] [--speed 1|10|max] [--pause-at RV] [--watchers N]
+  orchd export  [--from RV|TIME] [--to RV|TIME] [--file F] > incident.orchlog
+  orchd replay  incident.orchlog | --data-dir D [--port P] [--speed 1|10|max] [--pause-at RV] [--control-port P] [--watchers N] [--keep]
 TIME is RFC 3339 (2026-11-26T02:14:00Z): the newest version committed at or before it.
 `;
 
