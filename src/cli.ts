@@ -51,9 +51,15 @@ orchd kubeconfig prints a kubeconfig (YAML) for kubectl and other clients of the
                                  when it made a self-signed one)
   --token TOKEN                  a bearer token its authentication accepts
 
+Time travel through the log (a data folder or a running server): orchd log, state, diff, history,
+export and replay; \`orchd log --help\` says how.
+
 Logs are JSON lines on stderr. SIGTERM or SIGINT stops taking requests, finishes the writes in
 flight, ends watches, saves a checkpoint and exits 0; a second signal exits at once with 1.
 `;
+
+/** The time-travel subcommands (tools/timetravel): log, state, diff, history, export, replay. */
+const TIME_TRAVEL = new Set(['log', 'state', 'diff', 'history', 'export', 'replay']);
 
 /** A mistake in the command line: said on stderr, with exit status 2 as usage errors have. */
 class UsageError extends Error {}
@@ -195,6 +201,8 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   if (command === 'kubeconfig') return printKubeconfig(rest);
+  // Loaded only when asked for: serving needs none of it.
+  if (TIME_TRAVEL.has(command)) return void (process.exitCode = await (await import('../tools/timetravel/commands.js')).runTimeTravel(command, rest));
   if (command !== 'serve') throw new UsageError(`unknown command ${JSON.stringify(command)}`);
   const flags = parseServeFlags(rest);
   if (flags === 'help') {

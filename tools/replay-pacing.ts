@@ -1,6 +1,7 @@
 /**
- * When each recorded log entry is due in a replay. The log stores no wall-clock time, so a write's
- * time is read from the times the server itself stamped into the object: metadata.creationTimestamp,
+ * When each recorded log entry is due in a replay: at its commit time, which the log keeps (ms). A log
+ * written before it kept times gives none, so there a write's time is read from the times the server
+ * itself stamped into the object: metadata.creationTimestamp,
  * metadata.deletionTimestamp and managedFields[].time (which moves on every write that changes a
  * manager's fields). Client-set times (an Event's eventTime, lastTimestamp) are not used: they are
  * whatever the client's clock said.
@@ -15,6 +16,8 @@
  * 12:00:03 or older), 12:00:05 are due at 0, 0, 300, 300 and 500 ms after the replay starts.
  */
 
+import { stampedTimeMs } from '../src/store/versions.js';
+
 /** `max` sends every entry as soon as the one before it is durable. */
 export type Speed = number | 'max';
 
@@ -26,20 +29,7 @@ export function parseSpeed(text: string): Speed {
   return n;
 }
 
-const parseTime = (t: unknown): number | undefined => {
-  if (typeof t !== 'string') return undefined;
-  const ms = Date.parse(t);
-  return Number.isNaN(ms) ? undefined : ms;
-};
-
-/** The newest server-stamped time an object carries (ms since the epoch), if any. */
-export function stampedTimeMs(value: unknown): number | undefined {
-  const metadata = (value as { metadata?: Record<string, unknown> } | null)?.metadata;
-  if (typeof metadata !== 'object' || metadata === null) return undefined;
-  const managed = Array.isArray(metadata.managedFields) ? (metadata.managedFields as { time?: unknown }[]) : [];
-  const times = [metadata.creationTimestamp, metadata.deletionTimestamp, ...managed.map((m) => m?.time)].map(parseTime).filter((t) => t !== undefined);
-  return times.length > 0 ? Math.max(...times) : undefined;
-}
+export { stampedTimeMs };
 
 /**
  * Feeds entries in log order and says how long after the replay's start each is due. Times never go
@@ -51,9 +41,12 @@ export class Pacer {
 
   constructor(private readonly speed: Speed) {}
 
-  /** ms after the start at which the entry holding value is due (0 at max speed). */
-  dueMs(value: unknown): number {
-    const t = stampedTimeMs(value);
+  /**
+   * ms after the start at which the entry holding value is due (0 at max speed): by its commit time
+   * when the log kept one, else by the times stamped into value.
+   */
+  dueMs(value: unknown, commitTime?: number): number {
+    const t = commitTime ?? stampedTimeMs(value);
     if (t !== undefined) {
       this.first ??= t;
       this.newest = Math.max(this.newest ?? t, t);

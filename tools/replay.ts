@@ -3,8 +3,14 @@
  * fast as possible, so a controller can be benchmarked against a realistic stream that is the same
  * every run. orchd's log is the recording: every write of the run is one entry.
  *
- *   node dist/tools/replay.js --data-dir DIR [--speed 1|10|max] [--port P] [--from SEQ] [--to SEQ]
- *                             [--watchers N] [--keep] [--encryption-provider-config FILE]
+ *   orchd replay RECORDING | --data-dir DIR [--speed 1|10|max] [--port P] [--from SEQ] [--to SEQ]
+ *                [--watchers N] [--pause-at RV] [--control-port P] [--keep] [--encryption-provider-config FILE]
+ *   (also: node dist/tools/replay.js …)
+ *
+ * A recording (`orchd export`, timetravel/recording.ts) is served the same way: its snapshot is
+ * written into a new log at the objects' own versions below a compaction horizon at --from, so the
+ * served state at --from is the recorded one with its resourceVersions, and its entries are replayed
+ * after it.
  *
  * How: the recording's log folder is copied twice into a temp folder (the recording itself is never
  * opened, so it is never changed; stop orchd first, or copy a stopped server's folder, since a copy of
@@ -17,9 +23,14 @@
  * writes of its own (no system namespaces, bootstrap RBAC or controllers) and answers every request
  * but get, list and watch with 403, so nothing else gets into the stream.
  *
- * Pace: the log keeps no clock, so each entry's time is the newest time the server stamped into its
- * object (creation, deletion, managed fields), to the second; an entry with no newer time follows the
- * one before it at once. replay-pacing.ts says exactly how.
+ * Pace: each entry's commit time, which the log keeps; for a log written before it kept them, the
+ * newest time the server stamped into the object (creation, deletion, managed fields), to the second.
+ * replay-pacing.ts says exactly how.
+ *
+ * Controls (ReplayControl): pause, resume, step one entry, jump to a version (the entries up to it go
+ * at once), over a small HTTP endpoint on 127.0.0.1 (--control-port: POST /pause, /resume, /step,
+ * /jump?to=RV; GET /status) and, on a terminal, its keys (space: pause/resume, s: step, e: jump to
+ * the end, q: quit). --pause-at RV pauses before the first entry past RV.
  *
  * --watchers N holds the replay until N watches are open (start the controller, and the stream
  * starts when its informers watch). The run's figures (entries, duration, rate) go to stdout at the
@@ -29,7 +40,7 @@
  * the replay with an error naming it.
  */
 import { randomBytes } from 'node:crypto';
-import { cp, mkdtemp, rm, stat } from 'node:fs/promises';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,17 +55,25 @@ import type { Authorizer } from '../src/auth/authorizer.js';
 import type { EncryptionConfiguration } from '../src/config/encryption.js';
 import { problemLine } from '../src/config/load.js';
 import { loadServerConfig } from '../src/config/server-config.js';
-import { seqKey } from '../src/log/codec.js';
-import { encryptAtRest, type EncryptedLog } from '../src/log/encryption/index.js';
-import { LevelDbLog, checkpointFile } from '../src/log/leveldb-log.js';
+import { HORIZON_KEY, encodeRecord, seqKey } from '../src/log/codec.js';
+import type { EncryptedLog } from '../src/log/encryption/index.js';
+import { checkpointFile } from '../src/log/leveldb-log.js';
 import type { LogEntry } from '../src/log/log.js';
 import { kinds } from '../src/resources/registry.js';
 import type { KubeObject } from '../src/resources/types.js';
 import { Store } from '../src/store/store.js';
 import { Pacer, parseSpeed, type Speed } from './replay-pacing.js';
+import { ReplayControl, serveControl, terminalKeys } from './timetravel/replay-control.js';
+import { copyLogFolder, logFolderOf, openLogCopy } from './timetravel/data-dir.js';
+import { readRecording, type Recording } from './timetravel/recording.js';
+import { progress } from './timetravel/progress.js';
 
 export interface ReplayOptions {
-  dataDir: string;
+  /** A data folder to replay the log of, or (instead) a recording file. */
+  dataDir?: string;
+  recording?: string;
+  /** Pause before the first entry past this version. */
+  pauseAt?: number;
   speed: Speed;
   /** 0 (the default) picks a free port. */
   port?: number;
@@ -90,6 +109,7 @@ export interface Replaying {
   to: number;
   /** Settles when the last entry is durable; rejects if the replay failed or was closed early. */
   done: Promise<ReplayReport>;
+  control: ReplayControl;
   close(): Promise<void>;
 }
 
@@ -103,15 +123,6 @@ const readOnly: Authorizer = {
 
 /** How often --watchers looks at the open watches, and the longest sleep between checks for close(). */
 const POLL_MS = 20;
-/** How long the tool waits for KMS plugins to answer before it gives up. */
-const KMS_WAIT_MS = 30_000;
-
-async function logFolderOf(dataDir: string): Promise<string> {
-  const folder = join(dataDir, 'log');
-  const s = await stat(folder).catch(() => undefined);
-  if (!s?.isDirectory()) throw new Error(`--data-dir ${dataDir}: no orchd log there (no folder ${folder})`);
-  return folder;
-}
 
 /** The range to replay, checked against what the recording holds. */
 function rangeOf(source: EncryptedLog, dataDir: string, from?: number, to?: number): { from: number; to: number } {
@@ -142,19 +153,63 @@ async function cutBefore(folder: string, from: number): Promise<void> {
 const unreadable = (key: string, seq: number, message: string): Error =>
   new Error(`log entry ${seq} (${key}) cannot be read: ${message} (an encrypted recording needs the --encryption-provider-config it was written with)`);
 
-/** Opens a copy of the recorded log through the recording's encryption, once its KMS plugins answer. */
-async function openLog(path: string, encryption: EncryptionConfiguration | undefined): Promise<EncryptedLog> {
-  const log = encryptAtRest(new LevelDbLog({ path }), encryption);
-  await log.open();
-  if (!(await log.ready(KMS_WAIT_MS))) {
-    await log.close();
-    throw new Error(`the KMS plugins did not answer within ${KMS_WAIT_MS} ms: ${log.health().map((h) => h.problem).join('; ')}`);
+/** Where the entries come from, and the served log folder prepared with the state before them. */
+interface Source {
+  from: number;
+  to: number;
+  pages: AsyncIterable<LogEntry[]>;
+  /** Throws when an entry cannot be replayed (one the recording's keys do not open). */
+  check(e: LogEntry): void;
+}
+
+/** A data folder: one copy is read, another is cut back to before --from and served. */
+async function dataDirSource(opts: ReplayOptions, dataDir: string, work: string, servedDir: string, opened: { close(): Promise<void> }[]): Promise<Source> {
+  const recorded = await logFolderOf(dataDir);
+  const sourceDir = join(work, 'source');
+  await copyLogFolder(recorded, sourceDir);
+  const source = await openLogCopy(sourceDir, opts.encryption);
+  opened.push(source);
+  const { from, to } = rangeOf(source, dataDir, opts.from, opts.to);
+  await cp(sourceDir, servedDir, { recursive: true });
+  await cutBefore(servedDir, from);
+  return { from, to, pages: source.read(from, to), check: (e) => checkOpened(source, e) };
+}
+
+function checkOpened(source: EncryptedLog, e: LogEntry): void {
+  // The encrypted log hands on an entry it cannot open as a delete of its key: the replay stops there.
+  const corrupt = source.corrupt.get(e.key);
+  if (corrupt?.seq === e.seq) throw unreadable(e.key, e.seq, corrupt.message);
+}
+
+/**
+ * A recording: its snapshot is written into a new log at each object's own version, below a
+ * compaction horizon just past the snapshot's version, so the served store starts at that version
+ * with the recorded objects and resourceVersions; the entries follow.
+ */
+async function recordingSource(opts: ReplayOptions, file: string, servedDir: string): Promise<Source> {
+  const rec: Recording = await readRecording(file);
+  const at = rec.header.from;
+  const db = new Level<Buffer, Buffer>(servedDir, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+  await db.open();
+  try {
+    const batch = db.batch();
+    for (const [key, object] of rec.snapshot) batch.put(seqKey(Number(object.metadata.resourceVersion)), encodeRecord({ type: 'put', key, value: object }));
+    batch.put(HORIZON_KEY, seqKey(at + 1));
+    await batch.write({ sync: true });
+  } finally {
+    await db.close();
   }
-  return log;
+  const last = rec.entries.length > 0 ? rec.entries[rec.entries.length - 1].rv : at;
+  const from = opts.from ?? at + 1;
+  const to = opts.to ?? last;
+  if (from !== at + 1) throw new Error(`--from ${from}: a recording replays from just after its snapshot (${at + 1})`);
+  if (to > last) throw new Error(`--to ${to}: the recording ends at ${last}`);
+  const entries: LogEntry[] = rec.entries.filter((e) => e.rv <= to).map((e) => ({ seq: e.rv, type: e.type, key: e.key, value: e.object, time: e.time ?? undefined }));
+  return { from, to, pages: (async function* () { for (let i = 0; i < entries.length; i += 1000) yield entries.slice(i, i + 1000); })(), check: () => {} };
 }
 
 export async function startReplay(opts: ReplayOptions): Promise<Replaying> {
-  const recorded = await logFolderOf(opts.dataDir);
+  if ((opts.dataDir === undefined) === (opts.recording === undefined)) throw new Error('give a recording or --data-dir (one of them)');
   const work = await mkdtemp(join(tmpdir(), 'orchd-replay-'));
   const opened: { close(): Promise<void> }[] = [];
   const cleanUp = async () => {
@@ -162,15 +217,10 @@ export async function startReplay(opts: ReplayOptions): Promise<Replaying> {
     await rm(work, { recursive: true, force: true });
   };
   try {
-    const sourceDir = join(work, 'source');
     const servedDir = join(work, 'served');
-    await cp(recorded, sourceDir, { recursive: true });
-    const source = await openLog(sourceDir, opts.encryption);
-    opened.push(source);
-    const { from, to } = rangeOf(source, opts.dataDir, opts.from, opts.to);
-    await cp(recorded, servedDir, { recursive: true });
-    await cutBefore(servedDir, from);
-    const log = await openLog(servedDir, opts.encryption);
+    const source = opts.recording !== undefined ? await recordingSource(opts, opts.recording, servedDir) : await dataDirSource(opts, opts.dataDir!, work, servedDir, opened);
+    const { from, to } = source;
+    const log = await openLogCopy(servedDir, opts.encryption);
     opened.push(log);
     const store = new Store({ log });
     opened.push(store);
@@ -192,7 +242,8 @@ export async function startReplay(opts: ReplayOptions): Promise<Replaying> {
     await api.start();
     const url = `http://127.0.0.1:${(api.http.address() as AddressInfo).port}`;
     let closed = false;
-    const done = replayEntries({ source, store, api, from, to, speed: opts.speed, watchers: opts.watchers ?? 0, isClosed: () => closed });
+    const control = new ReplayControl(from - 1, opts.pauseAt);
+    const done = replayEntries({ source, store, api, from, to, speed: opts.speed, watchers: opts.watchers ?? 0, control, isClosed: () => closed });
     // Not a failure until someone asks: close() may stop the replay on purpose.
     done.catch(() => undefined);
     let closing: Promise<void> | undefined;
@@ -202,6 +253,7 @@ export async function startReplay(opts: ReplayOptions): Promise<Replaying> {
       from,
       to,
       done,
+      control,
       close: () =>
         (closing ??= (async () => {
           closed = true;
@@ -232,7 +284,8 @@ async function pause(ms: number, isClosed: () => boolean): Promise<void> {
 }
 
 async function replayEntries(r: {
-  source: EncryptedLog;
+  source: Source;
+  control: ReplayControl;
   store: Store;
   api: ApiServer;
   from: number;
@@ -252,9 +305,7 @@ async function replayEntries(r: {
   // Entries sent but not yet durable: sent together, they share one synced batch (group commit).
   let inFlight: Promise<void>[] = [];
   const write = (e: LogEntry): Promise<void> => {
-    // The encrypted log hands on an entry it cannot open as a delete of its key: the replay stops there.
-    const corrupt = r.source.corrupt.get(e.key);
-    if (corrupt?.seq === e.seq) throw unreadable(e.key, e.seq, corrupt.message);
+    r.source.check(e);
     const obj = e.value as KubeObject;
     // Nothing else writes to the served log, so the entry keeps its recorded seq (= resourceVersion).
     const stored = e.type === 'put' ? r.store.put(e.key, obj, r.store.latest(e.key) ? 'any' : 'absent') : r.store.remove(e.key, obj, 'any');
@@ -262,22 +313,43 @@ async function replayEntries(r: {
       if (s.seq !== e.seq) throw new Error(`log entry ${e.seq} (${e.key}) was replayed at ${s.seq}: the served log was written by something else`);
     });
   };
-  for await (const page of r.source.read(r.from, r.to)) {
-    for (const e of page) {
-      if (r.isClosed()) throw stopped();
-      const wait = pacer.dueMs(e.value) - (performance.now() - started);
-      if (wait > 0) {
-        await Promise.all(inFlight);
-        inFlight = [];
-        await pause(wait, r.isClosed);
+  // A pause or a jump moves the clock: entries are due relative to `started`, shifted by the time spent paused.
+  let shift = 0;
+  const bar = progress(r.to - r.from + 1, 'replay');
+  try {
+    for await (const page of r.source.pages) {
+      for (const e of page) {
         if (r.isClosed()) throw stopped();
+        const due = pacer.dueMs(e.value, e.time);
+        // Until the entry is due and not held: a pause during a gap holds it too.
+        for (;;) {
+          if (r.control.mustWait(e.seq)) {
+            await Promise.all(inFlight);
+            inFlight = [];
+            const t = performance.now();
+            await r.control.waitFor(e.seq, r.isClosed);
+            shift += performance.now() - t;
+          }
+          if (r.isClosed()) throw stopped();
+          // A jump or a step sends at once, and what follows keeps its recorded spacing from there.
+          if (r.control.jumping(e.seq) || r.control.stepping()) shift = Math.max(shift, performance.now() - started - due);
+          const wait = due - (performance.now() - started - shift);
+          if (wait <= 0) break;
+          await Promise.all(inFlight);
+          inFlight = [];
+          await pause(wait, () => r.isClosed() || r.control.mustWait(e.seq) || r.control.jumping(e.seq));
+        }
+        inFlight.push(write(e));
+        r.control.sent(e.seq);
+        entries++;
       }
-      inFlight.push(write(e));
-      entries++;
+      // One page (at most 1000 entries) in flight at a time bounds the memory of a fast replay.
+      await Promise.all(inFlight);
+      inFlight = [];
+      bar.update(entries);
     }
-    // One page (at most 1000 entries) in flight at a time bounds the memory of a fast replay.
-    await Promise.all(inFlight);
-    inFlight = [];
+  } finally {
+    bar.stop();
   }
   const durationMs = performance.now() - started;
   return {
@@ -303,7 +375,8 @@ export const formatReport = (r: ReplayReport): string =>
   `replayed ${r.entries} entries (seq ${r.from}..${r.to}) at speed ${r.speed === 'max' ? 'max' : `${r.speed}x`} in ${(r.durationMs / 1000).toFixed(3)} s: ` +
   `${Math.round(r.entriesPerSecond)} entries/s (recorded span ${(r.recordedSpanMs / 1000).toFixed(0)} s)`;
 
-const USAGE = 'usage: replay --data-dir DIR [--speed 1|10|max] [--port P] [--from SEQ] [--to SEQ] [--watchers N] [--keep] [--encryption-provider-config FILE]';
+const USAGE =
+  'usage: replay RECORDING | --data-dir DIR [--speed 1|10|max] [--port P] [--from SEQ] [--to SEQ] [--watchers N] [--pause-at RV] [--control-port P] [--keep] [--encryption-provider-config FILE]';
 
 function encryptionFrom(file: string | undefined): EncryptionConfiguration | undefined {
   if (file === undefined) return undefined;
@@ -313,8 +386,9 @@ function encryptionFrom(file: string | undefined): EncryptionConfiguration | und
 }
 
 export async function main(argv: string[] = process.argv.slice(2), out: NodeJS.WritableStream = process.stdout): Promise<number> {
-  const { values } = parseArgs({
+  const { values, positionals } = parseArgs({
     args: argv,
+    allowPositionals: true,
     options: {
       'data-dir': { type: 'string' },
       speed: { type: 'string', default: '1' },
@@ -322,18 +396,23 @@ export async function main(argv: string[] = process.argv.slice(2), out: NodeJS.W
       from: { type: 'string' },
       to: { type: 'string' },
       watchers: { type: 'string', default: '0' },
+      'pause-at': { type: 'string' },
+      'control-port': { type: 'string' },
       keep: { type: 'boolean', default: false },
       'encryption-provider-config': { type: 'string' },
     },
   });
-  if (!values['data-dir']) throw new Error(`--data-dir is required\n${USAGE}`);
+  if (positionals.length > 1) throw new Error(`one recording at a time, not ${positionals.length}\n${USAGE}`);
+  if ((values['data-dir'] === undefined) === (positionals[0] === undefined)) throw new Error(`give a recording or --data-dir (one of them)\n${USAGE}`);
   const replay = await startReplay({
     dataDir: values['data-dir'],
+    recording: positionals[0],
     speed: parseSpeed(values.speed),
     port: integerFlag('port', values.port, 0)!,
     from: integerFlag('from', values.from, 1),
     to: integerFlag('to', values.to, 1),
     watchers: integerFlag('watchers', values.watchers, 0)!,
+    pauseAt: integerFlag('pause-at', values['pause-at'], 0),
     logger: jsonLogger(process.stderr, 'warn'),
     encryption: encryptionFrom(values['encryption-provider-config']),
   });
@@ -341,8 +420,11 @@ export async function main(argv: string[] = process.argv.slice(2), out: NodeJS.W
   const stop = new Promise<void>((resolve) => (interrupted = resolve));
   process.once('SIGINT', interrupted);
   process.once('SIGTERM', interrupted);
+  const controls = values['control-port'] === undefined ? undefined : await serveControl(replay.control, integerFlag('control-port', values['control-port'], 0)!);
+  const keys = terminalKeys(replay.control, interrupted);
   try {
     out.write(`serving ${replay.url}: the state at resourceVersion ${replay.initialVersion}, then entries ${replay.from}..${replay.to}\n`);
+    if (controls) out.write(`controls at ${controls.url}: POST /pause, /resume, /step, /jump?to=RV; GET /status\n`);
     const report = await Promise.race([replay.done, stop.then(() => undefined)]);
     if (!report) return 130;
     out.write(formatReport(report) + '\n');
@@ -354,6 +436,8 @@ export async function main(argv: string[] = process.argv.slice(2), out: NodeJS.W
   } finally {
     process.off('SIGINT', interrupted);
     process.off('SIGTERM', interrupted);
+    keys.close();
+    await controls?.close();
     await replay.close();
   }
 }

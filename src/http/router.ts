@@ -8,6 +8,7 @@ export type Route =
   | { type: 'openapi'; path: string }
   | { type: 'health'; check: 'healthz' | 'livez' | 'readyz' }
   | { type: 'metrics' }
+  | { type: 'timeline'; path: string }
   | ResourceRoute;
 
 export interface ResourceRoute {
@@ -50,6 +51,8 @@ export function route(pathname: string, lookup: KindLookup): Route | undefined {
       return segs.length === 1 ? { type: 'metrics' } : undefined;
     case 'openapi':
       return { type: 'openapi', path: segs.slice(1).join('/') };
+    case 'debug':
+      return segs[1] === 'timeline' ? { type: 'timeline', path: segs.slice(2).join('/') } : undefined;
     case 'api':
       if (segs.length === 1) return { type: 'discovery', path: 'api' };
       return resourcePath('', segs[1], segs.slice(2), lookup);

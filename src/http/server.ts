@@ -25,6 +25,7 @@ import { traceRequest } from './request-span.js';
 import { alwaysAllow } from '../auth/authorization-chain.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import { authorize } from './authorize.js';
+import { handleTimeline } from './handlers/timeline.js';
 import { requestAttributes } from './request-attributes.js';
 
 export interface ApiServerOptions {
@@ -120,6 +121,9 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
           return handleDiscovery(req, res, r, opts.kinds);
         case 'openapi':
           return handleOpenApi(req, res, url, r.path, opts.kinds);
+        case 'timeline':
+          await handleTimeline(res, url, r.path, opts.store);
+          return;
         case 'resource': {
           resource = r.kind.plural;
           out = outputFor(req, url);

@@ -1,5 +1,5 @@
 import { Subject, type Observable } from 'rxjs';
-import { decodeEntry, encodeRecord } from './codec.js';
+import { decodeEntry, encodeRecord, stampTime } from './codec.js';
 import { crashPoint } from './crash-point.js';
 import { LogError, type Appended, type Checkpoint, type Log, type LogEntry, type LogRecord, type ReadOptions, type SavedCheckpoint } from './log.js';
 
@@ -18,6 +18,8 @@ export interface Found {
   last?: number;
   /** The stored compaction horizon, if a compaction ever ran. */
   horizon?: number;
+  /** The commit time of the last entry, if it has one. */
+  lastTime?: number;
 }
 
 /** Records that go to disk together: values[i] is the encoded record of entries[i]. */
@@ -51,6 +53,8 @@ export abstract class AbstractLog implements Log {
   private brokenBy: { cause: unknown } | undefined;
   private last = 0;
   private first = 1;
+  /** The commit time of the newest batch: a clock that steps back does not make time run backwards. */
+  private lastTime = 0;
   /** The last seq handed out; ahead of lastSeq while batches are on their way. */
   private assigned = 0;
   /** Collects appends until the batch in flight is done. */
@@ -85,6 +89,7 @@ export abstract class AbstractLog implements Log {
         this.last = Math.max(found.last ?? 0, (found.horizon ?? 1) - 1);
         this.first = Math.max(found.horizon ?? 1, found.first ?? this.last + 1);
         this.assigned = this.last;
+        this.lastTime = found.lastTime ?? 0;
         this.state = 'open';
       },
       (err: unknown) => {
@@ -112,7 +117,7 @@ export abstract class AbstractLog implements Log {
     }
     this.assigned = seq;
     const batch = (this.queued ??= newBatch());
-    batch.entries.push({ seq, type: record.type, key: record.key, value: record.value });
+    batch.entries.push({ seq, type: record.type, key: record.key, value: record.value, time: 0 });
     batch.values.push(value);
     // setImmediate, not a microtask: every append of this turn of the event loop (e.g. all the
     // requests parsed from one poll) joins the batch, for the price of one loop turn.
@@ -134,6 +139,11 @@ export abstract class AbstractLog implements Log {
     if (!batch || this.writing || this.brokenBy) return;
     this.queued = undefined;
     this.writing = batch;
+    const time = (this.lastTime = Math.max(Date.now(), this.lastTime));
+    for (let i = 0; i < batch.values.length; i++) {
+      stampTime(batch.values[i], time);
+      batch.entries[i].time = time;
+    }
     crashPoint('before-batch-write');
     let written: Promise<void>;
     try {

@@ -6,7 +6,10 @@ import type { LogEntry, LogRecord } from './log.js';
  *
  * Entry key:   8-byte big-endian seq. Byte order (LevelDB's) is then seq order, and since seqs stay
  *              below 2^53 the first byte of an entry key is always 0x00.
- * Entry value: msgpack of {t: 'p' | 'd', k: key, v: value}; the seq lives only in the key.
+ * Entry value: msgpack of {t: 'p' | 'd', c: commit time, k: key, v: value}; the seq lives only in the
+ *              key. c is the wall-clock time (ms since the epoch, a float64) of the batch that wrote
+ *              the entry: encodeRecord leaves room for it and stampTime writes it when the batch goes
+ *              to disk. Entries written before times were kept are {t, k, v} and read without one.
  * Meta keys:   0xff + a name. 0xff sorts after every entry key, so a scan of entries never sees them.
  *   horizon    8-byte seq: the first seq still readable (written before compaction deletes anything).
  * Checkpoint:  8-byte seq, a mark, then each part framed by its length (a file of its own for
@@ -58,22 +61,52 @@ function metaKey(name: string): Buffer {
 
 export const HORIZON_KEY = metaKey('horizon');
 
+/**
+ * The record's bytes, written by hand so the commit time sits at a fixed offset (TIME_AT) whatever
+ * the key: the batch stamps it there just before the write (stampTime). Until then it reads 0.
+ */
 export function encodeRecord(r: LogRecord): Buffer {
   // A bad record is a programming mistake; catching it here keeps it out of history.
   if (r.type !== 'put' && r.type !== 'delete') throw new TypeError(`log record type must be put or delete, not ${String(r.type)}`);
   if (typeof r.key !== 'string') throw new TypeError('log record key must be a string');
-  return packJson({ t: r.type === 'put' ? 'p' : 'd', k: r.key, v: r.value });
+  const value = packJson(r.value);
+  const keyLength = Buffer.byteLength(r.key, 'utf8');
+  const keyHead = keyLength < 32 ? 1 : keyLength < 0x100 ? 2 : keyLength < 0x10000 ? 3 : 5;
+  const head = TIME_AT + 8 + 2 + keyHead + keyLength + 2;
+  const b = Buffer.allocUnsafe(head + value.length);
+  b.set(HEAD, 0);
+  b[6] = r.type === 'put' ? 0x70 : 0x64;
+  b.writeDoubleBE(0, TIME_AT);
+  let at = TIME_AT + 8;
+  b[at++] = FIXSTR1;
+  b[at++] = K;
+  if (keyHead === 1) b[at++] = 0xa0 | keyLength;
+  else if (keyHead === 2) (b[at++] = 0xd9), (b[at++] = keyLength);
+  else if (keyHead === 3) (b[at] = 0xda), b.writeUInt16BE(keyLength, at + 1), (at += 3);
+  else (b[at] = 0xdb), b.writeUInt32BE(keyLength, at + 1), (at += 5);
+  at += b.write(r.key, at, 'utf8');
+  b[at++] = FIXSTR1;
+  b[at++] = V;
+  value.copy(b, at);
+  return b;
+}
+
+/** Writes the commit time (ms since the epoch) into a record encodeRecord made. */
+export function stampTime(record: Buffer, ms: number): void {
+  record.writeDoubleBE(ms, TIME_AT);
 }
 
 /** The entry whose record is bytes[start, end) (a page read into one buffer: see leveldb-log.ts). */
 export function decodeEntry(seq: number, bytes: Buffer, start = 0, end = bytes.length): LogEntry {
   const head = readHeader(bytes, start, end);
-  if (head) return new StoredEntry(seq, head.type, head.key, bytes, head.valueAt, end);
-  const s = unpackJson(bytes.subarray(start, end)) as { t?: unknown; k?: unknown; v?: unknown } | null;
+  if (head) return new StoredEntry(seq, head.type, head.key, bytes, head.valueAt, end, head.time);
+  const s = unpackJson(bytes.subarray(start, end)) as { t?: unknown; c?: unknown; k?: unknown; v?: unknown } | null;
   if (s === null || typeof s !== 'object' || (s.t !== 'p' && s.t !== 'd') || typeof s.k !== 'string') {
     throw new Error(`log entry ${seq} is not a log record`);
   }
-  return { seq, type: s.t === 'p' ? 'put' : 'delete', key: s.k, value: s.v };
+  const entry: LogEntry = { seq, type: s.t === 'p' ? 'put' : 'delete', key: s.k, value: s.v };
+  if (typeof s.c === 'number') entry.time = s.c;
+  return entry;
 }
 
 /**
@@ -95,6 +128,8 @@ export class StoredEntry implements LogEntry {
     readonly bytes: Buffer,
     readonly start: number,
     readonly end: number,
+    /** The commit time; undefined for an entry written before the log kept times. */
+    readonly time: number | undefined,
   ) {}
 
   get raw(): Buffer {
@@ -113,28 +148,43 @@ export class StoredEntry implements LogEntry {
 
 const NOT_DECODED = Symbol('not decoded');
 
-// The bytes encodeRecord writes before the value: a map of 3 ("t", "p" | "d", "k", <str>, "v"), as
-// msgpackr writes it (map16, since it does not count an object's keys first) or as fixmap.
+// The bytes encodeRecord writes before the value: a map (of 4: "t", "p" | "d", "c", <float64>, "k",
+// <str>, "v"), as map16. Older records are a map of 3 without "c", as msgpackr wrote them (map16,
+// since it does not count an object's keys first) or as fixmap.
 const MAP16 = 0xde;
 const MAP3 = 0x83;
 const FIXSTR1 = 0xa1;
+const FLOAT64 = 0xcb;
 const T = 0x74;
+const C = 0x63;
 const K = 0x6b;
 const V = 0x76;
+const HEAD = Buffer.from([MAP16, 0, 4, FIXSTR1, T, FIXSTR1, 0, FIXSTR1, C, FLOAT64]);
+/** Where encodeRecord puts the commit time (after the map head, "t", its type, "c" and float64's mark). */
+const TIME_AT = HEAD.length;
 
 /**
- * The type and key of a record, and where its value starts, read by hand. undefined when the bytes
- * are laid out otherwise (decodeEntry then decodes the whole record, as it always could).
+ * The type, time and key of a record, and where its value starts, read by hand. undefined when the
+ * bytes are laid out otherwise (decodeEntry then decodes the whole record, as it always could).
  */
-function readHeader(b: Buffer, start = 0, stop = b.length): { type: 'put' | 'delete'; key: string; valueAt: number } | undefined {
+function readHeader(b: Buffer, start = 0, stop = b.length): { type: 'put' | 'delete'; time: number | undefined; key: string; valueAt: number } | undefined {
   let at: number;
-  if (b[start] === MAP16 && b[start + 1] === 0 && b[start + 2] === 3) at = start + 3;
-  else if (b[start] === MAP3) at = start + 1;
+  let fields: number;
+  if (b[start] === MAP16 && b[start + 1] === 0 && (b[start + 2] === 3 || b[start + 2] === 4)) (fields = b[start + 2]), (at = start + 3);
+  else if (b[start] === MAP3) (fields = 3), (at = start + 1);
   else return undefined;
-  if (stop < at + 9 || b[at] !== FIXSTR1 || b[at + 1] !== T || b[at + 2] !== FIXSTR1 || b[at + 4] !== FIXSTR1 || b[at + 5] !== K) return undefined;
+  if (stop < at + 9 || b[at] !== FIXSTR1 || b[at + 1] !== T || b[at + 2] !== FIXSTR1) return undefined;
   const t = b[at + 3];
   if (t !== 0x70 && t !== 0x64) return undefined;
-  at += 6;
+  at += 4;
+  let time: number | undefined;
+  if (fields === 4) {
+    if (stop < at + 12 || b[at] !== FIXSTR1 || b[at + 1] !== C || b[at + 2] !== FLOAT64) return undefined;
+    time = b.readDoubleBE(at + 3);
+    at += 11;
+  }
+  if (b[at] !== FIXSTR1 || b[at + 1] !== K) return undefined;
+  at += 2;
   const m = b[at];
   let length: number;
   if (m >= 0xa0 && m <= 0xbf) {
@@ -152,7 +202,7 @@ function readHeader(b: Buffer, start = 0, stop = b.length): { type: 'put' | 'del
   } else return undefined;
   const end = at + length;
   if (end + 3 > stop || b[end] !== FIXSTR1 || b[end + 1] !== V) return undefined;
-  return { type: t === 0x70 ? 'put' : 'delete', key: b.toString('utf8', at, end), valueAt: end + 2 };
+  return { type: t === 0x70 ? 'put' : 'delete', time, key: b.toString('utf8', at, end), valueAt: end + 2 };
 }
 
 /** msgpackr bytes back to the JSON value packJson wrote, "__proto__" keys included. */

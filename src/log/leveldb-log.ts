@@ -55,10 +55,12 @@ export class LevelDbLog extends AbstractLog {
     const [first] = await this.db.keys({ ...ENTRY_RANGE, limit: 1 }).all();
     const [last] = await this.db.keys({ ...ENTRY_RANGE, reverse: true, limit: 1 }).all();
     const horizon = await this.db.get(HORIZON_KEY);
+    const lastBytes = last && (await this.db.get(last));
     return {
       first: first && readSeq(first),
       last: last && readSeq(last),
       horizon: horizon && readSeq(horizon),
+      lastTime: lastBytes && decodeEntry(readSeq(last), lastBytes).time,
     };
   }
 

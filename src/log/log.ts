@@ -16,6 +16,13 @@ export interface LogRecord {
 export interface LogEntry extends LogRecord {
   seq: number;
   /**
+   * The wall-clock time (ms since the epoch) at which the entry's batch was committed: every entry of
+   * a batch has the same, and it never decreases along the log. Set when the batch goes to disk;
+   * undefined for entries written before the log kept times (their time can only be guessed from the
+   * times stamped into their objects).
+   */
+  time?: number;
+  /**
    * The msgpack bytes of value, when the entry was read from storage (codec.ts StoredEntry): value
    * is then decoded from them on first use, and a view may keep these bytes instead of the object.
    */

@@ -45,7 +45,8 @@ export class MemoryLog extends AbstractLog {
       first ??= seq;
       last = seq;
     }
-    return { first, last, horizon: this.disk.horizon };
+    const lastBytes = last === undefined ? undefined : this.disk.entries.get(last);
+    return { first, last, horizon: this.disk.horizon, lastTime: lastBytes && decodeEntry(last!, lastBytes).time };
   }
 
   protected async _close(): Promise<void> {

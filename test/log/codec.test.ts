@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HORIZON_KEY, checkpointHead, decodeEntry, encodeRecord, framePart, packJson, readCheckpointHead, readSeq, seqKey, unframeParts } from '../../src/log/codec.js';
+import { HORIZON_KEY, checkpointHead, decodeEntry, encodeRecord, framePart, packJson, readCheckpointHead, readSeq, seqKey, stampTime, unframeParts, unpackJson } from '../../src/log/codec.js';
 
 const BOUNDARIES = [0, 1, 255, 256, 65535, 65536, 2 ** 32 - 1, 2 ** 32, 2 ** 32 + 1, 2 ** 40, Number.MAX_SAFE_INTEGER];
 
@@ -24,6 +24,29 @@ describe('records', () => {
     const value = { metadata: { name: 'x', resourceVersion: '9' }, data: { '01': '1' } };
     const e = decodeEntry(9, encodeRecord({ type, key: 'ns/x', value }));
     expect({ seq: e.seq, type: e.type, key: e.key, value: e.value }).toEqual({ seq: 9, type, key: 'ns/x', value });
+  });
+
+  it.each([
+    ['a short key', 'ns/x'],
+    ['a 40-byte key', 'k'.repeat(40)],
+    ['a 300-byte key', 'k'.repeat(300)],
+    ['a 70000-byte key', 'k'.repeat(70_000)],
+    ['a non-ASCII key', 'ns/ключ-漢字'],
+  ])('a record with %s carries the time stamped into it, and decodes whole the same way', (_name, key) => {
+    const bytes = encodeRecord({ type: 'put', key, value: { a: [1, 'x'] } });
+    stampTime(bytes, 1_795_000_000_123);
+    const e = decodeEntry(3, bytes);
+    expect({ key: e.key, time: e.time, value: e.value }).toEqual({ key, time: 1_795_000_000_123, value: { a: [1, 'x'] } });
+    // Any msgpack reader sees the same record: the layout written by hand is plain msgpack.
+    expect(unpackJson(bytes)).toEqual({ t: 'p', c: 1_795_000_000_123, k: key, v: { a: [1, 'x'] } });
+  });
+
+  it.each([
+    ['as msgpackr wrote them (map16)', packJson({ t: 'd', k: 'ns/old', v: { n: 1 } })],
+    ['as a fixmap', Buffer.concat([Buffer.from([0x83]), packJson({ t: 'd', k: 'ns/old', v: { n: 1 } }).subarray(3)])],
+  ])('a record written before the log kept times still reads, without a time (%s)', (_name, bytes) => {
+    const e = decodeEntry(4, bytes);
+    expect({ seq: e.seq, type: e.type, key: e.key, value: e.value, time: e.time }).toEqual({ seq: 4, type: 'delete', key: 'ns/old', value: { n: 1 }, time: undefined });
   });
 
   it('a "__proto__" key comes back as an own property, not as the prototype', () => {

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { LogError, type Appended, type Checkpoint, type Log, type LogEntry, type LogErrorCode, type SavedCheckpoint } from '../../src/log/log.js';
 
 /**
@@ -233,6 +233,45 @@ export function runLogContract<L extends Log>(opts: LogContractOptions<L>): void
         const { durable } = log.append(() => ({ type: 'delete', key: 'ns/x', value: { gone: true } }));
         await durable;
         expect(plain((await log.get(1))!)).toEqual({ seq: 1, type: 'delete', key: 'ns/x', value: { gone: true } });
+      });
+    });
+
+    describe('commit times', () => {
+      it('every entry carries the wall-clock time of its batch: shared by the batch, within append..ack, the same in committed$, read() and get()', async () => {
+        const log = await newLog();
+        const committed = new Map<number, number | undefined>();
+        log.committed$.subscribe((b) => b.forEach((e) => committed.set(e.seq, e.time)));
+        const before = Date.now();
+        const first = await fill(log, 5);
+        const between = Date.now();
+        await new Promise((r) => setTimeout(r, 5));
+        const second = await fill(log, 3);
+        const after = Date.now();
+        const read = await entries(log, 1);
+        const times = read.map((e) => e.time!);
+        expect(new Set(times.slice(0, first.length)).size).toBe(1);
+        expect(new Set(times.slice(first.length)).size).toBe(1);
+        expect(times[0]).toBeGreaterThanOrEqual(before);
+        expect(times[0]).toBeLessThanOrEqual(between);
+        expect(times[first.length]).toBeGreaterThan(times[0]);
+        expect(times[first.length]).toBeLessThanOrEqual(after);
+        expect(read.map((e) => committed.get(e.seq))).toEqual(times);
+        expect((await log.get(second[1]))!.time).toBe(times[first.length + 1]);
+      });
+
+      withReopen(`commit times never go back, even across a restart with a clock that stepped back${reopenNote}`, async () => {
+        let log = await newLog();
+        await fill(log, 2);
+        const [{ time: t1 }] = await entries(log, 1, 1);
+        log = await reopen(log as L);
+        const clock = vi.spyOn(Date, 'now').mockReturnValue(t1! - 60_000);
+        try {
+          await fill(log, 2);
+        } finally {
+          clock.mockRestore();
+        }
+        const times = (await entries(log, 1)).map((e) => e.time);
+        expect(times).toEqual([t1, t1, t1, t1]);
       });
     });
 

@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CustomObjectsApi, KubeConfig, makeInformer, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import { loadServerConfig } from '../../src/config/server-config.js';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
 import { main, startReplay, type ReplayReport } from '../../tools/replay.js';
@@ -14,6 +13,7 @@ import { eventsConfig, keyed, secret } from '../encryption/helpers.js';
 import { call, startServer } from '../helpers/server.js';
 import { EVENTS, createEvent, createNamespace, labelEvent } from '../watch/objects.js';
 import { HttpWatch } from '../watch/stream.js';
+import { eventInformer } from './helpers.js';
 
 /*
  * A real run is recorded (an orchd with a data folder, written to over HTTP in three steps about a
@@ -150,26 +150,7 @@ describe('tools/replay', () => {
 
   it('an @kubernetes/client-node informer lists, then follows the replayed Events as they were recorded', async () => {
     const r = await startReplay({ dataDir: recording, speed: 10, from: initial + 1, watchers: 1 });
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'replay', server: r.url, skipTLSVerify: true }],
-      users: [{ name: 'anonymous' }],
-      contexts: [{ name: 'replay', cluster: 'replay', user: 'anonymous' }],
-      currentContext: 'replay',
-    });
-    const custom = kc.makeApiClient(CustomObjectsApi);
-    const informer = makeInformer(
-      kc,
-      `${EVENTS}/namespaces/${NS}/events`,
-      () => custom.listNamespacedCustomObject({ group: 'events.orch.io', version: 'v1', namespace: NS, plural: 'events' }) as Promise<KubernetesListObject<KubernetesObject>>,
-    );
-    const seen: string[] = [];
-    const errors: unknown[] = [];
-    const verbs = { add: 'ADDED', update: 'MODIFIED', delete: 'DELETED' } as const;
-    for (const [verb, type] of Object.entries(verbs)) {
-      informer.on(verb as keyof typeof verbs, (o: KubernetesObject) => seen.push(`${type} ${NS}/${o.metadata?.name} ${o.metadata?.resourceVersion}`));
-    }
-    informer.on('error', (err) => errors.push(err));
+    const { informer, seen, errors } = eventInformer(r.url, NS);
     const expected = recorded[0].filter((line) => line.includes(` ${NS}/`));
     try {
       await informer.start();
@@ -214,7 +195,7 @@ describe('tools/replay', () => {
     afterAll(() => rm(empty, { recursive: true, force: true }));
 
     it.each([
-      ['no --data-dir', () => [], () => /--data-dir is required/],
+      ['no --data-dir', () => [], () => /give a recording or --data-dir/],
       ['a folder with no log', () => ['--data-dir', join(tmpdir(), 'orchd-no-such-folder')], () => /no orchd log there/],
       ['an empty log', () => ['--data-dir', empty], () => /the recording holds no log entries/],
       ['a bad speed', () => ['--data-dir', recording, '--speed', 'fast'], () => /--speed: must be a positive number or max, not "fast"/],

@@ -126,7 +126,7 @@ export class EncryptedLog implements Log {
       if (!this.appended.has(e.seq)) return e;
       const value = this.appended.get(e.seq);
       this.appended.delete(e.seq);
-      return { seq: e.seq, type: e.type, key: e.key, value };
+      return { seq: e.seq, type: e.type, key: e.key, value, time: e.time };
     });
     return out;
   }
@@ -148,13 +148,13 @@ export class EncryptedLog implements Log {
     try {
       const value = values.open(e.key, e.value);
       if (inOrder) this.corrupt.delete(e.key);
-      return value === e.value ? e : { seq: e.seq, type: e.type, key: e.key, value };
+      return value === e.value ? e : { seq: e.seq, type: e.type, key: e.key, value, time: e.time };
     } catch (err) {
       if (!(err instanceof TransformError)) throw err;
       // A past version read again: the reader gets the error, not a made-up state.
       if (!inOrder) throw new CorruptEntryError(e.key, e.seq, err.message);
       this.corrupt.set(e.key, { seq: e.seq, message: err.message, stored: e.value });
-      return { seq: e.seq, type: 'delete', key: e.key, value: stubOf(e.key) };
+      return { seq: e.seq, type: 'delete', key: e.key, value: stubOf(e.key), time: e.time };
     }
   }
 

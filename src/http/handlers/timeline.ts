@@ -1,0 +1,139 @@
+/**
+ * /debug/timeline: a page on a running (or replaying) orchd that plots writes per second by kind over
+ * time, shows the state at a moment clicked on the plot, and an object's history with diffs. Its
+ * data comes from three JSON reads beside it:
+ *
+ *   /debug/timeline/writes?buckets=N   the newest WINDOW writes, counted by resource in N time buckets
+ *   /debug/timeline/state?rv=RV        every object at version RV (resource, namespace, name, version)
+ *   /debug/timeline/history?key=KEY    every version of one object still in the log, each with its
+ *                                      YAML diff from the one before, manager and time
+ *
+ * Times are the log's commit times; entries written before the log kept them are placed by the times
+ * stamped into their objects.
+ */
+import type { ServerResponse } from 'node:http';
+import { createPatch } from 'diff';
+import { stringify } from 'yaml';
+import type { KubeObject } from '../../resources/types.js';
+import { splitKey } from '../../store/keys.js';
+import type { Store } from '../../store/store.js';
+import { attribution, collectionsInHistory, objectsAt, stampedTimeMs, versionsOf } from '../../store/versions.js';
+import * as E from '../respond/status.js';
+import { TIMELINE_PAGE } from './timeline-page.js';
+
+/** The plot covers at most this many of the newest writes: a bounded read of the log per request. */
+const WINDOW = 100_000;
+const MAX_BUCKETS = 500;
+
+/** `plural.group` as kubectl names a resource, from its collection (`<group>/<plural>`). */
+function resourceOf(collection: string): string {
+  const [group, plural] = collection.split('/');
+  return group ? `${plural}.${group}` : plural;
+}
+
+function describe(key: string): { key: string; resource: string; namespace: string; name: string } {
+  const { collection, suffix } = splitKey(key);
+  const slash = suffix.indexOf('/');
+  return { key, resource: resourceOf(collection), namespace: suffix.slice(0, slash), name: suffix.slice(slash + 1) };
+}
+
+function json(res: ServerResponse, body: unknown): void {
+  res.setHeader('Content-Type', 'application/json');
+  res.end(JSON.stringify(body));
+}
+
+/** A whole-number query parameter, or a 400 naming it. */
+function intParam(url: URL, name: string, fallback?: number): number {
+  const text = url.searchParams.get(name);
+  if (text === null && fallback !== undefined) return fallback;
+  if (text === null || !/^\d+$/.test(text)) throw E.badRequest(`${name}: must be a whole number, not ${JSON.stringify(text)}`);
+  return Number(text);
+}
+
+/** A version readable now: not compacted, not in the future. */
+function readableVersion(store: Store, rv: number): number {
+  if (rv < store.oldestVersion) throw E.gone(`too old resource version: ${rv} (${store.oldestVersion})`);
+  if (rv > store.appliedSeq) throw E.tooLargeResourceVersion(rv, store.appliedSeq);
+  return rv;
+}
+
+async function writes(store: Store, buckets: number): Promise<unknown> {
+  const head = store.appliedSeq;
+  const from = Math.max(store.log.firstSeq, head - WINDOW + 1);
+  const points: { rv: number; time: number; resource: string }[] = [];
+  let timesFromLog = true;
+  let newest = 0;
+  for await (const page of store.log.read(from, head)) {
+    for (const e of page) {
+      if (e.time === undefined) timesFromLog = false;
+      // Never back in time along the log, so buckets hold contiguous versions.
+      newest = Math.max(newest, e.time ?? stampedTimeMs(e.value) ?? newest);
+      points.push({ rv: e.seq, time: newest, resource: resourceOf(splitKey(e.key).collection) });
+    }
+  }
+  const start = points[0]?.time ?? 0;
+  const end = points.length > 0 ? points[points.length - 1].time + 1 : 0;
+  const width = Math.max(1, Math.ceil((end - start) / buckets));
+  const out: { start: number; end: number; firstRv: number; lastRv: number; counts: Record<string, number> }[] = [];
+  for (const p of points) {
+    const i = Math.floor((p.time - start) / width);
+    while (out.length <= i) out.push({ start: start + out.length * width, end: start + (out.length + 1) * width, firstRv: 0, lastRv: 0, counts: {} });
+    const b = out[i];
+    if (b.firstRv === 0) b.firstRv = p.rv;
+    b.lastRv = p.rv;
+    b.counts[p.resource] = (b.counts[p.resource] ?? 0) + 1;
+  }
+  // An empty bucket shows the state it lies in: that of the bucket before it.
+  for (let i = 1; i < out.length; i++) if (out[i].firstRv === 0) out[i].firstRv = out[i].lastRv = out[i - 1].lastRv;
+  const resources = [...new Set(points.map((p) => p.resource))].sort();
+  return { oldest: store.oldestVersion, head, from, timesFromLog, bucketMs: width, resources, buckets: out };
+}
+
+async function state(store: Store, rv: number): Promise<unknown> {
+  const objects = await objectsAt(store, readableVersion(store, rv), collectionsInHistory(store));
+  return { rv, items: objects.map((s) => ({ ...describe(s.key), resourceVersion: String(s.seq) })) };
+}
+
+async function history(store: Store, key: string): Promise<unknown> {
+  const { collection } = splitKey(key);
+  if (!store.view.history.has(collection)) throw E.badRequest(`key: ${JSON.stringify(key)} names no collection of this server`);
+  let before: KubeObject | undefined;
+  const versions = (await versionsOf(store, key)).map(({ entry, type }) => {
+    const object = entry.value as KubeObject;
+    const after = type === 'DELETED' ? undefined : object;
+    const who = attribution(object, before);
+    const diff = createPatch(describe(key).name, before ? stringify(before) : '', after ? stringify(after) : '', undefined, undefined, { context: 3 });
+    before = after;
+    return {
+      rv: entry.seq,
+      type,
+      time: entry.time ?? stampedTimeMs(object) ?? null,
+      manager: who?.manager ?? null,
+      operation: who?.operation ?? null,
+      // The hunks only: the header lines name the same object every time.
+      diff: diff.split('\n').slice(4).join('\n'),
+    };
+  });
+  return { ...describe(key), versions };
+}
+
+/** Answers /debug/timeline and its data reads; path is what follows /debug/timeline. */
+export async function handleTimeline(res: ServerResponse, url: URL, path: string, store: Store): Promise<void> {
+  switch (path) {
+    case '':
+      res.setHeader('Content-Type', 'text/html; charset=utf-8');
+      res.end(TIMELINE_PAGE);
+      return;
+    case 'writes':
+      return json(res, await writes(store, Math.min(MAX_BUCKETS, Math.max(1, intParam(url, 'buckets', 60)))));
+    case 'state':
+      return json(res, await state(store, intParam(url, 'rv')));
+    case 'history': {
+      const key = url.searchParams.get('key');
+      if (!key) throw E.badRequest('key: Required value');
+      return json(res, await history(store, key));
+    }
+    default:
+      throw E.pathNotFound();
+  }
+}

@@ -1,0 +1,186 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startReplay } from '../../tools/replay.js';
+import { MAGIC, frame, readRecording, type Recording } from '../../tools/timetravel/recording.js';
+import { serveControl } from '../../tools/timetravel/replay-control.js';
+import { call, startServer, type TestServer } from '../helpers/server.js';
+import { EVENTS, createEvent, createNamespace, labelEvent } from '../watch/objects.js';
+import { eventInformer, run } from './helpers.js';
+
+/*
+ * A real run is exported (from its data folder while it runs, and from its API) and the recording
+ * replayed: a client-node informer on the replay sees every recorded event in order with the recorded
+ * resourceVersions; the controls pause, step and jump; a damaged recording is refused in one line.
+ */
+
+const NS = 'rec-a';
+let server: TestServer;
+let work: string;
+let dataDir: string;
+let file: string;
+let initial: number;
+let rec: Recording;
+
+beforeAll(async () => {
+  work = await mkdtemp(join(tmpdir(), 'orchd-export-'));
+  dataDir = join(work, 'data');
+  server = await startServer({ dataDir });
+  const base = server.url;
+  initial = Number((await call(base, 'GET', '/api/v1/namespaces')).body.metadata.resourceVersion);
+  await createNamespace(base, NS);
+  for (let i = 0; i < 6; i++) await createEvent(base, `e${i}`, NS);
+  await labelEvent(base, 'e1', { step: '2' }, NS);
+  expect((await call(base, 'DELETE', `${EVENTS}/namespaces/${NS}/events/e2`)).status).toBe(200);
+  await createEvent(base, 'e9', NS);
+  file = join(work, 'incident.orchlog');
+  const r = await run('export', '--data-dir', dataDir, '--from', String(initial), '--file', file);
+  expect(r.code).toBe(0);
+  // Not a terminal: no progress bar, only the one line saying what was written.
+  expect(r.err).toMatch(/^orchd export: the state at \d+ and \d+ entries to \d+ written to \S+incident\.orchlog\n$/);
+  rec = await readRecording(file);
+}, 60_000);
+
+afterAll(async () => {
+  await server?.close();
+  await rm(work, { recursive: true, force: true });
+});
+
+describe('orchd export', () => {
+  it('writes the state at --from as one snapshot, then every entry to the head, with commit times', async () => {
+    const head = Number((await call(server.url, 'GET', '/api/v1/namespaces')).body.metadata.resourceVersion);
+    expect(rec.header).toMatchObject({ format: 1, from: initial, to: head, timesFromLog: true });
+    expect(rec.entries.map((e) => e.rv)).toEqual(Array.from({ length: head - initial }, (_, i) => initial + 1 + i));
+    expect(rec.entries.every((e) => typeof e.time === 'number')).toBe(true);
+    const namespaces = (await call(server.url, 'GET', `/api/v1/namespaces?resourceVersion=${initial}&resourceVersionMatch=Exact`)).body.items.map((n: any) => n.metadata.name);
+    expect(rec.snapshot.filter(([key]) => key.startsWith('/namespaces/')).map(([, o]) => o.metadata.name)).toEqual(namespaces);
+    expect(rec.entries.find((e) => e.type === 'delete')).toMatchObject({ key: `events.orch.io/events/${NS}/e2` });
+  });
+
+  it('from the server, the same snapshot and entries (times aside)', async () => {
+    const other = join(work, 'from-api.orchlog');
+    expect((await run('export', '--server', server.url, '--from', String(initial), '--to', String(rec.header.to), '--file', other)).code).toBe(0);
+    const api = await readRecording(other);
+    const timeless = (r: Recording) => ({ snapshot: r.snapshot, entries: r.entries.map(({ time: _t, ...e }) => e) });
+    expect(timeless(api)).toEqual(timeless(rec));
+    expect(api.header.timesFromLog).toBe(false);
+  });
+});
+
+describe('orchd replay of a recording', () => {
+  it('an @kubernetes/client-node informer sees every recorded event in order with the recorded resourceVersions', async () => {
+    const r = await startReplay({ recording: file, speed: 'max', watchers: 1 });
+    expect(r.initialVersion).toBe(initial);
+    const { informer, seen, errors } = eventInformer(r.url, NS);
+    const names = new Set<string>();
+    const expected = rec.entries
+      .filter((e) => e.key.startsWith(`events.orch.io/events/${NS}/`))
+      .map((e) => {
+        const type = e.type === 'delete' ? 'DELETED' : names.has(e.object.metadata.name!) ? 'MODIFIED' : 'ADDED';
+        names.add(e.object.metadata.name!);
+        return `${type} ${NS}/${e.object.metadata.name} ${e.rv}`;
+      });
+    expect(expected).toHaveLength(9);
+    try {
+      await informer.start();
+      await r.done;
+      for (let i = 0; i < 150 && seen.length < expected.length; i++) await sleep(100);
+      expect(seen).toEqual(expected);
+      expect(errors).toEqual([]);
+      // The served state at the recording's start is the recorded one, at its versions.
+      const at = await call(r.url, 'GET', `/api/v1/namespaces?resourceVersion=${initial}&resourceVersionMatch=Exact`);
+      expect(at.body.items.map((n: any) => `${n.metadata.name} ${n.metadata.resourceVersion}`)).toEqual(
+        rec.snapshot.filter(([key]) => key.startsWith('/namespaces/')).map(([, o]) => `${o.metadata.name} ${o.metadata.resourceVersion}`),
+      );
+    } finally {
+      await informer.stop();
+      await r.close();
+    }
+  }, 60_000);
+
+  it('pauses at --pause-at, steps one entry, jumps to a version, resumes: over the control endpoint', async () => {
+    const r = await startReplay({ recording: file, speed: 'max', pauseAt: initial + 2 });
+    const controls = await serveControl(r.control, 0);
+    const post = async (path: string) => {
+      const res = await fetch(controls.url + path, { method: 'POST' });
+      expect(res.status).toBe(200);
+      return res.json();
+    };
+    const head = async () => Number((await call(r.url, 'GET', '/api/v1/namespaces')).body.metadata.resourceVersion);
+    const until = async (rv: number) => {
+      for (let i = 0; i < 100 && (await head()) < rv; i++) await sleep(20);
+      return head();
+    };
+    try {
+      expect(await until(initial + 2)).toBe(initial + 2);
+      await sleep(200);
+      expect(await head()).toBe(initial + 2);
+      expect(await (await fetch(`${controls.url}/status`)).json()).toMatchObject({ paused: true, at: initial + 2 });
+      await post('/step');
+      expect(await until(initial + 3)).toBe(initial + 3);
+      await sleep(200);
+      expect(await head()).toBe(initial + 3);
+      expect((await fetch(`${controls.url}/jump?to=soon`, { method: 'POST' })).status).toBe(400);
+      await post(`/jump?to=${initial + 6}`);
+      expect(await until(initial + 6)).toBe(initial + 6);
+      await sleep(200);
+      expect(await head()).toBe(initial + 6);
+      await post('/resume');
+      expect((await r.done).to).toBe(rec.header.to);
+    } finally {
+      await controls.close();
+      await r.close();
+    }
+  });
+});
+
+describe('a bad recording: one line, exit 1', () => {
+  const refused = async (bytes: Buffer, pattern: RegExp) => {
+    const f = join(work, `bad-${Math.random().toString(36).slice(2)}.orchlog`);
+    await writeFile(f, bytes);
+    const r = await run('replay', f, '--speed', 'max');
+    expect(r.code).toBe(1);
+    expect(r.err.trim().split('\n')).toHaveLength(1);
+    expect(r.err).toMatch(pattern);
+  };
+
+  it('a flipped byte inside an entry: a checksum error naming the record', async () => {
+    const bytes = await readFile(file);
+    const damaged = Buffer.from(bytes);
+    damaged[bytes.length - 40] ^= 0xff;
+    await refused(damaged, new RegExp(`checksum mismatch in record ${rec.entries.length + 1} \\(entry ${rec.entries.length}\\)`));
+  });
+
+  it('a file cut inside a record, or at a record boundary', async () => {
+    const bytes = await readFile(file);
+    await refused(bytes.subarray(0, bytes.length - 30), /truncated inside record/);
+    const end = frame({ end: rec.entries.length });
+    await refused(bytes.subarray(0, bytes.length - end.length), /truncated after record \d+: no end record/);
+  });
+
+  it('a recording of a newer format, and a file that is no recording', async () => {
+    await refused(Buffer.concat([MAGIC, frame({ format: 2, from: 1, to: 1 })]), /recording format 2 is newer than this orchd reads \(format 1\)/);
+    await refused(Buffer.from('hello'), /not an orchd recording/);
+  });
+});
+
+describe('the example recording in bench/', () => {
+  it('is small, reads, and replays whole with its recorded versions', async () => {
+    const example = new URL('../../bench/examples/writes.orchlog', import.meta.url).pathname;
+    const bytes = await readFile(example);
+    expect(bytes.length).toBeLessThan(300 * 1024);
+    const ex = await readRecording(example);
+    expect(ex.entries.length).toBeGreaterThanOrEqual(100);
+    const r = await startReplay({ recording: example, speed: 'max' });
+    try {
+      const report = await r.done;
+      expect([report.from, report.to, report.entries]).toEqual([ex.header.from + 1, ex.entries[ex.entries.length - 1].rv, ex.entries.length]);
+      const list = await call(r.url, 'GET', `${EVENTS}/events`);
+      expect(Number(list.body.metadata.resourceVersion)).toBe(report.to);
+    } finally {
+      await r.close();
+    }
+  });
+});

@@ -1,0 +1,266 @@
+/**
+ * The time-travel subcommands of `orchd`: log, state, diff, history and export read a History from
+ * --data-dir or --server and print (export: a recording, recording.ts); replay is ../replay.ts.
+ */
+import { open as openFile } from 'node:fs/promises';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { problemLine } from '../../src/config/load.js';
+import { loadServerConfig } from '../../src/config/server-config.js';
+import type { EncryptionConfiguration } from '../../src/config/encryption.js';
+import type { KubeObject } from '../../src/resources/types.js';
+import { openDataDir } from './data-dir.js';
+import { makeFilter, parseVersionSpec, resolveKind, resolveVersion, TimeTravelError, type Change, type Filter, type History } from './history.js';
+import { colour, hunks, jsonPatch, labelOf, managerOf, parseFormat, printChanges, printState, unifiedDiff, UsageError, formatTime, type Format } from './output.js';
+import { progress } from './progress.js';
+import { writeRecording } from './recording.js';
+import { openServer } from './server.js';
+import { main as replayMain } from '../replay.js';
+
+export interface Io {
+  out: NodeJS.WritableStream & { isTTY?: boolean };
+  err: NodeJS.WritableStream & { isTTY?: boolean };
+}
+
+const SOURCE = {
+  'data-dir': { type: 'string' },
+  server: { type: 'string' },
+  'encryption-provider-config': { type: 'string' },
+} as const satisfies ParseArgsConfig['options'];
+
+const FILTERS = {
+  kind: { type: 'string', multiple: true },
+  namespace: { type: 'string', short: 'n' },
+  selector: { type: 'string', short: 'l' },
+} as const satisfies ParseArgsConfig['options'];
+
+export const USAGE = `Time travel (each reads --data-dir D, a folder of a stopped or running orchd, or --server URL):
+  orchd log     [--from RV|TIME] [--to RV|TIME] [--kind K] [-n NS] [-l SEL] [-o table|yaml|json] [--follow]
+  orchd state   --at RV|TIME [--kind K] [-n NS] [-l SEL] [-o table|yaml|json]
+  orchd diff    RV1|TIME1 RV2|TIME2 [--kind K] [-n NS] [-l SEL] [-o diff|json-patch]
+  orchd history RESOURCE/NAME [-n NS] [-o diff|json-patch]
+  orchd export  [--from RV|TIME] [--to RV|TIME] [--file F] > incident.orchlog
+  orchd replay  incident.orchlog | --data-dir D [--port P] [--speed 1|10|max] [--pause-at RV] [--control-port P] [--watchers N] [--keep]
+TIME is RFC 3339 (2026-11-26T02:14:00Z): the newest version committed at or before it.
+`;
+
+function parse<O extends ParseArgsConfig['options']>(args: string[], options: O, positionals = 0) {
+  let parsed;
+  try {
+    parsed = parseArgs({ args, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: positionals > 0, strict: true });
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+  if (parsed.positionals.length > positionals) throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[positionals])}`);
+  return parsed;
+}
+
+function encryptionFrom(file: string | undefined): EncryptionConfiguration | undefined {
+  if (file === undefined) return undefined;
+  const loaded = loadServerConfig({ encryption: file });
+  if (!loaded.ok) throw new TimeTravelError(loaded.problems.map(problemLine).join('; '));
+  return loaded.config.encryption!.value;
+}
+
+/** The history a command reads: exactly one of --data-dir and --server. */
+export async function openHistory(values: { 'data-dir'?: string; server?: string; 'encryption-provider-config'?: string }): Promise<History> {
+  if ((values['data-dir'] === undefined) === (values.server === undefined)) throw new UsageError('give exactly one of --data-dir and --server');
+  if (values.server !== undefined) return openServer(values.server);
+  return openDataDir(values['data-dir']!, encryptionFrom(values['encryption-provider-config']));
+}
+
+async function withHistory<T>(values: Parameters<typeof openHistory>[0], io: Io, run: (h: History) => Promise<T>): Promise<T> {
+  const history = await openHistory(values);
+  try {
+    const result = await run(history);
+    // Said after the output, and only when there was some: an error stays one line.
+    if (!history.timesFromLog) io.err.write(`orchd: note: times are taken from the objects' own timestamps (to the second), not from the log: ${values.server ? 'the API carries no commit times' : 'this log was written before it kept commit times'}\n`);
+    return result;
+  } finally {
+    await history.close();
+  }
+}
+
+const filterOf = (v: { kind?: string[]; namespace?: string; selector?: string }, name?: string): Filter => makeFilter({ kind: v.kind, namespace: v.namespace, selector: v.selector, name });
+
+async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const x of it) out.push(x);
+  return out;
+}
+
+async function range(h: History, from: string | undefined, to: string | undefined): Promise<{ from: number; to: number }> {
+  const f = from === undefined ? Math.max(h.oldest, 1) : await resolveVersion(h, '--from', parseVersionSpec('--from', from));
+  const t = to === undefined ? h.head : await resolveVersion(h, '--to', parseVersionSpec('--to', to));
+  if (f > t) throw new TimeTravelError(`--from ${f} is after --to ${t}`);
+  return { from: f, to: t };
+}
+
+async function logCommand(args: string[], io: Io): Promise<number> {
+  const { values } = parse(args, { ...SOURCE, ...FILTERS, from: { type: 'string' }, to: { type: 'string' }, output: { type: 'string', short: 'o' }, follow: { type: 'boolean' } });
+  const format = parseFormat(values.output, ['table', 'yaml', 'json']) as Format;
+  const filter = filterOf(values);
+  if (values.follow && values.to !== undefined) throw new UsageError('--follow goes on past the head: it takes no --to');
+  let last = await withHistory(values, io, async (h) => {
+    const { from, to } = await range(h, values.from, values.to);
+    io.out.write(printChanges(await collect(h.changes(from, to, filter)), format, h.timesFromLog));
+    return to;
+  });
+  // --follow: what was written since, once a second, until interrupted.
+  while (values.follow) {
+    await new Promise((r) => setTimeout(r, 1000));
+    const history = await openHistory(values);
+    try {
+      if (history.head > last) io.out.write(printChanges(await collect(history.changes(last + 1, history.head, filter)), format, history.timesFromLog, false));
+      last = history.head;
+    } finally {
+      await history.close();
+    }
+  }
+  return 0;
+}
+
+async function stateCommand(args: string[], io: Io): Promise<number> {
+  const { values } = parse(args, { ...SOURCE, ...FILTERS, at: { type: 'string' }, output: { type: 'string', short: 'o' } });
+  if (values.at === undefined) throw new UsageError('--at RV|TIME is required');
+  const format = parseFormat(values.output, ['table', 'yaml', 'json']) as Format;
+  const filter = filterOf(values);
+  return withHistory(values, io, async (h) => {
+    const rv = await resolveVersion(h, '--at', parseVersionSpec('--at', values.at!));
+    io.out.write(printState(rv, await h.stateAt(rv, filter), format));
+    return 0;
+  });
+}
+
+async function diffCommand(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(args, { ...SOURCE, ...FILTERS, output: { type: 'string', short: 'o' } }, 2);
+  if (positionals.length !== 2) throw new UsageError('diff takes two versions: RV1|TIME1 RV2|TIME2');
+  const format = parseFormat(values.output, ['diff', 'json-patch']);
+  const filter = filterOf(values);
+  return withHistory(values, io, async (h) => {
+    const a = await resolveVersion(h, 'RV1', parseVersionSpec('RV1', positionals[0]));
+    const b = await resolveVersion(h, 'RV2', parseVersionSpec('RV2', positionals[1]));
+    const before = new Map((await h.stateAt(a, filter)).map((s) => [s.key, s.object]));
+    const after = new Map((await h.stateAt(b, filter)).map((s) => [s.key, s.object]));
+    const keys = [...new Set([...before.keys(), ...after.keys()])].sort();
+    for (const key of keys) {
+      const x = before.get(key);
+      const y = after.get(key);
+      if (format === 'json-patch') {
+        const patch = jsonPatch(x, y);
+        if (patch.length > 0) io.out.write(JSON.stringify({ object: labelOf(key), from: String(a), to: String(b), patch }) + '\n');
+      } else {
+        const d = unifiedDiff(labelOf(key), x, y, a, b);
+        if (d) io.out.write(io.out.isTTY ? colour(d) : d);
+      }
+    }
+    return 0;
+  });
+}
+
+async function historyCommand(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(args, { ...SOURCE, namespace: FILTERS.namespace, output: { type: 'string', short: 'o' } }, 1);
+  const [target] = positionals;
+  const slash = target?.indexOf('/') ?? -1;
+  if (!target || slash <= 0 || slash === target.length - 1) throw new UsageError('history takes RESOURCE/NAME (e.g. events/e1, namespaces/default)');
+  const kind = resolveKind(target.slice(0, slash));
+  const name = target.slice(slash + 1);
+  if (kind.namespaced && values.namespace === undefined) throw new UsageError(`${kind.plural} are namespaced: give -n NAMESPACE`);
+  const format = parseFormat(values.output, ['diff', 'json-patch']);
+  const key = `${kind.group}/${kind.plural}/${kind.namespaced ? values.namespace : ''}/${name}`;
+  return withHistory(values, io, async (h) => {
+    const versions = await h.versionsOf(key);
+    if (versions.length === 0) throw new TimeTravelError(`${target}${kind.namespaced ? ` in namespace ${values.namespace}` : ''}: no version of it in the log (from version ${Math.max(h.oldest, 1)} to ${h.head})`);
+    let before: Change | undefined;
+    for (const c of versions) {
+      // A delete's value is the object's last state: its diff is the object going away.
+      const prev = before?.type === 'DELETED' ? undefined : before?.object;
+      const next: KubeObject | undefined = c.type === 'DELETED' ? undefined : c.object;
+      if (format === 'json-patch') {
+        io.out.write(JSON.stringify({ resourceVersion: String(c.rv), time: c.time === undefined ? null : formatTime(c.time, h.timesFromLog), type: c.type, manager: managerOf(c, prev), patch: jsonPatch(prev, next) }) + '\n');
+      } else {
+        const head = `# ${c.rv}   ${formatTime(c.time, h.timesFromLog)}   ${c.type}   ${managerOf(c, prev)}\n`;
+        const body = hunks(prev, next);
+        io.out.write(io.out.isTTY ? colour(head + body) : head + body);
+      }
+      before = c;
+    }
+    return 0;
+  });
+}
+
+async function exportCommand(args: string[], io: Io): Promise<number> {
+  const { values } = parse(args, { ...SOURCE, from: { type: 'string' }, to: { type: 'string' }, file: { type: 'string', short: 'f' } });
+  if (values.file === undefined && io.out.isTTY) throw new UsageError('a recording is binary: redirect it to a file (> incident.orchlog) or give --file');
+  return withHistory(values, io, async (h) => {
+    const { from, to } = await range(h, values.from, values.to);
+    const fh = values.file === undefined ? undefined : await openFile(values.file, 'w');
+    const bar = progress(to - from, 'export');
+    let chunks: Buffer[] = [];
+    let size = 0;
+    // Records are gathered into writes of about 1 MiB: one write per record would cost a system call each.
+    const flush = async () => {
+      const b = Buffer.concat(chunks);
+      chunks = [];
+      size = 0;
+      if (fh) await fh.write(b);
+      else if (!io.out.write(b)) await new Promise((r) => io.out.once('drain', r));
+    };
+    try {
+      const n = await writeRecording(h, from, to, async (b) => {
+        chunks.push(b);
+        size += b.length;
+        if (size >= 1 << 20) await flush();
+      }, (rv) => bar.update(rv - from));
+      await flush();
+      await fh?.sync();
+      bar.stop();
+      io.err.write(`orchd export: the state at ${from} and ${n} entries to ${to}${values.file ? ` written to ${values.file}` : ''}\n`);
+    } finally {
+      await fh?.close();
+    }
+    return 0;
+  });
+}
+
+async function replayCommand(args: string[], io: Io): Promise<number> {
+  try {
+    return await replayMain(args, io.out);
+  } catch (err) {
+    // Its flags and its recording: both one line (parseArgs says what was wrong with the flags).
+    if (err instanceof TimeTravelError) throw err;
+    throw new TimeTravelError(err instanceof Error ? err.message.split('\n')[0] : String(err));
+  }
+}
+
+export const TIME_TRAVEL_COMMANDS: Record<string, (args: string[], io: Io) => Promise<number>> = {
+  log: logCommand,
+  state: stateCommand,
+  diff: diffCommand,
+  history: historyCommand,
+  export: exportCommand,
+  replay: replayCommand,
+};
+
+/**
+ * Runs one time-travel subcommand: its exit status. A mistake of the user's (a bad version, an
+ * unknown kind, a bad recording) is one line on stderr and 1; a bad command line, 2.
+ */
+export async function runTimeTravel(command: string, args: string[], io: Io = { out: process.stdout, err: process.stderr }): Promise<number> {
+  if (args.includes('--help') || args.includes('-h')) {
+    io.out.write(USAGE);
+    return 0;
+  }
+  try {
+    return await TIME_TRAVEL_COMMANDS[command](args, io);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.err.write(`orchd ${command}: ${err.message}\nRun 'orchd ${command} --help' for usage.\n`);
+      return 2;
+    }
+    if (err instanceof TimeTravelError) {
+      io.err.write(`orchd ${command}: ${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  }
+}

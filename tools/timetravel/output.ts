@@ -1,0 +1,128 @@
+/** How the time-travel commands print: kubectl-like tables, YAML documents, JSON lines, diffs. */
+import { createTwoFilesPatch, structuredPatch } from 'diff';
+import fastJsonPatch from 'fast-json-patch';
+import { stringify } from 'yaml';
+import type { KubeObject } from '../../src/resources/types.js';
+import { splitKey } from '../../src/store/keys.js';
+import { attribution } from '../../src/store/versions.js';
+import { kindOfKey, type Change, type Stored } from './history.js';
+
+export type Format = 'table' | 'yaml' | 'json';
+
+export function parseFormat(text: string | undefined, allowed: readonly string[], flag = '-o'): string {
+  const f = text ?? allowed[0];
+  if (!allowed.includes(f)) throw new UsageError(`${flag} ${JSON.stringify(f)}: must be one of ${allowed.join(', ')}`);
+  return f;
+}
+
+/** A mistake in the command line (exit status 2, as for `orchd serve`). */
+export class UsageError extends Error {}
+
+/** `plural.group`, as kubectl names a resource (`namespaces` for the core group). */
+export function resourceOf(key: string): string {
+  const k = kindOfKey(key);
+  return k ? (k.group === '' ? k.plural : `${k.plural}.${k.group}`) : splitKey(key).collection;
+}
+
+export function namesOf(key: string): { namespace: string; name: string } {
+  const { suffix } = splitKey(key);
+  const slash = suffix.indexOf('/');
+  return { namespace: suffix.slice(0, slash), name: suffix.slice(slash + 1) };
+}
+
+export const formatTime = (ms: number | undefined, exact: boolean): string =>
+  ms === undefined ? '<unknown>' : exact ? new Date(ms).toISOString() : new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+/** Columns padded as kubectl pads them: each as wide as its widest cell, three spaces apart. */
+export function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]))).join('   ').trimEnd() + '\n';
+  return line(header) + rows.map(line).join('');
+}
+
+export const managerOf = (c: Change, before?: KubeObject): string => {
+  const a = attribution(c.object, before);
+  return a ? `${a.manager} (${a.operation})` : '<none>';
+};
+
+/** A change as one JSON value: what `-o json` prints per line and `-o yaml` per document. */
+export function changeJson(c: Change, timesFromLog: boolean): Record<string, unknown> {
+  const a = attribution(c.object, undefined);
+  return {
+    resourceVersion: String(c.rv),
+    time: c.time === undefined ? null : formatTime(c.time, timesFromLog),
+    timeSource: timesFromLog ? 'log' : 'object-timestamps',
+    type: c.type,
+    resource: resourceOf(c.key),
+    ...(a ? { manager: a.manager, operation: a.operation } : {}),
+    object: c.object,
+  };
+}
+
+export function printChanges(changes: Change[], format: Format, timesFromLog: boolean, header = true): string {
+  if (format === 'json') return changes.map((c) => JSON.stringify(changeJson(c, timesFromLog)) + '\n').join('');
+  if (format === 'yaml') return changes.map((c) => `---\n${stringify(changeJson(c, timesFromLog))}`).join('');
+  const rows = changes.map((c) => {
+    const { namespace, name } = namesOf(c.key);
+    return [String(c.rv), formatTime(c.time, timesFromLog), c.type, resourceOf(c.key), namespace, name, managerOf(c)];
+  });
+  const out = table(['RESOURCEVERSION', 'TIME', 'EVENT', 'RESOURCE', 'NAMESPACE', 'NAME', 'MANAGER'], rows);
+  return header ? out : out.slice(out.indexOf('\n') + 1);
+}
+
+export function printState(rv: number, items: Stored[], format: Format): string {
+  if (format === 'json') return items.map((s) => JSON.stringify(s.object) + '\n').join('');
+  if (format === 'yaml') return stringify({ apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: String(rv) }, items: items.map((s) => s.object) });
+  const rows = items.map((s) => {
+    const { namespace, name } = namesOf(s.key);
+    return [resourceOf(s.key), namespace, name, String(s.object.metadata.resourceVersion), String(s.object.metadata.creationTimestamp ?? '')];
+  });
+  return table(['RESOURCE', 'NAMESPACE', 'NAME', 'RESOURCEVERSION', 'CREATED'], rows);
+}
+
+const GREEN = '\x1b[32m';
+const RED = '\x1b[31m';
+const CYAN = '\x1b[36m';
+const BOLD = '\x1b[1m';
+const RESET = '\x1b[0m';
+
+/** Colours a unified diff as git does on a terminal. */
+export function colour(diff: string): string {
+  return diff
+    .split('\n')
+    .map((l) =>
+      l.startsWith('+++') || l.startsWith('---') || l.startsWith('#') ? BOLD + l + RESET : l.startsWith('+') ? GREEN + l + RESET : l.startsWith('-') ? RED + l + RESET : l.startsWith('@@') ? CYAN + l + RESET : l,
+    )
+    .join('\n');
+}
+
+const yamlOf = (o: KubeObject | undefined): string => (o === undefined ? '' : stringify(o));
+
+/** The unified diff of one object's YAML between two versions ('' when equal). */
+export function unifiedDiff(label: string, a: KubeObject | undefined, b: KubeObject | undefined, rvA: number, rvB: number): string {
+  const x = yamlOf(a);
+  const y = yamlOf(b);
+  if (x === y) return '';
+  return createTwoFilesPatch(a ? `${label}@${rvA}` : '/dev/null', b ? `${label}@${rvB}` : '/dev/null', x, y, undefined, undefined, { context: 3 }).replace(/^=+\n/, '');
+}
+
+/** Just the hunks of the YAML diff, for a history where each version's header says what changed. */
+export function hunks(a: KubeObject | undefined, b: KubeObject | undefined): string {
+  const p = structuredPatch('a', 'b', yamlOf(a), yamlOf(b), undefined, undefined, { context: 3 });
+  return p.hunks.map((h) => `@@ -${h.oldStart},${h.oldLines} +${h.newStart},${h.newLines} @@\n${h.lines.join('\n')}\n`).join('');
+}
+
+/**
+ * An RFC 6902 patch from a to b. An object that appears is one add of the whole document; one that
+ * goes is one remove of it (path "", the document itself).
+ */
+export function jsonPatch(a: KubeObject | undefined, b: KubeObject | undefined): unknown[] {
+  if (a === undefined) return b === undefined ? [] : [{ op: 'add', path: '', value: b }];
+  if (b === undefined) return [{ op: 'remove', path: '' }];
+  return fastJsonPatch.compare(a, b);
+}
+
+export const labelOf = (key: string): string => {
+  const { namespace, name } = namesOf(key);
+  return `${resourceOf(key)}/${namespace ? `${namespace}/` : ''}${name}`;
+};
