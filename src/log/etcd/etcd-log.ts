@@ -1,5 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { noop as noRetry } from 'cockatiel';
 import { CompareResult, CompareTarget, Etcd3, type IKeyValue } from 'etcd3';
 import { Subject, type Observable } from 'rxjs';
 import type { LogOptions } from '../abstract-log.js';
@@ -7,7 +8,7 @@ import { loadCheckpointFile, saveCheckpointFile } from '../checkpoint-file.js';
 import { decodeEntry, encodeRecord } from '../codec.js';
 import { LogError, type Appended, type Checkpoint, type Log, type LogEntry, type LogRecord, type ReadOptions, type SavedCheckpoint } from '../log.js';
 import { ForeignWriteError, sendAppend, type Pending, type PendingBatch } from './appends.js';
-import { entryAt, isCompactedError, keptEntry, objectsAt, readEntries, type Where } from './history.js';
+import { entryAt, isCompactedError, keptAt, keptEntries, keptEntry, readEntries, type Where } from './history.js';
 import { Layout } from './layout.js';
 import { CompactedError, watchKey, type KeyWatch } from './watch-key.js';
 
@@ -22,7 +23,6 @@ export interface EtcdLogOptions extends LogOptions {
 
 type State = 'new' | 'opening' | 'open' | 'closing' | 'closed';
 
-const PAGE = 1000;
 /** How long a lost etcd connection waits before the watch is made again. */
 const REWATCH_MS = 500;
 const noop = () => {};
@@ -66,7 +66,9 @@ export class EtcdLog implements Log {
   connected = false;
 
   constructor(private readonly options: EtcdLogOptions) {
-    this.client = new Etcd3({ hosts: options.servers });
+    // No retries by the client: a transaction sent twice could find its own first write and take it
+    // for another replica's (a failure is UNAVAILABLE, the caller's to retry).
+    this.client = new Etcd3({ hosts: options.servers, faultHandling: { global: noRetry } });
     this.layout = new Layout(options.prefix ?? 'orchd/');
   }
 
@@ -199,14 +201,16 @@ export class EtcdLog implements Log {
     return { seq, durable };
   }
 
-  /** Sends the queued batch, every append of it at once, unless one is in flight. */
+  /** Sends the queued batch (its appends one after another), unless one is in flight. */
   private flush(): void {
     const batch = this.queued;
     if (!batch || this.writing) return;
     this.queued = undefined;
     this.writing = batch;
-    const sent = batch.items.map((_, i) => sendAppend(this.client, this.layout, this.base, batch, i));
-    void Promise.all(sent).then(() => this.settled(batch));
+    void (async () => {
+      for (const p of batch.items) await sendAppend(this.client, this.layout, this.base, p);
+      this.settled(batch);
+    })();
   }
 
   /** etcd answered every append of the batch: failures hear it now, the rest once the watch brings them. */
@@ -272,7 +276,7 @@ export class EtcdLog implements Log {
     const start = Math.max(from, 1);
     const end = Math.min(to ?? this.last, this.last);
     if (start < this.first && !opts?.kept) throw new LogError('COMPACTED', `seq ${start} is compacted; the log starts at ${this.first}`, start);
-    const kept = start < this.first ? this.keptEntries(start) : undefined;
+    const kept = start < this.first ? keptEntries(this.where, start, this.first, this.kept) : undefined;
     const live = Math.max(start, this.first) <= end ? readEntries(this.where, Math.max(start, this.first), end) : undefined;
     if (live) {
       this.fetching.add(live.fetched);
@@ -284,42 +288,14 @@ export class EtcdLog implements Log {
     })();
   }
 
-  /** The entries the last compaction kept below the horizon (from start on), in seq order, in pages. */
-  private async keptEntries(start: number): Promise<LogEntry[][]> {
-    const kept = this.kept;
-    const out: LogEntry[] = [];
-    for await (const kvs of objectsAt(this.where, this.base + this.first - 1, false)) {
-      for (const kv of kvs) {
-        const seq = Number(kv.mod_revision) - this.base;
-        if (seq >= start && seq < this.first && (!kept || kept.has(seq))) out.push(decodeEntry(seq, kv.value));
-      }
-    }
-    out.sort((a, b) => a.seq - b.seq);
-    const pages: LogEntry[][] = [];
-    for (let i = 0; i < out.length; i += PAGE) pages.push(out.slice(i, i + PAGE));
-    return pages;
-  }
-
   async get(seq: number): Promise<LogEntry | undefined> {
     this.checkReadable();
     if (!Number.isSafeInteger(seq) || seq < 1 || seq > this.last) return undefined;
     if (seq >= this.first) return entryAt(this.where, seq);
     // Not compacted here since this replica started: every key's state at the horizon is kept.
-    this.kept ??= await this.keptAt(this.first, () => true);
+    this.kept ??= await keptAt(this.where, this.first, () => true);
     const key = this.kept.get(seq);
     return key === undefined ? undefined : keptEntry(this.where, key, seq, this.base + this.first - 1);
-  }
-
-  /** seq → storage key of each key's record at horizon - 1 that keep() keeps. */
-  private async keptAt(horizon: number, keep: (seq: number) => boolean): Promise<Map<number, string>> {
-    const kept = new Map<number, string>();
-    for await (const kvs of objectsAt(this.where, this.base + horizon - 1, true)) {
-      for (const kv of kvs) {
-        const seq = Number(kv.mod_revision) - this.base;
-        if (seq < horizon && keep(seq)) kept.set(seq, this.layout.keyOf(kv.key));
-      }
-    }
-    return kept;
   }
 
   compact(below: number, keep: (seq: number) => boolean = () => false): Promise<void> {
@@ -351,7 +327,7 @@ export class EtcdLog implements Log {
       if (!isCompactedError(err)) throw err;
     }
     this.first = horizon;
-    this.kept = await this.keptAt(horizon, keep);
+    this.kept = await keptAt(this.where, horizon, keep);
   }
 
   async headSeq(): Promise<number> {

@@ -108,3 +108,33 @@ export async function keptEntry(w: Where, key: string, seq: number, revision: nu
     throw err;
   }
 }
+
+/** seq → storage key of each key's record at horizon - 1 (what etcd's compaction keeps) that keep() keeps. */
+export async function keptAt(w: Where, horizon: number, keep: (seq: number) => boolean): Promise<Map<number, string>> {
+  const kept = new Map<number, string>();
+  for await (const kvs of objectsAt(w, w.base + horizon - 1, true)) {
+    for (const kv of kvs) {
+      const seq = Number(kv.mod_revision) - w.base;
+      if (seq < horizon && keep(seq)) kept.set(seq, w.layout.keyOf(kv.key));
+    }
+  }
+  return kept;
+}
+
+/**
+ * The kept entries from start on below the horizon (all of each key's state there when kept is
+ * undefined), in seq order, in pages: one read of every object key at horizon - 1.
+ */
+export async function keptEntries(w: Where, start: number, horizon: number, kept: Map<number, string> | undefined): Promise<LogEntry[][]> {
+  const out: LogEntry[] = [];
+  for await (const kvs of objectsAt(w, w.base + horizon - 1, false)) {
+    for (const kv of kvs) {
+      const seq = Number(kv.mod_revision) - w.base;
+      if (seq >= start && seq < horizon && (!kept || kept.has(seq))) out.push(decodeEntry(seq, kv.value));
+    }
+  }
+  out.sort((a, b) => a.seq - b.seq);
+  const pages: LogEntry[][] = [];
+  for (let i = 0; i < out.length; i += PAGE) pages.push(out.slice(i, i + PAGE));
+  return pages;
+}
