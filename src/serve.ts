@@ -2,6 +2,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
+import { EtcdLog } from './log/etcd/etcd-log.js';
 import { LevelDbLog } from './log/leveldb-log.js';
 import { EncryptionReloader, encryptAtRest, type KmsTimings, type ProviderOptions } from './log/encryption/index.js';
 import { encryptionDocument } from './config/encryption.js';
@@ -59,6 +60,11 @@ export interface ServeOptions {
   config?: ServerConfig;
   /** Run the ValidatingAdmissionPolicy status controller (default true). */
   policyStatus?: boolean;
+  /**
+   * `--storage etcd`: the log is on etcd, shared with every replica that names it (the data folder
+   * then holds only this replica's checkpoints and serving certificate).
+   */
+  etcd?: { servers: string[] };
 }
 
 export interface Running {
@@ -129,8 +135,10 @@ export async function serve(opts: ServeOptions): Promise<Running> {
     onKmsHealth: (name, problem) =>
       problem === undefined ? logger.info('kms plugin healthy', { name }) : logger.error('kms plugin failed health check probe (retried)', { name, problem }),
   };
+  const onBatch = (size: number, ms: number) => metrics.logBatch(size, ms);
+  const etcdLog = opts.etcd && new EtcdLog({ servers: opts.etcd.servers, dir: join(opts.dataDir, 'etcd'), onBatch });
   const log = encryptAtRest(
-    new LevelDbLog({ path: join(opts.dataDir, 'log'), onBatch: (size, ms) => metrics.logBatch(size, ms) }),
+    etcdLog ?? new LevelDbLog({ path: join(opts.dataDir, 'log'), onBatch }),
     encryption?.value,
     providerOptions,
   );
@@ -187,7 +195,8 @@ export async function serve(opts: ServeOptions): Promise<Running> {
     kinds,
     metrics,
     logger,
-    secret: await loadSecret(opts.dataDir),
+    // Replicas share one: a list's next page may be asked of another replica.
+    secret: etcdLog?.secret ?? (await loadSecret(opts.dataDir)),
     eventTtlSeconds: opts.eventTtlSeconds,
     bookmarkIntervalMs: opts.bookmarkIntervalMs,
     authenticator,
@@ -199,7 +208,10 @@ export async function serve(opts: ServeOptions): Promise<Running> {
     ...(tls ? { tls: { cert: tls.cert, key: tls.key } } : {}),
     ...(opts.policyStatus !== undefined ? { policyStatus: opts.policyStatus } : {}),
     ...(webhookAdmission ? { webhooks: { credentials: (hostPort: string) => credentialsFor(webhookAdmission, hostPort) } } : {}),
-    healthChecks: () => log.health().map((h) => ({ check: 'kms-providers', problem: h.problem })),
+    healthChecks: () => [
+      ...log.health().map((h) => ({ check: 'kms-providers', problem: h.problem })),
+      ...(etcdLog && !etcdLog.connected ? [{ check: 'etcd', problem: 'not watching etcd: this replica may be behind' }] : []),
+    ],
   });
   let tracing: Tracing | undefined;
   try {

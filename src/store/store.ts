@@ -140,6 +140,11 @@ export class Store {
     if (this.sinceCheckpoint >= this.checkpointEvery && !this.checkpointing) void this.checkpoint();
   }
 
+  /** On a log shared with other replicas, the newest seq any of them wrote (a quorum read); else undefined. */
+  headSeq(): Promise<number | undefined> {
+    return this.log.headSeq ? this.log.headSeq() : Promise.resolve(undefined);
+  }
+
   /** Resolves once the view has applied seq, or with false after ms (a read newer than the view). */
   waitFor(seq: number, ms: number): Promise<boolean> {
     if (this.view.appliedSeq >= seq) return Promise.resolve(true);

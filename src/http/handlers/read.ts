@@ -28,6 +28,23 @@ async function waitFresh(store: Store, seq: number): Promise<void> {
   if (!(await store.waitFor(seq, FRESHNESS_WAIT_MS))) throw E.tooLargeResourceVersion(seq, store.appliedSeq, 1);
 }
 
+/**
+ * A read without a resourceVersion is consistent (KEP-2340): on a log shared by replicas, the view
+ * first catches up to the newest version any of them wrote, read from etcd with a quorum. A replica
+ * that cannot reach etcd, or is too far behind, answers 503 with Retry-After.
+ */
+async function waitConsistent(store: Store): Promise<void> {
+  let head: number | undefined;
+  try {
+    head = await store.headSeq();
+  } catch (err) {
+    throw E.serviceUnavailable(`cannot read the current resource version from storage: ${err instanceof Error ? err.message : String(err)}`, 1);
+  }
+  if (head !== undefined && !(await store.waitFor(head, FRESHNESS_WAIT_MS))) {
+    throw E.serviceUnavailable(`storage is ahead of this server: it has applied ${store.appliedSeq} of ${head}`, 1);
+  }
+}
+
 /** An Exact version must exist already (etcd answers a future revision at once, with no retry hint) and not be compacted. */
 function checkExact(store: Store, seq: number, tooOld: () => E.ApiError): void {
   if (seq > store.appliedSeq) throw E.tooLargeResourceVersion(seq, store.appliedSeq, 0);
@@ -61,6 +78,8 @@ export async function handleGet(r: Request): Promise<void> {
       return sendStored(r, 200, s);
     }
     await waitFresh(store, seq);
+  } else if (rv === undefined) {
+    await waitConsistent(store);
   }
   sendStored(r, 200, objects.get(route.kind, route.namespace, route.name!));
 }
@@ -113,6 +132,8 @@ export async function handleList(r: Request): Promise<void> {
     } else {
       await waitFresh(store, seq);
     }
+  } else if (opts.resourceVersion === undefined) {
+    await waitConsistent(store);
   }
   // Objects in range that cannot be read fail the list, each named (Kubernetes' StorageReadError).
   const corrupt = corruptObjectsOf(store.log);

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { noop as noRetry } from 'cockatiel';
@@ -62,6 +63,8 @@ export class EtcdLog implements Log {
   private closing: Promise<void> | undefined;
   private readonly subject = new Subject<LogEntry[]>();
   readonly committed$: Observable<LogEntry[]> = this.subject.asObservable();
+  /** What the replicas sign continue tokens with (layout.ts); read when the log opens. */
+  secret: Buffer = Buffer.alloc(0);
   /** False while the watch is away from etcd: this replica may be behind. */
   connected = false;
 
@@ -92,10 +95,13 @@ export class EtcdLog implements Log {
       // Creates the log key on first use; its create revision is the base of every seq.
       const res = await this.client.kv.txn({
         compare: [{ key: this.layout.log, target: CompareTarget.Create, result: CompareResult.Equal, create_revision: 0 }],
-        success: [{ request_put: { key: this.layout.log, value: Buffer.alloc(0) } }],
+        success: [{ request_put: { key: this.layout.log, value: Buffer.alloc(0) } }, { request_put: { key: this.layout.secret, value: randomBytes(32) } }],
         failure: [{ request_range: { key: this.layout.log } }],
       });
       this.clusterId = res.header.cluster_id;
+      const secret = (await this.client.kv.range({ key: this.layout.secret })).kvs[0]?.value;
+      if (!secret) throw new Error(`etcd holds the log at ${this.layout.prefix} but not its secret`);
+      this.secret = secret;
       const kv = res.succeeded ? undefined : res.responses[0].response_range.kvs[0];
       this.base = kv ? Number(kv.create_revision) : Number(res.header.revision);
       this.last = kv ? Number(kv.mod_revision) - this.base : 0;

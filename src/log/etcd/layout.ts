@@ -4,6 +4,8 @@
  *   <prefix>log        the log itself: one key rewritten by every append with the encoded record
  *                      (codec.ts, as on LevelDB). Its history is the log: the record of seq s is this
  *                      key's value at revision base + s. It is created once, empty, at revision base.
+ *   <prefix>secret     32 random bytes written with the log key: what replicas sign continue tokens
+ *                      with, so that a list's next page can be asked of any replica.
  *   <prefix>k/<key>    each storage key's latest record (deleted with it): the mod revision an
  *                      append's expect is checked against in the same transaction, and the state
  *                      etcd's compaction keeps for every key at the horizon.
@@ -14,12 +16,14 @@
  */
 export class Layout {
   readonly log: Buffer;
+  readonly secret: Buffer;
   /** The range of every object key: [objects, objectsEnd). */
   readonly objects: Buffer;
   readonly objectsEnd: Buffer;
 
   constructor(readonly prefix: string) {
     this.log = Buffer.from(`${prefix}log`);
+    this.secret = Buffer.from(`${prefix}secret`);
     this.objects = Buffer.from(`${prefix}k/`);
     this.objectsEnd = prefixEnd(this.objects);
   }
