@@ -3,12 +3,12 @@
  * --storage etcd` as a child process with a data folder of its own, on one single-member etcd.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { get as httpGet, type ClientRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestEtcd } from '../helpers/etcd.js';
 import { isReady, keepAlive, killAll, request, spawnServer, type ServerChild } from '../server/child.js';
+import { names, watch } from './watch.js';
 
 let etcd: TestEtcd;
 const dirs: string[] = [];
@@ -35,50 +35,6 @@ afterAll(async () => {
 
 const ns = (name: string, labels: Record<string, string> = {}) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } });
 const NS = '/api/v1/namespaces';
-
-interface WatchEvent {
-  type: string;
-  object: { metadata: { name: string; resourceVersion: string; labels?: Record<string, string> } };
-}
-
-/** A watch stream on base+path: its events as they come; stop() ends it. */
-function watch(base: string, path: string): { events: WatchEvent[]; until(pred: (e: WatchEvent[]) => boolean, ms?: number): Promise<void>; stop(): void } {
-  const events: WatchEvent[] = [];
-  const waiters = new Set<() => void>();
-  let partial = '';
-  const req: ClientRequest = httpGet(base + path, (res) => {
-    res.setEncoding('utf8');
-    res.on('data', (c: string) => {
-      const parts = (partial + c).split('\n');
-      partial = parts.pop() ?? '';
-      for (const line of parts) if (line) events.push(JSON.parse(line) as WatchEvent);
-      for (const w of waiters) w();
-    });
-  });
-  req.on('error', () => {});
-  return {
-    events,
-    until(pred, ms = 10_000) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          if (!pred(events)) return;
-          waiters.delete(check);
-          clearTimeout(timer);
-          resolve();
-        };
-        const timer = setTimeout(() => {
-          waiters.delete(check);
-          reject(new Error(`watch ${path}: not there after ${ms} ms; got ${JSON.stringify(events.map((e) => [e.type, e.object.metadata.name, e.object.metadata.resourceVersion]))}`));
-        }, ms);
-        waiters.add(check);
-        check();
-      });
-    },
-    stop: () => req.destroy(),
-  };
-}
-
-const names = (events: WatchEvent[]) => events.filter((e) => e.type !== 'BOOKMARK').map((e) => `${e.type} ${e.object.metadata.name}@${e.object.metadata.resourceVersion}`);
 
 describe('replicas on one etcd', () => {
   let a: ServerChild;
@@ -140,4 +96,66 @@ describe('replicas on one etcd', () => {
       }
     }
   });
+
+  it('a watch resumed on the other replica from its last resourceVersion misses nothing and repeats nothing', async () => {
+    const start = (await request(agent, a.url, 'GET', NS)).body.metadata.resourceVersion as string;
+    const first = watch(a.url, `${NS}?watch=1&resourceVersion=${start}`);
+    const written: string[] = [];
+    for (let i = 0; i < 30; i++) {
+      const r = await request(agent, (i % 2 === 0 ? a : b).url, 'POST', NS, ns(`resumed-${i}`));
+      expect(r.status).toBe(201);
+      written.push(`ADDED resumed-${i}@${r.body.metadata.resourceVersion}`);
+      if (i === 14) {
+        await first.until((ev) => ev.length >= 15);
+        first.stop();
+      }
+    }
+    const seen = names(first.events);
+    const last = first.events[first.events.length - 1].object.metadata.resourceVersion;
+    const second = watch(b.url, `${NS}?watch=1&resourceVersion=${last}`);
+    try {
+      await second.until((ev) => seen.length + names(ev).length >= written.length);
+      expect([...seen, ...names(second.events)]).toEqual(written);
+    } finally {
+      second.stop();
+    }
+  });
+
+  it('kill -9 of a replica under write load: every acknowledged write is on every replica, and on it after its restart', async () => {
+    const victim = await replica();
+    const acked: string[] = [];
+    let stop = false;
+    const writer = async (r: ServerChild, prefix: string) => {
+      for (let i = 0; i < 400 && !stop; i++) {
+        const res = await request(agent, r.url, 'POST', NS, ns(`${prefix}-${i}`)).catch(() => undefined);
+        if (res?.status === 201) acked.push(res.body.metadata.name);
+        else if (r === victim) return; // it is gone
+      }
+    };
+    const deadline = setTimeout(() => (stop = true), 60_000);
+    const load = Promise.all([0, 1, 2, 3].map((w) => writer(victim, `victim-${w}`)).concat([0, 1].map((w) => writer(b, `survivor-${w}`))));
+    while (acked.filter((n) => n.startsWith('victim')).length < 40) await new Promise((r) => setTimeout(r, 10));
+    victim.signal('SIGKILL');
+    await victim.exited;
+    stop = true;
+    clearTimeout(deadline);
+    await load;
+    const victimAcked = acked.filter((n) => n.startsWith('victim'));
+    expect(victimAcked.length).toBeGreaterThanOrEqual(40);
+    const listed = async (r: ServerChild) => {
+      const res = await request(agent, r.url, 'GET', NS);
+      expect(res.status).toBe(200);
+      return { rv: res.body.metadata.resourceVersion as string, names: new Set(res.body.items.map((n: { metadata: { name: string } }) => n.metadata.name)) };
+    };
+    for (const r of [a, b]) {
+      const { names: have } = await listed(r);
+      expect(acked.filter((n) => !have.has(n))).toEqual([]);
+    }
+    const back = await replica(victim.dir);
+    const [onBack, onB] = [await listed(back), await listed(b)];
+    expect(acked.filter((n) => !onBack.names.has(n))).toEqual([]);
+    expect([...onBack.names].sort()).toEqual([...onB.names].sort());
+    back.signal('SIGTERM');
+    await back.exited;
+  }, 180_000);
 });

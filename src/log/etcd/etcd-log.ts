@@ -26,6 +26,8 @@ type State = 'new' | 'opening' | 'open' | 'closing' | 'closed';
 
 /** How long a lost etcd connection waits before the watch is made again. */
 const REWATCH_MS = 500;
+/** How long a quorum read of the newest revision may take: a consistent read waits for it. */
+const HEAD_DEADLINE_MS = 2000;
 const noop = () => {};
 
 /**
@@ -339,7 +341,7 @@ export class EtcdLog implements Log {
   async headSeq(): Promise<number> {
     this.checkReadable();
     // A linearizable (quorum) read: no replica can have acknowledged a write past it.
-    const res = await this.client.kv.range({ key: this.layout.log, keys_only: true });
+    const res = await this.client.kv.range({ key: this.layout.log, keys_only: true }, { deadline: Date.now() + HEAD_DEADLINE_MS });
     const kv = res.kvs[0];
     return kv ? Number(kv.mod_revision) - this.base : 0;
   }
