@@ -9,7 +9,8 @@ import { memoryScenario } from './memory.js';
 import { patch } from './patch.js';
 import { reads } from './reads.js';
 import { replay } from './replay.js';
+import { replicasScenario } from './replicas.js';
 import { watch } from './watch.js';
 import { writes } from './writes.js';
 
-export const scenarios: Record<ScenarioId, Scenario> = { writes, reads, watch, replay, memory: memoryScenario, patch, lists, admission, authz, encryption };
+export const scenarios: Record<ScenarioId, Scenario> = { writes, reads, watch, replay, memory: memoryScenario, patch, lists, admission, authz, encryption, replicas: replicasScenario };
