@@ -6,6 +6,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestEtcd } from '../helpers/etcd.js';
 import { isReady, keepAlive, killAll, request, spawnServer, type Reply, type ServerChild } from '../server/child.js';
@@ -17,12 +18,12 @@ let proxy: HoldingProxy;
 const dirs: string[] = [];
 const agent = keepAlive(16);
 
-async function replica(etcdUrl: string): Promise<ServerChild> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'orchd-replica-'));
-  dirs.push(dataDir);
+async function replica(etcdUrl: string, dir?: string): Promise<ServerChild & { dataDir: string }> {
+  const dataDir = dir ?? (await mkdtemp(join(tmpdir(), 'orchd-replica-')));
+  if (!dir) dirs.push(dataDir);
   const child = await spawnServer(dataDir, ['--storage', 'etcd', '--etcd-servers', etcdUrl], { lifeMs: 240_000 });
   await child.waitForLine(isReady, 60_000);
-  return child;
+  return Object.assign(child, { dataDir });
 }
 
 beforeAll(async () => {
@@ -54,7 +55,7 @@ async function until(req: () => Promise<Reply | undefined>, want: number[], ms: 
 
 describe('faults', () => {
   let a: ServerChild;
-  let cut: ServerChild;
+  let cut: ServerChild & { dataDir: string };
   beforeAll(async () => {
     [a, cut] = await Promise.all([replica(etcd.url), replica(proxy.url)]);
   }, 120_000);
@@ -103,6 +104,37 @@ describe('faults', () => {
       ]);
     } finally {
       w.stop();
+    }
+  }, 90_000);
+
+  it('compaction past what a cut-off replica applied: it stops following (/readyz fails, consistent reads 503); restarted, it starts from etcd\'s state', async () => {
+    // Its connection lost: when it comes back, the watch must start again from where it was.
+    proxy.hold();
+    proxy.drop();
+    const written: Reply[] = [];
+    try {
+      for (let i = 0; i < 3; i++) written.push(await request(agent, a.url, 'POST', NS, ns(`compacted-${i}`)));
+      expect(written.map((r) => r.status)).toEqual([201, 201, 201]);
+      const client = new Etcd3({ hosts: etcd.url });
+      try {
+        const head = Number((await client.kv.range({ key: Buffer.from('orchd/log') })).header.revision);
+        await client.kv.compact({ revision: head, physical: true });
+      } finally {
+        client.close();
+      }
+    } finally {
+      proxy.release();
+    }
+    const ready = await until(() => request(agent, cut.url, 'GET', '/readyz?verbose'), [500, 503], 20_000);
+    expect(String(ready.body)).toContain('etcd');
+    expect((await request(agent, cut.url, 'GET', `${NS}/compacted-2`)).status).toBe(503);
+    cut.signal('SIGTERM');
+    await cut.exited;
+    cut = await replica(proxy.url, cut.dataDir);
+    for (const w of written) {
+      const got = await request(agent, cut.url, 'GET', `${NS}/${w.body.metadata.name}`);
+      expect(got.status).toBe(200);
+      expect(got.body.metadata.resourceVersion).toBe(w.body.metadata.resourceVersion);
     }
   }, 90_000);
 });

@@ -61,6 +61,11 @@ export class HoldingProxy {
     this.held = true;
   }
 
+  /** Closes every connection through it now (the replica reconnects, through it again). */
+  drop(): void {
+    for (const f of this.flows) f.destroy();
+  }
+
   release(): void {
     this.held = false;
     for (const f of this.flows) f.release();
