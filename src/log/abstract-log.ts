@@ -178,12 +178,8 @@ export abstract class AbstractLog implements Log {
   }
 
   async *read(from: number, to?: number, opts?: ReadOptions): AsyncIterable<LogEntry[]> {
-    checkSeq(from, 'from');
-    if (to !== undefined) checkSeq(to, 'to');
     this.checkReadable();
-    const start = Math.max(from, 1);
-    const end = Math.min(to ?? this.last, this.last);
-    if (start < this.first && !opts?.kept) throw new LogError('COMPACTED', `seq ${start} is compacted; the log starts at ${this.first}`, start);
+    const { start, end } = readBounds(from, to, opts, this.first, this.last);
     if (start > end) return;
     // No await between the check above and _read, which takes its snapshot synchronously: a
     // compaction that starts later cannot pull entries out from under this read.
@@ -309,7 +305,19 @@ function newBatch(): PendingBatch {
   return { entries: [], values: [], openedAt: performance.now(), durable, resolve, reject };
 }
 
+/**
+ * read()'s arguments checked, as the seqs start..end to read (nothing when start > end): from 0 reads
+ * from 1, to is capped at last, and below first only the kept entries may be asked for.
+ */
+export function readBounds(from: number, to: number | undefined, opts: ReadOptions | undefined, first: number, last: number): { start: number; end: number } {
+  checkSeq(from, 'from');
+  if (to !== undefined) checkSeq(to, 'to');
+  const start = Math.max(from, 1);
+  if (start < first && !opts?.kept) throw new LogError('COMPACTED', `seq ${start} is compacted; the log starts at ${first}`, start);
+  return { start, end: Math.min(to ?? last, last) };
+}
+
 /** Seqs are counts, and counts past 2^53 would lose their identity as doubles. */
-function checkSeq(n: number, what: string): void {
+export function checkSeq(n: number, what: string): void {
   if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`${what} must be a non-negative safe integer, not ${n}`);
 }

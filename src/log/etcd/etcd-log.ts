@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { noop as noRetry } from 'cockatiel';
 import { CompareResult, CompareTarget, Etcd3, type IKeyValue } from 'etcd3';
 import { Subject, type Observable } from 'rxjs';
-import type { LogOptions } from '../abstract-log.js';
+import { checkSeq, readBounds, type LogOptions } from '../abstract-log.js';
 import { loadCheckpointFile, saveCheckpointFile } from '../checkpoint-file.js';
 import { decodeEntry, encodeRecord } from '../codec.js';
 import { LogError, type Appended, type Checkpoint, type Log, type LogEntry, type LogRecord, type ReadOptions, type SavedCheckpoint } from '../log.js';
@@ -278,12 +278,8 @@ export class EtcdLog implements Log {
   private closedDrained: (() => void) | undefined;
 
   read(from: number, to?: number, opts?: ReadOptions): AsyncIterable<LogEntry[]> {
-    checkSeq(from, 'from');
-    if (to !== undefined) checkSeq(to, 'to');
     this.checkReadable();
-    const start = Math.max(from, 1);
-    const end = Math.min(to ?? this.last, this.last);
-    if (start < this.first && !opts?.kept) throw new LogError('COMPACTED', `seq ${start} is compacted; the log starts at ${this.first}`, start);
+    const { start, end } = readBounds(from, to, opts, this.first, this.last);
     const kept = start < this.first ? keptEntries(this.where, start, this.first, this.kept) : undefined;
     const live = Math.max(start, this.first) <= end ? readEntries(this.where, Math.max(start, this.first), end) : undefined;
     if (live) {
@@ -390,8 +386,4 @@ export class EtcdLog implements Log {
       throw new LogError('CLOSED', `the log is ${this.state === 'new' ? 'not open' : this.state}`);
     }
   }
-}
-
-function checkSeq(n: number, what: string): void {
-  if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`${what} must be a non-negative safe integer, not ${n}`);
 }
