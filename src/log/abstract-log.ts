@@ -58,8 +58,7 @@ export abstract class AbstractLog implements Log {
   private writing: PendingBatch | undefined;
   private flushScheduled = false;
   private making = false;
-  /** Compactions run one after another; this is the tail of that chain (never rejects). */
-  private compacting: Promise<void> = Promise.resolve();
+  private readonly compactions = new Compactions();
   private closing: Promise<void> | undefined;
   private opening: Promise<void> | undefined;
   private readonly subject = new Subject<LogEntry[]>();
@@ -195,14 +194,7 @@ export abstract class AbstractLog implements Log {
   }
 
   compact(below: number, keep: (seq: number) => boolean = () => false): Promise<void> {
-    try {
-      checkSeq(below, 'below');
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    const run = this.compacting.then(() => this.compactNow(below, keep));
-    this.compacting = run.catch(noop);
-    return run;
+    return this.compactions.run(below, () => this.compactNow(below, keep));
   }
 
   private async compactNow(below: number, keep: (seq: number) => boolean): Promise<void> {
@@ -254,7 +246,7 @@ export abstract class AbstractLog implements Log {
     // What was appended before close is written and acknowledged, not dropped: its callers hold seqs.
     this.flush();
     while (this.writing) await this.writing.durable.catch(noop);
-    await this.compacting;
+    await this.compactions.idle;
     this.subject.complete();
     try {
       await this._close();
@@ -303,6 +295,27 @@ function newBatch(): PendingBatch {
   // as an unhandled rejection. Callers that wait still see the rejection on their own promise.
   durable.catch(noop);
   return { entries: [], values: [], openedAt: performance.now(), durable, resolve, reject };
+}
+
+/** A log's compactions, one after another: a bad horizon rejects at once, a failed one does not stop the next. */
+export class Compactions {
+  private tail: Promise<void> = Promise.resolve();
+
+  run(below: number, compactNow: () => Promise<void>): Promise<void> {
+    try {
+      checkSeq(below, 'below');
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const run = this.tail.then(compactNow);
+    this.tail = run.catch(noop);
+    return run;
+  }
+
+  /** Settles (never rejects) once the compactions asked for so far are over. */
+  get idle(): Promise<void> {
+    return this.tail;
+  }
 }
 
 /**

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { noop as noRetry } from 'cockatiel';
 import { CompareResult, CompareTarget, Etcd3, type IKeyValue } from 'etcd3';
 import { Subject, type Observable } from 'rxjs';
-import { checkSeq, readBounds, type LogOptions } from '../abstract-log.js';
+import { checkSeq, Compactions, readBounds, type LogOptions } from '../abstract-log.js';
 import { loadCheckpointFile, saveCheckpointFile } from '../checkpoint-file.js';
 import { decodeEntry, encodeRecord } from '../codec.js';
 import { LogError, type Appended, type Checkpoint, type Log, type LogEntry, type LogRecord, type ReadOptions, type SavedCheckpoint } from '../log.js';
@@ -59,7 +59,7 @@ export class EtcdLog implements Log {
   private brokenBy: Error | undefined;
   /** Reads still taking in what etcd sends: a compaction waits for them. */
   private readonly fetching = new Set<Promise<void>>();
-  private compacting: Promise<void> = Promise.resolve();
+  private readonly compactions = new Compactions();
   /** seq → storage key of the entries the last compaction kept; undefined: every key's state at the horizon. */
   private kept: Map<number, string> | undefined;
   private closing: Promise<void> | undefined;
@@ -303,14 +303,7 @@ export class EtcdLog implements Log {
   }
 
   compact(below: number, keep: (seq: number) => boolean = () => false): Promise<void> {
-    try {
-      checkSeq(below, 'below');
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    const run = this.compacting.then(() => this.compactNow(below, keep));
-    this.compacting = run.catch(noop);
-    return run;
+    return this.compactions.run(below, () => this.compactNow(below, keep));
   }
 
   /**
@@ -373,7 +366,7 @@ export class EtcdLog implements Log {
     // etcd cannot be reached: then the watch cannot bring it, and those appends fail.
     if (this.writing && this.connected) await new Promise<void>((resolve) => (this.closedDrained = resolve));
     for (const p of [...(this.writing?.items ?? []), ...(this.queued?.items ?? [])]) p.reject(new LogError('CLOSED', 'the log closed before etcd answered'));
-    await this.compacting;
+    await this.compactions.idle;
     clearTimeout(this.rewatch);
     this.watch?.cancel();
     this.subject.complete();
