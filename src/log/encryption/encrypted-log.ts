@@ -124,8 +124,6 @@ export class EncryptedLog implements Log {
     return appended;
   }
 
-
-
   private onCommitted(batch: LogEntry[]): LogEntry[] {
     const out = batch.map((e): LogEntry => {
       // Another replica's entry (shared log), read from storage: opened as a read one is.
