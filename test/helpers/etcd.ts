@@ -31,6 +31,9 @@ export class TestEtcd {
     readonly dataDir: string,
     readonly clientPort: number,
     readonly peerPort: number,
+    readonly name = 'test',
+    /** Every member's name=peer URL (a single member: itself). */
+    private initialCluster = '',
   ) {}
 
   get url(): string {
@@ -47,16 +50,26 @@ export class TestEtcd {
     return etcd;
   }
 
+  /** A cluster of n members on loopback, started together (each waits for a quorum). */
+  static async cluster(n: number): Promise<TestEtcd[]> {
+    const members: TestEtcd[] = [];
+    for (let i = 0; i < n; i++) members.push(new TestEtcd(await mkdtemp(join(tmpdir(), 'orchd-test-etcd-')), await freePort(), await freePort(), `m${i}`));
+    const initial = members.map((m) => `${m.name}=http://127.0.0.1:${m.peerPort}`).join(',');
+    for (const m of members) m.initialCluster = initial;
+    await Promise.all(members.map((m) => m.start()));
+    return members;
+  }
+
   async start(): Promise<void> {
     const peer = `http://127.0.0.1:${this.peerPort}`;
     const child = spawn(ETCD_BINARY, [
-      '--name', 'test',
+      '--name', this.name,
       '--data-dir', join(this.dataDir, 'data'),
       '--listen-client-urls', this.url,
       '--advertise-client-urls', this.url,
       '--listen-peer-urls', peer,
       '--initial-advertise-peer-urls', peer,
-      '--initial-cluster', `test=${peer}`,
+      '--initial-cluster', this.initialCluster || `${this.name}=${peer}`,
       '--initial-cluster-state', 'new',
       '--log-level', 'error',
     ], { stdio: ['ignore', 'pipe', 'pipe'] });
