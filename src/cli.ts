@@ -16,6 +16,13 @@ const usage = `usage: orchd serve [--port 8080] [--bind-address 127.0.0.1] [--da
   --port           TCP port to listen on (0 picks a free one)          default 8080
   --bind-address   address to listen on                                 default 127.0.0.1
   --data-dir       folder of the LevelDB log                            default ./data
+  --storage        where the log is: leveldb (in --data-dir), memory (gone
+                   when orchd stops; nothing is written to disk unless
+                   --data-dir is given) or etcd (shared by every replica
+                   on the same etcd; --data-dir then holds this
+                   replica's checkpoints)                               default leveldb
+  --etcd-servers   with --storage etcd: etcd client URLs, comma-separated
+                   (http://127.0.0.1:2379,http://127.0.0.1:22379)
   --event-ttl      how long Events are kept after their last write      default 1h
   --history-retention  how much past the log keeps for reads at old versions,
                    continues and watches: a duration (24h), an entry count
@@ -77,6 +84,7 @@ interface ServeFlags {
   historyRetention: RetentionPolicy;
   configFiles: ServerConfigFiles;
   encryptionConfigAutomaticReload: boolean;
+  etcd?: { servers: string[] };
 }
 
 /** The flags of `orchd serve`, each checked with a message naming it. Long: one check per flag, in the order of the usage text. */
@@ -90,6 +98,7 @@ function parseServeFlags(args: string[]): ServeFlags | 'help' {
         'bind-address': { type: 'string', default: '127.0.0.1' },
         storage: { type: 'string', default: 'leveldb' },
         'data-dir': { type: 'string' },
+        'etcd-servers': { type: 'string' },
         'event-ttl': { type: 'string', default: '1h' },
         'shutdown-timeout': { type: 'string', default: '10s' },
         'history-retention': { type: 'string', default: DEFAULT_RETENTION },
@@ -115,7 +124,8 @@ function parseServeFlags(args: string[]): ServeFlags | 'help' {
   if (values['bind-address'] === '') throw new UsageError('--bind-address: must not be empty');
   if (values['data-dir'] === '') throw new UsageError('--data-dir: must not be empty');
   const storage = values.storage;
-  if (storage !== 'leveldb' && storage !== 'memory') throw new UsageError(`--storage: ${JSON.stringify(storage)} is not a storage (leveldb or memory)`);
+  if (storage !== 'leveldb' && storage !== 'memory' && storage !== 'etcd') throw new UsageError(`--storage: ${JSON.stringify(storage)} is not one of leveldb, memory, etcd`);
+  const etcd = etcdFlags(storage, values['etcd-servers']);
   let eventTtlSeconds: number;
   try {
     eventTtlSeconds = parseDuration(values['event-ttl']);
@@ -152,14 +162,29 @@ function parseServeFlags(args: string[]): ServeFlags | 'help' {
     port: Number(values.port),
     host: values['bind-address'],
     // Memory storage touches no disk unless a folder is asked for (its continue-token key, a certificate).
-    dataDir: values['data-dir'] ?? (storage === 'leveldb' ? './data' : undefined),
+    dataDir: values['data-dir'] ?? (storage === 'memory' ? undefined : './data'),
     storage,
     eventTtlSeconds,
     shutdownTimeoutMs,
     historyRetention,
     configFiles,
     encryptionConfigAutomaticReload,
+    ...(etcd ? { etcd } : {}),
   };
+}
+
+/** --storage etcd and its --etcd-servers, checked together. */
+function etcdFlags(storage: StorageKind, servers: string | undefined): { servers: string[] } | undefined {
+  if (storage !== 'etcd') {
+    if (servers !== undefined) throw new UsageError('--etcd-servers must be set with --storage etcd');
+    return undefined;
+  }
+  if (servers === undefined || servers === '') throw new UsageError('--storage etcd needs --etcd-servers (e.g. http://127.0.0.1:2379)');
+  const urls = servers.split(',');
+  urls.forEach((u, i) => {
+    if (!/^https?:\/\/[^/\s]+:\d{1,5}\/?$/.test(u)) throw new UsageError(`--etcd-servers[${i}]: ${JSON.stringify(u)} is not an etcd client URL (http://host:port)`);
+  });
+  return { servers: urls };
 }
 
 async function runServe(flags: ServeFlags, config: ServerConfig): Promise<void> {

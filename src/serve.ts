@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { loadSecret, messageWithCause, prepareDataDir } from './config/data-dir.js';
 import type { AddressInfo } from 'node:net';
+import { EtcdLog } from './log/etcd/etcd-log.js';
 import { LevelDbLog } from './log/leveldb-log.js';
 import { MemoryLog } from './log/memory-log.js';
 import { LogError } from './log/log.js';
@@ -71,9 +72,14 @@ export interface ServeOptions {
   config?: ServerConfig;
   /** Run the ValidatingAdmissionPolicy status controller (default true). */
   policyStatus?: boolean;
+  /**
+   * `--storage etcd`: the log is on etcd, shared with every replica that names it (the data folder
+   * then holds only this replica's checkpoints and serving certificate).
+   */
+  etcd?: { servers: string[] };
 }
 
-export type StorageKind = 'leveldb' | 'memory';
+export type StorageKind = 'leveldb' | 'memory' | 'etcd';
 
 export interface Running {
   url: string;
@@ -166,7 +172,7 @@ async function start(opts: ServeOptions, logger: Logger, closers: Closers): Prom
   if (tls?.selfSigned) {
     logger.info('serving with a self-signed certificate: trust it with kubectl --certificate-authority', { certificateAuthority: tls.certFile, key: tls.keyFile });
   }
-  const { log, encryptionReloader } = await encryptedLog(opts, logger, metrics);
+  const { log, encryptionReloader, etcdLog } = await encryptedLog(opts, logger, metrics);
   await log.open().catch((err: unknown) => {
     if (err instanceof LogError && err.code === 'LOCKED') {
       throw new Error(`data folder ${dataDir}: another orchd holds it (its log is locked: ${join(dataDir ?? '', 'log', 'LOCK')}); stop that one or choose another --data-dir`);
@@ -212,12 +218,16 @@ async function start(opts: ServeOptions, logger: Logger, closers: Closers): Prom
     objects,
     metrics,
     logger,
-    secret: await loadSecret(dataDir),
+    // Replicas share one: a list's next page may be asked of another replica.
+    secret: etcdLog?.secret ?? (await loadSecret(dataDir)),
     bookmarkIntervalMs: opts.bookmarkIntervalMs,
     authenticator,
     ...configuredAuthorizer,
     ...(tls ? { tls: { cert: tls.cert, key: tls.key } } : {}),
-    healthChecks: () => log.health().map((h) => ({ check: 'kms-providers', problem: h.problem })),
+    healthChecks: () => [
+      ...log.health().map((h) => ({ check: 'kms-providers', problem: h.problem })),
+      ...(etcdLog && !etcdLog.connected ? [{ check: 'etcd', problem: 'not watching etcd: this replica may be behind' }] : []),
+    ],
   });
   await listen(api, opts.port, opts.host);
   closers.push('API server', () => closeApi(api, logger, opts.shutdownTimeoutMs ?? 10_000));
@@ -304,8 +314,9 @@ async function encryptedLog(opts: ServeOptions, logger: Logger, metrics: Metrics
       problem === undefined ? logger.info('kms plugin healthy', { name }) : logger.error('kms plugin failed health check probe (retried)', { name, problem }),
   };
   const onBatch = (size: number, ms: number) => metrics.logBatch(size, ms);
+  const etcdLog = opts.etcd ? new EtcdLog({ servers: opts.etcd.servers, dir: join(opts.dataDir ?? '', 'etcd'), onBatch }) : undefined;
   const log = encryptAtRest(
-    opts.storage === 'memory' ? new MemoryLog({ onBatch }) : new LevelDbLog({ path: join(opts.dataDir ?? '', 'log'), onBatch }),
+    etcdLog ?? (opts.storage === 'memory' ? new MemoryLog({ onBatch }) : new LevelDbLog({ path: join(opts.dataDir ?? '', 'log'), onBatch })),
     encryption?.value,
     providerOptions,
   );
@@ -319,7 +330,7 @@ async function encryptedLog(opts: ServeOptions, logger: Logger, metrics: Metrics
           onOutcome: (status, atMs) => metrics.encryptionConfigReload(status, atMs),
         })
       : undefined;
-  return { log, encryptionReloader };
+  return { log, encryptionReloader, etcdLog };
 }
 
 /**

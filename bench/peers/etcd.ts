@@ -46,6 +46,8 @@ export class Etcd {
     readonly client: Etcd3,
     readonly dataDir: string,
     readonly version: string,
+    /** http://127.0.0.1:<client port> */
+    readonly clientUrl: string,
   ) {}
 
   get pid(): number {
@@ -87,7 +89,7 @@ export class Etcd {
         await new Promise((r) => setTimeout(r, 100));
       }
     }
-    return new Etcd(child, etcd3, dataDir, version);
+    return new Etcd(child, etcd3, dataDir, version, client);
   }
 
   /** Puts many key/value pairs fast: transactions of 128 puts (etcd's default --max-txn-ops). */

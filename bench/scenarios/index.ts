@@ -10,8 +10,9 @@ import { memoryScenario } from './memory.js';
 import { patch } from './patch.js';
 import { reads } from './reads.js';
 import { replay } from './replay.js';
+import { replicasScenario } from './replicas.js';
 import { timetravel } from './timetravel.js';
 import { watch } from './watch.js';
 import { writes } from './writes.js';
 
-export const scenarios: Record<ScenarioId, Scenario> = { writes, reads, watch, replay, memory: memoryScenario, patch, lists, admission, authz, encryption, embed, timetravel };
+export const scenarios: Record<ScenarioId, Scenario> = { writes, reads, watch, replay, memory: memoryScenario, patch, lists, admission, authz, encryption, embed, timetravel, replicas: replicasScenario };

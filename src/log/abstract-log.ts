@@ -62,8 +62,7 @@ export abstract class AbstractLog implements Log {
   private writing: PendingBatch | undefined;
   private flushScheduled = false;
   private making = false;
-  /** Compactions run one after another; this is the tail of that chain (never rejects). */
-  private compacting: Promise<void> = Promise.resolve();
+  private readonly compactions = new Compactions();
   private closing: Promise<void> | undefined;
   private opening: Promise<void> | undefined;
   private readonly subject = new Subject<LogEntry[]>();
@@ -188,12 +187,8 @@ export abstract class AbstractLog implements Log {
   }
 
   async *read(from: number, to?: number, opts?: ReadOptions): AsyncIterable<LogEntry[]> {
-    checkSeq(from, 'from');
-    if (to !== undefined) checkSeq(to, 'to');
     this.checkReadable();
-    const start = Math.max(from, 1);
-    const end = Math.min(to ?? this.last, this.last);
-    if (start < this.first && !opts?.kept) throw new LogError('COMPACTED', `seq ${start} is compacted; the log starts at ${this.first}`, start);
+    const { start, end } = readBounds(from, to, opts, this.first, this.last);
     if (start > end) return;
     // No await between the check above and _read, which takes its snapshot synchronously: a
     // compaction that starts later cannot pull entries out from under this read.
@@ -209,14 +204,7 @@ export abstract class AbstractLog implements Log {
   }
 
   compact(below: number, keep: (seq: number) => boolean = () => false): Promise<void> {
-    try {
-      checkSeq(below, 'below');
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    const run = this.compacting.then(() => this.compactNow(below, keep));
-    this.compacting = run.catch(noop);
-    return run;
+    return this.compactions.run(below, () => this.compactNow(below, keep));
   }
 
   private async compactNow(below: number, keep: (seq: number) => boolean): Promise<void> {
@@ -282,7 +270,7 @@ export abstract class AbstractLog implements Log {
     // What was appended before close is written and acknowledged, not dropped: its callers hold seqs.
     this.flush();
     while (this.writing) await this.writing.durable.catch(noop);
-    await this.compacting;
+    await this.compactions.idle;
     this.subject.complete();
     try {
       await this._close();
@@ -333,7 +321,40 @@ function newBatch(): PendingBatch {
   return { entries: [], values: [], openedAt: performance.now(), durable, resolve, reject };
 }
 
+/** A log's compactions, one after another: a bad horizon rejects at once, a failed one does not stop the next. */
+export class Compactions {
+  private tail: Promise<void> = Promise.resolve();
+
+  run(below: number, compactNow: () => Promise<void>): Promise<void> {
+    try {
+      checkSeq(below, 'below');
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const run = this.tail.then(compactNow);
+    this.tail = run.catch(noop);
+    return run;
+  }
+
+  /** Settles (never rejects) once the compactions asked for so far are over. */
+  get idle(): Promise<void> {
+    return this.tail;
+  }
+}
+
+/**
+ * read()'s arguments checked, as the seqs start..end to read (nothing when start > end): from 0 reads
+ * from 1, to is capped at last, and below first only the kept entries may be asked for.
+ */
+export function readBounds(from: number, to: number | undefined, opts: ReadOptions | undefined, first: number, last: number): { start: number; end: number } {
+  checkSeq(from, 'from');
+  if (to !== undefined) checkSeq(to, 'to');
+  const start = Math.max(from, 1);
+  if (start < first && !opts?.kept) throw new LogError('COMPACTED', `seq ${start} is compacted; the log starts at ${first}`, start);
+  return { start, end: Math.min(to ?? last, last) };
+}
+
 /** Seqs are counts, and counts past 2^53 would lose their identity as doubles. */
-function checkSeq(n: number, what: string): void {
+export function checkSeq(n: number, what: string): void {
   if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`${what} must be a non-negative safe integer, not ${n}`);
 }

@@ -2,7 +2,8 @@ import type { Observable } from 'rxjs';
 
 /**
  * The log contract. Every write of orchd is one record appended here; its sequence number is the
- * resourceVersion of what it wrote. Backends: LevelDB (embedded default), in-memory (tests), later etcd.
+ * resourceVersion of what it wrote. Backends: LevelDB (embedded default), in-memory (tests), etcd
+ * (one log shared by several replicas: etcd/etcd-log.ts).
  */
 export interface LogRecord {
   /** put: the key now holds value. delete: the key is gone; value is the object's last state. */
@@ -11,6 +12,13 @@ export interface LogRecord {
   key: string;
   /** The object as stored (already carrying its resourceVersion = seq). */
   value: unknown;
+  /**
+   * The seq of the key's last record that this write was decided on (0: the key has none). A backend
+   * shared by several writers (etcd) writes the record only if that still holds, in the same atomic
+   * step, and fails the append with CONFLICT otherwise. A backend with one writer takes it as given:
+   * that writer (the store) checked it against its view synchronously with the append.
+   */
+  expect?: number;
 }
 
 export interface LogEntry extends LogRecord {
@@ -116,9 +124,20 @@ export interface Log {
    * they are iterated (once).
    */
   loadCheckpoint(): Promise<SavedCheckpoint | undefined>;
+  /**
+   * Only on a log shared by several writers: the newest seq committed by any of them, read with a
+   * quorum. A read that must be consistent waits until committed$ has reached it (lastSeq >= it).
+   */
+  headSeq?(): Promise<number>;
 }
 
-export type LogErrorCode = 'COMPACTED' | 'FUTURE_SEQ' | 'BROKEN' | 'CLOSED' | 'LOCKED';
+/**
+ * CONFLICT (a record's expect no longer held), RACED (another writer took the record's seq first) and
+ * UNAVAILABLE (the shared backend could not be reached; the write may or may not have happened) come
+ * only from a log shared by several writers; their seq is how far the caller must catch up to
+ * decide again.
+ */
+export type LogErrorCode = 'COMPACTED' | 'FUTURE_SEQ' | 'BROKEN' | 'CLOSED' | 'CONFLICT' | 'RACED' | 'UNAVAILABLE' | 'LOCKED';
 
 /** Errors of the log speak storage, not HTTP: the API edge maps codes to statuses. */
 export class LogError extends Error {

@@ -4,9 +4,9 @@ import type { Qualified } from '../resources/qualified.js';
 /**
  * Why the registry refuses a request, in its own terms: src/http/respond/errors.ts turns each code
  * into the Status Kubernetes answers with (NotFound 404, AlreadyExists 409, Conflict 409, Forbidden
- * 403, Invalid 422, BadRequest 400, CorruptObject 500, Internal 500).
+ * 403, Invalid 422, BadRequest 400, CorruptObject 500, Internal 500, Unavailable 503 with Retry-After).
  */
-export type RegistryErrorCode = 'NotFound' | 'AlreadyExists' | 'Conflict' | 'Forbidden' | 'Invalid' | 'BadRequest' | 'CorruptObject' | 'Internal';
+export type RegistryErrorCode = 'NotFound' | 'AlreadyExists' | 'Conflict' | 'Forbidden' | 'Invalid' | 'BadRequest' | 'CorruptObject' | 'Internal' | 'Unavailable';
 
 export class RegistryError extends Error {
   constructor(
@@ -31,6 +31,8 @@ export const forbidden = (target: Qualified, why: string): RegistryError => new 
 export const invalid = (target: Qualified, fieldErrors: FieldError[]): RegistryError => new RegistryError('Invalid', target, 'invalid', { fieldErrors });
 export const badRequest = (message: string): RegistryError => new RegistryError('BadRequest', NONE, message);
 export const internal = (message: string): RegistryError => new RegistryError('Internal', NONE, message);
+/** Storage cannot be reached (a log shared on etcd): the write may or may not have happened; retry. */
+export const unavailable = (message: string): RegistryError => new RegistryError('Unavailable', NONE, message);
 /** A stored object no provider can read (encryption at rest), met by a get, update or delete. */
 export const corruptObject = (key: string, seq: number, why: string): RegistryError => new RegistryError('CorruptObject', NONE, why, { key, seq });
 

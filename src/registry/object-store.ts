@@ -5,6 +5,7 @@ import { apiVersionOf, type KindStrategy } from '../resources/strategy.js';
 import type { KubeObject } from '../resources/types.js';
 import type { AdmissionHooks } from '../admission/index.js';
 import type { CorruptObject } from '../log/encryption/index.js';
+import { LogError } from '../log/log.js';
 import { StoreError } from '../store/errors.js';
 import { collectionOf, storageKey, suffixOf } from '../store/keys.js';
 import type { Store, UpdateResult } from '../store/store.js';
@@ -327,6 +328,12 @@ export class ObjectStore {
 
   /** The one place storage errors become wire errors. */
   private translate(err: unknown, kind: KindStrategy, name: string | undefined): unknown {
+    // From a log shared by replicas (etcd): unreachable (the write may have happened), or other
+    // replicas kept writing first.
+    if (err instanceof LogError && err.code === 'UNAVAILABLE') return E.unavailable(`storage is unavailable: ${err.message}`);
+    if (err instanceof LogError && (err.code === 'CONFLICT' || err.code === 'RACED')) {
+      return E.conflict(qualified(kind, name), 'the object has been modified; please apply your changes to the latest version and try again');
+    }
     if (!(err instanceof StoreError)) return err;
     switch (err.code) {
       case 'KEY_EXISTS':

@@ -43,6 +43,11 @@ export interface StoreVersions {
 export type ReadPlan =
   /** The newest state. */
   | { kind: 'current' }
+  /**
+   * The newest state once the view has caught up with the newest version any writer of the log made
+   * (a consistent read, KEP-2340: on a log shared by replicas the head is read from it with a quorum).
+   */
+  | { kind: 'consistent' }
   /** The state at seq, read from the view and, for older revisions, the log. */
   | { kind: 'at'; seq: number }
   /** The newest state once the view has applied seq; past a short wait, 504 Too large resource version. */
@@ -76,6 +81,7 @@ export function readPlan(r: ReadRequest, v: StoreVersions): ReadPlan {
     if (r.continueSeq < v.horizon) return { kind: 'expired', seq: r.continueSeq, continue: true };
     return { kind: 'at', seq: r.continueSeq };
   }
+  if (r.resourceVersion === undefined) return { kind: 'consistent' };
   if (rv === 0) return { kind: 'current' };
   // A paged list from a version without a match reads exactly that version, as Kubernetes does.
   if (r.resourceVersionMatch === 'Exact' || (r.resourceVersionMatch === undefined && r.limit !== undefined)) return exact(rv, v);

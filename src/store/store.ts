@@ -1,5 +1,5 @@
 import { Subject, type Observable } from 'rxjs';
-import { LogError, type Log, type LogRecord } from '../log/log.js';
+import { LogError, type Log, type LogEntry, type LogRecord } from '../log/log.js';
 import { corruptObjectsOf, type CorruptObject } from '../log/encryption/index.js';
 import type { KubeObject } from '../resources/types.js';
 import { decodeCheckpoint, encodeCheckpoint } from './checkpoint.js';
@@ -28,6 +28,17 @@ export interface Compaction {
   kept: number;
   ms: number;
 }
+
+/**
+ * How often a write is decided again when others wrote first (this replica's concurrent updates of
+ * the key, or another replica's): each round some write lands, so this bounds the writers racing on
+ * one key, not the time.
+ */
+const MAX_TRIES = 64;
+/** How long a replica waits to catch up to what another one wrote before it decides again. */
+const CATCH_UP_MS = 5000;
+
+const wroteFirst = (err: unknown): err is LogError => err instanceof LogError && (err.code === 'CONFLICT' || err.code === 'RACED');
 
 /** What a writer knew when it decided: the version it read (0 = "must not exist"). */
 type Expected = { seq: number } | 'absent' | 'any';
@@ -87,6 +98,10 @@ export class Store {
       this.view = fromCheckpoint;
       this.checkpointSeq = cp!.seq;
     }
+    // Subscribed before the replay: on a shared log, other replicas' writes come in while it runs.
+    const early: LogEntry[][] = [];
+    let live = false;
+    this.log.committed$.subscribe((batch) => (live ? this.onCommitted(batch) : early.push(batch)));
     const total = this.log.lastSeq - this.view.appliedSeq;
     let applied = 0;
     if (total > 0) {
@@ -104,7 +119,11 @@ export class Store {
     }
     this.sinceCheckpoint = applied;
     this.versionClock.note(this.view.appliedSeq, this.now());
-    this.log.committed$.subscribe((batch) => this.onCommitted(batch));
+    for (const batch of early) {
+      const rest = batch.filter((e) => e.seq > this.view.appliedSeq);
+      if (rest.length > 0) this.onCommitted(rest);
+    }
+    live = true;
   }
 
   private onCommitted(batch: readonly { seq: number; key: string; type: LogRecord['type']; value: unknown }[]): void {
@@ -118,6 +137,11 @@ export class Store {
     this.versionClock.note(this.view.appliedSeq, this.now());
     this.sinceCheckpoint += batch.length;
     if (this.sinceCheckpoint >= this.checkpointEvery && !this.checkpointing) void this.checkpoint();
+  }
+
+  /** On a log shared with other replicas, the newest seq any of them wrote (a quorum read); else undefined. */
+  headSeq(): Promise<number | undefined> {
+    return this.log.headSeq ? this.log.headSeq() : Promise.resolve(undefined);
   }
 
   /** Resolves once the view has applied seq, or with false after ms (a read newer than the view). */
@@ -275,17 +299,37 @@ export class Store {
 
   /** Appends a put if key is in the expected state; resolves with the committed version once durable. */
   put(key: string, obj: KubeObject, expected: Expected): Promise<StoredObject> {
-    this.check(key, expected);
-    return this.append(key, 'put', obj);
+    return this.retrying(() => this.write(key, 'put', obj, expected));
   }
 
   /** Appends a delete if key is in the expected state; the record carries obj as the last state. */
   remove(key: string, obj: KubeObject, expected: Expected): Promise<StoredObject> {
-    this.check(key, expected);
-    return this.append(key, 'delete', obj);
+    return this.retrying(() => this.write(key, 'delete', obj, expected));
   }
 
-  private check(key: string, expected: Expected): void {
+  /**
+   * On a log shared with other replicas (etcd) another one may have written first: the key moved
+   * (CONFLICT) or it took the seq (RACED). This replica then catches up to what was written and
+   * decides again, so the answer is the one a single server would give (409 if the key moved).
+   */
+  private async retrying<T>(attempt: () => Promise<T>): Promise<T> {
+    for (let tries = 1; ; tries++) {
+      try {
+        return await attempt();
+      } catch (err) {
+        if (!wroteFirst(err) || tries >= MAX_TRIES) throw err;
+        await this.waitFor(err.seq ?? 0, CATCH_UP_MS);
+      }
+    }
+  }
+
+  /** One checked append: the check and the append in one synchronous step. */
+  private write(key: string, type: LogRecord['type'], obj: KubeObject, expected: Expected): Promise<StoredObject> {
+    const cur = this.check(key, expected);
+    return this.append(key, type, obj, cur?.seq ?? 0);
+  }
+
+  private check(key: string, expected: Expected): { seq: number } | undefined {
     const cur = this.latest(key);
     if (expected === 'absent') {
       if (cur) throw new StoreError('KEY_EXISTS', key, `key ${key} exists at ${cur.seq}`, cur.seq);
@@ -294,16 +338,18 @@ export class Store {
     } else if (expected !== 'any' && cur.seq !== expected.seq) {
       throw new StoreError('CONFLICT', key, `key ${key} is at ${cur.seq}, not ${expected.seq}`, cur.seq);
     }
+    return cur;
   }
 
-  private append(key: string, type: LogRecord['type'], obj: KubeObject): Promise<StoredObject> {
+  /** expect: the seq of the key's state this write was decided on (0: none), for a shared log to check. */
+  private append(key: string, type: LogRecord['type'], obj: KubeObject, expect: number): Promise<StoredObject> {
     // A child of the request's span (the active context), ending when the batch is durable: the
     // group commit's wait shows in the trace.
     const span = tracer().startSpan('log.append', { attributes: { 'orchd.log.key': key, 'orchd.log.record': type } });
     const t = stageStart();
     const { seq, durable } = this.log.append((s) => {
       obj.metadata.resourceVersion = String(s);
-      return { type, key, value: obj };
+      return { type, key, value: obj, expect };
     });
     const appended = stageLap('encode', t);
     span.setAttribute('orchd.log.seq', seq);
@@ -331,21 +377,27 @@ export class Store {
   async update(
     key: string,
     fn: (cur: { seq: number; obj: KubeObject } | undefined) => Promise<UpdateResult> | UpdateResult,
-    maxTries = 16,
+    maxTries = MAX_TRIES,
   ): Promise<{ stored: StoredObject | undefined; result: UpdateResult }> {
     for (let attempt = 0; attempt < maxTries; attempt++) {
       const cur = this.latest(key);
       const result = await fn(cur);
       const now = this.latest(key);
       if (now?.seq !== cur?.seq) continue;
-      switch (result.kind) {
-        case 'noop':
-          return { stored: cur ? this.get(key) ?? { key, seq: cur.seq, obj: cur.obj } : undefined, result };
-        case 'put':
-          return { stored: await this.put(key, result.obj, cur ? { seq: cur.seq } : 'absent'), result };
-        case 'delete':
-          if (!cur) throw new StoreError('NOT_FOUND', key, `key ${key} not found`);
-          return { stored: await this.remove(key, result.obj, { seq: cur.seq }), result };
+      try {
+        switch (result.kind) {
+          case 'noop':
+            return { stored: cur ? this.get(key) ?? { key, seq: cur.seq, obj: cur.obj } : undefined, result };
+          case 'put':
+            return { stored: await this.write(key, 'put', result.obj, cur ? { seq: cur.seq } : 'absent'), result };
+          case 'delete':
+            if (!cur) throw new StoreError('NOT_FOUND', key, `key ${key} not found`);
+            return { stored: await this.write(key, 'delete', result.obj, { seq: cur.seq }), result };
+        }
+      } catch (err) {
+        // Another replica wrote first: fn runs again on what it wrote.
+        if (!wroteFirst(err)) throw err;
+        await this.waitFor(err.seq ?? 0, CATCH_UP_MS);
       }
     }
     throw new StoreError('TOO_MANY_RETRIES', key, `too many concurrent writes to ${key}`);

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { Level } from 'level';
 import { afterAll, describe, expect, it } from 'vitest';
 import { decodeEntry, readSeq, StoredEntry } from '../../src/log/codec.js';
-import { checkpointFile, LevelDbLog, readParts } from '../../src/log/leveldb-log.js';
+import { checkpointFile, LevelDbLog } from '../../src/log/leveldb-log.js';
+import { readParts } from '../../src/log/checkpoint-file.js';
 import { runLogContract } from './contract.js';
 
 const dirs: string[] = [];

@@ -10,7 +10,7 @@ const versions = { horizon: 10, head: 50 };
 
 const rows: [string, ReadRequest, ReadPlan][] = [
   // get (no limit, no continue)
-  ['get, rv unset: the newest', {}, { kind: 'current' }],
+  ['get, rv unset: the newest, consistent', {}, { kind: 'consistent' }],
   ['get, rv 0: any, the newest', { resourceVersion: 0 }, { kind: 'current' }],
   ['get, rv N: not older than N', { resourceVersion: 30 }, { kind: 'wait', seq: 30 }],
   ['get, rv N past the head: waits for it', { resourceVersion: 60 }, { kind: 'wait', seq: 60 }],
@@ -22,14 +22,14 @@ const rows: [string, ReadRequest, ReadPlan][] = [
   ['get, rv below the horizon Exact: 410', { resourceVersion: 9, resourceVersionMatch: 'Exact' }, { kind: 'expired', seq: 9, continue: false }],
   ['get, rv past the head Exact: 504 at once', { resourceVersion: 51, resourceVersionMatch: 'Exact' }, { kind: 'tooLarge', seq: 51 }],
   // list without pages
-  ['list, rv unset', { limit: undefined }, { kind: 'current' }],
+  ['list, rv unset', { limit: undefined }, { kind: 'consistent' }],
   ['list, rv N, no limit: not older than N', { resourceVersion: 20 }, { kind: 'wait', seq: 20 }],
   ['list, rv N NotOlderThan with a limit', { resourceVersion: 20, resourceVersionMatch: 'NotOlderThan', limit: 5 }, { kind: 'wait', seq: 20 }],
   ['list, rv N Exact', { resourceVersion: 20, resourceVersionMatch: 'Exact' }, { kind: 'at', seq: 20 }],
   ['list, rv below the horizon Exact: 410 without a token', { resourceVersion: 3, resourceVersionMatch: 'Exact' }, { kind: 'expired', seq: 3, continue: false }],
   ['list, rv past the head Exact: 504', { resourceVersion: 99, resourceVersionMatch: 'Exact' }, { kind: 'tooLarge', seq: 99 }],
   // list with pages
-  ['list, limit, rv unset: the newest', { limit: 5 }, { kind: 'current' }],
+  ['list, limit, rv unset: the newest, consistent', { limit: 5 }, { kind: 'consistent' }],
   ['list, limit, rv 0: any', { resourceVersion: 0, limit: 5 }, { kind: 'current' }],
   ['list, limit, rv N, no match: exactly N', { resourceVersion: 20, limit: 5 }, { kind: 'at', seq: 20 }],
   ['list, limit, rv below the horizon, no match: 410', { resourceVersion: 5, limit: 5 }, { kind: 'expired', seq: 5, continue: false }],

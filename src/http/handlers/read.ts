@@ -31,6 +31,23 @@ async function waitFresh(store: Store, seq: number): Promise<void> {
 const versionsOf = (store: Store): StoreVersions => ({ horizon: store.oldestVersion, head: store.appliedSeq });
 
 /**
+ * A read without a resourceVersion is consistent (KEP-2340): on a log shared by replicas, the view
+ * first catches up to the newest version any of them wrote, read from etcd with a quorum. A replica
+ * that cannot reach etcd, or is too far behind, answers 503 with Retry-After.
+ */
+async function waitConsistent(store: Store): Promise<void> {
+  let head: number | undefined;
+  try {
+    head = await store.headSeq();
+  } catch (err) {
+    throw E.serviceUnavailable(`cannot read the current resource version from storage: ${err instanceof Error ? err.message : String(err)}`, 1);
+  }
+  if (head !== undefined && !(await store.waitFor(head, FRESHNESS_WAIT_MS))) {
+    throw E.serviceUnavailable(`storage is ahead of this server: it has applied ${store.appliedSeq} of ${head}`, 1);
+  }
+}
+
+/**
  * GET of one object. resourceVersion unset: the newest state; "0": any (the newest too); N: not older
  * than N (waits briefly for the view). With resourceVersionMatch=Exact (an orchd extension: Kubernetes'
  * GetOptions has no match) the object as it was at N, for any N since the compaction horizon.
@@ -58,6 +75,9 @@ export async function handleGet(r: Request): Promise<void> {
       if (!s) throw E.notFound(E.qualified(route.kind, route.name));
       return sendStored(r, 200, s);
     }
+    case 'consistent':
+      await waitConsistent(store);
+      break;
     case 'wait':
       await waitFresh(store, plan.seq);
   }
@@ -119,6 +139,9 @@ export async function handleList(r: Request): Promise<void> {
     case 'at':
       q.atSeq = plan.seq;
       if (remaining !== undefined) q.remainingBefore = remaining;
+      break;
+    case 'consistent':
+      await waitConsistent(store);
       break;
     case 'wait':
       await waitFresh(store, plan.seq);

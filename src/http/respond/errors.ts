@@ -50,6 +50,7 @@ export const ROWS: readonly Row<Error>[] = [
   row(RegistryError, 'BadRequest', (e) => E.badRequest(e.message)),
   row(RegistryError, 'CorruptObject', (e) => E.corruptObject(e.extra.key ?? '', e.extra.seq ?? 0, e.message)),
   row(RegistryError, 'Internal', (e) => E.internalError(e.message)),
+  row(RegistryError, 'Unavailable', (e) => E.serviceUnavailable(e.message, 1)),
   row(AdmissionError, 'Forbidden', (e) => denial(e)),
   // The first failure's message as it is, not the Forbidden wording around it.
   row(AdmissionError, 'PolicyDenied', (e) => denial(e, e.message)),

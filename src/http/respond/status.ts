@@ -145,7 +145,8 @@ export const forbiddenRequest = (group: string, resource: string, name: string, 
   const message = !resource && !group ? `forbidden: ${why}` : name ? `${qualifiedText} "${name}" is forbidden: ${why}` : `${qualifiedText} is forbidden: ${why}`;
   return failure(403, 'Forbidden', message, { ...(name ? { name } : {}), ...(group ? { group } : {}), ...(resource ? { kind: resource } : {}) });
 };
-export const serviceUnavailable = (message: string): ApiError => failure(503, 'ServiceUnavailable', message);
+export const serviceUnavailable = (message: string, retryAfterSeconds = 0): ApiError =>
+  failure(503, 'ServiceUnavailable', message, retryAfterSeconds > 0 ? { retryAfterSeconds } : undefined);
 /** Failed authentication: Kubernetes never says why to the client (the reason goes to the log). */
 export const unauthorized = (): ApiError => failure(401, 'Unauthorized', 'Unauthorized');
 

@@ -38,10 +38,13 @@ export class EncryptedLog implements Log {
   /** Providers replaced by a reload, closed once reads that may still use them are over. */
   private readonly retired = new Set<ResourceProviders>();
 
+  readonly headSeq: Log['headSeq'];
+
   constructor(
     readonly inner: Log,
     private values: StoredValues,
   ) {
+    this.headSeq = inner.headSeq && (() => inner.headSeq!());
     inner.committed$.subscribe({
       next: (batch) => this.subject.next(this.onCommitted(batch)),
       error: (err: unknown) => this.subject.error(err),
@@ -107,19 +110,24 @@ export class EncryptedLog implements Log {
   }
 
   append(make: (seq: number) => LogRecord): Appended {
-    return this.inner.append((seq) => {
+    const appended = this.inner.append((seq) => {
       const r = make(seq);
       // A seq whose earlier append failed in encoding is handed out again.
       this.appended.delete(seq);
       if (this.values.storesPlainly(r.key)) return r;
       const sealed = this.values.seal(r.key, r.value);
       this.appended.set(seq, r.value);
-      return { type: r.type, key: r.key, value: sealed };
+      return { type: r.type, key: r.key, value: sealed, expect: r.expect };
     });
+    // On a shared log a failed append's seq is another writer's entry: it must not get this value.
+    appended.durable.catch(() => this.appended.delete(appended.seq));
+    return appended;
   }
 
   private onCommitted(batch: LogEntry[]): LogEntry[] {
     const out = batch.map((e): LogEntry => {
+      // Another replica's entry (shared log), read from storage: opened as a read one is.
+      if (e.raw && !this.appended.has(e.seq)) return this.opened(e, this.values);
       this.noteNewest(e.seq);
       // A new state of the key replaces whatever could not be read.
       this.corrupt.delete(e.key);

@@ -1,0 +1,382 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { noop as noRetry } from 'cockatiel';
+import { CompareResult, CompareTarget, Etcd3, type IKeyValue } from 'etcd3';
+import { Subject, type Observable } from 'rxjs';
+import { checkSeq, Compactions, readBounds, type LogOptions } from '../abstract-log.js';
+import { loadCheckpointFile, saveCheckpointFile } from '../checkpoint-file.js';
+import { decodeEntry, encodeRecord } from '../codec.js';
+import { LogError, type Appended, type Checkpoint, type Log, type LogEntry, type LogRecord, type ReadOptions, type SavedCheckpoint } from '../log.js';
+import { ForeignWriteError, sendAppend, type Pending, type PendingBatch } from './appends.js';
+import { entryAt, isCompactedError, keptAt, keptEntries, keptEntry, readEntries, type Where } from './history.js';
+import { Layout } from './layout.js';
+import { CompactedError, watchKey, type KeyWatch } from './watch-key.js';
+
+export interface EtcdLogOptions extends LogOptions {
+  /** etcd client URLs, e.g. ['http://127.0.0.1:2379']. */
+  servers: string[];
+  /** Where this log lies in etcd (layout.ts); default "orchd/". */
+  prefix?: string;
+  /** This replica's own folder: its checkpoints. */
+  dir: string;
+}
+
+type State = 'new' | 'opening' | 'open' | 'closing' | 'closed';
+
+/** How long a lost etcd connection waits before the watch is made again. */
+const REWATCH_MS = 500;
+/** How long a quorum read of the newest revision may take: a consistent read waits for it. */
+const HEAD_DEADLINE_MS = 2000;
+const noop = () => {};
+
+/**
+ * The log on etcd, shared by every orchd replica that names the same etcd and prefix. An append is
+ * one etcd transaction whose revision is its seq (plus the log's base: layout.ts), guarded in etcd by
+ * the key's mod revision (LogRecord.expect); committed$ is fed by one watch of the log key from the
+ * last applied revision, so every replica applies every replica's writes in the same order. A seq is
+ * handed out before etcd has seen the write (the store stamps it into the object): when another
+ * replica took it first, the append fails with RACED and the store decides again once it has caught up.
+ */
+export class EtcdLog implements Log {
+  private readonly client: Etcd3;
+  private readonly layout: Layout;
+  private state: State = 'new';
+  private base = 0;
+  private clusterId = '';
+  private last = 0;
+  private first = 1;
+  private assigned = 0;
+  private queued: PendingBatch | undefined;
+  private writing: PendingBatch | undefined;
+  private flushScheduled = false;
+  private making = false;
+  /** Entries the watch delivered that are not yet emitted (they wait for the batch in flight). */
+  private arrived: LogEntry[] = [];
+  private watch: KeyWatch | undefined;
+  private rewatch: NodeJS.Timeout | undefined;
+  /** Why the log stopped (a foreign write to etcd, or history lost while the watch was away). */
+  private brokenBy: Error | undefined;
+  /** Reads still taking in what etcd sends: a compaction waits for them. */
+  private readonly fetching = new Set<Promise<void>>();
+  private readonly compactions = new Compactions();
+  /** seq → storage key of the entries the last compaction kept; undefined: every key's state at the horizon. */
+  private kept: Map<number, string> | undefined;
+  private closing: Promise<void> | undefined;
+  private readonly subject = new Subject<LogEntry[]>();
+  readonly committed$: Observable<LogEntry[]> = this.subject.asObservable();
+  /** What the replicas sign continue tokens with (layout.ts); read when the log opens. */
+  secret: Buffer = Buffer.alloc(0);
+  /** False while the watch is away from etcd: this replica may be behind. */
+  connected = false;
+
+  constructor(private readonly options: EtcdLogOptions) {
+    // No retries by the client: a transaction sent twice could find its own first write and take it
+    // for another replica's (a failure is UNAVAILABLE, the caller's to retry).
+    this.client = new Etcd3({ hosts: options.servers, faultHandling: { global: noRetry } });
+    this.layout = new Layout(options.prefix ?? 'orchd/');
+  }
+
+  get lastSeq(): number {
+    return this.last;
+  }
+
+  get firstSeq(): number {
+    return this.first;
+  }
+
+  private get where(): Where {
+    return { client: this.client, layout: this.layout, base: this.base };
+  }
+
+  async open(): Promise<void> {
+    if (this.state !== 'new') throw new Error(`a log opens once (this one is ${this.state})`);
+    this.state = 'opening';
+    try {
+      await mkdir(this.options.dir, { recursive: true });
+      // Creates the log key on first use; its create revision is the base of every seq.
+      const res = await this.client.kv.txn({
+        compare: [{ key: this.layout.log, target: CompareTarget.Create, result: CompareResult.Equal, create_revision: 0 }],
+        success: [{ request_put: { key: this.layout.log, value: Buffer.alloc(0) } }, { request_put: { key: this.layout.secret, value: randomBytes(32) } }],
+        failure: [{ request_range: { key: this.layout.log } }],
+      });
+      this.clusterId = res.header.cluster_id;
+      const secret = (await this.client.kv.range({ key: this.layout.secret })).kvs[0]?.value;
+      if (!secret) throw new Error(`etcd holds the log at ${this.layout.prefix} but not its secret`);
+      this.secret = secret;
+      const kv = res.succeeded ? undefined : res.responses[0].response_range.kvs[0];
+      this.base = kv ? Number(kv.create_revision) : Number(res.header.revision);
+      this.last = kv ? Number(kv.mod_revision) - this.base : 0;
+      this.assigned = this.last;
+      this.first = Math.max(1, (await this.compactedTo()) - this.base + 1);
+      this.state = 'open';
+      await this.follow();
+    } catch (err) {
+      this.state = 'closed';
+      this.client.close();
+      throw err;
+    }
+  }
+
+  /** etcd's compaction revision (0: none above the base), as a watch from the base reports it. */
+  private compactedTo(): Promise<number> {
+    return new Promise((resolve, reject) => {
+      let watch: KeyWatch | undefined;
+      let settled = false;
+      const done = (rev: number) => {
+        settled = true;
+        watch?.cancel();
+        resolve(rev);
+      };
+      watchKey(this.client, this.layout.log, this.base, () => done(0), (err) => {
+        if (err instanceof CompactedError) done(err.compactRevision);
+        else reject(err);
+      }).then((w) => (settled ? w.cancel() : (watch = w)), reject);
+    });
+  }
+
+  /** One watch of the log key from the last applied revision, made again when etcd is lost. */
+  private async follow(): Promise<void> {
+    if (this.state !== 'open' && this.state !== 'closing') return;
+    try {
+      this.watch = await watchKey(this.client, this.layout.log, this.base + this.lastArrived() + 1, (kvs) => this.onWatch(kvs), (err) => this.onWatchEnd(err));
+      this.connected = true;
+    } catch (err) {
+      this.onWatchEnd(err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+
+  private lastArrived(): number {
+    return this.arrived.length > 0 ? this.arrived[this.arrived.length - 1].seq : this.last;
+  }
+
+  private onWatchEnd(err: Error): void {
+    this.watch = undefined;
+    this.connected = false;
+    if (err instanceof CompactedError) {
+      // The history this replica had not applied yet is gone: it can no longer follow the log.
+      this.brokenBy = new LogError('COMPACTED', `etcd compacted revisions this replica had not applied (${err.message})`, this.last + 1);
+      return;
+    }
+    if (this.state === 'open') this.rewatch = setTimeout(() => void this.follow(), REWATCH_MS);
+  }
+
+  private onWatch(kvs: IKeyValue[]): void {
+    for (const kv of kvs) {
+      const seq = Number(kv.mod_revision) - this.base;
+      // After a new watch, etcd may repeat what the last one delivered.
+      if (seq <= this.lastArrived()) continue;
+      if (seq !== this.lastArrived() + 1) {
+        this.brokenBy = new ForeignWriteError(`the log key jumped from seq ${this.lastArrived()} to ${seq}: something other than orchd writes to this etcd`);
+      }
+      this.arrived.push(decodeEntry(seq, kv.value));
+    }
+    this.drain();
+  }
+
+  append(make: (seq: number) => LogRecord): Appended {
+    if (this.state !== 'open') throw new LogError('CLOSED', `the log is ${this.state === 'new' ? 'not open' : this.state}`);
+    if (this.brokenBy) throw new LogError('BROKEN', `the log is broken: ${this.brokenBy.message}`, undefined, { cause: this.brokenBy });
+    if (this.making) throw new Error('append() called from inside make()');
+    const seq = Math.max(this.assigned, this.last) + 1;
+    this.making = true;
+    let record: LogRecord;
+    let bytes: Buffer;
+    try {
+      record = make(seq);
+      bytes = encodeRecord(record);
+    } finally {
+      this.making = false;
+    }
+    this.assigned = seq;
+    const batch = (this.queued ??= { items: [], openedAt: performance.now() });
+    let resolve = noop;
+    let reject: (err: Error) => void = noop;
+    const durable = new Promise<void>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    // Unhandled if the caller does not wait for durability; callers that wait still see the rejection.
+    durable.catch(noop);
+    batch.items.push({ entry: { seq, type: record.type, key: record.key, value: record.value }, bytes, expect: record.expect, resolve, reject });
+    if (!this.writing && !this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => {
+        this.flushScheduled = false;
+        this.flush();
+      });
+    }
+    return { seq, durable };
+  }
+
+  /** Sends the queued batch (its appends one after another), unless one is in flight. */
+  private flush(): void {
+    const batch = this.queued;
+    if (!batch || this.writing) return;
+    this.queued = undefined;
+    this.writing = batch;
+    void (async () => {
+      for (const p of batch.items) await sendAppend(this.client, this.layout, this.base, p);
+      this.settled(batch);
+    })();
+  }
+
+  /** etcd answered every append of the batch: failures hear it now, the rest once the watch brings them. */
+  private settled(batch: PendingBatch): void {
+    let failed = false;
+    for (const p of batch.items) {
+      if (p.outcome === 'ok') continue;
+      failed = true;
+      if (p.outcome instanceof ForeignWriteError) this.brokenBy ??= p.outcome;
+      p.reject(p.outcome ?? new Error('no outcome'));
+    }
+    if (failed) {
+      // The appends queued behind took seqs that counted on every one of these; the next ones count
+      // from what etcd holds (a caller told RACED catches up to it first).
+      for (const p of this.queued?.items ?? []) p.reject(new LogError('RACED', `seq ${p.entry.seq} cannot follow: an append before it failed`, this.last));
+      this.queued = undefined;
+      this.assigned = Math.max(this.last, ...batch.items.filter((p) => p.outcome === 'ok').map((p) => p.entry.seq));
+    }
+    this.drain();
+  }
+
+  /**
+   * Emits what the watch brought, in order. Entries of the batch in flight wait until etcd has
+   * answered all of it, then go out as one batch with the appended values themselves (committed$
+   * hands a writer's own object on), and their writers hear back after the views applied them.
+   */
+  private drain(): void {
+    const batch = this.writing;
+    const settled = batch !== undefined && batch.items.every((p) => p.outcome !== undefined);
+    const ours = new Map<number, Pending>();
+    if (batch && settled) for (const p of batch.items) if (p.outcome === 'ok') ours.set(p.entry.seq, p);
+    const lastOurs = Math.max(0, ...ours.keys());
+    let upto = this.lastArrived();
+    if (batch && !settled) upto = Math.min(upto, batch.items[0].entry.seq - 1);
+    else if (lastOurs > upto) upto = this.last; // wait until the watch brought all of the batch
+    if (upto > this.last) {
+      const out = this.arrived.filter((e) => e.seq <= upto);
+      this.arrived = this.arrived.slice(out.length);
+      const emitted = out.map((e) => {
+        const p = ours.get(e.seq);
+        return p && p.entry.key === e.key ? p.entry : e;
+      });
+      this.last = upto;
+      this.assigned = Math.max(this.assigned, this.last);
+      this.subject.next(emitted);
+    }
+    if (batch && settled && this.last >= lastOurs) {
+      for (const p of ours.values()) p.resolve();
+      this.writing = undefined;
+      this.options.onBatch?.(batch.items.length, performance.now() - batch.openedAt);
+      this.flush();
+      if (this.arrived.length > 0) this.drain();
+    }
+    if (!this.writing) this.closedDrained?.();
+  }
+
+  private closedDrained: (() => void) | undefined;
+
+  read(from: number, to?: number, opts?: ReadOptions): AsyncIterable<LogEntry[]> {
+    this.checkReadable();
+    const { start, end } = readBounds(from, to, opts, this.first, this.last);
+    const kept = start < this.first ? keptEntries(this.where, start, this.first, this.kept) : undefined;
+    const live = Math.max(start, this.first) <= end ? readEntries(this.where, Math.max(start, this.first), end) : undefined;
+    if (live) {
+      this.fetching.add(live.fetched);
+      void live.fetched.then(() => this.fetching.delete(live.fetched));
+    }
+    return (async function* () {
+      if (kept) yield* await kept;
+      if (live) yield* live.pages;
+    })();
+  }
+
+  async get(seq: number): Promise<LogEntry | undefined> {
+    this.checkReadable();
+    if (!Number.isSafeInteger(seq) || seq < 1 || seq > this.last) return undefined;
+    if (seq >= this.first) return entryAt(this.where, seq);
+    // Not compacted here since this replica started: every key's state at the horizon is kept.
+    this.kept ??= await keptAt(this.where, this.first, () => true);
+    const key = this.kept.get(seq);
+    return key === undefined ? undefined : keptEntry(this.where, key, seq, this.base + this.first - 1);
+  }
+
+  compact(below: number, keep: (seq: number) => boolean = () => false): Promise<void> {
+    return this.compactions.run(below, () => this.compactNow(below, keep));
+  }
+
+  /**
+   * etcd's compaction to the revision of horizon - 1 keeps every key's record at that revision: the
+   * state at firstSeq - 1 stays readable entry by entry (as keep() asks of every backend). keep()
+   * narrows what this replica hands out of it, until it restarts.
+   */
+  private async compactNow(below: number, keep: (seq: number) => boolean): Promise<void> {
+    if (this.state !== 'open') throw new LogError('CLOSED', `the log is ${this.state}`);
+    const horizon = Math.min(below, this.last + 1);
+    if (horizon <= this.first) return;
+    await Promise.all(this.fetching);
+    const revision = this.base + horizon - 1;
+    try {
+      await this.client.kv.compact({ revision, physical: true });
+    } catch (err) {
+      // Another replica compacted as far or further.
+      if (!isCompactedError(err)) throw err;
+    }
+    this.first = horizon;
+    this.kept = await keptAt(this.where, horizon, keep);
+  }
+
+  async headSeq(): Promise<number> {
+    this.checkReadable();
+    // A linearizable (quorum) read: no replica can have acknowledged a write past it.
+    const res = await this.client.kv.range({ key: this.layout.log, keys_only: true }, { deadline: Date.now() + HEAD_DEADLINE_MS });
+    const kv = res.kvs[0];
+    return kv ? Number(kv.mod_revision) - this.base : 0;
+  }
+
+  private checkpointFile(): string {
+    return join(this.options.dir, `etcd-checkpoint-${this.clusterId}-${this.layout.prefix.replace(/[^\w.-]/g, '_')}-${this.base}`);
+  }
+
+  async saveCheckpoint(cp: Checkpoint): Promise<void> {
+    checkSeq(cp.seq, 'checkpoint seq');
+    this.checkReadable();
+    if (cp.seq > this.last) throw new LogError('FUTURE_SEQ', `checkpoint at ${cp.seq} is past the last durable seq ${this.last}`, cp.seq);
+    await saveCheckpointFile(this.checkpointFile(), cp);
+  }
+
+  async loadCheckpoint(): Promise<SavedCheckpoint | undefined> {
+    this.checkReadable();
+    return loadCheckpointFile(this.checkpointFile());
+  }
+
+  close(): Promise<void> {
+    return (this.closing ??= this.closeNow());
+  }
+
+  private async closeNow(): Promise<void> {
+    if (this.state === 'new' || this.state === 'closed') {
+      this.state = 'closed';
+      return;
+    }
+    this.state = 'closing';
+    this.flush();
+    // What was appended before close is written and acknowledged: its callers hold seqs. Not if
+    // etcd cannot be reached: then the watch cannot bring it, and those appends fail.
+    if (this.writing && this.connected) await new Promise<void>((resolve) => (this.closedDrained = resolve));
+    for (const p of [...(this.writing?.items ?? []), ...(this.queued?.items ?? [])]) p.reject(new LogError('CLOSED', 'the log closed before etcd answered'));
+    await this.compactions.idle;
+    clearTimeout(this.rewatch);
+    this.watch?.cancel();
+    this.subject.complete();
+    this.state = 'closed';
+    this.client.close();
+  }
+
+  private checkReadable(): void {
+    if (this.state !== 'open' && this.state !== 'closing') {
+      throw new LogError('CLOSED', `the log is ${this.state === 'new' ? 'not open' : this.state}`);
+    }
+  }
+}

@@ -1,0 +1,56 @@
+import type { Etcd3, IKeyValue, IWatchResponse } from 'etcd3';
+
+/** The revisions a watch asked for are compacted: etcd keeps revisions from compactRevision on. */
+export class CompactedError extends Error {
+  constructor(readonly compactRevision: number) {
+    super(`etcd compacted its history up to revision ${compactRevision}`);
+    this.name = 'CompactedError';
+  }
+}
+
+export interface KeyWatch {
+  /** Stops the watch; onEnd is not called after it. */
+  cancel(): void;
+}
+
+/**
+ * One etcd watch of one key from a revision, on a gRPC stream of its own (not etcd3's shared
+ * WatchManager, which resumes by itself and drops the compact revision a cancelled watch reports:
+ * the log decides what a lost stream means). onValues gets each message's key-values in revision
+ * order; onEnd is called once, when the stream fails or etcd cancels the watch.
+ */
+export async function watchKey(
+  client: Etcd3,
+  key: Buffer,
+  fromRevision: number,
+  onValues: (kvs: IKeyValue[]) => void,
+  onEnd: (err: Error) => void,
+): Promise<KeyWatch> {
+  const stream = await client.watchClient.watch();
+  let done = false;
+  const end = (err: Error) => {
+    if (done) return;
+    done = true;
+    stream.cancel();
+    onEnd(err);
+  };
+  stream.on('data', (res: IWatchResponse) => {
+    if (done) return;
+    if (res.canceled) {
+      const compacted = Number(res.compact_revision);
+      end(compacted > 0 ? new CompactedError(compacted) : new Error(`etcd cancelled the watch: ${res.cancel_reason}`));
+      return;
+    }
+    if (res.events?.length) onValues(res.events.map((e) => e.kv));
+  });
+  stream.on('error', (err) => end(err));
+  stream.on('end', () => end(new Error('the etcd watch stream ended')));
+  stream.write({ create_request: { key, start_revision: fromRevision } });
+  return {
+    cancel() {
+      if (done) return;
+      done = true;
+      stream.cancel();
+    },
+  };
+}

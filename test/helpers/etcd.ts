@@ -1,0 +1,114 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Etcd3 } from 'etcd3';
+
+/** Debian's etcd-server (installed by .ci/run). */
+export const ETCD_BINARY = process.env.ORCHD_TEST_ETCD ?? '/usr/bin/etcd';
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => resolve(typeof addr === 'object' && addr ? addr.port : 0));
+    });
+  });
+}
+
+/**
+ * A real single-member etcd on loopback with free ports and a temp data folder, stopped by its PID.
+ * stop() and start() again on the same folder and ports are an etcd restart.
+ */
+export class TestEtcd {
+  private child: ChildProcess | undefined;
+  private readonly output: string[] = [];
+
+  private constructor(
+    readonly dataDir: string,
+    readonly clientPort: number,
+    readonly peerPort: number,
+    readonly name = 'test',
+    /** Every member's name=peer URL (a single member: itself). */
+    private initialCluster = '',
+  ) {}
+
+  get url(): string {
+    return `http://127.0.0.1:${this.clientPort}`;
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  static async start(): Promise<TestEtcd> {
+    const etcd = new TestEtcd(await mkdtemp(join(tmpdir(), 'orchd-test-etcd-')), await freePort(), await freePort());
+    await etcd.start();
+    return etcd;
+  }
+
+  /** A cluster of n members on loopback, started together (each waits for a quorum). */
+  static async cluster(n: number): Promise<TestEtcd[]> {
+    const members: TestEtcd[] = [];
+    for (let i = 0; i < n; i++) members.push(new TestEtcd(await mkdtemp(join(tmpdir(), 'orchd-test-etcd-')), await freePort(), await freePort(), `m${i}`));
+    const initial = members.map((m) => `${m.name}=http://127.0.0.1:${m.peerPort}`).join(',');
+    for (const m of members) m.initialCluster = initial;
+    await Promise.all(members.map((m) => m.start()));
+    return members;
+  }
+
+  async start(): Promise<void> {
+    const peer = `http://127.0.0.1:${this.peerPort}`;
+    const child = spawn(ETCD_BINARY, [
+      '--name', this.name,
+      '--data-dir', join(this.dataDir, 'data'),
+      '--listen-client-urls', this.url,
+      '--advertise-client-urls', this.url,
+      '--listen-peer-urls', peer,
+      '--initial-advertise-peer-urls', peer,
+      '--initial-cluster', this.initialCluster || `${this.name}=${peer}`,
+      '--initial-cluster-state', 'new',
+      '--log-level', 'error',
+    ], { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = child;
+    for (const s of [child.stdout, child.stderr]) s?.on('data', (b: Buffer) => this.output.push(b.toString()));
+    const client = new Etcd3({ hosts: this.url });
+    const deadline = Date.now() + 30_000;
+    try {
+      for (;;) {
+        try {
+          await client.get('health').string();
+          return;
+        } catch (err) {
+          if (child.exitCode !== null || Date.now() > deadline) {
+            await this.stop();
+            throw new Error(`etcd did not start: ${String(err)}\n${this.output.join('').slice(-2000)}`);
+          }
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+    } finally {
+      client.close();
+    }
+  }
+
+  /** Stops etcd by its PID (SIGTERM, or SIGKILL for a crash) and waits until it is gone. */
+  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    const child = this.child;
+    this.child = undefined;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    process.kill(child.pid!, signal);
+    const timer = setTimeout(() => child.pid && process.kill(child.pid, 'SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  }
+
+  async destroy(): Promise<void> {
+    await this.stop();
+    await rm(this.dataDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * Real clients against different replicas of one etcd log: kubectl writes through one, a
+ * @kubernetes/client-node informer follows the other.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CoreV1Api, KubeConfig, makeInformer, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TestEtcd } from '../helpers/etcd.js';
+import { KUBECTL } from '../helpers/kubectl.js';
+import { isReady, killAll, spawnServer, type ServerChild } from '../server/child.js';
+
+let etcd: TestEtcd;
+const dirs: string[] = [];
+let home = '';
+
+async function replica(): Promise<ServerChild> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'orchd-replica-'));
+  dirs.push(dataDir);
+  const child = await spawnServer(dataDir, ['--storage', 'etcd', '--etcd-servers', etcd.url], { lifeMs: 240_000 });
+  await child.waitForLine(isReady, 60_000);
+  return child;
+}
+
+let a: ServerChild;
+let b: ServerChild;
+
+beforeAll(async () => {
+  etcd = await TestEtcd.start();
+  [a, b] = await Promise.all([replica(), replica()]);
+  home = await mkdtemp(join(tmpdir(), 'orchd-kubectl-'));
+  await writeFile(join(home, 'kubeconfig'), 'apiVersion: v1\nkind: Config\n');
+}, 120_000);
+
+afterAll(async () => {
+  await killAll();
+  await etcd?.destroy();
+  await Promise.all([...dirs, home].filter(Boolean).map((d) => rm(d, { recursive: true, force: true })));
+});
+
+function kubectl(server: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      KUBECTL!,
+      ['--server', server, '--kubeconfig', join(home, 'kubeconfig'), '--cache-dir', join(home, 'cache'), ...args],
+      { cwd: home, timeout: 30_000, env: { ...process.env, HOME: home } },
+      (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+describe.skipIf(!KUBECTL)('kubectl on one replica, a client-node informer on the other', () => {
+  it('the informer on B sees what kubectl does on A, with A\'s resourceVersions', async () => {
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'b', server: b.url, skipTLSVerify: true }],
+      users: [{ name: 'anonymous' }],
+      contexts: [{ name: 'b', cluster: 'b', user: 'anonymous' }],
+      currentContext: 'b',
+    });
+    const core = kc.makeApiClient(CoreV1Api);
+    const informer = makeInformer(kc, '/api/v1/namespaces', () => core.listNamespace() as Promise<KubernetesListObject<KubernetesObject>>);
+    const seen: string[] = [];
+    const errors: unknown[] = [];
+    const record = (verb: string) => (o: KubernetesObject) => seen.push(`${verb} ${o.metadata?.name}@${o.metadata?.resourceVersion}`);
+    informer.on('add', record('add'));
+    informer.on('update', record('update'));
+    informer.on('error', (err) => errors.push(err));
+    const waitFor = async (entry: string) => {
+      const deadline = Date.now() + 15_000;
+      while (!seen.includes(entry)) {
+        if (Date.now() > deadline) throw new Error(`informer never saw "${entry}"; saw ${JSON.stringify(seen.slice(-10))}, errors ${String(errors)}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    await informer.start();
+    try {
+      const manifest = join(home, 'namespace.yaml');
+      await writeFile(manifest, 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: from-kubectl\n');
+      const created = await kubectl(a.url, ['create', '-f', manifest, '-o', 'jsonpath={.metadata.resourceVersion}']);
+      expect(created).toMatchObject({ code: 0, stderr: '' });
+      await waitFor(`add from-kubectl@${created.stdout}`);
+      expect(await kubectl(a.url, ['label', 'namespace', 'from-kubectl', 'phase=two'])).toMatchObject({ code: 0, stderr: '' });
+      // (kubectl label -o prints the object it sent, with the version it read.)
+      const labelled = await kubectl(a.url, ['get', 'namespace', 'from-kubectl', '-o', 'jsonpath={.metadata.resourceVersion}']);
+      expect(Number(labelled.stdout)).toBeGreaterThan(Number(created.stdout));
+      await waitFor(`update from-kubectl@${labelled.stdout}`);
+      expect(informer.get('from-kubectl')?.metadata?.labels).toMatchObject({ phase: 'two' });
+      // And kubectl on B reads the same object A wrote.
+      const onB = await kubectl(b.url, ['get', 'namespace', 'from-kubectl', '-o', 'jsonpath={.metadata.resourceVersion} {.metadata.labels.phase}']);
+      expect(onB.stdout).toBe(`${labelled.stdout} two`);
+      expect(errors).toEqual([]);
+    } finally {
+      await informer.stop();
+    }
+  });
+});
