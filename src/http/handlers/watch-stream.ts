@@ -100,8 +100,11 @@ export function runWatch(store: Store, spec: WatchSpec, sink: WatchSink): () => 
   const emitObject = (type: WatchEventType, s: StoredObject, change?: Change) => {
     if (spec.render) return emit(eventLine(type, JSON.stringify(spec.render(s.obj))));
     if (change && type !== 'BOOKMARK' && type !== 'ERROR') {
-      const lines = (change.lines ??= {});
-      return emit((lines[type] ??= eventLine(type, objectJson(s, spec.apiVersion))));
+      const lines = (change.lines ??= new Map());
+      const key = `${type} ${spec.apiVersion}`;
+      let line = lines.get(key);
+      if (!line) lines.set(key, (line = eventLine(type, objectJson(s, spec.apiVersion))));
+      return emit(line);
     }
     emit(eventLine(type, objectJson(s, spec.apiVersion)));
   };
