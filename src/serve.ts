@@ -59,6 +59,10 @@ export interface ServeOptions {
   config?: ServerConfig;
   /** Run the ValidatingAdmissionPolicy status controller (default true). */
   policyStatus?: boolean;
+  /** Unsent bytes past which a watcher catches up from the log instead (`--watch-buffer`). */
+  watchBuffer?: number;
+  /** How long a watcher that is behind may go without reading before it is ended (`--watch-stall-timeout`). */
+  watchStallTimeoutMs?: number;
 }
 
 export interface Running {
@@ -190,6 +194,10 @@ export async function serve(opts: ServeOptions): Promise<Running> {
     secret: await loadSecret(opts.dataDir),
     eventTtlSeconds: opts.eventTtlSeconds,
     bookmarkIntervalMs: opts.bookmarkIntervalMs,
+    watchLimits: {
+      ...(opts.watchBuffer !== undefined ? { maxBuffered: opts.watchBuffer } : {}),
+      ...(opts.watchStallTimeoutMs !== undefined ? { stallTimeoutMs: opts.watchStallTimeoutMs } : {}),
+    },
     authenticator,
     egress,
     // Without a file the chain allows everything: the server then skips the per-request check.

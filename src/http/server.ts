@@ -41,6 +41,8 @@ export interface ApiServerOptions {
   secret: Buffer;
   eventTtlSeconds: number;
   bookmarkIntervalMs?: number;
+  /** Watch buffer bound and stall timeout (--watch-buffer, --watch-stall-timeout). */
+  watchLimits?: Server['watchLimits'];
   /** Who is asking; without one every request is anonymous (no authentication configured). */
   authenticator?: Authenticator;
   /** What each user may do; without one everything is allowed (no authorization configured). */
@@ -101,6 +103,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     watches: new Set(),
     tokens: new ContinueTokens(opts.secret),
     bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
+    ...(opts.watchLimits ? { watchLimits: opts.watchLimits } : {}),
   };
   let ready = false;
   /** Why /readyz fails and resources are refused while not ready. */
