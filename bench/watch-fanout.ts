@@ -5,6 +5,7 @@
  * server and of every generator process.
  */
 import { existsSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Child } from './child.js';
 import { bounds, type BenchContext } from './context.js';
@@ -42,6 +43,8 @@ export interface FanoutCell {
   peakRss: number;
   /** Wall time from the first write to the last drain, ms (what deliveries/s divide by). */
   spanMs: number;
+  /** With a stalled watcher: whether the server had ended it by the end of the cell. */
+  stalledEnded?: boolean;
 }
 
 export interface FanoutServer {
@@ -70,8 +73,17 @@ function clientScript(): string {
   return script;
 }
 
-export async function fanoutCell(ctx: BenchContext, server: FanoutServer, shape: WatchShape, watchers: number, transport: FanoutCell['transport']): Promise<FanoutCell> {
+export async function fanoutCell(
+  ctx: BenchContext,
+  server: FanoutServer,
+  shape: WatchShape,
+  watchers: number,
+  transport: FanoutCell['transport'],
+  opts: { stalled?: boolean } = {},
+): Promise<FanoutCell> {
   const { watchPath } = await server.prepare(shape, watchers);
+  // One more watcher, here, that never reads: what it costs the others and the server.
+  const stalled = opts.stalled ? stalledWatch(server.url, watchPath(0)) : undefined;
   const name = namer('bw');
   const url = new URL(server.url);
   const b = bounds(ctx);
@@ -111,6 +123,7 @@ export async function fanoutCell(ctx: BenchContext, server: FanoutServer, shape:
     );
     await new Promise((r) => setTimeout(r, DRAIN_MS));
     const spanMs = performance.now() - t0;
+    const stillOpen = stalled ? await openWatches(server.url) : undefined;
     const peakRss = memory(server.pid)?.peakRss ?? NaN;
     http.close();
     const results = await Promise.all(
@@ -142,9 +155,32 @@ export async function fanoutCell(ctx: BenchContext, server: FanoutServer, shape:
       generatorCpu,
       peakRss,
       spanMs,
+      ...(stillOpen !== undefined ? { stalledEnded: stillOpen <= watchers } : {}),
     };
   } finally {
+    stalled?.destroy();
     await Promise.all(clients.map((c) => c.stop('SIGKILL', 1000)));
+  }
+}
+
+/** A watch whose socket is never read: the server's buffers and then its bound fill up. */
+function stalledWatch(baseUrl: string, path: string): Socket {
+  const url = new URL(baseUrl);
+  const s = connect({ host: url.hostname, port: Number(url.port) }, () => s.pause());
+  s.on('error', () => undefined);
+  s.write(`GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\nAccept: application/json\r\n\r\n`);
+  return s;
+}
+
+/** Open watches of Events, as orchd's /metrics counts them. */
+async function openWatches(baseUrl: string): Promise<number> {
+  const http = new HttpClient(baseUrl, 1);
+  try {
+    const res = await http.request('GET', '/metrics');
+    const m = /^apiserver_registered_watchers\{resource="events"\} (\d+)$/m.exec(res.body.toString('utf8'));
+    return m ? Number(m[1]) : NaN;
+  } finally {
+    http.close();
   }
 }
 
