@@ -6,11 +6,12 @@
  * frame headers — and reads the index of every `sampleEvery`-th event only, timestamped on the
  * shared clock (epoch ms) for the harness to match with the time it sent that write.
  *
- * argv[2]: JSON WatchClientConfig. Prints `{"msg":"ready",…}` once every connection has its answer
+ * argv[2]: a file holding the JSON WatchClientConfig (ten thousand paths do not fit in argv). Prints `{"msg":"ready",…}` once every connection has its answer
  * headers, and `{"msg":"result",…}` when sent SIGUSR2 (or at stopAt, a safety bound), then exits.
  */
 import { connect, type Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 
 export interface WatchClientConfig {
   host: string;
@@ -36,7 +37,7 @@ export interface WatchClientResult {
 }
 
 const now = () => performance.timeOrigin + performance.now();
-const cfg = JSON.parse(process.argv[2]!) as WatchClientConfig;
+const cfg = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as WatchClientConfig;
 const marker = Buffer.from(cfg.marker);
 const result: WatchClientResult = { msg: 'result', events: 0, samples: [], ended: 0 };
 const sockets: Socket[] = [];

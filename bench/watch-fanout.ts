@@ -5,6 +5,9 @@
  * server and of every generator process.
  */
 import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { connect, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Child } from './child.js';
@@ -90,10 +93,15 @@ export async function fanoutCell(
   const maxLifeMs = 120_000 + b.warmupMs + b.durationMs;
   const paths = Array.from({ length: WATCH_CLIENTS }, (_, c) => Array.from({ length: Math.ceil((watchers - c) / WATCH_CLIENTS) }, (_, j) => watchPath(c + j * WATCH_CLIENTS)));
   ctx.log(`watch: ${server.system}, ${shape}, opening ${watchers} ${transport} watches in ${WATCH_CLIENTS} processes`);
-  const clients = paths.map((p, c) => {
-    const cfg: WatchClientConfig = { host: url.hostname, port: Number(url.port), paths: p, transport, marker: `"name":"${name(0).slice(0, -1)}`, sampleEvery: SAMPLE_EVERY, stopAt: Date.now() + maxLifeMs };
-    return Child.start(`watch-client-${c}`, process.execPath, [clientScript(), JSON.stringify(cfg)]);
-  });
+  const dir = await mkdtemp(join(tmpdir(), 'orchd-bench-watch-'));
+  const clients = await Promise.all(
+    paths.map(async (p, c) => {
+      const cfg: WatchClientConfig = { host: url.hostname, port: Number(url.port), paths: p, transport, marker: `"name":"${name(0).slice(0, -1)}`, sampleEvery: SAMPLE_EVERY, stopAt: Date.now() + maxLifeMs };
+      const file = join(dir, `client-${c}.json`);
+      await writeFile(file, JSON.stringify(cfg));
+      return Child.start(`watch-client-${c}`, process.execPath, [clientScript(), file]);
+    }),
+  );
   try {
     await Promise.all(clients.map((c) => c.waitForLine((l) => l.includes('"msg":"ready"'), 120_000)));
     const capacity = Math.ceil((ctx.opts.watchRate * (b.warmupMs + b.durationMs)) / 1000) + 100;
@@ -160,6 +168,7 @@ export async function fanoutCell(
   } finally {
     stalled?.destroy();
     await Promise.all(clients.map((c) => c.stop('SIGKILL', 1000)));
+    await rm(dir, { recursive: true, force: true });
   }
 }
 

@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { frameHeader } from '../../src/http/handlers/websocket-frame.js';
 
 type Target = { kind: 'http'; res: ServerResponse } | { kind: 'websocket'; socket: Socket };
 const watchers = new Map<string, Set<Target>>();
@@ -31,16 +32,6 @@ function watch(key: string, t: Target, onClose: (fn: () => void) => void): void 
     set.delete(t);
     queued.delete(t);
   });
-}
-
-function frameHeader(n: number): Buffer {
-  if (n < 126) return Buffer.from([0x81, n]);
-  if (n < 65536) return Buffer.from([0x81, 126, n >> 8, n & 0xff]);
-  const h = Buffer.alloc(10);
-  h[0] = 0x81;
-  h[1] = 127;
-  h.writeBigUInt64BE(BigInt(n), 2);
-  return h;
 }
 
 function flush(): void {

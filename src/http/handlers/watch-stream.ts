@@ -10,6 +10,7 @@ import type { Store } from '../../store/store.js';
 import { encodeStored, LazyObject, peekObject, type Change, type ChangeType, type StoredObject } from '../../store/view.js';
 import { watch$, WatchError, type WatchEvent, type WatchFlow, type WatchRequest } from '../../store/watch.js';
 import { toStatus } from '../respond/respond.js';
+import { frameHeader } from './websocket-frame.js';
 import { gone, internalError, tooLargeResourceVersion, type Status } from '../respond/status.js';
 
 export type WatchEventType = ChangeType | 'BOOKMARK' | 'ERROR';
@@ -167,17 +168,6 @@ const eventLine = (type: WatchEventType, objectJson: string | Buffer): Buffer =>
   typeof objectJson === 'string'
     ? Buffer.from(`{"type":"${type}","object":${objectJson}}\n`)
     : Buffer.concat([Buffer.from(`{"type":"${type}","object":`), objectJson, LINE_END]);
-
-/** The header of an unmasked, final WebSocket text frame of n bytes (RFC 6455 §5.2), as a server sends it. */
-function frameHeader(n: number): Buffer {
-  if (n < 126) return Buffer.from([0x81, n]);
-  if (n < 65536) return Buffer.from([0x81, 126, n >> 8, n & 0xff]);
-  const h = Buffer.alloc(10);
-  h[0] = 0x81;
-  h[1] = 127;
-  h.writeBigUInt64BE(BigInt(n), 2);
-  return h;
-}
 
 /** The stored JSON when the requested version is the stored one (the common case); else re-stamped. */
 function objectJson(s: StoredObject, apiVersion: string): string | Buffer {
