@@ -91,7 +91,7 @@ export async function fanoutCell(
   const url = new URL(server.url);
   const b = bounds(ctx);
   const maxLifeMs = 120_000 + b.warmupMs + b.durationMs;
-  const paths = Array.from({ length: WATCH_CLIENTS }, (_, c) => Array.from({ length: Math.ceil((watchers - c) / WATCH_CLIENTS) }, (_, j) => watchPath(c + j * WATCH_CLIENTS)));
+  const paths = Array.from({ length: Math.min(WATCH_CLIENTS, watchers) }, (_, c) => Array.from({ length: Math.ceil((watchers - c) / WATCH_CLIENTS) }, (_, j) => watchPath(c + j * WATCH_CLIENTS)));
   ctx.log(`watch: ${server.system}, ${shape}, opening ${watchers} ${transport} watches in ${WATCH_CLIENTS} processes`);
   const dir = await mkdtemp(join(tmpdir(), 'orchd-bench-watch-'));
   const clients = await Promise.all(
