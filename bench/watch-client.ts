@@ -56,9 +56,11 @@ function indexAt(b: Buffer, from: number, to: number): number {
 }
 
 /** Chunked HTTP: an event ends at a \n not preceded by \r (the chunk framing's line ends are CRLF). */
+/** Events seen by this process, over all its connections: every sampleEvery-th is timed (a selective watcher sees a few events only). */
+let n = 0;
+
 function httpReader(): (b: Buffer) => void {
   let prev = 0;
-  let n = 0;
   let lineStart = 0;
   return (b) => {
     lineStart = 0;
@@ -81,7 +83,6 @@ function httpReader(): (b: Buffer) => void {
 function wsReader(): (b: Buffer) => void {
   let header: number[] = [];
   let skip = 0;
-  let n = 0;
   return (b) => {
     let i = 0;
     while (i < b.length) {
