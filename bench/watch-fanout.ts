@@ -7,9 +7,8 @@
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { connect, type Socket } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { Child } from './child.js';
 import { bounds, type BenchContext } from './context.js';
 import { expectStatus, HttpClient } from './http-client.js';
@@ -70,8 +69,9 @@ export function watchPathFor(shape: WatchShape, k: number, rv: string): string {
   return `/apis/events.orch.io/v1/namespaces/default/events?${q}`;
 }
 
-function clientScript(): string {
-  const script = fileURLToPath(new URL('./watch-client.js', import.meta.url));
+/** A compiled bench script beside the orchd being measured (dist/bench/…), so tests that run the harness from source find it too. */
+export function benchScript(ctx: BenchContext, path: string): string {
+  const script = join(dirname(ctx.orchdCli), '..', 'bench', path);
   if (!existsSync(script)) throw new Error(`${script} is missing: run npm run build first`);
   return script;
 }
@@ -99,7 +99,7 @@ export async function fanoutCell(
       const cfg: WatchClientConfig = { host: url.hostname, port: Number(url.port), paths: p, transport, marker: `"name":"${name(0).slice(0, -1)}`, sampleEvery: SAMPLE_EVERY, stopAt: Date.now() + maxLifeMs };
       const file = join(dir, `client-${c}.json`);
       await writeFile(file, JSON.stringify(cfg));
-      return Child.start(`watch-client-${c}`, process.execPath, [clientScript(), file]);
+      return Child.start(`watch-client-${c}`, process.execPath, [benchScript(ctx, 'watch-client.js'), file]);
     }),
   );
   try {

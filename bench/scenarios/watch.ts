@@ -18,8 +18,7 @@ import { fixedRate, type RunResult, type Watched } from '../load.js';
 import { eventBytes, eventsPath, namer } from '../payload.js';
 import { LatencyLog } from '../stats.js';
 import { col, type Row, type ScenarioResult, type TargetCheck } from '../result.js';
-import { createNamespaces, fanoutCell, watchPathFor, type FanoutCell, type FanoutServer, type WatchShape } from '../watch-fanout.js';
-import { fileURLToPath } from 'node:url';
+import { benchScript, createNamespaces, fanoutCell, watchPathFor, type FanoutCell, type FanoutServer, type WatchShape } from '../watch-fanout.js';
 
 /** Issue 15's targets, each against the peer in the same run. */
 const BROADCAST = { watchers: 1000, rate: 1000, p99: 100, vsPeer: 0.7 };
@@ -141,9 +140,8 @@ async function withOrchd<T>(ctx: BenchContext, fn: (s: FanoutServer) => Promise<
   }
 }
 
-async function withPeer<T>(fn: (s: FanoutServer) => Promise<T>): Promise<T> {
-  const script = fileURLToPath(new URL('../peers/fanout-server.js', import.meta.url));
-  const child = Child.start('fanout-peer', process.execPath, [script]);
+async function withPeer<T>(ctx: BenchContext, fn: (s: FanoutServer) => Promise<T>): Promise<T> {
+  const child = Child.start('fanout-peer', process.execPath, [benchScript(ctx, 'peers/fanout-server.js')]);
   try {
     const line = await child.waitForLine((l) => l.includes('"msg":"ready"'), 15_000);
     const url = (JSON.parse(line) as { url: string }).url;
@@ -167,7 +165,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const pair = async (shape: WatchShape, watchers: number, transport: FanoutCell['transport']) => {
     try {
       const orchd = await withOrchd(ctx, (s) => fanoutCell(ctx, s, shape, watchers, transport));
-      const peer = await withPeer((s) => fanoutCell(ctx, s, shape, watchers, transport));
+      const peer = await withPeer(ctx, (s) => fanoutCell(ctx, s, shape, watchers, transport));
       cells.push(orchd, peer);
     } catch (err) {
       failures.push(`${shape}, ${watchers} ${transport} watchers: not measured (${err instanceof Error ? err.message.split('\n')[0] : String(err)})`);
