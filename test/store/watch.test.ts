@@ -324,13 +324,14 @@ describe('a watcher whose connection falls behind', () => {
     expect(seen.events.length).toBe(got);
     // Draining lets it read on from the log, each page only once the previous one drained.
     const drainAll = setInterval(() => flow.drain(), 2);
+    let after: number;
     try {
       await until(() => seen.events.length === 40, 'the catch-up');
+      after = await put('ns-slow', 'after');
+      await until(() => seen.events.length === 41, 'live again');
     } finally {
       clearInterval(drainAll);
     }
-    const after = await put('ns-slow', 'after');
-    await until(() => seen.events.length === 41, 'live again');
     expect(seen.events.map((e) => brief(e)[2])).toEqual([...seqs, after]);
   });
 
