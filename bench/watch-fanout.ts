@@ -76,6 +76,7 @@ export function benchScript(ctx: BenchContext, path: string): string {
   return script;
 }
 
+/** Over 80 lines: one cell start to end (clients up, writer, drain, results), with its cleanup in one finally. */
 export async function fanoutCell(
   ctx: BenchContext,
   server: FanoutServer,

@@ -156,6 +156,7 @@ const deliveriesPerSec = (c: FanoutCell) => (c.delivered * 1000) / c.spanMs;
 /** Server CPU per acknowledged write, ms. */
 const cpuPerWrite = (c: FanoutCell) => (c.write.throughput > 0 ? (c.serverCpu / 100) * (1000 / c.write.throughput) : NaN);
 
+/** Over 80 lines: the cells, then one row per cell and its columns and notes, read top to bottom as the table reads. */
 async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const started = performance.now();
   const cells: FanoutCell[] = [];
