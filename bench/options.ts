@@ -18,6 +18,8 @@ export interface BenchOptions {
   watchers: number[];
   watchRate: number;
   watchTransports: WatchTransport[];
+  /** Watchers per selective watch cell (empty: none). */
+  watchSelective: number[];
   replayEntries: number[];
   memoryObjects: number;
   streamListObjects: number[];
@@ -44,6 +46,8 @@ scenarios: ${SCENARIOS.join(', ')} (default: all)
   --watchers 100,1000       watchers per watch cell
   --watch-rate 100          writes/s during the watch scenario
   --watch-transports http,websocket  how the watchers watch: chunked HTTP, WebSockets, or both
+  --watch-selective 100,10000  watchers per selective watch cell (each on its own namespace, then
+                            each on its own regarding.name); 0 skips them
   --replay-entries 10000,100000  log lengths for the replay scenario (the target is 1000000)
   --memory-objects 20000    objects created for the memory scenario
   --stream-list-objects 10000,100000  stored objects for the memory scenario's plain vs streaming list
@@ -98,6 +102,7 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
       watchers: { type: 'string', default: '100,1000' },
       'watch-rate': { type: 'string', default: '100' },
       'watch-transports': { type: 'string', default: WATCH_TRANSPORTS.join(',') },
+      'watch-selective': { type: 'string', default: '100,10000' },
       'replay-entries': { type: 'string', default: '10000,100000' },
       'memory-objects': { type: 'string', default: '20000' },
       'stream-list-objects': { type: 'string', default: '10000,100000' },
@@ -130,6 +135,7 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
     watchers: positiveInts('watchers', values.watchers),
     watchRate: positiveInt('watch-rate', values['watch-rate']),
     watchTransports: watchTransports(values['watch-transports']),
+    watchSelective: values['watch-selective'] === '0' ? [] : positiveInts('watch-selective', values['watch-selective']),
     replayEntries: positiveInts('replay-entries', values['replay-entries']),
     memoryObjects: positiveInt('memory-objects', values['memory-objects']),
     streamListObjects: positiveInts('stream-list-objects', values['stream-list-objects']),

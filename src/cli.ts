@@ -30,6 +30,10 @@ const usage = `usage: orchd serve [--port 8080] [--bind-address 127.0.0.1] [--da
                    current objects are never dropped                    default ${DEFAULT_RETENTION}
   --shutdown-timeout  how long a shutdown waits for requests in flight
                    before it closes their connections                   default 10s
+  --watch-buffer   bytes a watcher may have unsent before it stops getting
+                   live events and catches up from the log (512Ki, 4Mi)  default 4Mi
+  --watch-stall-timeout  how long a watcher that is behind may go without
+                   reading before it is ended with an ERROR event        default 60s
   -h, --help       print this and exit
 
 Server configuration files (YAML or JSON). Each given file is read and validated before anything
@@ -82,6 +86,8 @@ interface ServeFlags {
   eventTtlSeconds: number;
   shutdownTimeoutMs: number;
   historyRetention: RetentionPolicy;
+  watchBuffer: number;
+  watchStallTimeoutMs: number;
   configFiles: ServerConfigFiles;
   encryptionConfigAutomaticReload: boolean;
   etcd?: { servers: string[] };
@@ -102,6 +108,8 @@ function parseServeFlags(args: string[]): ServeFlags | 'help' {
         'event-ttl': { type: 'string', default: '1h' },
         'shutdown-timeout': { type: 'string', default: '10s' },
         'history-retention': { type: 'string', default: DEFAULT_RETENTION },
+        'watch-buffer': { type: 'string', default: '4Mi' },
+        'watch-stall-timeout': { type: 'string', default: '60s' },
         'authentication-config': { type: 'string' },
         'authorization-config': { type: 'string' },
         'encryption-provider-config': { type: 'string' },
@@ -144,6 +152,15 @@ function parseServeFlags(args: string[]): ServeFlags | 'help' {
   } catch (err) {
     throw new UsageError(`--history-retention: ${err instanceof Error ? err.message : String(err)}`);
   }
+  const watchBuffer = parseBytes(values['watch-buffer']);
+  if (watchBuffer === undefined || watchBuffer < 1024) throw new UsageError(`--watch-buffer: ${JSON.stringify(values['watch-buffer'])} is not a size of at least 1Ki (e.g. 4Mi, 512Ki, 1048576)`);
+  let watchStallTimeoutMs: number;
+  try {
+    watchStallTimeoutMs = parseDuration(values['watch-stall-timeout']) * 1000;
+  } catch {
+    throw new UsageError(`--watch-stall-timeout: ${JSON.stringify(values['watch-stall-timeout'])} is not a duration (e.g. 60s, 2m)`);
+  }
+  if (watchStallTimeoutMs <= 0) throw new UsageError('--watch-stall-timeout: must be more than 0');
   const encryptionConfigAutomaticReload = values['encryption-provider-config-automatic-reload'];
   if (encryptionConfigAutomaticReload && values['encryption-provider-config'] === undefined) {
     throw new UsageError('--encryption-provider-config-automatic-reload must be set with --encryption-provider-config');
@@ -167,6 +184,8 @@ function parseServeFlags(args: string[]): ServeFlags | 'help' {
     eventTtlSeconds,
     shutdownTimeoutMs,
     historyRetention,
+    watchBuffer,
+    watchStallTimeoutMs,
     configFiles,
     encryptionConfigAutomaticReload,
     ...(etcd ? { etcd } : {}),
@@ -185,6 +204,13 @@ function etcdFlags(storage: StorageKind, servers: string | undefined): { servers
     if (!/^https?:\/\/[^/\s]+:\d{1,5}\/?$/.test(u)) throw new UsageError(`--etcd-servers[${i}]: ${JSON.stringify(u)} is not an etcd client URL (http://host:port)`);
   });
   return { servers: urls };
+}
+
+/** A byte count: digits with an optional binary suffix (Ki, Mi, Gi), as Kubernetes quantities write them. */
+function parseBytes(text: string): number | undefined {
+  const m = /^(\d{1,12})(Ki|Mi|Gi)?$/.exec(text);
+  if (!m) return undefined;
+  return Number(m[1]) * { '': 1, Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3 }[m[2] ?? '']!;
 }
 
 async function runServe(flags: ServeFlags, config: ServerConfig): Promise<void> {

@@ -77,6 +77,10 @@ export interface ServeOptions {
    * then holds only this replica's checkpoints and serving certificate).
    */
   etcd?: { servers: string[] };
+  /** Unsent bytes past which a watcher catches up from the log instead (`--watch-buffer`). */
+  watchBuffer?: number;
+  /** How long a watcher that is behind may go without reading before it is ended (`--watch-stall-timeout`). */
+  watchStallTimeoutMs?: number;
 }
 
 export type StorageKind = 'leveldb' | 'memory' | 'etcd';
@@ -221,6 +225,10 @@ async function start(opts: ServeOptions, logger: Logger, closers: Closers): Prom
     // Replicas share one: a list's next page may be asked of another replica.
     secret: etcdLog?.secret ?? (await loadSecret(dataDir)),
     bookmarkIntervalMs: opts.bookmarkIntervalMs,
+    watchLimits: {
+      ...(opts.watchBuffer !== undefined ? { maxBuffered: opts.watchBuffer } : {}),
+      ...(opts.watchStallTimeoutMs !== undefined ? { stallTimeoutMs: opts.watchStallTimeoutMs } : {}),
+    },
     authenticator,
     ...configuredAuthorizer,
     ...(tls ? { tls: { cert: tls.cert, key: tls.key } } : {}),

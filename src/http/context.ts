@@ -18,8 +18,8 @@ export interface Server {
   watches: Set<() => void>;
   tokens: ContinueTokens;
   bookmarkIntervalMs: number;
-  /** Overrides of the watch sinks' buffer bound, high-water mark and grace period (tests, tuning). */
-  watchLimits?: { maxBuffered?: number; highWater?: number; graceMs?: number };
+  /** Overrides of the watch sinks' buffer bound, high-water mark, grace period and stall timeout (flags, tests). */
+  watchLimits?: { maxBuffered?: number; highWater?: number; graceMs?: number; stallTimeoutMs?: number };
 }
 
 export interface Request {

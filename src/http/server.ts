@@ -35,6 +35,8 @@ export interface ApiServerOptions {
   logger: Logger;
   secret: Buffer;
   bookmarkIntervalMs?: number;
+  /** Watch buffer bound and stall timeout (--watch-buffer, --watch-stall-timeout). */
+  watchLimits?: Server['watchLimits'];
   /** Who is asking; without one every request is anonymous (no authentication configured). */
   authenticator?: Authenticator;
   /** What each user may do; without one everything is allowed (no authorization configured). */
@@ -77,6 +79,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     watches: new Set(),
     tokens: new ContinueTokens(opts.secret),
     bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
+    ...(opts.watchLimits ? { watchLimits: opts.watchLimits } : {}),
   };
   let ready = false;
   /** Why /readyz fails and resources are refused while not ready. */

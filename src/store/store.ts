@@ -1,8 +1,10 @@
+import { AsyncResource } from 'node:async_hooks';
 import { Subject, type Observable } from 'rxjs';
 import { LogError, type Log, type LogEntry, type LogRecord } from '../log/log.js';
 import { corruptObjectsOf, type CorruptObject } from '../log/encryption/index.js';
 import type { KubeObject } from '../resources/types.js';
 import { decodeCheckpoint, encodeCheckpoint } from './checkpoint.js';
+import { CollectionStreams } from './fanout.js';
 import { StoreError } from './errors.js';
 import { getAt } from './list.js';
 import { VersionClock } from './version-clock.js';
@@ -57,6 +59,9 @@ export class Store {
   private readonly changesSubject = new Subject<Change[]>();
   /** Committed changes, in order, after the view applied them. */
   readonly changes$: Observable<Change[]> = this.changesSubject.asObservable();
+  /** Committed changes per collection, and the live watchers of each, indexed (see CollectionStreams). */
+  readonly streams = new CollectionStreams();
+  private closed = false;
   private readonly checkpointEvery: number;
   private sinceCheckpoint = 0;
   private checkpointing: Promise<void> | undefined;
@@ -84,6 +89,11 @@ export class Store {
     return this.log.firstSeq - 1;
   }
 
+  /** True once close() has begun: watches end instead of waiting for more changes. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
   /** Newest version the view has applied: a list's resourceVersion. */
   get appliedSeq(): number {
     return this.view.appliedSeq;
@@ -101,7 +111,9 @@ export class Store {
     // Subscribed before the replay: on a shared log, other replicas' writes come in while it runs.
     const early: LogEntry[][] = [];
     let live = false;
-    this.log.committed$.subscribe((batch) => (live ? this.onCommitted(batch) : early.push(batch)));
+    // Bound here, once: a commit otherwise runs in the async context of whichever request's append
+    // scheduled the group commit, and every view, watcher and controller would inherit its span.
+    this.log.committed$.subscribe(AsyncResource.bind((batch: LogEntry[]) => (live ? this.onCommitted(batch) : early.push(batch))));
     const total = this.log.lastSeq - this.view.appliedSeq;
     let applied = 0;
     if (total > 0) {
@@ -134,6 +146,7 @@ export class Store {
       if (p && p.seq === e.seq) this.pending.delete(e.key);
     }
     this.changesSubject.next(changes);
+    this.streams.publish(changes);
     this.versionClock.note(this.view.appliedSeq, this.now());
     this.sinceCheckpoint += batch.length;
     if (this.sinceCheckpoint >= this.checkpointEvery && !this.checkpointing) void this.checkpoint();
@@ -215,7 +228,9 @@ export class Store {
   async close(): Promise<void> {
     await this.compacting?.catch(() => undefined);
     await this.checkpointing;
+    this.closed = true;
     this.changesSubject.complete();
+    this.streams.complete();
   }
 
   /** The object a key held at revision rev, read from the log; COMPACTED when the log no longer has it. */

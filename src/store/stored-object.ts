@@ -31,8 +31,12 @@ export interface Change {
   cur: StoredObject;
   /** The object before the change (absent for ADDED): selectors need it to turn "stopped matching" into DELETED. */
   prev?: StoredObject;
-  /** Watch-event lines by event type, encoded once and shared by every watcher. */
-  lines?: Partial<Record<ChangeType, Buffer>>;
+  /**
+   * Watch-event bytes, encoded once and shared by every watcher that receives the same bytes: keyed
+   * by event type, apiVersion (a watcher of another version of the kind gets the object re-stamped)
+   * and encoding (a JSON line, a WebSocket frame).
+   */
+  lines?: Map<string, Buffer>;
 }
 
 /**

@@ -1,111 +1,309 @@
-import { Observable } from 'rxjs';
+import {
+  concat,
+  defer,
+  EMPTY,
+  filter,
+  from,
+  ignoreElements,
+  interval,
+  map,
+  mergeWith,
+  Observable,
+  of,
+  race,
+  repeat,
+  concatMap,
+  type Subscription,
+  take,
+  takeUntil,
+  takeWhile,
+  tap,
+  timer,
+  throwError,
+} from 'rxjs';
+import { StoredEntry } from '../log/codec.js';
 import { LogError, type LogEntry } from '../log/log.js';
 import type { KubeObject } from '../resources/types.js';
+import type { WatchRoute } from './fanout.js';
 import type { Store } from './store.js';
-import type { Change, StoredObject } from './view.js';
+import { peekObject, storedOf, type Change, type ChangeType, type StoredObject } from './view.js';
 
-export interface WatchFrom {
-  /** Changes with seq > after are delivered. A version the view has not reached yet is waited for. */
-  after: number;
-  /** Only keys starting with this prefix (a collection, or a namespace of one). */
+/** What one watcher asks for. */
+export interface WatchRequest {
+  collection: string;
+  /** Only keys starting with this prefix (the collection, or a namespace of it). */
   keyPrefix: string;
-  /** Told every sequence the watch has passed, matching or not: bookmarks report it. */
-  onProgress?: (seq: number) => void;
-  /**
-   * Asked between log pages while catching up; a promise holds the replay until it settles. This
-   * is how a slow reader slows its own replay instead of having it queued in memory.
-   */
-  pace?: () => Promise<void> | undefined;
+  /** Where the live index files this watcher (see WatchRoute); { by: 'scan' } always works. */
+  route: WatchRoute;
+  /** Changes with seq > after; undefined = first the current state as ADDED events. */
+  after?: number;
+  /** With the current state: wait (up to freshWaitMs) until the view has applied this version. */
+  freshAs?: number;
+  freshWaitMs?: number;
+  /** The whole selector; an object that stops matching is DELETED for this watcher, one that starts is ADDED. */
+  matches?: (o: KubeObject) => boolean;
+  /** After the current state, a bookmark marking its end (sendInitialEvents=true with bookmarks). */
+  initialEventsEnd: boolean;
+  /** Periodic bookmarks (undefined: none), once the current state is out. */
+  bookmarkIntervalMs?: number;
+  timeoutMs: number;
+  /** How long the watcher may go without draining its socket while it is behind before it is ended. */
+  stallTimeoutMs: number;
+  /** The current objects under keyPrefix, for the initial state. */
+  current: () => Iterable<StoredObject>;
 }
 
 /**
- * Changes after a version, in order, with no gap and no duplicate. The log is the buffer: while
- * the watch is behind it reads committed pages from the log (the "unsynced" path), and only when
- * it has caught up with what the view applied does it switch to live changes, in the same tick as
- * the check, so no batch can fall between the two. Nothing is queued in memory for a watcher that
- * is catching up, however long the catch-up takes.
+ * How far the watcher's connection is behind, as its writer sees it. The engine never queues: it
+ * reads the log only as fast as the connection drains, and stops live delivery past the bound.
  */
-export function changesAfter(store: Store, from: WatchFrom): Observable<Change> {
-  return new Observable<Change>((sub) => {
-    let last = from.after;
-    let stopped = false;
-    let liveSub: { unsubscribe(): void } | undefined;
-    const deliver = (c: Change) => {
-      if (c.seq <= last) return;
-      last = c.seq;
-      if (c.key.startsWith(from.keyPrefix)) sub.next(c);
-      from.onProgress?.(c.seq);
-    };
-    const goLive = () => {
-      liveSub = store.changes$.subscribe({
-        next: (batch) => {
-          for (const c of batch) deliver(c);
-        },
-        complete: () => sub.complete(),
-      });
-    };
+export interface WatchFlow {
+  /** Unsent bytes above the high-water mark: the initial state and catch-up wait for the drain. */
+  needsDrain(): boolean;
+  /** Settles once below the high-water mark, or once the connection is gone. */
+  drained(): Promise<void>;
+  /** Unsent bytes past the bound: live changes stop, and the watcher catches up from the log once drained. */
+  behind(): boolean;
+}
 
-    // A version ahead of the view (a list served by a fresher replica, or a client's guess) is not an
-    // error for a watch, as in Kubernetes' watch cache: changes up to it are skipped as they arrive.
-    if (from.after >= store.appliedSeq) {
-      goLive();
-    } else {
-      void (async () => {
-        try {
-          const prevs = new Map<string, StoredObject | null>();
-          while (!stopped) {
-            const head = store.appliedSeq;
-            if (last >= head) {
-              prevs.clear();
-              goLive();
-              return;
-            }
-            if (last + 1 < store.log.firstSeq) throw new LogError('COMPACTED', `version ${last} is compacted`, last);
-            for await (const batch of store.log.read(last + 1, head)) {
-              if (stopped) return;
-              for (const e of batch) {
-                if (e.seq <= last) continue;
-                if (!e.key.startsWith(from.keyPrefix)) {
-                  last = e.seq;
-                  from.onProgress?.(e.seq);
-                  continue;
-                }
-                const c = await replayed(store, e, prevs);
-                if (stopped) return;
-                deliver(c);
-              }
-              const wait = from.pace?.();
-              if (wait) await wait;
-              if (stopped) return;
-            }
-            // The replay read up to head; anything the view applied since is read on the next turn.
-            if (last < head) {
-              last = head;
-              from.onProgress?.(head);
-            }
-          }
-        } catch (err) {
-          if (!stopped) sub.error(err);
+export type WatchEvent =
+  /** A change for this watcher, of the type its selector makes of it; change carries the shared encodings. */
+  | { type: ChangeType; change: Change }
+  /** An object of the initial state: encoded for this watcher alone, its encoding kept by nothing. */
+  | { type: 'ADDED'; initial: StoredObject }
+  | { type: 'BOOKMARK'; seq: number; initialEventsEnd?: boolean };
+
+export type WatchErrorCode = 'STALLED' | 'TOO_LARGE_VERSION';
+
+/** Why the engine ended a watch; `seq` is the last version it delivered (STALLED) or asked for (TOO_LARGE_VERSION). */
+export class WatchError extends Error {
+  constructor(
+    readonly code: WatchErrorCode,
+    readonly seq: number | undefined,
+    readonly current: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'WatchError';
+  }
+}
+
+/** setTimeout takes at most 2^31-1 ms; a longer timeoutSeconds would otherwise fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+/**
+ * Objects of the initial state handed over at a time (one socket write). One: a streaming list is
+ * written as fast as its peer reads, where joining several lines per write only adds garbage (with
+ * 8 or 64 per write a streaming list of 100k objects grew the server by 21–25 MiB, with 1 by 12).
+ */
+const INITIAL_CHUNK = 1;
+/** Bytes of log a catch-up reads at a time, so ten catching-up watchers hold megabytes, not their history. */
+const PAGE_BYTES = 1 << 20;
+
+/**
+ * One watcher's events, in batches (one per commit batch, initial chunk or log page), each batch
+ * meant for one socket write: the current state when asked, then changes after a version with no gap
+ * and no duplicate, filtered by the selector with Kubernetes' transitions, bookmarks, and the timeout.
+ * Ends with a WatchError, or a LogError COMPACTED when the version asked for is gone.
+ */
+export function watch$(store: Store, req: WatchRequest, flow: WatchFlow): Observable<WatchEvent[]> {
+  const events$ =
+    req.after !== undefined
+      ? follow$(store, req, flow, req.after)
+      : defer(() => initialState(store, req)).pipe(
+          concatMap(({ at, snapshot }) =>
+            concat(
+              initialChunks$(req, flow, snapshot, at),
+              req.initialEventsEnd && req.bookmarkIntervalMs !== undefined ? of([bookmark(at, true)]) : EMPTY,
+              // What changed while the state was written is read back from the log, not queued in memory.
+              follow$(store, req, flow, at),
+            ),
+          ),
+        );
+  return events$.pipe(takeUntil(timer(Math.min(req.timeoutMs, MAX_TIMER_MS))));
+}
+
+const bookmark = (seq: number, initialEventsEnd?: boolean): WatchEvent =>
+  initialEventsEnd ? { type: 'BOOKMARK', seq, initialEventsEnd } : { type: 'BOOKMARK', seq };
+
+/** The state at `at`: references to the current objects, taken in one tick (stored versions are immutable). */
+async function initialState(store: Store, req: WatchRequest): Promise<{ at: number; snapshot: (StoredObject | undefined)[] }> {
+  if (req.freshAs !== undefined && store.appliedSeq < req.freshAs) {
+    const fresh = await store.waitFor(req.freshAs, req.freshWaitMs ?? 3000);
+    if (!fresh) throw new WatchError('TOO_LARGE_VERSION', req.freshAs, store.appliedSeq, `too large resource version: ${req.freshAs}`);
+  }
+  return { at: store.appliedSeq, snapshot: Array.from(req.current()) };
+}
+
+/**
+ * The snapshot as ADDED events, a chunk at a time and only as fast as the connection drains; each
+ * reference is dropped once handed over, so versions replaced meanwhile can be collected. A loop,
+ * not concatMap over the chunks: chunks that complete at once would nest one subscription per chunk
+ * on the stack, each holding its chunk, until the connection first fills.
+ */
+function initialChunks$(req: WatchRequest, flow: WatchFlow, snapshot: (StoredObject | undefined)[], at: number): Observable<WatchEvent[]> {
+  return new Observable<WatchEvent[]>((sub) => {
+    let i = 0;
+    let waiting: Subscription | undefined;
+    const more = (): void => {
+      while (!sub.closed && i < snapshot.length) {
+        const events: WatchEvent[] = [];
+        for (const end = Math.min(snapshot.length, i + INITIAL_CHUNK); i < end; i++) {
+          const s = snapshot[i]!;
+          snapshot[i] = undefined;
+          if (!req.matches || req.matches(peekObject(s))) events.push({ type: 'ADDED', initial: s });
         }
-      })();
-    }
-    return () => {
-      stopped = true;
-      liveSub?.unsubscribe();
+        if (events.length > 0) sub.next(events);
+        if (flow.needsDrain()) {
+          waiting = drained$(flow, req.stallTimeoutMs, undefined, at).subscribe({ complete: more, error: (err: unknown) => sub.error(err) });
+          return;
+        }
+      }
+      sub.complete();
     };
+    more();
+    return () => waiting?.unsubscribe();
   });
 }
 
-/** A log entry as a Change, with the previous version found through the key index when needed. */
-async function replayed(store: Store, e: LogEntry, prevs: Map<string, StoredObject | null>): Promise<Change> {
-  let prev = prevs.get(e.key);
-  if (prev === undefined) {
-    const seq = store.view.revisionAt(e.key, e.seq - 1);
-    const p = seq !== undefined ? await store.log.get(seq) : undefined;
-    prev = p && p.type === 'put' ? { key: p.key, seq: p.seq, obj: p.value as KubeObject } : null;
+/** Completes once the connection is below its high-water mark; errors STALLED if that takes longer than ms. */
+function drained$(flow: WatchFlow, ms: number, delivered: number | undefined, current: number): Observable<never> {
+  return defer(() =>
+    !flow.needsDrain()
+      ? EMPTY
+      : race(
+          from(flow.drained()),
+          timer(ms).pipe(
+            concatMap(() =>
+              throwError(
+                () =>
+                  new WatchError(
+                    'STALLED',
+                    delivered,
+                    current,
+                    `the watcher did not read for ${Math.round(ms / 1000)}s while behind${delivered !== undefined ? `; resume from resourceVersion ${delivered}` : ''}`,
+                  ),
+              ),
+            ),
+          ),
+        ).pipe(take(1), ignoreElements()),
+  );
+}
+
+/** How far a watcher got: every version it has passed (matching or not), and whether it is taking live changes. */
+interface Progress {
+  through: number;
+  live: boolean;
+  /** Log entries a catch-up reads at a time, from the sizes seen (PAGE_BYTES worth). */
+  pageEntries: number;
+}
+
+/** A step of the change stream: the changes under the prefix, and the version passed. */
+interface Step {
+  changes: Change[];
+  through: number;
+}
+
+/**
+ * Changes after `after` as this watcher's events, with bookmarks. The log is the buffer: while the
+ * watcher is behind the view it reads committed pages from the log, one at a time as its connection
+ * drains; once caught up it takes live changes, decided in the same tick as it subscribes, so no
+ * batch falls between the two. Past its connection's bound it stops taking live changes and goes
+ * back to the log, so nothing is queued in memory for it however far behind it falls.
+ */
+function follow$(store: Store, req: WatchRequest, flow: WatchFlow, after: number): Observable<WatchEvent[]> {
+  return defer(() => {
+    const p: Progress = { through: after, live: false, pageEntries: 64 };
+    const changes$ = defer(() => (p.through >= store.appliedSeq ? live$(store, req, flow, p) : catchUp$(store, req, flow, p))).pipe(
+      // A segment ends when the watcher falls behind (live) or has read a page (catch-up); a closed
+      // store ends the watch.
+      repeat({ delay: () => (store.isClosed ? EMPTY : of(0)) }),
+      tap((s) => (p.through = Math.max(p.through, s.through))),
+      map((s) => eventsOf(s.changes, req.matches)),
+      filter((events) => events.length > 0),
+    );
+    if (req.bookmarkIntervalMs === undefined) return changes$;
+    // A live watcher has been handed every committed change (delivery is synchronous with the commit).
+    const progress = () => (p.live ? Math.max(store.appliedSeq, p.through) : p.through);
+    return changes$.pipe(mergeWith(interval(req.bookmarkIntervalMs).pipe(map(() => [bookmark(progress())]))));
+  });
+}
+
+/** Live changes, until the connection is past its bound: the batch that finds it so is left to the log. */
+function live$(store: Store, req: WatchRequest, flow: WatchFlow, p: Progress): Observable<Step> {
+  p.live = true;
+  return store.streams.live(req.collection, req.route).pipe(
+    takeWhile((batch) => {
+      if (!flow.behind()) return true;
+      p.live = false;
+      p.through = Math.max(p.through, batch[0].seq - 1);
+      return false;
+    }),
+    map((batch) => ({
+      // A version ahead of the view (a client's guess) is not an error for a watch, as in Kubernetes'
+      // watch cache: changes up to it are skipped as they arrive.
+      changes: batch.filter((c) => c.seq > p.through && c.key.startsWith(req.keyPrefix)),
+      through: batch[batch.length - 1].seq,
+    })),
+  );
+}
+
+/** One page of the log after p.through, once the connection has drained. */
+function catchUp$(store: Store, req: WatchRequest, flow: WatchFlow, p: Progress): Observable<Step> {
+  p.live = false;
+  return concat(
+    drained$(flow, req.stallTimeoutMs, p.through, store.appliedSeq),
+    defer(() => readPage(store, req, p)),
+  );
+}
+
+async function readPage(store: Store, req: WatchRequest, p: Progress): Promise<Step> {
+  const after = p.through;
+  if (after + 1 < store.log.firstSeq) throw new LogError('COMPACTED', `version ${after} is compacted`, after);
+  const to = Math.min(store.appliedSeq, after + p.pageEntries);
+  const changes: Change[] = [];
+  let bytes = 0;
+  let n = 0;
+  for await (const batch of store.log.read(after + 1, to)) {
+    for (const e of batch) {
+      n++;
+      bytes += e instanceof StoredEntry ? e.end - e.start : 1024;
+      if (e.key.startsWith(req.keyPrefix)) changes.push(await replayed(store, e, req.matches !== undefined));
+    }
   }
-  const cur: StoredObject = { key: e.key, seq: e.seq, obj: e.value as KubeObject };
-  prevs.set(e.key, e.type === 'put' ? cur : null);
-  if (e.type === 'delete') return prev ? { type: 'DELETED', seq: e.seq, key: e.key, cur, prev } : { type: 'DELETED', seq: e.seq, key: e.key, cur };
-  return prev ? { type: 'MODIFIED', seq: e.seq, key: e.key, cur, prev } : { type: 'ADDED', seq: e.seq, key: e.key, cur };
+  if (n > 0) p.pageEntries = Math.max(16, Math.min(1000, Math.floor(PAGE_BYTES / (bytes / n))));
+  return { changes, through: to };
+}
+
+/**
+ * A log entry as a Change. Whether the key existed before comes from the key index; the previous
+ * object is read from the log only when a selector needs it, so a catch-up holds its page and
+ * nothing of the keys it passed.
+ */
+async function replayed(store: Store, e: LogEntry, needPrev: boolean): Promise<Change> {
+  const cur = storedOf(e, e.key, e.seq);
+  const rev = store.view.revisionAt(e.key, e.seq - 1);
+  const prev = rev !== undefined && needPrev ? await store.revision(e.key, rev) : undefined;
+  const type: ChangeType = e.type === 'delete' ? 'DELETED' : rev !== undefined ? 'MODIFIED' : 'ADDED';
+  return prev ? { type, seq: e.seq, key: e.key, cur, prev } : { type, seq: e.seq, key: e.key, cur };
+}
+
+/**
+ * Changes as one watcher's events. With a selector, Kubernetes' transitions: an object that starts
+ * matching is ADDED, one that stops is DELETED (with its new state), one that never matched is not sent.
+ */
+function eventsOf(changes: Change[], matches: ((o: KubeObject) => boolean) | undefined): WatchEvent[] {
+  const events: WatchEvent[] = [];
+  for (const c of changes) {
+    const type = matches ? typeFor(c, matches) : c.type;
+    if (type) events.push({ type, change: c });
+  }
+  return events;
+}
+
+function typeFor(c: Change, m: (o: KubeObject) => boolean): ChangeType | undefined {
+  if (c.type === 'DELETED') return (c.prev ? m(c.prev.obj) : m(c.cur.obj)) ? 'DELETED' : undefined;
+  const now = m(c.cur.obj);
+  const before = c.prev !== undefined && m(c.prev.obj);
+  if (now) return before ? 'MODIFIED' : 'ADDED';
+  return before ? 'DELETED' : undefined;
 }

@@ -1,4 +1,5 @@
 import { access, copyFile, mkdir, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -94,6 +95,9 @@ describe('orchd command line', () => {
     [['serve', '--port'], "'--port <value>' argument missing"],
     [['serve', '--event-ttl', 'soon'], '--event-ttl: "soon" is not a duration'],
     [['serve', '--shutdown-timeout', 'later'], '--shutdown-timeout: "later" is not a duration'],
+    [['serve', '--watch-buffer', '4MB'], '--watch-buffer: "4MB" is not a size'],
+    [['serve', '--watch-buffer', '10'], '--watch-buffer: "10" is not a size of at least 1Ki'],
+    [['serve', '--watch-stall-timeout', 'never'], '--watch-stall-timeout: "never" is not a duration'],
     [['serve', 'extra'], "'extra'"],
     [['frobnicate'], 'unknown command "frobnicate"'],
   ])('orchd %j exits 2 and says what is wrong', async (args, message) => {
@@ -124,6 +128,38 @@ describe('orchd command line', () => {
     expect(await child.exited).toEqual({ code: 0, signal: null });
     expect(child.lines.find((l) => l.msg === 'stopped')).toMatchObject({ seq: Number(created.body.metadata.resourceVersion) });
   });
+
+  it('--watch-buffer and --watch-stall-timeout: a watcher that stops reading is ended by them with an ERROR', async () => {
+    const child = spawnCli(cli, ['serve', '--port', '0', '--data-dir', join(root, 'watch-flags'), '--watch-buffer', '64Ki', '--watch-stall-timeout', '1s']);
+    const ready = await child.waitForLine(isReady);
+    const url = new URL('/api/v1/namespaces?watch=true', String(ready.url));
+    // A raw reader that reads nothing until told to.
+    const got: Buffer[] = [];
+    const res = await new Promise<IncomingMessage>((resolve) => httpRequest(url, { agent: false }, resolve).end());
+    res.pause();
+    const agent = keepAlive(4);
+    const padding = 'x'.repeat(60 * 1024);
+    // 12 MiB: past the kernel's socket buffers and the 64 KiB bound, so the watcher falls behind.
+    const n = 200;
+    for (let i = 0; i < n; i += 4) {
+      const created = await Promise.all(
+        [0, 1, 2, 3].map((j) => request(agent, String(ready.url), 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: `w${i + j}`, annotations: { pad: padding } } })),
+      );
+      expect(created.map((r) => r.status)).toEqual([201, 201, 201, 201]);
+    }
+    // Behind and not reading for longer than the stall timeout.
+    await new Promise((r) => setTimeout(r, 2500));
+    res.on('data', (d: Buffer) => got.push(d));
+    res.resume();
+    await new Promise((r) => res.on('end', r));
+    agent.destroy();
+    const lines = Buffer.concat(got).toString('utf8').trim().split('\n');
+    const last = JSON.parse(lines.at(-1)!);
+    expect(last).toMatchObject({ type: 'ERROR', object: { kind: 'Status', code: 500 } });
+    expect(lines.length - 1).toBeLessThan(n);
+    child.signal('SIGTERM');
+    expect(await child.exited).toEqual({ code: 0, signal: null });
+  }, 180_000);
 
   it('a port already taken: exits 1 and says so', async () => {
     const taken = (await listen(0))!;

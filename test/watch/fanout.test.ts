@@ -1,12 +1,13 @@
 /**
  * Fan-out without HTTP: runWatch against the server's real store with in-process sinks. Every
  * watcher of the shared JSON form is handed the very same bytes for an event (encoded once); a
- * watcher that renders its own form (Tables) gets its own; a full sink is dropped alone.
+ * WebSocket watcher the same bytes behind a frame header; a watcher that renders its own form
+ * (Tables) gets its own; a sink whose peer reads nothing is ended alone.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { kinds } from '../../src/resources/registry.js';
-import { runWatch, type WatchSink, type WatchSpec } from '../../src/http/handlers/watch-stream.js';
+import { DEFAULT_SINK_LIMITS, runWatch, type WatchSink, type WatchSpec } from '../../src/http/handlers/watch-stream.js';
 import { createEvent, createNamespace } from './objects.js';
 
 let srv: TestServer;
@@ -18,19 +19,19 @@ afterAll(async () => srv?.stop());
 
 const eventKind = kinds.find((k) => k.kind === 'Event')!;
 
-/** A sink that keeps what it is sent; `room` bytes before it reports itself full. */
-function captureSink(room = Infinity): WatchSink & { lines: Buffer[]; ended: boolean } {
+/** A sink that keeps what it is sent; its peer takes nothing, so `buffered` counts every byte. */
+function captureSink(framing: WatchSink['framing'] = 'line'): WatchSink & { writes: Buffer[][]; ended: boolean } {
   let size = 0;
   const s = {
-    lines: [] as Buffer[],
+    framing,
+    writes: [] as Buffer[][],
     ended: false,
-    send(line: Buffer) {
-      s.lines.push(line);
-      size += line.length;
-      return size <= room;
+    write(frames: Buffer[]) {
+      s.writes.push(frames);
+      for (const f of frames) size += f.length;
     },
-    needsDrain: () => false,
-    drained: () => Promise.resolve(),
+    buffered: () => size,
+    drained: () => new Promise<void>(() => {}),
     end() {
       s.ended = true;
     },
@@ -42,11 +43,11 @@ function captureSink(room = Infinity): WatchSink & { lines: Buffer[]; ended: boo
 const spec = (after: number, extra: Partial<WatchSpec> = {}): WatchSpec => ({
   kind: eventKind,
   apiVersion: 'events.orch.io/v1',
+  collection: 'events.orch.io/events',
   keyPrefix: 'events.orch.io/events/fan/',
+  route: { by: 'namespace', namespace: 'fan' },
   after,
   initialEventsEnd: false,
-  bookmarks: false,
-  bookmarkIntervalMs: 60_000,
   timeoutMs: 60_000,
   current: () => [],
   ...extra,
@@ -58,28 +59,51 @@ const until = async (cond: () => boolean) => {
   expect(cond()).toBe(true);
 };
 
+const ROOMY = { ...DEFAULT_SINK_LIMITS, maxBuffered: Infinity, highWater: Infinity };
+
 describe('fan-out', () => {
-  it('hands every JSON watcher the same encoded bytes; a Table watcher its own; a full one is dropped alone', async () => {
+  it('hands every JSON watcher the same encoded bytes, a WebSocket watcher a frame header on those bytes, a Table watcher its own', async () => {
     const store = srv.api.context.objects.store;
     const from = store.appliedSeq;
     const sinks = Array.from({ length: 5 }, () => captureSink());
+    const ws = captureSink('websocket');
     const table = captureSink();
-    const tiny = captureSink(10);
     const stops = [
-      ...sinks.map((s) => runWatch(store, spec(from), s)),
-      runWatch(store, spec(from, { render: (o) => ({ kind: 'Table', rows: [{ cells: [o.metadata.name] }] }) }), table),
-      runWatch(store, spec(from), tiny),
+      ...sinks.map((s) => runWatch(store, spec(from), s, ROOMY)),
+      runWatch(store, spec(from, { route: { by: 'scan' } }), ws, ROOMY),
+      runWatch(store, spec(from, { render: (o) => ({ kind: 'Table', rows: [{ cells: [o.metadata.name] }] }) }), table, ROOMY),
     ];
     await createEvent(srv.url, 'f1', 'fan');
     await createEvent(srv.url, 'f2', 'fan');
-    await until(() => sinks.every((s) => s.lines.length === 2) && table.lines.length === 2);
-    for (const i of [0, 1]) for (const s of sinks) expect(s.lines[i]).toBe(sinks[0].lines[i]);
-    expect(table.lines[0]).not.toBe(sinks[0].lines[0]);
-    expect(JSON.parse(table.lines[0].toString()).object.kind).toBe('Table');
-    // The tiny sink took one event, reported full, got the ERROR and was ended; the others go on.
-    expect(tiny.ended).toBe(true);
-    expect(tiny.lines.map((l) => JSON.parse(l.toString()).type)).toEqual(['ADDED', 'ERROR']);
-    expect(sinks.every((s) => !s.ended)).toBe(true);
+    await until(() => sinks.every((s) => s.writes.length === 2) && table.writes.length === 2 && ws.writes.length === 2);
+    for (const i of [0, 1]) {
+      for (const s of sinks) expect(s.writes[i][0]).toBe(sinks[0].writes[i][0]);
+      // A text frame: FIN + opcode 1, its length, then the very bytes of the JSON line.
+      const [header, line] = ws.writes[i];
+      expect(line).toBe(sinks[0].writes[i][0]);
+      expect(header[0]).toBe(0x81);
+      expect(header[1] === 126 ? header.readUInt16BE(2) : header[1]).toBe(line.length);
+    }
+    expect(table.writes[0][0]).not.toBe(sinks[0].writes[0][0]);
+    expect(JSON.parse(table.writes[0][0].toString()).object.kind).toBe('Table');
     for (const stop of stops) stop();
+  });
+
+  it('a watcher whose peer takes nothing stops getting live bytes past its bound and is ended, with an ERROR carrying its last version, after the stall timeout', async () => {
+    const store = srv.api.context.objects.store;
+    const from = store.appliedSeq;
+    const full = captureSink();
+    const healthy = captureSink();
+    runWatch(store, spec(from), full, { ...DEFAULT_SINK_LIMITS, maxBuffered: 10, highWater: 5, stallTimeoutMs: 400 });
+    const stop = runWatch(store, spec(from), healthy, ROOMY);
+    const versions = [await createEvent(srv.url, 's1', 'fan'), await createEvent(srv.url, 's2', 'fan'), await createEvent(srv.url, 's3', 'fan')];
+    await until(() => full.ended);
+    const events = full.writes.flat().map((b) => JSON.parse(b.toString()));
+    // One event went out; the next found the peer past its bound, so nothing more was written but the ERROR.
+    expect(events.map((e) => e.type)).toEqual(['ADDED', 'ERROR']);
+    expect(events[1].object).toMatchObject({ kind: 'Status', code: 500, metadata: { resourceVersion: String(versions[0]) } });
+    await until(() => healthy.writes.length === 3);
+    expect(healthy.ended).toBe(false);
+    stop();
   });
 });

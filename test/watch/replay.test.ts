@@ -4,10 +4,7 @@
  * The truth to compare with is the log itself, read back entry by entry.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Subscription } from 'rxjs';
 import { call, startServer, type TestServer } from '../helpers/server.js';
-import { changesAfter } from '../../src/store/watch.js';
-import type { Change } from '../../src/store/view.js';
 import { EVENTS, createEvent, createNamespace, currentVersion, event, labelEvent } from './objects.js';
 import { HttpWatch, WsWatch, type WatchEvent } from './stream.js';
 
@@ -185,34 +182,5 @@ describe('replay then live', () => {
     const [e] = await w.count(1);
     expect(e.object.metadata.name).toBe('ahead-2');
     expect(w.events).toHaveLength(1);
-  });
-});
-
-describe('changesAfter (the Observable, without HTTP)', () => {
-  it('joins replay and live with no gap and no duplicate under concurrent writes', async () => {
-    const s = store();
-    const start = s.appliedSeq;
-    const subs: { from: number; got: Change[]; sub: Subscription }[] = [];
-    const subscribe = (from: number) => {
-      const got: Change[] = [];
-      const sub = changesAfter(s, { after: from, keyPrefix: 'events.orch.io/events/rp-obs/' }).subscribe({ next: (c) => got.push(c) });
-      cleanup.push(() => sub.unsubscribe());
-      subs.push({ from, got, sub });
-    };
-    subscribe(start);
-    let n = 0;
-    await writeLoad('rp-obs', 120, (rv) => {
-      if (++n % 10 === 0) {
-        subscribe(rv);
-        subscribe(Math.max(start, rv - 25));
-      }
-    });
-    const head = s.appliedSeq;
-    const deadline = Date.now() + 20_000;
-    for (const { from, got } of subs) {
-      const want = await expectedAfter('rp-obs', start, from, head);
-      while (got.length < want.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-      expect(got.map((c) => ({ seq: c.seq, type: c.type, name: c.cur.obj.metadata.name })), `from ${from}`).toEqual(want);
-    }
   });
 });

@@ -1,14 +1,15 @@
 /**
- * Slow readers: a watcher that stops reading is dropped with an ERROR once it has more than the
- * bound queued, without slowing the others or keeping its connection; a streaming list to a slow
- * reader is written at the reader's pace instead of being queued whole.
+ * Slow readers: a watcher that stops reading gets no more live bytes once it has more than the bound
+ * queued (the log is its buffer: it catches up when it reads again), without slowing the others;
+ * one that stays stalled past the stall timeout is ended with an ERROR carrying its last version,
+ * and its connection is cut; a streaming list to a slow reader is written at the reader's pace.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 import { EVENTS, createNamespace, currentVersion, event } from './objects.js';
 import { HttpWatch, WsWatch } from './stream.js';
 
-const LIMITS = { maxBuffered: 256 * 1024, highWater: 32 * 1024, graceMs: 1500 };
+const LIMITS = { maxBuffered: 256 * 1024, highWater: 32 * 1024, graceMs: 1500, stallTimeoutMs: 1500 };
 let srv: TestServer;
 let base: string;
 const open: (HttpWatch | WsWatch)[] = [];
@@ -18,6 +19,10 @@ beforeAll(async () => {
   srv = await startServer();
   base = srv.url;
   srv.api.context.watchLimits = LIMITS;
+  srv.api.http.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
   for (const ns of ['slow', 'big', 'slow-ws']) await createNamespace(base, ns);
 });
 afterAll(async () => {
@@ -26,6 +31,13 @@ afterAll(async () => {
 });
 
 const watches = () => srv.api.context.watches.size;
+/** Bytes the server has queued for its watch connections (HTTP responses' sockets). */
+function stalledBytes(): number {
+  let n = 0;
+  for (const s of sockets) n += s.writableLength;
+  return n;
+}
+const sockets = new Set<import('node:net').Socket>();
 const connections = () => new Promise<number>((resolve, reject) => srv.api.http.getConnections((err, n) => (err ? reject(err) : resolve(n))));
 
 /** An Event carrying `kb` kilobytes in an annotation, so a few writes fill a socket. */
@@ -46,63 +58,66 @@ async function writeUntil(ns: string, prefix: string, cond: () => boolean, max =
 }
 
 describe('a watcher that stops reading', () => {
-  it('is dropped with an ERROR past the bound; the others get every event; the dropped one resumes from its last version', async () => {
+  it('stops getting live bytes past the bound, without holding the others back; reading again, it catches up from the log and misses nothing', async () => {
     const from = await currentVersion(base);
     const path = `${EVENTS}/namespaces/slow/events?watch=true&resourceVersion=${from}`;
     const before = watches();
-    // Long enough a grace period that the connection is still there when the test reads again.
-    srv.api.context.watchLimits = { ...LIMITS, graceMs: 60_000 };
+    srv.api.context.watchLimits = { ...LIMITS, stallTimeoutMs: 60_000 };
     const stalled = await HttpWatch.open(base, path);
     open.push(stalled);
     stalled.pause();
     const healthy = await HttpWatch.open(base, path);
     open.push(healthy);
-    expect(watches()).toBe(before + 2);
-
-    // Keep writing until the server gives up on the stalled watcher.
-    const versions = await writeUntil('slow', 'a', () => watches() < before + 2);
-    srv.api.context.watchLimits = LIMITS;
-    expect(watches()).toBe(before + 1);
-    // Past the kernel's socket buffers, the bound is what dropped it: far fewer bytes than the 400 writes.
-    expect(versions.length).toBeLessThan(400);
-
-    // The healthy watcher was not held back: it has every event, in order.
+    // Far more than the bound and the kernel's socket buffers hold: 150 events of 64 KiB.
+    const versions = await writeUntil('slow', 'a', () => false, 150);
     const all = await healthy.count(versions.length);
     expect(all.map((e) => Number(e.object.metadata.resourceVersion))).toEqual(versions);
+    expect(watches()).toBe(before + 2);
+    // What the server holds for the stalled one is its bound and a batch, not the 9 MiB written since.
+    const held = stalledBytes();
+    expect(held).toBeLessThan(LIMITS.maxBuffered + 2 * 65 * 1024);
 
-    // The stalled one, when it reads again, finds a prefix of the events, then the ERROR, then the end.
+    stalled.resume();
+    const after = await createBig('slow', 'a-after', 1);
+    const got = await stalled.count(versions.length + 1, 30_000);
+    expect(got.map((e) => Number(e.object.metadata.resourceVersion))).toEqual([...versions, after]);
+    expect(got.some((e) => e.type === 'ERROR')).toBe(false);
+    srv.api.context.watchLimits = LIMITS;
+  });
+
+  it('that never reads again is ended after the stall timeout with an ERROR carrying its last version, and its connection is cut after the grace period', async () => {
+    const from = await currentVersion(base);
+    const before = watches();
+    const conns = await connections();
+    srv.api.context.watchLimits = { ...LIMITS, graceMs: 60_000 };
+    const stalled = await HttpWatch.open(base, `${EVENTS}/namespaces/slow/events?watch=true&resourceVersion=${from}`);
+    open.push(stalled);
+    stalled.pause();
+    expect(await connections()).toBe(conns + 1);
+    const versions = await writeUntil('slow', 'b', () => watches() === before, 400);
+    srv.api.context.watchLimits = LIMITS;
+    expect(watches()).toBe(before);
+    // When it reads again: a prefix of the events, then an ERROR with the version to resume from.
     stalled.resume();
     await stalled.ended();
     const last = stalled.events.at(-1)!;
     expect(last).toMatchObject({ type: 'ERROR', object: { kind: 'Status', code: 500, reason: 'InternalError' } });
     const got = stalled.events.slice(0, -1).map((e) => Number(e.object.metadata.resourceVersion));
     expect(got).toEqual(versions.slice(0, got.length));
+    expect(last.object.metadata.resourceVersion).toBe(String(got.at(-1)));
 
-    // Resuming from the last version it received gives exactly the rest, and what came after.
-    const after = [await createBig('slow', 'a-after-1', 1), await createBig('slow', 'a-after-2', 1)];
-    const resumed = await HttpWatch.open(base, `${EVENTS}/namespaces/slow/events?watch=true&resourceVersion=${got.at(-1) ?? from}`);
-    open.push(resumed);
-    const want = [...versions.slice(got.length), ...after];
-    const rest = await resumed.count(want.length);
-    expect(rest.map((e) => Number(e.object.metadata.resourceVersion))).toEqual(want);
-  });
-
-  it('that never reads again has its connection cut after the grace period, so nothing it queued stays in memory', async () => {
-    const from = await currentVersion(base);
-    const before = watches();
-    const conns = await connections();
-    const stalled = await HttpWatch.open(base, `${EVENTS}/namespaces/slow/events?watch=true&resourceVersion=${from}`);
-    open.push(stalled);
-    stalled.pause();
-    expect(await connections()).toBe(conns + 1);
-    await writeUntil('slow', 'b', () => watches() === before);
-    expect(watches()).toBe(before);
+    // One that does not read the ERROR either has its connection cut after the grace period.
+    const conns2 = await connections();
+    const cut = await HttpWatch.open(base, `${EVENTS}/namespaces/slow/events?watch=true&resourceVersion=${await currentVersion(base)}`);
+    open.push(cut);
+    cut.pause();
+    await writeUntil('slow', 'c', () => watches() === before, 400);
     const deadline = Date.now() + LIMITS.graceMs + 5000;
-    while ((await connections()) > conns && Date.now() < deadline) await sleep(100);
-    expect(await connections()).toBe(conns);
+    while ((await connections()) > conns2 && Date.now() < deadline) await sleep(100);
+    expect(await connections()).toBe(conns2);
   });
 
-  it('over a WebSocket: dropped the same way, with an ERROR message before the close', async () => {
+  it('over a WebSocket: ended the same way, with an ERROR message before the close', async () => {
     const from = await currentVersion(base);
     const before = watches();
     srv.api.context.watchLimits = { ...LIMITS, graceMs: 60_000 };
@@ -119,6 +134,7 @@ describe('a watcher that stops reading', () => {
     expect(last).toMatchObject({ type: 'ERROR', object: { code: 500 } });
     const got = stalled.events.slice(0, -1).map((e) => Number(e.object.metadata.resourceVersion));
     expect(got).toEqual(versions.slice(0, got.length));
+    expect(last.object.metadata.resourceVersion).toBe(String(got.at(-1)));
   });
 });
 

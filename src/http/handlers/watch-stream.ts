@@ -1,14 +1,16 @@
 import type { ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Subscription } from 'rxjs';
 import type { WebSocket } from 'ws';
+import { LogError } from '../../log/log.js';
+import { msgpackToJson } from '../../log/msgpack-json.js';
 import type { KindStrategy } from '../../resources/strategy.js';
 import type { KubeObject } from '../../resources/types.js';
-import { LogError } from '../../log/log.js';
 import type { Store } from '../../store/store.js';
-import { changesAfter } from '../../store/watch.js';
 import { encodeStored, LazyObject, peekObject, type Change, type ChangeType, type StoredObject } from '../../store/view.js';
-import { msgpackToJson } from '../../log/msgpack-json.js';
+import { watch$, WatchError, type WatchEvent, type WatchFlow, type WatchRequest } from '../../store/watch.js';
 import { toStatus } from '../respond/respond.js';
+import { frameHeader } from './websocket-frame.js';
 import { gone, internalError, tooLargeResourceVersion, type Status } from '../respond/status.js';
 
 export type WatchEventType = ChangeType | 'BOOKMARK' | 'ERROR';
@@ -22,196 +24,144 @@ export type WatchEventType = ChangeType | 'BOOKMARK' | 'ERROR';
  */
 export const INITIAL_EVENTS_END = 'orch.io/initial-events-end';
 
-/** Where a watch sends its events: an HTTP chunked stream or a WebSocket, one event per line/message. */
+/**
+ * Where a watch writes its events: an HTTP chunked stream (a JSON line per event) or a WebSocket (a
+ * text frame per event). A batch of events is one socket write.
+ */
 export interface WatchSink {
-  /** Queues one event. Returns false once more than the sink's bound is queued (the watch is then dropped). */
-  send(line: Buffer): boolean;
-  /** True while the queue is above its high-water mark: producers that can wait (initial state, replay) should. */
-  needsDrain(): boolean;
-  /** Settles once the queue is below its high-water mark again, or the peer is gone. */
-  drained(): Promise<void>;
+  /** How the sink frames an event line; the key of the frames a change shares between watchers. */
+  readonly framing: 'line' | 'websocket';
+  /** Writes the frames of one batch as one socket write. */
+  write(frames: Buffer[]): void;
+  /** Bytes written and not yet taken by the peer. */
+  buffered(): number;
+  /** Settles once buffered() is at most `below`, or the peer is gone. */
+  drained(below: number): Promise<void>;
   /** Ends the stream; a peer that does not take the rest within a grace period is cut off. */
   end(): void;
   onClose(fn: () => void): void;
 }
 
-export interface WatchSpec {
+/** What the handler decided for one watch: the engine's request, and how this watcher encodes. */
+export interface WatchSpec extends Omit<WatchRequest, 'stallTimeoutMs'> {
   kind: KindStrategy;
   apiVersion: string;
-  keyPrefix: string;
-  /** Changes after this version; undefined = start with the current state as ADDED events. */
-  after?: number;
-  /** With the current state: wait (up to freshWaitMs) until the view has applied this version first. */
-  freshAs?: number;
-  freshWaitMs?: number;
-  /** Send the initial-events-end bookmark after the initial state (sendInitialEvents=true). */
-  initialEventsEnd: boolean;
-  bookmarks: boolean;
-  bookmarkIntervalMs: number;
-  timeoutMs: number;
-  matches?: (obj: KubeObject) => boolean;
   /** Renders an object for this watcher (Table rows for kubectl); undefined = the shared JSON. */
   render?: (obj: KubeObject) => unknown;
-  /** The current objects under keyPrefix, for the initial state. */
-  current: () => Iterable<StoredObject>;
 }
 
-/** setTimeout takes at most 2^31-1 ms; a longer timeoutSeconds would otherwise fire at once. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+export interface SinkLimits {
+  /** Unsent bytes past which a watcher stops taking live changes and catches up from the log (--watch-buffer). */
+  maxBuffered: number;
+  /** Unsent bytes above which the initial state and catch-up wait for the peer. */
+  highWater: number;
+  /** How long an ended stream may take to flush before its connection is cut. */
+  graceMs: number;
+  /** How long a watcher that is behind may go without draining before it is ended (--watch-stall-timeout). */
+  stallTimeoutMs: number;
+}
+
+export const DEFAULT_SINK_LIMITS: SinkLimits = { maxBuffered: 4 * 1024 * 1024, highWater: 64 * 1024, graceMs: 5000, stallTimeoutMs: 60_000 };
 
 /**
- * One watch: initial state (when asked), then changes from the log, filtered by selector with
- * Kubernetes' transitions (an object that stops matching is DELETED, one that starts is ADDED),
- * bookmarks, and a timeout. Every line for the shared JSON form is encoded once per change.
- *
- * The initial state and a replay from the log are written at the pace the peer reads (they wait
- * whenever the sink is above its high-water mark), so a streaming list of any size holds one
- * reference per object and a sink's worth of bytes, never the whole state encoded. Live changes are
- * never held back for one watcher: past the sink's bound it is dropped with an ERROR.
+ * Runs one watch: the store's engine decides what the watcher gets (src/store/watch.ts); this only
+ * encodes each batch, from bytes shared by every watcher where it can, and writes it. Returns stop.
  */
-export function runWatch(store: Store, spec: WatchSpec, sink: WatchSink): () => void {
-  let progress = spec.after ?? store.appliedSeq;
-  let sub: Subscription | undefined;
-  let done = false;
-  /** Periodic bookmarks start once the initial state is out (its end has a bookmark of its own). */
-  let started = false;
-  const timers: NodeJS.Timeout[] = [];
-
-  const stop = () => {
-    done = true;
-    sub?.unsubscribe();
-    for (const t of timers) clearTimeout(t);
+export function runWatch(store: Store, spec: WatchSpec, sink: WatchSink, limits: SinkLimits = DEFAULT_SINK_LIMITS): () => void {
+  const flow: WatchFlow = {
+    needsDrain: () => sink.buffered() > limits.highWater,
+    drained: () => sink.drained(limits.highWater),
+    behind: () => sink.buffered() > limits.maxBuffered,
   };
+  const encode = encoderFor(spec, sink.framing);
+  let ended = false;
+  let sub: Subscription | undefined;
   const finish = () => {
-    if (done) return;
-    stop();
+    if (ended) return;
+    ended = true;
+    sub?.unsubscribe();
     sink.end();
   };
-  sink.onClose(stop);
-
-  const emit = (line: Buffer) => {
-    if (done) return;
-    if (sink.send(line)) return;
-    // Past the buffer bound the watcher is dropped so it cannot hold memory or the log back; the
-    // ERROR tells it why, and it resumes from the last resourceVersion it received.
-    sink.send(eventLine('ERROR', JSON.stringify(tooSlow)));
-    finish();
-  };
-  const emitObject = (type: WatchEventType, s: StoredObject, change?: Change) => {
-    if (spec.render) return emit(eventLine(type, JSON.stringify(spec.render(s.obj))));
-    if (change && type !== 'BOOKMARK' && type !== 'ERROR') {
-      const lines = (change.lines ??= {});
-      return emit((lines[type] ??= eventLine(type, objectJson(s, spec.apiVersion))));
-    }
-    emit(eventLine(type, objectJson(s, spec.apiVersion)));
-  };
-  /**
-   * One object of the initial state, encoded for this watcher and kept by nothing: a lazy object not
-   * yet read is decoded for this line only, and its JSON is not cached. Caching every object's tree
-   * and JSON made a streaming list of the whole store leave as much behind as a plain list (see
-   * test/watch/streaming-memory.test.ts); JSON that a get, list or live event already cached is reused.
-   */
-  const emitInitial = (s: StoredObject) => {
-    // Without a selector or a rendering, an object still held as bytes is encoded from them: a tree
-    // built per object only to be dropped was most of a streaming list's garbage.
-    const fromBytes = !spec.matches && !spec.render ? bytesJson(s, spec.apiVersion) : undefined;
-    if (fromBytes) return emit(eventLine('ADDED', fromBytes));
-    const obj = peekObject(s);
-    if (spec.matches && !spec.matches(obj)) return;
-    emit(eventLine('ADDED', spec.render ? JSON.stringify(spec.render(obj)) : uncachedJson(s, obj, spec.apiVersion)));
-  };
-  /** A bookmark carries only kind, apiVersion and the version reached (plus the end marker). */
-  const bookmark = (annotations?: Record<string, string>) => {
-    const obj = {
-      kind: spec.kind.kind,
-      apiVersion: spec.apiVersion,
-      metadata: { resourceVersion: String(progress), ...(annotations ? { annotations } : {}) },
-    };
-    emit(eventLine('BOOKMARK', JSON.stringify(obj)));
-  };
-  const fail = (status: Status) => {
-    emit(eventLine('ERROR', JSON.stringify(status)));
-    finish();
-  };
-
-  const onChange = (c: Change) => {
-    const m = spec.matches;
-    if (!m) return emitObject(c.type, c.cur, c);
-    const now = c.type !== 'DELETED' && m(c.cur.obj);
-    const before = c.prev !== undefined && m(c.prev.obj);
-    if (c.type === 'DELETED') {
-      if (before || (c.prev === undefined && m(c.cur.obj))) emitObject('DELETED', c.cur, c);
-    } else if (now && before) emitObject('MODIFIED', c.cur, c);
-    else if (now) emitObject('ADDED', c.cur, c);
-    else if (before) emitObject('DELETED', c.cur, c);
-  };
-
-  const follow = (after: number) => {
-    started = true;
-    sub = changesAfter(store, {
-      after,
-      keyPrefix: spec.keyPrefix,
-      onProgress: (seq) => (progress = seq),
-      pace: () => (sink.needsDrain() ? sink.drained() : undefined),
-    }).subscribe({
-      next: onChange,
-      error: (err: unknown) => {
-        if (err instanceof LogError && err.code === 'COMPACTED') fail(gone(`too old resource version: ${after} (${store.log.firstSeq - 1})`).status);
-        else fail(toStatus(err));
-      },
-      complete: finish,
-    });
-  };
-
-  /** The current state as ADDED events, one pointer per object held, written as the peer reads. */
-  const initialState = async () => {
-    if (spec.freshAs !== undefined && store.appliedSeq < spec.freshAs) {
-      const fresh = await store.waitFor(spec.freshAs, spec.freshWaitMs ?? 3000);
-      if (done) return;
-      if (!fresh) return fail(tooLargeResourceVersion(spec.freshAs, store.appliedSeq).status);
-    }
-    const at = store.appliedSeq;
-    progress = at;
-    // Stored versions are immutable, so references taken now are a consistent snapshot at `at`;
-    // each is released once written, so versions replaced meanwhile can be collected.
-    const snapshot: (StoredObject | undefined)[] = Array.from(spec.current());
-    for (let i = 0; i < snapshot.length; i++) {
-      const s = snapshot[i]!;
-      snapshot[i] = undefined;
-      emitInitial(s);
-      if (done) return;
-      if (sink.needsDrain()) {
-        await sink.drained();
-        if (done) return;
-      }
-    }
-    // The end marker is a bookmark, so only a client that takes bookmarks gets it (a defaulted
-    // sendInitialEvents on a plain rv="" watch must look like the legacy initial ADDED events).
-    if (spec.initialEventsEnd && spec.bookmarks) bookmark({ [INITIAL_EVENTS_END]: 'true' });
-    if (done) return;
-    // What changed while the state was written is read back from the log, not queued in memory.
-    follow(at);
-  };
-
-  if (spec.after === undefined) {
-    initialState().catch((err: unknown) => fail(toStatus(err)));
-  } else {
-    follow(spec.after);
-  }
-  if (done) return finish;
-
-  if (spec.bookmarks) {
-    const tick = () => {
-      if (started) bookmark();
-      timers[0] = setTimeout(tick, spec.bookmarkIntervalMs);
-    };
-    timers[0] = setTimeout(tick, spec.bookmarkIntervalMs);
-  }
-  timers.push(setTimeout(finish, Math.min(spec.timeoutMs, MAX_TIMER_MS)));
+  sub = watch$(store, { ...spec, stallTimeoutMs: limits.stallTimeoutMs }, flow).subscribe({
+    next: (events) => {
+      const frames: Buffer[] = [];
+      for (const e of events) encode(e, frames);
+      sink.write(frames);
+    },
+    // Whatever ends a watch from the server's side says why first, so clients log it and resume.
+    error: (err: unknown) => {
+      const frames: Buffer[] = [];
+      encode.line('ERROR', JSON.stringify(errorStatus(store, err)), frames);
+      sink.write(frames);
+      finish();
+    },
+    complete: finish,
+  });
+  // The engine may end the watch while it is subscribed to (a store already closed).
+  if (ended) sub.unsubscribe();
+  sink.onClose(() => {
+    ended = true;
+    sub?.unsubscribe();
+  });
   return finish;
 }
 
-const tooSlow = internalError('watch closed: the client did not keep up with the event stream; resume from the last resourceVersion received').status;
+function errorStatus(store: Store, err: unknown): Status {
+  if (err instanceof LogError && err.code === 'COMPACTED') return gone(`too old resource version: ${err.seq ?? 0} (${store.oldestVersion})`).status;
+  if (err instanceof WatchError && err.code === 'TOO_LARGE_VERSION') return tooLargeResourceVersion(err.seq ?? 0, err.current).status;
+  if (err instanceof WatchError) {
+    // Kubernetes ends a watcher that cannot keep up; the InternalError makes client-go watch again
+    // from the last version it received, which the Status also carries.
+    const status = internalError(`watch closed: ${err.message}`).status;
+    if (err.seq !== undefined) status.metadata = { resourceVersion: String(err.seq) };
+    return status;
+  }
+  return toStatus(err);
+}
+
+interface Encoder {
+  (e: WatchEvent, into: Buffer[]): void;
+  line(type: WatchEventType, objectJson: string | Buffer, into: Buffer[]): void;
+}
+
+/**
+ * Encodes events for one watcher into frames. A change's frames are made once per (type, apiVersion,
+ * framing) and shared by every watcher that receives them; a WebSocket frame shares the JSON line's
+ * bytes and adds only its header.
+ */
+function encoderFor(spec: WatchSpec, framing: WatchSink['framing']): Encoder {
+  const line = (type: WatchEventType, objectJson: string | Buffer, into: Buffer[]) => {
+    const l = eventLine(type, objectJson);
+    if (framing === 'websocket') into.push(frameHeader(l.length));
+    into.push(l);
+  };
+  const rendered = (o: KubeObject) => JSON.stringify(spec.render!(o));
+  const encode = (e: WatchEvent, into: Buffer[]) => {
+    if (e.type === 'BOOKMARK') {
+      const metadata = { resourceVersion: String(e.seq), ...(e.initialEventsEnd ? { annotations: { [INITIAL_EVENTS_END]: 'true' } } : {}) };
+      return line('BOOKMARK', JSON.stringify({ kind: spec.kind.kind, apiVersion: spec.apiVersion, metadata }), into);
+    }
+    if ('initial' in e) return line('ADDED', spec.render ? rendered(peekObject(e.initial)) : initialJson(e.initial, spec.apiVersion), into);
+    if (spec.render) return line(e.type, rendered(e.change.cur.obj), into);
+    sharedFrames(e.change, e.type, spec.apiVersion, framing, into);
+  };
+  return Object.assign(encode, { line });
+}
+
+/** The frames of a change for (type, apiVersion, framing), made by the first watcher that needs them. */
+function sharedFrames(c: Change, type: ChangeType, apiVersion: string, framing: WatchSink['framing'], into: Buffer[]): void {
+  const lines = (c.lines ??= new Map());
+  const key = `${type} ${apiVersion}`;
+  let l = lines.get(key);
+  if (!l) lines.set(key, (l = eventLine(type, objectJson(c.cur, apiVersion))));
+  if (framing === 'websocket') {
+    const hk = `${key} ws`;
+    let h = lines.get(hk);
+    if (!h) lines.set(hk, (h = frameHeader(l.length)));
+    into.push(h);
+  }
+  into.push(l);
+}
 
 const LINE_END = Buffer.from('}\n');
 const eventLine = (type: WatchEventType, objectJson: string | Buffer): Buffer =>
@@ -224,60 +174,71 @@ function objectJson(s: StoredObject, apiVersion: string): string | Buffer {
   return s.obj.apiVersion === apiVersion ? encodeStored(s) : restamped(s.obj, apiVersion);
 }
 
-/** As objectJson for obj (s's object, already at hand), without caching anything on s. */
-function uncachedJson(s: StoredObject, obj: KubeObject, apiVersion: string): string | Buffer {
+const restamped = (obj: KubeObject, apiVersion: string): string => JSON.stringify({ ...obj, apiVersion });
+
+/**
+ * One object of the initial state, encoded for this watcher and kept by nothing: an object still held
+ * as bytes is encoded from them (a tree built per object only to be dropped was most of a streaming
+ * list's garbage), and JSON a get, list or live event already cached is reused. Caching every
+ * object's JSON made a streaming list of the whole store leave as much behind as a plain list (see
+ * test/watch/streaming-memory.test.ts).
+ */
+function initialJson(s: StoredObject, apiVersion: string): string | Buffer {
+  if (s instanceof LazyObject && !s.isDecoded && !s.json) {
+    const t = msgpackToJson(s.raw);
+    if (t && t.apiVersion === apiVersion) return t.json;
+  }
+  const obj = peekObject(s);
   return obj.apiVersion === apiVersion ? (s.json ?? JSON.stringify(obj)) : restamped(obj, apiVersion);
 }
 
-const restamped = (obj: KubeObject, apiVersion: string): string => JSON.stringify({ ...obj, apiVersion });
+/**
+ * A batch's frames as one buffer, so it is one socket write (and one HTTP chunk). Joined rather
+ * than corked: a corked socket writes its many small buffers with one writev, and a streaming list
+ * written that way grew the server by 100 MiB instead of 12–20 (test/watch/streaming-memory.test.ts).
+ */
+const joined = (frames: Buffer[]): Buffer => (frames.length === 1 ? frames[0]! : Buffer.concat(frames));
 
-/** The JSON of an object not decoded nor encoded yet, from its bytes, when it is stored at apiVersion; nothing is kept on it. */
-function bytesJson(s: StoredObject, apiVersion: string): Buffer | undefined {
-  if (!(s instanceof LazyObject) || s.isDecoded || s.json) return undefined;
-  const t = msgpackToJson(s.raw);
-  return t && t.apiVersion === apiVersion ? t.json : undefined;
-}
-
-export interface SinkLimits {
-  /** Bytes a watcher may have queued before it is dropped. */
-  maxBuffered: number;
-  /** Queue size above which the initial state and replays wait for the peer. */
-  highWater: number;
-  /** How long an ended stream may take to flush before its connection is cut. */
-  graceMs: number;
-}
-
-export const DEFAULT_SINK_LIMITS: SinkLimits = { maxBuffered: 16 * 1024 * 1024, highWater: 64 * 1024, graceMs: 5000 };
-
-/** An HTTP response as a watch sink: chunked, one write (so one chunk, flushed) per event. */
-export function httpSink(res: ServerResponse, limits: SinkLimits = DEFAULT_SINK_LIMITS): WatchSink {
-  const waiters = new Set<() => void>();
-  const wake = () => {
-    if (res.writableLength > limits.highWater && !res.destroyed) return;
-    for (const w of waiters) w();
-    waiters.clear();
-  };
-  res.on('drain', wake);
-  res.on('close', () => {
-    for (const w of waiters) w();
-    waiters.clear();
-  });
+/** Settles the waiters once check() holds; the connection's drain and close events call wake. */
+function drainWaiters(buffered: () => number, gone: () => boolean) {
+  const waiters = new Map<() => void, number>();
   return {
-    send(line) {
-      res.write(line);
-      return res.writableLength <= limits.maxBuffered;
+    wait(below: number): Promise<void> {
+      if (gone() || buffered() <= below) return Promise.resolve();
+      return new Promise((resolve) => waiters.set(resolve, below));
     },
-    needsDrain: () => !res.destroyed && res.writableLength > limits.highWater,
-    drained() {
-      if (res.destroyed || res.writableLength <= limits.highWater) return Promise.resolve();
-      return new Promise((resolve) => waiters.add(resolve));
+    wake(): void {
+      for (const [w, below] of waiters) {
+        if (!gone() && buffered() > below) continue;
+        waiters.delete(w);
+        w();
+      }
     },
+  };
+}
+
+/** An HTTP response as a watch sink: chunked, a batch's chunks written to the socket at once. */
+export function httpSink(res: ServerResponse, graceMs = DEFAULT_SINK_LIMITS.graceMs): WatchSink {
+  const drains = drainWaiters(
+    () => res.writableLength,
+    () => res.destroyed,
+  );
+  res.on('drain', drains.wake);
+  res.on('close', drains.wake);
+  return {
+    framing: 'line',
+    write(frames) {
+      if (res.destroyed || res.writableEnded || frames.length === 0) return;
+      res.write(joined(frames));
+    },
+    buffered: () => res.writableLength,
+    drained: (below) => drains.wait(below),
     end() {
       if (res.writableEnded) return;
       res.end();
       if (res.writableFinished) return;
       // A peer that stopped reading would keep what is queued alive as long as the connection lives.
-      const cut = setTimeout(() => res.destroy(), limits.graceMs);
+      const cut = setTimeout(() => res.destroy(), graceMs);
       cut.unref();
       res.once('close', () => clearTimeout(cut));
     },
@@ -287,30 +248,30 @@ export function httpSink(res: ServerResponse, limits: SinkLimits = DEFAULT_SINK_
   };
 }
 
-/** A WebSocket as a watch sink: one text message per event, as Kubernetes frames JSON watches. */
-export function webSocketSink(ws: WebSocket, limits: SinkLimits = DEFAULT_SINK_LIMITS): WatchSink {
-  const waiters = new Set<() => void>();
-  const wake = () => {
-    if (ws.bufferedAmount > limits.highWater && ws.readyState === ws.OPEN) return;
-    for (const w of waiters) w();
-    waiters.clear();
-  };
-  ws.on('close', wake);
+/**
+ * A WebSocket as a watch sink: a text frame per event, as Kubernetes frames JSON watches. The frames
+ * are written straight to the upgraded socket (no permessage-deflate is offered, so they are plain),
+ * which lets every watcher share a change's frame; ws still answers pings and closes the connection.
+ */
+export function webSocketSink(ws: WebSocket, socket: Duplex, graceMs = DEFAULT_SINK_LIMITS.graceMs): WatchSink {
+  const drains = drainWaiters(
+    () => socket.writableLength,
+    () => ws.readyState !== ws.OPEN,
+  );
+  socket.on('drain', drains.wake);
+  ws.on('close', drains.wake);
   return {
-    send(line) {
-      if (ws.readyState !== ws.OPEN) return true;
-      ws.send(line, { binary: false }, wake);
-      return ws.bufferedAmount <= limits.maxBuffered;
+    framing: 'websocket',
+    write(frames) {
+      if (ws.readyState !== ws.OPEN || frames.length === 0) return;
+      socket.write(joined(frames));
     },
-    needsDrain: () => ws.readyState === ws.OPEN && ws.bufferedAmount > limits.highWater,
-    drained() {
-      if (ws.readyState !== ws.OPEN || ws.bufferedAmount <= limits.highWater) return Promise.resolve();
-      return new Promise((resolve) => waiters.add(resolve));
-    },
+    buffered: () => socket.writableLength,
+    drained: (below) => drains.wait(below),
     end() {
       if (ws.readyState === ws.CLOSED) return;
       ws.close(1000);
-      const cut = setTimeout(() => ws.terminate(), limits.graceMs);
+      const cut = setTimeout(() => ws.terminate(), graceMs);
       cut.unref();
       ws.once('close', () => clearTimeout(cut));
     },

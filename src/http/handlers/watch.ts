@@ -1,7 +1,11 @@
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ServerOptions, WebSocket, WebSocketServer } from 'ws';
+import type { KindStrategy } from '../../resources/strategy.js';
 import type { KubeObject } from '../../resources/types.js';
+import { parseFieldSelector } from '../../selectors/field-selector.js';
+import { parseLabelSelector } from '../../selectors/label-selector.js';
+import type { WatchRoute } from '../../store/fanout.js';
 import { collectionOf, suffixOf } from '../../store/keys.js';
 import { readPlan } from '../../store/read-plan.js';
 import type { Request, Server } from '../context.js';
@@ -67,17 +71,41 @@ function watchSpec(req: IncomingMessage, url: URL, route: ResourceRoute, server:
   return {
     kind,
     apiVersion: apiVersion(route),
+    collection,
     keyPrefix: `${collection}/${prefix}`,
+    route: routeOf(kind, params, route),
     ...start,
     initialEventsEnd: opts.sendInitialEvents,
-    bookmarks: opts.allowWatchBookmarks,
-    bookmarkIntervalMs: server.bookmarkIntervalMs,
+    ...(opts.allowWatchBookmarks ? { bookmarkIntervalMs: server.bookmarkIntervalMs } : {}),
     timeoutMs: watchTimeoutMs(opts.timeoutSeconds),
     ...(matches ? { matches } : {}),
     ...(render ? { render } : {}),
     current: () => store.list(collection, prefix),
   };
 }
+
+/**
+ * Where the live index files a watcher: under one exact term of its request, the most selective
+ * first (a field, as the kubelet's spec.nodeName; a label; its namespace), or on the scanned list.
+ * The selector was validated by selectorOf already.
+ */
+function routeOf(kind: KindStrategy, params: URLSearchParams, route: ResourceRoute): WatchRoute {
+  const fields: Partial<Record<string, (o: KubeObject) => string>> = { ...BUILTIN_FIELDS, ...kind.fieldSelectors };
+  if (route.name !== undefined) return { by: 'field', path: 'metadata.name', value: route.name, get: fields['metadata.name']! };
+  for (const r of parseFieldSelector(params.get('fieldSelector') ?? '')) {
+    const get = fields[r.field];
+    if (r.op === '=' && get) return { by: 'field', path: r.field, value: r.value, get };
+  }
+  for (const r of parseLabelSelector(params.get('labelSelector') ?? '')) {
+    if ((r.op === '=' || r.op === 'in') && r.values.length === 1) return { by: 'label', key: r.key, value: r.values[0]! };
+  }
+  return kind.namespaced && route.namespace !== undefined ? { by: 'namespace', namespace: route.namespace } : { by: 'scan' };
+}
+
+const BUILTIN_FIELDS: Record<string, (o: KubeObject) => string> = {
+  'metadata.name': (o) => o.metadata.name ?? '',
+  'metadata.namespace': (o) => o.metadata.namespace ?? '',
+};
 
 const limitsOf = (server: Server): SinkLimits => ({ ...DEFAULT_SINK_LIMITS, ...server.watchLimits });
 
@@ -90,11 +118,12 @@ export function handleWatch(r: Request): void {
   res.setHeader('Content-Type', 'application/json');
   res.setHeader('Cache-Control', 'no-cache, private');
   res.flushHeaders();
-  startWatch(r.server, r.route, spec, httpSink(res, limitsOf(r.server)));
+  const limits = limitsOf(r.server);
+  startWatch(r.server, r.route, spec, httpSink(res, limits.graceMs), limits);
 }
 
 /** Runs a watch and counts it as open until it ends (even if its connection still drains) or closes. */
-function startWatch(server: Server, route: ResourceRoute, spec: WatchSpec, sink: WatchSink): void {
+function startWatch(server: Server, route: ResourceRoute, spec: WatchSpec, sink: WatchSink, limits: SinkLimits): void {
   server.metrics.watcherDelta(route.kind.plural, 1);
   let open = true;
   // runWatch may end the watch before it returns (a 410 found at once), so stop may not be set yet.
@@ -113,7 +142,7 @@ function startWatch(server: Server, route: ResourceRoute, spec: WatchSpec, sink:
     },
   };
   sink.onClose(release);
-  stop = runWatch(server.objects.store, spec, counted);
+  stop = runWatch(server.objects.store, spec, counted, limits);
   if (open) server.watches.add(stop);
 }
 
@@ -180,7 +209,8 @@ export function upgradeWatch(
   }
   wss.handleUpgrade(req, socket, head, (ws: WebSocket) => {
     // The client sends nothing on a watch; what it sends is ignored, as Kubernetes ignores it.
-    startWatch(r.server, r.route, spec, webSocketSink(ws, limitsOf(r.server)));
+    const limits = limitsOf(r.server);
+    startWatch(r.server, r.route, spec, webSocketSink(ws, socket, limits.graceMs), limits);
   });
 }
 
