@@ -12,7 +12,7 @@ import { Store } from './store/store.js';
 import { Compactor } from './store/compactor.js';
 import type { RetentionPolicy } from './store/retention.js';
 import { DEFAULT_RETENTION, parseRetention } from './config/retention.js';
-import { createApiServer, type ApiServer } from './http/server.js';
+import { closeApiServer, createApiServer, listenOn, type ApiServer } from './http/server.js';
 import { startControllers } from './controllers/start.js';
 import { buildRegistry } from './registry/build.js';
 import { jsonLogger, type Logger } from './observability/logger.js';
@@ -237,8 +237,8 @@ async function start(opts: ServeOptions, logger: Logger, closers: Closers): Prom
       ...(etcdLog && !etcdLog.connected ? [{ check: 'etcd', problem: 'not watching etcd: this replica may be behind' }] : []),
     ],
   });
-  await listen(api, opts.port, opts.host);
-  closers.push('API server', () => closeApi(api, logger, opts.shutdownTimeoutMs ?? 10_000));
+  await listenOn(api, opts.port, opts.host);
+  closers.push('API server', () => closeApiServer(api, logger, opts.shutdownTimeoutMs ?? 10_000));
   const port = (api.http.address() as AddressInfo).port;
   authenticator.start();
   if (authorizer instanceof ReloadingAuthorizer) authorizer.start();
@@ -372,31 +372,6 @@ async function authorizerFor(opts: ServeOptions, logger: Logger, egress: Egress,
   // Escalation prevention only means something when RBAC decides: under AlwaysAllow nobody holds an RBAC grant.
   const escalationCheck = authorization?.value.authorizers.some((a) => a.type === 'RBAC') ? rbacEscalationCheck(rbacSource, authorizer) : undefined;
   return { authorizer, escalationCheck };
-}
-
-function listen(api: ApiServer, port: number, host: string): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    api.http.once('error', reject);
-    api.http.listen(port, host, () => {
-      api.http.off('error', reject);
-      resolve();
-    });
-  });
-}
-
-/** Stops accepting and waits for requests in flight, at most timeoutMs before cutting their connections. */
-async function closeApi(api: ApiServer, logger: Logger, timeoutMs: number): Promise<void> {
-  const cut = setTimeout(() => {
-    // Safe: a write already appended is still made durable by log.close() later; the ones whose
-    // connections are cut were waiting for their bodies and have appended nothing.
-    logger.warn('requests still in flight at the shutdown timeout: closing their connections', { timeoutMs });
-    api.http.closeAllConnections();
-  }, timeoutMs);
-  try {
-    await api.close();
-  } finally {
-    clearTimeout(cut);
-  }
 }
 
 /** How a configuration file's reload is told in the log: done, or refused with the last good one kept. */

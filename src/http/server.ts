@@ -212,3 +212,28 @@ function healthz(res: ServerResponse, endpoint: string, failed: { check: string;
   res.setHeader('Content-Type', 'text/plain; charset=utf-8');
   res.end(failed.length === 0 ? 'ok' : `${failed.map((f) => `[-]${f.check} failed: ${f.problem}\n`).join('')}${endpoint} check failed`);
 }
+
+export function listenOn(api: ApiServer, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    api.http.once('error', reject);
+    api.http.listen(port, host, () => {
+      api.http.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+/** Stops accepting and waits for requests in flight, at most timeoutMs before cutting their connections. */
+export async function closeApiServer(api: ApiServer, logger: Logger, timeoutMs: number): Promise<void> {
+  const cut = setTimeout(() => {
+    // Safe: a write already appended is still made durable by log.close() later; the ones whose
+    // connections are cut were waiting for their bodies and have appended nothing.
+    logger.warn('requests still in flight at the shutdown timeout: closing their connections', { timeoutMs });
+    api.http.closeAllConnections();
+  }, timeoutMs);
+  try {
+    await api.close();
+  } finally {
+    clearTimeout(cut);
+  }
+}

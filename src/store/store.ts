@@ -6,6 +6,7 @@ import type { KubeObject } from '../resources/types.js';
 import { decodeCheckpoint, encodeCheckpoint } from './checkpoint.js';
 import { CollectionStreams } from './fanout.js';
 import { StoreError } from './errors.js';
+import { CATCH_UP_MS, checkExpected, MAX_TRIES, wroteFirst, type Expected } from './preconditions.js';
 import { getAt } from './list.js';
 import { VersionClock } from './version-clock.js';
 import { failSpan, tracer } from '../observability/spans.js';
@@ -30,20 +31,6 @@ export interface Compaction {
   kept: number;
   ms: number;
 }
-
-/**
- * How often a write is decided again when others wrote first (this replica's concurrent updates of
- * the key, or another replica's): each round some write lands, so this bounds the writers racing on
- * one key, not the time.
- */
-const MAX_TRIES = 64;
-/** How long a replica waits to catch up to what another one wrote before it decides again. */
-const CATCH_UP_MS = 5000;
-
-const wroteFirst = (err: unknown): err is LogError => err instanceof LogError && (err.code === 'CONFLICT' || err.code === 'RACED');
-
-/** What a writer knew when it decided: the version it read (0 = "must not exist"). */
-type Expected = { seq: number } | 'absent' | 'any';
 
 /**
  * The store: preconditions checked against the newest state, appends to the log, and the views the
@@ -340,20 +327,8 @@ export class Store {
 
   /** One checked append: the check and the append in one synchronous step. */
   private write(key: string, type: LogRecord['type'], obj: KubeObject, expected: Expected): Promise<StoredObject> {
-    const cur = this.check(key, expected);
+    const cur = checkExpected(key, this.latest(key), expected);
     return this.append(key, type, obj, cur?.seq ?? 0);
-  }
-
-  private check(key: string, expected: Expected): { seq: number } | undefined {
-    const cur = this.latest(key);
-    if (expected === 'absent') {
-      if (cur) throw new StoreError('KEY_EXISTS', key, `key ${key} exists at ${cur.seq}`, cur.seq);
-    } else if (!cur) {
-      throw new StoreError('NOT_FOUND', key, `key ${key} not found`);
-    } else if (expected !== 'any' && cur.seq !== expected.seq) {
-      throw new StoreError('CONFLICT', key, `key ${key} is at ${cur.seq}, not ${expected.seq}`, cur.seq);
-    }
-    return cur;
   }
 
   /** expect: the seq of the key's state this write was decided on (0: none), for a shared log to check. */

@@ -98,10 +98,10 @@ describe.skipIf(!KUBECTL)('orchd serve --storage memory, orchd kubeconfig, kubec
 });
 
 describe('the command line refuses what it cannot do', () => {
-  it('--storage must be leveldb or memory (usage error, status 2)', async () => {
+  it('--storage must be leveldb, memory or etcd (usage error, status 2)', async () => {
     const r = await run(process.execPath, [cli, 'serve', '--storage', 'disk', '--port', '0']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('orchd: --storage: "disk" is not a storage (leveldb or memory)');
+    expect(r.stderr).toContain('orchd: --storage: "disk" is not one of leveldb, memory, etcd');
   });
 
   it('orchd kubeconfig: the default server, a CA file and a token are written; a bad URL or a missing file is refused', async () => {

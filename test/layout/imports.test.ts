@@ -105,8 +105,6 @@ describe('rooms', () => {
 /** The style rule of ../shared/style.md: files of src/ at most this long, functions too unless a comment says why. */
 const MAX_FILE_LINES = 400;
 const MAX_FUNCTION_LINES = 80;
-/** Long functions being rewritten elsewhere (issue 14 part 4, the watch engine). */
-const LONG_PENDING = new Set<string>(['src/http/handlers/watch-stream.ts runWatch']);
 
 const FUNCTION_START = [
   /^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?function\*?\s+(\w+)/,
@@ -149,8 +147,7 @@ describe('size', () => {
 
   it(`no function of src/ is over ${MAX_FUNCTION_LINES} lines without a comment saying why it is long`, () => {
     const found = sources(SRC).flatMap(longFunctions);
-    expect(found.filter((f) => !LONG_PENDING.has(f))).toEqual([]);
-    expect([...LONG_PENDING].filter((f) => !found.includes(f))).toEqual([]);
+    expect(found).toEqual([]);
   });
 
   it('the scan finds a long function without its reason, and accepts one with it', () => {

@@ -27,6 +27,10 @@ async function waitFresh(store: Store, seq: number): Promise<void> {
   if (!(await store.waitFor(seq, FRESHNESS_WAIT_MS))) throw E.tooLargeResourceVersion(seq, store.appliedSeq, 1);
 }
 
+/** resourceVersion as the read plan takes it: unset ("" too) is a consistent read, not "0" (any). */
+const requestedVersion = (rv: string | undefined): { resourceVersion?: number } =>
+  rv === undefined || rv === '' ? {} : { resourceVersion: Q.parseResourceVersion(rv) };
+
 /** The store's versions a read plan is made against. */
 const versionsOf = (store: Store): StoreVersions => ({ horizon: store.oldestVersion, head: store.appliedSeq });
 
@@ -57,7 +61,7 @@ export async function handleGet(r: Request): Promise<void> {
   const opts = Q.getOptions(r.url.searchParams);
   const { objects } = r.server;
   const store = objects.store;
-  const plan = readPlan({ resourceVersion: Q.parseResourceVersion(opts.resourceVersion), ...(opts.resourceVersionMatch ? { resourceVersionMatch: opts.resourceVersionMatch } : {}) }, versionsOf(store));
+  const plan = readPlan({ ...requestedVersion(opts.resourceVersion), ...(opts.resourceVersionMatch ? { resourceVersionMatch: opts.resourceVersionMatch } : {}) }, versionsOf(store));
   const tooOld = (seq: number) => E.gone(`too old resource version: ${seq} (${store.oldestVersion})`);
   switch (plan.kind) {
     case 'tooLarge':
@@ -124,7 +128,7 @@ export async function handleList(r: Request): Promise<void> {
   const paging = continueSeq !== undefined;
   const plan = readPlan(
     {
-      resourceVersion: Q.parseResourceVersion(opts.resourceVersion),
+      ...requestedVersion(opts.resourceVersion),
       ...(opts.resourceVersionMatch ? { resourceVersionMatch: opts.resourceVersionMatch } : {}),
       ...(continueSeq !== undefined ? { continueSeq } : {}),
       ...(opts.limit !== undefined ? { limit: opts.limit } : {}),

@@ -6,7 +6,7 @@ import { CompareResult, CompareTarget, Etcd3, type IKeyValue } from 'etcd3';
 import { Subject, type Observable } from 'rxjs';
 import { checkSeq, Compactions, readBounds, type LogOptions } from '../abstract-log.js';
 import { loadCheckpointFile, saveCheckpointFile } from '../checkpoint-file.js';
-import { decodeEntry, encodeRecord } from '../codec.js';
+import { decodeEntry, encodeRecord, stampTime } from '../codec.js';
 import { LogError, type Appended, type Checkpoint, type Log, type LogEntry, type LogRecord, type ReadOptions, type SavedCheckpoint } from '../log.js';
 import { ForeignWriteError, sendAppend, type Pending, type PendingBatch } from './appends.js';
 import { entryAt, isCompactedError, keptAt, keptEntries, keptEntry, readEntries, type Where } from './history.js';
@@ -51,6 +51,8 @@ export class EtcdLog implements Log {
   private writing: PendingBatch | undefined;
   private flushScheduled = false;
   private making = false;
+  /** The commit time of the newest batch sent or seen: a clock that steps back does not make time run backwards. */
+  private lastTime = 0;
   /** Entries the watch delivered that are not yet emitted (they wait for the batch in flight). */
   private arrived: LogEntry[] = [];
   private watch: KeyWatch | undefined;
@@ -108,6 +110,8 @@ export class EtcdLog implements Log {
       this.base = kv ? Number(kv.create_revision) : Number(res.header.revision);
       this.last = kv ? Number(kv.mod_revision) - this.base : 0;
       this.assigned = this.last;
+      // The log key holds the newest record: commit times go on from its, whatever the clock says now.
+      if (kv && kv.value.length > 0) this.lastTime = decodeEntry(this.last, kv.value).time ?? 0;
       this.first = Math.max(1, (await this.compactedTo()) - this.base + 1);
       this.state = 'open';
       await this.follow();
@@ -169,7 +173,9 @@ export class EtcdLog implements Log {
       if (seq !== this.lastArrived() + 1) {
         this.brokenBy = new ForeignWriteError(`the log key jumped from seq ${this.lastArrived()} to ${seq}: something other than orchd writes to this etcd`);
       }
-      this.arrived.push(decodeEntry(seq, kv.value));
+      const entry = decodeEntry(seq, kv.value);
+      if (entry.time !== undefined) this.lastTime = Math.max(this.lastTime, entry.time);
+      this.arrived.push(entry);
     }
     this.drain();
   }
@@ -215,6 +221,11 @@ export class EtcdLog implements Log {
     if (!batch || this.writing) return;
     this.queued = undefined;
     this.writing = batch;
+    const time = (this.lastTime = Math.max(Date.now(), this.lastTime));
+    for (const p of batch.items) {
+      stampTime(p.bytes, time);
+      p.entry.time = time;
+    }
     void (async () => {
       for (const p of batch.items) await sendAppend(this.client, this.layout, this.base, p);
       this.settled(batch);
