@@ -112,9 +112,11 @@ export class Store {
         this.opts.onReplayProgress?.(applied, total);
       }
       this.view.endReplay();
-      // Memory, not state: objects left alone on mostly replaced pages get bytes of their own in
-      // slices after the start (two walks of every slot, a few hundred ms at a million keys).
-      void this.view.releaseBuffers();
+      // Memory, not state: objects left alone on mostly replaced pages get bytes of their own before
+      // ready (two walks of every slot, a few hundred ms at a million keys). Done after ready, the copies
+      // landed on the first requests' memory (a streaming list of 100k objects then grew the server by
+      // 80 MiB instead of 13).
+      await this.view.releaseBuffers();
     }
     this.sinceCheckpoint = applied;
     this.versionClock.note(this.view.appliedSeq, this.now());
