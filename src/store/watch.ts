@@ -24,6 +24,7 @@ import {
 import { StoredEntry } from '../log/codec.js';
 import { LogError, type LogEntry } from '../log/log.js';
 import type { KubeObject } from '../resources/types.js';
+import { StoreError } from './errors.js';
 import type { WatchRoute } from './fanout.js';
 import type { Store } from './store.js';
 import { peekObject, storedOf, type Change, type ChangeType, type StoredObject } from './view.js';
@@ -73,9 +74,13 @@ export type WatchEvent =
   | { type: 'ADDED'; initial: StoredObject }
   | { type: 'BOOKMARK'; seq: number; initialEventsEnd?: boolean };
 
-export type WatchErrorCode = 'STALLED' | 'TOO_LARGE_VERSION';
+export type WatchErrorCode = 'STALLED' | 'TOO_LARGE_VERSION' | 'COMPACTED';
 
-/** Why the engine ended a watch; `seq` is the last version it delivered (STALLED) or asked for (TOO_LARGE_VERSION). */
+/**
+ * Why the engine ended a watch; `seq` is the last version it delivered (STALLED), asked for
+ * (TOO_LARGE_VERSION) or could not replay from (COMPACTED); `current` is the newest version applied
+ * (the oldest still kept, for COMPACTED).
+ */
 export class WatchError extends Error {
   constructor(
     readonly code: WatchErrorCode,
@@ -103,7 +108,7 @@ const PAGE_BYTES = 1 << 20;
  * One watcher's events, in batches (one per commit batch, initial chunk or log page), each batch
  * meant for one socket write: the current state when asked, then changes after a version with no gap
  * and no duplicate, filtered by the selector with Kubernetes' transitions, bookmarks, and the timeout.
- * Ends with a WatchError, or a LogError COMPACTED when the version asked for is gone.
+ * Ends with a WatchError (COMPACTED when the version asked for is gone).
  */
 export function watch$(store: Store, req: WatchRequest, flow: WatchFlow): Observable<WatchEvent[]> {
   const events$ =
@@ -258,17 +263,24 @@ function catchUp$(store: Store, req: WatchRequest, flow: WatchFlow, p: Progress)
 
 async function readPage(store: Store, req: WatchRequest, p: Progress): Promise<Step> {
   const after = p.through;
-  if (after + 1 < store.log.firstSeq) throw new LogError('COMPACTED', `version ${after} is compacted`, after);
+  const compacted = () => new WatchError('COMPACTED', after, store.oldestVersion, `version ${after} is compacted`);
+  if (after + 1 < store.log.firstSeq) throw compacted();
   const to = Math.min(store.appliedSeq, after + p.pageEntries);
   const changes: Change[] = [];
   let bytes = 0;
   let n = 0;
-  for await (const batch of store.log.read(after + 1, to)) {
-    for (const e of batch) {
-      n++;
-      bytes += e instanceof StoredEntry ? e.end - e.start : 1024;
-      if (e.key.startsWith(req.keyPrefix)) changes.push(await replayed(store, e, req.matches !== undefined));
+  try {
+    for await (const batch of store.log.read(after + 1, to)) {
+      for (const e of batch) {
+        n++;
+        bytes += e instanceof StoredEntry ? e.end - e.start : 1024;
+        if (e.key.startsWith(req.keyPrefix)) changes.push(await replayed(store, e, req.matches !== undefined));
+      }
     }
+  } catch (err) {
+    // Overtaken by a compaction while it read.
+    if ((err instanceof LogError || err instanceof StoreError) && err.code === 'COMPACTED') throw compacted();
+    throw err;
   }
   if (n > 0) p.pageEntries = Math.max(16, Math.min(1000, Math.floor(PAGE_BYTES / (bytes / n))));
   return { changes, through: to };

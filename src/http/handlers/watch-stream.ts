@@ -2,16 +2,14 @@ import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Subscription } from 'rxjs';
 import type { WebSocket } from 'ws';
-import { LogError } from '../../log/log.js';
 import { msgpackToJson } from '../../log/msgpack-json.js';
 import type { KindStrategy } from '../../resources/strategy.js';
 import type { KubeObject } from '../../resources/types.js';
 import type { Store } from '../../store/store.js';
 import { encodeStored, LazyObject, peekObject, type Change, type ChangeType, type StoredObject } from '../../store/view.js';
-import { watch$, WatchError, type WatchEvent, type WatchFlow, type WatchRequest } from '../../store/watch.js';
-import { toStatus } from '../respond/respond.js';
+import { watch$, type WatchEvent, type WatchFlow, type WatchRequest } from '../../store/watch.js';
+import { toStatus } from '../respond/errors.js';
 import { frameHeader } from './websocket-frame.js';
-import { gone, internalError, tooLargeResourceVersion, type Status } from '../respond/status.js';
 
 export type WatchEventType = ChangeType | 'BOOKMARK' | 'ERROR';
 
@@ -91,7 +89,7 @@ export function runWatch(store: Store, spec: WatchSpec, sink: WatchSink, limits:
     // Whatever ends a watch from the server's side says why first, so clients log it and resume.
     error: (err: unknown) => {
       const frames: Buffer[] = [];
-      encode.line('ERROR', JSON.stringify(errorStatus(store, err)), frames);
+      encode.line('ERROR', JSON.stringify(toStatus(err)), frames);
       sink.write(frames);
       finish();
     },
@@ -104,19 +102,6 @@ export function runWatch(store: Store, spec: WatchSpec, sink: WatchSink, limits:
     sub?.unsubscribe();
   });
   return finish;
-}
-
-function errorStatus(store: Store, err: unknown): Status {
-  if (err instanceof LogError && err.code === 'COMPACTED') return gone(`too old resource version: ${err.seq ?? 0} (${store.oldestVersion})`).status;
-  if (err instanceof WatchError && err.code === 'TOO_LARGE_VERSION') return tooLargeResourceVersion(err.seq ?? 0, err.current).status;
-  if (err instanceof WatchError) {
-    // Kubernetes ends a watcher that cannot keep up; the InternalError makes client-go watch again
-    // from the last version it received, which the Status also carries.
-    const status = internalError(`watch closed: ${err.message}`).status;
-    if (err.seq !== undefined) status.metadata = { resourceVersion: String(err.seq) };
-    return status;
-  }
-  return toStatus(err);
 }
 
 interface Encoder {

@@ -9,6 +9,7 @@ import { CorruptEntryError } from '../../log/encryption/index.js';
 import { conflictMessage, describeManager } from '../../patch/managed-fields.js';
 import { PatchError } from '../../patch/errors.js';
 import { RegistryError } from '../../registry/errors.js';
+import { WatchError } from '../../store/watch.js';
 import * as E from './status.js';
 
 // Rows are matched by class at run time; `any` lets each row's word function take its own class.
@@ -78,6 +79,15 @@ export const ROWS: readonly Row<Error>[] = [
   // Kubernetes answers a patch it cannot apply with a bare "rejected our request"; the reason is added here.
   row(PatchError, 'Unprocessable', (e) => failure(422, 'Invalid', `the server rejected our request due to an error in our request: ${e.message}`, {})),
   row(CorruptEntryError, undefined, (e) => E.corruptObject(e.key, e.seq, e.why)),
+  row(WatchError, 'COMPACTED', (e) => E.gone(`too old resource version: ${e.seq ?? 0} (${e.current})`)),
+  row(WatchError, 'TOO_LARGE_VERSION', (e) => E.tooLargeResourceVersion(e.seq ?? 0, e.current)),
+  // Kubernetes ends a watcher that cannot keep up; the InternalError makes client-go watch again
+  // from the last version it received, which the Status also carries.
+  row(WatchError, 'STALLED', (e) => {
+    const err = E.internalError(`watch closed: ${e.message}`);
+    if (e.seq !== undefined) err.status.metadata = { resourceVersion: String(e.seq) };
+    return err;
+  }),
 ];
 
 /** Any thrown value as an ApiError; what no row words (a bug, a backend failure) is a 500 that does not leak internals. */

@@ -11,6 +11,7 @@ import * as R from '../../../src/registry/errors.js';
 import { ROWS, toStatus } from '../../../src/http/respond/errors.js';
 import { badRequest as httpBadRequest } from '../../../src/http/respond/status.js';
 import { StoreError } from '../../../src/store/errors.js';
+import { WatchError } from '../../../src/store/watch.js';
 
 const policies = { group: 'admissionregistration.orch.io', resource: 'validatingadmissionpolicies', kind: 'ValidatingAdmissionPolicy', name: 'demo' };
 const ns = { group: '', resource: 'namespaces', kind: 'Namespace', name: 'team' };
@@ -134,6 +135,30 @@ const rows: [string, unknown, Record<string, unknown>][] = [
       reason: 'InternalError',
       message: 'Internal error occurred: StorageError: corrupt object, Code: 7, Key: /events/ns/e, ResourceVersion: 0, AdditionalErrorMsg: data from the storage is not transformable revision=3: bad tag',
       details: { causes: [{ message: 'StorageError: corrupt object, Code: 7, Key: /events/ns/e, ResourceVersion: 0, AdditionalErrorMsg: data from the storage is not transformable revision=3: bad tag' }] },
+    },
+  ],
+  ['watch COMPACTED: 410 with the oldest version kept', new WatchError('COMPACTED', 3, 7, 'version 3 is compacted'), { ...failure, code: 410, reason: 'Expired', message: 'too old resource version: 3 (7)' }],
+  [
+    'watch TOO_LARGE_VERSION: 504 with Retry-After',
+    new WatchError('TOO_LARGE_VERSION', 90, 12, 'not yet'),
+    {
+      ...failure,
+      code: 504,
+      reason: 'Timeout',
+      message: 'Timeout: Too large resource version: 90, current: 12',
+      details: { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 },
+    },
+  ],
+  [
+    'watch STALLED: 500 carrying the last version delivered, so the client resumes from it',
+    new WatchError('STALLED', 41, 50, 'the watcher did not read for 60s'),
+    {
+      ...failure,
+      metadata: { resourceVersion: '41' },
+      code: 500,
+      reason: 'InternalError',
+      message: 'Internal error occurred: watch closed: the watcher did not read for 60s',
+      details: { causes: [{ message: 'watch closed: the watcher did not read for 60s' }] },
     },
   ],
 ];
