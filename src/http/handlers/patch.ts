@@ -3,46 +3,20 @@
  * Content-Type: JSON patch, merge patch, strategic merge patch and server-side apply. The patch is
  * applied inside the store's retry loop to the latest object, so a patch never fails on a write
  * race (last write wins) unless it carries metadata.resourceVersion itself. Every non-apply patch
- * is an Update for managedFields; apply tracks ownership and conflicts (src/patch).
+ * is an Update for managedFields; apply tracks ownership and conflicts (src/registry/field-manager.ts).
  */
-import { applyConfig, recordUpdate, type WriteScope } from '../../patch/managed-fields.js';
 import { applyJsonPatch } from '../../patch/json-patch.js';
 import { applyMergePatch } from '../../patch/merge-patch.js';
 import { applyStrategicMergePatch } from '../../patch/strategic-merge.js';
-import { apiVersionOf } from '../../resources/strategy.js';
 import type { KubeObject } from '../../resources/types.js';
 import { APPLY_PATCH, decodeBody, PATCH_MEDIA_TYPES, readBody, type BodyMediaType } from '../codec/body.js';
 import type { Request } from '../context.js';
 import { checkObject } from '../codec/decode-object.js';
-import { rfc3339 } from '../../registry/object-store.js';
+import { managerFromUserAgent, trackApply, trackUpdate } from '../../registry/field-manager.js';
 import * as Q from '../codec/query.js';
 import { sendObject } from '../respond/render.js';
 import { addWarnings } from '../respond/respond.js';
 import * as E from '../respond/status.js';
-
-/** Kubernetes' default field manager: the User-Agent up to its first '/' (`kubectl/v1.33.1 (…)` → `kubectl`). */
-export const managerFromUserAgent = (userAgent: string | undefined): string => (userAgent ?? '').split('/', 1)[0];
-
-export function writeScope(r: Request): WriteScope {
-  return {
-    schema: r.route.kind.schema,
-    apiVersion: apiVersionOf(r.route.kind, r.route.version),
-    ...(r.route.subresource ? { subresource: r.route.subresource } : {}),
-    hasStatus: r.route.kind.hasStatus,
-    now: rfc3339(new Date()),
-  };
-}
-
-/**
- * Records an Update by the request's manager on `next` (in place): defaults are applied first, so
- * the manager owns what defaulting filled in, as in Kubernetes where decoding defaults the body.
- */
-export function trackUpdate(r: Request, live: KubeObject | undefined, next: KubeObject, fieldManager: string | undefined): void {
-  if (r.route.subresource !== 'status') r.route.kind.applyDefaults(next);
-  const managed = recordUpdate(live, next, fieldManager ?? managerFromUserAgent(r.req.headers['user-agent']), writeScope(r));
-  if (managed === undefined || managed.length === 0) delete next.metadata.managedFields;
-  else next.metadata.managedFields = managed;
-}
 
 /** The name and namespace in a body must be the URL's (or absent). */
 function checkIdentity(r: Request, obj: KubeObject): void {
@@ -88,16 +62,15 @@ export async function handlePatch(r: Request): Promise<void> {
 
   const transform = (cur: KubeObject | undefined): KubeObject => {
     if (config) {
-      const { obj, managedFields } = applyConfig(cur, config, manager, opts.force, writeScope(r));
+      const obj = trackApply(r.route, cur, config, manager, opts.force);
       checkIdentity(r, obj);
-      obj.metadata.managedFields = managedFields;
       return obj;
     }
     if (!cur) throw E.notFound(E.qualified(route.kind, route.name));
     const checked = checkObject(route.kind, route.version, patched(body.mediaType, cur, body.value, r), body.duplicates, opts.fieldValidation);
     warnings = checked.warnings;
     checkIdentity(r, checked.obj);
-    trackUpdate(r, cur, checked.obj, manager);
+    trackUpdate(r.route, cur, checked.obj, manager);
     return checked.obj;
   };
 

@@ -4,7 +4,8 @@ import type { Request } from '../context.js';
 import type { KubeObject } from '../../resources/types.js';
 import { decodeObject } from '../codec/decode-object.js';
 import { negotiateResponse } from '../codec/media.js';
-import { handlePatch, trackUpdate } from './patch.js';
+import { handlePatch } from './patch.js';
+import { managerFromUserAgent, trackUpdate } from '../../registry/field-manager.js';
 import * as Q from '../codec/query.js';
 import { deleteCollectionOptions, deleteOptionsFrom } from '../codec/delete-options.js';
 import { handleGet, handleList } from './read.js';
@@ -78,7 +79,7 @@ async function create(r: Request): Promise<void> {
     throw E.badRequest('the namespace of the provided object does not match the namespace sent on the request');
   }
   const t = stageStart();
-  trackUpdate(r, undefined, obj, opts.fieldManager);
+  trackUpdate(route, undefined, obj, opts.fieldManager ?? managerFromUserAgent(r.req.headers['user-agent']));
   stageLap('fieldManager', t);
   const created = await server.objects.create(route.kind, route.namespace, obj, { dryRun: opts.dryRun });
   const sent = stageStart();
@@ -99,9 +100,10 @@ async function replace(r: Request): Promise<void> {
   }
   obj.metadata.name = route.name;
   // Inside the store's retry loop: the managedFields follow the object actually replaced.
+  const manager = opts.fieldManager ?? managerFromUserAgent(r.req.headers['user-agent']);
   const withManagedFields = (cur: KubeObject | undefined): KubeObject => {
     const next = cloneJson(obj);
-    trackUpdate(r, cur, next, opts.fieldManager);
+    trackUpdate(route, cur, next, manager);
     return next;
   };
   const { obj: out, created } = await server.objects.update(route.kind, route.namespace, route.name!, withManagedFields, {
