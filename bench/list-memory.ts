@@ -124,7 +124,10 @@ export async function listReadCosts(opts: OrchdOptions & { dataDir: string }, co
 async function listReadCost(opts: OrchdOptions & { dataDir: string }, collection: string, read: ListRead, timeoutMs: number): Promise<ListReadCost> {
   const { orchd, ready } = await Orchd.start(opts);
   try {
-    // After the start's own work (the garbage collector's first scan, V8 collecting the load's garbage).
+    // After the start's own work (the garbage collector's first scan, which also makes the slots of a
+    // checkpoint's parts that a restart left unmade, and V8 collecting the load's garbage): the read
+    // is measured, not the first touch of the view.
+    await viewMade(ready.url, timeoutMs);
     await waitIdle(orchd.pid);
     const idleRss = memory(orchd.pid)?.rss ?? NaN;
     if (!resetPeakRss(orchd.pid)) throw new Error(`cannot reset the peak RSS of orchd (pid ${orchd.pid}) through /proc/${orchd.pid}/clear_refs`);
@@ -138,5 +141,25 @@ async function listReadCost(opts: OrchdOptions & { dataDir: string }, collection
   } finally {
     // Killed, not stopped: a graceful stop would spend seconds saving the checkpoint it loaded, unchanged.
     await orchd.stop('SIGKILL');
+  }
+}
+
+/** Waits until the server's view has made every checkpoint part (orchd_view_unmade_parts 0 on /metrics). */
+async function viewMade(url: string, timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const text = await new Promise<string>((resolve, reject) => {
+      request(`${url}/metrics`, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve(body));
+      })
+        .on('error', reject)
+        .end();
+    });
+    if (/^orchd_view_unmade_parts 0$/m.test(text)) return;
+    if (Date.now() > until) throw new Error('the view still has unmade checkpoint parts');
+    await new Promise((r) => setTimeout(r, 50));
   }
 }

@@ -118,7 +118,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
           ]);
         case 'metrics':
           res.setHeader('Content-Type', 'text/plain; version=0.0.4');
-          res.end(opts.metrics.render({ orchd_log_last_seq: opts.store.log.lastSeq, orchd_objects: opts.store.view.size, ...historyMetrics(opts.store), ...authenticator.gauges?.(), ...authorizer.gauges?.() }));
+          res.end(opts.metrics.render({ orchd_log_last_seq: opts.store.log.lastSeq, orchd_objects: opts.store.view.size, orchd_view_unmade_parts: opts.store.view.unmadeParts, ...historyMetrics(opts.store), ...authenticator.gauges?.(), ...authorizer.gauges?.() }));
           return;
         case 'discovery':
           return handleDiscovery(req, res, r, opts.kinds);

@@ -41,6 +41,13 @@ export class Slot extends Revisions {
  */
 export class View {
   private readonly slots = new Map<string, Map<string, Slot>>();
+
+  /** Checkpoint parts not yet made into slots (see LazySlots): the first read of their keys makes them. */
+  get unmadeParts(): number {
+    let n = 0;
+    for (const m of this.slots.values()) if (m instanceof LazySlots) n += m.unmade;
+    return n;
+  }
   /** Per collection, the keys that hold an object, in order. */
   readonly collections = new Map<string, SortedKeys>();
   /** Per collection, every key that has a slot (deleted ones too): what a read at a past version walks. */
