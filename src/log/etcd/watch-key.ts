@@ -8,6 +8,13 @@ export class CompactedError extends Error {
   }
 }
 
+/**
+ * How long etcd may take to confirm a new watch. A stream opened on a member that was just killed may
+ * never fail (its channel waits to reconnect): past this it is given up and the log watches again,
+ * through another member.
+ */
+const CREATE_DEADLINE_MS = 3000;
+
 export interface KeyWatch {
   /** Stops the watch; onEnd is not called after it. */
   cancel(): void;
@@ -31,11 +38,14 @@ export async function watchKey(
   const end = (err: Error) => {
     if (done) return;
     done = true;
+    clearTimeout(unconfirmed);
     stream.cancel();
     onEnd(err);
   };
+  const unconfirmed = setTimeout(() => end(new Error(`etcd did not confirm the watch within ${CREATE_DEADLINE_MS} ms`)), CREATE_DEADLINE_MS);
   stream.on('data', (res: IWatchResponse) => {
     if (done) return;
+    clearTimeout(unconfirmed);
     if (res.canceled) {
       const compacted = Number(res.compact_revision);
       end(compacted > 0 ? new CompactedError(compacted) : new Error(`etcd cancelled the watch: ${res.cancel_reason}`));
@@ -50,6 +60,7 @@ export async function watchKey(
     cancel() {
       if (done) return;
       done = true;
+      clearTimeout(unconfirmed);
       stream.cancel();
     },
   };
