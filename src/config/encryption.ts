@@ -18,28 +18,9 @@ export const SECRETBOX_KEY_SIZES = [32];
 export const KMS_DEFAULT_TIMEOUT_MS = 3000;
 export const KMS_DEFAULT_CACHE_SIZE = 1000;
 
-export interface GroupResource {
-  /** '' is the core group; '*' any group. */
-  group: string;
-  /** '*' any resource of the group. */
-  resource: string;
-}
-export interface Key {
-  name: string;
-  secret: Buffer;
-}
-export type Provider =
-  | { type: 'aesgcm' | 'aescbc' | 'secretbox'; keys: Key[] }
-  | { type: 'identity' }
-  | { type: 'kms'; name: string; apiVersion: 'v1' | 'v2'; endpoint: string; timeoutMs: number; cachesize?: number };
-export interface ResourceConfiguration {
-  resources: GroupResource[];
-  /** The first encrypts writes; all of them are tried on reads (by the stored prefix). */
-  providers: Provider[];
-}
-export interface EncryptionConfiguration {
-  resources: ResourceConfiguration[];
-}
+// The shape the file is validated into is the one encryption at rest declares (src/log needs no config).
+export type { EncryptionConfiguration, GroupResource, Key, Provider, ResourceConfiguration } from '../log/encryption/configuration.js';
+import type { EncryptionConfiguration, GroupResource, Key, Provider, ResourceConfiguration } from '../log/encryption/configuration.js';
 
 const keys = obj(undefined, { keys: arrayOf(obj(undefined, { name: str(), secret: str() })) });
 const schema: Schema = obj(undefined, {

@@ -25,8 +25,9 @@ const DIRECT: Record<string, string[]> = {
   store: ['log', 'selectors', 'resources'],
   patch: ['resources'],
   cel: [],
-  // Configuration files are validated with the kinds' field errors and name formats.
-  config: ['resources'],
+  // Configuration files are validated with the kinds' field errors and name formats, into the shapes
+  // the rooms they configure declare (encryption at rest: log).
+  config: ['resources', 'log'],
   // Outbound connections are dialed as the egress selector configuration says.
   egress: ['config'],
   // Webhooks are dialed through egress with the admission configuration's credentials; apply

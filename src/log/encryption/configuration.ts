@@ -1,7 +1,7 @@
 /**
  * What encryption at rest is given: which stored resources go through which transformers. The log
  * declares it in its own terms and never reads configuration files; src/config validates the
- * EncryptionConfiguration file into a value of this shape (its types match these field for field).
+ * EncryptionConfiguration file into a value of this shape.
  */
 export interface GroupResource {
   /** '' is the core group; '*' any group. */
