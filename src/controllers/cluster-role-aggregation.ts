@@ -15,7 +15,8 @@ import { matchesLabels } from '../selectors/label-selector.js';
 import type { Logger } from '../observability/logger.js';
 import type { ObjectStore } from '../registry/object-store.js';
 import { isRegistryError } from '../registry/errors.js';
-import { serialQueue } from './work-queue.js';
+import { filter, map, startWith } from 'rxjs';
+import { coalesce, runSerially } from './work-queue.js';
 
 /** The rules an aggregated role should have, given every ClusterRole (in name order, as the store lists them). */
 export function aggregatedRules(role: KubeObject, all: readonly KubeObject[]): unknown[] {
@@ -32,11 +33,7 @@ export function aggregatedRules(role: KubeObject, all: readonly KubeObject[]): u
 export function startClusterRoleAggregation(objects: ObjectStore, kinds: readonly KindStrategy[], log: Logger): () => void {
   if (!kinds.includes(clusterRole)) return () => {};
   const prefix = `${collectionOf(clusterRole)}/`;
-  const enqueue = serialQueue('clusterrole aggregation', log);
-  let queued = false;
-
   const reconcileAll = async () => {
-    queued = false;
     const all = [...objects.list(clusterRole, undefined)].map((s) => s.obj);
     for (const role of all) {
       if (!isSet(role, 'aggregationRule')) continue;
@@ -52,15 +49,13 @@ export function startClusterRoleAggregation(objects: ObjectStore, kinds: readonl
     }
   };
 
-  // One pending pass covers any number of changes that arrive before it runs.
-  const schedule = () => {
-    if (queued) return;
-    queued = true;
-    enqueue(reconcileAll);
-  };
-  const sub = objects.store.changes$.subscribe((batch) => {
-    if (batch.some((c) => c.key.startsWith(prefix))) schedule();
-  });
-  schedule();
+  // Any number of changes that come together are one pass: it reads every role as it is then.
+  const changed = objects.store.changes$.pipe(
+    filter((batch) => batch.some((c) => c.key.startsWith(prefix))),
+    map(() => 'all roles'),
+    startWith('all roles'),
+    coalesce(),
+  );
+  const sub = runSerially('clusterrole aggregation', log, changed, reconcileAll);
   return () => sub.unsubscribe();
 }

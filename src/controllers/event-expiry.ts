@@ -4,6 +4,9 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { splitKey } from '../store/keys.js';
 import { peekObject } from '../store/view.js';
 import type { ObjectStore } from '../registry/object-store.js';
+import type { Logger } from '../observability/logger.js';
+import { exhaustMap, interval, Subscription } from 'rxjs';
+import { systemJob } from './work-queue.js';
 
 /** Events a sweep looks at between two turns of the event loop. */
 const SWEEP_PAGE = 256;
@@ -15,16 +18,23 @@ const SWEEP_PAGE = 256;
  * restart the newest timestamp the object carries stands in: read once per object by the first sweep
  * and remembered, so sweeps do not decode every Event each time, nor leave them decoded in the view.
  */
-export function startEventExpiry(objects: ObjectStore, kind: KindStrategy, ttlSeconds: number, sweepMs = Math.min(10_000, ttlSeconds * 100)): () => void {
+export function startEventExpiry(
+  objects: ObjectStore,
+  kind: KindStrategy,
+  ttlSeconds: number,
+  log: Logger,
+  sweepMs = Math.min(10_000, ttlSeconds * 100),
+): () => void {
   const lastWrite = new Map<string, number>();
-  const sub = objects.store.changes$.subscribe((batch) => {
+  const subs = new Subscription();
+  subs.add(objects.store.changes$.subscribe((batch) => {
     const now = Date.now();
     for (const c of batch) {
       if (!c.key.startsWith(`${kind.group}/${kind.plural}/`)) continue;
       if (c.type === 'DELETED') lastWrite.delete(c.key);
       else lastWrite.set(c.key, now);
     }
-  });
+  }));
   const sweep = async () => {
     const cutoff = Date.now() - ttlSeconds * 1000;
     const expired: KubeObject[] = [];
@@ -50,17 +60,13 @@ export function startEventExpiry(objects: ObjectStore, kind: KindStrategy, ttlSe
         .catch(() => undefined); // changed or gone meanwhile: the next sweep decides again
     }
   };
-  let running = false;
-  const timer = setInterval(() => {
-    if (running) return;
-    running = true;
-    void sweep().finally(() => (running = false));
-  }, sweepMs);
-  timer.unref();
-  return () => {
-    clearInterval(timer);
-    sub.unsubscribe();
-  };
+  // A tick that comes while a sweep of many Events is still going is dropped (exhaustMap), not queued.
+  subs.add(
+    interval(sweepMs)
+      .pipe(exhaustMap(() => systemJob('event expiry', log, sweep)))
+      .subscribe(),
+  );
+  return () => subs.unsubscribe();
 }
 
 /** The next n items (fewer at the end). */

@@ -4,7 +4,8 @@ import { collectionOf, splitKey, storageKey } from '../store/keys.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { LazyObject, peekObject, type Change, type StoredObject } from '../store/view.js';
 import type { Logger } from '../observability/logger.js';
-import { serialQueue } from './work-queue.js';
+import { catchError, delayWhen, EMPTY, endWith, from, ignoreElements, mergeMap, shareReplay, Subscription } from 'rxjs';
+import { runSerially } from './work-queue.js';
 import type { ObjectStore } from '../registry/object-store.js';
 import { cloneJson } from '../resources/json-access.js';
 
@@ -23,7 +24,7 @@ import { cloneJson } from '../resources/json-access.js';
  * seconds of CPU and 800 MB after every start). Changes committed meanwhile wait, in order, and are
  * handled once the index is whole.
  *
- * Long: the handlers share the controller's state (index, queue, readiness) as one closure; split,
+ * Long: the handlers share the controller's index as one closure; split,
  * each would take all of it as parameters.
  */
 export function startGarbageCollector(objects: ObjectStore, kinds: readonly KindStrategy[], log: Logger): () => void {
@@ -45,14 +46,6 @@ export function startGarbageCollector(objects: ObjectStore, kinds: readonly Kind
       set.add(key);
     }
   };
-  let waiting: Change[] | undefined = [];
-  let stopped = false;
-  // The keys as of now, synchronously with subscribing below: every later change is in waiting.
-  const view = objects.store.view;
-  const snapshot = Array.from(view.collections, ([collection, keys]) => ({ collection, suffixes: keys.toArray() }));
-
-  const enqueue = serialQueue('garbage collector', log);
-
   /** The owner a dependent's reference names, while it exists with the referenced uid. */
   const ownerOf = (ref: OwnerReference, dependentKey: string): { key: string; obj: KubeObject } | undefined => {
     const slash = ref.apiVersion.indexOf('/');
@@ -100,71 +93,86 @@ export function startGarbageCollector(objects: ObjectStore, kinds: readonly Kind
     await objects.delete(t.kind, t.obj.metadata.namespace, t.obj.metadata.name ?? '', { dryRun: false, propagationPolicy: policy }).catch(() => undefined);
   };
 
-  const onChange = (c: Change) => {
+  type Job = () => Promise<void>;
+
+  /** What a change asks of the dependents of the object it changed (indexed first). */
+  const forOwner = (c: Change): Job[] => {
     const obj = c.cur.obj;
     const uid = obj.metadata.uid;
     index(c.key, c.type === 'DELETED' ? undefined : obj);
-    if (!uid) return;
+    if (!uid) return [];
     const deps = [...(dependents.get(uid) ?? [])];
-    if (c.type === 'DELETED') {
-      for (const d of deps) enqueue(() => deleteDependent(d, 'Background'));
-      return;
-    }
-    if (!obj.metadata.deletionTimestamp) return;
+    if (c.type === 'DELETED') return deps.map((d) => () => deleteDependent(d, 'Background'));
+    if (!obj.metadata.deletionTimestamp) return [];
     const fin = obj.metadata.finalizers ?? [];
     if (fin.includes('orphan')) {
-      enqueue(async () => {
-        for (const d of deps) await dropOwnerRef(d, uid);
-        await removeFinalizer(c.key, 'orphan');
-      });
-    } else if (fin.includes('foregroundDeletion')) {
-      if (deps.length === 0) enqueue(() => removeFinalizer(c.key, 'foregroundDeletion'));
-      else for (const d of deps) enqueue(() => deleteDependent(d, 'Foreground'));
+      return [
+        async () => {
+          for (const d of deps) await dropOwnerRef(d, uid);
+          await removeFinalizer(c.key, 'orphan');
+        },
+      ];
     }
+    if (!fin.includes('foregroundDeletion')) return [];
+    if (deps.length === 0) return [() => removeFinalizer(c.key, 'foregroundDeletion')];
+    return deps.map((d) => () => deleteDependent(d, 'Foreground'));
   };
 
   // A dependent that goes may unblock its foreground-deleting owner.
-  const onDependentGone = (c: Change) => {
-    if (c.type !== 'DELETED') return;
-    for (const r of c.cur.obj.metadata.ownerReferences ?? []) {
+  const forDependent = (c: Change): Job[] => {
+    if (c.type !== 'DELETED') return [];
+    return (c.cur.obj.metadata.ownerReferences ?? []).flatMap((r) => {
       const owner = ownerOf(r, c.key);
-      if (owner?.obj.metadata.finalizers?.includes('foregroundDeletion') && (dependents.get(r.uid)?.size ?? 0) === 0) {
-        enqueue(() => removeFinalizer(owner.key, 'foregroundDeletion'));
-      }
-    }
+      if (!owner?.obj.metadata.finalizers?.includes('foregroundDeletion') || (dependents.get(r.uid)?.size ?? 0) > 0) return [];
+      return [() => removeFinalizer(owner.key, 'foregroundDeletion')];
+    });
   };
 
-  const handle = (c: Change) => {
-    onChange(c);
-    onDependentGone(c);
-  };
+  // The keys as of now, taken synchronously with subscribing to the changes below: every later
+  // change waits (delayWhen) until the index of these is whole, and is then handled in order.
+  const view = objects.store.view;
+  const snapshot = Array.from(view.collections, ([collection, keys]) => ({ collection, suffixes: keys.toArray() }));
+  const indexed = from(indexInSlices(snapshot, view, index)).pipe(
+    ignoreElements(),
+    catchError((err: unknown) => {
+      log.warn('garbage collector: indexing', { error: String(err) });
+      return EMPTY;
+    }),
+    endWith(true),
+    shareReplay({ bufferSize: 1, refCount: true }),
+  );
+  const subs = new Subscription();
+  subs.add(indexed.subscribe());
+  const work = objects.store.changes$.pipe(
+    delayWhen(() => indexed),
+    // Indexed as each change comes, in order; its jobs run one at a time after those before.
+    mergeMap((batch) => batch.flatMap((c) => [...forOwner(c), ...forDependent(c)])),
+  );
+  subs.add(runSerially('garbage collector', log, work, (job) => job()));
+  return () => subs.unsubscribe();
+}
 
-  const sub = objects.store.changes$.subscribe((batch) => {
-    if (waiting) waiting.push(...batch);
-    else for (const c of batch) handle(c);
-  });
-
-  void (async () => {
-    for (const { collection, suffixes } of snapshot) {
-      const slots = view.slotsOf(collection);
-      for (let i = 0; i < suffixes.length && !stopped; ) {
+/**
+ * Indexes the objects of a snapshot that may have owners, yielding between slices of SLICE_MS so
+ * requests go through meanwhile; its consumer stops it between slices.
+ */
+async function* indexInSlices(
+  snapshot: readonly { collection: string; suffixes: readonly string[] }[],
+  view: ObjectStore['store']['view'],
+  index: (key: string, obj: KubeObject) => void,
+): AsyncGenerator<void> {
+  for (const { collection, suffixes } of snapshot) {
+    const slots = view.slotsOf(collection);
+    for (let i = 0; i < suffixes.length; ) {
+      for (const until = performance.now() + SLICE_MS; i < suffixes.length && (i % 64 !== 0 || performance.now() < until); i++) {
         // The current state of each key: a change that waits re-indexes its key again, in order.
-        for (const until = performance.now() + SLICE_MS; i < suffixes.length && (i % 64 !== 0 || performance.now() < until); i++) {
-          const s = slots?.get(suffixes[i])?.cur;
-          if (s && mayHaveOwners(s)) index(s.key, peekObject(s));
-        }
-        await nextTurn();
+        const s = slots?.get(suffixes[i])?.cur;
+        if (s && mayHaveOwners(s)) index(s.key, peekObject(s));
       }
+      await nextTurn();
+      yield;
     }
-    const held = waiting ?? [];
-    waiting = undefined;
-    if (!stopped) for (const c of held) handle(c);
-  })().catch((err: unknown) => log.warn('garbage collector', { error: String(err) }));
-
-  return () => {
-    stopped = true;
-    sub.unsubscribe();
-  };
+  }
 }
 
 /** How long one turn of the event loop indexes before it lets requests through. */

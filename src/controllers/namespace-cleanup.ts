@@ -2,7 +2,8 @@ import type { KindStrategy } from '../resources/strategy.js';
 import { collectionOf } from '../store/keys.js';
 import type { Change } from '../store/view.js';
 import type { Logger } from '../observability/logger.js';
-import { serialQueue } from './work-queue.js';
+import { defer, from, merge, mergeMap } from 'rxjs';
+import { runSerially } from './work-queue.js';
 import type { ObjectStore } from '../registry/object-store.js';
 import { isRegistryError } from '../registry/errors.js';
 
@@ -18,8 +19,6 @@ export function startNamespaceCleanup(objects: ObjectStore, kinds: readonly Kind
   const prefix = `${collectionOf(nsKind)}//`;
   const namespaced = kinds.filter((k) => k.namespaced);
 
-  const enqueue = serialQueue('namespace cleanup', log);
-
   const gone = (err: unknown) => {
     // Deleted or changed meanwhile: the next change of the namespace decides again.
     if (!isRegistryError(err, 'NotFound', 'Conflict')) throw err;
@@ -33,19 +32,15 @@ export function startNamespaceCleanup(objects: ObjectStore, kinds: readonly Kind
     }
   };
 
-  const onChange = (c: Change) => {
-    if (!c.key.startsWith(prefix)) return;
-    const name = c.key.slice(prefix.length);
-    if (c.type === 'DELETED') return enqueue(() => empty(name));
-    if (!c.cur.obj.metadata.deletionTimestamp || c.prev?.obj.metadata.deletionTimestamp) return;
-    enqueue(() => empty(name));
+  /** The namespace a change asks to be emptied: one marked for deletion just now, or gone. */
+  const toEmpty = (c: Change): string[] => {
+    if (!c.key.startsWith(prefix)) return [];
+    if (c.type !== 'DELETED' && (!c.cur.obj.metadata.deletionTimestamp || c.prev?.obj.metadata.deletionTimestamp)) return [];
+    return [c.key.slice(prefix.length)];
   };
 
-  const sub = objects.store.changes$.subscribe((batch) => {
-    for (const c of batch) onChange(c);
-  });
-  // What a previous run left undone (it stopped mid-cleanup): found off the request path.
-  enqueue(async () => {
+  /** What a previous run left undone (it stopped mid-cleanup). */
+  const leftOver = () => {
     const pending = new Set<string>();
     for (const kind of namespaced) {
       // Namespace by namespace, not object by object: a million Events in a few namespaces are a few steps.
@@ -54,7 +49,13 @@ export function startNamespaceCleanup(objects: ObjectStore, kinds: readonly Kind
         if (!owner || owner.metadata.deletionTimestamp) pending.add(ns);
       }
     }
-    for (const ns of pending) await empty(ns);
-  });
+    return pending;
+  };
+
+  const namespaces = merge(
+    defer(() => from(leftOver())),
+    objects.store.changes$.pipe(mergeMap((batch) => batch.flatMap(toEmpty))),
+  );
+  const sub = runSerially('namespace cleanup', log, namespaces, empty);
   return () => sub.unsubscribe();
 }

@@ -7,7 +7,8 @@ import type { Logger } from '../observability/logger.js';
 import type { ObjectStore } from '../registry/object-store.js';
 import { isRegistryError, notFound } from '../registry/errors.js';
 import { qualified } from '../resources/qualified.js';
-import { serialQueue } from './work-queue.js';
+import { defer, filter, from, map, merge, mergeMap } from 'rxjs';
+import { coalesce, runSerially } from './work-queue.js';
 
 /**
  * Kubernetes' ValidatingAdmissionPolicy status controller: each policy whose generation is newer
@@ -21,10 +22,6 @@ export function startPolicyStatus(objects: ObjectStore, kinds: readonly KindStra
   const kind = kinds.find((k) => k.group === 'admissionregistration.orch.io' && k.kind === 'ValidatingAdmissionPolicy');
   if (!kind) return () => {};
   const prefix = storageKey(kind, '', '');
-  const enqueue = serialQueue('validating admission policy status', log);
-  /** Names queued and not yet checked: a burst of writes to one policy is checked once. */
-  const queued = new Set<string>();
-
   const stale = (o: KubeObject) => (o.metadata.generation ?? 1) > (numberAt(objectAt(o, 'status'), 'observedGeneration') ?? 0);
 
   const withStatus = (cur: KubeObject | undefined, name: string): KubeObject => {
@@ -36,32 +33,25 @@ export function startPolicyStatus(objects: ObjectStore, kinds: readonly KindStra
     return { ...cur, status: { ...objectAt(cur, 'status'), observedGeneration: cur.metadata.generation ?? 1, typeChecking } };
   };
 
-  let stopped = false;
   const check = async (name: string) => {
-    queued.delete(name);
-    if (stopped) return;
     await objects.update(kind, undefined, name, (cur) => withStatus(cur, name), { dryRun: false, subresource: 'status' }).catch((err: unknown) => {
       // Deleted meanwhile: nothing to report on.
       if (!isRegistryError(err, 'NotFound')) throw err;
     });
   };
 
-  const want = (o: KubeObject) => {
-    const name = o.metadata.name ?? '';
-    if (!stale(o) || queued.has(name)) return;
-    queued.add(name);
-    enqueue(() => check(name));
-  };
-
-  const sub = objects.store.changes$.subscribe((batch) => {
-    for (const c of batch) if (c.type !== 'DELETED' && c.key.startsWith(prefix)) want(c.cur.obj);
-  });
-  // Policies written while no controller ran (before a restart, or during the log replay).
-  enqueue(async () => {
-    for (const s of objects.list(kind, undefined)) want(s.obj);
-  });
-  return () => {
-    stopped = true;
-    sub.unsubscribe();
-  };
+  const stalePolicies = merge(
+    // Policies written while no controller ran (before a restart, or during the log replay).
+    defer(() => from(objects.list(kind, undefined))).pipe(map((s) => s.obj)),
+    objects.store.changes$.pipe(
+      mergeMap((batch) => batch.filter((c) => c.type !== 'DELETED' && c.key.startsWith(prefix))),
+      map((c) => c.cur.obj),
+    ),
+  ).pipe(
+    filter(stale),
+    map((o) => o.metadata.name ?? ''),
+    coalesce(),
+  );
+  const sub = runSerially('validating admission policy status', log, stalePolicies, check);
+  return () => sub.unsubscribe();
 }

@@ -43,6 +43,6 @@ export async function startControllers(objects: ObjectStore, kinds: readonly Kin
   if (opts.policyStatus !== false) stops.push(startPolicyStatus(objects, kinds, logger));
   stops.push(startClusterRoleAggregation(objects, kinds, logger));
   const eventKind = kinds.find((k) => k.kind === 'Event');
-  if (eventKind && opts.eventTtlSeconds > 0) stops.push(startEventExpiry(objects, eventKind, opts.eventTtlSeconds));
+  if (eventKind && opts.eventTtlSeconds > 0) stops.push(startEventExpiry(objects, eventKind, opts.eventTtlSeconds, logger));
   return stops;
 }

@@ -26,4 +26,33 @@ describe('garbage collector', () => {
     expect(orphan).toBeDefined();
     expect(orphan!.metadata.ownerReferences ?? []).toEqual([]);
   });
+
+  it('indexes what was written before it started; changes committed while it indexes wait and are handled after', async () => {
+    await t.r.namespace('gc');
+    const role = t.r.kind('Role');
+    const owner = await t.r.objects.create(role, 'gc', roleIn('owner', 'gc'), { dryRun: false });
+    const ref = { apiVersion: 'rbac.authorization.orch.io/v1', kind: 'Role', name: 'owner', uid: owner.metadata.uid! };
+    // Enough dependents (of an owner that never was) before this one that the index is built over
+    // several turns of the event loop, and the delete below commits before it is whole.
+    const other = { ...ref, name: 'never', uid: 'never' };
+    for (let i = 0; i < 20_000; i += 1000) {
+      await Promise.all(Array.from({ length: 1000 }, (_, j) => t.r.objects.create(role, 'gc', roleIn(`a-${i + j}`, 'gc', { ownerReferences: [other] }), { dryRun: false })));
+    }
+    await t.r.objects.create(role, 'gc', roleIn('z-dependent', 'gc', { ownerReferences: [ref] }), { dryRun: false });
+    stops.push(startGarbageCollector(t.r.objects, kinds, silentLogger));
+    await t.r.objects.delete(role, 'gc', 'owner', { dryRun: false, propagationPolicy: 'Background' });
+    await eventually(() => !t.r.current('Role', 'gc', 'z-dependent'));
+  });
+
+  it('stopped, it deletes nothing more', async () => {
+    await t.r.namespace('gc');
+    const role = t.r.kind('Role');
+    const owner = await t.r.objects.create(role, 'gc', roleIn('owner', 'gc'), { dryRun: false });
+    const ref = { apiVersion: 'rbac.authorization.orch.io/v1', kind: 'Role', name: 'owner', uid: owner.metadata.uid! };
+    await t.r.objects.create(role, 'gc', roleIn('dependent', 'gc', { ownerReferences: [ref] }), { dryRun: false });
+    startGarbageCollector(t.r.objects, kinds, silentLogger)();
+    await t.r.objects.delete(role, 'gc', 'owner', { dryRun: false, propagationPolicy: 'Background' });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(t.r.current('Role', 'gc', 'dependent')).toBeDefined();
+  });
 });
