@@ -148,14 +148,15 @@ class WatchIndex {
     for (const b of this.buckets.values()) yield* b;
   }
 
-  /** Each watcher that can match a change of the batch gets its changes of the batch as one array, in order. */
+  /**
+   * Each watcher that can match a change of the batch gets its changes of the batch as one array, in
+   * order. A watcher is filed under one term or scanned, so the watchers of one bucket get the same
+   * array, and a broadcast to a thousand watchers builds one.
+   */
   private deliver(batch: Change[]): void {
-    if (this.buckets.size === 0) {
-      for (const w of this.scanned) w.next(batch);
-      return;
-    }
-    const out = new Map<Watcher, Change[]>();
-    for (const w of this.scanned) out.set(w, batch);
+    for (const w of this.scanned) w.next(batch);
+    if (this.buckets.size === 0) return;
+    const hit = new Map<Set<Watcher>, Change[]>();
     const terms = new Set<string>();
     for (const c of batch) {
       terms.clear();
@@ -167,14 +168,12 @@ class WatchIndex {
       for (const t of terms) {
         const b = this.buckets.get(t);
         if (!b) continue;
-        for (const w of b) {
-          const got = out.get(w);
-          if (got) got.push(c);
-          else out.set(w, [c]);
-        }
+        const got = hit.get(b);
+        if (got) got.push(c);
+        else hit.set(b, [c]);
       }
     }
-    for (const [w, changes] of out) w.next(changes);
+    for (const [b, changes] of hit) for (const w of b) w.next(changes);
   }
 
   private termsOf(o: KubeObject, into: Set<string>): void {
