@@ -213,10 +213,17 @@ function healthz(res: ServerResponse, endpoint: string, failed: { check: string;
   res.end(failed.length === 0 ? 'ok' : `${failed.map((f) => `[-]${f.check} failed: ${f.problem}\n`).join('')}${endpoint} check failed`);
 }
 
+/**
+ * Connections the kernel may hold before they are accepted. Node asks for 511; Go's listener (and so
+ * kube-apiserver) asks for the kernel's maximum (net.core.somaxconn, which caps this). Thousands of
+ * watches opened at once, as informers do after a restart, overflowed 511 and were refused.
+ */
+const LISTEN_BACKLOG = 65_535;
+
 export function listenOn(api: ApiServer, port: number, host: string): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     api.http.once('error', reject);
-    api.http.listen(port, host, () => {
+    api.http.listen({ port, host, backlog: LISTEN_BACKLOG }, () => {
       api.http.off('error', reject);
       resolve();
     });
