@@ -4,10 +4,11 @@
 import { describe, expect, it } from 'vitest';
 import { requestAttributes } from '../../src/http/request-attributes.js';
 import { ApiError } from '../../src/http/respond/status.js';
+import { requestTarget } from '../../src/http/request-target.js';
 
 const user = { username: 'alice', uid: '', groups: [], extra: {} };
 const attrs = (method: string, path: string) => {
-  const { user: _u, ...rest } = requestAttributes({ method }, new URL(path, 'http://orchd'), user);
+  const { user: _u, ...rest } = requestAttributes({ method }, requestTarget(path), user);
   return rest;
 };
 const resource = (verb: string, apiGroup: string, apiVersion: string, res: string, more: Record<string, string> = {}) => ({
