@@ -11,6 +11,7 @@
  *   same codes, each with its Status, and the connection closed as Go's server closes it.
  */
 import { ServerResponse, STATUS_CODES, type IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { malformedRequest } from './respond/status.js';
 
@@ -22,9 +23,10 @@ export function connectAsRequest(listener: Listener): (req: IncomingMessage, soc
     const res = new ServerResponse(req);
     // A CONNECT's socket carries no further requests: node:http has already let go of it.
     res.shouldKeepAlive = false;
-    res.assignSocket(socket as never);
+    // node:http types the event's socket as a Duplex; on a server it is the connection's net.Socket.
+    res.assignSocket(socket as Socket);
     res.on('finish', () => {
-      res.detachSocket(socket as never);
+      res.detachSocket(socket as Socket);
       socket.end();
     });
     listener(req, res);
