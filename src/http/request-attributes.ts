@@ -20,19 +20,12 @@ import { isPathSegmentName } from '../selectors/name-formats.js';
 import { parseFieldSelector } from '../selectors/field-selector.js';
 import { flag } from './codec/query.js';
 import { internalError } from './respond/status.js';
+import type { RequestTarget } from './request-target.js';
 
 const SPECIAL_VERBS = new Set(['proxy', 'watch']);
 const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);
 const VERBS_WITH_SELECTORS = new Set(['list', 'watch', 'deletecollection']);
 const METHOD_VERBS: Record<string, string> = { POST: 'create', GET: 'get', HEAD: 'get', PUT: 'update', PATCH: 'patch', DELETE: 'delete' };
-
-function decodedPath(pathname: string): string {
-  try {
-    return decodeURIComponent(pathname);
-  } catch {
-    return pathname;
-  }
-}
 
 /** The name a list selects exactly by `metadata.name=x`, when x is a valid path segment. */
 function exactName(fieldSelector: string | null): string | undefined {
@@ -46,9 +39,9 @@ function exactName(fieldSelector: string | null): string | undefined {
 }
 
 /** Throws a 500 for a path with a verb prefix and nothing after it (Kubernetes' RequestInfo error). */
-export function requestAttributes(req: Pick<IncomingMessage, 'method'>, url: URL, user: UserInfo): AuthorizationAttributes {
+export function requestAttributes(req: Pick<IncomingMessage, 'method'>, target: RequestTarget, user: UserInfo): AuthorizationAttributes {
   const method = req.method ?? 'GET';
-  const path = decodedPath(url.pathname);
+  const { path } = target;
   const base: AuthorizationAttributes = { user, verb: method.toLowerCase(), isResourceRequest: false, path };
   const trimmed = path.replace(/^\/+|\/+$/g, '');
   let parts = trimmed === '' ? [] : trimmed.split('/');
@@ -65,7 +58,7 @@ export function requestAttributes(req: Pick<IncomingMessage, 'method'>, url: URL
   let verb: string;
   let verbFromPrefix = false;
   if (SPECIAL_VERBS.has(parts[0])) {
-    if (parts.length < 2) throw internalError(`failed to create RequestInfo: unable to determine kind and namespace from url, ${url.pathname}`);
+    if (parts.length < 2) throw internalError(`failed to create RequestInfo: unable to determine kind and namespace from url, ${path}`);
     verb = parts[0];
     verbFromPrefix = true;
     parts = parts.slice(1);
@@ -80,7 +73,7 @@ export function requestAttributes(req: Pick<IncomingMessage, 'method'>, url: URL
   let name = parts.length >= 2 ? parts[1] : '';
   const subresource = parts.length >= 3 && verb !== 'proxy' ? parts[2] : '';
 
-  const params = url.searchParams;
+  const params = target.url.searchParams;
   if (name === '' && verb === 'get') {
     // Kubernetes' query conversion of a bool: anything but 0 and false is true (`watch=` too).
     verb = flag(params, 'watch') ? 'watch' : 'list';

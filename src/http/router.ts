@@ -1,4 +1,6 @@
 import type { KindStrategy } from '../resources/strategy.js';
+import { isPathSegmentName } from '../selectors/name-formats.js';
+import { badRequest } from './respond/status.js';
 
 /** What a request path names, before the verb is known. */
 export type Route =
@@ -27,18 +29,15 @@ export interface ResourceRoute {
 export type KindLookup = (group: string, version: string, plural: string) => KindStrategy | undefined;
 
 /**
- * Parses a request path. Returns undefined for paths that name nothing (→ 404). Segment values are
- * percent-decoded; a name with '/' can't be expressed, as in Kubernetes.
+ * Parses a request path, already percent-decoded (request-target.ts): split on '/' as Kubernetes
+ * splits it, so a name with '/' can't be expressed. Never normalised: a `.` or `..` segment is a
+ * segment like any other, so `…/x/..` names x's `..` subresource (404), not the collection. Returns
+ * undefined for paths that name nothing (→ 404), among them every path with an empty segment
+ * (`//`) except the namespace's (see checkRouteNames).
  */
-export function route(pathname: string, lookup: KindLookup): Route | undefined {
-  const raw = pathname.split('/').slice(1);
-  if (raw.length > 0 && raw[raw.length - 1] === '') raw.pop();
-  let segs: string[];
-  try {
-    segs = raw.map(decodeURIComponent);
-  } catch {
-    return undefined;
-  }
+export function route(path: string, lookup: KindLookup): Route | undefined {
+  const segs = path.split('/').slice(1);
+  if (segs.length > 0 && segs[segs.length - 1] === '') segs.pop();
   const [first] = segs;
   switch (first) {
     case 'version':
@@ -97,4 +96,17 @@ function item(kind: KindStrategy, version: string, namespace: string | undefined
     ...(sub ? { subresource: 'status' as const } : {}),
     watchPrefix,
   };
+}
+
+/**
+ * What kube-apiserver's storage refuses (400) before it reads or writes anything: an empty namespace
+ * (`namespaces//events` is not "all namespaces", which has a path of its own; Kubernetes lists every
+ * namespace there, orchd refuses it for every verb, issue 18) and a name that is no path segment
+ * (`.`, `..`, or with '/' or '%': Kubernetes' IsValidPathSegmentName).
+ */
+export function checkRouteNames(r: ResourceRoute): void {
+  if (r.namespace === '') throw badRequest('Namespace parameter required.');
+  if (r.name === undefined) return;
+  const why = isPathSegmentName(r.name);
+  if (why.length > 0) throw badRequest(`Name parameter invalid: ${JSON.stringify(r.name)}: ${why.join(';')}`);
 }

@@ -27,6 +27,8 @@ import type { Authorizer } from '../auth/authorizer.js';
 import { authorize } from './authorize.js';
 import { handleTimeline } from './handlers/timeline.js';
 import { requestAttributes } from './request-attributes.js';
+import { requestTarget } from './request-target.js';
+import { answerClientError, connectAsRequest } from './raw-requests.js';
 
 export interface ApiServerOptions {
   store: Store;
@@ -101,14 +103,15 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     let out: Output = { format: 'json', pretty: false };
     let audit: RequestAudit | undefined;
     try {
-      const url = new URL(req.url ?? '/', 'http://orchd');
-      const auth = await authenticator.authenticate(req.headers, url.pathname);
+      const target = requestTarget(req.url, req.method);
+      const { url } = target;
+      const auth = await authenticator.authenticate(req.headers, target.path);
       if (!auth.ok) throw unauthenticated(req, auth.reason);
       // Awaited only when the chain went over the network: a cached decision costs no extra turn.
       // Without an authorizer configured everything is allowed: no attributes to build per request.
-      const authorized = opts.authorizer && authorize(opts.authorizer, requestAttributes(req, url, auth.user));
+      const authorized = opts.authorizer && authorize(opts.authorizer, requestAttributes(req, target, auth.user));
       if (authorized) await authorized;
-      const r: Route | undefined = route(url.pathname, lookup);
+      const r: Route | undefined = route(target.path, lookup);
       if (!r) throw pathNotFound();
       switch (r.type) {
         case 'health':
@@ -152,22 +155,22 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
   const listener = (req: IncomingMessage, res: ServerResponse) => void traceRequest(req, res, () => handle(req, res));
   const http: HttpServer = opts.tls ? createHttpsServer({ ...opts.tls, keepAliveTimeout: 65_000 }, listener) : createServer({ keepAliveTimeout: 65_000 }, listener);
   const wss = new WebSocketServer(watchSocketServerOptions);
-  http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void upgrade(req, socket, head));
+  http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void upgrade(req, socket, head).catch((err: unknown) => refuseUpgrade(socket, toApiError(err))));
+  http.on('connect', connectAsRequest(listener));
+  http.on('clientError', answerClientError);
   const upgrade = async (req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> => {
-    const url = new URL(req.url ?? '/', 'http://orchd');
-    const auth = await authenticator.authenticate(req.headers, url.pathname).catch((err: unknown) => ({ ok: false as const, reason: String(err) }));
+    const target = requestTarget(req.url, req.method);
+    const auth = await authenticator.authenticate(req.headers, target.path).catch((err: unknown) => ({ ok: false as const, reason: String(err) }));
     if (!auth.ok) return refuseUpgrade(socket, unauthenticated(req, auth.reason));
     try {
-      if (opts.authorizer) await authorize(opts.authorizer, requestAttributes(req, url, auth.user));
+      if (opts.authorizer) await authorize(opts.authorizer, requestAttributes(req, target, auth.user));
     } catch (err) {
       return refuseUpgrade(socket, toApiError(err));
     }
-    const r = route(url.pathname, lookup);
-    if (!ready || !r || r.type !== 'resource') {
-      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
-      return;
-    }
-    upgradeWatch(wss, req, socket, head, { url, route: r, server: context });
+    const r = route(target.path, lookup);
+    if (!ready) return refuseUpgrade(socket, serviceUnavailable(`the server is not ready: ${notReady}`));
+    if (!r || r.type !== 'resource') return refuseUpgrade(socket, pathNotFound());
+    upgradeWatch(wss, req, socket, head, { url: target.url, route: r, server: context });
   };
 
   return {

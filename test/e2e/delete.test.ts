@@ -207,3 +207,42 @@ describe('garbage collection of dependents (ownerReferences)', () => {
     expect(await exists(binding.item(dep.metadata.name))).toBe(false);
   });
 });
+
+describe('deletecollection with limit and continue deletes what the same list would return, never more (issue 18)', () => {
+  // Kubernetes' DeleteCollection lists with the request's ListOptions and deletes what the list returns:
+  // with a limit one page (from continue when given), without one every page from continue on.
+  it.each([vap, event])('$kind', async (k) => {
+    const ns = k.namespaced ? 'default' : undefined;
+    const run = unique('page');
+    const names = ['a', 'b', 'c', 'd', 'e', 'f'].map((s) => `${run}-${s}`);
+    for (const name of names) await create(k, name, (o) => (o.metadata.labels = { run }));
+    const selector = `labelSelector=${encodeURIComponent(`run=${run}`)}`;
+    const left = async (): Promise<string[]> => (await call(file.base, 'GET', `${k.collection(ns)}?${selector}`)).body.items.map((o: any) => o.metadata.name);
+
+    const first = await call(file.base, 'DELETE', `${k.collection(ns)}?${selector}&limit=2`);
+    expect(first.status, first.text).toBe(200);
+    expect(await left()).toEqual(names.slice(2));
+
+    // A page of one, then its continue token: with limit=1 exactly the next object goes.
+    const page = await call(file.base, 'GET', `${k.collection(ns)}?${selector}&limit=1`);
+    expect(page.body.items.map((o: any) => o.metadata.name)).toEqual([names[2]]);
+    const token = encodeURIComponent(page.body.metadata.continue);
+    const one = await call(file.base, 'DELETE', `${k.collection(ns)}?${selector}&limit=1&continue=${token}`);
+    expect(one.status, one.text).toBe(200);
+    expect(await left()).toEqual([names[2], ...names.slice(4)]);
+
+    // Without a limit, everything after the token (the token's snapshot: d is already gone), not what came before it.
+    const rest = await call(file.base, 'DELETE', `${k.collection(ns)}?${selector}&continue=${token}`);
+    expect(rest.status, rest.text).toBe(200);
+    expect(await left()).toEqual([names[2]]);
+
+    // A token that is not one, or one made for another selector: 400 and nothing deleted.
+    for (const bad of ['not-a-token', token]) {
+      const other = bad === token ? 'labelSelector=other%3Dx' : selector;
+      const r = await call(file.base, 'DELETE', `${k.collection(ns)}?${other}&continue=${bad}`);
+      expect(r.status, r.text).toBe(400);
+      expect(r.body).toMatchObject({ kind: 'Status', reason: 'BadRequest' });
+    }
+    expect(await left()).toEqual([names[2]]);
+  });
+});

@@ -65,3 +65,88 @@ describe('a warning about a field named beyond Latin-1', () => {
     expect(warnings).toEqual(['299 - "unknown field \\"naïve\\""', '299 - "unknown field \\"pr€ce\\""']);
   });
 });
+
+describe('bad apply, patch, selector and Accept input is a 4xx, never a 500 (item 11)', () => {
+  const vap = kindCase('ValidatingAdmissionPolicy');
+  const APPLY = { 'Content-Type': 'application/apply-patch+yaml' };
+
+  it('apply of a body that is not YAML, not an object, or lacks apiVersion or kind: 400, the object untouched', async () => {
+    const name = unique('apply');
+    const created = await call(file.base, 'POST', vap.collection(), vap.make(name));
+    expect(created.status).toBe(201);
+    const full = { ...vap.make(name), apiVersion: 'admissionregistration.orch.io/v1', kind: 'ValidatingAdmissionPolicy' };
+    const { apiVersion: _a, ...noApiVersion } = full;
+    const { kind: _k, ...noKind } = full;
+    const bodies: [string, string, RegExp][] = [
+      ['not YAML', 'spec: [unclosed', /yaml/i],
+      ['a scalar', 'just words', /is missing in/],
+      ['a list', '- a\n- b', /is missing in/],
+      ['binary', '\u0000\u0001\u0002', /is missing in|yaml/i],
+      ['no apiVersion', JSON.stringify(noApiVersion), /^Incorrect version specified in apply patch\. Specified patch version: , expected: admissionregistration\.orch\.io\/v1$/],
+      ['another version', JSON.stringify({ ...full, apiVersion: 'admissionregistration.orch.io/v1beta1' }), /^Incorrect version specified in apply patch\. Specified patch version: admissionregistration\.orch\.io\/v1beta1/],
+      ['no kind', JSON.stringify(noKind), /^kind must be specified in an apply patch: expected ValidatingAdmissionPolicy$/],
+    ];
+    for (const [what, body, message] of bodies) {
+      for (const target of [name, unique('apply-new')]) {
+        const r = await call(file.base, 'PATCH', `${vap.item(target)}?fieldManager=tester`, body, APPLY);
+        expect(r.status, `${what}: ${r.text}`).toBe(400);
+        expect(r.body, what).toMatchObject({ kind: 'Status', reason: 'BadRequest', code: 400 });
+        expect(r.body.message, what).toMatch(message);
+      }
+    }
+    expect((await call(file.base, 'GET', vap.item(name))).body).toEqual(created.body);
+    // The same configuration with both set applies.
+    expect((await call(file.base, 'PATCH', `${vap.item(name)}?fieldManager=tester&force=true`, JSON.stringify(full), APPLY)).status).toBe(200);
+  });
+
+  it('a patch that removes metadata (JSON patch) or nulls it (merge patch): 422 naming metadata.name, as Kubernetes validates it', async () => {
+    const name = unique('nometa');
+    const created = await call(file.base, 'POST', vap.collection(), vap.make(name));
+    for (const [type, body] of [
+      ['application/json-patch+json', [{ op: 'remove', path: '/metadata' }]],
+      ['application/json-patch+json', [{ op: 'replace', path: '/metadata', value: { labels: { a: 'b' } } }]],
+      ['application/merge-patch+json', { metadata: null }],
+      ['application/strategic-merge-patch+json', { metadata: null }],
+    ] as const) {
+      const r = await call(file.base, 'PATCH', vap.item(name), body, { 'Content-Type': type });
+      expect(r.status, `${type} ${JSON.stringify(body)}: ${r.text}`).toBe(422);
+      expect(r.body).toMatchObject({ kind: 'Status', reason: 'Invalid' });
+      expect(r.body.details.causes.map((c: any) => c.field)).toContain('metadata.name');
+    }
+    expect((await call(file.base, 'GET', vap.item(name))).body).toEqual(created.body);
+  });
+
+  it('`a notin ()` is what Kubernetes parses it as (not in the set holding the empty value), and `a notin (` a 400', async () => {
+    const run = unique('notin');
+    const labels: Record<string, Record<string, string>> = { [`${run}-set`]: { run, a: 'x' }, [`${run}-empty`]: { run, a: '' }, [`${run}-none`]: { run } };
+    for (const [name, l] of Object.entries(labels)) {
+      const o = vap.make(name);
+      o.metadata.labels = l;
+      expect((await call(file.base, 'POST', vap.collection(), o)).status).toBe(201);
+    }
+    const names = async (selector: string) => {
+      const r = await call(file.base, 'GET', `${vap.collection()}?labelSelector=${encodeURIComponent(`run=${run},${selector}`)}`);
+      expect(r.status, r.text).toBe(200);
+      return r.body.items.map((o: any) => o.metadata.name).sort();
+    };
+    // Kubernetes' labels.Parse reads `()` as the set {""} (its grammar's own example is `z notin ()`).
+    expect(await names('a notin ()')).toEqual([`${run}-none`, `${run}-set`]);
+    expect(await names('a in ()')).toEqual([`${run}-empty`]);
+    const bad = await call(file.base, 'GET', `${vap.collection()}?labelSelector=${encodeURIComponent('a notin (')}`);
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ kind: 'Status', reason: 'BadRequest' });
+  });
+
+  it('an Accept of a Table orchd cannot serve, with no fallback: 406; with a fallback, the fallback', async () => {
+    for (const accept of ['application/json;as=Table;v=v2;g=meta.k8s.io', 'application/json;as=Table;v=v1;g=meta.orch.io', 'application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io']) {
+      for (const path of [vap.collection(), vap.item('fuzz-none')]) {
+        const r = await call(file.base, 'GET', path, undefined, { Accept: accept });
+        expect(r.status, `${accept} ${path}: ${r.text}`).toBe(406);
+        expect(r.body).toMatchObject({ kind: 'Status', reason: 'NotAcceptable', code: 406 });
+      }
+    }
+    const fallback = await call(file.base, 'GET', vap.collection(), undefined, { Accept: 'application/json;as=Table;v=v2;g=meta.k8s.io, application/json' });
+    expect(fallback.status).toBe(200);
+    expect(fallback.body.kind).toBe('ValidatingAdmissionPolicyList');
+  });
+});

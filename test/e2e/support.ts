@@ -142,3 +142,48 @@ export async function rawCall(base: string, method: string, path: string, body?:
 }
 
 export const warningsOf = (r: RawReply): string[] => r.headers.filter(([k]) => k === 'warning').map(([, v]) => v);
+
+export interface SocketReply {
+  /** 0 when the connection closed (or the wait ended) before a status line. */
+  status: number;
+  /** The raw head and body, for messages. */
+  text: string;
+  body: any;
+}
+
+/**
+ * Writes `request` as it is onto a fresh TCP connection (node:net), so that no client library
+ * parses, normalises or refuses the request line, and reads one answer: until its Content-Length
+ * is in, the server closes, or timeoutMs passes (bounded).
+ */
+export async function socketCall(base: string, request: string, timeoutMs = 5000): Promise<SocketReply> {
+  const { connect } = await import('node:net');
+  const { hostname, port } = new URL(base);
+  const text = await new Promise<string>((resolve) => {
+    let got = Buffer.alloc(0);
+    const s = connect(Number(port), hostname, () => s.write(request));
+    const done = () => {
+      clearTimeout(timer);
+      s.destroy();
+      resolve(got.toString('utf8'));
+    };
+    const timer = setTimeout(done, timeoutMs);
+    s.on('data', (d: Buffer) => {
+      got = Buffer.concat([got, d]);
+      const end = got.indexOf('\r\n\r\n');
+      const length = /\r\ncontent-length: *(\d+)/i.exec(got.subarray(0, end).toString('latin1'));
+      if (end >= 0 && length && got.length >= end + 4 + Number(length[1])) done();
+    });
+    s.on('close', done);
+    s.on('error', done);
+  });
+  const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
+  const bodyText = text.slice(text.indexOf('\r\n\r\n') + 4);
+  let body: unknown = bodyText;
+  try {
+    body = JSON.parse(bodyText);
+  } catch {
+    // not JSON: tests look at text
+  }
+  return { status, text, body };
+}

@@ -1,16 +1,16 @@
 /**
- * Property-based fuzzing of a real server (fast-check): generated malformed bodies, query strings and
- * headers, each malformed by construction. Every answer must be a 4xx carrying a `kind: Status`; the
- * server must stay ready; and a full list of every kind must be unchanged afterwards (nothing
- * malformed was written). Malformed paths are left out until the router's fixes land (issue 18).
+ * Property-based fuzzing of a real server (fast-check): generated malformed bodies, query strings,
+ * headers and paths (with odd methods), each malformed by construction. Every answer must be a 4xx
+ * carrying a `kind: Status`; the server must stay ready; and a full list of every kind must be
+ * unchanged afterwards (nothing malformed was written, nothing deleted).
  *
  * Bounded in count and time: RUNS cases per property, each property stopped after TIME_LIMIT_MS.
- * One run tries 3 × RUNS cases (README, "Tests").
+ * One run tries 4 × RUNS cases (README, "Tests").
  */
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { serverForFile } from '../helpers/server.js';
-import { apiVersionOfPath, KINDS, rawCall, type KindCase, type RawReply } from '../e2e/support.js';
+import { apiVersionOfPath, KINDS, rawCall, socketCall, type KindCase, type RawReply, type SocketReply } from '../e2e/support.js';
 
 export const RUNS = 150;
 const TIME_LIMIT_MS = 40_000;
@@ -34,7 +34,7 @@ async function everything(): Promise<Record<string, string>> {
   return out;
 }
 
-function expectStatus4xx(r: RawReply, what: string): void {
+function expectStatus4xx(r: RawReply | SocketReply, what: string): void {
   const where = `${what} → ${r.status} ${typeof r.body === 'string' ? r.body.slice(0, 200) : JSON.stringify(r.body).slice(0, 300)}`;
   expect(r.status, where).toBeGreaterThanOrEqual(400);
   expect(r.status, where).toBeLessThan(500);
@@ -101,6 +101,51 @@ const notObject = fc
   .oneof(fc.array(fc.oneof(fc.integer(), fc.string(), fc.boolean()), { minLength: 1, maxLength: 5 }), fc.integer(), fc.string(), fc.constant(null), fc.boolean())
   .map((v) => JSON.stringify(v));
 
+/** The seeded objects' paths, and their collections', as segments (the leading '/' left out). */
+const validPath = fc.constantFrom(...KINDS.map((_, i) => i)).chain((i) =>
+  fc.constantFrom(at(KINDS[i]), itemOf({ k: KINDS[i], name: `fuzz-seed-${i}` })).map((path) => ({ i, segs: path.slice(1).split('/') })),
+);
+/** Methods sent without a body: whatever the path, none can write. */
+const bodiless = fc.constantFrom('GET', 'DELETE', 'PUT', 'PATCH', 'POST');
+/** `.` or `..`, each dot plain or percent-encoded in either case. */
+const dots = fc.array(fc.constantFrom('.', '%2e', '%2E'), { minLength: 1, maxLength: 2 }).map((d) => d.join(''));
+/** A `%` not followed by two hex digits. */
+const badEscape = fc.constantFrom('%', '%z', '%zz', '%G0', '%%', '%2', '%-1');
+const join = (segs: readonly string[]) => `/${segs.join('/')}`;
+
+/**
+ * Paths that name no resource or an invalid one, by construction. A segment is only ever inserted
+ * before an existing one, never at the end: a trailing empty segment is dropped as Kubernetes drops
+ * it, so `…/fuzz-seed-0/` would name the seed itself.
+ */
+const malformedPath = fc.record({ method: bodiless, base: validPath, at: fc.nat() }).chain(({ method, base, at: n }) => {
+  const { i, segs } = base;
+  const pos = n % segs.length;
+  const inserted = (seg: string) => join([...segs.slice(0, pos), seg, ...segs.slice(pos)]);
+  const isItem = segs[segs.length - 1] === `fuzz-seed-${i}`;
+  const options = [
+    dots.map(inserted),
+    fc.constant(inserted('')),
+    badEscape.chain((bad) => fc.nat().map((k) => {
+      const path = join(segs);
+      const cut = 1 + (k % (path.length - 1));
+      return path.slice(0, cut) + bad + path.slice(cut);
+    })),
+    fc.stringMatching(/^[a-z0-9.-]{0,12}$/).map((host) => `//${host}${join(segs)}`),
+    fc.integer({ min: 300, max: 40_000 }).map((len) => join([...segs, 'x'.repeat(len)])),
+  ];
+  if (isItem) {
+    options.push(dots.map((d) => join([...segs.slice(0, -1), d])), fc.constant(join([...segs.slice(0, -1), `${segs[segs.length - 1]}%25`])));
+  }
+  if (KINDS[i].namespaced) options.push(fc.constant(join(segs.map((s, j) => (segs[j - 1] === 'namespaces' ? '' : s)))));
+  return fc.oneof(...options).map((target) => ({ method, target }));
+});
+
+/** A method no resource serves, or one the HTTP parser does not know, on a seeded object's path. */
+const oddMethod = fc
+  .tuple(fc.constantFrom('CONNECT', 'PROPFIND', 'TRACE', 'OPTIONS', 'PURGE', 'FOO', 'get', 'DELETE\tX'), validPath)
+  .map(([method, { segs }]) => ({ method, target: join(segs) }));
+
 describe('fuzz: malformed requests get a 4xx Status and change nothing', () => {
   it(`malformed bodies (${RUNS} cases)`, async () => {
     await fc.assert(
@@ -153,6 +198,16 @@ describe('fuzz: malformed requests get a 4xx Status and change nothing', () => {
         const body = h.method === 'POST' ? JSON.stringify(k.make(`fuzz-new-${i}`)) : undefined;
         const r = await rawCall(file.base, h.method, at(k), body, h.headers);
         expectStatus4xx(r, `${h.method} ${at(k)} ${JSON.stringify(h.headers)}`);
+      }),
+      params,
+    );
+  });
+
+  it(`malformed paths and odd methods (${RUNS} cases)`, async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(malformedPath, oddMethod), async ({ method, target }) => {
+        const request = `${method} ${target} HTTP/1.1\r\nHost: orchd\r\nConnection: close\r\n\r\n`;
+        expectStatus4xx(await socketCall(file.base, request), `${method} ${target.length > 200 ? `${target.slice(0, 200)}… (${target.length} characters)` : target}`);
       }),
       params,
     );

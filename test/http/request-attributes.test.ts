@@ -4,10 +4,11 @@
 import { describe, expect, it } from 'vitest';
 import { requestAttributes } from '../../src/http/request-attributes.js';
 import { ApiError } from '../../src/http/respond/status.js';
+import { requestTarget } from '../../src/http/request-target.js';
 
 const user = { username: 'alice', uid: '', groups: [], extra: {} };
 const attrs = (method: string, path: string) => {
-  const { user: _u, ...rest } = requestAttributes({ method }, new URL(path, 'http://orchd'), user);
+  const { user: _u, ...rest } = requestAttributes({ method }, requestTarget(path), user);
   return rest;
 };
 const resource = (verb: string, apiGroup: string, apiVersion: string, res: string, more: Record<string, string> = {}) => ({
@@ -84,6 +85,21 @@ const rows: { name: string; method: string; path: string; want: Record<string, u
   { name: 'listing namespaces', method: 'GET', path: '/api/v1/namespaces', want: { ...resource('list', '', 'v1', 'namespaces'), path: '/api/v1/namespaces' } },
   { name: 'a resource orchd does not serve is still a resource request', method: 'GET', path: '/apis/x.io/v1/widgets', want: { ...resource('list', 'x.io', 'v1', 'widgets'), path: '/apis/x.io/v1/widgets' } },
   { name: 'an unknown method has no verb', method: 'OPTIONS', path: '/api/v1/events', want: { ...resource('', '', 'v1', 'events'), path: '/api/v1/events' } },
+  // The path the router reads (request-target.ts): decoded once, then split, never normalised.
+  {
+    name: 'x/.. is not the collection: x with the subresource ..',
+    method: 'DELETE',
+    path: '/apis/g.io/v1/namespaces/ns/events/x/..',
+    want: { ...resource('delete', 'g.io', 'v1', 'events', { namespace: 'ns', name: 'x', subresource: '..' }), path: '/apis/g.io/v1/namespaces/ns/events/x/..' },
+  },
+  { name: 'an encoded dot is the name .', method: 'DELETE', path: '/apis/g.io/v1/widgets/%2E', want: { ...resource('delete', 'g.io', 'v1', 'widgets', { name: '.' }), path: '/apis/g.io/v1/widgets/.' } },
+  { name: 'an empty namespace stays empty', method: 'DELETE', path: '/api/v1/namespaces//events', want: { ...resource('deletecollection', '', 'v1', 'events'), path: '/api/v1/namespaces//events' } },
+  {
+    name: 'an encoded slash separates segments once decoded, as in Kubernetes',
+    method: 'GET',
+    path: '/api/v1/namespaces/a%2Fevents/e1',
+    want: { ...resource('get', '', 'v1', 'events', { namespace: 'a', name: 'e1' }), path: '/api/v1/namespaces/a/events/e1' },
+  },
 ];
 
 describe('request attributes', () => {

@@ -30,7 +30,6 @@ function readOnly(req: IncomingMessage): void {
 
 /** /version, /api, /apis, /apis/<group>, /api/v1 and /apis/<group>/<version>. */
 export function handleDiscovery(req: IncomingMessage, res: ServerResponse, r: DiscoveryRoute, kinds: readonly KindStrategy[]): void {
-  readOnly(req);
   const docs = discoveryDocuments(kinds);
   let doc: Served | undefined;
   switch (r.path) {
@@ -49,7 +48,9 @@ export function handleDiscovery(req: IncomingMessage, res: ServerResponse, r: Di
       doc = docs.groupVersion(r.group, r.version);
       break;
   }
+  // A path that names no document is not found whatever the method (Kubernetes routes before it checks methods).
   if (!doc) throw pathNotFound();
+  readOnly(req);
   sendServed(req, res, doc);
 }
 

@@ -8,6 +8,7 @@
 import { applyJsonPatch } from '../../patch/json-patch.js';
 import { applyMergePatch } from '../../patch/merge-patch.js';
 import { applyStrategicMergePatch } from '../../patch/strategic-merge.js';
+import { isObject } from '../../resources/json-access.js';
 import type { KubeObject } from '../../resources/types.js';
 import { APPLY_PATCH, decodeBody, PATCH_MEDIA_TYPES, readBody, type BodyMediaType } from '../codec/body.js';
 import type { Request } from '../context.js';
@@ -18,7 +19,10 @@ import { sendObject } from '../respond/render.js';
 import { addWarnings } from '../respond/respond.js';
 import * as E from '../respond/status.js';
 
-/** The name and namespace in a body must be the URL's (or absent). */
+/**
+ * The name and namespace in a body must be the URL's, or absent. An absent name stays absent in a
+ * patched object (a JSON patch removing /metadata): validation refuses it (422), as Kubernetes does.
+ */
 function checkIdentity(r: Request, obj: KubeObject): void {
   const { route } = r;
   if (obj.metadata.name !== undefined && obj.metadata.name !== route.name) {
@@ -27,7 +31,29 @@ function checkIdentity(r: Request, obj: KubeObject): void {
   if (obj.metadata.namespace && route.namespace !== undefined && obj.metadata.namespace !== route.namespace) {
     throw E.badRequest('the namespace of the provided object does not match the namespace sent on the request');
   }
-  obj.metadata.name = route.name;
+}
+
+/** An apply configuration may leave its name out: the URL names it. */
+function named(r: Request, obj: KubeObject): KubeObject {
+  checkIdentity(r, obj);
+  obj.metadata.name = r.route.name;
+  return obj;
+}
+
+/**
+ * An apply configuration names its apiVersion, the path's exactly, and its kind (Kubernetes' field
+ * manager refuses a version other than its own; a configuration without a kind it cannot type).
+ * A body that is no object is left to checkObject, which words it.
+ */
+function checkApplyTypeMeta(r: Request, value: unknown): void {
+  if (!isObject(value)) return;
+  const { kind, version } = r.route;
+  const expected = kind.group ? `${kind.group}/${version}` : version;
+  if (value.apiVersion !== expected) {
+    const specified = typeof value.apiVersion === 'string' ? value.apiVersion : '';
+    throw E.badRequest(`Incorrect version specified in apply patch. Specified patch version: ${specified}, expected: ${expected}`);
+  }
+  if (value.kind === undefined || value.kind === '') throw E.badRequest(`kind must be specified in an apply patch: expected ${kind.kind}`);
 }
 
 function patched(mediaType: BodyMediaType, current: KubeObject, patch: unknown, r: Request): unknown {
@@ -53,19 +79,15 @@ export async function handlePatch(r: Request): Promise<void> {
 
   let config: KubeObject | undefined;
   if (isApply) {
+    checkApplyTypeMeta(r, body.value);
     // Unknown fields of a configuration are dropped (or refused) before it claims any field.
     const checked = checkObject(route.kind, route.version, body.value, body.duplicates, opts.fieldValidation);
-    config = checked.obj;
+    config = named(r, checked.obj);
     warnings = checked.warnings;
-    checkIdentity(r, config);
   }
 
   const transform = (cur: KubeObject | undefined): KubeObject => {
-    if (config) {
-      const obj = trackApply(r.route, cur, config, manager, opts.force);
-      checkIdentity(r, obj);
-      return obj;
-    }
+    if (config) return named(r, trackApply(r.route, cur, config, manager, opts.force));
     if (!cur) throw E.notFound(E.qualified(route.kind, route.name));
     const checked = checkObject(route.kind, route.version, patched(body.mediaType, cur, body.value, r), body.duplicates, opts.fieldValidation);
     warnings = checked.warnings;

@@ -104,9 +104,17 @@ export async function handleGet(r: Request): Promise<void> {
  * the newest state (Kubernetes' inconsistent continuation).
  */
 export async function handleList(r: Request): Promise<void> {
+  const { items, meta } = await listPage(r, Q.listOptions(r.url.searchParams));
+  await sendList(r, items, meta);
+}
+
+/**
+ * The page a list with these options returns: with a limit, one page (from continue when given);
+ * without one, every object (from continue on). A DELETE of a collection deletes exactly this.
+ */
+export async function listPage(r: Request, opts: Q.ListOptions): Promise<{ items: readonly StoredObject[]; meta: ListMeta }> {
   const { route, server } = r;
   const params = r.url.searchParams;
-  const opts = Q.listOptions(params);
   const sel = selectionOf(route.kind, params);
   const collection = collectionOf(route.kind);
   const prefix = route.kind.namespaced && route.namespace !== undefined ? suffixOf(route.namespace, '') : '';
@@ -171,7 +179,7 @@ export async function handleList(r: Request): Promise<void> {
     if (result.remaining !== undefined) meta.remainingItemCount = result.remaining;
   }
   if (sel.shard) meta.shardInfo = { selector: sel.shard };
-  await sendList(r, result.items, meta);
+  return { items: result.items, meta };
 }
 
 type ListMeta = { resourceVersion: string; continue?: string; remainingItemCount?: number; shardInfo?: { selector: string } };

@@ -8,14 +8,14 @@ import { handlePatch } from './patch.js';
 import { managerFromUserAgent, trackUpdate } from '../../registry/field-manager.js';
 import * as Q from '../codec/query.js';
 import { deleteCollectionOptions, deleteOptionsFrom } from '../codec/delete-options.js';
-import { handleGet, handleList } from './read.js';
+import { handleGet, handleList, listPage } from './read.js';
 import { sendObject } from '../respond/render.js';
 import { addWarnings, send, type Output } from '../respond/respond.js';
-import { selectorOf } from '../codec/selectors.js';
 import * as E from '../respond/status.js';
 import { isRegistryError } from '../../registry/errors.js';
 import { handleWatch } from './watch.js';
 import { cloneJson } from '../../resources/json-access.js';
+import { checkRouteNames } from '../router.js';
 import { stageLap, stageStart } from '../../observability/stage-timing.js';
 
 /** Picks the response rendering from Accept and pretty; a Table is decided per verb. */
@@ -26,6 +26,7 @@ export function outputFor(req: IncomingMessage, url: URL): Output {
 /** Dispatches one resource request by method and path shape. Returns the verb for metrics. */
 export async function handleResource(r: Request): Promise<string> {
   const { route, req } = r;
+  checkRouteNames(route);
   const method = req.method ?? 'GET';
   const params = r.url.searchParams;
   if (route.watchPrefix || (method === 'GET' && route.name === undefined && Q.flag(params, 'watch'))) {
@@ -123,11 +124,14 @@ async function remove(r: Request): Promise<void> {
   send(r.res, 200, E.success({ name: route.name!, group: route.kind.group, kind: route.kind.plural, ...(obj.metadata.uid ? { uid: obj.metadata.uid } : {}) }), r.out);
 }
 
+/**
+ * Kubernetes' DeleteCollection: deletes what a list with the request's options returns, so a limit
+ * or a continue token bounds it as it bounds the list (one page with a limit; from continue on).
+ */
 async function deleteCollection(r: Request): Promise<void> {
   const { route, server } = r;
-  const { delete: opts } = deleteCollectionOptions(r.url.searchParams, await optionalBody(r));
-  const matches = selectorOf(route.kind, r.url.searchParams);
-  const targets = [...server.objects.list(route.kind, route.namespace)].filter((s) => !matches || matches(s.obj));
+  const { list, delete: opts } = deleteCollectionOptions(r.url.searchParams, await optionalBody(r));
+  const { items: targets } = await listPage(r, list);
   for (const s of targets) {
     await server.objects.delete(route.kind, s.obj.metadata.namespace, s.obj.metadata.name ?? '', opts).catch((err: unknown) => {
       // Gone meanwhile is what the caller wanted anyway.

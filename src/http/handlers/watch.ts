@@ -12,7 +12,7 @@ import type { Request, Server } from '../context.js';
 import * as Q from '../codec/query.js';
 import { apiVersion } from '../respond/render.js';
 import { toStatus } from '../respond/respond.js';
-import type { ResourceRoute } from '../router.js';
+import { checkRouteNames, type ResourceRoute } from '../router.js';
 import { selectorOf } from '../codec/selectors.js';
 import * as E from '../respond/status.js';
 import { tableFor, wantsTable } from '../respond/table.js';
@@ -189,6 +189,7 @@ export function upgradeWatch(
   let spec: WatchSpec;
   try {
     if (req.method !== 'GET') throw E.methodNotAllowed(req.method ?? '');
+    checkRouteNames(r.route);
     // x/net's default handshake requires an Origin that parses, and refuses one that does not with
     // 403. A missing Origin it also refuses; we accept it so that non-browser clients can watch.
     const origin = req.headers.origin;

@@ -102,6 +102,9 @@ export const notAcceptable = (accept: string): ApiError =>
   failure(406, 'NotAcceptable', `the server was unable to respond with a content type that the client supports (${accept})`);
 export const unsupportedMediaType = (contentType: string): ApiError =>
   failure(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got ${contentType || 'none'})`);
+/** A request the HTTP parser refuses (raw-requests.ts), with the code node:http would answer bare. */
+export const malformedRequest = (code: 400 | 408 | 413 | 431, why: string): ApiError =>
+  failure(code, code === 413 ? 'RequestEntityTooLarge' : code === 408 ? 'Timeout' : 'BadRequest', `malformed HTTP request: ${why}`);
 export const entityTooLarge = (limit: number): ApiError =>
   failure(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${limit}`);
 /** Kubernetes' storage.NewTooLargeResourceVersionError: a Timeout whose retry hint is left out when 0. */

@@ -29,11 +29,17 @@ const acceptsJsonOrYaml = (r: MediaRange) => rangeMatches(r, 'application', 'jso
 export function wantsTable(accept: string | string[] | undefined): TableVersion | undefined {
   for (const r of parseAccept(accept)) {
     if (!acceptsJsonOrYaml(r)) continue;
-    const { as, g, v } = r.params;
-    if (as === undefined) return undefined;
-    if (as === 'Table' && g === 'meta.k8s.io' && (v === 'v1' || v === 'v1beta1')) return v;
+    if (r.params.as === undefined) return undefined;
+    const v = servedTable(r);
+    if (v) return v;
   }
   return undefined;
+}
+
+/** The Table version a range asks for when orchd serves it (meta.k8s.io Table v1 or v1beta1). */
+export function servedTable(r: MediaRange): TableVersion | undefined {
+  const { as, g, v } = r.params;
+  return as === 'Table' && g === 'meta.k8s.io' && (v === 'v1' || v === 'v1beta1') ? v : undefined;
 }
 
 export interface TableColumnDefinition {

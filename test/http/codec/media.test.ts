@@ -20,6 +20,7 @@ describe('negotiateResponse', () => {
     ['protobuf then a wildcard is JSON', 'application/vnd.kubernetes.protobuf,*/*', 'json'],
     ['kubectl get asks for Tables, served as JSON', 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json', 'json'],
     ['a conversion orchd does not offer is passed over', 'application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io, application/yaml', 'yaml'],
+    ['a Table version orchd does not offer is passed over', 'application/json;as=Table;v=v2;g=meta.k8s.io, application/yaml', 'yaml'],
     ['a browser', 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8', 'json'],
     ['client-node', 'application/json, */*;q=0.8', 'json'],
     ['a header given twice', ['application/vnd.kubernetes.protobuf', 'application/yaml'], 'yaml'],
@@ -33,6 +34,9 @@ describe('negotiateResponse', () => {
     ['protobuf alone', 'application/vnd.kubernetes.protobuf'],
     ['a type orchd does not serve', 'text/html'],
     ['only conversions orchd does not offer', 'application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io'],
+    ['only a Table version orchd does not offer', 'application/json;as=Table;v=v2;g=meta.k8s.io'],
+    ['only a Table of another group', 'application/json;as=Table;v=v1;g=meta.orch.io'],
+    ['only a Table without a version', 'application/json;as=Table;g=meta.k8s.io'],
     ['only refused types', 'application/json;q=0'],
     ['a header that is no media range', 'json'],
   ];
