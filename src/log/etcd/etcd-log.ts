@@ -48,7 +48,10 @@ export class EtcdLog implements Log {
   private first = 1;
   private assigned = 0;
   private queued: PendingBatch | undefined;
-  private writing: PendingBatch | undefined;
+  /** The batch whose transactions are on their way to etcd, one at a time. */
+  private sending: PendingBatch | undefined;
+  /** Batches sent (or being sent) whose writers have not heard back, in seq order. */
+  private unacked: PendingBatch[] = [];
   private flushScheduled = false;
   private making = false;
   /** The commit time of the newest batch sent or seen: a clock that steps back does not make time run backwards. */
@@ -205,7 +208,7 @@ export class EtcdLog implements Log {
     // Unhandled if the caller does not wait for durability; callers that wait still see the rejection.
     durable.catch(noop);
     batch.items.push({ entry: { seq, type: record.type, key: record.key, value: record.value }, bytes, expect: record.expect, resolve, reject });
-    if (!this.writing && !this.flushScheduled) {
+    if (!this.sending && !this.flushScheduled) {
       this.flushScheduled = true;
       setImmediate(() => {
         this.flushScheduled = false;
@@ -215,12 +218,18 @@ export class EtcdLog implements Log {
     return { seq, durable };
   }
 
-  /** Sends the queued batch (its appends one after another), unless one is in flight. */
+  /**
+   * Sends the queued batch (its appends one after another), unless one is being sent. Batches sent
+   * before it may still wait for the watch: sending does not (etcd's answer to the last transaction
+   * is enough to know the next one's revision), so one transaction is on its way to etcd whenever
+   * appends are waiting, and only the acknowledgements follow the watch.
+   */
   private flush(): void {
     const batch = this.queued;
-    if (!batch || this.writing) return;
+    if (!batch || this.sending) return;
     this.queued = undefined;
-    this.writing = batch;
+    this.sending = batch;
+    this.unacked.push(batch);
     const time = (this.lastTime = Math.max(Date.now(), this.lastTime));
     for (const p of batch.items) {
       stampTime(p.bytes, time);
@@ -228,6 +237,7 @@ export class EtcdLog implements Log {
     }
     void (async () => {
       for (const p of batch.items) await sendAppend(this.client, this.layout, this.base, p);
+      this.sending = undefined;
       this.settled(batch);
     })();
   }
@@ -246,25 +256,25 @@ export class EtcdLog implements Log {
       // from what etcd holds (a caller told RACED catches up to it first).
       for (const p of this.queued?.items ?? []) p.reject(new LogError('RACED', `seq ${p.entry.seq} cannot follow: an append before it failed`, this.last));
       this.queued = undefined;
-      this.assigned = Math.max(this.last, ...batch.items.filter((p) => p.outcome === 'ok').map((p) => p.entry.seq));
+      this.assigned = Math.max(this.last, ...this.unacked.flatMap((b) => b.items.filter((p) => p.outcome === 'ok').map((p) => p.entry.seq)));
     }
+    if (this.state === 'open' || this.state === 'closing') this.flush();
     this.drain();
   }
 
   /**
-   * Emits what the watch brought, in order. Entries of the batch in flight wait until etcd has
-   * answered all of it, then go out as one batch with the appended values themselves (committed$
-   * hands a writer's own object on), and their writers hear back after the views applied them.
+   * Emits what the watch brought, in order. Entries of the batch being sent wait until etcd has
+   * answered all of it (until then an entry at one of its seqs may be another replica's); ours go
+   * out with the appended values themselves (committed$ hands a writer's own object on), and a
+   * batch's writers hear back once the views applied all of it.
    */
   private drain(): void {
-    const batch = this.writing;
-    const settled = batch !== undefined && batch.items.every((p) => p.outcome !== undefined);
     const ours = new Map<number, Pending>();
-    if (batch && settled) for (const p of batch.items) if (p.outcome === 'ok') ours.set(p.entry.seq, p);
-    const lastOurs = Math.max(0, ...ours.keys());
+    for (const b of this.unacked) if (b !== this.sending) for (const p of b.items) if (p.outcome === 'ok') ours.set(p.entry.seq, p);
     let upto = this.lastArrived();
-    if (batch && !settled) upto = Math.min(upto, batch.items[0].entry.seq - 1);
-    else if (lastOurs > upto) upto = this.last; // wait until the watch brought all of the batch
+    // A batch goes out whole (committed$ batches are the appends' batches): held until the watch brought all of it.
+    const held = this.unacked.find((b) => b === this.sending || b.items.some((p) => p.outcome === 'ok' && p.entry.seq > upto));
+    if (held) upto = Math.min(upto, held.items[0].entry.seq - 1);
     if (upto > this.last) {
       const out = this.arrived.filter((e) => e.seq <= upto);
       this.arrived = this.arrived.slice(out.length);
@@ -276,14 +286,14 @@ export class EtcdLog implements Log {
       this.assigned = Math.max(this.assigned, this.last);
       this.subject.next(emitted);
     }
-    if (batch && settled && this.last >= lastOurs) {
-      for (const p of ours.values()) p.resolve();
-      this.writing = undefined;
+    while (this.unacked.length > 0 && this.unacked[0] !== this.sending) {
+      const batch = this.unacked[0];
+      if (batch.items.some((p) => p.outcome === 'ok' && p.entry.seq > this.last)) break;
+      this.unacked.shift();
+      for (const p of batch.items) if (p.outcome === 'ok') p.resolve();
       this.options.onBatch?.(batch.items.length, performance.now() - batch.openedAt);
-      this.flush();
-      if (this.arrived.length > 0) this.drain();
     }
-    if (!this.writing) this.closedDrained?.();
+    if (this.unacked.length === 0) this.closedDrained?.();
   }
 
   private closedDrained: (() => void) | undefined;
@@ -375,8 +385,8 @@ export class EtcdLog implements Log {
     this.flush();
     // What was appended before close is written and acknowledged: its callers hold seqs. Not if
     // etcd cannot be reached: then the watch cannot bring it, and those appends fail.
-    if (this.writing && this.connected) await new Promise<void>((resolve) => (this.closedDrained = resolve));
-    for (const p of [...(this.writing?.items ?? []), ...(this.queued?.items ?? [])]) p.reject(new LogError('CLOSED', 'the log closed before etcd answered'));
+    if (this.unacked.length > 0 && this.connected) await new Promise<void>((resolve) => (this.closedDrained = resolve));
+    for (const p of [...this.unacked.flatMap((b) => b.items), ...(this.queued?.items ?? [])]) p.reject(new LogError('CLOSED', 'the log closed before etcd answered'));
     await this.compactions.idle;
     clearTimeout(this.rewatch);
     this.watch?.cancel();
