@@ -7,11 +7,11 @@ import { Subject, type Observable } from 'rxjs';
 import { checkSeq, Compactions, readBounds, type LogOptions } from '../abstract-log.js';
 import { loadCheckpointFile, saveCheckpointFile } from '../checkpoint-file.js';
 import { decodeEntry, encodeRecord, stampTime } from '../codec.js';
-import { LogError, type Appended, type Checkpoint, type Log, type LogEntry, type LogRecord, type ReadOptions, type SavedCheckpoint } from '../log.js';
+import { LogError, type Appended, type Checkpoint, type Log, type LogEntry, type LogRecord, type ReadOptions, type Relist, type SavedCheckpoint } from '../log.js';
 import { ForeignWriteError, sendAppend, type Pending, type PendingBatch } from './appends.js';
-import { entryAt, isCompactedError, keptAt, keptEntries, keptEntry, readEntries, type Where } from './history.js';
+import { entryAt, isCompactedError, keptAt, keptEntries, keptEntry, readEntries, stateAt, type Where } from './history.js';
 import { Layout } from './layout.js';
-import { CompactedError, watchKey, type KeyWatch } from './watch-key.js';
+import { compactedTo, CompactedError, watchKey, type KeyWatch } from './watch-key.js';
 
 export interface EtcdLogOptions extends LogOptions {
   /** etcd client URLs, e.g. ['http://127.0.0.1:2379']. */
@@ -60,7 +60,7 @@ export class EtcdLog implements Log {
   private arrived: LogEntry[] = [];
   private watch: KeyWatch | undefined;
   private rewatch: NodeJS.Timeout | undefined;
-  /** Why the log stopped (a foreign write to etcd, or history lost while the watch was away). */
+  /** Why the log stopped: something other than orchd wrote to this etcd. */
   private brokenBy: Error | undefined;
   /** Reads still taking in what etcd sends: a compaction waits for them. */
   private readonly fetching = new Set<Promise<void>>();
@@ -70,6 +70,8 @@ export class EtcdLog implements Log {
   private closing: Promise<void> | undefined;
   private readonly subject = new Subject<LogEntry[]>();
   readonly committed$: Observable<LogEntry[]> = this.subject.asObservable();
+  private readonly relists = new Subject<Relist>();
+  readonly relisted$: Observable<Relist> = this.relists.asObservable();
   /** What the replicas sign continue tokens with (layout.ts); read when the log opens. */
   secret: Buffer = Buffer.alloc(0);
   /** False while the watch is away from etcd: this replica may be behind. */
@@ -115,7 +117,7 @@ export class EtcdLog implements Log {
       this.assigned = this.last;
       // The log key holds the newest record: commit times go on from its, whatever the clock says now.
       if (kv && kv.value.length > 0) this.lastTime = decodeEntry(this.last, kv.value).time ?? 0;
-      this.first = Math.max(1, (await this.compactedTo()) - this.base + 1);
+      this.first = Math.max(1, (await compactedTo(this.client, this.layout.log, this.base)) - this.base + 1);
       this.state = 'open';
       await this.follow();
     } catch (err) {
@@ -123,23 +125,6 @@ export class EtcdLog implements Log {
       this.client.close();
       throw err;
     }
-  }
-
-  /** etcd's compaction revision (0: none above the base), as a watch from the base reports it. */
-  private compactedTo(): Promise<number> {
-    return new Promise((resolve, reject) => {
-      let watch: KeyWatch | undefined;
-      let settled = false;
-      const done = (rev: number) => {
-        settled = true;
-        watch?.cancel();
-        resolve(rev);
-      };
-      watchKey(this.client, this.layout.log, this.base, () => done(0), (err) => {
-        if (err instanceof CompactedError) done(err.compactRevision);
-        else reject(err);
-      }).then((w) => (settled ? w.cancel() : (watch = w)), reject);
-    });
   }
 
   /** One watch of the log key from the last applied revision, made again when etcd is lost. */
@@ -160,12 +145,33 @@ export class EtcdLog implements Log {
   private onWatchEnd(err: Error): void {
     this.watch = undefined;
     this.connected = false;
-    if (err instanceof CompactedError) {
-      // The history this replica had not applied yet is gone: it can no longer follow the log.
-      this.brokenBy = new LogError('COMPACTED', `etcd compacted revisions this replica had not applied (${err.message})`, this.last + 1);
-      return;
-    }
+    if (err instanceof CompactedError && this.state === 'open') return void this.relist(err.compactRevision);
     if (this.state === 'open') this.rewatch = setTimeout(() => void this.follow(), REWATCH_MS);
+  }
+
+  /**
+   * The history this replica had not applied is compacted (it fell behind, and etcd was compacted
+   * past it): what changed in between cannot be replayed. As kube-apiserver's watch cache does on
+   * etcd's ErrCompacted, it lists the current state at one revision instead (relisted$: the store
+   * ends its watchers with 410 and moves its view to it) and watches on from there.
+   */
+  private async relist(compactRevision: number): Promise<void> {
+    try {
+      const seq = await this.headSeq();
+      const entries = await stateAt(this.where, seq);
+      this.arrived = [];
+      this.first = Math.max(this.first, compactRevision - this.base + 1);
+      this.kept = undefined;
+      this.last = Math.max(this.last, seq);
+      this.assigned = Math.max(this.assigned, this.last);
+      this.relists.next({ seq: this.last, entries });
+      // Writers whose appends the state holds (or a later write replaced) hear back.
+      this.drain();
+      await this.follow();
+    } catch {
+      // etcd was lost, or compacted again, while the state was read: watching again tries anew.
+      if (this.state === 'open') this.rewatch = setTimeout(() => void this.follow(), REWATCH_MS);
+    }
   }
 
   private onWatch(kvs: IKeyValue[]): void {
@@ -391,6 +397,7 @@ export class EtcdLog implements Log {
     clearTimeout(this.rewatch);
     this.watch?.cancel();
     this.subject.complete();
+    this.relists.complete();
     this.state = 'closed';
     this.client.close();
   }

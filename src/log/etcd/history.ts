@@ -138,3 +138,8 @@ export async function keptEntries(w: Where, start: number, horizon: number, kept
   for (let i = 0; i < out.length; i += PAGE) pages.push(out.slice(i, i + PAGE));
   return pages;
 }
+
+/** Every key's newest entry at seq (as of the log key's revision then), in seq order: a relist. */
+export async function stateAt(w: Where, seq: number): Promise<LogEntry[]> {
+  return (await keptEntries(w, 1, seq + 1, undefined)).flat();
+}
