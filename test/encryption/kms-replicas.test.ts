@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import { Etcd3 } from 'etcd3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Running, ServeOptions } from '../../src/serve.js';
 import { LocalKmsPlugin } from '../../tools/kms-plugin.js';
@@ -117,13 +116,7 @@ describe('kms v2 on replicas', () => {
         // Two writes: etcd keeps the revision it compacts to, so b's watch must start before it.
         await create(a.url, 'while-b-was-away', m);
         await create(a.url, 'also-while-away', marker());
-        const client = new Etcd3({ hosts: etcd.url });
-        try {
-          const head = Number((await client.kv.range({ key: Buffer.from('orchd/log') })).header.revision);
-          await client.kv.compact({ revision: head, physical: true });
-        } finally {
-          client.close();
-        }
+        await etcd.compactToHead();
       } finally {
         proxy!.release();
       }

@@ -7,7 +7,6 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestEtcd } from '../helpers/etcd.js';
 import { isReady, keepAlive, killAll, request, spawnServer, type Reply, type ServerChild } from '../server/child.js';
@@ -124,13 +123,7 @@ describe('faults', () => {
         for (let i = 0; i < 3; i++) written.push(await request(agent, a.url, 'POST', NS, ns(`compacted-${i}`)));
         expect(written.map((r) => r.status)).toEqual([201, 201, 201]);
         expect((await request(agent, a.url, 'DELETE', `${NS}/deleted-while-cut`)).status).toBe(200);
-        const client = new Etcd3({ hosts: etcd.url });
-        try {
-          const head = Number((await client.kv.range({ key: Buffer.from('orchd/log') })).header.revision);
-          await client.kv.compact({ revision: head, physical: true });
-        } finally {
-          client.close();
-        }
+        await etcd.compactToHead();
       } finally {
         proxy.release();
       }

@@ -50,7 +50,11 @@ export class EncryptedLog implements Log {
   ) {
     this.headSeq = inner.headSeq && (() => inner.headSeq!());
     inner.committed$.subscribe({
-      next: (batch) => this.inOrder(batch.filter((e) => e.raw && !this.appended.has(e.seq)), () => this.subject.next(this.onCommitted(batch))),
+      next: (batch) => {
+        // Another replica's entries (a shared log) are the ones read from storage.
+        const read = this.values.needsPreparing ? batch.filter((e) => e.raw && !this.appended.has(e.seq)) : [];
+        this.inOrder(read, () => this.subject.next(this.onCommitted(batch)));
+      },
       error: (err: unknown) => this.inOrder([], () => this.subject.error(err)),
       complete: () => this.inOrder([], () => this.subject.complete()),
     });
@@ -154,7 +158,8 @@ export class EncryptedLog implements Log {
     });
     // On a shared log a failed append's seq is another writer's entry: it must not get this value.
     appended.durable.catch(() => this.appended.delete(appended.seq));
-    // Durable once committed$ handed it on, also when it waits behind another replica's entries.
+    if (!this.inner.headSeq) return appended;
+    // On a shared log: durable once committed$ handed it on, also when it waits behind another replica's entries.
     const durable = appended.durable.then(() => this.tail);
     durable.catch(() => undefined);
     return { seq: appended.seq, durable };

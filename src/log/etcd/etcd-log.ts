@@ -9,7 +9,7 @@ import { loadCheckpointFile, saveCheckpointFile } from '../checkpoint-file.js';
 import { decodeEntry, encodeRecord, stampTime } from '../codec.js';
 import { LogError, type Appended, type Checkpoint, type Log, type LogEntry, type LogRecord, type ReadOptions, type Relist, type SavedCheckpoint } from '../log.js';
 import { ForeignWriteError, sendAppend, type Pending, type PendingBatch } from './appends.js';
-import { entryAt, isCompactedError, keptAt, keptEntries, keptEntry, readEntries, stateAt, type Where } from './history.js';
+import { compactTo, entryAt, headRevision, keptAt, keptEntries, keptEntry, readEntries, stateAt, type Where } from './history.js';
 import { Layout } from './layout.js';
 import { compactedTo, CompactedError, watchKey, type KeyWatch } from './watch-key.js';
 
@@ -150,10 +150,9 @@ export class EtcdLog implements Log {
   }
 
   /**
-   * The history this replica had not applied is compacted (it fell behind, and etcd was compacted
-   * past it): what changed in between cannot be replayed. As kube-apiserver's watch cache does on
-   * etcd's ErrCompacted, it lists the current state at one revision instead (relisted$: the store
-   * ends its watchers with 410 and moves its view to it) and watches on from there.
+   * The history this replica had not applied is compacted (it fell behind): as kube-apiserver's watch
+   * cache does on etcd's ErrCompacted, it lists the current state at one revision instead (relisted$:
+   * the store ends its watchers with 410 and moves its view to it) and watches on from there.
    */
   private async relist(compactRevision: number): Promise<void> {
     try {
@@ -225,10 +224,9 @@ export class EtcdLog implements Log {
   }
 
   /**
-   * Sends the queued batch (its appends one after another), unless one is being sent. Batches sent
-   * before it may still wait for the watch: sending does not (etcd's answer to the last transaction
-   * is enough to know the next one's revision), so one transaction is on its way to etcd whenever
-   * appends are waiting, and only the acknowledgements follow the watch.
+   * Sends the queued batch (its appends one after another), unless one is being sent. It does not
+   * wait for the watch to bring the batches before it (etcd's answers tell the next revisions): only
+   * the acknowledgements follow the watch.
    */
   private flush(): void {
     const batch = this.queued;
@@ -269,10 +267,10 @@ export class EtcdLog implements Log {
   }
 
   /**
-   * Emits what the watch brought, in order. Entries of the batch being sent wait until etcd has
-   * answered all of it (until then an entry at one of its seqs may be another replica's); ours go
-   * out with the appended values themselves (committed$ hands a writer's own object on), and a
-   * batch's writers hear back once the views applied all of it.
+   * Emits what the watch brought, in order. Entries of the batch being sent wait until etcd answered
+   * all of it (until then one at its seqs may be another replica's); ours go out with the appended
+   * values themselves (committed$ hands a writer's own object on), and a batch's writers hear back
+   * once the views applied all of it.
    */
   private drain(): void {
     const ours = new Map<number, Pending>();
@@ -343,23 +341,14 @@ export class EtcdLog implements Log {
     const horizon = Math.min(below, this.last + 1);
     if (horizon <= this.first) return;
     await Promise.all(this.fetching);
-    const revision = this.base + horizon - 1;
-    try {
-      await this.client.kv.compact({ revision, physical: true });
-    } catch (err) {
-      // Another replica compacted as far or further.
-      if (!isCompactedError(err)) throw err;
-    }
+    await compactTo(this.where, this.base + horizon - 1);
     this.first = horizon;
     this.kept = await keptAt(this.where, horizon, keep);
   }
 
   async headSeq(): Promise<number> {
     this.checkReadable();
-    // A linearizable (quorum) read: no replica can have acknowledged a write past it.
-    const res = await this.client.kv.range({ key: this.layout.log, keys_only: true }, { deadline: Date.now() + HEAD_DEADLINE_MS });
-    const kv = res.kvs[0];
-    return kv ? Number(kv.mod_revision) - this.base : 0;
+    return (await headRevision(this.where, HEAD_DEADLINE_MS)) - this.base;
   }
 
   private checkpointFile(): string {
