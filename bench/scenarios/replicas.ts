@@ -12,6 +12,7 @@ import { closedLoop, type RunResult } from '../load.js';
 import { Orchd } from '../orchd.js';
 import { eventBytes, eventsPath, namer } from '../payload.js';
 import { ensureEtcd, Etcd } from '../peers/etcd.js';
+import { orderedTxns, type OrderedResult } from '../peers/etcd-ordered.js';
 import { LatencyLog, summarize } from '../stats.js';
 import { col, type Row, type ScenarioResult, type TargetCheck } from '../result.js';
 
@@ -112,6 +113,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     await orchd.dispose();
   }
   let bare: RunResult | undefined;
+  const ordered: { inFlight: number; result: OrderedResult }[] = [];
   for (const count of REPLICAS) {
     // A fresh etcd per row: every row starts from an empty log.
     const etcd = await Etcd.start(ensureEtcd(ctx.log));
@@ -136,6 +138,11 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
           await etcd.client.put(key).value(eventBytes(key, n));
           return true;
         }, { etcd: etcd.pid });
+        // The ceiling of appends that keep order (one in flight), and the pipeline etcd defeats.
+        for (const inFlight of [1, ctx.opts.readClients]) {
+          ctx.log(`replicas: ordered etcd transactions, ${inFlight} in flight`);
+          ordered.push({ inFlight, result: await orderedTxns(etcd.client, `/ordered-${inFlight}/`, inFlight, bounds(ctx), (i) => eventBytes(`ordered-${i}`, i), { etcd: etcd.pid }) });
+        }
       }
     } finally {
       for (const o of replicas) await o.dispose();
@@ -152,6 +159,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     lagMissing: c.lagMissing,
   }));
   if (bare) rows.push({ config: 'bare etcd puts', ...prefixedStats('w', bare) });
+  for (const o of ordered) rows.push({ config: `ordered etcd txns, ${o.inFlight} in flight`, ...prefixedStats('w', o.result.run) });
   const columns = [
     col('config', 'configuration', 'text'),
     col('wRate', 'creates/s', 'rate'),
@@ -170,6 +178,9 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     'Watch lag: creates sent one at a time to the first replica, each timed from its send until a watch (chunked HTTP) on the last replica shows it; with one replica, the same one.',
     'A create on etcd is one transaction per record, one after another per replica (each names the revision before it: layout.ts), so a replica\'s creates/s is bounded by etcd\'s commit latency, not by batching.',
     'The load generator, every replica and etcd share the same 2 cores: with more replicas, each gets less CPU.',
+    'Ordered etcd txns: bare etcd3 transactions that each name the revision before their own (the check of every orchd append), from this process, with no API server: one in flight is the ceiling of creates through one replica; with several in flight etcd applies some before their predecessor, which then fail the check and are sent again once it is in.',
+    ...ordered.map((o) => `Ordered etcd txns, ${o.inFlight} in flight: ${o.result.resent} of ${o.result.run.ops} sent again (applied before their predecessor).`),
+    ...ordered.flatMap((o) => errorNote(`ordered etcd txns, ${o.inFlight} in flight`, o.result.run)),
     ...cells.flatMap((c) => [...errorNote(`${c.label} creates`, c.writes), ...errorNote(`${c.label} gets`, c.reads)]),
   ];
   const targets: TargetCheck[] = [];

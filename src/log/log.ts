@@ -63,6 +63,14 @@ export interface SavedCheckpoint {
   parts: AsyncIterable<Buffer>;
 }
 
+/** What a replica that fell behind a compaction of a shared log gets instead of the history it missed. */
+export interface Relist {
+  /** The seq the state is at: committed$ goes on after it. */
+  seq: number;
+  /** Each key's newest entry at seq, in seq order; keys deleted by then are absent. */
+  entries: LogEntry[];
+}
+
 export interface Log {
   /** Open the backend and recover lastSeq/firstSeq. */
   open(): Promise<void>;
@@ -129,6 +137,13 @@ export interface Log {
    * quorum. A read that must be consistent waits until committed$ has reached it (lastSeq >= it).
    */
   headSeq?(): Promise<number>;
+  /**
+   * Only on a log shared by several writers: this replica fell behind and the history it had not
+   * applied was compacted (another replica, or an operator, compacted etcd past it), so committed$
+   * cannot bring what changed in between. The state at a newer seq comes here instead (lastSeq and
+   * firstSeq have moved to it), and committed$ goes on after it.
+   */
+  readonly relisted$?: Observable<Relist>;
 }
 
 /**

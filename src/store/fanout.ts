@@ -67,6 +67,13 @@ export class CollectionStreams {
     }
   }
 
+  /** Ends every live watcher with err; the streams go on for watchers to come. */
+  fail(err: Error): void {
+    const indexes = [...this.indexes.values()];
+    this.indexes.clear();
+    for (const index of indexes) index.fail(err);
+  }
+
   complete(): void {
     this.closed = true;
     for (const s of this.subjects.values()) s.complete();
@@ -141,6 +148,11 @@ class WatchIndex {
       if (--f.n === 0) this.fields.delete(route.path);
     }
     return true;
+  }
+
+  fail(err: Error): void {
+    this.sub.unsubscribe();
+    for (const w of [...this.all()]) w.error(err);
   }
 
   private *all(): IterableIterator<Watcher> {

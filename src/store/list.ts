@@ -3,7 +3,7 @@ import { StoreError } from './errors.js';
 import { splitKey } from './keys.js';
 import { mergeSorted } from './label-index.js';
 import type { Store } from './store.js';
-import type { Slot, StoredObject } from './view.js';
+import type { Slot, StoredObject, View } from './view.js';
 
 export interface ListQuery {
   collection: string;
@@ -204,4 +204,20 @@ export async function getAt(store: Store, key: string, seq: number): Promise<Sto
   const s = await at(store, collection, suffix, seq);
   checkReadable(store, seq);
   return s;
+}
+
+/**
+ * The namespaces holding objects of a collection, each once: keys sort by <namespace>/<name>, so
+ * each step skips past a whole namespace (names are DNS names: every one sorts before U+FFFF).
+ */
+export function* namespacesOf(view: View, collection: string): IterableIterator<string> {
+  const keys = view.collections.get(collection);
+  if (!keys) return;
+  for (let after: string | undefined; ; ) {
+    const next = keys.range('', after).next();
+    if (next.done) return;
+    const ns = next.value.slice(0, next.value.indexOf('/'));
+    yield ns;
+    after = `${ns}/\uffff`;
+  }
 }

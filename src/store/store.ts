@@ -1,13 +1,14 @@
 import { AsyncResource } from 'node:async_hooks';
 import { Subject, type Observable } from 'rxjs';
-import { LogError, type Log, type LogEntry, type LogRecord } from '../log/log.js';
+import { LogError, type Log, type LogEntry, type LogRecord, type Relist } from '../log/log.js';
 import { corruptObjectsOf, type CorruptObject } from '../log/encryption/index.js';
 import type { KubeObject } from '../resources/types.js';
 import { decodeCheckpoint, encodeCheckpoint } from './checkpoint.js';
 import { CollectionStreams } from './fanout.js';
 import { StoreError } from './errors.js';
 import { CATCH_UP_MS, checkExpected, MAX_TRIES, wroteFirst, type Expected } from './preconditions.js';
-import { getAt } from './list.js';
+import { getAt, namespacesOf } from './list.js';
+import { relistEntries, relistError } from './relist.js';
 import { VersionClock } from './version-clock.js';
 import { failSpan, tracer } from '../observability/spans.js';
 import { stageLap, stageStart } from '../observability/stage-timing.js';
@@ -96,11 +97,12 @@ export class Store {
       this.checkpointSeq = cp!.seq;
     }
     // Subscribed before the replay: on a shared log, other replicas' writes come in while it runs.
-    const early: LogEntry[][] = [];
+    const early: (LogEntry[] | Relist)[] = [];
     let live = false;
     // Bound here, once: a commit otherwise runs in the async context of whichever request's append
     // scheduled the group commit, and every view, watcher and controller would inherit its span.
     this.log.committed$.subscribe(AsyncResource.bind((batch: LogEntry[]) => (live ? this.onCommitted(batch) : early.push(batch))));
+    this.log.relisted$?.subscribe(AsyncResource.bind((r: Relist) => (live ? this.onRelisted(r) : early.push(r))));
     const total = this.log.lastSeq - this.view.appliedSeq;
     let applied = 0;
     if (total > 0) {
@@ -120,8 +122,8 @@ export class Store {
     }
     this.sinceCheckpoint = applied;
     this.versionClock.note(this.view.appliedSeq, this.now());
-    for (const batch of early) {
-      const rest = batch.filter((e) => e.seq > this.view.appliedSeq);
+    for (const b of early) {
+      const rest = Array.isArray(b) ? b.filter((e) => e.seq > this.view.appliedSeq) : (this.onRelisted(b), []);
       if (rest.length > 0) this.onCommitted(rest);
     }
     live = true;
@@ -139,6 +141,14 @@ export class Store {
     this.versionClock.note(this.view.appliedSeq, this.now());
     this.sinceCheckpoint += batch.length;
     if (this.sinceCheckpoint >= this.checkpointEvery && !this.checkpointing) void this.checkpoint();
+  }
+
+  /** The log lost history this replica had not applied: its watchers end with 410, the view moves to the state (relist.ts). */
+  private onRelisted(r: Relist): void {
+    this.streams.fail(relistError(this.view.appliedSeq, this.oldestVersion));
+    for (const [key, p] of this.pending) if (p.seq <= r.seq) this.pending.delete(key);
+    const entries = relistEntries(this.view, r);
+    if (entries.length > 0) this.onCommitted(entries);
   }
 
   /** On a log shared with other replicas, the newest seq any of them wrote (a quorum read); else undefined. */
@@ -272,20 +282,9 @@ export class Store {
     return this.view.list(collection, prefix, after);
   }
 
-  /**
-   * The namespaces holding objects of a collection, each once: keys sort by <namespace>/<name>, so
-   * each step skips past a whole namespace (names are DNS names: every one sorts before U+FFFF).
-   */
-  *namespaces(collection: string): IterableIterator<string> {
-    const keys = this.view.collections.get(collection);
-    if (!keys) return;
-    for (let after: string | undefined; ; ) {
-      const next = keys.range('', after).next();
-      if (next.done) return;
-      const ns = next.value.slice(0, next.value.indexOf('/'));
-      yield ns;
-      after = `${ns}/\uffff`;
-    }
+  /** The namespaces holding objects of a collection, each once. */
+  namespaces(collection: string): IterableIterator<string> {
+    return namespacesOf(this.view, collection);
   }
 
   /** Names of the collections that hold objects. */

@@ -154,4 +154,35 @@ describe('EtcdLog with several writers', () => {
     expect(await b.headSeq()).toBe(1);
     expect(await a.headSeq()).toBe(1);
   });
+
+  it('a replica sends its next batch once etcd answered the last one, without waiting for its watch to bring that one back', async () => {
+    const [a] = await replicas(1);
+    // The replica's watch, silenced (no end is reported, so it is not made again): nothing comes back.
+    const inside = a as unknown as { watch: { cancel(): void }; follow(): Promise<void> };
+    inside.watch.cancel();
+    const first = put(a, 'first', 1);
+    await until(async () => (await a.headSeq()) === 1);
+    const second = put(a, 'second', 2);
+    expect(second.seq).toBe(2);
+    // In etcd although the first one is not acknowledged yet (its writer hears back after the views applied it).
+    await until(async () => (await a.headSeq()) === 2);
+    expect(a.lastSeq).toBe(0);
+    let acknowledged = false;
+    void first.durable.then(() => (acknowledged = true));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(acknowledged).toBe(false);
+    // The watch back: both come in, in order, and their writers hear back.
+    await inside.follow();
+    await Promise.all([first.durable, second.durable]);
+    expect(a.lastSeq).toBe(2);
+  });
 });
+
+/** Polls check until it holds, for at most ms. */
+async function until(check: () => Promise<boolean>, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`not so after ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

@@ -1,12 +1,12 @@
 /**
  * Faults of replicas on one etcd (issue 17 part 3): a replica that loses its etcd stops answering
  * consistent reads (503 with Retry-After) until it has caught up; an etcd killed and started again
- * under running replicas: they reconnect, and their watches go on without a gap.
+ * under running replicas: they reconnect, and their watches go on without a gap; etcd compacted past
+ * what a cut-off replica applied: its watchers get 410 and it moves to etcd's state.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestEtcd } from '../helpers/etcd.js';
 import { isReady, keepAlive, killAll, request, spawnServer, type Reply, type ServerChild } from '../server/child.js';
@@ -107,34 +107,62 @@ describe('faults', () => {
     }
   }, 90_000);
 
-  it('compaction past what a cut-off replica applied: it stops following (/readyz fails, consistent reads 503); restarted, it starts from etcd\'s state', async () => {
-    // Its connection lost: when it comes back, the watch must start again from where it was.
-    proxy.hold();
-    proxy.drop();
+  it('compaction past what a cut-off replica applied: its watchers get 410 Expired, it lists etcd\'s state and serves it (deletes and all), and a watch from before answers 410', async () => {
+    const doomed = await request(agent, a.url, 'POST', NS, ns('deleted-while-cut'));
+    expect(doomed.status).toBe(201);
+    await until(() => request(agent, cut.url, 'GET', `${NS}/deleted-while-cut`), [200], 20_000);
+    const from = (await request(agent, cut.url, 'GET', NS)).body.metadata.resourceVersion as string;
+    const w = watch(cut.url, `${NS}?watch=1&resourceVersion=${from}`);
     const written: Reply[] = [];
     try {
-      for (let i = 0; i < 3; i++) written.push(await request(agent, a.url, 'POST', NS, ns(`compacted-${i}`)));
-      expect(written.map((r) => r.status)).toEqual([201, 201, 201]);
-      const client = new Etcd3({ hosts: etcd.url });
+      // Its connection lost, and what etcd sends it meanwhile with it: when it comes back, its watch
+      // starts again from where it was, which the compaction below has removed.
+      proxy.hold();
+      proxy.drop();
       try {
-        const head = Number((await client.kv.range({ key: Buffer.from('orchd/log') })).header.revision);
-        await client.kv.compact({ revision: head, physical: true });
+        for (let i = 0; i < 3; i++) written.push(await request(agent, a.url, 'POST', NS, ns(`compacted-${i}`)));
+        expect(written.map((r) => r.status)).toEqual([201, 201, 201]);
+        expect((await request(agent, a.url, 'DELETE', `${NS}/deleted-while-cut`)).status).toBe(200);
+        await etcd.compactToHead();
       } finally {
-        client.close();
+        proxy.release();
       }
+      await w.until((ev) => ev.some((e) => e.type === 'ERROR'), 20_000);
+      const error = w.events.find((e) => e.type === 'ERROR')!.object as unknown as Record<string, unknown>;
+      expect(error).toMatchObject({ kind: 'Status', code: 410, reason: 'Expired' });
+      // Nothing of what it missed was handed out as events before the 410.
+      expect(w.events.filter((e) => e.type !== 'ERROR' && e.type !== 'BOOKMARK')).toEqual([]);
     } finally {
-      proxy.release();
+      w.stop();
     }
-    const ready = await until(() => request(agent, cut.url, 'GET', '/readyz?verbose'), [500, 503], 20_000);
-    expect(String(ready.body)).toContain('etcd');
-    expect((await request(agent, cut.url, 'GET', `${NS}/compacted-2`)).status).toBe(503);
-    cut.signal('SIGTERM');
-    await cut.exited;
-    cut = await replica(proxy.url, cut.dataDir);
-    for (const w of written) {
-      const got = await request(agent, cut.url, 'GET', `${NS}/${w.body.metadata.name}`);
-      expect(got.status).toBe(200);
-      expect(got.body.metadata.resourceVersion).toBe(w.body.metadata.resourceVersion);
+    const listOf = async (url: string) => {
+      const r = await request(agent, url, 'GET', NS);
+      expect(r.status).toBe(200);
+      return r.body.items.map((n: { metadata: { name: string; resourceVersion: string } }) => `${n.metadata.name}@${n.metadata.resourceVersion}`).sort();
+    };
+    // A consistent list: served once the replica has moved to etcd's state.
+    const relisted = (await until(() => request(agent, cut.url, 'GET', NS), [200], 20_000)).body;
+    expect(relisted.items.map((n: { metadata: { name: string } }) => n.metadata.name)).not.toContain('deleted-while-cut');
+    expect(await listOf(cut.url)).toEqual(await listOf(a.url));
+    for (const r of written) expect(await listOf(cut.url)).toContain(`${r.body.metadata.name}@${r.body.metadata.resourceVersion}`);
+    expect((await request(agent, cut.url, 'GET', '/readyz')).status).toBe(200);
+    // A watch from a version before the state: gone, as on kube-apiserver.
+    const again = watch(cut.url, `${NS}?watch=1&resourceVersion=${from}`);
+    try {
+      await again.until((ev) => ev.some((e) => e.type === 'ERROR'));
+      expect(again.events[0]).toMatchObject({ type: 'ERROR', object: { code: 410, reason: 'Expired' } });
+    } finally {
+      again.stop();
+    }
+    // And it follows the log again: a write on the other replica reaches a fresh watch on it.
+    const fresh = watch(cut.url, `${NS}?watch=1&resourceVersion=${relisted.metadata.resourceVersion}`);
+    try {
+      const later = await request(agent, a.url, 'POST', NS, ns('after-relist'));
+      expect(later.status).toBe(201);
+      await fresh.until((ev) => ev.some((e) => e.object.metadata.name === 'after-relist'));
+      expect(names(fresh.events)).toEqual([`ADDED after-relist@${later.body.metadata.resourceVersion}`]);
+    } finally {
+      fresh.stop();
     }
   }, 90_000);
 });

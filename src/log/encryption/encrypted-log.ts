@@ -1,6 +1,6 @@
 import { Subject, type Observable } from 'rxjs';
 import { framePart, packJson, unframeParts, unpackJson } from '../codec.js';
-import type { Appended, Checkpoint, Log, LogEntry, LogRecord, ReadOptions, SavedCheckpoint } from '../log.js';
+import type { Appended, Checkpoint, Log, LogEntry, LogRecord, ReadOptions, Relist, SavedCheckpoint } from '../log.js';
 import { CorruptEntryError, CorruptObjects } from './corrupt-objects.js';
 import type { ResourceProviders } from './providers.js';
 import { StoredValues } from './stored-values.js';
@@ -39,6 +39,10 @@ export class EncryptedLog implements Log {
   private readonly retired = new Set<ResourceProviders>();
 
   readonly headSeq: Log['headSeq'];
+  private readonly relists = new Subject<Relist>();
+  readonly relisted$: Log['relisted$'];
+  /** What the inner log handed on that waits for data keys to be opened, and everything after it (see inOrder). */
+  private tail: Promise<void> | undefined;
 
   constructor(
     readonly inner: Log,
@@ -46,9 +50,42 @@ export class EncryptedLog implements Log {
   ) {
     this.headSeq = inner.headSeq && (() => inner.headSeq!());
     inner.committed$.subscribe({
-      next: (batch) => this.subject.next(this.onCommitted(batch)),
-      error: (err: unknown) => this.subject.error(err),
-      complete: () => this.subject.complete(),
+      next: (batch) => {
+        // Another replica's entries (a shared log) are the ones read from storage.
+        const read = this.values.needsPreparing ? batch.filter((e) => e.raw && !this.appended.has(e.seq)) : [];
+        this.inOrder(read, () => this.subject.next(this.onCommitted(batch)));
+      },
+      error: (err: unknown) => this.inOrder([], () => this.subject.error(err)),
+      complete: () => this.inOrder([], () => this.subject.complete()),
+    });
+    this.relisted$ = inner.relisted$ && this.relists.asObservable();
+    inner.relisted$?.subscribe({
+      next: (r) => this.inOrder(r.entries, () => this.relists.next(this.onRelisted(r))),
+      complete: () => this.inOrder([], () => this.relists.complete()),
+    });
+  }
+
+  /**
+   * Hands on, in order, what the inner log committed or relisted. Another replica's values (a shared
+   * log) may be sealed with a data key this replica never made: a KMS plugin must open it first (as
+   * kube-apiserver does with the encrypted data key stored beside each value), so those wait for
+   * prepare(), and whatever comes after them waits its turn.
+   */
+  private inOrder(read: readonly LogEntry[], emit: () => void): void {
+    const values = this.values;
+    const toPrepare = values.needsPreparing ? read.filter(mayBeSealed) : [];
+    if (!this.tail && toPrepare.length === 0) return emit();
+    const run = (this.tail ?? Promise.resolve()).then(async () => {
+      try {
+        if (toPrepare.length > 0) await values.prepare(toPrepare);
+        emit();
+      } catch (err) {
+        this.subject.error(err);
+      }
+    });
+    this.tail = run;
+    void run.then(() => {
+      if (this.tail === run) this.tail = undefined;
     });
   }
 
@@ -121,7 +158,11 @@ export class EncryptedLog implements Log {
     });
     // On a shared log a failed append's seq is another writer's entry: it must not get this value.
     appended.durable.catch(() => this.appended.delete(appended.seq));
-    return appended;
+    if (!this.inner.headSeq) return appended;
+    // On a shared log: durable once committed$ handed it on, also when it waits behind another replica's entries.
+    const durable = appended.durable.then(() => this.tail);
+    durable.catch(() => undefined);
+    return { seq: appended.seq, durable };
   }
 
   private onCommitted(batch: LogEntry[]): LogEntry[] {
@@ -139,15 +180,24 @@ export class EncryptedLog implements Log {
     return out;
   }
 
+  /** The state a replica that fell behind moves to: opened as a replay's entries are (a corrupt value becomes a delete). */
+  private onRelisted(r: Relist): Relist {
+    for (const seq of this.appended.keys()) if (seq <= r.seq) this.appended.delete(seq);
+    const values = this.values;
+    const entries = r.entries.map((e) => this.opened(e, values, true));
+    this.noteNewest(r.seq);
+    return { seq: r.seq, entries };
+  }
+
   private noteNewest(seq: number): boolean {
     if (seq <= this.newest) return false;
     this.newest = seq;
     return true;
   }
 
-  /** An entry as read from the inner log, opened; a corrupt one becomes a delete of its key. */
-  private opened(e: LogEntry, values: StoredValues): LogEntry {
-    const inOrder = this.noteNewest(e.seq);
+  /** An entry as read from the inner log, opened; a corrupt one becomes a delete of its key (also when current: a relist's state). */
+  private opened(e: LogEntry, values: StoredValues, current = false): LogEntry {
+    const inOrder = this.noteNewest(e.seq) || current;
     // A plain value read from storage stays bytes (a lazy entry) when the key reads plain data.
     if (e.raw && !isBin(e.raw) && values.readsPlain(e.key)) {
       if (inOrder) this.corrupt.delete(e.key);

@@ -14,7 +14,7 @@ export interface Pending {
   outcome?: 'ok' | Error;
 }
 
-/** Appends sent together; the next batch goes once this one is acknowledged. */
+/** Appends sent together, one after another; the next batch goes once etcd answered all of this one. */
 export interface PendingBatch {
   readonly items: Pending[];
   readonly openedAt: number;

@@ -7,11 +7,11 @@ import { Subject, type Observable } from 'rxjs';
 import { checkSeq, Compactions, readBounds, type LogOptions } from '../abstract-log.js';
 import { loadCheckpointFile, saveCheckpointFile } from '../checkpoint-file.js';
 import { decodeEntry, encodeRecord, stampTime } from '../codec.js';
-import { LogError, type Appended, type Checkpoint, type Log, type LogEntry, type LogRecord, type ReadOptions, type SavedCheckpoint } from '../log.js';
+import { LogError, type Appended, type Checkpoint, type Log, type LogEntry, type LogRecord, type ReadOptions, type Relist, type SavedCheckpoint } from '../log.js';
 import { ForeignWriteError, sendAppend, type Pending, type PendingBatch } from './appends.js';
-import { entryAt, isCompactedError, keptAt, keptEntries, keptEntry, readEntries, type Where } from './history.js';
+import { compactTo, entryAt, headRevision, keptAt, keptEntries, keptEntry, readEntries, stateAt, type Where } from './history.js';
 import { Layout } from './layout.js';
-import { CompactedError, watchKey, type KeyWatch } from './watch-key.js';
+import { compactedTo, CompactedError, watchKey, type KeyWatch } from './watch-key.js';
 
 export interface EtcdLogOptions extends LogOptions {
   /** etcd client URLs, e.g. ['http://127.0.0.1:2379']. */
@@ -48,7 +48,10 @@ export class EtcdLog implements Log {
   private first = 1;
   private assigned = 0;
   private queued: PendingBatch | undefined;
-  private writing: PendingBatch | undefined;
+  /** The batch whose transactions are on their way to etcd, one at a time. */
+  private sending: PendingBatch | undefined;
+  /** Batches sent (or being sent) whose writers have not heard back, in seq order. */
+  private unacked: PendingBatch[] = [];
   private flushScheduled = false;
   private making = false;
   /** The commit time of the newest batch sent or seen: a clock that steps back does not make time run backwards. */
@@ -57,7 +60,7 @@ export class EtcdLog implements Log {
   private arrived: LogEntry[] = [];
   private watch: KeyWatch | undefined;
   private rewatch: NodeJS.Timeout | undefined;
-  /** Why the log stopped (a foreign write to etcd, or history lost while the watch was away). */
+  /** Why the log stopped: something other than orchd wrote to this etcd. */
   private brokenBy: Error | undefined;
   /** Reads still taking in what etcd sends: a compaction waits for them. */
   private readonly fetching = new Set<Promise<void>>();
@@ -67,6 +70,8 @@ export class EtcdLog implements Log {
   private closing: Promise<void> | undefined;
   private readonly subject = new Subject<LogEntry[]>();
   readonly committed$: Observable<LogEntry[]> = this.subject.asObservable();
+  private readonly relists = new Subject<Relist>();
+  readonly relisted$: Observable<Relist> = this.relists.asObservable();
   /** What the replicas sign continue tokens with (layout.ts); read when the log opens. */
   secret: Buffer = Buffer.alloc(0);
   /** False while the watch is away from etcd: this replica may be behind. */
@@ -112,7 +117,7 @@ export class EtcdLog implements Log {
       this.assigned = this.last;
       // The log key holds the newest record: commit times go on from its, whatever the clock says now.
       if (kv && kv.value.length > 0) this.lastTime = decodeEntry(this.last, kv.value).time ?? 0;
-      this.first = Math.max(1, (await this.compactedTo()) - this.base + 1);
+      this.first = Math.max(1, (await compactedTo(this.client, this.layout.log, this.base)) - this.base + 1);
       this.state = 'open';
       await this.follow();
     } catch (err) {
@@ -120,23 +125,6 @@ export class EtcdLog implements Log {
       this.client.close();
       throw err;
     }
-  }
-
-  /** etcd's compaction revision (0: none above the base), as a watch from the base reports it. */
-  private compactedTo(): Promise<number> {
-    return new Promise((resolve, reject) => {
-      let watch: KeyWatch | undefined;
-      let settled = false;
-      const done = (rev: number) => {
-        settled = true;
-        watch?.cancel();
-        resolve(rev);
-      };
-      watchKey(this.client, this.layout.log, this.base, () => done(0), (err) => {
-        if (err instanceof CompactedError) done(err.compactRevision);
-        else reject(err);
-      }).then((w) => (settled ? w.cancel() : (watch = w)), reject);
-    });
   }
 
   /** One watch of the log key from the last applied revision, made again when etcd is lost. */
@@ -157,12 +145,32 @@ export class EtcdLog implements Log {
   private onWatchEnd(err: Error): void {
     this.watch = undefined;
     this.connected = false;
-    if (err instanceof CompactedError) {
-      // The history this replica had not applied yet is gone: it can no longer follow the log.
-      this.brokenBy = new LogError('COMPACTED', `etcd compacted revisions this replica had not applied (${err.message})`, this.last + 1);
-      return;
-    }
+    if (err instanceof CompactedError && this.state === 'open') return void this.relist(err.compactRevision);
     if (this.state === 'open') this.rewatch = setTimeout(() => void this.follow(), REWATCH_MS);
+  }
+
+  /**
+   * The history this replica had not applied is compacted (it fell behind): as kube-apiserver's watch
+   * cache does on etcd's ErrCompacted, it lists the current state at one revision instead (relisted$:
+   * the store ends its watchers with 410 and moves its view to it) and watches on from there.
+   */
+  private async relist(compactRevision: number): Promise<void> {
+    try {
+      const seq = await this.headSeq();
+      const entries = await stateAt(this.where, seq);
+      this.arrived = [];
+      this.first = Math.max(this.first, compactRevision - this.base + 1);
+      this.kept = undefined;
+      this.last = Math.max(this.last, seq);
+      this.assigned = Math.max(this.assigned, this.last);
+      this.relists.next({ seq: this.last, entries });
+      // Writers whose appends the state holds (or a later write replaced) hear back.
+      this.drain();
+      await this.follow();
+    } catch {
+      // etcd was lost, or compacted again, while the state was read: watching again tries anew.
+      if (this.state === 'open') this.rewatch = setTimeout(() => void this.follow(), REWATCH_MS);
+    }
   }
 
   private onWatch(kvs: IKeyValue[]): void {
@@ -205,7 +213,7 @@ export class EtcdLog implements Log {
     // Unhandled if the caller does not wait for durability; callers that wait still see the rejection.
     durable.catch(noop);
     batch.items.push({ entry: { seq, type: record.type, key: record.key, value: record.value }, bytes, expect: record.expect, resolve, reject });
-    if (!this.writing && !this.flushScheduled) {
+    if (!this.sending && !this.flushScheduled) {
       this.flushScheduled = true;
       setImmediate(() => {
         this.flushScheduled = false;
@@ -215,12 +223,17 @@ export class EtcdLog implements Log {
     return { seq, durable };
   }
 
-  /** Sends the queued batch (its appends one after another), unless one is in flight. */
+  /**
+   * Sends the queued batch (its appends one after another), unless one is being sent. It does not
+   * wait for the watch to bring the batches before it (etcd's answers tell the next revisions): only
+   * the acknowledgements follow the watch.
+   */
   private flush(): void {
     const batch = this.queued;
-    if (!batch || this.writing) return;
+    if (!batch || this.sending) return;
     this.queued = undefined;
-    this.writing = batch;
+    this.sending = batch;
+    this.unacked.push(batch);
     const time = (this.lastTime = Math.max(Date.now(), this.lastTime));
     for (const p of batch.items) {
       stampTime(p.bytes, time);
@@ -228,6 +241,7 @@ export class EtcdLog implements Log {
     }
     void (async () => {
       for (const p of batch.items) await sendAppend(this.client, this.layout, this.base, p);
+      this.sending = undefined;
       this.settled(batch);
     })();
   }
@@ -246,25 +260,25 @@ export class EtcdLog implements Log {
       // from what etcd holds (a caller told RACED catches up to it first).
       for (const p of this.queued?.items ?? []) p.reject(new LogError('RACED', `seq ${p.entry.seq} cannot follow: an append before it failed`, this.last));
       this.queued = undefined;
-      this.assigned = Math.max(this.last, ...batch.items.filter((p) => p.outcome === 'ok').map((p) => p.entry.seq));
+      this.assigned = Math.max(this.last, ...this.unacked.flatMap((b) => b.items.filter((p) => p.outcome === 'ok').map((p) => p.entry.seq)));
     }
+    if (this.state === 'open' || this.state === 'closing') this.flush();
     this.drain();
   }
 
   /**
-   * Emits what the watch brought, in order. Entries of the batch in flight wait until etcd has
-   * answered all of it, then go out as one batch with the appended values themselves (committed$
-   * hands a writer's own object on), and their writers hear back after the views applied them.
+   * Emits what the watch brought, in order. Entries of the batch being sent wait until etcd answered
+   * all of it (until then one at its seqs may be another replica's); ours go out with the appended
+   * values themselves (committed$ hands a writer's own object on), and a batch's writers hear back
+   * once the views applied all of it.
    */
   private drain(): void {
-    const batch = this.writing;
-    const settled = batch !== undefined && batch.items.every((p) => p.outcome !== undefined);
     const ours = new Map<number, Pending>();
-    if (batch && settled) for (const p of batch.items) if (p.outcome === 'ok') ours.set(p.entry.seq, p);
-    const lastOurs = Math.max(0, ...ours.keys());
+    for (const b of this.unacked) if (b !== this.sending) for (const p of b.items) if (p.outcome === 'ok') ours.set(p.entry.seq, p);
     let upto = this.lastArrived();
-    if (batch && !settled) upto = Math.min(upto, batch.items[0].entry.seq - 1);
-    else if (lastOurs > upto) upto = this.last; // wait until the watch brought all of the batch
+    // A batch goes out whole (committed$ batches are the appends' batches): held until the watch brought all of it.
+    const held = this.unacked.find((b) => b === this.sending || b.items.some((p) => p.outcome === 'ok' && p.entry.seq > upto));
+    if (held) upto = Math.min(upto, held.items[0].entry.seq - 1);
     if (upto > this.last) {
       const out = this.arrived.filter((e) => e.seq <= upto);
       this.arrived = this.arrived.slice(out.length);
@@ -276,14 +290,14 @@ export class EtcdLog implements Log {
       this.assigned = Math.max(this.assigned, this.last);
       this.subject.next(emitted);
     }
-    if (batch && settled && this.last >= lastOurs) {
-      for (const p of ours.values()) p.resolve();
-      this.writing = undefined;
+    while (this.unacked.length > 0 && this.unacked[0] !== this.sending) {
+      const batch = this.unacked[0];
+      if (batch.items.some((p) => p.outcome === 'ok' && p.entry.seq > this.last)) break;
+      this.unacked.shift();
+      for (const p of batch.items) if (p.outcome === 'ok') p.resolve();
       this.options.onBatch?.(batch.items.length, performance.now() - batch.openedAt);
-      this.flush();
-      if (this.arrived.length > 0) this.drain();
     }
-    if (!this.writing) this.closedDrained?.();
+    if (this.unacked.length === 0) this.closedDrained?.();
   }
 
   private closedDrained: (() => void) | undefined;
@@ -327,23 +341,14 @@ export class EtcdLog implements Log {
     const horizon = Math.min(below, this.last + 1);
     if (horizon <= this.first) return;
     await Promise.all(this.fetching);
-    const revision = this.base + horizon - 1;
-    try {
-      await this.client.kv.compact({ revision, physical: true });
-    } catch (err) {
-      // Another replica compacted as far or further.
-      if (!isCompactedError(err)) throw err;
-    }
+    await compactTo(this.where, this.base + horizon - 1);
     this.first = horizon;
     this.kept = await keptAt(this.where, horizon, keep);
   }
 
   async headSeq(): Promise<number> {
     this.checkReadable();
-    // A linearizable (quorum) read: no replica can have acknowledged a write past it.
-    const res = await this.client.kv.range({ key: this.layout.log, keys_only: true }, { deadline: Date.now() + HEAD_DEADLINE_MS });
-    const kv = res.kvs[0];
-    return kv ? Number(kv.mod_revision) - this.base : 0;
+    return (await headRevision(this.where, HEAD_DEADLINE_MS)) - this.base;
   }
 
   private checkpointFile(): string {
@@ -375,12 +380,13 @@ export class EtcdLog implements Log {
     this.flush();
     // What was appended before close is written and acknowledged: its callers hold seqs. Not if
     // etcd cannot be reached: then the watch cannot bring it, and those appends fail.
-    if (this.writing && this.connected) await new Promise<void>((resolve) => (this.closedDrained = resolve));
-    for (const p of [...(this.writing?.items ?? []), ...(this.queued?.items ?? [])]) p.reject(new LogError('CLOSED', 'the log closed before etcd answered'));
+    if (this.unacked.length > 0 && this.connected) await new Promise<void>((resolve) => (this.closedDrained = resolve));
+    for (const p of [...this.unacked.flatMap((b) => b.items), ...(this.queued?.items ?? [])]) p.reject(new LogError('CLOSED', 'the log closed before etcd answered'));
     await this.compactions.idle;
     clearTimeout(this.rewatch);
     this.watch?.cancel();
     this.subject.complete();
+    this.relists.complete();
     this.state = 'closed';
     this.client.close();
   }

@@ -72,6 +72,22 @@ export function readEntries(w: Where, start: number, end: number): { pages: Asyn
   return { pages, fetched };
 }
 
+/** The log key's revision (base: none written), by a linearizable (quorum) read: no replica can have acknowledged a write past it. */
+export async function headRevision(w: Where, deadlineMs: number): Promise<number> {
+  const res = await w.client.kv.range({ key: w.layout.log, keys_only: true }, { deadline: Date.now() + deadlineMs });
+  const kv = res.kvs[0];
+  return kv ? Number(kv.mod_revision) : w.base;
+}
+
+/** Compacts etcd to revision; another replica may have compacted as far or further. */
+export async function compactTo(w: Where, revision: number): Promise<void> {
+  try {
+    await w.client.kv.compact({ revision, physical: true });
+  } catch (err) {
+    if (!isCompactedError(err)) throw err;
+  }
+}
+
 /** The record of seq: the log key's value at revision base + seq; undefined when compacted. */
 export async function entryAt(w: Where, seq: number): Promise<LogEntry | undefined> {
   try {
@@ -137,4 +153,9 @@ export async function keptEntries(w: Where, start: number, horizon: number, kept
   const pages: LogEntry[][] = [];
   for (let i = 0; i < out.length; i += PAGE) pages.push(out.slice(i, i + PAGE));
   return pages;
+}
+
+/** Every key's newest entry at seq (as of the log key's revision then), in seq order: a relist. */
+export async function stateAt(w: Where, seq: number): Promise<LogEntry[]> {
+  return (await keptEntries(w, 1, seq + 1, undefined)).flat();
 }

@@ -65,3 +65,20 @@ export async function watchKey(
     },
   };
 }
+
+/** etcd's compaction revision (0: none past fromRevision), as a watch of key from it reports it. */
+export function compactedTo(client: Etcd3, key: Buffer, fromRevision: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let watch: KeyWatch | undefined;
+    let settled = false;
+    const done = (rev: number) => {
+      settled = true;
+      watch?.cancel();
+      resolve(rev);
+    };
+    watchKey(client, key, fromRevision, () => done(0), (err) => {
+      if (err instanceof CompactedError) done(err.compactRevision);
+      else reject(err);
+    }).then((w) => (settled ? w.cancel() : (watch = w)), reject);
+  });
+}
