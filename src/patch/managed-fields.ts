@@ -19,6 +19,7 @@ import { PatchError, type FieldConflict, type ManagerId } from './errors.js';
 import { compare, toFieldSet } from './field-walk.js';
 import { FieldSet, formatPath } from './field-set.js';
 import { isObject } from '../resources/json-access.js';
+import { createdFieldsV1 } from './created-fields.js';
 
 export interface ManagedEntry {
   id: ManagerId;
@@ -40,9 +41,9 @@ export interface WriteScope {
 
 const SYSTEM_METADATA = ['name', 'namespace', 'creationTimestamp', 'selfLink', 'uid', 'generation', 'managedFields', 'resourceVersion', 'deletionTimestamp', 'deletionGracePeriodSeconds'];
 
-/** The fields this write may own (Kubernetes' stripMeta and reset fields); set itself is changed when it is the caller's own. */
-function ownable(set: FieldSet, scope: WriteScope, own = false): FieldSet {
-  const out = own ? set : set.clone();
+/** The fields this write may own (Kubernetes' stripMeta and reset fields). created-fields.ts does the same for a create. */
+function ownable(set: FieldSet, scope: WriteScope): FieldSet {
+  const out = set.clone();
   out.children.delete('f:apiVersion');
   out.children.delete('f:kind');
   const meta = out.child('f:metadata');
@@ -155,17 +156,16 @@ export function recordUpdate(live: KubeObject | undefined, next: KubeObject, man
 function updateEntries(live: KubeObject | undefined, next: KubeObject, manager: string, scope: WriteScope): Record<string, unknown>[] | undefined {
   const entries = startingEntries(live, next, scope);
   if (entries === undefined) return undefined;
-  const id: ManagerId = { manager, operation: 'Update', apiVersion: scope.apiVersion, ...(scope.subresource ? { subresource: scope.subresource } : {}) };
   if (!live && entries.length === 0) {
-    // A create with no managers yet: every field it sets is added, nothing is modified or removed
-    // and no one else owns anything, so the set compare builds is the manager's own as it is
-    // (the general path below copied it four times for that).
-    const set = ownable(compare(undefined, withoutManagedFields(next), scope.schema).added, scope, true);
-    return encodeManagedFields(set.isEmpty() ? [] : [{ id, time: scope.now, set }]);
+    // A create with no managers yet: every field it sets is the manager's, built as FieldsV1 at once.
+    const fieldsV1 = createdFieldsV1(withoutManagedFields(next)!, scope.schema, scope);
+    if (fieldsV1 === undefined) return [];
+    return [{ manager, operation: 'Update', apiVersion: scope.apiVersion, time: scope.now, fieldsType: 'FieldsV1', fieldsV1, ...(scope.subresource ? { subresource: scope.subresource } : {}) }];
   }
   const c = compare(withoutManagedFields(live), withoutManagedFields(next), scope.schema);
   const changed = ownable(c.modified.union(c.added), scope);
   const removed = ownable(c.removed, scope);
+  const id: ManagerId = { manager, operation: 'Update', apiVersion: scope.apiVersion, ...(scope.subresource ? { subresource: scope.subresource } : {}) };
   const key = entryKey(id);
   const prev = entries.find((e) => entryKey(e.id) === key);
   const others = entries.filter((e) => entryKey(e.id) !== key).map((e) => ({ ...e, set: e.set.difference(changed).difference(removed) }));
