@@ -65,7 +65,9 @@ function ownable(set: FieldSet, scope: WriteScope): FieldSet {
   return out;
 }
 
-const entryKey = (id: ManagerId): string => JSON.stringify([id.manager, id.operation, id.operation === 'Update' ? id.apiVersion : '', id.subresource ?? '']);
+/** One entry per (manager, operation, apiVersion of an Update, subresource). */
+const sameId = (p: ManagerId, q: ManagerId): boolean =>
+  p.manager === q.manager && p.operation === q.operation && (p.operation !== 'Update' || p.apiVersion === q.apiVersion) && (p.subresource ?? '') === (q.subresource ?? '');
 
 /** managedFields as stored; undefined when the list is not one Kubernetes would accept. */
 export function decodeManagedFields(list: unknown): ManagedEntry[] | undefined {
@@ -129,8 +131,7 @@ function withoutManagedFields(o: KubeObject | undefined): KubeObject | undefined
 
 /** Keeps the non-empty entries, the acting manager's replaced by `own`. */
 function finish(entries: ManagedEntry[], own: ManagedEntry): ManagedEntry[] {
-  const key = entryKey(own.id);
-  const out = entries.filter((e) => entryKey(e.id) !== key && !e.set.isEmpty());
+  const out = entries.filter((e) => !sameId(e.id, own.id) && !e.set.isEmpty());
   if (!own.set.isEmpty()) out.push(own);
   return out;
 }
@@ -166,9 +167,8 @@ function updateEntries(live: KubeObject | undefined, next: KubeObject, manager: 
   const changed = ownable(c.modified.union(c.added), scope);
   const removed = ownable(c.removed, scope);
   const id: ManagerId = { manager, operation: 'Update', apiVersion: scope.apiVersion, ...(scope.subresource ? { subresource: scope.subresource } : {}) };
-  const key = entryKey(id);
-  const prev = entries.find((e) => entryKey(e.id) === key);
-  const others = entries.filter((e) => entryKey(e.id) !== key).map((e) => ({ ...e, set: e.set.difference(changed).difference(removed) }));
+  const prev = entries.find((e) => sameId(e.id, id));
+  const others = entries.filter((e) => !sameId(e.id, id)).map((e) => ({ ...e, set: e.set.difference(changed).difference(removed) }));
   // The time moves only when this write changed something of the manager's, so a no-op write stays one.
   const time = changed.isEmpty() && removed.isEmpty() && prev?.time ? prev.time : scope.now;
   const own: ManagedEntry = { id, time, set: (prev?.set ?? new FieldSet()).difference(removed).union(changed) };
@@ -188,9 +188,8 @@ export function applyConfig(live: KubeObject | undefined, config: KubeObject, ma
   if (config.metadata.managedFields !== undefined) throw new PatchError('BadPatch', 'metadata.managedFields must be nil');
   const entries = decodeManagedFields(live?.metadata.managedFields) ?? [];
   const id: ManagerId = { manager, operation: 'Apply', apiVersion: scope.apiVersion, ...(scope.subresource ? { subresource: scope.subresource } : {}) };
-  const key = entryKey(id);
-  const last = entries.find((e) => entryKey(e.id) === key);
-  const others = entries.filter((e) => entryKey(e.id) !== key);
+  const last = entries.find((e) => sameId(e.id, id));
+  const others = entries.filter((e) => !sameId(e.id, id));
   const base = withoutManagedFields(live);
   const applied = ownable(toFieldSet(config, scope.schema), scope);
 
