@@ -41,9 +41,12 @@ export interface WriteScope {
 
 const SYSTEM_METADATA = ['name', 'namespace', 'creationTimestamp', 'selfLink', 'uid', 'generation', 'managedFields', 'resourceVersion', 'deletionTimestamp', 'deletionGracePeriodSeconds'];
 
-/** The fields this write may own (Kubernetes' stripMeta and reset fields). created-fields.ts does the same for a create. */
+/**
+ * The fields this write may own (Kubernetes' stripMeta and reset fields), taken out of set itself:
+ * every caller hands over a set it just made. created-fields.ts does the same for a create.
+ */
 function ownable(set: FieldSet, scope: WriteScope): FieldSet {
-  const out = set.clone();
+  const out = set;
   out.children.delete('f:apiVersion');
   out.children.delete('f:kind');
   const meta = out.child('f:metadata');
@@ -200,6 +203,8 @@ export function applyConfig(live: KubeObject | undefined, config: KubeObject, ma
   }
 
   const c = compare(base, merged, scope.schema);
+  // Before ownable takes the system fields out of c.removed.
+  const unchanged = c.added.isEmpty() && c.modified.isEmpty() && c.removed.isEmpty();
   const changed = ownable(c.modified.union(c.added), scope);
   const removed = ownable(c.removed, scope);
   const conflicts: FieldConflict[] = [];
@@ -208,7 +213,6 @@ export function applyConfig(live: KubeObject | undefined, config: KubeObject, ma
   }
   if (conflicts.length > 0 && !force) throw new PatchError('Conflict', conflictMessage(conflicts), conflicts);
   const rest = others.map((e) => ({ ...e, set: e.set.difference(changed).difference(removed) }));
-  const unchanged = c.added.isEmpty() && c.modified.isEmpty() && c.removed.isEmpty();
   const own: ManagedEntry = { id, time: unchanged && last?.time ? last.time : scope.now, set: applied };
   merged.metadata ??= {};
   return { obj: merged, managedFields: encodeManagedFields(finish(rest, own)) };
