@@ -11,8 +11,10 @@ import { itemElement } from './field-walk.js';
 import { valueElement } from './field-set.js';
 import { memberSchema, shapeOf } from './schema-shape.js';
 
-/** ownable's metadata fields, as FieldsV1 keys. */
-const SYSTEM_METADATA = new Set(['name', 'namespace', 'creationTimestamp', 'selfLink', 'uid', 'generation', 'managedFields', 'resourceVersion', 'deletionTimestamp', 'deletionGracePeriodSeconds'].map((f) => `f:${f}`));
+/** Metadata no write owns (Kubernetes' stripMeta): the system sets it. */
+export const SYSTEM_METADATA = ['name', 'namespace', 'creationTimestamp', 'selfLink', 'uid', 'generation', 'managedFields', 'resourceVersion', 'deletionTimestamp', 'deletionGracePeriodSeconds'];
+
+const SYSTEM_ELEMENTS = new Set(SYSTEM_METADATA.map((f) => `f:${f}`));
 
 /** Top-level structs are never owned whole (ownable): an empty one owns nothing. */
 const STRUCTS = new Set(['f:spec', 'f:status']);
@@ -76,7 +78,7 @@ export function createdFieldsV1(obj: JsonObject, schema: Schema, scope: { subres
     if (scope.subresource === 'status' ? pe !== 'f:status' : scope.hasStatus && pe === 'f:status') continue;
     if (pe === 'f:metadata') {
       const meta: JsonObject = {};
-      for (const [m, v] of Object.entries(node)) if (m !== '.' && !SYSTEM_METADATA.has(m)) meta[m] = v;
+      for (const [m, v] of Object.entries(node)) if (m !== '.' && !SYSTEM_ELEMENTS.has(m)) meta[m] = v;
       if (Object.keys(meta).length === 0) continue;
       node = meta;
     } else if ('.' in node) {

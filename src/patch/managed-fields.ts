@@ -19,7 +19,7 @@ import { PatchError, type FieldConflict, type ManagerId } from './errors.js';
 import { compare, toFieldSet } from './field-walk.js';
 import { FieldSet, formatPath } from './field-set.js';
 import { isObject } from '../resources/json-access.js';
-import { createdFieldsV1 } from './created-fields.js';
+import { createdFieldsV1, SYSTEM_METADATA } from './created-fields.js';
 
 export interface ManagedEntry {
   id: ManagerId;
@@ -38,8 +38,6 @@ export interface WriteScope {
   /** RFC 3339 time recorded on the acting manager's entry. */
   now: string;
 }
-
-const SYSTEM_METADATA = ['name', 'namespace', 'creationTimestamp', 'selfLink', 'uid', 'generation', 'managedFields', 'resourceVersion', 'deletionTimestamp', 'deletionGracePeriodSeconds'];
 
 /**
  * The fields this write may own (Kubernetes' stripMeta and reset fields), taken out of set itself:
