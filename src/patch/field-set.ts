@@ -123,11 +123,12 @@ function mergeInto(target: FieldSet, other: FieldSet): void {
   }
 }
 
-const ELEMENT_ORDER = ['f', 'v', 'k', 'i'];
+/** An element's rank by its first letter: f, v, k, i (anything else before them, as indexOf's -1 put it). */
+const rank = (c: number): number => (c === 0x66 ? 0 : c === 0x76 ? 1 : c === 0x6b ? 2 : c === 0x69 ? 3 : -1);
 
 /** Fields, then values, then keys, each sorted by text (structured-merge-diff's element order). */
 function compareElements(a: string, b: string): number {
-  const d = ELEMENT_ORDER.indexOf(a[0]) - ELEMENT_ORDER.indexOf(b[0]);
+  const d = rank(a.charCodeAt(0)) - rank(b.charCodeAt(0));
   if (d !== 0) return d;
   return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -74,27 +74,34 @@ export function compare(before: unknown, after: unknown, schema: Schema | undefi
   return c;
 }
 
+/** A leaf at path (not the root) that appeared, went away or changed value. */
+function compareLeaf(before: unknown, after: unknown, path: string[], c: Comparison): void {
+  if (path.length === 0 || before === after) return;
+  if (before === undefined) c.added.insert(path);
+  else if (after === undefined) c.removed.insert(path);
+  else if (!jsonEqual(before, after)) c.modified.insert(path);
+}
+
+/**
+ * One path array, pushed and popped on the way down (FieldSet.insert copies what it keeps), and no
+ * closure per node: an update's compare walks the whole object twice over, and the copies were most
+ * of its garbage.
+ */
 function walkCompare(before: unknown, after: unknown, schema: Schema | undefined, path: string[], c: Comparison): void {
   if (before === undefined && after === undefined) return;
   const shape = shapeOf(schema, after ?? before);
-  const leaf = (): void => {
-    if (path.length === 0) return;
-    if (before === undefined) c.added.insert(path);
-    else if (after === undefined) c.removed.insert(path);
-    else if (!jsonEqual(before, after)) c.modified.insert(path);
-  };
-  if (shape === 'scalar' || shape === 'atomic') return leaf();
+  if (shape === 'scalar' || shape === 'atomic') return compareLeaf(before, after, path, c);
   if (shape === 'granular') {
     const b = isObject(before) ? before : undefined;
     const a = isObject(after) ? after : undefined;
-    if ((before !== undefined && before !== null && !b) || (after !== undefined && after !== null && !a)) return leaf();
+    if ((before !== undefined && before !== null && !b) || (after !== undefined && after !== null && !a)) return compareLeaf(before, after, path, c);
     if (path.length > 0 && !b && a) c.added.insert(path);
     if (path.length > 0 && b && !a) c.removed.insert(path);
-    const keys = new Set([...Object.keys(b ?? {}), ...Object.keys(a ?? {})]);
-    for (const k of keys) walkCompare(b?.[k], a?.[k], memberSchema(schema, k), [...path, fieldElement(k)], c);
+    if (b) for (const k in b) walkMember(b[k], a?.[k], schema, k, path, c);
+    if (a) for (const k in a) if (!b || !Object.prototype.hasOwnProperty.call(b, k)) walkMember(undefined, a[k], schema, k, path, c);
     return;
   }
-  if ((before != null && !Array.isArray(before)) || (after != null && !Array.isArray(after))) return leaf();
+  if ((before != null && !Array.isArray(before)) || (after != null && !Array.isArray(after))) return compareLeaf(before, after, path, c);
   if (shape === 'set') {
     const b = (before ?? []) as unknown[];
     const a = (after ?? []) as unknown[];
@@ -105,9 +112,16 @@ function walkCompare(before: unknown, after: unknown, schema: Schema | undefined
   const b = itemsByElement(before, schema!, path);
   const a = itemsByElement(after, schema!, path);
   for (const pe of new Set([...b.keys(), ...a.keys()])) {
-    const itemPath = [...path, pe];
-    if (!b.has(pe)) c.added.insert(itemPath);
-    if (!a.has(pe)) c.removed.insert(itemPath);
-    walkCompare(b.get(pe), a.get(pe), schema!.items, itemPath, c);
+    path.push(pe);
+    if (!b.has(pe)) c.added.insert(path);
+    if (!a.has(pe)) c.removed.insert(path);
+    walkCompare(b.get(pe), a.get(pe), schema!.items, path, c);
+    path.pop();
   }
+}
+
+function walkMember(before: unknown, after: unknown, schema: Schema | undefined, key: string, path: string[], c: Comparison): void {
+  path.push(fieldElement(key));
+  walkCompare(before, after, memberSchema(schema, key), path, c);
+  path.pop();
 }

@@ -19,6 +19,7 @@ import { PatchError, type FieldConflict, type ManagerId } from './errors.js';
 import { compare, toFieldSet } from './field-walk.js';
 import { FieldSet, formatPath } from './field-set.js';
 import { isObject } from '../resources/json-access.js';
+import { createdFieldsV1, SYSTEM_METADATA } from './created-fields.js';
 
 export interface ManagedEntry {
   id: ManagerId;
@@ -38,11 +39,12 @@ export interface WriteScope {
   now: string;
 }
 
-const SYSTEM_METADATA = ['name', 'namespace', 'creationTimestamp', 'selfLink', 'uid', 'generation', 'managedFields', 'resourceVersion', 'deletionTimestamp', 'deletionGracePeriodSeconds'];
-
-/** The fields this write may own (Kubernetes' stripMeta and reset fields); set itself is changed when it is the caller's own. */
-function ownable(set: FieldSet, scope: WriteScope, own = false): FieldSet {
-  const out = own ? set : set.clone();
+/**
+ * The fields this write may own (Kubernetes' stripMeta and reset fields), taken out of set itself:
+ * every caller hands over a set it just made. created-fields.ts does the same for a create.
+ */
+function ownable(set: FieldSet, scope: WriteScope): FieldSet {
+  const out = set;
   out.children.delete('f:apiVersion');
   out.children.delete('f:kind');
   const meta = out.child('f:metadata');
@@ -64,7 +66,9 @@ function ownable(set: FieldSet, scope: WriteScope, own = false): FieldSet {
   return out;
 }
 
-const entryKey = (id: ManagerId): string => JSON.stringify([id.manager, id.operation, id.operation === 'Update' ? id.apiVersion : '', id.subresource ?? '']);
+/** One entry per (manager, operation, apiVersion of an Update, subresource). */
+const sameId = (p: ManagerId, q: ManagerId): boolean =>
+  p.manager === q.manager && p.operation === q.operation && (p.operation !== 'Update' || p.apiVersion === q.apiVersion) && (p.subresource ?? '') === (q.subresource ?? '');
 
 /** managedFields as stored; undefined when the list is not one Kubernetes would accept. */
 export function decodeManagedFields(list: unknown): ManagedEntry[] | undefined {
@@ -128,8 +132,7 @@ function withoutManagedFields(o: KubeObject | undefined): KubeObject | undefined
 
 /** Keeps the non-empty entries, the acting manager's replaced by `own`. */
 function finish(entries: ManagedEntry[], own: ManagedEntry): ManagedEntry[] {
-  const key = entryKey(own.id);
-  const out = entries.filter((e) => entryKey(e.id) !== key && !e.set.isEmpty());
+  const out = entries.filter((e) => !sameId(e.id, own.id) && !e.set.isEmpty());
   if (!own.set.isEmpty()) out.push(own);
   return out;
 }
@@ -155,20 +158,18 @@ export function recordUpdate(live: KubeObject | undefined, next: KubeObject, man
 function updateEntries(live: KubeObject | undefined, next: KubeObject, manager: string, scope: WriteScope): Record<string, unknown>[] | undefined {
   const entries = startingEntries(live, next, scope);
   if (entries === undefined) return undefined;
-  const id: ManagerId = { manager, operation: 'Update', apiVersion: scope.apiVersion, ...(scope.subresource ? { subresource: scope.subresource } : {}) };
   if (!live && entries.length === 0) {
-    // A create with no managers yet: every field it sets is added, nothing is modified or removed
-    // and no one else owns anything, so the set compare builds is the manager's own as it is
-    // (the general path below copied it four times for that).
-    const set = ownable(compare(undefined, withoutManagedFields(next), scope.schema).added, scope, true);
-    return encodeManagedFields(set.isEmpty() ? [] : [{ id, time: scope.now, set }]);
+    // A create with no managers yet: every field it sets is the manager's, built as FieldsV1 at once.
+    const fieldsV1 = createdFieldsV1(withoutManagedFields(next)!, scope.schema, scope);
+    if (fieldsV1 === undefined) return [];
+    return [{ manager, operation: 'Update', apiVersion: scope.apiVersion, time: scope.now, fieldsType: 'FieldsV1', fieldsV1, ...(scope.subresource ? { subresource: scope.subresource } : {}) }];
   }
   const c = compare(withoutManagedFields(live), withoutManagedFields(next), scope.schema);
   const changed = ownable(c.modified.union(c.added), scope);
   const removed = ownable(c.removed, scope);
-  const key = entryKey(id);
-  const prev = entries.find((e) => entryKey(e.id) === key);
-  const others = entries.filter((e) => entryKey(e.id) !== key).map((e) => ({ ...e, set: e.set.difference(changed).difference(removed) }));
+  const id: ManagerId = { manager, operation: 'Update', apiVersion: scope.apiVersion, ...(scope.subresource ? { subresource: scope.subresource } : {}) };
+  const prev = entries.find((e) => sameId(e.id, id));
+  const others = entries.filter((e) => !sameId(e.id, id)).map((e) => ({ ...e, set: e.set.difference(changed).difference(removed) }));
   // The time moves only when this write changed something of the manager's, so a no-op write stays one.
   const time = changed.isEmpty() && removed.isEmpty() && prev?.time ? prev.time : scope.now;
   const own: ManagedEntry = { id, time, set: (prev?.set ?? new FieldSet()).difference(removed).union(changed) };
@@ -188,9 +189,8 @@ export function applyConfig(live: KubeObject | undefined, config: KubeObject, ma
   if (config.metadata.managedFields !== undefined) throw new PatchError('BadPatch', 'metadata.managedFields must be nil');
   const entries = decodeManagedFields(live?.metadata.managedFields) ?? [];
   const id: ManagerId = { manager, operation: 'Apply', apiVersion: scope.apiVersion, ...(scope.subresource ? { subresource: scope.subresource } : {}) };
-  const key = entryKey(id);
-  const last = entries.find((e) => entryKey(e.id) === key);
-  const others = entries.filter((e) => entryKey(e.id) !== key);
+  const last = entries.find((e) => sameId(e.id, id));
+  const others = entries.filter((e) => !sameId(e.id, id));
   const base = withoutManagedFields(live);
   const applied = ownable(toFieldSet(config, scope.schema), scope);
 
@@ -201,6 +201,8 @@ export function applyConfig(live: KubeObject | undefined, config: KubeObject, ma
   }
 
   const c = compare(base, merged, scope.schema);
+  // Before ownable takes the system fields out of c.removed.
+  const unchanged = c.added.isEmpty() && c.modified.isEmpty() && c.removed.isEmpty();
   const changed = ownable(c.modified.union(c.added), scope);
   const removed = ownable(c.removed, scope);
   const conflicts: FieldConflict[] = [];
@@ -209,7 +211,6 @@ export function applyConfig(live: KubeObject | undefined, config: KubeObject, ma
   }
   if (conflicts.length > 0 && !force) throw new PatchError('Conflict', conflictMessage(conflicts), conflicts);
   const rest = others.map((e) => ({ ...e, set: e.set.difference(changed).difference(removed) }));
-  const unchanged = c.added.isEmpty() && c.modified.isEmpty() && c.removed.isEmpty();
   const own: ManagedEntry = { id, time: unchanged && last?.time ? last.time : scope.now, set: applied };
   merged.metadata ??= {};
   return { obj: merged, managedFields: encodeManagedFields(finish(rest, own)) };

@@ -49,7 +49,14 @@ const NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
 const randomSuffix = (): string => Array.from({ length: 5 }, () => NAME_CHARS[Math.floor(Math.random() * NAME_CHARS.length)]).join('');
 
 /** Timestamps as Kubernetes writes metav1.Time: RFC 3339, whole seconds, UTC. */
-export const rfc3339 = (d: Date): string => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+export function rfc3339(d: Date): string {
+  const second = Math.floor(d.getTime() / 1000);
+  if (second !== lastSecond.second) lastSecond = { second, text: d.toISOString().replace(/\.\d{3}Z$/, 'Z') };
+  return lastSecond.text;
+}
+
+/** Every write of a second stamps the same text: made once per second (toISOString and its regex showed in a create's profile). */
+let lastSecond = { second: NaN, text: '' };
 
 /** What decides generation: everything but metadata and status (a spec change in Kubernetes' terms). */
 function specOf(o: KubeObject): Record<string, unknown> {

@@ -236,6 +236,14 @@ describe('a tiny writes run end to end', () => {
       expect(row.staged as number).toBeCloseTo(sum - (row.append as number), 6);
     }
 
+    // Updates (PUT) and merge patches of the Events created: every one a real write, answered 200.
+    const changes = results[0].tables[2];
+    expect(changes.rows.map((r) => [r.change, r.clients])).toEqual([['update (PUT)', 1], ['update (PUT)', 2], ['merge patch', 1], ['merge patch', 2]]);
+    for (const row of changes.rows) {
+      expect(row.orchdErrors).toBe(0);
+      expect(row.orchdRate as number).toBeGreaterThan(0);
+    }
+
     const text = printed.join('\n');
     expect(text).toContain('| clients | orchd creates/s |');
     expect(renderTable(table).split('\n').filter((l) => l.startsWith('|'))).toHaveLength(2 + table.rows.length);
