@@ -30,14 +30,18 @@ export function arrivalBounds(requestTimeoutMs: number, headersTimeoutMs = HEADE
   };
 }
 
+type ClientErrorListener = (err: NodeJS.ErrnoException, socket: Socket) => void;
+
 /**
- * Answers the clients Node finds too slow. Returns the function the request listener calls for each
- * request, so that a request cut while its handler reads the body gets its Status on its response.
+ * Answers the clients Node finds too slow; other client errors (a request Node cannot parse) go to
+ * `otherErrors`, Node's own answer by default (a server has one clientError listener: this is it).
+ * Returns the function the request listener calls for each request, so that a request cut while its
+ * handler reads the body gets its Status on its response.
  */
-export function cutSlowClients(http: HttpServer): (req: IncomingMessage, res: ServerResponse) => void {
+export function cutSlowClients(http: HttpServer, otherErrors: ClientErrorListener = nodeDefault): (req: IncomingMessage, res: ServerResponse) => void {
   const receiving = new WeakMap<Socket, { req: IncomingMessage; res: ServerResponse }>();
   http.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
-    if (err.code !== 'ERR_HTTP_REQUEST_TIMEOUT') return nodeDefault(err, socket);
+    if (err.code !== 'ERR_HTTP_REQUEST_TIMEOUT') return otherErrors(err, socket);
     const pending = receiving.get(socket);
     if (!pending || pending.res.headersSent) return void socket.destroy();
     const { req, res } = pending;
