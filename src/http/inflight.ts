@@ -29,7 +29,7 @@ const LONG_RUNNING_SUBRESOURCES = new Set(['attach', 'exec', 'proxy', 'log', 'po
 const PRIVILEGED_GROUP = 'system:masters';
 
 /** kube-apiserver's long-running check: such requests are neither counted nor timed out. */
-export const isLongRunning = (a: Pick<AuthorizationAttributes, 'verb' | 'isResourceRequest' | 'subresource'>): boolean =>
+const isLongRunning = (a: Pick<AuthorizationAttributes, 'verb' | 'isResourceRequest' | 'subresource'>): boolean =>
   LONG_RUNNING_VERBS.has(a.verb) || (a.isResourceRequest && LONG_RUNNING_SUBRESOURCES.has(a.subresource ?? ''));
 
 export class InflightLimiter {
