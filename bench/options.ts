@@ -20,6 +20,8 @@ export interface BenchOptions {
   watchTransports: WatchTransport[];
   /** Watchers per selective watch cell (empty: none). */
   watchSelective: number[];
+  /** MB of history each of the ten catch-up watches replays (0: no catch-up cells). */
+  watchCatchUpMb: number;
   replayEntries: number[];
   memoryObjects: number;
   streamListObjects: number[];
@@ -48,6 +50,8 @@ scenarios: ${SCENARIOS.join(', ')} (default: all)
   --watch-transports http,websocket  how the watchers watch: chunked HTTP, WebSockets, or both
   --watch-selective 100,10000  watchers per selective watch cell (each on its own namespace, then
                             each on its own regarding.name); 0 skips them
+  --watch-catch-up 60       MB of history each of ten catch-up watches replays beside live
+                            watchers (issue 18); 0 skips them
   --replay-entries 10000,100000  log lengths for the replay scenario (the target is 1000000)
   --memory-objects 20000    objects created for the memory scenario
   --stream-list-objects 10000,100000  stored objects for the memory scenario's plain vs streaming list
@@ -103,6 +107,7 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
       'watch-rate': { type: 'string', default: '100' },
       'watch-transports': { type: 'string', default: WATCH_TRANSPORTS.join(',') },
       'watch-selective': { type: 'string', default: '100,10000' },
+      'watch-catch-up': { type: 'string', default: '60' },
       'replay-entries': { type: 'string', default: '10000,100000' },
       'memory-objects': { type: 'string', default: '20000' },
       'stream-list-objects': { type: 'string', default: '10000,100000' },
@@ -136,6 +141,7 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
     watchRate: positiveInt('watch-rate', values['watch-rate']),
     watchTransports: watchTransports(values['watch-transports']),
     watchSelective: values['watch-selective'] === '0' ? [] : positiveInts('watch-selective', values['watch-selective']),
+    watchCatchUpMb: values['watch-catch-up'] === '0' ? 0 : positiveInt('watch-catch-up', values['watch-catch-up']),
     replayEntries: positiveInts('replay-entries', values['replay-entries']),
     memoryObjects: positiveInt('memory-objects', values['memory-objects']),
     streamListObjects: positiveInts('stream-list-objects', values['stream-list-objects']),

@@ -77,8 +77,17 @@ export class Orchd {
     if (!existsSync(opts.cli)) throw new Error(`${opts.cli} is missing: run npm run build first`);
     const dataDir = opts.dataDir ?? (await Orchd.newDataDir());
     const prof = opts.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProfDir] : [];
-    // Events live 1 h by default; a long benchmark must not see its own objects expire mid-run.
-    const args = [...prof, opts.cli, 'serve', '--port', String(opts.port ?? 0), '--bind-address', '127.0.0.1', '--data-dir', dataDir, '--event-ttl', '240h', ...(opts.args ?? [])];
+    // Events live 1 h by default; a long benchmark must not see its own objects expire mid-run. The
+    // in-flight limits (200 writes by default) would answer part of a 256-client cell with 429: the
+    // bench measures what the server does with the load, as before the limits existed.
+    const args = [
+      ...prof,
+      opts.cli,
+      'serve',
+      ...['--port', String(opts.port ?? 0), '--bind-address', '127.0.0.1', '--data-dir', dataDir, '--event-ttl', '240h'],
+      ...['--max-requests-inflight', '0', '--max-mutating-requests-inflight', '0'],
+      ...(opts.args ?? []),
+    ];
     const spawnedAt = performance.now();
     const child = Child.start('orchd', process.execPath, args, opts.env ? { env: { ...process.env, ...opts.env } } : {});
     return new Orchd(child, dataDir, opts.dataDir === undefined, spawnedAt);

@@ -23,11 +23,15 @@ export interface WatchClientConfig {
   sampleEvery: number;
   /** Epoch ms at which to report and exit if the harness has not asked by then. */
   stopAt: number;
+  /** Print `{"msg":"caught up","at":…}` once this many events were read over all connections (a catch-up watcher's replay). */
+  caughtUpAt?: number;
 }
 
 export interface WatchClientResult {
   msg: 'result';
   events: number;
+  /** Bytes read after the answer headers, over all connections. */
+  bytes: number;
   /** [write index, epoch ms received] of the sampled events. */
   samples: [number, number][];
   /** Connections that ended before stopAt (the server ended the watch). */
@@ -39,7 +43,7 @@ export interface WatchClientResult {
 const now = () => performance.timeOrigin + performance.now();
 const cfg = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as WatchClientConfig;
 const marker = Buffer.from(cfg.marker);
-const result: WatchClientResult = { msg: 'result', events: 0, samples: [], ended: 0 };
+const result: WatchClientResult = { msg: 'result', events: 0, bytes: 0, samples: [], ended: 0 };
 const sockets: Socket[] = [];
 let ready = 0;
 
@@ -137,10 +141,16 @@ function open(path: string): void {
       const rest = head.subarray(end + 4);
       head = undefined;
       if (++ready === cfg.paths.length) process.stderr.write(JSON.stringify({ msg: 'ready' }) + '\n');
+      result.bytes += rest.length;
       if (rest.length > 0) read(rest);
       return;
     }
+    result.bytes += b.length;
     read(b);
+    if (cfg.caughtUpAt !== undefined && result.events >= cfg.caughtUpAt) {
+      process.stderr.write(JSON.stringify({ msg: 'caught up', at: now(), bytes: result.bytes }) + '\n');
+      cfg.caughtUpAt = undefined;
+    }
   });
   s.on('error', () => undefined);
   s.on('close', () => {

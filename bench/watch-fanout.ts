@@ -13,7 +13,7 @@ import { Child } from './child.js';
 import { bounds, type BenchContext } from './context.js';
 import { expectStatus, HttpClient } from './http-client.js';
 import { fixedRate, type RunResult } from './load.js';
-import { eventBody, namer } from './payload.js';
+import { eventBody, eventsPath, namer } from './payload.js';
 import { memory } from './proc.js';
 import { LatencyLog } from './stats.js';
 import type { WatchClientConfig, WatchClientResult } from './watch-client.js';
@@ -49,6 +49,9 @@ export interface FanoutCell {
   stalledEnded?: boolean;
 }
 
+/** Load started beside the watchers once the warm-up is over (catch-up watches); stopped after the drain. */
+export type Alongside = () => Promise<{ stop(): Promise<void> }>;
+
 export interface FanoutServer {
   system: FanoutCell['system'];
   url: string;
@@ -83,7 +86,7 @@ export async function fanoutCell(
   shape: WatchShape,
   watchers: number,
   transport: FanoutCell['transport'],
-  opts: { stalled?: boolean } = {},
+  opts: { stalled?: boolean; alongside?: Alongside } = {},
 ): Promise<FanoutCell> {
   const { watchPath } = await server.prepare(shape, watchers);
   // One more watcher, here, that never reads: what it costs the others and the server.
@@ -103,6 +106,7 @@ export async function fanoutCell(
       return Child.start(`watch-client-${c}`, process.execPath, [benchScript(ctx, 'watch-client.js'), file]);
     }),
   );
+  let side: ReturnType<Alongside> | undefined;
   try {
     await Promise.all(clients.map((c) => c.waitForLine((l) => l.includes('"msg":"ready"'), 120_000)));
     const capacity = Math.ceil((ctx.opts.watchRate * (b.warmupMs + b.durationMs)) / 1000) + 100;
@@ -114,6 +118,7 @@ export async function fanoutCell(
     ctx.log(`watch: ${server.system}, ${shape}, ${watchers} watchers, ${ctx.opts.watchRate} creates/s`);
     const watched: Record<string, number> = { server: server.pid };
     clients.forEach((c, k) => (watched[`c${k}`] = c.pid));
+    side = opts.alongside && new Promise((r) => setTimeout(r, b.warmupMs)).then(opts.alongside);
     const write = await fixedRate(
       ctx.opts.watchRate,
       64,
@@ -131,6 +136,7 @@ export async function fanoutCell(
       watched,
     );
     await new Promise((r) => setTimeout(r, DRAIN_MS));
+    await (await side)?.stop();
     const spanMs = performance.now() - t0;
     const stillOpen = stalled ? await openWatches(server.url) : undefined;
     const peakRss = memory(server.pid)?.peakRss ?? NaN;
@@ -167,6 +173,7 @@ export async function fanoutCell(
       ...(stillOpen !== undefined ? { stalledEnded: stillOpen <= watchers } : {}),
     };
   } finally {
+    await side?.then((a) => a.stop(), () => undefined);
     stalled?.destroy();
     await Promise.all(clients.map((c) => c.stop('SIGKILL', 1000)));
     await rm(dir, { recursive: true, force: true });
@@ -189,6 +196,18 @@ async function openWatches(baseUrl: string): Promise<number> {
     const res = await http.request('GET', '/metrics');
     const m = /^apiserver_registered_watchers\{resource="events"\} (\d+)$/m.exec(res.body.toString('utf8'));
     return m ? Number(m[1]) : NaN;
+  } finally {
+    http.close();
+  }
+}
+
+/** The resourceVersion of orchd's Events now: where a watcher that wants only new events starts. */
+export async function eventsVersion(baseUrl: string): Promise<string> {
+  const http = new HttpClient(baseUrl, 1);
+  try {
+    const list = await http.request('GET', `${eventsPath()}?limit=1`);
+    expectStatus(list, 200);
+    return (JSON.parse(list.body.toString()) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
   } finally {
     http.close();
   }

@@ -9,6 +9,7 @@ import { kubeconfigYaml } from './config/kubeconfig-yaml.js';
 import { serve, type Running, type StorageKind } from './serve.js';
 import type { RetentionPolicy } from './store/retention.js';
 import { DEFAULT_RETENTION, parseRetention } from './config/retention.js';
+import { DEFAULT_INFLIGHT_LIMITS, type InflightLimits } from './http/inflight.js';
 
 const usage = `usage: orchd serve [--port 8080] [--bind-address 127.0.0.1] [--data-dir ./data] [--event-ttl 1h]
        orchd kubeconfig [--server http://127.0.0.1:8080] [--certificate-authority FILE] [--token TOKEN]
@@ -34,6 +35,12 @@ const usage = `usage: orchd serve [--port 8080] [--bind-address 127.0.0.1] [--da
                    live events and catches up from the log (512Ki, 4Mi)  default 4Mi
   --watch-stall-timeout  how long a watcher that is behind may go without
                    reading before it is ended with an ERROR event        default 60s
+  --max-requests-inflight  read-only requests (get, list) served at once;
+                   past it a request is answered 429 with Retry-After
+                   (watches are not counted; 0: no limit)               default 400
+  --max-mutating-requests-inflight  the same for writes (0: no limit)    default 200
+  --request-timeout  how long a request's headers and body may take to
+                   arrive (headers: at most 32s, as kube-apiserver)     default 1m0s
   -h, --help       print this and exit
 
 Server configuration files (YAML or JSON). Each given file is read and validated before anything
@@ -88,6 +95,8 @@ interface ServeFlags {
   historyRetention: RetentionPolicy;
   watchBuffer: number;
   watchStallTimeoutMs: number;
+  inflight: InflightLimits;
+  requestTimeoutMs: number;
   configFiles: ServerConfigFiles;
   encryptionConfigAutomaticReload: boolean;
   etcd?: { servers: string[] };
@@ -110,6 +119,9 @@ function parseServeFlags(args: string[]): ServeFlags | 'help' {
         'history-retention': { type: 'string', default: DEFAULT_RETENTION },
         'watch-buffer': { type: 'string', default: '4Mi' },
         'watch-stall-timeout': { type: 'string', default: '60s' },
+        'max-requests-inflight': { type: 'string', default: String(DEFAULT_INFLIGHT_LIMITS.maxRequestsInflight) },
+        'max-mutating-requests-inflight': { type: 'string', default: String(DEFAULT_INFLIGHT_LIMITS.maxMutatingRequestsInflight) },
+        'request-timeout': { type: 'string', default: '1m0s' },
         'authentication-config': { type: 'string' },
         'authorization-config': { type: 'string' },
         'encryption-provider-config': { type: 'string' },
@@ -161,6 +173,14 @@ function parseServeFlags(args: string[]): ServeFlags | 'help' {
     throw new UsageError(`--watch-stall-timeout: ${JSON.stringify(values['watch-stall-timeout'])} is not a duration (e.g. 60s, 2m)`);
   }
   if (watchStallTimeoutMs <= 0) throw new UsageError('--watch-stall-timeout: must be more than 0');
+  const inflight = { maxRequestsInflight: count('--max-requests-inflight', values['max-requests-inflight']), maxMutatingRequestsInflight: count('--max-mutating-requests-inflight', values['max-mutating-requests-inflight']) };
+  let requestTimeoutMs: number;
+  try {
+    requestTimeoutMs = parseDuration(values['request-timeout']) * 1000;
+  } catch {
+    throw new UsageError(`--request-timeout: ${JSON.stringify(values['request-timeout'])} is not a duration (e.g. 60s, 1m)`);
+  }
+  if (requestTimeoutMs <= 0) throw new UsageError('--request-timeout: must be more than 0');
   const encryptionConfigAutomaticReload = values['encryption-provider-config-automatic-reload'];
   if (encryptionConfigAutomaticReload && values['encryption-provider-config'] === undefined) {
     throw new UsageError('--encryption-provider-config-automatic-reload must be set with --encryption-provider-config');
@@ -186,6 +206,8 @@ function parseServeFlags(args: string[]): ServeFlags | 'help' {
     historyRetention,
     watchBuffer,
     watchStallTimeoutMs,
+    inflight,
+    requestTimeoutMs,
     configFiles,
     encryptionConfigAutomaticReload,
     ...(etcd ? { etcd } : {}),
@@ -204,6 +226,12 @@ function etcdFlags(storage: StorageKind, servers: string | undefined): { servers
     if (!/^https?:\/\/[^/\s]+:\d{1,5}\/?$/.test(u)) throw new UsageError(`--etcd-servers[${i}]: ${JSON.stringify(u)} is not an etcd client URL (http://host:port)`);
   });
   return { servers: urls };
+}
+
+/** A count of requests: a whole number, 0 for no limit. */
+function count(flag: string, text: string): number {
+  if (!/^\d{1,9}$/.test(text)) throw new UsageError(`${flag}: ${JSON.stringify(text)} is not a whole number (0: no limit)`);
+  return Number(text);
 }
 
 /** A byte count: digits with an optional binary suffix (Ki, Mi, Gi), as Kubernetes quantities write them. */

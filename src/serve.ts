@@ -13,6 +13,7 @@ import { Compactor } from './store/compactor.js';
 import type { RetentionPolicy } from './store/retention.js';
 import { DEFAULT_RETENTION, parseRetention } from './config/retention.js';
 import { closeApiServer, createApiServer, listenOn, type ApiServer } from './http/server.js';
+import type { InflightLimits } from './http/inflight.js';
 import { startControllers } from './controllers/start.js';
 import { buildRegistry } from './registry/build.js';
 import { jsonLogger, type Logger } from './observability/logger.js';
@@ -81,6 +82,12 @@ export interface ServeOptions {
   watchBuffer?: number;
   /** How long a watcher that is behind may go without reading before it is ended (`--watch-stall-timeout`). */
   watchStallTimeoutMs?: number;
+  /** Requests served at once (`--max-requests-inflight`, `--max-mutating-requests-inflight`); 400 and 200 by default. */
+  inflight?: InflightLimits;
+  /** How long a request's headers and body may take to arrive (`--request-timeout`); 60 s by default. */
+  requestTimeoutMs?: number;
+  /** How long its headers may take; kube-apiserver's 32 s by default (tests shorten it). */
+  headersTimeoutMs?: number;
 }
 
 export type StorageKind = 'leveldb' | 'memory' | 'etcd';
@@ -232,6 +239,9 @@ async function start(opts: ServeOptions, logger: Logger, closers: Closers): Prom
     authenticator,
     ...configuredAuthorizer,
     ...(tls ? { tls: { cert: tls.cert, key: tls.key } } : {}),
+    ...(opts.inflight ? { inflight: opts.inflight } : {}),
+    ...(opts.requestTimeoutMs !== undefined ? { requestTimeoutMs: opts.requestTimeoutMs } : {}),
+    ...(opts.headersTimeoutMs !== undefined ? { headersTimeoutMs: opts.headersTimeoutMs } : {}),
     healthChecks: () => [
       ...log.health().map((h) => ({ check: 'kms-providers', problem: h.problem })),
       ...(etcdLog && !etcdLog.connected ? [{ check: 'etcd', problem: 'not watching etcd: this replica may be behind' }] : []),

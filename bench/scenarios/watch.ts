@@ -13,12 +13,12 @@ import type { BenchContext, Scenario } from '../context.js';
 import { bounds, ratio, startOrchd } from '../context.js';
 import { cellStats, errorNote, histogramPlot, histogramSeries } from '../cells.js';
 import { Child } from '../child.js';
-import { expectStatus, HttpClient } from '../http-client.js';
 import { fixedRate, type RunResult, type Watched } from '../load.js';
-import { eventBytes, eventsPath, namer } from '../payload.js';
+import { eventBytes, namer } from '../payload.js';
 import { LatencyLog } from '../stats.js';
 import { col, type Row, type ScenarioResult, type TargetCheck } from '../result.js';
-import { benchScript, createNamespaces, fanoutCell, watchPathFor, type FanoutCell, type FanoutServer, type WatchShape } from '../watch-fanout.js';
+import { CATCH_UP, catchUpCells, type CatchUpCell } from '../watch-catchup.js';
+import { benchScript, createNamespaces, eventsVersion, fanoutCell, watchPathFor, type FanoutCell, type FanoutServer, type WatchShape } from '../watch-fanout.js';
 
 /** Issue 15's targets, each against the peer in the same run. */
 const BROADCAST = { watchers: 1000, rate: 1000, p99: 100, vsPeer: 0.7 };
@@ -127,11 +127,7 @@ async function withOrchd<T>(ctx: BenchContext, fn: (s: FanoutServer) => Promise<
       pid: orchd.pid,
       async prepare(shape, watchers) {
         if (shape === 'namespaces') await createNamespaces(ready.url, watchers);
-        const http = new HttpClient(ready.url, 1);
-        const list = await http.request('GET', `${eventsPath()}?limit=1`);
-        expectStatus(list, 200);
-        http.close();
-        const rv = (JSON.parse(list.body.toString()) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+        const rv = await eventsVersion(ready.url);
         return { watchPath: (k) => watchPathFor(shape, k, rv) };
       },
     });
@@ -190,6 +186,16 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     failures.push(`stalled watcher cells: not measured (${err instanceof Error ? err.message.split('\n')[0] : String(err)})`);
   }
 
+  // Ten catch-up watches replaying their history beside live watchers: against the same cell without them.
+  let catchUps: CatchUpCell[] = [];
+  if (ctx.opts.watchCatchUpMb > 0) {
+    try {
+      catchUps = await catchUpCells(ctx, ctx.opts.watchCatchUpMb);
+    } catch (err) {
+      failures.push(`catch-up cells: not measured (${err instanceof Error ? err.message.split('\n')[0] : String(err)})`);
+    }
+  }
+
   const peerOf = (c: FanoutCell) => cells.find((x) => x.system === 'peer' && x.shape === c.shape && x.watchers === c.watchers && x.transport === c.transport);
   const rows: Row[] = cells.map((c) => {
     const s = cellStats({ throughput: 0, latency: c.latency, errors: 0 });
@@ -243,6 +249,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   ];
   const tables = [{ title: 'watch: fan-out against the bare fan-out peer', columns, rows, notes }];
   if (stallCells.length === 2) tables.push(stallTable(stallCells));
+  if (catchUps.length === 3) tables.push(catchUpTable(ctx, catchUps));
   if (etcdCells.length > 0) tables.push(etcdTable(etcdCells));
 
   const broadcastPlot = {
@@ -263,7 +270,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     title: watch.title,
     tables,
     plots: [histogramPlot('Watch delivery latency', cells.map((c) => histogramSeries(`${c.system}, ${SHAPE_TITLES[c.shape]}, ${c.watchers} ${c.transport}`, c.latency))), broadcastPlot],
-    targets: targets(ctx, cells, peerOf),
+    targets: [...targets(ctx, cells, peerOf), ...catchUpTargets(ctx, catchUps)],
     elapsedMs: performance.now() - started,
   };
 }
@@ -330,6 +337,57 @@ function stallTable([without, withStalled]: FanoutCell[]) {
       `The stalled watcher is a socket of the harness that never reads. Targets: the others' p99 changes < 10 %; it is ended after the timeout; server RSS within 50 MiB of the run without it. Here: p99 ${((p99(withStalled!) / p99(without!) - 1) * 100).toFixed(0)} %, RSS ${((withStalled!.peakRss - without!.peakRss) / 2 ** 20).toFixed(0)} MiB.`,
     ],
   };
+}
+
+const catchUpP99 = (c: CatchUpCell) => cellStats({ throughput: 0, latency: c.live.latency, errors: 0 }).p99;
+const addedRss = (c: CatchUpCell) => c.rssMax - c.rssBefore;
+/** Peak server RSS over the cell without catch-ups (same history, same live load): what the catch-ups cost, start-up settling aside. */
+const overWithout = (c: CatchUpCell, without: CatchUpCell) => c.rssMax - without.rssMax;
+
+function catchUpTable(ctx: BenchContext, cells: CatchUpCell[]) {
+  const [without, , withCatchUps] = cells;
+  return {
+    title: `watch: ${CATCH_UP.watches} catch-up watches replaying ~${ctx.opts.watchCatchUpMb} MB each, beside ${without!.live.watchers} live watchers (orchd)`,
+    columns: [
+      col('watches', 'catch-up watches', 'int'),
+      col('writes', 'live writes/s', 'rate'),
+      col('p99', 'live delivery p99 ms', 'ms'),
+      col('missing', 'live missing', 'int'),
+      col('replayed', 'replayed per catch-up watch', 'bytes'),
+      col('catchUpMs', 'all caught up after ms', 'ms'),
+      col('rssBefore', 'server RSS before', 'bytes'),
+      col('added', 'server RSS added (max)', 'bytes'),
+      col('overWithout', 'peak RSS over no catch-ups', 'bytes'),
+    ],
+    rows: cells.map((c) => ({
+      watches: c.watches,
+      writes: c.live.write.throughput,
+      p99: catchUpP99(c),
+      missing: c.live.expected - c.live.delivered,
+      replayed: c.bytesPerWatch,
+      catchUpMs: c.catchUpMs,
+      rssBefore: c.rssBefore,
+      added: addedRss(c),
+      overWithout: overWithout(c, without!),
+    })),
+    notes: [
+      `Both cells on one seeded history (Events appended through orchd's log) and a fresh orchd each; the catch-up watches (none, one, ten) start after the warm-up, from resourceVersion 1, reading as fast as they can in one child process. RSS sampled every 100 ms from their start (or the same moment without them) to the end of the drain; a fresh server's RSS still grows after its start-up replay, so what the catch-ups add is the peak over the cell without them. Live p99 with ten/without: ${((catchUpP99(withCatchUps!) / catchUpP99(without!) - 1) * 100).toFixed(0)} %.`,
+    ],
+  };
+}
+
+function catchUpTargets(ctx: BenchContext, cells: CatchUpCell[]): TargetCheck[] {
+  const [without, , withCatchUps] = cells;
+  const full = ctx.opts.watchCatchUpMb >= 60 && without && withCatchUps;
+  return [
+    {
+      scenario: 'watch',
+      name: `${CATCH_UP.watches} catch-up watches of 60 MB each: server memory added; live p99 against the run without them`,
+      target: `< ${CATCH_UP.addedBytes / 2 ** 20} MiB; <= ${CATCH_UP.p99Growth}x`,
+      measured: full ? `${(overWithout(withCatchUps, without) / 2 ** 20).toFixed(0)} MiB; ${(catchUpP99(withCatchUps) / catchUpP99(without)).toFixed(2)}x (${catchUpP99(withCatchUps).toFixed(1)} vs ${catchUpP99(without).toFixed(1)} ms)` : 'not at that size (--watch-catch-up 60)',
+      met: full ? overWithout(withCatchUps, without) < CATCH_UP.addedBytes && catchUpP99(withCatchUps) <= CATCH_UP.p99Growth * catchUpP99(without) : null,
+    },
+  ];
 }
 
 function etcdTable(cells: WatchCell[]) {

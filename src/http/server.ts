@@ -27,8 +27,10 @@ import type { Authorizer } from '../auth/authorizer.js';
 import { authorize } from './authorize.js';
 import { handleTimeline } from './handlers/timeline.js';
 import { requestAttributes } from './request-attributes.js';
-import { requestTarget } from './request-target.js';
+import { requestTarget, type RequestTarget } from './request-target.js';
 import { answerClientError, connectAsRequest } from './raw-requests.js';
+import { DEFAULT_INFLIGHT_LIMITS, InflightLimiter, type InflightLimits } from './inflight.js';
+import { DEFAULT_REQUEST_TIMEOUT_MS, arrivalBounds, cutSlowClients } from './slow-clients.js';
 
 export interface ApiServerOptions {
   store: Store;
@@ -52,6 +54,12 @@ export interface ApiServerOptions {
   objects?: ObjectStore;
   /** Checks /readyz and /healthz run besides readiness (kms-providers): each failing one with why. */
   healthChecks?: () => { check: string; problem: string }[];
+  /** Requests served at once (`--max-requests-inflight`, `--max-mutating-requests-inflight`); Kubernetes' 400 and 200 by default. */
+  inflight?: InflightLimits;
+  /** How long a request's headers and body may take to arrive (`--request-timeout`); 60 s by default. */
+  requestTimeoutMs?: number;
+  /** How long its headers may take; kube-apiserver's 32 s by default (tests shorten it). */
+  headersTimeoutMs?: number;
 }
 
 export interface ApiServer {
@@ -88,6 +96,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
   let notReady = 'the log is being replayed';
   let inFlight = 0;
   let drained: (() => void) | undefined;
+  const limiter = new InflightLimiter(opts.inflight ?? DEFAULT_INFLIGHT_LIMITS);
   const authenticator: Authenticator = opts.authenticator ?? new RequestAuthenticator(undefined);
   /** Kube's answer to failed authentication: the reason goes to the log, never to the client. */
   const unauthenticated = (req: IncomingMessage, reason: string): ApiError => {
@@ -102,14 +111,17 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     let resource = '';
     let out: Output = { format: 'json', pretty: false };
     let audit: RequestAudit | undefined;
+    let release: (() => void) | undefined;
     try {
       const target = requestTarget(req.url, req.method);
       const { url } = target;
       const auth = await authenticator.authenticate(req.headers, target.path);
       if (!auth.ok) throw unauthenticated(req, auth.reason);
+      // A path whose attributes cannot be read is counted by its method; the authorizer then refuses it.
+      const attributes = attributesOrUndefined(req, target, auth.user);
+      release = limiter.admit(attributes ?? { verb: verb.toLowerCase(), isResourceRequest: false }, auth.user);
       // Awaited only when the chain went over the network: a cached decision costs no extra turn.
-      // Without an authorizer configured everything is allowed: no attributes to build per request.
-      const authorized = opts.authorizer && authorize(opts.authorizer, requestAttributes(req, target, auth.user));
+      const authorized = opts.authorizer && authorize(opts.authorizer, attributes ?? requestAttributes(req, target, auth.user));
       if (authorized) await authorized;
       const r: Route | undefined = route(target.path, lookup);
       if (!r) throw pathNotFound();
@@ -121,7 +133,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
           ]);
         case 'metrics':
           res.setHeader('Content-Type', 'text/plain; version=0.0.4');
-          res.end(opts.metrics.render({ orchd_log_last_seq: opts.store.log.lastSeq, orchd_objects: opts.store.view.size, orchd_view_unmade_parts: opts.store.view.unmadeParts, ...historyMetrics(opts.store), ...authenticator.gauges?.(), ...authorizer.gauges?.() }));
+          res.end(opts.metrics.render({ orchd_log_last_seq: opts.store.log.lastSeq, orchd_objects: opts.store.view.size, orchd_view_unmade_parts: opts.store.view.unmadeParts, ...historyMetrics(opts.store), ...authenticator.gauges?.(), ...authorizer.gauges?.(), ...limiter.gauges() }));
           return;
         case 'discovery':
           return handleDiscovery(req, res, r, opts.kinds);
@@ -145,6 +157,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       // 503 is the not-ready refusal (replay, shutdown): expected, and one line per request would flood the log.
       if (code >= 500 && code !== 503) opts.logger.error('request failed', { method: req.method, url: req.url, code, error: err instanceof Error ? err.stack : String(err) });
     } finally {
+      release?.();
       inFlight--;
       audit?.write(opts.logger, res.statusCode);
       if (resource && verb !== 'WATCH') opts.metrics.request(verb, resource, res.statusCode, (performance.now() - started) / 1000);
@@ -152,12 +165,17 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     }
   };
 
-  const listener = (req: IncomingMessage, res: ServerResponse) => void traceRequest(req, res, () => handle(req, res));
-  const http: HttpServer = opts.tls ? createHttpsServer({ ...opts.tls, keepAliveTimeout: 65_000 }, listener) : createServer({ keepAliveTimeout: 65_000 }, listener);
+  const listener = (req: IncomingMessage, res: ServerResponse) => {
+    receiving(req, res);
+    void traceRequest(req, res, () => handle(req, res));
+  };
+  const serverOptions = { keepAliveTimeout: 65_000, ...arrivalBounds(opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, opts.headersTimeoutMs) };
+  const http: HttpServer = opts.tls ? createHttpsServer({ ...opts.tls, ...serverOptions }, listener) : createServer(serverOptions, listener);
+  // Slow clients are cut; a request Node cannot parse is answered with a Status.
+  const receiving = cutSlowClients(http, answerClientError);
   const wss = new WebSocketServer(watchSocketServerOptions);
   http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void upgrade(req, socket, head).catch((err: unknown) => refuseUpgrade(socket, toApiError(err))));
   http.on('connect', connectAsRequest(listener));
-  http.on('clientError', answerClientError);
   const upgrade = async (req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> => {
     const target = requestTarget(req.url, req.method);
     const auth = await authenticator.authenticate(req.headers, target.path).catch((err: unknown) => ({ ok: false as const, reason: String(err) }));
@@ -191,6 +209,15 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       await closed;
     },
   };
+}
+
+/** The request's authorization attributes, or undefined for a path they cannot be read from. */
+function attributesOrUndefined(req: IncomingMessage, target: RequestTarget, user: Parameters<typeof requestAttributes>[2]) {
+  try {
+    return requestAttributes(req, target, user);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Answers a WebSocket upgrade with an error Status instead of upgrading. */

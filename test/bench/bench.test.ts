@@ -123,6 +123,8 @@ describe('options and formatting', () => {
     expect(ws.watchTransports).toEqual(['websocket']);
     expect(ws.streamListObjects).toEqual([500]);
     expect(() => parseOptions(['--watch-transports', 'http,grpc'])).toThrow(/watch-transports/);
+    expect(all.watchCatchUpMb).toBe(60);
+    expect(parseOptions(['watch', '--watch-catch-up', '0'])).toMatchObject({ watchCatchUpMb: 0 });
   });
 
   it('formats cells by kind', () => {
@@ -336,12 +338,12 @@ describe('a tiny watch run end to end', () => {
   beforeAll(buildIfStale, 180_000);
 
   it('runs each shape and size on orchd and on the bare fan-out peer, over chunked HTTP and WebSockets, every event delivered', async () => {
-    const opts = parseOptions(['watch', '--watchers', '1,3', '--watch-selective', '2', '--watch-rate', '20', '--duration', '300ms', '--warmup', '100ms']);
+    const opts = parseOptions(['watch', '--watchers', '1,3', '--watch-selective', '2', '--watch-rate', '20', '--duration', '300ms', '--warmup', '100ms', '--watch-catch-up', '1']);
     if (opts === 'help') throw new Error('help');
     const ctx: BenchContext = { opts, orchdCli: join(OUT, 'src/cli.js'), log: () => undefined };
     const results = await runScenarios(ctx, () => undefined);
     expect(runningChildren()).toBe(0);
-    const [table, stall] = results[0].tables;
+    const [table, stall, catchUp] = results[0].tables;
     expect(table.rows.map((r) => [r.system, r.shape, r.transport, r.watchers])).toEqual([
       ['orchd', 'one namespace', 'chunked HTTP', 1],
       ['peer', 'one namespace', 'chunked HTTP', 1],
@@ -366,7 +368,15 @@ describe('a tiny watch run end to end', () => {
       if (row.system === 'orchd') expect(row.vsPeerDelivered as number).toBeGreaterThan(0);
     }
     expect(stall.rows.map((r) => r.run)).toEqual(['without', 'with one stalled']);
-    expect(results[0].targets.map((t) => t.met)).toEqual([null, null, null, null]);
+    // Catch-up watches replaying ~1 MB each from resourceVersion 1, beside live watchers: none, one, ten.
+    expect(catchUp.rows.map((r) => r.watches)).toEqual([0, 1, 10]);
+    expect(catchUp.rows[0].replayed).toBe(0);
+    for (const row of catchUp.rows.slice(1)) {
+      expect(row.replayed as number).toBeGreaterThan(2 ** 20);
+      expect(Number.isFinite(row.catchUpMs)).toBe(true);
+      expect(row.missing).toBe(0);
+    }
+    expect(results[0].targets.map((t) => t.met)).toEqual([null, null, null, null, null]);
   }, 300_000);
 });
 

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { Activation, CelCostLimitError, CelEvaluationError, CelTimeoutError, PolicyCompiler, ProgramCache, celToJson, fieldErrorText, structTypeOf, type CelAuthorizer, type CelSchema } from '../../src/cel/index.js';
+import { re2, regexStates } from '../../src/cel/lib/re2.js';
 
 const deployment: CelSchema = {
   type: 'object',
@@ -343,5 +344,29 @@ describe('regular expressions are RE2 (linear time, RE2 syntax, runtime cost)', 
     const l = Array.from({ length: 1000 }, () => 'a'.repeat(100));
     expect(() => evalOn("object.l.all(x, x.matches('^a+$'))", { l }, 10_000)).toThrow(CelCostLimitError);
     expect(evalOn("object.l.all(x, x.matches('^a+$'))", { l }, 100_000)).toBe(true);
+  });
+  test("a pattern's cost is Kubernetes' runtime cost: ceil((1 + size) × 0.1) × ceil(size(regex) × 0.25), charged before the match", () => {
+    const s = 'a'.repeat(200_000);
+    // ceil(200001 × 0.1) × ceil(8 × 0.25) = 20001 × 2
+    expect(evalOn("object.s.matches('^[a-z]+$')", { s }, 40_002)).toBe(true);
+    expect(() => evalOn("object.s.matches('^[a-z]+$')", { s }, 40_001)).toThrow('operation cancelled: actual cost limit exceeded');
+    expect(() => evalOn("object.s.find('[a-z]+')", { s }, 20_000)).toThrow(CelCostLimitError);
+    expect(() => evalOn("object.s.findAll('[a-z]+')", { s }, 20_000)).toThrow(CelCostLimitError);
+  });
+  test('a counted repetition is charged by the states it expands to, so a match that would stall the server for seconds is refused before it starts', () => {
+    expect(regexStates(re2('^[a-z]+$'))).toBe(1);
+    expect(regexStates(re2('foo'))).toBe(3);
+    // re2js' program, read through its internals: this fails if a new version changes them.
+    expect(regexStates(re2('[a-z]{1000}!'))).toBe(1001);
+    // 100,000 characters: Kubernetes' cost from the pattern's 12 characters is 10001 × 3 = 30,003,
+    // under the limit, and the find takes seconds (every position starts a 1001-state match).
+    // By its states it is 10001 × 251, past the 1,000,000 limit: refused at once.
+    const s = ('a'.repeat(999) + '!').repeat(100);
+    const started = performance.now();
+    expect(() => evalOn("object.s.find('[a-z]{1000}!')", { s })).toThrow('operation cancelled: actual cost limit exceeded');
+    expect(performance.now() - started).toBeLessThan(1000);
+    // The same pattern on a string its cost allows still runs: ceil(3001 × 0.1) × 251 = 75,551.
+    expect(evalOn("object.s.find('[a-z]{1000}!')", { s: s.slice(0, 3000) })).toBe('');
+    expect(evalOn("object.s.find('[a-z]{999}!')", { s: s.slice(0, 3000) })).toBe('a'.repeat(999) + '!');
   });
 });

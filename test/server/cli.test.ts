@@ -1,6 +1,6 @@
 import { access, copyFile, mkdir, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { createServer, type Server } from 'node:net';
+import { connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -98,6 +98,10 @@ describe('orchd command line', () => {
     [['serve', '--watch-buffer', '4MB'], '--watch-buffer: "4MB" is not a size'],
     [['serve', '--watch-buffer', '10'], '--watch-buffer: "10" is not a size of at least 1Ki'],
     [['serve', '--watch-stall-timeout', 'never'], '--watch-stall-timeout: "never" is not a duration'],
+    [['serve', '--max-requests-inflight', 'many'], '--max-requests-inflight: "many" is not a whole number (0: no limit)'],
+    [['serve', '--max-mutating-requests-inflight', '1.5'], '--max-mutating-requests-inflight: "1.5" is not a whole number'],
+    [['serve', '--request-timeout', 'soon'], '--request-timeout: "soon" is not a duration'],
+    [['serve', '--request-timeout', '0'], '--request-timeout: must be more than 0'],
     [['serve', 'extra'], "'extra'"],
     [['frobnicate'], 'unknown command "frobnicate"'],
   ])('orchd %j exits 2 and says what is wrong', async (args, message) => {
@@ -127,6 +131,31 @@ describe('orchd command line', () => {
     child.signal('SIGTERM');
     expect(await child.exited).toEqual({ code: 0, signal: null });
     expect(child.lines.find((l) => l.msg === 'stopped')).toMatchObject({ seq: Number(created.body.metadata.resourceVersion) });
+  });
+
+  it('--max-mutating-requests-inflight and --request-timeout: a second write while one body is arriving gets 429; the slow body is cut at the timeout with 504', async () => {
+    const child = spawnCli(cli, ['serve', '--port', '0', '--data-dir', join(root, 'inflight-flags'), '--max-mutating-requests-inflight', '1', '--max-requests-inflight', '0', '--request-timeout', '2s']);
+    const ready = await child.waitForLine(isReady);
+    const { hostname, port } = new URL(String(ready.url));
+    const slow = connect(Number(port), hostname);
+    let answer = '';
+    slow.on('data', (d) => (answer += d.toString()));
+    const closed = new Promise<void>((resolve) => slow.once('close', () => resolve()));
+    slow.write(`POST /api/v1/namespaces HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`);
+    const agent = keepAlive(1);
+    let refused: Awaited<ReturnType<typeof request>> | undefined;
+    // The slow one holds the only mutating slot once the server has its headers.
+    for (let i = 0; i < 40 && refused?.status !== 429; i++) {
+      refused = await request(agent, String(ready.url), 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: `n${i}` } });
+      if (refused.status !== 429) await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(refused).toMatchObject({ status: 429, body: { kind: 'Status', reason: 'TooManyRequests', code: 429 } });
+    await closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 504 /);
+    expect((await request(agent, String(ready.url), 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'after' } })).status).toBe(201);
+    agent.destroy();
+    child.signal('SIGTERM');
+    expect(await child.exited).toEqual({ code: 0, signal: null });
   });
 
   it('--watch-buffer and --watch-stall-timeout: a watcher that stops reading is ended by them with an ERROR', async () => {

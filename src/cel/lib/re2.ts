@@ -20,6 +20,28 @@ export function re2Error(pattern: string): string | undefined {
   }
 }
 
+/** re2js' compiled program (not in its typings; the version is pinned and test/cel/compiler.test.ts checks it). */
+interface Program {
+  prog: { inst: { op: number }[] };
+}
+/** re2js' Inst.RUNE … Inst.RUNE_ANY_NOT_NL: the instructions that consume a character. */
+const RUNE_OPS = { first: 8, last: 11 };
+const states = new WeakMap<RE2JS, number>();
+
+/**
+ * The character-consuming states of the pattern's program: what a match steps through at most per
+ * character of input. About the pattern's length, except where counted repetition expands it
+ * (`[a-z]{1000}` is 12 characters and 1000 states).
+ */
+export function regexStates(re: RE2JS): number {
+  let n = states.get(re);
+  if (n === undefined) {
+    n = (re as unknown as { re2Input: Program }).re2Input.prog.inst.filter((i) => i.op >= RUNE_OPS.first && i.op <= RUNE_OPS.last).length;
+    states.set(re, n);
+  }
+  return n;
+}
+
 /** The compiled pattern, compiled once per pattern; a pattern RE2 refuses throws a CEL error. */
 export function re2(pattern: string): RE2JS {
   const hit = cache.get(pattern);

@@ -150,6 +150,14 @@ export const forbiddenRequest = (group: string, resource: string, name: string, 
 };
 export const serviceUnavailable = (message: string, retryAfterSeconds = 0): ApiError =>
   failure(503, 'ServiceUnavailable', message, retryAfterSeconds > 0 ? { retryAfterSeconds } : undefined);
+/**
+ * kube-apiserver's max-in-flight refusal: its words and `Retry-After: 1`. It sends them as plain
+ * text (Go's http.Error); here they are a Status, as every error orchd answers is, which clients
+ * read the same way (client-go retries a 429 after Retry-After whatever the body).
+ */
+export const tooManyRequests = (): ApiError => failure(429, 'TooManyRequests', 'Too many requests, please try again later.', { retryAfterSeconds: 1 });
+/** A request whose body did not arrive within the request timeout: kube-apiserver's timeout filter's 504. */
+export const requestTimeout = (): ApiError => failure(504, 'Timeout', 'Timeout: request did not complete within the allotted timeout', {});
 /** Failed authentication: Kubernetes never says why to the client (the reason goes to the log). */
 export const unauthorized = (): ApiError => failure(401, 'Unauthorized', 'Unauthorized');
 
