@@ -175,30 +175,46 @@ async function replayRate(ctx: BenchContext, cli: string, file: string, n: numbe
   }
 }
 
+/**
+ * A measurement that may fail (a build that cannot do it at this size): its figure, or NaN with
+ * why in the row's notes, so the rest of the row is still measured.
+ */
+async function attempt(ctx: BenchContext, row: Row, what: string, measure: () => Promise<number>): Promise<number> {
+  try {
+    return await measure();
+  } catch (err) {
+    const why = (err instanceof Error ? err.message : String(err)).split('\n')[0].slice(0, 200);
+    ctx.log(`timetravel (${row.build}): ${what} failed: ${why}`);
+    row.failed = `${row.failed ? `${row.failed}; ` : ''}${what}: ${why}`;
+    return NaN;
+  }
+}
+
 /** Every measurement of one row: the commands of one build on the cached folder of n entries. */
 async function measure(ctx: BenchContext, cli: string, label: string, n: number, dataDir: string, built: Built): Promise<Row> {
   const row: Row = { build: label, entries: n };
   const mid = String(Math.floor(built.head / 2));
   const hot = [`events/${HOT}`, '-n', 'default', '-o', 'json-patch'];
+  const seconds = (what: string, args: string[], profile: string) => attempt(ctx, row, what, async () => (await timed(ctx, cli, args, profile)) / 1000);
   const { orchd, ready } = await Orchd.start({ cli, dataDir, args: SERVE_ARGS, readyTimeoutMs: COMMAND_LIMIT_MS });
   try {
     ctx.log(`timetravel (${label}): state and history from the server`);
-    row.stateServer = (await timed(ctx, cli, ['state', '--server', ready.url, '--at', mid, '-o', 'json'], `${label}-server`)) / 1000;
-    row.historyServer = (await timed(ctx, cli, ['history', '--server', ready.url, ...hot], `${label}-server`)) / 1000;
+    row.stateServer = await seconds('state --server', ['state', '--server', ready.url, '--at', mid, '-o', 'json'], `${label}-server`);
+    row.historyServer = await seconds('history --server', ['history', '--server', ready.url, ...hot], `${label}-server`);
   } finally {
     await orchd.stop();
   }
   ctx.log(`timetravel (${label}): state, history and export from the data folder`);
-  row.stateDir = (await timed(ctx, cli, ['state', '--data-dir', dataDir, '--at', mid, '-o', 'json'], label)) / 1000;
-  row.historyDir = (await timed(ctx, cli, ['history', '--data-dir', dataDir, ...hot], label)) / 1000;
+  row.stateDir = await seconds('state --data-dir', ['state', '--data-dir', dataDir, '--at', mid, '-o', 'json'], label);
+  row.historyDir = await seconds('history --data-dir', ['history', '--data-dir', dataDir, ...hot], label);
   const work = await Orchd.newDataDir();
   try {
     const file = join(work, 'bench.orchlog');
-    const exportMs = await timed(ctx, cli, ['export', '--data-dir', dataDir, '--file', file], label);
-    row.exportRate = (built.head * 1000) / exportMs;
+    row.exportRate = await attempt(ctx, row, 'export', async () => (built.head * 1000) / (await timed(ctx, cli, ['export', '--data-dir', dataDir, '--file', file], label)));
+    if (Number.isNaN(row.exportRate)) return row;
     ctx.log(`timetravel (${label}): replay --speed max to 1 and 100 watchers`);
-    row.replay1 = await replayRate(ctx, cli, file, 1, built.events);
-    row.replay100 = await replayRate(ctx, cli, file, 100, built.events);
+    row.replay1 = await attempt(ctx, row, 'replay to 1', () => replayRate(ctx, cli, file, 1, built.events));
+    row.replay100 = await attempt(ctx, row, 'replay to 100', () => replayRate(ctx, cli, file, 100, built.events));
   } finally {
     await rm(work, { recursive: true, force: true });
   }
@@ -223,6 +239,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     col('exportRate', 'export entries/s', 'rate'),
     col('replay1', 'replay max: events/s, 1 watcher', 'rate'),
     col('replay100', 'replay max: events/s each of 100', 'rate'),
+    col('failed', 'failed (why)', 'text'),
   ];
   const notes = [
     'Each command is `node dist/src/cli.js <command>` with its output discarded: node start-up included. The data folder is the cached seeded one (see bench/scenarios/timetravel.ts); "before" rows are --before-cli on the same folder.',

@@ -24,7 +24,10 @@ export interface Change {
 
 export interface Stored {
   key: string;
-  object: KubeObject;
+  /** A getter where the object is still the log's bytes: decoded when read. */
+  readonly object: KubeObject;
+  /** Its JSON, straight from the stored bytes where it has them (what JSON.stringify(object) gives). */
+  json?(): Buffer;
 }
 
 export interface History {
@@ -91,13 +94,17 @@ export function makeFilter(opts: { kind?: string[]; namespace?: string; name?: s
   return { kinds: named.length > 0 ? named.map(resolveKind) : kinds, namespace: opts.namespace, name: opts.name, labels };
 }
 
-/** Whether the object at key passes the filter's namespace, name and labels (the kind is the caller's). */
-export function selects(filter: Filter, key: string, object: KubeObject): boolean {
+/**
+ * Whether the object at key passes the filter's namespace, name and labels (the kind is the
+ * caller's). object is asked for only when there is a label selector: without one, a stored object
+ * need not be decoded.
+ */
+export function selects(filter: Filter, key: string, object: () => KubeObject): boolean {
   const { suffix } = splitKey(key);
   const slash = suffix.indexOf('/');
   if (filter.namespace !== undefined && suffix.slice(0, slash) !== filter.namespace) return false;
   if (filter.name !== undefined && suffix.slice(slash + 1) !== filter.name) return false;
-  return !filter.labels || matchesLabels(filter.labels, object.metadata?.labels);
+  return !filter.labels || matchesLabels(filter.labels, object().metadata?.labels);
 }
 
 export const takesKind = (filter: Filter, key: string): boolean => {
