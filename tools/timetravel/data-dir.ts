@@ -29,10 +29,13 @@ import { snapshotLogFolder } from './log-snapshot.js';
 /** How long the tool waits for KMS plugins to answer before it gives up. */
 const KMS_WAIT_MS = 30_000;
 
-/** Opens a copy of a recorded log through its encryption at rest, once its KMS plugins answer. */
-export async function openLogCopy(path: string, encryption: EncryptionConfiguration | undefined): Promise<EncryptedLog> {
+/**
+ * Opens a copy of a recorded log through its encryption at rest, once its KMS plugins answer. sync
+ * false: a copy written to that nobody reads after a crash (the replay's served log).
+ */
+export async function openLogCopy(path: string, encryption: EncryptionConfiguration | undefined, sync = true): Promise<EncryptedLog> {
   const { encryptAtRest } = await import('../../src/log/encryption/index.js');
-  const log = encryptAtRest(new LevelDbLog({ path }), encryption);
+  const log = encryptAtRest(new LevelDbLog({ path, sync }), encryption);
   await log.open();
   if (!(await log.ready(KMS_WAIT_MS))) {
     await log.close();
@@ -175,6 +178,12 @@ class DataDirHistory implements History {
       before = r;
     }
     return out;
+  }
+
+  async *storedEntries(from: number, to: number): AsyncIterable<LogEntry[]> {
+    // Through encryption at rest, as the store reads them: a sealed value comes opened, or as the stub of a corrupt one.
+    await this.full();
+    yield* this.log.read(Math.max(from, 1), to);
   }
 
   async versionAt(timeMs: number): Promise<number> {

@@ -3,6 +3,7 @@
  * (server.ts): the changes of the log in order, the state at a version, the versions of one object.
  * Both readers give the same answers, so each command is written once against this.
  */
+import type { LogEntry } from '../../src/log/log.js';
 import type { KubeObject } from '../../src/resources/types.js';
 import { kinds } from '../../src/resources/registry.js';
 import type { KindStrategy } from '../../src/resources/strategy.js';
@@ -47,6 +48,11 @@ export interface History {
   stateAt(rv: number, filter: Filter): Promise<Stored[]>;
   /** Every version of one object still in the log, oldest first (its state at `oldest` first, if any). */
   versionsOf(key: string): Promise<Change[]>;
+  /**
+   * The log's entries from..to as read, in pages, their objects still the stored bytes where the
+   * log has them: export writes those bytes as they are. Only a data folder has them.
+   */
+  storedEntries?(from: number, to: number): AsyncIterable<LogEntry[]>;
   /** The newest version committed at or before time (ms); 0 when none was. */
   versionAt(timeMs: number): Promise<number>;
   close(): Promise<void>;
