@@ -20,12 +20,15 @@ import { checkpointFile, LevelDbLog } from '../../src/log/leveldb-log.js';
 import type { Log, LogEntry } from '../../src/log/log.js';
 import type { KubeObject } from '../../src/resources/types.js';
 import type { Store } from '../../src/store/store.js';
-import { LazyObject, type StoredObject } from '../../src/store/stored-object.js';
+import { splitKey } from '../../src/store/keys.js';
+import { LazyObject, storedOf, type StoredObject } from '../../src/store/stored-object.js';
 import { objectsAt, revisionsOf, versionsOf, type KeyVersion } from '../../src/store/versions.js';
 import { checkpointRevisions } from './checkpoint-index.js';
 import { collectionOfKind, selects, StampClock, takesKind, TimeTravelError, type Change, type Filter, type History, type Stored } from './history.js';
 import { snapshotLogFolder } from './log-snapshot.js';
 
+/** The newest version whose state is folded from the log rather than read from a rebuilt store. */
+const FOLD_MAX = 100_000;
 /** How long the tool waits for KMS plugins to answer before it gives up. */
 const KMS_WAIT_MS = 30_000;
 
@@ -80,6 +83,7 @@ const isSealed = (e: LogEntry): boolean => e.value instanceof Uint8Array;
 class DataDirHistory implements History {
   /** The plain log (no encryption given), until something needs the store; then the store's log. */
   private log!: Log;
+  private encrypted: EncryptedLog | undefined;
   private store: Store | undefined;
   timesFromLog = true;
 
@@ -90,7 +94,7 @@ class DataDirHistory implements History {
   ) {}
 
   async open(): Promise<void> {
-    if (this.encryption) await this.full();
+    if (this.encryption) await this.encryptedLog();
     else {
       this.log = new LevelDbLog({ path: this.path });
       await this.log.open();
@@ -100,12 +104,20 @@ class DataDirHistory implements History {
     this.timesFromLog = first === undefined || first.time !== undefined;
   }
 
-  /** The copy opened as the server opens it: through encryption at rest, a Store rebuilt from it. */
+  /** The copy's log as the server reads it: through encryption at rest. */
+  private async encryptedLog(): Promise<EncryptedLog> {
+    if (this.encrypted) return this.encrypted;
+    await this.log?.close();
+    this.encrypted = await openLogCopy(this.path, this.encryption);
+    this.log = this.encrypted;
+    return this.encrypted;
+  }
+
+  /** The copy opened as the server opens it: a Store rebuilt from the encrypted log. */
   private async full(): Promise<Store> {
     if (this.store) return this.store;
-    await this.log?.close();
-    const [log, { Store }] = await Promise.all([openLogCopy(this.path, this.encryption), import('../../src/store/store.js')]);
-    this.log = log;
+    const log = await this.encryptedLog();
+    const { Store } = await import('../../src/store/store.js');
     const store = new Store({ log, checkpointEvery: Number.MAX_SAFE_INTEGER });
     await store.start();
     this.store = store;
@@ -144,12 +156,31 @@ class DataDirHistory implements History {
 
   async stateAt(rv: number, filter: Filter): Promise<Stored[]> {
     const prefix = filter.namespace === undefined ? '' : `${filter.namespace}/`;
-    const objects = await objectsAt(await this.full(), rv, filter.kinds.map(collectionOfKind), prefix);
+    const objects = !this.store && this.log.firstSeq === 1 && rv <= FOLD_MAX ? await this.folded(rv, filter) : await objectsAt(await this.full(), rv, filter.kinds.map(collectionOfKind), prefix);
     const out: Stored[] = [];
     for (const s of objects) {
       if (selects(filter, s.key, () => s.obj)) out.push({ key: s.key, get object() { return s.obj; }, json: () => jsonOf(s) });
     }
     return out;
+  }
+
+  /**
+   * The objects at rv by folding the log from its start (never compacted), in key order: what the
+   * store answers, for a version near the start. Export of a whole log asks the state at its first
+   * version, and rebuilding the store for it (every key of a checkpoint made into the key index)
+   * was most of the export's time.
+   */
+  private async folded(rv: number, filter: Filter): Promise<StoredObject[]> {
+    const at = new Map<string, StoredObject>();
+    for await (const page of (await this.encryptedLog()).read(1, rv)) {
+      for (const e of page) {
+        if (e.type === 'delete') at.delete(e.key);
+        else at.set(e.key, storedOf(e, e.key, e.seq));
+      }
+    }
+    const kept = [...at.values()].filter((s) => takesKind(filter, s.key)).map((s) => ({ s, ...splitKey(s.key) }));
+    kept.sort((a, b) => (a.collection !== b.collection ? (a.collection < b.collection ? -1 : 1) : a.suffix < b.suffix ? -1 : a.suffix > b.suffix ? 1 : 0));
+    return kept.map((k) => k.s);
   }
 
   async versionsOf(key: string): Promise<Change[]> {
@@ -182,8 +213,7 @@ class DataDirHistory implements History {
 
   async *storedEntries(from: number, to: number): AsyncIterable<LogEntry[]> {
     // Through encryption at rest, as the store reads them: a sealed value comes opened, or as the stub of a corrupt one.
-    await this.full();
-    yield* this.log.read(Math.max(from, 1), to);
+    yield* (await this.encryptedLog()).read(Math.max(from, 1), to);
   }
 
   async versionAt(timeMs: number): Promise<number> {
