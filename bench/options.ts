@@ -33,6 +33,8 @@ export interface BenchOptions {
   json?: string;
   report?: string;
   cpuProf?: string;
+  /** Another build's dist/src/cli.js, run beside this one where a scenario supports it (timetravel). */
+  beforeCli?: string;
 }
 
 export const usage = `usage: npm run bench -- [scenario ...] [options]
@@ -63,6 +65,8 @@ scenarios: ${SCENARIOS.join(', ')} (default: all)
   --json FILE               write every result as JSON
   --report FILE.html        write tables and plots as one self-contained HTML page
   --cpu-prof DIR            write a V8 CPU profile of every orchd child into DIR
+  --before-cli CLI          timetravel: also run every command with another build's orchd
+                            (e.g. a worktree of the base commit: /tmp/base/dist/src/cli.js)
 `;
 
 /** "20s", "500ms", "2m", or plain seconds. */
@@ -119,6 +123,7 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
       json: { type: 'string' },
       report: { type: 'string' },
       'cpu-prof': { type: 'string' },
+      'before-cli': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -153,5 +158,6 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
     json: values.json,
     report: values.report,
     cpuProf: values['cpu-prof'],
+    beforeCli: values['before-cli'],
   };
 }

@@ -6,7 +6,8 @@ import { parseDuration } from './config/duration.js';
 import { problemLine } from './config/load.js';
 import { loadServerConfig, type ServerConfig, type ServerConfigFiles } from './config/server-config.js';
 import { kubeconfigYaml } from './config/kubeconfig-yaml.js';
-import { serve, type Running, type StorageKind } from './serve.js';
+// serve.js (the whole server) is loaded only to serve: a time-travel command starts without it.
+import type { Running, StorageKind } from './serve.js';
 import type { RetentionPolicy } from './store/retention.js';
 import { DEFAULT_RETENTION, parseRetention } from './config/retention.js';
 import { DEFAULT_INFLIGHT_LIMITS, type InflightLimits } from './http/inflight.js';
@@ -270,6 +271,7 @@ async function runServe(flags: ServeFlags, config: ServerConfig): Promise<void> 
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
+  const { serve } = await import('./serve.js');
   server = await serve({ ...flags, logger, config });
 }
 

@@ -1,37 +1,49 @@
 /**
  * timetravel: the time-travel commands on a seeded log (--replay-entries, default 10k and 100k; the
- * targets are set at 1M). Each command is the built `orchd` run as a user runs it (node start-up
- * included), output to nowhere:
+ * targets are set at 1M: --replay-entries 1000000). Each command is the built `orchd` run as a user
+ * runs it (node start-up included), output to nowhere:
  *
  *   state --at the middle version, from the data folder and from the server;
  *   history of one object with 1,000 versions, from both;
  *   export of the whole log, entries per second;
  *   replay --speed max of that recording, events per second to 1 watcher and to each of 100.
+ *
+ * The seeded data folder (its log, and the checkpoint a stopped server leaves) is built once per size
+ * and kept in the temp folder (orchd-bench-timetravel-N): a million entries take minutes to write,
+ * and the commands only read it. --before-cli runs every command of a row with another build's orchd
+ * too (a worktree of the base commit), on the same folder, in the same sitting.
  */
 import { spawn } from 'node:child_process';
 import { request } from 'node:http';
-import { rm } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BenchContext, Scenario } from '../context.js';
+import { Child } from '../child.js';
 import { HttpClient } from '../http-client.js';
-import { Orchd } from '../orchd.js';
+import { freePort, Orchd } from '../orchd.js';
 import { col, type Row, type ScenarioResult, type TargetCheck } from '../result.js';
 import { seedEvents } from '../seed.js';
 import { eventBytes, eventsPath } from '../payload.js';
-import { startReplay } from '../../tools/replay.js';
-import { readRecording } from '../../tools/timetravel/recording.js';
+import { LevelDbLog } from '../../src/log/leveldb-log.js';
 
 const TARGET_ENTRIES = 1_000_000;
 const VERSIONS = 1000;
 const HOT = 'tt-hot';
 /** No command may run longer than this: the bound of every measurement here. */
 const COMMAND_LIMIT_MS = 600_000;
+/** The server the folder is served by keeps everything and expires nothing (the cache outlives an hour). */
+const SERVE_ARGS = ['--history-retention', 'none'];
+/** Bumped when what the cached folder holds changes. */
+const CACHE_FORMAT = 1;
 
 /** Runs the built orchd with args, output discarded; its wall time in ms (fails on a non-zero exit). */
-function timed(cli: string, args: string[]): Promise<number> {
+function timed(ctx: BenchContext, cli: string, args: string[], label: string): Promise<number> {
+  const prof = ctx.opts.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', ctx.opts.cpuProf, '--cpu-prof-name', `timetravel-${label}-${args[0]}-${Date.now()}.cpuprofile`] : [];
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, ...args], { stdio: ['ignore', 'ignore', 'pipe'], timeout: COMMAND_LIMIT_MS });
+    const child = spawn(process.execPath, [...prof, cli, ...args], { stdio: ['ignore', 'ignore', 'pipe'], timeout: COMMAND_LIMIT_MS });
     let err = '';
     child.stderr.on('data', (d) => (err += String(d)));
     child.on('error', reject);
@@ -52,6 +64,57 @@ async function hotObject(url: string): Promise<void> {
     }
   } finally {
     http.close();
+  }
+}
+
+interface Built {
+  format: number;
+  /** The log's newest version. */
+  head: number;
+  /** Its entries that are Events: what a watch of every Event from the start sees. */
+  events: number;
+}
+
+/**
+ * The seeded data folder of n entries, built on first use and kept (see the top of this file): the
+ * entries, then VERSIONS writes of one object through a real server, which checkpoints as it stops.
+ */
+async function cachedDataDir(ctx: BenchContext, n: number): Promise<{ dataDir: string; built: Built }> {
+  const dataDir = join(tmpdir(), `orchd-bench-timetravel-${n}`);
+  const marker = join(dataDir, 'built.json');
+  if (existsSync(marker)) {
+    const built = JSON.parse(await readFile(marker, 'utf8')) as Built;
+    if (built.format === CACHE_FORMAT) {
+      ctx.log(`timetravel: the ${n.toLocaleString('en-US')}-entry log is cached in ${dataDir}`);
+      return { dataDir, built };
+    }
+  }
+  await rm(dataDir, { recursive: true, force: true });
+  const building = `${dataDir}.building-${process.pid}`;
+  await mkdir(building, { recursive: true });
+  try {
+    ctx.log(`timetravel: writing ${n.toLocaleString('en-US')} log entries and ${VERSIONS} versions of one object (kept in ${dataDir})`);
+    await seedEvents(ctx.orchdCli, building, n);
+    const { orchd, ready } = await Orchd.start({ cli: ctx.orchdCli, dataDir: building, args: SERVE_ARGS, readyTimeoutMs: COMMAND_LIMIT_MS });
+    try {
+      await hotObject(ready.url);
+    } finally {
+      await orchd.stop();
+    }
+    const log = new LevelDbLog({ path: join(building, 'log') });
+    await log.open();
+    const built: Built = { format: CACHE_FORMAT, head: log.lastSeq, events: 0 };
+    try {
+      for await (const page of log.read(0)) for (const e of page) if (e.key.startsWith('events.orch.io/')) built.events++;
+    } finally {
+      await log.close();
+    }
+    await writeFile(join(building, 'built.json'), JSON.stringify(built));
+    await rename(building, dataDir);
+    return { dataDir, built };
+  } catch (err) {
+    await rm(building, { recursive: true, force: true });
+    throw err;
   }
 }
 
@@ -88,67 +151,86 @@ function watchers(url: string, n: number, after: number, count: number): { opene
   return { opened: Promise.all(opens).then(() => undefined), done: Promise.all(dones) };
 }
 
-/** Replays a recording at max speed to n watchers: events per second each (the slowest one). */
-async function replayRate(ctx: BenchContext, file: string, n: number): Promise<number> {
-  const rec = await readRecording(file);
-  const events = rec.entries.filter((e) => e.key.startsWith('events.orch.io/')).length;
-  const r = await startReplay({ recording: file, speed: 'max', watchers: n });
+/**
+ * `orchd replay FILE --speed max --watchers n` as a user runs it (its own process): events per second
+ * each of n watches of every Event saw (the slowest one), from the replay's start to its last event.
+ */
+async function replayRate(ctx: BenchContext, cli: string, file: string, n: number, events: number): Promise<number> {
+  const port = await freePort();
+  const child = Child.start('replay', process.execPath, [cli, 'replay', file, '--speed', 'max', '--port', String(port), '--watchers', String(n)]);
   try {
-    const w = watchers(r.url, n, r.initialVersion, events);
+    const serving = await child.waitForLine((l) => l.startsWith('serving '), COMMAND_LIMIT_MS);
+    const initial = Number(/resourceVersion (\d+)/.exec(serving)?.[1]);
+    const w = watchers(`http://127.0.0.1:${port}`, n, initial, events);
     await w.opened;
     const times = await w.done.catch((err: Error) => err);
-    await r.done;
     if (times instanceof Error) {
       ctx.log(`timetravel: replay to ${n} watchers: ${times.message}`);
       return NaN;
     }
+    await child.waitForLine((l) => l.startsWith('replayed '), COMMAND_LIMIT_MS);
     return (events * 1000) / Math.max(...times);
   } finally {
-    await r.close();
+    await child.stop();
   }
+}
+
+/**
+ * A measurement that may fail (a build that cannot do it at this size): its figure, or NaN with
+ * why in the row's notes, so the rest of the row is still measured.
+ */
+async function attempt(ctx: BenchContext, row: Row, what: string, measure: () => Promise<number>): Promise<number> {
+  try {
+    return await measure();
+  } catch (err) {
+    const why = (err instanceof Error ? err.message : String(err)).split('\n')[0].slice(0, 200);
+    ctx.log(`timetravel (${row.build}): ${what} failed: ${why}`);
+    row.failed = `${row.failed ? `${row.failed}; ` : ''}${what}: ${why}`;
+    return NaN;
+  }
+}
+
+/** Every measurement of one row: the commands of one build on the cached folder of n entries. */
+async function measure(ctx: BenchContext, cli: string, label: string, n: number, dataDir: string, built: Built): Promise<Row> {
+  const row: Row = { build: label, entries: n };
+  const mid = String(Math.floor(built.head / 2));
+  const hot = [`events/${HOT}`, '-n', 'default', '-o', 'json-patch'];
+  const seconds = (what: string, args: string[], profile: string) => attempt(ctx, row, what, async () => (await timed(ctx, cli, args, profile)) / 1000);
+  const { orchd, ready } = await Orchd.start({ cli, dataDir, args: SERVE_ARGS, readyTimeoutMs: COMMAND_LIMIT_MS });
+  try {
+    ctx.log(`timetravel (${label}): state and history from the server`);
+    row.stateServer = await seconds('state --server', ['state', '--server', ready.url, '--at', mid, '-o', 'json'], `${label}-server`);
+    row.historyServer = await seconds('history --server', ['history', '--server', ready.url, ...hot], `${label}-server`);
+  } finally {
+    await orchd.stop();
+  }
+  ctx.log(`timetravel (${label}): state, history and export from the data folder`);
+  row.stateDir = await seconds('state --data-dir', ['state', '--data-dir', dataDir, '--at', mid, '-o', 'json'], label);
+  row.historyDir = await seconds('history --data-dir', ['history', '--data-dir', dataDir, ...hot], label);
+  const work = await Orchd.newDataDir();
+  try {
+    const file = join(work, 'bench.orchlog');
+    row.exportRate = await attempt(ctx, row, 'export', async () => (built.head * 1000) / (await timed(ctx, cli, ['export', '--data-dir', dataDir, '--file', file], label)));
+    if (Number.isNaN(row.exportRate)) return row;
+    ctx.log(`timetravel (${label}): replay --speed max to 1 and 100 watchers`);
+    row.replay1 = await attempt(ctx, row, 'replay to 1', () => replayRate(ctx, cli, file, 1, built.events));
+    row.replay100 = await attempt(ctx, row, 'replay to 100', () => replayRate(ctx, cli, file, 100, built.events));
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+  return row;
 }
 
 async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const started = performance.now();
   const rows: Row[] = [];
-  const cli = ctx.orchdCli;
   for (const n of [...ctx.opts.replayEntries].sort((a, b) => a - b)) {
-    const dataDir = await Orchd.newDataDir();
-    const file = join(dataDir, 'bench.orchlog');
-    try {
-      ctx.log(`timetravel: writing ${n.toLocaleString('en-US')} log entries and ${VERSIONS} versions of one object`);
-      await seedEvents(cli, dataDir, n);
-      const { orchd, ready } = await Orchd.start({ cli, dataDir });
-      let head: number;
-      const row: Row = { entries: n };
-      try {
-        await hotObject(ready.url);
-        const http = new HttpClient(ready.url, 1);
-        head = Number(JSON.parse((await http.request('GET', '/api/v1/namespaces?limit=1')).body.toString()).metadata.resourceVersion);
-        http.close();
-        const mid = String(Math.floor(head / 2));
-        ctx.log('timetravel: state and history from the server');
-        row.stateServer = await timed(cli, ['state', '--server', ready.url, '--at', mid, '-o', 'json']);
-        row.historyServer = await timed(cli, ['history', '--server', ready.url, `events/${HOT}`, '-n', 'default', '-o', 'json-patch']);
-      } finally {
-        await orchd.stop();
-      }
-      ctx.log('timetravel: state, history and export from the data folder');
-      const mid = String(Math.floor(head / 2));
-      row.stateDir = await timed(cli, ['state', '--data-dir', dataDir, '--at', mid, '-o', 'json']);
-      row.historyDir = await timed(cli, ['history', '--data-dir', dataDir, `events/${HOT}`, '-n', 'default', '-o', 'json-patch']);
-      const exportMs = await timed(cli, ['export', '--data-dir', dataDir, '--file', file]);
-      row.exportRate = (head * 1000) / exportMs;
-      ctx.log('timetravel: replay --speed max to 1 and 100 watchers');
-      row.replay1 = await replayRate(ctx, file, 1);
-      row.replay100 = await replayRate(ctx, file, 100);
-      for (const k of ['stateServer', 'historyServer', 'stateDir', 'historyDir'] as const) row[k] = (row[k] as number) / 1000;
-      rows.push(row);
-    } finally {
-      await rm(dataDir, { recursive: true, force: true });
-    }
+    const { dataDir, built } = await cachedDataDir(ctx, n);
+    if (ctx.opts.beforeCli) rows.push(await measure(ctx, ctx.opts.beforeCli, 'before', n, dataDir, built));
+    rows.push(await measure(ctx, ctx.orchdCli, 'this', n, dataDir, built));
   }
   const columns = [
+    col('build', 'build', 'text'),
     col('entries', 'seeded entries', 'int'),
     col('stateDir', 'state --at mid, data folder (s)', 'seconds'),
     col('stateServer', 'state --at mid, server (s)', 'seconds'),
@@ -157,12 +239,13 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     col('exportRate', 'export entries/s', 'rate'),
     col('replay1', 'replay max: events/s, 1 watcher', 'rate'),
     col('replay100', 'replay max: events/s each of 100', 'rate'),
+    col('failed', 'failed (why)', 'text'),
   ];
   const notes = [
-    'Each command is `node dist/src/cli.js <command>` with its output discarded: node start-up included. From a data folder, a command copies the log folder and rebuilds the store from its checkpoint and log before it answers (tools/timetravel/data-dir.ts), so its time grows with the log.',
-    'replay: the export of the whole log replayed by tools/replay.ts in this process at --speed max; each watcher is a plain HTTP watch of every Event from the recording\'s start, timed until it has read all of them (the slowest watcher counts). No figure: the server closed a watcher that fell too far behind (the watchers share this process, and its cores, with the replay server).',
+    'Each command is `node dist/src/cli.js <command>` with its output discarded: node start-up included. The data folder is the cached seeded one (see bench/scenarios/timetravel.ts); "before" rows are --before-cli on the same folder.',
+    'replay: `orchd replay` of the export of the whole log at --speed max, in its own process; each watcher is a plain HTTP watch (in the harness) of every Event from the recording\'s start, timed until it has read all of them (the slowest watcher counts). No figure: the server closed a watcher that fell too far behind.',
   ];
-  const at = rows.find((r) => r.entries === TARGET_ENTRIES);
+  const at = rows.find((r) => r.entries === TARGET_ENTRIES && r.build === 'this');
   const check = (name: string, target: string, key: string, ok: (v: number) => boolean, fmt: (v: number) => string): TargetCheck => ({
     scenario: 'timetravel',
     name,

@@ -8,6 +8,11 @@ import { LogError, type Checkpoint, type LogEntry, type SavedCheckpoint } from '
 export interface LevelDbLogOptions extends LogOptions {
   /** The LevelDB directory; created if missing. */
   path: string;
+  /**
+   * false: batches are written without waiting for the disk (fsync). Only for a log nobody needs
+   * after a crash: the replay tool's served copy in a temp folder, which it rebuilds every run.
+   */
+  sync?: boolean;
 }
 
 /** Entries only: every meta key (0xff…) sorts after the largest seq key. */
@@ -36,10 +41,12 @@ export const checkpointFile = (path: string): string => join(path, 'orchd-checkp
 export class LevelDbLog extends AbstractLog {
   readonly path: string;
   private readonly db: Level<Buffer, Buffer>;
+  private readonly sync: boolean;
 
   constructor(options: LevelDbLogOptions) {
     super(options);
     this.path = options.path;
+    this.sync = options.sync ?? true;
     this.db = new Level<Buffer, Buffer>(options.path, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
   }
 
@@ -72,7 +79,7 @@ export class LevelDbLog extends AbstractLog {
     const chain = this.db.batch();
     const { entries, values } = batch;
     for (let i = 0; i < entries.length; i++) chain.put(seqKey(entries[i].seq), values[i]);
-    return chain.write({ sync: true });
+    return chain.write({ sync: this.sync });
   }
 
   protected _read(start: number, end: number): AsyncIterable<LogEntry[]> {

@@ -18,12 +18,12 @@ import { LazyObject, Slot, View, type StoredObject } from './view.js';
  * start with MAGIC are not a checkpoint this code wrote: the store then replays the whole log, which
  * is always correct, compacted or not, because compaction keeps each key's state at the horizon.
  */
-const MAGIC = Buffer.from('orchd-checkpoint/4\n');
+export const MAGIC = Buffer.from('orchd-checkpoint/4\n');
 const PART = 4096;
 /** A part also ends once its objects hold this many bytes: each synchronous step handles ~1 MiB. */
 const STEP_BYTES = 1 << 20;
 
-interface PartHead {
+export interface PartHead {
   /** The collection. */
   c: string;
   /** Storage keys. */

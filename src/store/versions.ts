@@ -13,7 +13,8 @@ import type { StoredObject } from './view.js';
 /** Every object of the collections at version rv (in one namespace when prefix is 'ns/'), in key order. */
 export async function objectsAt(store: Store, rv: number, collections: readonly string[], prefix = ''): Promise<StoredObject[]> {
   const out: StoredObject[] = [];
-  for (const collection of [...collections].sort()) out.push(...(await listObjects(store, { collection, prefix, atSeq: rv })).items);
+  // A loop, not push(...items): half a million arguments overflow the stack.
+  for (const collection of [...collections].sort()) for (const s of (await listObjects(store, { collection, prefix, atSeq: rv })).items) out.push(s);
   return out;
 }
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Level } from 'level';
 import { decodeEntry, packJson } from '../../src/log/codec.js';
-import { copyLogFolder } from '../../tools/timetravel/data-dir.js';
+import { snapshotLogFolder } from '../../tools/timetravel/log-snapshot.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { call, startServer, type TestServer } from '../helpers/server.js';
@@ -182,7 +182,7 @@ describe('a log written before it kept commit times', () => {
     const old = await mkdtemp(join(tmpdir(), 'orchd-timetravel-old-'));
     try {
       // The layout an older orchd wrote: {t, k, v}, no commit time.
-      await copyLogFolder(join(dataDir, 'log'), join(old, 'log'));
+      await snapshotLogFolder(join(dataDir, 'log'), join(old, 'log'));
       const db = new Level<Buffer, Buffer>(join(old, 'log'), { keyEncoding: 'buffer', valueEncoding: 'buffer' });
       await db.open();
       let rewritten = 0;

@@ -1,20 +1,16 @@
 /**
  * The time-travel subcommands of `orchd`: log, state, diff, history and export read a History from
  * --data-dir or --server and print (export: a recording, recording.ts); replay is ../replay.ts.
+ * What only some commands need (the server's configuration loader, the HTTP reader, the replay
+ * server, encryption at rest) is imported when they run: a command's own time includes node loading
+ * modules, and the whole server took most of a short command's time.
  */
 import { open as openFile } from 'node:fs/promises';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { problemLine } from '../../src/config/load.js';
-import { loadServerConfig } from '../../src/config/server-config.js';
 import type { EncryptionConfiguration } from '../../src/config/encryption.js';
 import type { KubeObject } from '../../src/resources/types.js';
-import { openDataDir } from './data-dir.js';
 import { makeFilter, parseVersionSpec, resolveKind, resolveVersion, TimeTravelError, type Change, type Filter, type History } from './history.js';
 import { colour, hunks, jsonPatch, labelOf, managerOf, parseFormat, printChanges, printState, unifiedDiff, UsageError, formatTime, type Format } from './output.js';
-import { progress } from './progress.js';
-import { writeRecording } from './recording.js';
-import { openServer } from './server.js';
-import { main as replayMain } from '../replay.js';
 
 export interface Io {
   out: NodeJS.WritableStream & { isTTY?: boolean };
@@ -54,8 +50,10 @@ function parse<O extends ParseArgsConfig['options']>(args: string[], options: O,
   return parsed;
 }
 
-function encryptionFrom(file: string | undefined): EncryptionConfiguration | undefined {
+async function encryptionFrom(file: string | undefined): Promise<EncryptionConfiguration | undefined> {
   if (file === undefined) return undefined;
+  const { loadServerConfig } = await import('../../src/config/server-config.js');
+  const { problemLine } = await import('../../src/config/load.js');
   const loaded = loadServerConfig({ encryption: file });
   if (!loaded.ok) throw new TimeTravelError(loaded.problems.map(problemLine).join('; '));
   return loaded.config.encryption!.value;
@@ -64,8 +62,9 @@ function encryptionFrom(file: string | undefined): EncryptionConfiguration | und
 /** The history a command reads: exactly one of --data-dir and --server. */
 export async function openHistory(values: { 'data-dir'?: string; server?: string; 'encryption-provider-config'?: string }): Promise<History> {
   if ((values['data-dir'] === undefined) === (values.server === undefined)) throw new UsageError('give exactly one of --data-dir and --server');
-  if (values.server !== undefined) return openServer(values.server);
-  return openDataDir(values['data-dir']!, encryptionFrom(values['encryption-provider-config']));
+  if (values.server !== undefined) return (await import('./server.js')).openServer(values.server);
+  const encryption = await encryptionFrom(values['encryption-provider-config']);
+  return (await import('./data-dir.js')).openDataDir(values['data-dir']!, encryption);
 }
 
 async function withHistory<T>(values: Parameters<typeof openHistory>[0], io: Io, run: (h: History) => Promise<T>): Promise<T> {
@@ -81,6 +80,27 @@ async function withHistory<T>(values: Parameters<typeof openHistory>[0], io: Io,
 }
 
 const filterOf = (v: { kind?: string[]; namespace?: string; selector?: string }, name?: string): Filter => makeFilter({ kind: v.kind, namespace: v.namespace, selector: v.selector, name });
+
+/** Writes the pieces gathered into writes of about 1 MiB (one write per piece costs a system call each), as the stream drains. */
+async function writeAll(out: NodeJS.WritableStream, pieces: Iterable<string | Buffer>): Promise<void> {
+  const CHUNK = 1 << 20;
+  let chunk = Buffer.allocUnsafe(CHUNK);
+  let size = 0;
+  const flush = async () => {
+    const full = chunk.subarray(0, size);
+    chunk = Buffer.allocUnsafe(CHUNK);
+    size = 0;
+    if (!out.write(full)) await new Promise((r) => out.once('drain', r));
+  };
+  for (const p of pieces) {
+    const b = typeof p === 'string' ? Buffer.from(p) : p;
+    if (size + b.length > CHUNK && size > 0) await flush();
+    if (b.length >= CHUNK) {
+      if (!out.write(b)) await new Promise((r) => out.once('drain', r));
+    } else size += b.copy(chunk, size);
+  }
+  if (size > 0) await flush();
+}
 
 async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
@@ -126,7 +146,7 @@ async function stateCommand(args: string[], io: Io): Promise<number> {
   const filter = filterOf(values);
   return withHistory(values, io, async (h) => {
     const rv = await resolveVersion(h, '--at', parseVersionSpec('--at', values.at!));
-    io.out.write(printState(rv, await h.stateAt(rv, filter), format));
+    await writeAll(io.out, printState(rv, await h.stateAt(rv, filter), format));
     return 0;
   });
 }
@@ -191,25 +211,29 @@ async function historyCommand(args: string[], io: Io): Promise<number> {
 async function exportCommand(args: string[], io: Io): Promise<number> {
   const { values } = parse(args, { ...SOURCE, from: { type: 'string' }, to: { type: 'string' }, file: { type: 'string', short: 'f' } });
   if (values.file === undefined && io.out.isTTY) throw new UsageError('a recording is binary: redirect it to a file (> incident.orchlog) or give --file');
+  const { writeRecording } = await import('./recording.js');
+  const { progress } = await import('./progress.js');
   return withHistory(values, io, async (h) => {
     const { from, to } = await range(h, values.from, values.to);
     const fh = values.file === undefined ? undefined : await openFile(values.file, 'w');
     const bar = progress(to - from, 'export');
     let chunks: Buffer[] = [];
     let size = 0;
-    // Records are gathered into writes of about 1 MiB: one write per record would cost a system call each.
+    // Records are gathered into writes of up to 1 MiB: one write per record would cost a system call each.
     const flush = async () => {
-      const b = Buffer.concat(chunks);
+      const gathered = chunks;
       chunks = [];
       size = 0;
-      if (fh) await fh.write(b);
-      else if (!io.out.write(b)) await new Promise((r) => io.out.once('drain', r));
+      // To a file, one vectored write of the pieces (no copy into one buffer).
+      if (fh) await fh.writev(gathered);
+      else if (!io.out.write(Buffer.concat(gathered))) await new Promise((r) => io.out.once('drain', r));
     };
     try {
       const n = await writeRecording(h, from, to, async (b) => {
         chunks.push(b);
         size += b.length;
-        if (size >= 1 << 20) await flush();
+        // Fewer pieces than a vectored write takes at once (IOV_MAX, 1024 on Linux).
+        if (size >= 1 << 20 || chunks.length >= 1000) await flush();
       }, (rv) => bar.update(rv - from));
       await flush();
       await fh?.sync();
@@ -224,7 +248,7 @@ async function exportCommand(args: string[], io: Io): Promise<number> {
 
 async function replayCommand(args: string[], io: Io): Promise<number> {
   try {
-    return await replayMain(args, io.out);
+    return await (await import('../replay.js')).main(args, io.out);
   } catch (err) {
     // Its flags and its recording: both one line (parseArgs says what was wrong with the flags).
     if (err instanceof TimeTravelError) throw err;

@@ -1,33 +1,44 @@
 /**
- * The history in a data folder. LevelDB allows one process at a time (its LOCK file), and the folder
- * may belong to a running orchd, so this reads a short-lived copy of the log folder, made in a temp
- * folder and removed on close; the data folder itself is never opened or changed. LevelDB's table
- * files never change once written and its write-ahead log and manifest only grow, so a copy taken
- * while the server writes holds every batch acknowledged before the copy began: a batch written
- * during the copy is there whole or not at all, since LevelDB's recovery drops a torn record at the
- * end of its log. A table file that a compaction deletes while it is copied fails the copy, which is
- * then made again (a few times). The copy is opened as the server opens it: a Store rebuilt from the
- * checkpoint and the log's tail, whose key index answers reads at a version.
+ * The history in a data folder. The folder may belong to a running orchd, so it is never opened
+ * itself: a snapshot of its log folder is (log-snapshot.ts: hard links to LevelDB's immutable table
+ * files, copies of the few small files that change), made in a temp folder and removed on close.
+ *
+ * What a command asks is answered with as little as it needs. The log alone says the horizon, the
+ * head and commit times; `history` of one object reads that object's revisions from the checkpoint
+ * file's index (checkpoint-index.ts) and the log's tail after it, then those entries. The rest
+ * (state at a version, the log's changes with their types) opens the copy as the server opens it: a
+ * Store rebuilt from the checkpoint and the log's tail, whose key index answers reads at a version,
+ * through encryption at rest. So does everything when --encryption-provider-config is given, or
+ * when an entry read turns out sealed (the plain log cannot open it; the encrypted one says which).
  */
-import { cp, mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { EncryptionConfiguration } from '../../src/config/encryption.js';
-import { encryptAtRest, type EncryptedLog } from '../../src/log/encryption/index.js';
-import { LevelDbLog } from '../../src/log/leveldb-log.js';
-import type { LogEntry } from '../../src/log/log.js';
+import type { EncryptedLog } from '../../src/log/encryption/index.js';
+import { checkpointFile, LevelDbLog } from '../../src/log/leveldb-log.js';
+import type { Log, LogEntry } from '../../src/log/log.js';
 import type { KubeObject } from '../../src/resources/types.js';
-import { Store } from '../../src/store/store.js';
-import { objectsAt, revisionsOf, versionsOf } from '../../src/store/versions.js';
+import type { Store } from '../../src/store/store.js';
+import { splitKey } from '../../src/store/keys.js';
+import { LazyObject, storedOf, type StoredObject } from '../../src/store/stored-object.js';
+import { objectsAt, revisionsOf, versionsOf, type KeyVersion } from '../../src/store/versions.js';
+import { checkpointRevisions } from './checkpoint-index.js';
 import { collectionOfKind, selects, StampClock, takesKind, TimeTravelError, type Change, type Filter, type History, type Stored } from './history.js';
+import { snapshotLogFolder } from './log-snapshot.js';
 
+/** The newest version whose state is folded from the log rather than read from a rebuilt store. */
+const FOLD_MAX = 100_000;
 /** How long the tool waits for KMS plugins to answer before it gives up. */
 const KMS_WAIT_MS = 30_000;
-const COPY_TRIES = 5;
 
-/** Opens a copy of a recorded log through its encryption at rest, once its KMS plugins answer. */
-export async function openLogCopy(path: string, encryption: EncryptionConfiguration | undefined): Promise<EncryptedLog> {
-  const log = encryptAtRest(new LevelDbLog({ path }), encryption);
+/**
+ * Opens a copy of a recorded log through its encryption at rest, once its KMS plugins answer. sync
+ * false: a copy written to that nobody reads after a crash (the replay's served log).
+ */
+export async function openLogCopy(path: string, encryption: EncryptionConfiguration | undefined, sync = true): Promise<EncryptedLog> {
+  const { encryptAtRest } = await import('../../src/log/encryption/index.js');
+  const log = encryptAtRest(new LevelDbLog({ path, sync }), encryption);
   await log.open();
   if (!(await log.ready(KMS_WAIT_MS))) {
     await log.close();
@@ -44,86 +55,165 @@ export async function logFolderOf(dataDir: string): Promise<string> {
   return folder;
 }
 
-/** Copies a log folder that a running server may be writing (see the top of this file). */
-export async function copyLogFolder(folder: string, to: string): Promise<void> {
-  for (let tries = 1; ; tries++) {
-    try {
-      await cp(folder, to, { recursive: true, filter: (src) => !src.endsWith('LOCK') });
-      return;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || tries === COPY_TRIES) throw err;
-      await rm(to, { recursive: true, force: true });
-    }
-  }
-}
-
 export async function openDataDir(dataDir: string, encryption?: EncryptionConfiguration): Promise<History> {
   const folder = await logFolderOf(dataDir);
   const work = await mkdtemp(join(tmpdir(), 'orchd-timetravel-'));
   try {
-    await copyLogFolder(folder, join(work, 'log'));
-    const log = await openLogCopy(join(work, 'log'), encryption);
-    const store = new Store({ log, checkpointEvery: Number.MAX_SAFE_INTEGER });
-    try {
-      await store.start();
-      const first = log.lastSeq >= log.firstSeq ? await log.get(log.firstSeq) : undefined;
-      return new DataDirHistory(store, log, work, first === undefined || first.time !== undefined);
-    } catch (err) {
-      await log.close();
-      throw err;
-    }
+    await snapshotLogFolder(folder, join(work, 'log'));
   } catch (err) {
     await rm(work, { recursive: true, force: true });
     throw err;
   }
+  const history = new DataDirHistory(join(work, 'log'), work, encryption);
+  try {
+    await history.open();
+    return history;
+  } catch (err) {
+    await history.close();
+    throw err;
+  }
 }
 
+/** An object's JSON, not kept on it (as a server's list keeps it): a state of a million objects is printed once. */
+const jsonOf = (s: StoredObject): Buffer => (s instanceof LazyObject ? s.encode() : Buffer.from(JSON.stringify(s.obj)));
+
+/** A value encryption at rest sealed: msgpack binary where an object would be. */
+const isSealed = (e: LogEntry): boolean => e.value instanceof Uint8Array;
+
 class DataDirHistory implements History {
+  /** The plain log (no encryption given), until something needs the store; then the store's log. */
+  private log!: Log;
+  private encrypted: EncryptedLog | undefined;
+  private store: Store | undefined;
+  timesFromLog = true;
+
   constructor(
-    private readonly store: Store,
-    private readonly log: EncryptedLog,
+    private readonly path: string,
     private readonly work: string,
-    readonly timesFromLog: boolean,
+    private readonly encryption: EncryptionConfiguration | undefined,
   ) {}
 
+  async open(): Promise<void> {
+    if (this.encryption) await this.encryptedLog();
+    else {
+      this.log = new LevelDbLog({ path: this.path });
+      await this.log.open();
+    }
+    const { firstSeq, lastSeq } = this.log;
+    const first = lastSeq >= firstSeq ? await this.log.get(firstSeq) : undefined;
+    this.timesFromLog = first === undefined || first.time !== undefined;
+  }
+
+  /** The copy's log as the server reads it: through encryption at rest. */
+  private async encryptedLog(): Promise<EncryptedLog> {
+    if (this.encrypted) return this.encrypted;
+    await this.log?.close();
+    this.encrypted = await openLogCopy(this.path, this.encryption);
+    this.log = this.encrypted;
+    return this.encrypted;
+  }
+
+  /** The copy opened as the server opens it: a Store rebuilt from the encrypted log. */
+  private async full(): Promise<Store> {
+    if (this.store) return this.store;
+    const log = await this.encryptedLog();
+    const { Store } = await import('../../src/store/store.js');
+    const store = new Store({ log, checkpointEvery: Number.MAX_SAFE_INTEGER });
+    await store.start();
+    this.store = store;
+    return store;
+  }
+
   get oldest(): number {
-    return this.store.oldestVersion;
+    return this.log.firstSeq - 1;
   }
 
   get head(): number {
-    return this.store.appliedSeq;
+    return this.log.lastSeq;
   }
 
   /** ADDED, MODIFIED or DELETED: what a watch reports for entry e (a put after a delete adds again). */
-  private typeOf(e: LogEntry): Change['type'] {
+  private typeOf(store: Store, e: LogEntry): Change['type'] {
     if (e.type === 'delete') return 'DELETED';
-    const revs = revisionsOf(this.store, e.key);
+    const revs = revisionsOf(store, e.key);
     const i = revs.findIndex((r) => Math.abs(r) === e.seq);
     return i > 0 && revs[i - 1] > 0 ? 'MODIFIED' : 'ADDED';
   }
 
   async *changes(from: number, to: number, filter: Filter): AsyncIterable<Change> {
+    const store = await this.full();
     const clock = this.timesFromLog ? undefined : new StampClock();
     for await (const page of this.log.read(Math.max(from, 1), to)) {
       for (const e of page) {
         const time = clock ? clock.timeOf(e.value) : e.time;
         if (!takesKind(filter, e.key)) continue;
         const object = e.value as KubeObject;
-        if (!selects(filter, e.key, object)) continue;
-        yield { rv: e.seq, type: this.typeOf(e), key: e.key, object, time };
+        if (!selects(filter, e.key, () => object)) continue;
+        yield { rv: e.seq, type: this.typeOf(store, e), key: e.key, object, time };
       }
     }
   }
 
   async stateAt(rv: number, filter: Filter): Promise<Stored[]> {
     const prefix = filter.namespace === undefined ? '' : `${filter.namespace}/`;
-    const objects = await objectsAt(this.store, rv, filter.kinds.map(collectionOfKind), prefix);
-    return objects.filter((s) => selects(filter, s.key, s.obj)).map((s) => ({ key: s.key, object: s.obj }));
+    const objects = !this.store && this.log.firstSeq === 1 && rv <= FOLD_MAX ? await this.folded(rv, filter) : await objectsAt(await this.full(), rv, filter.kinds.map(collectionOfKind), prefix);
+    const out: Stored[] = [];
+    for (const s of objects) {
+      if (selects(filter, s.key, () => s.obj)) out.push({ key: s.key, get object() { return s.obj; }, json: () => jsonOf(s) });
+    }
+    return out;
+  }
+
+  /**
+   * The objects at rv by folding the log from its start (never compacted), in key order: what the
+   * store answers, for a version near the start. Export of a whole log asks the state at its first
+   * version, and rebuilding the store for it (every key of a checkpoint made into the key index)
+   * was most of the export's time.
+   */
+  private async folded(rv: number, filter: Filter): Promise<StoredObject[]> {
+    const at = new Map<string, StoredObject>();
+    for await (const page of (await this.encryptedLog()).read(1, rv)) {
+      for (const e of page) {
+        if (e.type === 'delete') at.delete(e.key);
+        else at.set(e.key, storedOf(e, e.key, e.seq));
+      }
+    }
+    const kept = [...at.values()].filter((s) => takesKind(filter, s.key)).map((s) => ({ s, ...splitKey(s.key) }));
+    kept.sort((a, b) => (a.collection !== b.collection ? (a.collection < b.collection ? -1 : 1) : a.suffix < b.suffix ? -1 : a.suffix > b.suffix ? 1 : 0));
+    return kept.map((k) => k.s);
   }
 
   async versionsOf(key: string): Promise<Change[]> {
+    const versions = (!this.store && (await this.plainVersionsOf(key))) || (await versionsOf(await this.full(), key));
     const clock = this.timesFromLog ? undefined : new StampClock();
-    return (await versionsOf(this.store, key)).map(({ entry: e, type }) => ({ rv: e.seq, type, key, object: e.value as KubeObject, time: clock ? clock.timeOf(e.value) : e.time }));
+    return versions.map(({ entry: e, type }) => ({ rv: e.seq, type, key, object: e.value as KubeObject, time: clock ? clock.timeOf(e.value) : e.time }));
+  }
+
+  /**
+   * The versions of key from the plain log: its revisions in the checkpoint and in the log after it,
+   * then those entries, as the store's versionsOf reads them. undefined where only the store can
+   * tell (no checkpoint it would load, a sealed entry).
+   */
+  private async plainVersionsOf(key: string): Promise<KeyVersion[] | undefined> {
+    const cp = checkpointRevisions(checkpointFile(this.path), key);
+    // The store replays the whole log instead of a checkpoint older than the horizon.
+    if (!cp || cp.seq < this.log.firstSeq - 1 || cp.seq > this.log.lastSeq) return undefined;
+    const revisions = [...cp.revisions];
+    for await (const page of this.log.read(cp.seq + 1)) for (const e of page) if (e.key === key) revisions.push(e.type === 'delete' ? -e.seq : e.seq);
+    const out: KeyVersion[] = [];
+    let before: number | undefined;
+    for (const r of revisions) {
+      const entry = await this.log.get(Math.abs(r));
+      if (entry && isSealed(entry)) return undefined;
+      if (entry) out.push({ entry, type: r < 0 ? 'DELETED' : before !== undefined && before > 0 ? 'MODIFIED' : 'ADDED' });
+      before = r;
+    }
+    return out;
+  }
+
+  async *storedEntries(from: number, to: number): AsyncIterable<LogEntry[]> {
+    // Through encryption at rest, as the store reads them: a sealed value comes opened, or as the stub of a corrupt one.
+    yield* (await this.encryptedLog()).read(Math.max(from, 1), to);
   }
 
   async versionAt(timeMs: number): Promise<number> {
@@ -141,6 +231,8 @@ class DataDirHistory implements History {
       }
       return lo;
     }
+    // Guessed from the objects' stamps: read through encryption at rest, as the store reads them.
+    await this.full();
     const clock = new StampClock();
     let found = 0;
     for await (const page of this.log.read(firstSeq, lastSeq)) {
@@ -155,8 +247,8 @@ class DataDirHistory implements History {
 
   async close(): Promise<void> {
     try {
-      await this.store.close();
-      await this.log.close();
+      await this.store?.close();
+      await this.log?.close();
     } finally {
       await rm(this.work, { recursive: true, force: true });
     }

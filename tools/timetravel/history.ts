@@ -3,6 +3,7 @@
  * (server.ts): the changes of the log in order, the state at a version, the versions of one object.
  * Both readers give the same answers, so each command is written once against this.
  */
+import type { LogEntry } from '../../src/log/log.js';
 import type { KubeObject } from '../../src/resources/types.js';
 import { kinds } from '../../src/resources/registry.js';
 import type { KindStrategy } from '../../src/resources/strategy.js';
@@ -24,7 +25,10 @@ export interface Change {
 
 export interface Stored {
   key: string;
-  object: KubeObject;
+  /** A getter where the object is still the log's bytes: decoded when read. */
+  readonly object: KubeObject;
+  /** Its JSON, straight from the stored bytes where it has them (what JSON.stringify(object) gives). */
+  json?(): Buffer;
 }
 
 export interface History {
@@ -44,6 +48,11 @@ export interface History {
   stateAt(rv: number, filter: Filter): Promise<Stored[]>;
   /** Every version of one object still in the log, oldest first (its state at `oldest` first, if any). */
   versionsOf(key: string): Promise<Change[]>;
+  /**
+   * The log's entries from..to as read, in pages, their objects still the stored bytes where the
+   * log has them: export writes those bytes as they are. Only a data folder has them.
+   */
+  storedEntries?(from: number, to: number): AsyncIterable<LogEntry[]>;
   /** The newest version committed at or before time (ms); 0 when none was. */
   versionAt(timeMs: number): Promise<number>;
   close(): Promise<void>;
@@ -91,13 +100,17 @@ export function makeFilter(opts: { kind?: string[]; namespace?: string; name?: s
   return { kinds: named.length > 0 ? named.map(resolveKind) : kinds, namespace: opts.namespace, name: opts.name, labels };
 }
 
-/** Whether the object at key passes the filter's namespace, name and labels (the kind is the caller's). */
-export function selects(filter: Filter, key: string, object: KubeObject): boolean {
+/**
+ * Whether the object at key passes the filter's namespace, name and labels (the kind is the
+ * caller's). object is asked for only when there is a label selector: without one, a stored object
+ * need not be decoded.
+ */
+export function selects(filter: Filter, key: string, object: () => KubeObject): boolean {
   const { suffix } = splitKey(key);
   const slash = suffix.indexOf('/');
   if (filter.namespace !== undefined && suffix.slice(0, slash) !== filter.namespace) return false;
   if (filter.name !== undefined && suffix.slice(slash + 1) !== filter.name) return false;
-  return !filter.labels || matchesLabels(filter.labels, object.metadata?.labels);
+  return !filter.labels || matchesLabels(filter.labels, object().metadata?.labels);
 }
 
 export const takesKind = (filter: Filter, key: string): boolean => {

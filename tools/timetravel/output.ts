@@ -35,9 +35,17 @@ export const formatTime = (ms: number | undefined, exact: boolean): string =>
 
 /** Columns padded as kubectl pads them: each as wide as its widest cell, three spaces apart. */
 export function table(header: string[], rows: string[][]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  return [...tableLines(header, rows)].join('');
+}
+
+/** The lines of table(), one at a time. */
+export function* tableLines(header: string[], rows: string[][]): Iterable<string> {
+  const widths = header.map((h) => h.length);
+  // Not Math.max(...cells): a million arguments overflow the stack.
+  for (const r of rows) for (let i = 0; i < widths.length; i++) widths[i] = Math.max(widths[i], r[i].length);
   const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]))).join('   ').trimEnd() + '\n';
-  return line(header) + rows.map(line).join('');
+  yield line(header);
+  for (const r of rows) yield line(r);
 }
 
 export const managerOf = (c: Change, before?: KubeObject): string => {
@@ -70,15 +78,36 @@ export function printChanges(changes: Change[], format: Format, timesFromLog: bo
   return header ? out : out.slice(out.indexOf('\n') + 1);
 }
 
-export function printState(rv: number, items: Stored[], format: Format): string {
-  if (format === 'json') return items.map((s) => JSON.stringify(s.object) + '\n').join('');
-  if (format === 'yaml') return stringify({ apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: String(rv) }, items: items.map((s) => s.object) });
+/**
+ * The state at rv, in pieces to write one after another: a state of a million objects is more text
+ * than one string may hold. JSON lines come from the stored bytes where the reader has them.
+ */
+export function* printState(rv: number, items: Stored[], format: Format): Iterable<string | Buffer> {
+  if (format === 'json') {
+    for (const s of items) {
+      if (s.json) yield* [s.json(), NEWLINE];
+      else yield JSON.stringify(s.object) + '\n';
+    }
+    return;
+  }
+  if (format === 'yaml') {
+    // As stringify of the whole List writes it, an item at a time: each item stringified at its place in it.
+    const head = { apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: String(rv) } };
+    if (items.length === 0) yield stringify({ ...head, items: [] });
+    else {
+      yield stringify(head) + 'items:\n';
+      for (const s of items) yield stringify({ items: [s.object] }).slice('items:\n'.length);
+    }
+    return;
+  }
   const rows = items.map((s) => {
     const { namespace, name } = namesOf(s.key);
     return [resourceOf(s.key), namespace, name, String(s.object.metadata.resourceVersion), String(s.object.metadata.creationTimestamp ?? '')];
   });
-  return table(['RESOURCE', 'NAMESPACE', 'NAME', 'RESOURCEVERSION', 'CREATED'], rows);
+  yield* tableLines(['RESOURCE', 'NAMESPACE', 'NAME', 'RESOURCEVERSION', 'CREATED'], rows);
 }
+
+const NEWLINE = Buffer.from('\n');
 
 const GREEN = '\x1b[32m';
 const RED = '\x1b[31m';

@@ -16,7 +16,8 @@ import { readFile } from 'node:fs/promises';
 import { packJson, unpackJson } from '../../src/log/codec.js';
 import type { KubeObject } from '../../src/resources/types.js';
 import { kinds } from '../../src/resources/registry.js';
-import { TimeTravelError, type History } from './history.js';
+import type { LogEntry } from '../../src/log/log.js';
+import { kindOfKey, StampClock, TimeTravelError, type History } from './history.js';
 
 export const MAGIC = Buffer.from('ORCHLOG\n', 'latin1');
 export const FORMAT = 1;
@@ -48,6 +49,43 @@ export interface Recording {
   entries: RecordedEntry[];
 }
 
+/**
+ * An entry's record straight from the log's stored bytes: the msgpack map {rv, type, key, time,
+ * object} written by hand around the object's bytes as the log holds them, so exporting an entry
+ * neither decodes nor encodes its object. (An entry without stored bytes, one encryption at rest
+ * opened, is encoded.) Numbers are float64: a reader gets the same numbers as from packJson's ints.
+ */
+export function entryFrame(e: LogEntry, time: number | null): Buffer[] {
+  const object = e.raw ?? packJson(e.value);
+  const key = Buffer.from(e.key, 'utf8');
+  const type = e.type === 'delete' ? DELETE : PUT;
+  const head = Buffer.allocUnsafe(FRAME_HEAD + ENTRY_FIELDS_BYTES + type.length + key.length + 5);
+  let at = FRAME_HEAD;
+  head[at++] = 0x85;
+  at += RV.copy(head, at);
+  head[at++] = 0xcb;
+  at = head.writeDoubleBE(e.seq, at);
+  at += TYPE.copy(head, at);
+  at += type.copy(head, at);
+  at += KEY.copy(head, at);
+  if (key.length < 0x100) (head[at++] = 0xd9), (head[at++] = key.length);
+  else (head[at++] = 0xda), (at = head.writeUInt16BE(key.length, at));
+  at += key.copy(head, at);
+  at += TIME.copy(head, at);
+  if (time === null) head[at++] = 0xc0;
+  else (head[at++] = 0xcb), (at = head.writeDoubleBE(time, at));
+  at += OBJECT.copy(head, at);
+  const fields = head.subarray(FRAME_HEAD, at);
+  head.writeUInt32BE(fields.length + object.length, 0);
+  head.writeUInt32BE(crc32(object, crc32(fields)), 4);
+  return [head.subarray(0, at), object];
+}
+
+const fixstr = (s: string): Buffer => Buffer.concat([Buffer.from([0xa0 | s.length]), Buffer.from(s, 'latin1')]);
+const [RV, TYPE, KEY, TIME, OBJECT, PUT, DELETE] = ['rv', 'type', 'key', 'time', 'object', 'put', 'delete'].map(fixstr);
+/** The map's mark, its field names and the widest number and string heads. */
+const ENTRY_FIELDS_BYTES = 1 + RV.length + 9 + TYPE.length + KEY.length + TIME.length + 9 + OBJECT.length;
+
 export function frame(payload: unknown): Buffer {
   const body = packJson(payload);
   const head = Buffer.allocUnsafe(FRAME_HEAD);
@@ -64,7 +102,17 @@ export async function writeRecording(history: History, from: number, to: number,
   const state = await history.stateAt(from, { kinds });
   await write(frame({ rv: from, objects: state.map((s) => [s.key, s.object]) }));
   let n = 0;
-  if (to > from) {
+  if (to > from && history.storedEntries) {
+    const clock = history.timesFromLog ? undefined : new StampClock();
+    for await (const page of history.storedEntries(from + 1, to)) {
+      for (const e of page) {
+        if (kindOfKey(e.key) === undefined) continue;
+        for (const b of entryFrame(e, (clock ? clock.timeOf(e.value) : e.time) ?? null)) await write(b);
+        n++;
+      }
+      if (page.length > 0) onEntry?.(page[page.length - 1].seq);
+    }
+  } else if (to > from) {
     for await (const c of history.changes(from + 1, to, { kinds })) {
       const entry: RecordedEntry = { rv: c.rv, type: c.type === 'DELETED' ? 'delete' : 'put', key: c.key, time: c.time ?? null, object: c.object };
       await write(frame(entry));

@@ -108,7 +108,7 @@ class ServerHistory implements History {
     const clock = new StampClock();
     for (const ev of merged) {
       const time = clock.timeOf(ev.object);
-      if (ev.rv < from || ev.rv > to || !takesKind(filter, ev.key) || !selects(filter, ev.key, ev.object)) continue;
+      if (ev.rv < from || ev.rv > to || !takesKind(filter, ev.key) || !selects(filter, ev.key, () => ev.object)) continue;
       yield { rv: ev.rv, type: ev.type, key: ev.key, object: ev.object, time };
     }
   }
@@ -126,7 +126,7 @@ class ServerHistory implements History {
           // A list's items carry no apiVersion and kind; the state's objects do, as stored.
           const object = { apiVersion: k.group === '' ? k.versions[0] : `${k.group}/${k.versions[0]}`, kind: k.kind, ...(o as object) } as KubeObject;
           const key = keyOf(k, object);
-          if (selects(filter, key, object)) out.push({ key, object });
+          if (selects(filter, key, () => object)) out.push({ key, object });
         }
         cont = list.metadata.continue ?? '';
       } while (cont);

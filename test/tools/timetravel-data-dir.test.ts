@@ -1,0 +1,106 @@
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkpointFile, LevelDbLog } from '../../src/log/leveldb-log.js';
+import { checkpointRevisions } from '../../tools/timetravel/checkpoint-index.js';
+import { snapshotLogFolder } from '../../tools/timetravel/log-snapshot.js';
+import { call, startServer, type TestServer } from '../helpers/server.js';
+import { EVENTS, createEvent, createNamespace, labelEvent } from '../watch/objects.js';
+import { run } from './helpers.js';
+
+/*
+ * How a data folder is read (tools/timetravel/data-dir.ts): a hard-linked snapshot of its log
+ * folder, and one object's history from the checkpoint file's index plus the log after it. The
+ * object is written before a checkpoint (a server stopped) and after it (a second server, still
+ * running while the commands read its folder).
+ */
+
+const NS = 'tt-dd';
+const KEY = `events.orch.io/events/${NS}/h1`;
+let dataDir: string;
+let server: TestServer;
+const rv: Record<string, number> = {};
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'orchd-tt-dd-'));
+  const first = await startServer({ dataDir });
+  await createNamespace(first.url, NS);
+  rv.created = await createEvent(first.url, 'h1', NS, { step: '1' });
+  rv.labelled = await labelEvent(first.url, 'h1', { step: '2' }, NS);
+  // Stopping checkpoints: what came before is in the checkpoint file, what comes next only in the log.
+  await first.close();
+  server = await startServer({ dataDir });
+  rv.relabelled = await labelEvent(server.url, 'h1', { step: '3' }, NS);
+  const del = await call(server.url, 'DELETE', `${EVENTS}/namespaces/${NS}/events/h1`);
+  expect(del.status).toBe(200);
+  rv.deleted = Number((await call(server.url, 'GET', `${EVENTS}/namespaces/${NS}/events`)).body.metadata.resourceVersion);
+  rv.recreated = await createEvent(server.url, 'h1', NS, { step: '4' });
+}, 60_000);
+
+afterAll(async () => {
+  await server?.close();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+const patches = (text: string) =>
+  text
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as { resourceVersion: string; type: string; patch: unknown[] });
+
+describe('history of one object from a data folder', () => {
+  it('the checkpoint file holds the revisions written before it, found without loading it', () => {
+    const found = checkpointRevisions(checkpointFile(join(dataDir, 'log')), KEY);
+    expect(found?.seq).toBeGreaterThanOrEqual(rv.labelled);
+    expect(found?.seq).toBeLessThan(rv.relabelled);
+    expect(found?.revisions).toEqual([rv.created, rv.labelled]);
+    expect(checkpointRevisions(checkpointFile(join(dataDir, 'log')), `events.orch.io/events/${NS}/absent`)?.revisions).toEqual([]);
+    expect(checkpointRevisions(join(dataDir, 'no-such-file'), KEY)).toBeUndefined();
+  });
+
+  it('every version, before the checkpoint and after it, a delete and a create again, each with its change', async () => {
+    const dir = await run('history', '--data-dir', dataDir, 'events/h1', '-n', NS, '-o', 'json-patch');
+    expect([dir.code, dir.err]).toEqual([0, '']);
+    const seen = patches(dir.out);
+    expect(seen.map((p) => `${p.type} ${p.resourceVersion}`)).toEqual([`ADDED ${rv.created}`, `MODIFIED ${rv.labelled}`, `MODIFIED ${rv.relabelled}`, `DELETED ${rv.deleted}`, `ADDED ${rv.recreated}`]);
+    expect(seen[0].patch).toEqual([{ op: 'add', path: '', value: expect.objectContaining({ metadata: expect.objectContaining({ name: 'h1', labels: { step: '1' } }) }) }]);
+    expect(seen[2].patch).toContainEqual({ op: 'replace', path: '/metadata/labels/step', value: '3' });
+    expect(seen[3].patch).toEqual([{ op: 'remove', path: '' }]);
+    expect(seen[4].patch).toEqual([{ op: 'add', path: '', value: expect.objectContaining({ metadata: expect.objectContaining({ labels: { step: '4' } }) }) }]);
+  });
+});
+
+describe('the snapshot of a log folder a server is writing', () => {
+  it('links the table files (the same inode), copies the rest, and opens with every acknowledged entry', async () => {
+    const to = await mkdtemp(join(tmpdir(), 'orchd-tt-snap-'));
+    try {
+      const folder = join(dataDir, 'log');
+      const head = rv.recreated;
+      await snapshotLogFolder(folder, join(to, 'log'));
+      const names = await readdir(join(to, 'log'));
+      expect(names).not.toContain('LOCK');
+      const tables = names.filter((n) => n.endsWith('.ldb'));
+      expect(tables.length).toBeGreaterThan(0);
+      for (const n of tables) {
+        const [a, b] = await Promise.all([stat(join(folder, n)).catch(() => undefined), stat(join(to, 'log', n))]);
+        // A table the server's compaction removed meanwhile is the snapshot's alone.
+        if (a) expect(b.ino).toBe(a.ino);
+      }
+      for (const n of names.filter((x) => x === 'CURRENT' || x.startsWith('MANIFEST-') || x.endsWith('.log'))) {
+        const [a, b] = await Promise.all([stat(join(folder, n)).catch(() => undefined), stat(join(to, 'log', n))]);
+        if (a) expect(b.ino).not.toBe(a.ino);
+      }
+      const log = new LevelDbLog({ path: join(to, 'log') });
+      await log.open();
+      try {
+        expect(log.lastSeq).toBeGreaterThanOrEqual(head);
+        expect((await log.get(head))?.key).toBe(KEY);
+      } finally {
+        await log.close();
+      }
+    } finally {
+      await rm(to, { recursive: true, force: true });
+    }
+  });
+});
