@@ -1,4 +1,4 @@
-import { auditTime, buffer, catchError, concatMap, connect, defer, EMPTY, mergeMap, type MonoTypeOperatorFunction, type Observable, type Subscription } from 'rxjs';
+import { auditTime, buffer, catchError, concatMap, connect, defer, EMPTY, ignoreElements, mergeMap, type MonoTypeOperatorFunction, type Observable, type Subscription } from 'rxjs';
 import { runAsSystem } from '../admission/index.js';
 import type { Logger } from '../observability/logger.js';
 
@@ -10,11 +10,12 @@ import type { Logger } from '../observability/logger.js';
  */
 export function systemJob(name: string, log: Logger, work: () => Promise<void>): Observable<never> {
   return defer(() => runAsSystem(work)).pipe(
+    ignoreElements(),
     catchError((err: unknown) => {
       log.warn(name, { error: String(err) });
       return EMPTY;
     }),
-  ) as Observable<never>;
+  );
 }
 
 /**

@@ -49,7 +49,12 @@ async function createBig(ns: string, name: string, kb: number): Promise<number> 
   return Number(r.body.metadata.resourceVersion);
 }
 
-/** Writes big objects until cond holds (bounded in count and time); returns the versions written. */
+/**
+ * Writes big objects until cond holds (bounded in count and time); returns the versions written. The
+ * stall tests allow 2,000 (125 MiB): before a watcher is behind, the kernel may take tens of MiB for
+ * a reader that does not read (tcp_rmem's maximum is 32 MiB on this machine), and 400 writes of
+ * 64 KiB fitted in it on an idle machine, so the watcher was never ended.
+ */
 async function writeUntil(ns: string, prefix: string, cond: () => boolean, max = 400): Promise<number[]> {
   const versions: number[] = [];
   const deadline = Date.now() + 30_000;
@@ -94,7 +99,7 @@ describe('a watcher that stops reading', () => {
     open.push(stalled);
     stalled.pause();
     expect(await connections()).toBe(conns + 1);
-    const versions = await writeUntil('slow', 'b', () => watches() === before, 400);
+    const versions = await writeUntil('slow', 'b', () => watches() === before, 2000);
     srv.api.context.watchLimits = LIMITS;
     expect(watches()).toBe(before);
     // When it reads again: a prefix of the events, then an ERROR with the version to resume from.
@@ -111,7 +116,7 @@ describe('a watcher that stops reading', () => {
     const cut = await HttpWatch.open(base, `${EVENTS}/namespaces/slow/events?watch=true&resourceVersion=${await currentVersion(base)}`);
     open.push(cut);
     cut.pause();
-    await writeUntil('slow', 'c', () => watches() === before, 400);
+    await writeUntil('slow', 'c', () => watches() === before, 2000);
     const deadline = Date.now() + LIMITS.graceMs + 5000;
     while ((await connections()) > conns2 && Date.now() < deadline) await sleep(100);
     expect(await connections()).toBe(conns2);
@@ -125,7 +130,7 @@ describe('a watcher that stops reading', () => {
     open.push(stalled);
     const socket = (stalled.ws as any)._socket as import('node:net').Socket;
     socket.pause();
-    const versions = await writeUntil('slow-ws', 'c', () => watches() === before);
+    const versions = await writeUntil('slow-ws', 'c', () => watches() === before, 2000);
     srv.api.context.watchLimits = LIMITS;
     expect(watches()).toBe(before);
     socket.resume();
