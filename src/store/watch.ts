@@ -252,12 +252,16 @@ function live$(store: Store, req: WatchRequest, flow: WatchFlow, p: Progress): O
   );
 }
 
-/** One page of the log after p.through, once the connection has drained. */
+/**
+ * One page of the log after p.through, once the connection has drained, in the store's catch-up
+ * turn: the pages of every catching-up watcher are read and sent one at a time, between rounds of
+ * live work, so replaying history cannot starve the live watchers' deliveries.
+ */
 function catchUp$(store: Store, req: WatchRequest, flow: WatchFlow, p: Progress): Observable<Step> {
   p.live = false;
   return concat(
     drained$(flow, req.stallTimeoutMs, p.through, store.appliedSeq),
-    defer(() => readPage(store, req, p)),
+    store.catchUpTurns.take(defer(() => readPage(store, req, p))),
   );
 }
 
