@@ -349,7 +349,10 @@ export class Store {
       () => {
         stageLap('append', appended);
         span.end();
-        return { key, seq, obj };
+        // The view applied the entry before its writer hears back, and a watcher of it encoded it
+        // then: the answer is the same bytes (one JSON encoding per version).
+        const held = this.view.get(key);
+        return held?.seq === seq && held.json ? { key, seq, obj, json: held.json } : { key, seq, obj };
       },
       (err: unknown) => {
         if (this.pending.get(key)?.seq === seq) this.pending.delete(key);
