@@ -300,7 +300,7 @@ export class Store {
     return c ? { seq: c.seq, obj: c.obj } : undefined;
   }
 
-  /** Appends a put if key is in the expected state; resolves with the committed version once durable. */
+  /** Appends a put if key is in the expected state; resolves with the committed version once durable (with the JSON its watchers got: the view applied it first). */
   put(key: string, obj: KubeObject, expected: Expected): Promise<StoredObject> {
     return this.retrying(() => this.write(key, 'put', obj, expected));
   }
@@ -349,8 +349,6 @@ export class Store {
       () => {
         stageLap('append', appended);
         span.end();
-        // The view applied the entry before its writer hears back, and a watcher of it encoded it
-        // then: the answer is the same bytes (one JSON encoding per version).
         const held = this.view.get(key);
         return held?.seq === seq && held.json ? { key, seq, obj, json: held.json } : { key, seq, obj };
       },
