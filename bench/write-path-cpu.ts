@@ -55,7 +55,10 @@ async function measure(root: string): Promise<Record<string, number>> {
       n.metadata.annotations = { 'bench.orch.io/sent-at': String(i) };
       return n;
     });
+  const decoded = () => bodies.map((b) => decodeBody(b, 'application/json', { accept: OBJECT_MEDIA_TYPES }).value);
   return {
+    'decode (JSON with duplicate keys)': cpu(() => bodies, (b) => decodeBody(b, 'application/json', { accept: OBJECT_MEDIA_TYPES })),
+    'checks (apiVersion and kind, types, unknown fields)': cpu(decoded, (v) => checkObject(event, 'v1', v, [], 'Strict')),
     'a create\'s managedFields': cpu(fresh, (o) => trackUpdate(route, undefined, o, 'bench')),
     'an update\'s managedFields, same manager': cpu(changed, (n, i) => trackUpdate(route, live[i], n, 'bench')),
     'an update\'s managedFields, another manager': cpu(changed, (n, i) => trackUpdate(route, live[i], n, 'other')),

@@ -32,6 +32,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const orchdRuns = new Map<number, RunResult>();
   const httpRuns = new Map<number, RunResult>();
   const etcdRuns = new Map<number, RunResult>();
+  const gatewayRuns = new Map<number, RunResult>();
   const ceiling = new Map<number, number>();
   const batching = new Map<number, { meanBatch: number; meanSyncMs: number }>();
   const stages = new Map<number, Record<string, number>>();
@@ -116,6 +117,26 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
         ),
       );
     }
+    // The same puts as JSON over HTTP/1.1 (etcd's grpc-gateway, keys and values base64): what a
+    // client that speaks HTTP and JSON, as orchd's do, gets from etcd.
+    for (const c of clients) {
+      ctx.log(`writes: etcd puts through its JSON gateway, ${c} clients`);
+      const http = new HttpClient(etcd.clientUrl, c);
+      gatewayRuns.set(
+        c,
+        await closedLoop(
+          c,
+          bounds(ctx),
+          async () => {
+            const key = `/registry/events.orch.io/events/default/${name(n++)}`;
+            const put = { key: Buffer.from(key).toString('base64'), value: eventBytes(key, n).toString('base64') };
+            return expectStatus(await http.request('POST', '/v3/kv/put', Buffer.from(JSON.stringify(put))), 200);
+          },
+          { etcd: etcd.pid },
+        ),
+      );
+      http.close();
+    }
   }
 
   const rows: Row[] = clients.map((c) => {
@@ -124,6 +145,8 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     const h = httpRuns.get(c);
     const row: Row = { clients: c, ...orchdFields(o), ...batching.get(c) };
     if (e) Object.assign(row, prefixed('etcd', cellStats(e)), { etcdCpu: e.cpu.etcd, vsEtcd: ratio(o.throughput, e.throughput) });
+    const g = gatewayRuns.get(c);
+    if (g) Object.assign(row, { gatewayRate: g.throughput, vsGateway: ratio(o.throughput, g.throughput) });
     if (h) Object.assign(row, { httpRate: h.throughput, vsHttp: ratio(o.throughput, h.throughput) });
     if (ceiling.has(c)) Object.assign(row, { leveldbRate: ceiling.get(c)!, vsLeveldb: ratio(o.throughput, ceiling.get(c)) });
     return row;
@@ -137,6 +160,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   ];
   if (ctx.etcd) {
     columns.push(col('etcdRate', 'etcd puts/s', 'rate'), col('etcdP50', 'etcd p50', 'ms'), col('etcdP99', 'etcd p99', 'ms'), col('etcdCpu', 'etcd CPU', 'pct'), col('vsEtcd', 'orchd/etcd', 'ratio'));
+    columns.push(col('gatewayRate', 'etcd JSON gateway puts/s', 'rate'), col('vsGateway', 'orchd/gateway', 'ratio'));
   }
   if (ctx.opts.ceilings) {
     columns.push(col('httpRate', 'bare http echo/s', 'rate'), col('vsHttp', 'orchd/http', 'ratio'), col('leveldbRate', 'LevelDB entries/s', 'rate'), col('vsLeveldb', 'orchd/LevelDB', 'ratio'));
@@ -148,12 +172,12 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     'records/batch and batch wait: from orchd\'s /metrics over the cell (whole cell, warm-up included): records per synced LevelDB batch (group commit) and the mean time from a batch\'s first append to its durable sync.',
     `orchd peak RSS over the scenario: ${(peakRss / 2 ** 20).toFixed(0)} MiB.`,
     ...(ctx.opts.ceilings ? ['Ceilings: bare node:http POST /echo (read, JSON.parse, JSON.stringify, 201) in its own process with the same client; LevelDB: back-to-back synced chained batches of <clients> entries of the stored record\'s bytes, no HTTP.'] : []),
-    ...(ctx.etcd ? [`${ctx.etcd.version}, single member on loopback, fsync on; etcd3 client (one gRPC channel) with the same concurrency and values.`] : []),
-    ...clients.flatMap((c) => [...errorNote(`orchd ${c} clients`, orchdRuns.get(c)!), ...(etcdRuns.get(c) ? errorNote(`etcd ${c} clients`, etcdRuns.get(c)!) : []), ...(httpRuns.get(c) ? errorNote(`http ${c} clients`, httpRuns.get(c)!) : [])]),
+    ...(ctx.etcd ? [`${ctx.etcd.version}, single member on loopback, fsync on; etcd3 client (one gRPC channel) with the same concurrency and values; JSON gateway: POST /v3/kv/put of the same values (base64 in JSON) over one keep-alive connection per client.`] : []),
+    ...clients.flatMap((c) => [...errorNote(`orchd ${c} clients`, orchdRuns.get(c)!), ...(etcdRuns.get(c) ? errorNote(`etcd ${c} clients`, etcdRuns.get(c)!) : []), ...(gatewayRuns.get(c) ? errorNote(`etcd gateway ${c} clients`, gatewayRuns.get(c)!) : []), ...(httpRuns.get(c) ? errorNote(`http ${c} clients`, httpRuns.get(c)!) : [])]),
   ];
 
   const throughput: Series[] = [{ name: 'orchd', points: clients.map((c) => [c, orchdRuns.get(c)!.throughput]) }];
-  if (ctx.etcd) throughput.push({ name: 'etcd', points: clients.map((c) => [c, etcdRuns.get(c)!.throughput]) });
+  if (ctx.etcd) throughput.push({ name: 'etcd', points: clients.map((c) => [c, etcdRuns.get(c)!.throughput]) }, { name: 'etcd JSON gateway', points: clients.map((c) => [c, gatewayRuns.get(c)!.throughput]) });
   if (ctx.opts.ceilings) {
     throughput.push({ name: 'bare node:http', points: clients.map((c) => [c, httpRuns.get(c)!.throughput]) });
     throughput.push({ name: 'raw LevelDB', points: clients.map((c) => [c, ceiling.get(c)!]) });
@@ -184,6 +208,11 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   if (at && e64) {
     const r = at.throughput / e64.throughput;
     targets.push({ scenario: 'writes', name: `creates vs etcd puts at ${TARGET_CLIENTS} clients`, target: '≥ 1.0×', measured: `${r.toFixed(2)}×`, met: r >= 1 });
+  }
+  const g64 = gatewayRuns.get(TARGET_CLIENTS);
+  if (at && g64) {
+    const r = at.throughput / g64.throughput;
+    targets.push({ scenario: 'writes', name: `creates vs etcd JSON-gateway puts at ${TARGET_CLIENTS} clients (issue 19)`, target: '≥ 1.5×', measured: `${r.toFixed(2)}×`, met: r >= 1.5 });
   }
 
   for (const change of CHANGES) {

@@ -1,7 +1,9 @@
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { open, rename, type FileHandle } from 'node:fs/promises';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { dirname } from 'node:path';
 import { CHECKPOINT_HEAD_BYTES, PART_LENGTH_BYTES, checkpointHead, framePart, readCheckpointHead } from './codec.js';
-import type { Checkpoint, SavedCheckpoint } from './log.js';
+import type { Checkpoint, PartBytes, SavedCheckpoint } from './log.js';
 
 /*
  * A checkpoint in a file of its own (codec.ts lays out its bytes), for the backends that keep
@@ -53,70 +55,107 @@ async function readHead(file: string): Promise<{ seq: number } | undefined> {
   }
 }
 
-/** A checkpoint file is read in steps of this many bytes, into buffers of up to SEGMENT bytes. */
-const READ_STEP = 64 << 20;
-/** Buffers stay far below Node's 4 GiB limit: a checkpoint of several million objects spans a few. */
-const SEGMENT = 1 << 30;
+/** Object bytes are read into buffers of this size, each holding many parts (see PartFile). */
+const SLAB = 64 << 20;
+/** The walk over the parts' heads lets other work run after this many parts. */
+const YIELD_EVERY = 64;
 
 /**
- * The parts of a checkpoint file as views of few large buffers (one per GiB), read in large steps
- * with the next step in flight while the caller works on the parts already read. Not one buffer per
- * part: a thousand separately allocated megabytes of memory outside the heap each pushed V8 towards
- * another full collection while the view was being built (a third of a restart's time was the
- * garbage collector). The objects loaded from the parts keep their buffer alive; once most of them
- * are replaced, the rest get bytes of their own (store/view.ts releaseBuffers). The file is opened
- * when iteration starts and closed when it ends, or when the caller stops early. (segment and
- * readStep are parameters so that a test can cross buffers with a small file.)
+ * The parts of a checkpoint file, each read only where asked (PartBytes), synchronously, from a
+ * descriptor kept open until every part has been read to its end. A restart reads the parts'
+ * heads (the keys: what /readyz needs) and the objects of a part when its first key is used
+ * (store/lazy-slots.ts), not the whole file first: reading a 1.6 GB checkpoint of a million Events
+ * was most of the time to ready (the copy from the page cache, and faulting in the fresh memory).
+ * The objects go into shared 64 MiB buffers, not one per part: a thousand separately allocated
+ * megabytes outside the heap each pushed V8 towards another full collection. The file may be
+ * replaced meanwhile (the next checkpoint renames over it): the open descriptor still reads this one.
  */
-export async function* readParts(file: string, seq: number, segment = SEGMENT, readStep = READ_STEP): AsyncIterable<Buffer> {
-  const fh = await open(file, 'r');
-  let pending: Promise<number> | undefined;
+export async function* readParts(file: string, seq: number): AsyncIterable<PartBytes> {
+  const parts = new PartFile(openSync(file, 'r'));
+  let walked = false;
   try {
-    // Replaced since its head was read (only a running store saves, and it is the one loading).
-    if (readCheckpointHead((await fh.read(Buffer.alloc(CHECKPOINT_HEAD_BYTES), 0, CHECKPOINT_HEAD_BYTES, 0)).buffer) !== seq) {
-      throw new Error(`checkpoint file ${file} changed while it was read`);
+    if (readCheckpointHead(parts.read(0, CHECKPOINT_HEAD_BYTES)) !== seq) throw new Error(`checkpoint file ${file} changed while it was read`);
+    const total = fstatSync(parts.fd).size;
+    for (let at = CHECKPOINT_HEAD_BYTES, n = 0; at < total; n++) {
+      const length = at + PART_LENGTH_BYTES <= total ? parts.read(at, at + PART_LENGTH_BYTES).readUInt32BE(0) : Infinity;
+      const from = at + PART_LENGTH_BYTES;
+      if (from + length > total) throw new Error(`checkpoint file ${file} ends inside a part (at byte ${at})`);
+      yield parts.part(from, length);
+      at = from + length;
+      if (n % YIELD_EVERY === YIELD_EVERY - 1) await nextTurn();
     }
-    const total = (await fh.stat()).size - CHECKPOINT_HEAD_BYTES;
-    /** The buffer, where it starts in the file (after the head), how much of it is read, and the next part in it. */
-    let buf = Buffer.allocUnsafeSlow(Math.max(0, Math.min(segment, total)));
-    let base = 0;
-    let filled = 0;
-    let at = 0;
-    const cut = () => new Error(`checkpoint file ${file} ends inside a part (at byte ${CHECKPOINT_HEAD_BYTES + base + at})`);
-    const step = (): Promise<number> => {
-      const from = filled;
-      return fh.read(buf, from, Math.min(readStep, buf.length - from), CHECKPOINT_HEAD_BYTES + base + from).then((r) => r.bytesRead);
-    };
-    const readOn = async (): Promise<void> => {
-      const read = pending && (await pending);
-      if (!read) throw cut();
-      filled += read;
-      pending = filled < buf.length ? step() : undefined;
-    };
-    /** Waits until buf[at, at + n) is read; a part running past the buffer moves, with what was read of it, to the next. */
-    const readable = async (n: number): Promise<void> => {
-      if (base + at + n > total) throw cut();
-      if (at + n > buf.length) {
-        while (pending) await readOn();
-        const next = Buffer.allocUnsafeSlow(Math.max(n, Math.min(segment, total - base - at)));
-        filled = buf.copy(next, 0, at, filled);
-        base += at;
-        at = 0;
-        buf = next;
-        pending = filled < buf.length ? step() : undefined;
-      }
-      while (filled < at + n) await readOn();
-    };
-    pending = buf.length > 0 ? step() : undefined;
-    while (base + at < total) {
-      await readable(PART_LENGTH_BYTES);
-      const length = buf.readUInt32BE(at);
-      await readable(PART_LENGTH_BYTES + length);
-      yield buf.subarray(at + PART_LENGTH_BYTES, at + PART_LENGTH_BYTES + length);
-      at += PART_LENGTH_BYTES + length;
-    }
+    walked = true;
   } finally {
-    await pending?.catch(() => undefined);
-    await fh.close();
+    // Stopped early (not a checkpoint the store reads, or a bad one): nothing will read its parts.
+    if (!walked) parts.close();
+    else parts.walked();
   }
 }
+
+/** The open checkpoint file its parts read from; closed once each part was read to its end. */
+class PartFile {
+  private open = true;
+  /** Parts handed out and not yet read to their end. */
+  private unread = 0;
+  private done = false;
+  private slab: Buffer | undefined;
+  private used = 0;
+
+  constructor(readonly fd: number) {
+    closeOnCollect.register(this, fd, this);
+  }
+
+  part(start: number, length: number): PartBytes {
+    this.unread++;
+    let whole = false;
+    return {
+      length,
+      read: (from, to) => {
+        if (!(from >= 0 && from <= to && to <= length)) throw new RangeError(`bytes ${from} to ${to} of a checkpoint part of ${length}`);
+        const bytes = this.read(start + from, start + to);
+        if (to === length && !whole) {
+          whole = true;
+          if (--this.unread === 0 && this.done) this.close();
+        }
+        return bytes;
+      },
+    };
+  }
+
+  /** Bytes [from, to) of the file: large ranges (a part's objects) in a shared buffer, small ones (a head) on their own. */
+  read(from: number, to: number): Buffer {
+    if (!this.open) throw new Error('checkpoint file read after every part was read to its end');
+    const n = to - from;
+    let out: Buffer;
+    if (n < SLAB / 64) out = Buffer.allocUnsafe(n);
+    else {
+      if (!this.slab || this.used + n > this.slab.length) {
+        this.slab = Buffer.allocUnsafeSlow(Math.max(n, SLAB));
+        this.used = 0;
+      }
+      out = this.slab.subarray(this.used, (this.used += n));
+    }
+    for (let at = 0; at < n; ) {
+      const got = readSync(this.fd, out, at, n - at, from + at);
+      if (got === 0) throw new Error(`checkpoint file ends at byte ${from + at}, inside a part`);
+      at += got;
+    }
+    return out;
+  }
+
+  /** Every part is handed out: the file closes once the last is read. */
+  walked(): void {
+    this.done = true;
+    if (this.unread === 0) this.close();
+  }
+
+  close(): void {
+    if (!this.open) return;
+    this.open = false;
+    closeOnCollect.unregister(this);
+    closeSync(this.fd);
+  }
+}
+
+/** A view dropped with parts never read (a store not closed) does not keep the file open for good. */
+const closeOnCollect = new FinalizationRegistry<number>((fd) => closeSync(fd));

@@ -57,11 +57,26 @@ export interface Checkpoint {
   parts: AsyncIterable<readonly Uint8Array[]>;
 }
 
-/** A checkpoint as the log gives it back: each part, in order, as one buffer of its own. */
+/**
+ * A checkpoint as the log gives it back: each part, in order, as one buffer of its own, or as a part
+ * of a file read a range at a time when asked (a restart then reads the parts' heads, not every object).
+ */
 export interface SavedCheckpoint {
   seq: number;
-  parts: AsyncIterable<Buffer>;
+  parts: AsyncIterable<Buffer | PartBytes>;
 }
+
+/** A checkpoint part whose bytes are read when asked for, synchronously: read(from, to) is bytes [from, to). */
+export interface PartBytes {
+  readonly length: number;
+  read(from: number, to: number): Buffer;
+}
+
+/** A part's whole bytes, whichever way the log gave it. */
+export const partBuffer = (p: Buffer | PartBytes): Buffer => (Buffer.isBuffer(p) ? p : p.read(0, p.length));
+
+/** A part as PartBytes, whichever way the log gave it. */
+export const partBytes = (p: Buffer | PartBytes): PartBytes => (Buffer.isBuffer(p) ? { length: p.length, read: (from, to) => p.subarray(from, to) } : p);
 
 /** What a replica that fell behind a compaction of a shared log gets instead of the history it missed. */
 export interface Relist {

@@ -108,6 +108,11 @@ export class ObjectStore {
   }
 
   async create(kind: KindStrategy, namespace: string | undefined, incoming: KubeObject, opts: WriteOptions): Promise<KubeObject> {
+    return (await this.createStored(kind, namespace, incoming, opts)).obj;
+  }
+
+  /** create, answering the stored version: with its JSON when a watcher encoded it already (see Store.put). */
+  async createStored(kind: KindStrategy, namespace: string | undefined, incoming: KubeObject, opts: WriteOptions): Promise<StoredObject> {
     let t = stageStart();
     let obj = incoming;
     const meta = obj.metadata;
@@ -143,10 +148,10 @@ export class ObjectStore {
     // A dry run still answers what the write would: an existing name is AlreadyExists.
     if (opts.dryRun) {
       if (this.store.get(key)) throw E.alreadyExists(qualified(kind, name));
-      return obj;
+      return { key, seq: 0, obj };
     }
     try {
-      return (await this.store.put(key, obj, 'absent')).obj;
+      return await this.store.put(key, obj, 'absent');
     } catch (err) {
       throw this.translate(err, kind, name);
     }

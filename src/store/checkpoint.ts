@@ -1,5 +1,5 @@
 import { packJson, unpackJson } from '../log/codec.js';
-import type { Checkpoint, SavedCheckpoint } from '../log/log.js';
+import { partBytes, type Checkpoint, type SavedCheckpoint } from '../log/log.js';
 import { SortedKeys } from './sorted-keys.js';
 import { LazySlots } from './lazy-slots.js';
 import { listIn } from './keys.js';
@@ -90,8 +90,9 @@ const bytesOf = (o: StoredObject): Buffer => (o instanceof LazyObject ? o.raw : 
 /**
  * The view a checkpoint holds, or undefined when its parts are not a checkpoint of this format.
  * Parts are read while the one before is looked at, so /livez keeps answering while a large view
- * loads. Only the keys are decoded now (the sorted keys, and how many objects there are); each
- * part's slots and objects are made when a key of the part is first used (lazy-slots.ts).
+ * loads. Only the heads are read and decoded now (the sorted keys, and how many objects there are);
+ * each part's objects are read, and its slots made, when a key of the part is first used
+ * (lazy-slots.ts; a checkpoint file reads them from the disk only then: log/checkpoint-file.ts).
  */
 export async function decodeCheckpoint(cp: SavedCheckpoint): Promise<View | undefined> {
   const view = new View();
@@ -99,14 +100,17 @@ export async function decodeCheckpoint(cp: SavedCheckpoint): Promise<View | unde
   const history = new Map<string, string[]>();
   const slots = new Map<string, { slots: LazySlots; objects: number }>();
   let marked = false;
-  for await (const part of cp.parts) {
+  for await (const stored of cp.parts) {
+    const part = partBytes(stored);
     if (!marked) {
-      if (!part.equals(MAGIC)) return undefined;
+      if (part.length !== MAGIC.length || !part.read(0, part.length).equals(MAGIC)) return undefined;
       marked = true;
       continue;
     }
-    const headLength = part.readUInt32BE(0);
-    const head = unpackJson(part.subarray(4, 4 + headLength)) as PartHead;
+    const headLength = part.read(0, 4).readUInt32BE(0);
+    const objectsAt = 4 + headLength;
+    if (objectsAt > part.length) throw new Error(`checkpoint at ${cp.seq}: a part ends inside its head`);
+    const head = unpackJson(part.read(4, objectsAt)) as PartHead;
     const c = head.c;
     const prefix = c.length + 1;
     const held = listIn(current, c);
@@ -114,7 +118,7 @@ export async function decodeCheckpoint(cp: SavedCheckpoint): Promise<View | unde
     let collection = slots.get(c);
     if (!collection) slots.set(c, (collection = { slots: new LazySlots(), objects: 0 }));
     const suffixes: string[] = new Array(head.k.length);
-    let at = 4 + headLength;
+    let at = objectsAt;
     for (let i = 0, o = 0; i < head.k.length; i++) {
       const suffix = head.k[i].slice(prefix);
       suffixes[i] = suffix;
@@ -126,7 +130,7 @@ export async function decodeCheckpoint(cp: SavedCheckpoint): Promise<View | unde
       held.push(suffix);
       collection.objects++;
     }
-    collection.slots.addPart({ suffixes, buffer: part.buffer, bytes: at - 4 - headLength, slots: () => slotsOf(head, part, 4 + headLength) });
+    collection.slots.addPart({ suffixes, buffer: Buffer.isBuffer(stored) ? stored.buffer : undefined, bytes: at - objectsAt, slots: () => slotsOf(head, objectsAt === part.length ? EMPTY : part.read(objectsAt, part.length)) });
   }
   if (!marked) return undefined;
   for (const [c, known] of history) {
@@ -143,18 +147,20 @@ export async function decodeCheckpoint(cp: SavedCheckpoint): Promise<View | unde
   return view;
 }
 
+const EMPTY = Buffer.alloc(0);
+
 const lastOf = (r: number | number[]): number => (typeof r === 'number' ? r : r[r.length - 1]);
 
-/** The slots of a part's keys, each current object a range of the part's bytes (checked when it was loaded). */
-function slotsOf(head: PartHead, part: Buffer, at: number): Slot[] {
+/** The slots of a part's keys, each current object a range of the part's object bytes (their sizes checked when it was loaded). */
+function slotsOf(head: PartHead, objects: Buffer): Slot[] {
   const out: Slot[] = new Array(head.k.length);
-  for (let i = 0, o = 0; i < head.k.length; i++) {
+  for (let i = 0, o = 0, at = 0; i < head.k.length; i++) {
     const r = head.r[i];
     const slot = new Slot(lastOf(r), undefined);
     if (typeof r !== 'number') slot.older = r.slice(0, -1);
     if (slot.last > 0) {
       const size = head.n[o++];
-      slot.cur = new LazyObject(head.k[i], slot.last, part, at, at + size);
+      slot.cur = new LazyObject(head.k[i], slot.last, objects, at, at + size);
       at += size;
     }
     out[i] = slot;

@@ -4,8 +4,11 @@ import type { Slot } from './view.js';
 export interface PendingPart {
   /** The part's in-collection keys, sorted. */
   readonly suffixes: readonly string[];
-  /** The buffer the part's objects are ranges of, and how many bytes they hold. */
-  readonly buffer: ArrayBufferLike;
+  /**
+   * The buffer the part's objects are ranges of when it is in memory already (none when they are
+   * read from a file on first use), and how many bytes they hold.
+   */
+  readonly buffer: ArrayBufferLike | undefined;
   readonly bytes: number;
   /** The slots of suffixes, in order, made from the part's bytes. */
   slots(): Slot[];
@@ -47,9 +50,9 @@ export class LazySlots extends Map<string, Slot> {
     return super.values();
   }
 
-  /** Adds the bytes of the objects not yet made to used, by buffer (all of them are current). */
+  /** Adds the bytes of the objects not yet made to used, by buffer (all of them are current), for the parts in memory. */
   countUnmade(used: Map<ArrayBufferLike, number>): void {
-    for (const part of this.parts) if (part) used.set(part.buffer, (used.get(part.buffer) ?? 0) + part.bytes);
+    for (const part of this.parts) if (part?.buffer) used.set(part.buffer, (used.get(part.buffer) ?? 0) + part.bytes);
   }
 
   /** Makes every part's slots now. */

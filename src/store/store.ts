@@ -303,7 +303,7 @@ export class Store {
     return c ? { seq: c.seq, obj: c.obj } : undefined;
   }
 
-  /** Appends a put if key is in the expected state; resolves with the committed version once durable. */
+  /** Appends a put if key is in the expected state; resolves with the committed version once durable (with the JSON its watchers got: the view applied it first). */
   put(key: string, obj: KubeObject, expected: Expected): Promise<StoredObject> {
     return this.retrying(() => this.write(key, 'put', obj, expected));
   }
@@ -352,7 +352,8 @@ export class Store {
       () => {
         stageLap('append', appended);
         span.end();
-        return { key, seq, obj };
+        const held = this.view.get(key);
+        return held?.seq === seq && held.json ? { key, seq, obj, json: held.json } : { key, seq, obj };
       },
       (err: unknown) => {
         if (this.pending.get(key)?.seq === seq) this.pending.delete(key);

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { LogError, type Appended, type Checkpoint, type Log, type LogEntry, type LogErrorCode, type SavedCheckpoint } from '../../src/log/log.js';
+import { LogError, partBuffer, type Appended, type Checkpoint, type Log, type LogEntry, type LogErrorCode, type SavedCheckpoint } from '../../src/log/log.js';
 
 /**
  * The log contract (src/log/log.ts) as one suite that every backend runs, as abstract-level's test
@@ -39,7 +39,7 @@ function checkpoint(seq: number, parts: number[][][]): Checkpoint {
 
 async function partsOf(cp: SavedCheckpoint | undefined): Promise<number[][]> {
   const out: number[][] = [];
-  for await (const part of cp?.parts ?? []) out.push([...part]);
+  for await (const part of cp?.parts ?? []) out.push([...partBuffer(part)]);
   return out;
 }
 

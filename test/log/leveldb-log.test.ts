@@ -1,3 +1,4 @@
+import { readdirSync, readlinkSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { decodeEntry, readSeq, StoredEntry } from '../../src/log/codec.js';
 import { checkpointFile, LevelDbLog } from '../../src/log/leveldb-log.js';
 import { readParts } from '../../src/log/checkpoint-file.js';
+import type { PartBytes } from '../../src/log/log.js';
 import { runLogContract } from './contract.js';
 
 const dirs: string[] = [];
@@ -165,26 +167,41 @@ describe('LevelDbLog', () => {
     }
   });
 
-  it('reads a checkpoint\'s parts across buffers, a part running past one moving whole to the next; a cut file fails at its cut', async () => {
+  it('reads a checkpoint\'s parts only where asked, large ranges into shared buffers, and closes the file once each part was read to its end; a cut file fails at its cut', async () => {
     const path = await tempPath();
     const log = new LevelDbLog({ path });
     await log.open();
     try {
       await log.append(() => ({ type: 'put', key: 'k', value: 1 })).durable;
-      // Parts of 0 to 60 bytes: with buffers of 100 bytes read 7 at a time, many parts cross a buffer's end.
-      const parts = Array.from({ length: 40 }, (_, i) => Buffer.alloc((i * 37) % 61, i));
+      const file = checkpointFile(path);
+      // Parts of 0 to 60 bytes, and three of 2 MiB: those are read into one shared buffer.
+      const small = Array.from({ length: 40 }, (_, i) => Buffer.alloc((i * 37) % 61, i));
+      const big = [1, 2, 3].map((i) => Buffer.alloc(2 << 20, i));
+      const parts = [...small, ...big];
       await log.saveCheckpoint({ seq: 1, parts: (async function* () { for (const p of parts) yield [p]; })() });
-      const read = async (segment: number, step: number) => {
-        const out: Buffer[] = [];
-        for await (const p of readParts(checkpointFile(path), 1, segment, step)) out.push(Buffer.from(p));
-        return out;
+      const opened = () => readdirSync('/proc/self/fd').filter((fd) => { try { return readlinkSync(`/proc/self/fd/${fd}`) === file; } catch { return false; } }).length;
+      const stored: PartBytes[] = [];
+      for await (const p of readParts(file, 1)) stored.push(p);
+      expect(stored.map((p) => p.length)).toEqual(parts.map((p) => p.length));
+      // Read in pieces, out of order: each range is the part's bytes there.
+      expect(stored[1].read(2, 9)).toEqual(parts[1].subarray(2, 9));
+      expect(() => stored[1].read(30, 40)).toThrow(RangeError);
+      expect(opened()).toBe(1);
+      const whole = stored.map((p, i) => (i === 1 ? Buffer.concat([p.read(0, 2), p.read(2, p.length)]) : p.read(0, p.length)));
+      expect(whole).toEqual(parts);
+      expect(new Set(whole.slice(-3).map((b) => b.buffer)).size).toBe(1);
+      expect(opened()).toBe(0);
+      expect(() => stored[1].read(0, 1)).toThrow(/after every part was read/);
+      // Stopped early: the file is closed at once.
+      for await (const p of readParts(file, 1)) if (p) break;
+      expect(opened()).toBe(0);
+      const bytes = await readFile(file);
+      await writeFile(file, bytes.subarray(0, bytes.length - 5));
+      const cut = async () => {
+        for await (const p of readParts(file, 1)) void p;
       };
-      expect(await read(100, 7)).toEqual(parts);
-      expect(await read(64, 64)).toEqual(parts);
-      expect(await read(1 << 20, 1 << 20)).toEqual(parts);
-      const whole = await readFile(checkpointFile(path));
-      await writeFile(checkpointFile(path), whole.subarray(0, whole.length - 5));
-      await expect(read(100, 7)).rejects.toThrow(/ends inside a part/);
+      await expect(cut()).rejects.toThrow(/ends inside a part/);
+      expect(opened()).toBe(0);
     } finally {
       await log.close();
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Checkpoint, LogEntry, SavedCheckpoint } from '../../src/log/log.js';
+import { partBuffer, type Checkpoint, type LogEntry, type SavedCheckpoint } from '../../src/log/log.js';
 import { decodeCheckpoint, encodeCheckpoint, type ReadRevision } from '../../src/store/checkpoint.js';
 import { encodeStored, LazyObject, peekObject, storedApiVersion, storedOf, View } from '../../src/store/view.js';
 import { decodeEntry, encodeRecord } from '../../src/log/codec.js';
@@ -150,7 +150,7 @@ describe('checkpoint', () => {
     const view = viewOf(many);
     const cp = await saved(encodeCheckpoint(view, noLog));
     const parts: Buffer[] = [];
-    for await (const part of cp.parts) parts.push(part);
+    for await (const part of cp.parts) parts.push(partBuffer(part));
     // 6.4 MB of objects: several parts, none much over 1 MiB (a part ends once it passes it).
     expect(parts.length).toBeGreaterThan(5);
     expect(Math.max(...parts.map((p) => p.length))).toBeLessThan(2 ** 20 + 70 * 1024);
@@ -279,7 +279,7 @@ describe('a loaded checkpoint makes slots part by part, on first use', () => {
   async function loadedFromOneBuffer(v: View): Promise<View> {
     const cp = await saved(encodeCheckpoint(v, noLog));
     const parts: Buffer[] = [];
-    for await (const p of cp.parts) parts.push(p);
+    for await (const p of cp.parts) parts.push(partBuffer(p));
     const whole = Buffer.concat(parts);
     let at = 0;
     const views = parts.map((p) => whole.subarray(at, (at += p.length)));

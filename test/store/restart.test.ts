@@ -59,3 +59,38 @@ describe('restart after compaction', () => {
     expect(second.store.appliedSeq).toBe(second.log.lastSeq);
   });
 });
+
+describe('restart from a checkpoint file', () => {
+  it('reads only the heads at start; each part\'s objects come from the file when first used, exact, and a new checkpoint renamed over the file meanwhile changes nothing read', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'orchd-restart-'));
+    cleanup.push(() => rm(dir, { recursive: true, force: true }));
+    const path = join(dir, 'log');
+    const first = await open(path);
+    // ~3 MB of objects: several parts of ~1 MiB.
+    const big = (name: string, v: number): KubeObject => ({ ...obj(name, v), data: { note: `${name}:`.padEnd(1500, 'x') } });
+    const names = Array.from({ length: 2000 }, (_, i) => `o${String(i).padStart(4, '0')}`);
+    await Promise.all(names.map((n, i) => first.store.put(`g/x//${n}`, big(n, i), 'absent')));
+    const before = [...first.store.view.objects()].map((s) => [s.key, s.seq, JSON.stringify(s.obj)]);
+    await first.store.checkpoint();
+    await cleanup.pop()!();
+
+    const second = await open(path);
+    const parts = second.store.view.unmadeParts;
+    expect(parts).toBeGreaterThan(2);
+    expect(second.store.view.size).toBe(names.length);
+    // A read makes (and reads from the file) one part; a write into another part too.
+    expect(JSON.stringify(second.store.view.get('g/x//o1000')?.obj)).toBe(before[1000][2]);
+    expect(second.store.view.unmadeParts).toBe(parts - 1);
+    await second.store.put('g/x//o0001', big('o0001', -1), { seq: second.store.view.get('g/x//o0001')!.seq });
+    // The checkpoint is replaced while parts are unread (a save makes every part first).
+    await second.store.checkpoint();
+    expect(second.store.view.unmadeParts).toBe(0);
+    const after = [...second.store.view.objects()].map((s) => [s.key, s.seq, JSON.stringify(s.obj)]);
+    expect(after.filter(([k]) => k !== 'g/x//o0001')).toEqual(before.filter(([k]) => k !== 'g/x//o0001'));
+    expect(after.find(([k]) => k === 'g/x//o0001')?.[2]).toContain('"v":"-1"');
+    await cleanup.pop()!();
+
+    const third = await open(path);
+    expect([...third.store.view.objects()].map((s) => [s.key, s.seq, JSON.stringify(s.obj)])).toEqual(after);
+  });
+});

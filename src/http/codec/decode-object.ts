@@ -2,7 +2,8 @@ import { formatFieldError } from '../../resources/field-errors.js';
 import { isObject } from '../../resources/json-access.js';
 import type { KindStrategy } from '../../resources/strategy.js';
 import type { KubeObject } from '../../resources/types.js';
-import { findTypeErrors, pruneUnknownFields, unknownFieldMessage } from '../../resources/unknown-fields.js';
+import { checkFields } from '../../resources/field-check.js';
+import { unknownFieldMessage } from '../../resources/unknown-fields.js';
 import { decodeBody, OBJECT_MEDIA_TYPES, readBody } from './body.js';
 import type { Request } from '../context.js';
 import type { FieldValidation } from './query.js';
@@ -41,22 +42,26 @@ export function checkObject(kind: KindStrategy, version: string, value: unknown,
     throw badRequest(`the API version in the data (${String(apiVersion)}) does not match the expected API version (${expected})`);
   }
   if (gotKind !== kind.kind) throw badRequest(`the kind in the data (${String(gotKind)}) does not match the expected kind (${kind.kind})`);
-  const typeErrors = findTypeErrors(value, kind.schema);
-  if (typeErrors.length > 0) {
-    throw badRequest(`${kind.kind} in version "${version}" cannot be handled as a ${kind.kind}: ${typeErrors.map(formatFieldError).join(', ')}`);
-  }
   // Every served version has the same shape: the object is stored at the one the path names.
-  // apiVersion and kind go first, where Kubernetes' serializer puts them, whatever the body's order.
+  // apiVersion and kind go first, where Kubernetes' serializer puts them, whatever the body's order
+  // (both are strings that fit the schema: the checks below find the same in obj as in value).
   const { apiVersion: _a, kind: _k, ...rest } = value;
   const obj: Record<string, unknown> = { apiVersion: expected, kind: kind.kind, ...rest };
   obj.metadata ??= {};
-  // Each list alone is in document order; only a mix of the two needs sorting (and the walk).
+  // Each list alone is in document order; only a mix of the two needs sorting (and the walk, before pruning).
   const order = duplicates.length > 0 ? documentOrder(obj) : undefined;
-  const unknown = pruneUnknownFields(obj, kind.schema).map(unknownFieldMessage);
+  // Types and unknown fields in one walk; unknown fields are pruned, which matters only if the types fit.
+  const found = checkFields(obj, kind.schema, ALL_CHECKS);
+  if (found.typeErrors.length > 0) {
+    throw badRequest(`${kind.kind} in version "${version}" cannot be handled as a ${kind.kind}: ${found.typeErrors.map(formatFieldError).join(', ')}`);
+  }
+  const unknown = found.unknown.map(unknownFieldMessage);
   const problems = order && unknown.length > 0 ? inDocumentOrder([...duplicates, ...unknown], order) : [...duplicates, ...unknown];
   if (problems.length > 0 && fieldValidation === 'Strict') throw badRequest(`strict decoding error: ${problems.join(', ')}`);
   return { obj: obj as KubeObject, warnings: fieldValidation === 'Warn' ? problems : [] };
 }
+
+const ALL_CHECKS = { types: true, unknown: true, prune: true };
 
 function servesApiVersion(kind: KindStrategy, apiVersion: string): boolean {
   const slash = apiVersion.lastIndexOf('/');

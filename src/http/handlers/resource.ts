@@ -82,10 +82,10 @@ async function create(r: Request): Promise<void> {
   const t = stageStart();
   trackUpdate(route, undefined, obj, opts.fieldManager ?? managerFromUserAgent(r.req.headers['user-agent']));
   stageLap('fieldManager', t);
-  const created = await server.objects.create(route.kind, route.namespace, obj, { dryRun: opts.dryRun });
+  const created = await server.objects.createStored(route.kind, route.namespace, obj, { dryRun: opts.dryRun });
   const sent = stageStart();
   addWarnings(r.res, warnings);
-  sendObject(r, 201, created);
+  sendObject(r, 201, created.obj, created.json);
   stageLap('respond', sent);
 }
 

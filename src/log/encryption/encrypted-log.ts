@@ -1,6 +1,6 @@
 import { Subject, type Observable } from 'rxjs';
 import { framePart, packJson, unframeParts, unpackJson } from '../codec.js';
-import type { Appended, Checkpoint, Log, LogEntry, LogRecord, ReadOptions, Relist, SavedCheckpoint } from '../log.js';
+import { partBuffer, type Appended, type Checkpoint, type Log, type LogEntry, type LogRecord, type ReadOptions, type Relist, type SavedCheckpoint } from '../log.js';
 import { CorruptEntryError, CorruptObjects } from './corrupt-objects.js';
 import type { ResourceProviders } from './providers.js';
 import { StoredValues } from './stored-values.js';
@@ -284,7 +284,7 @@ export class EncryptedLog implements Log {
     const parts = cp.parts[Symbol.asyncIterator]();
     const first = await parts.next();
     if (first.done) return { seq: cp.seq, parts: partsOf([]) };
-    const bytes = first.value;
+    const bytes = partBuffer(first.value);
     if (bytes.length < ENVELOPE.length + 4 || !bytes.subarray(0, ENVELOPE.length).equals(ENVELOPE)) {
       return { seq: cp.seq, parts: prepend(bytes, parts) };
     }
@@ -319,7 +319,7 @@ async function* partsOf<T>(parts: readonly T[]): AsyncIterable<T> {
   yield* parts;
 }
 
-async function* prepend(first: Buffer, rest: AsyncIterator<Buffer>): AsyncIterable<Buffer> {
+async function* prepend<T>(first: T, rest: AsyncIterator<T>): AsyncIterable<T> {
   try {
     yield first;
     for (let r = await rest.next(); !r.done; r = await rest.next()) yield r.value;

@@ -1,0 +1,77 @@
+/**
+ * One JSON encoding per version: a watcher encodes a committed object once, and the writer's answer
+ * is those same bytes, not a second encoding. Without a watcher nothing is kept on the stored object.
+ */
+import { get } from 'node:http';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LevelDbLog } from '../../src/log/leveldb-log.js';
+import { Store } from '../../src/store/store.js';
+import { encodeStored } from '../../src/store/view.js';
+import { call, startServer, type TestServer } from '../helpers/server.js';
+import { EVENTS, event } from './objects.js';
+
+describe('a written version is encoded once, for its watchers and its writer', () => {
+  let dir: string;
+  let log: LevelDbLog;
+  let store: Store;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'orchd-encode-once-'));
+    log = new LevelDbLog({ path: join(dir, 'log') });
+    await log.open();
+    store = new Store({ log });
+    await store.start();
+  });
+  afterAll(async () => {
+    await store?.close();
+    await log?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('the put answers the very bytes a watcher encoded; without a watcher it carries none and the view keeps none', async () => {
+    const C = 'test.orch.io/things';
+    const thing = (name: string) => ({ apiVersion: 'test.orch.io/v1', kind: 'Thing', metadata: { name, namespace: 'ns' }, spec: { n: 1.5, s: 'ключ' } });
+    const seen: Buffer[] = [];
+    const sub = store.streams.of(C).subscribe((changes) => {
+      for (const c of changes) seen.push(encodeStored(c.cur));
+    });
+    const watched = await store.put(`${C}/ns/a`, thing('a'), 'absent');
+    sub.unsubscribe();
+    expect(seen).toHaveLength(1);
+    expect(watched.json).toBe(seen[0]);
+    expect(JSON.parse(seen[0].toString())).toEqual(watched.obj);
+    const alone = await store.put(`${C}/ns/b`, thing('b'), 'absent');
+    expect(alone.json).toBeUndefined();
+    expect(store.get(`${C}/ns/b`)?.json).toBeUndefined();
+  });
+});
+
+describe('over HTTP', () => {
+  let srv: TestServer;
+  beforeAll(async () => {
+    srv = await startServer();
+  });
+  afterAll(async () => srv?.stop());
+
+  it('a create\'s answer is byte for byte the object of its ADDED watch event', async () => {
+    const listed = await call(srv.url, 'GET', `${EVENTS}/namespaces/default/events`);
+    let created = '';
+    const body = await new Promise<string>((resolve, reject) => {
+      const req = get(`${srv.url}${EVENTS}/namespaces/default/events?watch=true&resourceVersion=${listed.body.metadata.resourceVersion}&timeoutSeconds=2`, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (s: string) => (text += s));
+        res.on('end', () => resolve(text));
+        call(srv.url, 'POST', `${EVENTS}/namespaces/default/events`, event('once')).then((r) => {
+          expect(r.status).toBe(201);
+          created = r.text;
+        }, reject);
+      });
+      req.on('error', reject);
+    });
+    const lines = body.split('\n').filter((l) => l.length > 0);
+    expect(lines).toEqual([`{"type":"ADDED","object":${created}}`]);
+  });
+});
