@@ -1,6 +1,7 @@
 import { Observable, Subject, type Subscriber } from 'rxjs';
 import type { KubeObject } from '../resources/types.js';
 import { splitKey } from './keys.js';
+import { Turns } from './turns.js';
 import type { Change } from './view.js';
 
 /**
@@ -30,6 +31,8 @@ export class CollectionStreams {
   private readonly subjects = new Map<string, Subject<Change[]>>();
   private readonly indexes = new Map<string, WatchIndex>();
   private closed = false;
+  /** The watchers catching up from the log take turns, page by page, behind live work (see watch.ts catchUp$). */
+  readonly catchUpTurns = new Turns();
 
   /** The committed changes of one collection, one array per commit batch that touched it. */
   of(collection: string): Observable<Change[]> {

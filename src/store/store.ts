@@ -12,7 +12,6 @@ import { relistEntries, relistError } from './relist.js';
 import { VersionClock } from './version-clock.js';
 import { failSpan, tracer } from '../observability/spans.js';
 import { stageLap, stageStart } from '../observability/stage-timing.js';
-import { Turns } from './turns.js';
 import { storedOf, View, type Change, type StoredObject } from './view.js';
 
 export interface StoreOptions {
@@ -50,8 +49,6 @@ export class Store {
   readonly changes$: Observable<Change[]> = this.changesSubject.asObservable();
   /** Committed changes per collection, and the live watchers of each, indexed (see CollectionStreams). */
   readonly streams = new CollectionStreams();
-  /** Catch-up watch pages take turns behind live work (see watch.ts catchUp$). */
-  readonly catchUpTurns = new Turns();
   private closed = false;
   private readonly checkpointEvery: number;
   private sinceCheckpoint = 0;

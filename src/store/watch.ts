@@ -261,7 +261,7 @@ function catchUp$(store: Store, req: WatchRequest, flow: WatchFlow, p: Progress)
   p.live = false;
   return concat(
     drained$(flow, req.stallTimeoutMs, p.through, store.appliedSeq),
-    store.catchUpTurns.take(defer(() => readPage(store, req, p))),
+    store.streams.catchUpTurns.take(defer(() => readPage(store, req, p))),
   );
 }
 
