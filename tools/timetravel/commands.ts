@@ -10,7 +10,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { EncryptionConfiguration } from '../../src/config/encryption.js';
 import type { KubeObject } from '../../src/resources/types.js';
 import { collectionOfKind, makeFilter, parseVersionSpec, resolveKind, resolveVersion, stateInPages, TimeTravelError, type Change, type Filter, type History, type Stored } from './history.js';
-import { colour, hunks, jsonPatch, labelOf, managerOf, parseFormat, printChanges, printState, unifiedDiff, UsageError, formatTime, type Format } from './output.js';
+import { jsonPatch, labelOf, managerOf, parseFormat, printChanges, printState, UsageError, formatTime, type Format } from './output.js';
 
 export interface Io {
   out: NodeJS.WritableStream & { isTTY?: boolean };
@@ -173,6 +173,7 @@ async function diffCommand(args: string[], io: Io): Promise<number> {
  * same in both is not decoded.
  */
 async function* printDiff(h: History, a: number, b: number, filter: Filter, format: string, tty: boolean): AsyncIterable<string> {
+  const { colour, unifiedDiff } = await import('./yaml-diff.js');
   for (const kind of [...filter.kinds].sort((x, y) => (collectionOfKind(x) < collectionOfKind(y) ? -1 : 1))) {
     const one = { ...filter, kinds: [kind] };
     for await (const [key, x, y] of pairs(stateInPages(h, a, one), stateInPages(h, b, one))) {
@@ -246,18 +247,19 @@ async function historyCommand(args: string[], io: Io): Promise<number> {
 }
 
 /** Each version of an object with what changed since the one before. */
-function* printHistory(versions: Change[], format: string, timesFromLog: boolean, tty: boolean): Iterable<string> {
+async function* printHistory(versions: Change[], format: string, timesFromLog: boolean, tty: boolean): AsyncIterable<string> {
+  const yaml = format === 'diff' ? await import('./yaml-diff.js') : undefined;
   let before: Change | undefined;
   for (const c of versions) {
     // A delete's value is the object's last state: its diff is the object going away.
     const prev = before?.type === 'DELETED' ? undefined : before?.object;
     const next: KubeObject | undefined = c.type === 'DELETED' ? undefined : c.object;
-    if (format === 'json-patch') {
+    if (!yaml) {
       yield JSON.stringify({ resourceVersion: String(c.rv), time: c.time === undefined ? null : formatTime(c.time, timesFromLog), type: c.type, manager: managerOf(c, prev), patch: jsonPatch(prev, next) }) + '\n';
     } else {
       const head = `# ${c.rv}   ${formatTime(c.time, timesFromLog)}   ${c.type}   ${managerOf(c, prev)}\n`;
-      const body = hunks(prev, next);
-      yield tty ? colour(head + body) : head + body;
+      const body = yaml.hunks(prev, next);
+      yield tty ? yaml.colour(head + body) : head + body;
     }
     before = c;
   }

@@ -31,6 +31,10 @@ import { snapshotLogFolder } from './log-snapshot.js';
 
 /** The newest version whose state is folded from the log rather than read from a rebuilt store. */
 const FOLD_MAX = 100_000;
+/** An object's versions are read as one range of the log when it spans at most this many entries per version. */
+const SPAN_PER_VERSION = 8;
+/** Gets of an object's versions sent to LevelDB at once. */
+const GETS_AT_ONCE = 64;
 /** How long the tool waits for KMS plugins to answer before it gives up. */
 const KMS_WAIT_MS = 30_000;
 
@@ -233,13 +237,37 @@ class DataDirHistory implements History {
     if (!cp || cp.seq < this.log.firstSeq - 1 || cp.seq > this.log.lastSeq) return undefined;
     const revisions = [...cp.revisions];
     for await (const page of this.log.read(cp.seq + 1)) for (const e of page) if (e.key === key) revisions.push(e.type === 'delete' ? -e.seq : e.seq);
+    const entries = await this.entriesAt(revisions.map(Math.abs));
     const out: KeyVersion[] = [];
     let before: number | undefined;
     for (const r of revisions) {
-      const entry = await this.log.get(Math.abs(r));
+      const entry = entries.get(Math.abs(r));
       if (entry && isSealed(entry)) return undefined;
       if (entry) out.push({ entry, type: r < 0 ? 'DELETED' : before !== undefined && before > 0 ? 'MODIFIED' : 'ADDED' });
       before = r;
+    }
+    return out;
+  }
+
+  /**
+   * The log's entries at seqs (ascending) by sequence number. Close together (an object written
+   * often: a controller's status updates), one read of the range between the first and the last is
+   * far cheaper than a get each (a call to LevelDB's thread pool each); far apart, gets, a batch at
+   * a time.
+   */
+  private async entriesAt(seqs: number[]): Promise<Map<number, LogEntry>> {
+    const out = new Map<number, LogEntry>();
+    if (seqs.length === 0) return out;
+    const first = seqs[0];
+    const last = seqs[seqs.length - 1];
+    if (first >= this.log.firstSeq && last - first < SPAN_PER_VERSION * seqs.length) {
+      const wanted = new Set(seqs);
+      for await (const page of this.log.read(first, last)) for (const e of page) if (wanted.has(e.seq)) out.set(e.seq, e);
+      return out;
+    }
+    for (let i = 0; i < seqs.length; i += GETS_AT_ONCE) {
+      const batch = seqs.slice(i, i + GETS_AT_ONCE);
+      (await Promise.all(batch.map((seq) => this.log.get(seq)))).forEach((e, n) => e && out.set(batch[n], e));
     }
     return out;
   }

@@ -1,7 +1,9 @@
-/** How the time-travel commands print: kubectl-like tables, YAML documents, JSON lines, diffs. */
-import { createTwoFilesPatch, structuredPatch } from 'diff';
+/**
+ * How the time-travel commands print: kubectl-like tables, YAML documents, JSON lines, JSON patches
+ * (YAML diffs: yaml-diff.ts). YAML is loaded when a command prints it: a command's time includes
+ * node loading its modules.
+ */
 import fastJsonPatch from 'fast-json-patch';
-import { stringify } from 'yaml';
 import { JsonLines } from '../../src/log/msgpack-json.js';
 import type { KubeObject } from '../../src/resources/types.js';
 import { splitKey } from '../../src/store/keys.js';
@@ -65,8 +67,13 @@ export function changeJson(c: Change, timesFromLog: boolean): Record<string, unk
 
 /** The changes as they come, in pieces to write one after another (a log of a million entries is more text than one string may hold); a table once all rows are known, its columns as wide as their widest cell. */
 export async function* printChanges(changes: AsyncIterable<Change>, format: Format, timesFromLog: boolean, header = true): AsyncIterable<string> {
-  if (format !== 'table') {
-    for await (const c of changes) yield format === 'json' ? JSON.stringify(changeJson(c, timesFromLog)) + '\n' : `---\n${stringify(changeJson(c, timesFromLog))}`;
+  if (format === 'json') {
+    for await (const c of changes) yield JSON.stringify(changeJson(c, timesFromLog)) + '\n';
+    return;
+  }
+  if (format === 'yaml') {
+    const { stringify } = await import('yaml');
+    for await (const c of changes) yield `---\n${stringify(changeJson(c, timesFromLog))}`;
     return;
   }
   const rows: string[][] = [];
@@ -100,6 +107,7 @@ export async function* printState(rv: number, pages: AsyncIterable<Stored[]> | I
     return;
   }
   if (format === 'yaml') {
+    const { stringify } = await import('yaml');
     // As stringify of the whole List writes it, an item at a time: each item stringified at its place in it.
     const head = { apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: String(rv) } };
     let any = false;
@@ -123,38 +131,6 @@ export async function* printState(rv: number, pages: AsyncIterable<Stored[]> | I
   yield* tableLines(['RESOURCE', 'NAMESPACE', 'NAME', 'RESOURCEVERSION', 'CREATED'], rows);
 }
 
-
-const GREEN = '\x1b[32m';
-const RED = '\x1b[31m';
-const CYAN = '\x1b[36m';
-const BOLD = '\x1b[1m';
-const RESET = '\x1b[0m';
-
-/** Colours a unified diff as git does on a terminal. */
-export function colour(diff: string): string {
-  return diff
-    .split('\n')
-    .map((l) =>
-      l.startsWith('+++') || l.startsWith('---') || l.startsWith('#') ? BOLD + l + RESET : l.startsWith('+') ? GREEN + l + RESET : l.startsWith('-') ? RED + l + RESET : l.startsWith('@@') ? CYAN + l + RESET : l,
-    )
-    .join('\n');
-}
-
-const yamlOf = (o: KubeObject | undefined): string => (o === undefined ? '' : stringify(o));
-
-/** The unified diff of one object's YAML between two versions ('' when equal). */
-export function unifiedDiff(label: string, a: KubeObject | undefined, b: KubeObject | undefined, rvA: number, rvB: number): string {
-  const x = yamlOf(a);
-  const y = yamlOf(b);
-  if (x === y) return '';
-  return createTwoFilesPatch(a ? `${label}@${rvA}` : '/dev/null', b ? `${label}@${rvB}` : '/dev/null', x, y, undefined, undefined, { context: 3 }).replace(/^=+\n/, '');
-}
-
-/** Just the hunks of the YAML diff, for a history where each version's header says what changed. */
-export function hunks(a: KubeObject | undefined, b: KubeObject | undefined): string {
-  const p = structuredPatch('a', 'b', yamlOf(a), yamlOf(b), undefined, undefined, { context: 3 });
-  return p.hunks.map((h) => `@@ -${h.oldStart},${h.oldLines} +${h.newStart},${h.newLines} @@\n${h.lines.join('\n')}\n`).join('');
-}
 
 /**
  * An RFC 6902 patch from a to b. An object that appears is one add of the whole document; one that
