@@ -28,13 +28,8 @@ export interface Part {
  * format, or sealed by encryption at rest): the caller then loads the store as a server does.
  */
 export function checkpointRevisions(file: string, key: string): { seq: number; revisions: number[] } | undefined {
-  let fd: number;
-  try {
-    fd = openSync(file, 'r');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
+  const fd = openCheckpoint(file);
+  if (fd === undefined) return undefined;
   try {
     const index = checkpointIndex(fd);
     if (index === undefined) return undefined;
@@ -60,6 +55,16 @@ export function checkpointRevisions(file: string, key: string): { seq: number; r
     return { seq, revisions: [] };
   } finally {
     closeSync(fd);
+  }
+}
+
+/** The checkpoint file opened for reading; undefined when there is none. */
+export function openCheckpoint(file: string): number | undefined {
+  try {
+    return openSync(file, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
   }
 }
 

@@ -10,13 +10,13 @@
  * checkpoint and the version overrides both. The objects stay bytes: the caller writes their JSON
  * from them (src/log/msgpack-json.ts), a part (about 1 MiB) at a time.
  */
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, readSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { PART_LENGTH_BYTES } from '../../src/log/codec.js';
 import type { Log, LogEntry } from '../../src/log/log.js';
 import type { PartHead } from '../../src/store/checkpoint.js';
 import { LazyObject, storedOf, type StoredObject } from '../../src/store/stored-object.js';
-import { checkedHead, checkpointIndex, type Part } from './checkpoint-index.js';
+import { checkedHead, checkpointIndex, openCheckpoint, type Part } from './checkpoint-index.js';
 import { TimeTravelError } from './history.js';
 
 /** A value encryption at rest sealed: msgpack binary where an object would be. */
@@ -43,13 +43,8 @@ export interface CheckpointState {
  * head.
  */
 export function openCheckpointState(file: string, log: Log): CheckpointState | undefined {
-  let fd: number;
-  try {
-    fd = openSync(file, 'r');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
+  const fd = openCheckpoint(file);
+  if (fd === undefined) return undefined;
   let index;
   try {
     index = checkpointIndex(fd);

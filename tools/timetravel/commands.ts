@@ -173,17 +173,17 @@ async function diffCommand(args: string[], io: Io): Promise<number> {
  * same in both is not decoded.
  */
 async function* printDiff(h: History, a: number, b: number, filter: Filter, format: string, tty: boolean): AsyncIterable<string> {
-  const { colour, unifiedDiff } = await import('./yaml-diff.js');
+  const yaml = format === 'diff' ? await import('./yaml-diff.js') : undefined;
   for (const kind of [...filter.kinds].sort((x, y) => (collectionOfKind(x) < collectionOfKind(y) ? -1 : 1))) {
     const one = { ...filter, kinds: [kind] };
     for await (const [key, x, y] of pairs(stateInPages(h, a, one), stateInPages(h, b, one))) {
       if (x && y && (x.seq ?? x.object.metadata.resourceVersion) === (y.seq ?? y.object.metadata.resourceVersion)) continue;
-      if (format === 'json-patch') {
+      if (!yaml) {
         const patch = jsonPatch(x?.object, y?.object);
         if (patch.length > 0) yield JSON.stringify({ object: labelOf(key), from: String(a), to: String(b), patch }) + '\n';
       } else {
-        const d = unifiedDiff(labelOf(key), x?.object, y?.object, a, b);
-        if (d) yield tty ? colour(d) : d;
+        const d = yaml.unifiedDiff(labelOf(key), x?.object, y?.object, a, b);
+        if (d) yield tty ? yaml.colour(d) : d;
       }
     }
   }
