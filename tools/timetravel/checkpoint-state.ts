@@ -26,8 +26,6 @@ export const isSealed = (e: LogEntry): boolean => e.value instanceof Uint8Array;
 const READS_AT_ONCE = 128;
 
 export interface CheckpointState {
-  /** The checkpoint's version. */
-  readonly seq: number;
   /**
    * Every object of the collections at version rv whose key starts with `<collection>/<prefix>`,
    * in key order, a page per checkpoint part; undefined when the log's tail holds a sealed value
@@ -54,7 +52,6 @@ export function openCheckpointState(file: string, log: Log): CheckpointState | u
   if (!index || index.seq < log.firstSeq - 1 || index.seq > log.lastSeq) return undefined;
   const { seq, parts } = index;
   return {
-    seq,
     async pages(rv, collections, prefix, reuse = false) {
       const tail = new Map<string, LogEntry>();
       const wanted = collections.map((c) => `${c}/${prefix}`);
