@@ -4,6 +4,9 @@ import { parseArgs } from 'node:util';
 export const SCENARIOS = ['writes', 'reads', 'watch', 'replay', 'memory', 'patch', 'lists', 'admission', 'authz', 'encryption', 'embed', 'timetravel', 'replicas'] as const;
 export type ScenarioId = (typeof SCENARIOS)[number];
 
+/** What `--only` may name: the timetravel scenario's measurements. */
+export const TIMETRAVEL_MEASUREMENTS = ['state', 'state-server', 'history', 'history-server', 'log', 'diff', 'export', 'replay'] as const;
+
 export const WATCH_TRANSPORTS = ['http', 'websocket'] as const;
 export type WatchTransport = (typeof WATCH_TRANSPORTS)[number];
 
@@ -35,6 +38,8 @@ export interface BenchOptions {
   cpuProf?: string;
   /** Another build's dist/src/cli.js, run beside this one where a scenario supports it (timetravel). */
   beforeCli?: string;
+  /** timetravel: only these commands' measurements (empty: all). */
+  only: string[];
 }
 
 export const usage = `usage: npm run bench -- [scenario ...] [options]
@@ -67,6 +72,8 @@ scenarios: ${SCENARIOS.join(', ')} (default: all)
   --cpu-prof DIR            write a V8 CPU profile of every orchd child into DIR
   --before-cli CLI          timetravel: also run every command with another build's orchd
                             (e.g. a worktree of the base commit: /tmp/base/dist/src/cli.js)
+  --only state,history      timetravel: only these of its measurements (state, state-server,
+                            history, history-server, log, diff, export, replay; default: all)
 `;
 
 /** "20s", "500ms", "2m", or plain seconds. */
@@ -93,6 +100,12 @@ function watchTransports(s: string): WatchTransport[] {
   const list = s.split(',').map((x) => x.trim());
   for (const t of list) if (!(WATCH_TRANSPORTS as readonly string[]).includes(t)) throw new Error(`--watch-transports: expected ${WATCH_TRANSPORTS.join(' and/or ')}, got ${t}`);
   return [...new Set(list as WatchTransport[])];
+}
+
+function only(s: string): string[] {
+  const list = s.split(',').map((x) => x.trim());
+  for (const m of list) if (!(TIMETRAVEL_MEASUREMENTS as readonly string[]).includes(m)) throw new Error(`--only: expected some of ${TIMETRAVEL_MEASUREMENTS.join(', ')}, got ${m}`);
+  return list;
 }
 
 export function parseOptions(argv: string[]): BenchOptions | 'help' {
@@ -124,6 +137,7 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
       report: { type: 'string' },
       'cpu-prof': { type: 'string' },
       'before-cli': { type: 'string' },
+      only: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -159,5 +173,6 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
     report: values.report,
     cpuProf: values['cpu-prof'],
     beforeCli: values['before-cli'],
+    only: values.only === undefined ? [] : only(values.only),
   };
 }

@@ -3,10 +3,9 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { jsonLogger } from './observability/logger.js';
 import { parseDuration } from './config/duration.js';
-import { problemLine } from './config/load.js';
-import { loadServerConfig, type ServerConfig, type ServerConfigFiles } from './config/server-config.js';
-import { kubeconfigYaml } from './config/kubeconfig-yaml.js';
-// serve.js (the whole server) is loaded only to serve: a time-travel command starts without it.
+import type { ServerConfig, ServerConfigFiles } from './config/server-config.js';
+// serve.js (the whole server), the configuration files' loader (its checks, CEL's tokens) and YAML
+// are loaded only by the commands that use them: a time-travel command starts without them.
 import type { Running, StorageKind } from './serve.js';
 import type { RetentionPolicy } from './store/retention.js';
 import { DEFAULT_RETENTION, parseRetention } from './config/retention.js';
@@ -291,6 +290,8 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   // Before the data folder is opened or a port taken: a bad file must leave nothing half-started.
+  const { loadServerConfig } = await import('./config/server-config.js');
+  const { problemLine } = await import('./config/load.js');
   const loaded = loadServerConfig(flags.configFiles);
   if (!loaded.ok) {
     process.stderr.write(loaded.problems.map((p) => `${problemLine(p)}\n`).join(''));
@@ -328,6 +329,7 @@ async function printKubeconfig(args: string[]): Promise<void> {
   const certificateAuthority = caFile === undefined ? undefined : await readFile(caFile).catch((err: NodeJS.ErrnoException) => {
     throw new Error(`--certificate-authority: ${caFile}: ${err.code === 'ENOENT' ? 'no such file' : err.message}`);
   });
+  const { kubeconfigYaml } = await import('./config/kubeconfig-yaml.js');
   process.stdout.write(kubeconfigYaml({ server: server.replace(/\/$/, ''), certificateAuthority, token: values.token }));
 }
 

@@ -5,6 +5,7 @@
  *
  *   state --at the middle version, from the data folder and from the server;
  *   history of one object with 1,000 versions, from both;
+ *   log of every entry and diff from the middle version to the head, from the data folder;
  *   export of the whole log, entries per second;
  *   replay --speed max of that recording, events per second to 1 watcher and to each of 100.
  *
@@ -190,28 +191,35 @@ async function attempt(ctx: BenchContext, row: Row, what: string, measure: () =>
   }
 }
 
-/** Every measurement of one row: the commands of one build on the cached folder of n entries. */
+/** Every measurement of one row: the commands of one build on the cached folder of n entries (those --only names, if given). */
 async function measure(ctx: BenchContext, cli: string, label: string, n: number, dataDir: string, built: Built): Promise<Row> {
   const row: Row = { build: label, entries: n };
   const mid = String(Math.floor(built.head / 2));
   const hot = [`events/${HOT}`, '-n', 'default', '-o', 'json-patch'];
+  const wants = (what: string) => ctx.opts.only.length === 0 || ctx.opts.only.includes(what);
   const seconds = (what: string, args: string[], profile: string) => attempt(ctx, row, what, async () => (await timed(ctx, cli, args, profile)) / 1000);
-  const { orchd, ready } = await Orchd.start({ cli, dataDir, args: SERVE_ARGS, readyTimeoutMs: COMMAND_LIMIT_MS });
-  try {
-    ctx.log(`timetravel (${label}): state and history from the server`);
-    row.stateServer = await seconds('state --server', ['state', '--server', ready.url, '--at', mid, '-o', 'json'], `${label}-server`);
-    row.historyServer = await seconds('history --server', ['history', '--server', ready.url, ...hot], `${label}-server`);
-  } finally {
-    await orchd.stop();
+  if (wants('state-server') || wants('history-server')) {
+    const { orchd, ready } = await Orchd.start({ cli, dataDir, args: SERVE_ARGS, readyTimeoutMs: COMMAND_LIMIT_MS });
+    try {
+      ctx.log(`timetravel (${label}): state and history from the server`);
+      if (wants('state-server')) row.stateServer = await seconds('state --server', ['state', '--server', ready.url, '--at', mid, '-o', 'json'], `${label}-server`);
+      if (wants('history-server')) row.historyServer = await seconds('history --server', ['history', '--server', ready.url, ...hot], `${label}-server`);
+    } finally {
+      await orchd.stop();
+    }
   }
-  ctx.log(`timetravel (${label}): state, history and export from the data folder`);
-  row.stateDir = await seconds('state --data-dir', ['state', '--data-dir', dataDir, '--at', mid, '-o', 'json'], label);
-  row.historyDir = await seconds('history --data-dir', ['history', '--data-dir', dataDir, ...hot], label);
+  ctx.log(`timetravel (${label}): state, history, log, diff and export from the data folder`);
+  if (wants('state')) row.stateDir = await seconds('state --data-dir', ['state', '--data-dir', dataDir, '--at', mid, '-o', 'json'], label);
+  if (wants('history')) row.historyDir = await seconds('history --data-dir', ['history', '--data-dir', dataDir, ...hot], label);
+  // The whole log as JSON lines, and what changed from the middle to the head as JSON patches: more text than one string may hold.
+  if (wants('log')) row.logDir = await seconds('log --data-dir', ['log', '--data-dir', dataDir, '-o', 'json'], label);
+  if (wants('diff')) row.diffDir = await seconds('diff --data-dir', ['diff', '--data-dir', dataDir, mid, String(built.head), '-o', 'json-patch'], label);
+  if (!wants('export') && !wants('replay')) return row;
   const work = await Orchd.newDataDir();
   try {
     const file = join(work, 'bench.orchlog');
     row.exportRate = await attempt(ctx, row, 'export', async () => (built.head * 1000) / (await timed(ctx, cli, ['export', '--data-dir', dataDir, '--file', file], label)));
-    if (Number.isNaN(row.exportRate)) return row;
+    if (Number.isNaN(row.exportRate) || !wants('replay')) return row;
     ctx.log(`timetravel (${label}): replay --speed max to 1 and 100 watchers`);
     row.replay1 = await attempt(ctx, row, 'replay to 1', () => replayRate(ctx, cli, file, 1, built.events));
     row.replay100 = await attempt(ctx, row, 'replay to 100', () => replayRate(ctx, cli, file, 100, built.events));
@@ -236,6 +244,8 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     col('stateServer', 'state --at mid, server (s)', 'seconds'),
     col('historyDir', `history of ${VERSIONS} versions, data folder (s)`, 'seconds'),
     col('historyServer', `history of ${VERSIONS} versions, server (s)`, 'seconds'),
+    col('logDir', 'log of every entry -o json, data folder (s)', 'seconds'),
+    col('diffDir', 'diff mid head -o json-patch, data folder (s)', 'seconds'),
     col('exportRate', 'export entries/s', 'rate'),
     col('replay1', 'replay max: events/s, 1 watcher', 'rate'),
     col('replay100', 'replay max: events/s each of 100', 'rate'),
@@ -250,8 +260,8 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     scenario: 'timetravel',
     name,
     target,
-    measured: at ? fmt(at[key] as number) : `not at 1M (use --replay-entries 1000000)`,
-    met: at ? ok(at[key] as number) : null,
+    measured: !at ? `not at 1M (use --replay-entries 1000000)` : at[key] === undefined ? 'not measured (--only)' : fmt(at[key] as number),
+    met: at && at[key] !== undefined ? ok(at[key] as number) : null,
   });
   const targets: TargetCheck[] = [
     check('state --at the middle of a 1M-entry log (data folder)', '< 2 s', 'stateDir', (v) => v < 2, (v) => `${v.toFixed(2)} s`),

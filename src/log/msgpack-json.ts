@@ -13,19 +13,31 @@ import { isUtf8 } from 'node:buffer';
  * the slow path, which is always right.
  */
 export function msgpackToJson(bytes: Buffer): { json: Buffer; apiVersion: string | undefined } | undefined {
-  const t = new Transcoder(bytes, scratch);
-  try {
-    if (!t.value(0) || t.at !== bytes.length) return undefined;
-  } catch {
-    // Truncated bytes read past the end, or nesting deeper than the stack.
-    return undefined;
-  } finally {
-    // A grown buffer is kept for the next object unless one huge object grew it.
-    if (t.out.length <= SCRATCH_KEEP) scratch = t.out;
-  }
+  const t = new Transcoder(bytes, room(scratch, 0, bytes.length), 0);
+  const ok = t.whole(0, bytes.length);
+  // A grown buffer is kept for the next object unless one huge object grew it.
+  if (t.out.length <= SCRATCH_KEEP) scratch = t.out;
+  if (!ok) return undefined;
   // A copy of exactly the right size (small ones share Node's buffer pool): the cached encoding
   // holds no slack, and the scratch buffer is reused.
   return { json: Buffer.from(t.out.subarray(0, t.o)), apiVersion: t.apiVersion };
+}
+
+/**
+ * The most JSON a msgpack value of n bytes becomes: each byte of a string at most six (\u00XX),
+ * and every other item (one byte at least) at most six too (a fixint "-32" and its comma, false and
+ * its comma, a fixstr's quotes, colon and comma), a float64 (nine bytes) at most 25. So room is
+ * made once per value and the transcoder writes without checking it.
+ */
+const most = (n: number): number => 6 * n + 8;
+
+/** out, or a larger copy of its first `used` bytes, with room for the JSON of n bytes of msgpack after them. */
+function room(out: Buffer, used: number, n: number): Buffer {
+  const need = used + most(n);
+  if (need <= out.length) return out;
+  const grown = Buffer.allocUnsafe(Math.max(out.length * 2, need));
+  out.copy(grown, 0, 0, used);
+  return grown;
 }
 
 const SCRATCH_KEEP = 1 << 20;
@@ -50,18 +62,38 @@ const LONG_STRING = 32;
 const NULL = Buffer.from('null', 'latin1');
 const TRUE = Buffer.from('true', 'latin1');
 const FALSE = Buffer.from('false', 'latin1');
+const NEWLINE = 0x0a;
+
+/**
+ * What each byte of a string becomes in JSON: 0 copied as it is, 1 copied and not ASCII (the
+ * string is then checked to be UTF-8), 2 escaped.
+ */
+const BYTE = new Uint8Array(256);
+for (let c = 0; c < 0x20; c++) BYTE[c] = 2;
+BYTE[QUOTE] = 2;
+BYTE[BACKSLASH] = 2;
+for (let c = 0x80; c < 0x100; c++) BYTE[c] = 1;
 
 class Transcoder {
-  out: Buffer;
-  o = 0;
   at = 0;
   apiVersion: string | undefined;
 
   constructor(
     private readonly b: Buffer,
-    out: Buffer,
-  ) {
-    this.out = out;
+    /** Has room for the JSON of the value (see most()). */
+    public out: Buffer,
+    public o: number,
+  ) {}
+
+  /** Writes the value that is exactly b[start, end); false when it cannot be written exactly. */
+  whole(start: number, end: number): boolean {
+    this.at = start;
+    try {
+      return this.value(0) && this.at === end;
+    } catch {
+      // Truncated bytes read past the end, or nesting deeper than the stack.
+      return false;
+    }
   }
 
   /** Writes the value at `at` and moves past it; false when it cannot be written exactly. */
@@ -137,67 +169,66 @@ class Transcoder {
   }
 
   private map(n: number, depth: number): boolean {
-    this.room(2);
+    const b = this.b;
     this.out[this.o++] = 0x7b;
     for (let i = 0; i < n; i++) {
       if (i > 0) this.out[this.o++] = COMMA;
       const keyAt = this.at;
-      const m = this.b[this.at++];
+      const m = b[this.at++];
       let len: number;
       if (m >= 0xa0 && m <= 0xbf) len = m & 0x1f;
-      else if (m === 0xd9) len = this.b[this.at++];
+      else if (m === 0xd9) len = b[this.at++];
       else if (m === 0xda) {
-        len = this.b.readUInt16BE(this.at);
+        len = b.readUInt16BE(this.at);
         this.at += 2;
       } else return false;
       if (!this.string(len)) return false;
-      this.room(1);
       this.out[this.o++] = COLON;
       const valueAt = this.at;
       if (!this.value(depth + 1)) return false;
-      if (depth === 0 && m === API_VERSION[0] && this.b.compare(API_VERSION, 0, API_VERSION.length, keyAt, keyAt + API_VERSION.length) === 0) this.apiVersion = this.stringAt(valueAt);
-      this.room(1);
+      if (depth === 0 && m === API_VERSION[0] && b.compare(API_VERSION, 0, API_VERSION.length, keyAt, keyAt + API_VERSION.length) === 0) this.apiVersion = this.stringAt(valueAt);
     }
-    this.room(1);
     this.out[this.o++] = 0x7d;
     return true;
   }
 
   private array(n: number, depth: number): boolean {
-    this.room(2);
     this.out[this.o++] = 0x5b;
     for (let i = 0; i < n; i++) {
       if (i > 0) this.out[this.o++] = COMMA;
       if (!this.value(depth + 1)) return false;
-      this.room(1);
     }
     this.out[this.o++] = 0x5d;
     return true;
   }
 
+  /** A string of len bytes at `at`: copied as it is (natively, when long) unless a byte needs escaping. */
   private string(len: number): boolean {
     const b = this.b;
     const start = this.at;
     const end = start + len;
     if (end > b.length) return false;
-    if (len >= LONG_STRING && this.plain(start, end)) {
-      this.room(len + 2);
-      this.out[this.o++] = QUOTE;
-      this.o += b.copy(this.out, this.o, start, end);
-      this.out[this.o++] = QUOTE;
-      this.at = end;
-      return true;
-    }
-    // Worst case every byte becomes \u00XX.
-    this.room(len * 6 + 2);
     const out = this.out;
     let o = this.o;
-    let high = false;
     out[o++] = QUOTE;
+    let kinds = 0;
+    if (len >= LONG_STRING) {
+      for (let i = start; i < end; i++) kinds |= BYTE[b[i]];
+      if (kinds < 2) {
+        if (kinds === 1 && !isUtf8(b.subarray(start, end))) return false;
+        o += b.copy(out, o, start, end);
+        out[o++] = QUOTE;
+        this.o = o;
+        this.at = end;
+        return true;
+      }
+      kinds = 0;
+    }
     for (let i = start; i < end; i++) {
       const c = b[i];
-      if (c >= 0x20 && c !== QUOTE && c !== BACKSLASH) {
-        if (c >= 0x80) high = true;
+      const k = BYTE[c];
+      if (k !== 2) {
+        kinds |= k;
         out[o++] = c;
         continue;
       }
@@ -213,7 +244,7 @@ class Transcoder {
       }
     }
     out[o++] = QUOTE;
-    if (high && !isUtf8(b.subarray(start, end))) return false;
+    if (kinds !== 0 && !isUtf8(b.subarray(start, end))) return false;
     this.o = o;
     this.at = end;
     return true;
@@ -226,41 +257,61 @@ class Transcoder {
     return head === 0 ? undefined : this.b.toString('utf8', at + head, this.at);
   }
 
-  /** Whether bytes start..end are well-formed UTF-8 with nothing JSON escapes: copied as they are. */
-  private plain(start: number, end: number): boolean {
-    const b = this.b;
-    let high = false;
-    for (let i = start; i < end; i++) {
-      const c = b[i];
-      if (c < 0x20 || c === QUOTE || c === BACKSLASH) return false;
-      if (c >= 0x80) high = true;
-    }
-    return !high || isUtf8(b.subarray(start, end));
-  }
-
   private number(n: number): boolean {
     if (n >= 0 && n < 10 && Number.isInteger(n)) {
-      this.room(1);
       this.out[this.o++] = 0x30 + n;
       return true;
     }
-    const s = String(n);
-    this.room(s.length);
-    this.o += this.out.write(s, this.o, 'latin1');
+    this.o += this.out.write(String(n), this.o, 'latin1');
     return true;
   }
 
   private raw(text: Buffer): boolean {
-    this.room(text.length);
     this.o += text.copy(this.out, this.o);
     return true;
   }
+}
 
-  /** Makes room for n more bytes of output. */
-  private room(n: number): void {
-    if (this.o + n <= this.out.length) return;
-    const grown = Buffer.allocUnsafe(Math.max(this.out.length * 2, this.o + n));
-    this.out.copy(grown, 0, 0, this.o);
-    this.out = grown;
+/**
+ * JSON lines of stored values, many into one buffer: what a state of a million objects is written
+ * in, a page of objects at a time, without a buffer per object.
+ */
+export class JsonLines {
+  private out: Buffer = Buffer.allocUnsafe(1 << 20);
+  private o = 0;
+
+  /** Appends the JSON of the msgpack value bytes[start, end) and a newline; false, appending nothing, when it cannot be written exactly (msgpackToJson's rules). */
+  add(bytes: Buffer, start = 0, end = bytes.length): boolean {
+    const t = new Transcoder(bytes, room(this.out, this.o, end - start), this.o);
+    this.out = t.out;
+    if (!t.whole(start, end)) return false;
+    t.out[t.o++] = NEWLINE;
+    this.o = t.o;
+    return true;
+  }
+
+  /** Appends text (a line written another way). */
+  addText(text: string): void {
+    const n = Buffer.byteLength(text);
+    if (this.o + n > this.out.length) {
+      const grown = Buffer.allocUnsafe(Math.max(this.out.length * 2, this.o + n));
+      this.out.copy(grown, 0, 0, this.o);
+      this.out = grown;
+    }
+    this.o += this.out.write(text, this.o);
+  }
+
+  get length(): number {
+    return this.o;
+  }
+
+  /**
+   * The lines so far, then starts again: a view of the buffer, valid until the next add (one
+   * buffer reused: fresh ones each megabyte cost the kernel more, their pages, than the copy).
+   */
+  take(): Buffer {
+    const lines = this.out.subarray(0, this.o);
+    this.o = 0;
+    return lines;
   }
 }

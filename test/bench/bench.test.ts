@@ -116,6 +116,11 @@ describe('options and formatting', () => {
     expect(() => parseOptions(['nosuch'])).toThrow(/unknown scenario/);
     expect(() => parseOptions(['--clients', '0'])).toThrow(/positive/);
     expect(() => parseOptions(['--compare', 'consul'])).toThrow(/etcd/);
+    expect(all.only).toEqual([]);
+    const only = parseOptions(['timetravel', '--only', 'state,log,diff']);
+    if (only === 'help') throw new Error('help');
+    expect(only.only).toEqual(['state', 'log', 'diff']);
+    expect(() => parseOptions(['timetravel', '--only', 'state,stat'])).toThrow(/--only: expected some of state, state-server, history, .*got stat/);
     expect(all.watchTransports).toEqual(['http', 'websocket']);
     expect(all.streamListObjects).toEqual([10_000, 100_000]);
     const ws = parseOptions(['watch', '--watch-transports', 'websocket', '--stream-list-objects', '500']);

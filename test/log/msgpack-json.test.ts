@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { packJson, unpackJson } from '../../src/log/codec.js';
-import { msgpackToJson } from '../../src/log/msgpack-json.js';
+import { JsonLines, msgpackToJson } from '../../src/log/msgpack-json.js';
 
 /*
  * The JSON of a stored value made straight from its msgpack bytes must be, byte for byte, what
@@ -56,5 +56,27 @@ describe('msgpackToJson', () => {
     const bytes = packJson({ a: 'hello', b: [1, 2, 3] });
     expect(msgpackToJson(bytes.subarray(0, bytes.length - 2))).toBeUndefined();
     expect(msgpackToJson(Buffer.concat([bytes, Buffer.from([0xc0])]))).toBeUndefined();
+  });
+});
+
+describe('JsonLines', () => {
+  it('writes many values as JSON lines into one buffer, each what decode + JSON.stringify give, and takes none it cannot write exactly', () => {
+    const lines = new JsonLines();
+    const values = exact.map(([, v]) => packJson(v));
+    // A range of a larger buffer, as a checkpoint part holds its objects one after another.
+    const joined = Buffer.concat(values);
+    let at = 0;
+    for (const v of values) {
+      expect(lines.add(joined, at, at + v.length)).toBe(true);
+      at += v.length;
+    }
+    expect(lines.add(packJson({ data: Buffer.from([1]) }))).toBe(false);
+    expect(lines.add(joined, 0, values[0].length + 1)).toBe(false);
+    lines.addText('{"written":"another way"}\n');
+    const text = lines.take().toString('utf8');
+    expect(text).toBe(values.map((v) => slow(v) + '\n').join('') + '{"written":"another way"}\n');
+    expect(lines.length).toBe(0);
+    expect(lines.add(packJson({ again: 1 }))).toBe(true);
+    expect(lines.take().toString()).toBe('{"again":1}\n');
   });
 });

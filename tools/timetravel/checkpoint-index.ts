@@ -14,9 +14,10 @@ import { MAGIC, type PartHead } from '../../src/store/checkpoint.js';
 /** What is read of a part before its head is decoded: its frame, head length and collection. */
 const PEEK = 512;
 
-interface Part {
-  /** Where the part's bytes start in the file (after its frame's length). */
+export interface Part {
+  /** Where the part's bytes start in the file (after its frame's length), and how many they are. */
   at: number;
+  length: number;
   headLength: number;
   collection: string | undefined;
 }
@@ -27,22 +28,14 @@ interface Part {
  * format, or sealed by encryption at rest): the caller then loads the store as a server does.
  */
 export function checkpointRevisions(file: string, key: string): { seq: number; revisions: number[] } | undefined {
-  let fd: number;
+  const fd = openCheckpoint(file);
+  if (fd === undefined) return undefined;
   try {
-    fd = openSync(file, 'r');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
-  try {
-    const head = Buffer.alloc(CHECKPOINT_HEAD_BYTES);
-    const seq = readCheckpointHead(head.subarray(0, readSync(fd, head, 0, head.length, 0)));
-    if (seq === undefined) return undefined;
-    const parts = partsOf(fd, fstatSync(fd).size);
-    if (parts === undefined) return undefined;
+    const index = checkpointIndex(fd);
+    if (index === undefined) return undefined;
+    const { seq, parts } = index;
     const collection = key.slice(0, key.indexOf('/', key.indexOf('/') + 1));
     const own = parts.filter((p) => p.collection === collection);
-    if (parts.some((p) => p.collection === undefined)) return undefined;
     // By halves over the collection's parts, which hold its keys in order.
     let lo = 0;
     let hi = own.length - 1;
@@ -65,6 +58,29 @@ export function checkpointRevisions(file: string, key: string): { seq: number; r
   }
 }
 
+/** The checkpoint file opened for reading; undefined when there is none. */
+export function openCheckpoint(file: string): number | undefined {
+  try {
+    return openSync(file, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+/**
+ * The checkpoint's version and its parts (each with its collection) in the open file fd; undefined
+ * when the file is no checkpoint this code reads (another format, sealed by encryption at rest).
+ */
+export function checkpointIndex(fd: number): { seq: number; parts: Part[] } | undefined {
+  const head = Buffer.alloc(CHECKPOINT_HEAD_BYTES);
+  const seq = readCheckpointHead(head.subarray(0, readSync(fd, head, 0, head.length, 0)));
+  if (seq === undefined) return undefined;
+  const parts = partsOf(fd, fstatSync(fd).size);
+  if (parts === undefined || parts.some((p) => p.collection === undefined)) return undefined;
+  return { seq, parts };
+}
+
 /** Every part after the mark, with its collection; undefined when the first part is not the mark. */
 function partsOf(fd: number, size: number): Part[] | undefined {
   const peek = Buffer.alloc(PEEK);
@@ -77,7 +93,7 @@ function partsOf(fd: number, size: number): Part[] | undefined {
       if (length !== MAGIC.length || !peek.subarray(PART_LENGTH_BYTES, PART_LENGTH_BYTES + length).equals(MAGIC)) return undefined;
     } else {
       const headLength = peek.readUInt32BE(PART_LENGTH_BYTES);
-      parts.push({ at: at + PART_LENGTH_BYTES, headLength, collection: collectionIn(peek.subarray(2 * PART_LENGTH_BYTES, Math.min(n, 2 * PART_LENGTH_BYTES + headLength))) });
+      parts.push({ at: at + PART_LENGTH_BYTES, length, headLength, collection: collectionIn(peek.subarray(2 * PART_LENGTH_BYTES, Math.min(n, 2 * PART_LENGTH_BYTES + headLength))) });
     }
     at += PART_LENGTH_BYTES + length;
   }
@@ -101,6 +117,11 @@ function collectionIn(b: Buffer): string | undefined {
 function headOf(fd: number, part: Part): PartHead | undefined {
   const bytes = Buffer.allocUnsafe(part.headLength);
   readSync(fd, bytes, 0, part.headLength, part.at + PART_LENGTH_BYTES);
+  return checkedHead(bytes);
+}
+
+/** A part's head from its bytes; undefined when its keys are none or not in order (not as the store writes them). */
+export function checkedHead(bytes: Buffer): PartHead | undefined {
   const head = unpackJson(bytes) as PartHead;
   if (head.k.length === 0) return undefined;
   for (let i = 1; i < head.k.length; i++) if (!(head.k[i - 1] < head.k[i])) return undefined;

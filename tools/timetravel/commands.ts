@@ -9,8 +9,8 @@ import { open as openFile } from 'node:fs/promises';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { EncryptionConfiguration } from '../../src/config/encryption.js';
 import type { KubeObject } from '../../src/resources/types.js';
-import { makeFilter, parseVersionSpec, resolveKind, resolveVersion, TimeTravelError, type Change, type Filter, type History } from './history.js';
-import { colour, hunks, jsonPatch, labelOf, managerOf, parseFormat, printChanges, printState, unifiedDiff, UsageError, formatTime, type Format } from './output.js';
+import { collectionOfKind, makeFilter, parseVersionSpec, resolveKind, resolveVersion, stateInPages, TimeTravelError, type Change, type Filter, type History, type Stored } from './history.js';
+import { jsonPatch, labelOf, managerOf, parseFormat, printChanges, printState, UsageError, formatTime, type Format } from './output.js';
 
 export interface Io {
   out: NodeJS.WritableStream & { isTTY?: boolean };
@@ -81,31 +81,34 @@ async function withHistory<T>(values: Parameters<typeof openHistory>[0], io: Io,
 
 const filterOf = (v: { kind?: string[]; namespace?: string; selector?: string }, name?: string): Filter => makeFilter({ kind: v.kind, namespace: v.namespace, selector: v.selector, name });
 
-/** Writes the pieces gathered into writes of about 1 MiB (one write per piece costs a system call each), as the stream drains. */
-async function writeAll(out: NodeJS.WritableStream, pieces: Iterable<string | Buffer>): Promise<void> {
+/**
+ * Writes the pieces gathered into writes of about 1 MiB (one write per piece costs a system call
+ * each), as the stream drains. Each piece is copied before the next is asked for, so a producer may
+ * reuse its buffer; the chunks are reused once written (fresh ones each megabyte cost the kernel
+ * more, their pages, than the copy).
+ */
+async function writeAll(out: NodeJS.WritableStream, pieces: AsyncIterable<string | Buffer> | Iterable<string | Buffer>): Promise<void> {
   const CHUNK = 1 << 20;
-  let chunk = Buffer.allocUnsafe(CHUNK);
+  const free: Buffer[] = [];
+  let chunk: Buffer = Buffer.allocUnsafe(CHUNK);
   let size = 0;
   const flush = async () => {
-    const full = chunk.subarray(0, size);
-    chunk = Buffer.allocUnsafe(CHUNK);
+    const full = chunk;
+    const written = out.write(full.subarray(0, size), () => free.push(full));
+    chunk = free.pop() ?? Buffer.allocUnsafe(CHUNK);
     size = 0;
-    if (!out.write(full)) await new Promise((r) => out.once('drain', r));
+    if (!written) await new Promise((r) => out.once('drain', r));
   };
-  for (const p of pieces) {
+  for await (const p of pieces) {
     const b = typeof p === 'string' ? Buffer.from(p) : p;
-    if (size + b.length > CHUNK && size > 0) await flush();
-    if (b.length >= CHUNK) {
-      if (!out.write(b)) await new Promise((r) => out.once('drain', r));
-    } else size += b.copy(chunk, size);
+    for (let at = 0; at < b.length; ) {
+      if (size === CHUNK) await flush();
+      const n = b.copy(chunk, size, at);
+      size += n;
+      at += n;
+    }
   }
   if (size > 0) await flush();
-}
-
-async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const x of it) out.push(x);
-  return out;
 }
 
 async function range(h: History, from: string | undefined, to: string | undefined): Promise<{ from: number; to: number }> {
@@ -122,7 +125,7 @@ async function logCommand(args: string[], io: Io): Promise<number> {
   if (values.follow && values.to !== undefined) throw new UsageError('--follow goes on past the head: it takes no --to');
   let last = await withHistory(values, io, async (h) => {
     const { from, to } = await range(h, values.from, values.to);
-    io.out.write(printChanges(await collect(h.changes(from, to, filter)), format, h.timesFromLog));
+    await writeAll(io.out, printChanges(h.changes(from, to, filter), format, h.timesFromLog));
     return to;
   });
   // --follow: what was written since, once a second, until interrupted.
@@ -130,7 +133,7 @@ async function logCommand(args: string[], io: Io): Promise<number> {
     await new Promise((r) => setTimeout(r, 1000));
     const history = await openHistory(values);
     try {
-      if (history.head > last) io.out.write(printChanges(await collect(history.changes(last + 1, history.head, filter)), format, history.timesFromLog, false));
+      if (history.head > last) await writeAll(io.out, printChanges(history.changes(last + 1, history.head, filter), format, history.timesFromLog, false));
       last = history.head;
     } finally {
       await history.close();
@@ -146,7 +149,7 @@ async function stateCommand(args: string[], io: Io): Promise<number> {
   const filter = filterOf(values);
   return withHistory(values, io, async (h) => {
     const rv = await resolveVersion(h, '--at', parseVersionSpec('--at', values.at!));
-    await writeAll(io.out, printState(rv, await h.stateAt(rv, filter), format));
+    await writeAll(io.out, printState(rv, stateInPages(h, rv, filter), format));
     return 0;
   });
 }
@@ -159,22 +162,70 @@ async function diffCommand(args: string[], io: Io): Promise<number> {
   return withHistory(values, io, async (h) => {
     const a = await resolveVersion(h, 'RV1', parseVersionSpec('RV1', positionals[0]));
     const b = await resolveVersion(h, 'RV2', parseVersionSpec('RV2', positionals[1]));
-    const before = new Map((await h.stateAt(a, filter)).map((s) => [s.key, s.object]));
-    const after = new Map((await h.stateAt(b, filter)).map((s) => [s.key, s.object]));
-    const keys = [...new Set([...before.keys(), ...after.keys()])].sort();
-    for (const key of keys) {
-      const x = before.get(key);
-      const y = after.get(key);
-      if (format === 'json-patch') {
-        const patch = jsonPatch(x, y);
-        if (patch.length > 0) io.out.write(JSON.stringify({ object: labelOf(key), from: String(a), to: String(b), patch }) + '\n');
-      } else {
-        const d = unifiedDiff(labelOf(key), x, y, a, b);
-        if (d) io.out.write(io.out.isTTY ? colour(d) : d);
-      }
-    }
+    await writeAll(io.out, printDiff(h, a, b, filter, format, io.out.isTTY === true));
     return 0;
   });
+}
+
+/**
+ * The objects that differ between the states at a and b, as the two states are read side by side
+ * (each in key order, a kind at a time): neither is held whole, and an object whose revision is the
+ * same in both is not decoded.
+ */
+async function* printDiff(h: History, a: number, b: number, filter: Filter, format: string, tty: boolean): AsyncIterable<string> {
+  const yaml = format === 'diff' ? await import('./yaml-diff.js') : undefined;
+  for (const kind of [...filter.kinds].sort((x, y) => (collectionOfKind(x) < collectionOfKind(y) ? -1 : 1))) {
+    const one = { ...filter, kinds: [kind] };
+    for await (const [key, x, y] of pairs(stateInPages(h, a, one), stateInPages(h, b, one))) {
+      if (x && y && (x.seq ?? x.object.metadata.resourceVersion) === (y.seq ?? y.object.metadata.resourceVersion)) continue;
+      if (!yaml) {
+        const patch = jsonPatch(x?.object, y?.object);
+        if (patch.length > 0) yield JSON.stringify({ object: labelOf(key), from: String(a), to: String(b), patch }) + '\n';
+      } else {
+        const d = yaml.unifiedDiff(labelOf(key), x?.object, y?.object, a, b);
+        if (d) yield tty ? yaml.colour(d) : d;
+      }
+    }
+  }
+}
+
+/** Two streams of objects in key order, merged: each key with what each holds (undefined where it has none). */
+async function* pairs(xs: AsyncIterable<Stored[]>, ys: AsyncIterable<Stored[]>): AsyncIterable<[string, Stored | undefined, Stored | undefined]> {
+  const left = cursor(xs);
+  const right = cursor(ys);
+  let x = await left.next();
+  let y = await right.next();
+  while (x || y) {
+    if (!y || (x && x.key < y.key)) {
+      yield [x!.key, x, undefined];
+      x = await left.next();
+    } else if (!x || y.key < x.key) {
+      yield [y.key, undefined, y];
+      y = await right.next();
+    } else {
+      yield [x.key, x, y];
+      x = await left.next();
+      y = await right.next();
+    }
+  }
+}
+
+/** One object at a time from pages of them; undefined at the end. */
+function cursor(pages: AsyncIterable<Stored[]>): { next(): Promise<Stored | undefined> } {
+  const it = pages[Symbol.asyncIterator]();
+  let page: Stored[] = [];
+  let i = 0;
+  return {
+    async next() {
+      while (i >= page.length) {
+        const r = await it.next();
+        if (r.done) return undefined;
+        page = r.value;
+        i = 0;
+      }
+      return page[i++];
+    },
+  };
 }
 
 async function historyCommand(args: string[], io: Io): Promise<number> {
@@ -190,22 +241,28 @@ async function historyCommand(args: string[], io: Io): Promise<number> {
   return withHistory(values, io, async (h) => {
     const versions = await h.versionsOf(key);
     if (versions.length === 0) throw new TimeTravelError(`${target}${kind.namespaced ? ` in namespace ${values.namespace}` : ''}: no version of it in the log (from version ${Math.max(h.oldest, 1)} to ${h.head})`);
-    let before: Change | undefined;
-    for (const c of versions) {
-      // A delete's value is the object's last state: its diff is the object going away.
-      const prev = before?.type === 'DELETED' ? undefined : before?.object;
-      const next: KubeObject | undefined = c.type === 'DELETED' ? undefined : c.object;
-      if (format === 'json-patch') {
-        io.out.write(JSON.stringify({ resourceVersion: String(c.rv), time: c.time === undefined ? null : formatTime(c.time, h.timesFromLog), type: c.type, manager: managerOf(c, prev), patch: jsonPatch(prev, next) }) + '\n');
-      } else {
-        const head = `# ${c.rv}   ${formatTime(c.time, h.timesFromLog)}   ${c.type}   ${managerOf(c, prev)}\n`;
-        const body = hunks(prev, next);
-        io.out.write(io.out.isTTY ? colour(head + body) : head + body);
-      }
-      before = c;
-    }
+    await writeAll(io.out, printHistory(versions, format, h.timesFromLog, io.out.isTTY === true));
     return 0;
   });
+}
+
+/** Each version of an object with what changed since the one before. */
+async function* printHistory(versions: Change[], format: string, timesFromLog: boolean, tty: boolean): AsyncIterable<string> {
+  const yaml = format === 'diff' ? await import('./yaml-diff.js') : undefined;
+  let before: Change | undefined;
+  for (const c of versions) {
+    // A delete's value is the object's last state: its diff is the object going away.
+    const prev = before?.type === 'DELETED' ? undefined : before?.object;
+    const next: KubeObject | undefined = c.type === 'DELETED' ? undefined : c.object;
+    if (!yaml) {
+      yield JSON.stringify({ resourceVersion: String(c.rv), time: c.time === undefined ? null : formatTime(c.time, timesFromLog), type: c.type, manager: managerOf(c, prev), patch: jsonPatch(prev, next) }) + '\n';
+    } else {
+      const head = `# ${c.rv}   ${formatTime(c.time, timesFromLog)}   ${c.type}   ${managerOf(c, prev)}\n`;
+      const body = yaml.hunks(prev, next);
+      yield tty ? yaml.colour(head + body) : head + body;
+    }
+    before = c;
+  }
 }
 
 async function exportCommand(args: string[], io: Io): Promise<number> {

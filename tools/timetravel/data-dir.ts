@@ -5,8 +5,9 @@
  *
  * What a command asks is answered with as little as it needs. The log alone says the horizon, the
  * head and commit times; `history` of one object reads that object's revisions from the checkpoint
- * file's index (checkpoint-index.ts) and the log's tail after it, then those entries. The rest
- * (state at a version, the log's changes with their types) opens the copy as the server opens it: a
+ * file's index (checkpoint-index.ts) and the log's tail after it, then those entries; the state at a
+ * version reads the objects' bytes from the checkpoint file's parts and the log (checkpoint-state.ts).
+ * The rest (the log's changes with their types) opens the copy as the server opens it: a
  * Store rebuilt from the checkpoint and the log's tail, whose key index answers reads at a version,
  * through encryption at rest. So does everything when --encryption-provider-config is given, or
  * when an entry read turns out sealed (the plain log cannot open it; the encrypted one says which).
@@ -24,11 +25,16 @@ import { splitKey } from '../../src/store/keys.js';
 import { LazyObject, storedOf, type StoredObject } from '../../src/store/stored-object.js';
 import { objectsAt, revisionsOf, versionsOf, type KeyVersion } from '../../src/store/versions.js';
 import { checkpointRevisions } from './checkpoint-index.js';
+import { isSealed, openCheckpointState } from './checkpoint-state.js';
 import { collectionOfKind, selects, StampClock, takesKind, TimeTravelError, type Change, type Filter, type History, type Stored } from './history.js';
 import { snapshotLogFolder } from './log-snapshot.js';
 
 /** The newest version whose state is folded from the log rather than read from a rebuilt store. */
 const FOLD_MAX = 100_000;
+/** An object's versions are read as one range of the log when it spans at most this many entries per version. */
+const SPAN_PER_VERSION = 8;
+/** Gets of an object's versions sent to LevelDB at once. */
+const GETS_AT_ONCE = 64;
 /** How long the tool waits for KMS plugins to answer before it gives up. */
 const KMS_WAIT_MS = 30_000;
 
@@ -74,11 +80,26 @@ export async function openDataDir(dataDir: string, encryption?: EncryptionConfig
   }
 }
 
-/** An object's JSON, not kept on it (as a server's list keeps it): a state of a million objects is printed once. */
-const jsonOf = (s: StoredObject): Buffer => (s instanceof LazyObject ? s.encode() : Buffer.from(JSON.stringify(s.obj)));
+/** A stored object as a command prints it: its JSON is written from its stored bytes, not kept on it (as a server's list keeps it). */
+class StoredItem implements Stored {
+  constructor(private readonly s: StoredObject) {}
 
-/** A value encryption at rest sealed: msgpack binary where an object would be. */
-const isSealed = (e: LogEntry): boolean => e.value instanceof Uint8Array;
+  get key(): string {
+    return this.s.key;
+  }
+
+  get object(): KubeObject {
+    return this.s.obj;
+  }
+
+  get seq(): number {
+    return this.s.seq;
+  }
+
+  msgpack(): Buffer | undefined {
+    return this.s instanceof LazyObject ? this.s.raw : undefined;
+  }
+}
 
 class DataDirHistory implements History {
   /** The plain log (no encryption given), until something needs the store; then the store's log. */
@@ -155,13 +176,29 @@ class DataDirHistory implements History {
   }
 
   async stateAt(rv: number, filter: Filter): Promise<Stored[]> {
-    const prefix = filter.namespace === undefined ? '' : `${filter.namespace}/`;
-    const objects = !this.store && this.log.firstSeq === 1 && rv <= FOLD_MAX ? await this.folded(rv, filter) : await objectsAt(await this.full(), rv, filter.kinds.map(collectionOfKind), prefix);
     const out: Stored[] = [];
-    for (const s of objects) {
-      if (selects(filter, s.key, () => s.obj)) out.push({ key: s.key, get object() { return s.obj; }, json: () => jsonOf(s) });
-    }
+    // A loop, not push(...page): a page may be long.
+    for await (const page of this.statePages(rv, filter)) for (const s of page) out.push(s);
     return out;
+  }
+
+  /**
+   * The objects at rv, a page at a time. From the fastest source that answers: the checkpoint file
+   * and the log after it (checkpoint-state.ts); without one, near the start of a log never
+   * compacted, the log folded; else the store, as a server rebuilds it.
+   */
+  async *statePages(rv: number, filter: Filter, reuse = false): AsyncIterable<Stored[]> {
+    const prefix = filter.namespace === undefined ? '' : `${filter.namespace}/`;
+    const collections = filter.kinds.map(collectionOfKind);
+    let pages: AsyncIterable<StoredObject[]> | Iterable<StoredObject[]> | undefined;
+    if (!this.store && !this.encryption) pages = await openCheckpointState(checkpointFile(this.path), this.log)?.pages(rv, collections, prefix, reuse);
+    if (!pages && !this.store && this.log.firstSeq === 1 && rv <= FOLD_MAX) pages = [await this.folded(rv, filter)];
+    pages ??= [await objectsAt(await this.full(), rv, collections, prefix)];
+    for await (const page of pages) {
+      const out: Stored[] = [];
+      for (const s of page) if (selects(filter, s.key, () => s.obj)) out.push(new StoredItem(s));
+      if (out.length > 0) yield out;
+    }
   }
 
   /**
@@ -200,13 +237,37 @@ class DataDirHistory implements History {
     if (!cp || cp.seq < this.log.firstSeq - 1 || cp.seq > this.log.lastSeq) return undefined;
     const revisions = [...cp.revisions];
     for await (const page of this.log.read(cp.seq + 1)) for (const e of page) if (e.key === key) revisions.push(e.type === 'delete' ? -e.seq : e.seq);
+    const entries = await this.entriesAt(revisions.map(Math.abs));
     const out: KeyVersion[] = [];
     let before: number | undefined;
     for (const r of revisions) {
-      const entry = await this.log.get(Math.abs(r));
+      const entry = entries.get(Math.abs(r));
       if (entry && isSealed(entry)) return undefined;
       if (entry) out.push({ entry, type: r < 0 ? 'DELETED' : before !== undefined && before > 0 ? 'MODIFIED' : 'ADDED' });
       before = r;
+    }
+    return out;
+  }
+
+  /**
+   * The log's entries at seqs (ascending) by sequence number. Close together (an object written
+   * often: a controller's status updates), one read of the range between the first and the last is
+   * far cheaper than a get each (a call to LevelDB's thread pool each); far apart, gets, a batch at
+   * a time.
+   */
+  private async entriesAt(seqs: number[]): Promise<Map<number, LogEntry>> {
+    const out = new Map<number, LogEntry>();
+    if (seqs.length === 0) return out;
+    const first = seqs[0];
+    const last = seqs[seqs.length - 1];
+    if (first >= this.log.firstSeq && last - first < SPAN_PER_VERSION * seqs.length) {
+      const wanted = new Set(seqs);
+      for await (const page of this.log.read(first, last)) for (const e of page) if (wanted.has(e.seq)) out.set(e.seq, e);
+      return out;
+    }
+    for (let i = 0; i < seqs.length; i += GETS_AT_ONCE) {
+      const batch = seqs.slice(i, i + GETS_AT_ONCE);
+      (await Promise.all(batch.map((seq) => this.log.get(seq)))).forEach((e, n) => e && out.set(batch[n], e));
     }
     return out;
   }

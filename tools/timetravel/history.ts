@@ -27,8 +27,10 @@ export interface Stored {
   key: string;
   /** A getter where the object is still the log's bytes: decoded when read. */
   readonly object: KubeObject;
-  /** Its JSON, straight from the stored bytes where it has them (what JSON.stringify(object) gives). */
-  json?(): Buffer;
+  /** Its stored msgpack bytes, where the reader has them: JSON lines are written from them, many into one buffer. */
+  msgpack?(): Buffer | undefined;
+  /** The version that wrote it, where the reader knows it without decoding the object. */
+  readonly seq?: number;
 }
 
 export interface History {
@@ -46,6 +48,12 @@ export interface History {
   changes(from: number, to: number, filter: Filter): AsyncIterable<Change>;
   /** Every object at version rv that the filter selects, in key order. */
   stateAt(rv: number, filter: Filter): Promise<Stored[]>;
+  /**
+   * stateAt a page at a time, where the reader can give the state without holding all of it: a
+   * state of a million objects is printed as it is read. With reuse, the caller is done with a
+   * page when it asks for the next one (the reader may then overwrite what the page's objects hold).
+   */
+  statePages?(rv: number, filter: Filter, reuse?: boolean): AsyncIterable<Stored[]>;
   /** Every version of one object still in the log, oldest first (its state at `oldest` first, if any). */
   versionsOf(key: string): Promise<Change[]>;
   /**
@@ -56,6 +64,15 @@ export interface History {
   /** The newest version committed at or before time (ms); 0 when none was. */
   versionAt(timeMs: number): Promise<number>;
   close(): Promise<void>;
+}
+
+/**
+ * The state at rv a page at a time, each page done with when the next is asked for: from
+ * statePages where the reader has it, else stateAt as one page.
+ */
+export async function* stateInPages(h: History, rv: number, filter: Filter): AsyncIterable<Stored[]> {
+  if (h.statePages) yield* h.statePages(rv, filter, true);
+  else yield await h.stateAt(rv, filter);
 }
 
 /** A mistake the user can fix: said in one line, exit status 1, no stack trace. */

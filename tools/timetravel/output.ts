@@ -1,7 +1,10 @@
-/** How the time-travel commands print: kubectl-like tables, YAML documents, JSON lines, diffs. */
-import { createTwoFilesPatch, structuredPatch } from 'diff';
+/**
+ * How the time-travel commands print: kubectl-like tables, YAML documents, JSON lines, JSON patches
+ * (YAML diffs: yaml-diff.ts). YAML is loaded when a command prints it: a command's time includes
+ * node loading its modules.
+ */
 import fastJsonPatch from 'fast-json-patch';
-import { stringify } from 'yaml';
+import { JsonLines } from '../../src/log/msgpack-json.js';
 import type { KubeObject } from '../../src/resources/types.js';
 import { splitKey } from '../../src/store/keys.js';
 import { attribution } from '../../src/store/versions.js';
@@ -33,12 +36,7 @@ export function namesOf(key: string): { namespace: string; name: string } {
 export const formatTime = (ms: number | undefined, exact: boolean): string =>
   ms === undefined ? '<unknown>' : exact ? new Date(ms).toISOString() : new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
-/** Columns padded as kubectl pads them: each as wide as its widest cell, three spaces apart. */
-export function table(header: string[], rows: string[][]): string {
-  return [...tableLines(header, rows)].join('');
-}
-
-/** The lines of table(), one at a time. */
+/** A table's lines, one at a time, columns padded as kubectl pads them: each as wide as its widest cell, three spaces apart. */
 export function* tableLines(header: string[], rows: string[][]): Iterable<string> {
   const widths = header.map((h) => h.length);
   // Not Math.max(...cells): a million arguments overflow the stack.
@@ -67,79 +65,72 @@ export function changeJson(c: Change, timesFromLog: boolean): Record<string, unk
   };
 }
 
-export function printChanges(changes: Change[], format: Format, timesFromLog: boolean, header = true): string {
-  if (format === 'json') return changes.map((c) => JSON.stringify(changeJson(c, timesFromLog)) + '\n').join('');
-  if (format === 'yaml') return changes.map((c) => `---\n${stringify(changeJson(c, timesFromLog))}`).join('');
-  const rows = changes.map((c) => {
+/** The changes as they come, in pieces to write one after another (a log of a million entries is more text than one string may hold); a table once all rows are known, its columns as wide as their widest cell. */
+export async function* printChanges(changes: AsyncIterable<Change>, format: Format, timesFromLog: boolean, header = true): AsyncIterable<string> {
+  if (format === 'json') {
+    for await (const c of changes) yield JSON.stringify(changeJson(c, timesFromLog)) + '\n';
+    return;
+  }
+  if (format === 'yaml') {
+    const { stringify } = await import('yaml');
+    for await (const c of changes) yield `---\n${stringify(changeJson(c, timesFromLog))}`;
+    return;
+  }
+  const rows: string[][] = [];
+  for await (const c of changes) {
     const { namespace, name } = namesOf(c.key);
-    return [String(c.rv), formatTime(c.time, timesFromLog), c.type, resourceOf(c.key), namespace, name, managerOf(c)];
-  });
-  const out = table(['RESOURCEVERSION', 'TIME', 'EVENT', 'RESOURCE', 'NAMESPACE', 'NAME', 'MANAGER'], rows);
-  return header ? out : out.slice(out.indexOf('\n') + 1);
+    rows.push([String(c.rv), formatTime(c.time, timesFromLog), c.type, resourceOf(c.key), namespace, name, managerOf(c)]);
+  }
+  let skip = !header;
+  for (const line of tableLines(['RESOURCEVERSION', 'TIME', 'EVENT', 'RESOURCE', 'NAMESPACE', 'NAME', 'MANAGER'], rows)) {
+    if (!skip) yield line;
+    skip = false;
+  }
 }
 
 /**
- * The state at rv, in pieces to write one after another: a state of a million objects is more text
- * than one string may hold. JSON lines come from the stored bytes where the reader has them.
+ * The state at rv from its pages, in pieces to write one after another: a state of a million
+ * objects is more text than one string may hold. JSON lines come from the stored bytes where the
+ * reader has them.
  */
-export function* printState(rv: number, items: Stored[], format: Format): Iterable<string | Buffer> {
+export async function* printState(rv: number, pages: AsyncIterable<Stored[]> | Iterable<Stored[]>, format: Format): AsyncIterable<string | Buffer> {
   if (format === 'json') {
-    for (const s of items) {
-      if (s.json) yield* [s.json(), NEWLINE];
-      else yield JSON.stringify(s.object) + '\n';
+    // A page's lines into one buffer: a piece per object, each through an async generator, cost as much as making them.
+    const lines = new JsonLines();
+    for await (const page of pages) {
+      for (const s of page) {
+        const bytes = s.msgpack?.();
+        if (!bytes || !lines.add(bytes)) lines.addText(JSON.stringify(s.object) + '\n');
+      }
+      if (lines.length > 0) yield lines.take();
     }
     return;
   }
   if (format === 'yaml') {
+    const { stringify } = await import('yaml');
     // As stringify of the whole List writes it, an item at a time: each item stringified at its place in it.
     const head = { apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: String(rv) } };
-    if (items.length === 0) yield stringify({ ...head, items: [] });
-    else {
-      yield stringify(head) + 'items:\n';
-      for (const s of items) yield stringify({ items: [s.object] }).slice('items:\n'.length);
+    let any = false;
+    for await (const page of pages) {
+      for (const s of page) {
+        if (!any) yield stringify(head) + 'items:\n';
+        any = true;
+        yield stringify({ items: [s.object] }).slice('items:\n'.length);
+      }
     }
+    if (!any) yield stringify({ ...head, items: [] });
     return;
   }
-  const rows = items.map((s) => {
-    const { namespace, name } = namesOf(s.key);
-    return [resourceOf(s.key), namespace, name, String(s.object.metadata.resourceVersion), String(s.object.metadata.creationTimestamp ?? '')];
-  });
+  const rows: string[][] = [];
+  for await (const page of pages) {
+    for (const s of page) {
+      const { namespace, name } = namesOf(s.key);
+      rows.push([resourceOf(s.key), namespace, name, String(s.object.metadata.resourceVersion), String(s.object.metadata.creationTimestamp ?? '')]);
+    }
+  }
   yield* tableLines(['RESOURCE', 'NAMESPACE', 'NAME', 'RESOURCEVERSION', 'CREATED'], rows);
 }
 
-const NEWLINE = Buffer.from('\n');
-
-const GREEN = '\x1b[32m';
-const RED = '\x1b[31m';
-const CYAN = '\x1b[36m';
-const BOLD = '\x1b[1m';
-const RESET = '\x1b[0m';
-
-/** Colours a unified diff as git does on a terminal. */
-export function colour(diff: string): string {
-  return diff
-    .split('\n')
-    .map((l) =>
-      l.startsWith('+++') || l.startsWith('---') || l.startsWith('#') ? BOLD + l + RESET : l.startsWith('+') ? GREEN + l + RESET : l.startsWith('-') ? RED + l + RESET : l.startsWith('@@') ? CYAN + l + RESET : l,
-    )
-    .join('\n');
-}
-
-const yamlOf = (o: KubeObject | undefined): string => (o === undefined ? '' : stringify(o));
-
-/** The unified diff of one object's YAML between two versions ('' when equal). */
-export function unifiedDiff(label: string, a: KubeObject | undefined, b: KubeObject | undefined, rvA: number, rvB: number): string {
-  const x = yamlOf(a);
-  const y = yamlOf(b);
-  if (x === y) return '';
-  return createTwoFilesPatch(a ? `${label}@${rvA}` : '/dev/null', b ? `${label}@${rvB}` : '/dev/null', x, y, undefined, undefined, { context: 3 }).replace(/^=+\n/, '');
-}
-
-/** Just the hunks of the YAML diff, for a history where each version's header says what changed. */
-export function hunks(a: KubeObject | undefined, b: KubeObject | undefined): string {
-  const p = structuredPatch('a', 'b', yamlOf(a), yamlOf(b), undefined, undefined, { context: 3 });
-  return p.hunks.map((h) => `@@ -${h.oldStart},${h.oldLines} +${h.newStart},${h.newLines} @@\n${h.lines.join('\n')}\n`).join('');
-}
 
 /**
  * An RFC 6902 patch from a to b. An object that appears is one add of the whole document; one that
