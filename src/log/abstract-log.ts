@@ -1,5 +1,5 @@
 import { Subject, type Observable } from 'rxjs';
-import { decodeEntry, encodeRecord, stampTime } from './codec.js';
+import { decodeEntry, encodeRecord, encodeStoredRecord, stampTime, StoredEntry } from './codec.js';
 import { crashPoint } from './crash-point.js';
 import { LogError, type Appended, type Checkpoint, type Log, type LogEntry, type LogRecord, type ReadOptions, type SavedCheckpoint } from './log.js';
 
@@ -118,13 +118,40 @@ export abstract class AbstractLog implements Log {
     const batch = (this.queued ??= newBatch());
     batch.entries.push({ seq, type: record.type, key: record.key, value: record.value, time: 0 });
     batch.values.push(value);
+    return { seq, durable: this.scheduled(batch) };
+  }
+
+  /**
+   * Appends records whose values are already msgpack bytes (packJson's, as a recording holds them),
+   * at the next seqs, in one batch: a replay of a recorded log writes a million entries, and neither
+   * decodes nor encodes a value. committed$ hands on entries whose value is decoded from the bytes
+   * on first use. The seq of the first record is returned; the rest follow it without a gap.
+   */
+  appendStored(records: readonly { type: LogRecord['type']; key: string; raw: Uint8Array }[]): Appended {
+    if (this.state !== 'open') throw new LogError('CLOSED', `the log is ${this.state === 'new' ? 'not open' : this.state}`);
+    if (this.brokenBy) throw this.brokenError();
+    const first = this.assigned + 1;
+    // Every record is checked before any takes a seq: a bad one leaves the log as it was.
+    for (const r of records) if (r.type !== 'put' && r.type !== 'delete') throw new TypeError(`log record type must be put or delete, not ${String(r.type)}`);
+    const batch = (this.queued ??= newBatch());
+    for (const r of records) {
+      const seq = ++this.assigned;
+      const { bytes, valueAt } = encodeStoredRecord(r.type, r.key, r.raw);
+      batch.entries.push(new StoredEntry(seq, r.type, r.key, bytes, valueAt, bytes.length, 0));
+      batch.values.push(bytes);
+    }
+    return { seq: first, durable: this.scheduled(batch) };
+  }
+
+  /** The batch's durability, its flush scheduled if none is. */
+  private scheduled(batch: PendingBatch): Promise<void> {
     // setImmediate, not a microtask: every append of this turn of the event loop (e.g. all the
     // requests parsed from one poll) joins the batch, for the price of one loop turn.
     if (!this.writing && !this.flushScheduled) {
       this.flushScheduled = true;
       setImmediate(this.scheduledFlush);
     }
-    return { seq, durable: batch.durable };
+    return batch.durable;
   }
 
   private readonly scheduledFlush = (): void => {

@@ -69,13 +69,20 @@ export function encodeRecord(r: LogRecord): Buffer {
   // A bad record is a programming mistake; catching it here keeps it out of history.
   if (r.type !== 'put' && r.type !== 'delete') throw new TypeError(`log record type must be put or delete, not ${String(r.type)}`);
   if (typeof r.key !== 'string') throw new TypeError('log record key must be a string');
-  const value = packJson(r.value);
-  const keyLength = Buffer.byteLength(r.key, 'utf8');
+  return encodeStoredRecord(r.type, r.key, packJson(r.value)).bytes;
+}
+
+/**
+ * The record's bytes around a value already in msgpack (packJson's bytes, e.g. from a recording):
+ * what encodeRecord writes, without encoding the value again. valueAt: where the value starts.
+ */
+export function encodeStoredRecord(type: LogRecord['type'], key: string, value: Uint8Array): { bytes: Buffer; valueAt: number } {
+  const keyLength = Buffer.byteLength(key, 'utf8');
   const keyHead = keyLength < 32 ? 1 : keyLength < 0x100 ? 2 : keyLength < 0x10000 ? 3 : 5;
   const head = TIME_AT + 8 + 2 + keyHead + keyLength + 2;
   const b = Buffer.allocUnsafe(head + value.length);
   b.set(HEAD, 0);
-  b[6] = r.type === 'put' ? 0x70 : 0x64;
+  b[6] = type === 'put' ? 0x70 : 0x64;
   b.writeDoubleBE(0, TIME_AT);
   let at = TIME_AT + 8;
   b[at++] = FIXSTR1;
@@ -84,11 +91,11 @@ export function encodeRecord(r: LogRecord): Buffer {
   else if (keyHead === 2) (b[at++] = 0xd9), (b[at++] = keyLength);
   else if (keyHead === 3) (b[at] = 0xda), b.writeUInt16BE(keyLength, at + 1), (at += 3);
   else (b[at] = 0xdb), b.writeUInt32BE(keyLength, at + 1), (at += 5);
-  at += b.write(r.key, at, 'utf8');
+  at += b.write(key, at, 'utf8');
   b[at++] = FIXSTR1;
   b[at++] = V;
-  value.copy(b, at);
-  return b;
+  b.set(value, at);
+  return { bytes: b, valueAt: at };
 }
 
 /** Writes the commit time (ms since the epoch) into a record encodeRecord made. */

@@ -6,7 +6,7 @@ import { msgpackToJson } from '../../log/msgpack-json.js';
 import type { KindStrategy } from '../../resources/strategy.js';
 import type { KubeObject } from '../../resources/types.js';
 import type { Store } from '../../store/store.js';
-import { encodeStored, LazyObject, peekObject, type Change, type ChangeType, type StoredObject } from '../../store/view.js';
+import { encodeStored, LazyObject, peekObject, storedApiVersion, type Change, type ChangeType, type StoredObject } from '../../store/view.js';
 import { watch$, type WatchEvent, type WatchFlow, type WatchRequest } from '../../store/watch.js';
 import { toStatus } from '../respond/errors.js';
 import { frameHeader } from './websocket-frame.js';
@@ -154,9 +154,14 @@ const eventLine = (type: WatchEventType, objectJson: string | Buffer): Buffer =>
     ? Buffer.from(`{"type":"${type}","object":${objectJson}}\n`)
     : Buffer.concat([Buffer.from(`{"type":"${type}","object":`), objectJson, LINE_END]);
 
-/** The stored JSON when the requested version is the stored one (the common case); else re-stamped. */
+/**
+ * The stored JSON when the requested version is the stored one (the common case); else re-stamped.
+ * The JSON first: an object still held as bytes is then encoded from them and its apiVersion noted,
+ * without building its tree (a replay of a million changes decoded each one only to compare it).
+ */
 function objectJson(s: StoredObject, apiVersion: string): string | Buffer {
-  return s.obj.apiVersion === apiVersion ? encodeStored(s) : restamped(s.obj, apiVersion);
+  const json = encodeStored(s);
+  return storedApiVersion(s) === apiVersion ? json : restamped(s.obj, apiVersion);
 }
 
 const restamped = (obj: KubeObject, apiVersion: string): string => JSON.stringify({ ...obj, apiVersion });
