@@ -25,7 +25,10 @@
  *
  * Pace: each entry's commit time, which the log keeps; for a log written before it kept them, the
  * newest time the server stamped into the object (creation, deletion, managed fields), to the second.
- * replay-pacing.ts says exactly how.
+ * replay-pacing.ts says exactly how. Entries go in pages (a read of the recording, ~4 MiB; 1000 log
+ * entries of a data folder), each one batch of the served log, and the next page waits until every
+ * connection has sent what it was handed (or a minute has passed): at --speed max the replay goes as
+ * fast as its watchers read, and none is sent back to the log to catch up.
  *
  * Controls (ReplayControl): pause, resume, step one entry, jump to a version (the entries up to it go
  * at once), over a small HTTP endpoint on 127.0.0.1 (--control-port: POST /pause, /resume, /step,
@@ -41,7 +44,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -249,6 +252,7 @@ export async function startReplay(opts: ReplayOptions): Promise<Replaying> {
       ...(opts.bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs: opts.bookmarkIntervalMs } : {}),
       authorizer: readOnly,
     });
+    const connections = openConnections(api);
     await listen(api, opts.port ?? 0);
     opened.push(api);
     await api.start();
@@ -256,7 +260,8 @@ export async function startReplay(opts: ReplayOptions): Promise<Replaying> {
     let closed = false;
     const control = new ReplayControl(from - 1, opts.pauseAt);
     const writer = log instanceof LevelDbLog ? storedWriter(log) : storeWriter(store, source);
-    const done = replayEntries({ source, writer, api, from, to, speed: opts.speed, watchers: opts.watchers ?? 0, control, isClosed: () => closed });
+    const drained = () => connectionsDrained(connections, () => closed);
+    const done = replayEntries({ source, writer, drained, api, from, to, speed: opts.speed, watchers: opts.watchers ?? 0, control, isClosed: () => closed });
     // Not a failure until someone asks: close() may stop the replay on purpose.
     done.catch(() => undefined);
     let closing: Promise<void> | undefined;
@@ -288,6 +293,45 @@ function listen(api: ApiServer, port: number): Promise<void> {
       resolve();
     });
   });
+}
+
+/** The server's open connections (each watcher's among them). */
+function openConnections(api: ApiServer): Set<Socket> {
+  const open = new Set<Socket>();
+  api.http.on('connection', (s: Socket) => {
+    open.add(s);
+    s.once('close', () => open.delete(s));
+  });
+  return open;
+}
+
+/**
+ * Bytes a connection may hold unsent before the replay waits for it: a watch's high-water mark
+ * (watch-stream.ts). A page of a recording is megabytes of events, more than a watcher may have
+ * unsent before the server stops handing it live changes and sends it back to the log to catch up
+ * (slower, and at the end of a replay it had not caught up when the server closed).
+ */
+const DRAIN_BELOW = 64 * 1024;
+/** A peer that stops reading holds the replay up this long at most (the server then ends its watch as stalled). */
+const DRAIN_MAX_MS = 60_000;
+
+/** Resolves once every connection has sent what it held beyond DRAIN_BELOW (or closed, or took too long). */
+async function connectionsDrained(connections: Set<Socket>, isClosed: () => boolean): Promise<void> {
+  for (const s of connections) {
+    if (isClosed()) return;
+    if (s.destroyed || s.writableLength <= DRAIN_BELOW) continue;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        s.off('drain', done);
+        s.off('close', done);
+        resolve();
+      };
+      const timer = setTimeout(done, DRAIN_MAX_MS);
+      s.on('drain', done);
+      s.on('close', done);
+    });
+  }
 }
 
 /** Sleeps ms in short steps, so close() is not held up by a long gap of the recording. */
@@ -353,6 +397,8 @@ async function replayEntries(r: {
   source: Source;
   control: ReplayControl;
   writer: Writer;
+  /** Waits until the watchers' connections have sent what they were handed. */
+  drained: () => Promise<void>;
   api: ApiServer;
   from: number;
   to: number;
@@ -401,14 +447,17 @@ async function replayEntries(r: {
         r.control.sent(e.seq);
         entries++;
       }
-      // One page (a read of the recording, or 1000 log entries) in flight at a time bounds the memory of a fast replay.
+      // One page (a read of the recording, or 1000 log entries) in flight at a time bounds the memory
+      // of a fast replay; the next waits until the watchers have sent this one, so none falls behind.
       await writer.flush();
+      await r.drained();
       bar.update(entries);
     }
   } finally {
     bar.stop();
   }
   await writer.flush();
+  await r.drained();
   const durationMs = performance.now() - started;
   return {
     entries,

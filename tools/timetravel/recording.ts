@@ -16,6 +16,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { packJson, StoredEntry, unpackJson } from '../../src/log/codec.js';
 import type { KubeObject } from '../../src/resources/types.js';
 import { kinds } from '../../src/resources/registry.js';
+import { splitKey } from '../../src/store/keys.js';
 import type { LogEntry } from '../../src/log/log.js';
 import { kindOfKey, StampClock, TimeTravelError, type History } from './history.js';
 
@@ -55,11 +56,12 @@ export interface Recording {
  * neither decodes nor encodes its object. (An entry without stored bytes, one encryption at rest
  * opened, is encoded.) Numbers are float64: a reader gets the same numbers as from packJson's ints.
  */
-export function entryFrame(e: LogEntry, time: number | null): Buffer[] {
+export function entryFrame(e: LogEntry, time: number | null, heads?: HeadSlab): Buffer[] {
   const object = e.raw ?? packJson(e.value);
   const key = Buffer.from(e.key, 'utf8');
   const type = e.type === 'delete' ? DELETE : PUT;
-  const head = Buffer.allocUnsafe(FRAME_HEAD + ENTRY_FIELDS_BYTES + type.length + key.length + 5);
+  const size = FRAME_HEAD + ENTRY_FIELDS_BYTES + type.length + key.length + 5;
+  const head = heads ? heads.take(size) : Buffer.allocUnsafe(size);
   let at = FRAME_HEAD;
   head[at++] = 0x85;
   at += RV.copy(head, at);
@@ -81,6 +83,26 @@ export function entryFrame(e: LogEntry, time: number | null): Buffer[] {
   return [head.subarray(0, at), object];
 }
 
+/**
+ * Room for the heads of a page of entry records, in one buffer: a buffer per head was a million
+ * small allocations for the garbage collector. A head is written before it is handed out and never
+ * after, so a new buffer is taken when one is full and the old one lives as long as its heads.
+ */
+export class HeadSlab {
+  private slab = Buffer.allocUnsafeSlow(0);
+  private used = 0;
+
+  take(n: number): Buffer {
+    if (this.used + n > this.slab.length) {
+      this.slab = Buffer.allocUnsafeSlow(Math.max(n, 256 * 1024));
+      this.used = 0;
+    }
+    const b = this.slab.subarray(this.used, this.used + n);
+    this.used += n;
+    return b;
+  }
+}
+
 const fixstr = (s: string): Buffer => Buffer.concat([Buffer.from([0xa0 | s.length]), Buffer.from(s, 'latin1')]);
 const [RV, TYPE, KEY, TIME, OBJECT, PUT, DELETE] = ['rv', 'type', 'key', 'time', 'object', 'put', 'delete'].map(fixstr);
 /** The map's mark, its field names and the widest number and string heads. */
@@ -94,7 +116,11 @@ export function frame(payload: unknown): Buffer {
   return Buffer.concat([head, body]);
 }
 
-/** Writes the recording of from..to of a history, record by record; returns how many entries. */
+/**
+ * Writes the recording of from..to of a history, record by record; returns how many entries. write
+ * returns a promise only when it must be waited for (a flush): a million entries are two million
+ * pieces, and an await of each was a turn of the microtask queue apiece.
+ */
 export async function writeRecording(history: History, from: number, to: number, write: (b: Buffer) => void | Promise<void>, onEntry?: (rv: number) => void): Promise<number> {
   const header: RecordingHeader = { format: FORMAT, from, to, oldest: history.oldest, head: history.head, timesFromLog: history.timesFromLog, exportedAt: new Date().toISOString() };
   await write(MAGIC);
@@ -104,10 +130,19 @@ export async function writeRecording(history: History, from: number, to: number,
   let n = 0;
   if (to > from && history.storedEntries) {
     const clock = history.timesFromLog ? undefined : new StampClock();
+    const heads = new HeadSlab();
+    // Consecutive entries are mostly of one collection: its kind is looked up once per run.
+    let collection: string | undefined;
     for await (const page of history.storedEntries(from + 1, to)) {
       for (const e of page) {
-        if (kindOfKey(e.key) === undefined) continue;
-        for (const b of entryFrame(e, (clock ? clock.timeOf(e.value) : e.time) ?? null)) await write(b);
+        if (collection === undefined || !e.key.startsWith(collection) || e.key.charCodeAt(collection.length) !== 0x2f) {
+          if (kindOfKey(e.key) === undefined) continue;
+          collection = splitKey(e.key).collection;
+        }
+        for (const b of entryFrame(e, (clock ? clock.timeOf(e.value) : e.time) ?? null, heads)) {
+          const flushed = write(b);
+          if (flushed) await flushed;
+        }
         n++;
       }
       if (page.length > 0) onEntry?.(page[page.length - 1].seq);

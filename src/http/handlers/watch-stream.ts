@@ -6,7 +6,7 @@ import { msgpackToJson } from '../../log/msgpack-json.js';
 import type { KindStrategy } from '../../resources/strategy.js';
 import type { KubeObject } from '../../resources/types.js';
 import type { Store } from '../../store/store.js';
-import { encodeStored, LazyObject, peekObject, storedApiVersion, type Change, type ChangeType, type StoredObject } from '../../store/view.js';
+import { LazyObject, peekObject, type Change, type ChangeType, type StoredObject } from '../../store/view.js';
 import { watch$, type WatchEvent, type WatchFlow, type WatchRequest } from '../../store/watch.js';
 import { toStatus } from '../respond/errors.js';
 import { frameHeader } from './websocket-frame.js';
@@ -126,7 +126,7 @@ function encoderFor(spec: WatchSpec, framing: WatchSink['framing']): Encoder {
       const metadata = { resourceVersion: String(e.seq), ...(e.initialEventsEnd ? { annotations: { [INITIAL_EVENTS_END]: 'true' } } : {}) };
       return line('BOOKMARK', JSON.stringify({ kind: spec.kind.kind, apiVersion: spec.apiVersion, metadata }), into);
     }
-    if ('initial' in e) return line('ADDED', spec.render ? rendered(peekObject(e.initial)) : initialJson(e.initial, spec.apiVersion), into);
+    if ('initial' in e) return line('ADDED', spec.render ? rendered(peekObject(e.initial)) : objectJson(e.initial, spec.apiVersion), into);
     if (spec.render) return line(e.type, rendered(e.change.cur.obj), into);
     sharedFrames(e.change, e.type, spec.apiVersion, framing, into);
   };
@@ -154,26 +154,18 @@ const eventLine = (type: WatchEventType, objectJson: string | Buffer): Buffer =>
     ? Buffer.from(`{"type":"${type}","object":${objectJson}}\n`)
     : Buffer.concat([Buffer.from(`{"type":"${type}","object":`), objectJson, LINE_END]);
 
-/**
- * The stored JSON when the requested version is the stored one (the common case); else re-stamped.
- * The JSON first: an object still held as bytes is then encoded from them and its apiVersion noted,
- * without building its tree (a replay of a million changes decoded each one only to compare it).
- */
-function objectJson(s: StoredObject, apiVersion: string): string | Buffer {
-  const json = encodeStored(s);
-  return storedApiVersion(s) === apiVersion ? json : restamped(s.obj, apiVersion);
-}
-
 const restamped = (obj: KubeObject, apiVersion: string): string => JSON.stringify({ ...obj, apiVersion });
 
 /**
- * One object of the initial state, encoded for this watcher and kept by nothing: an object still held
- * as bytes is encoded from them (a tree built per object only to be dropped was most of a streaming
- * list's garbage), and JSON a get, list or live event already cached is reused. Caching every
- * object's JSON made a streaming list of the whole store leave as much behind as a plain list (see
- * test/watch/streaming-memory.test.ts).
+ * One object of the initial state or of a change, encoded and kept by nothing but the event line
+ * made of it (a change's line is shared by its watchers: sharedFrames): an object still held as
+ * bytes is encoded from them (a tree built per object only to be dropped was most of a streaming
+ * list's garbage), and JSON a get or list already cached is reused. Caching every object's JSON
+ * made a streaming list of the whole store leave as much behind as a plain list (see
+ * test/watch/streaming-memory.test.ts), and a replay of a million changes keep every object's
+ * JSON beside its bytes (gigabytes, whose garbage collection was a third of the replay's time).
  */
-function initialJson(s: StoredObject, apiVersion: string): string | Buffer {
+function objectJson(s: StoredObject, apiVersion: string): string | Buffer {
   if (s instanceof LazyObject && !s.isDecoded && !s.json) {
     const t = msgpackToJson(s.raw);
     if (t && t.apiVersion === apiVersion) return t.json;
