@@ -9,7 +9,10 @@
  *     last: end    {end: <number of entries>}: a file cut at a record boundary is still found out
  *
  * A reader refuses a format newer than its own, a bad checksum (naming the record), and a file that
- * ends early, each in one line.
+ * ends early, each in one line. It reads the file as it goes (openRecording), so a replay serves the
+ * first entries while the rest are on disk; a damaged record is then found when it is reached, after
+ * the entries before it were served. The checksum stays per record, not per block: CRC-32 costs
+ * the same per byte either way, and a per-record one names the damaged record.
  */
 import { crc32 } from 'node:zlib';
 import { open, type FileHandle } from 'node:fs/promises';
