@@ -133,6 +133,8 @@ export abstract class AbstractLog implements Log {
     const first = this.assigned + 1;
     // Every record is checked before any takes a seq: a bad one leaves the log as it was.
     for (const r of records) if (r.type !== 'put' && r.type !== 'delete') throw new TypeError(`log record type must be put or delete, not ${String(r.type)}`);
+    // Nothing to write: no batch (an empty one would be acknowledged with no last seq).
+    if (records.length === 0) return { seq: first, durable: Promise.resolve() };
     // One buffer for the lot, each record a view of it: a buffer per record was a million small
     // allocations for the garbage collector to track (the view keeps the objects as these bytes).
     let total = 0;

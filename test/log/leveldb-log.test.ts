@@ -206,6 +206,7 @@ describe('LevelDbLog', () => {
       ];
       const bad = [{ type: 'put', key: 'c//b', raw: packJson({}) }, { type: 'patch', key: 'c//b', raw: packJson({}) }];
       expect(() => log.appendStored(bad as never)).toThrow(/type must be put or delete/);
+      await log.appendStored([]).durable;
       const { seq, durable } = log.appendStored(records.map((r) => ({ type: r.type, key: r.key, raw: packJson(r.value) })));
       await durable;
       // The refused call took no seq.
