@@ -18,7 +18,7 @@
 
 import { stampedTimeMs } from '../src/store/versions.js';
 
-/** `max` sends every entry as soon as the one before it is durable. */
+/** `max` sends every entry as soon as the one before it is durable (and its watchers have sent the page before: replay.ts). */
 export type Speed = number | 'max';
 
 /** Parses --speed: a positive number (1, 10, 0.5) or `max`. */

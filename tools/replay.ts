@@ -25,7 +25,10 @@
  *
  * Pace: each entry's commit time, which the log keeps; for a log written before it kept them, the
  * newest time the server stamped into the object (creation, deletion, managed fields), to the second.
- * replay-pacing.ts says exactly how.
+ * replay-pacing.ts says exactly how. Entries go in pages (a read of the recording, ~4 MiB; 1000 log
+ * entries of a data folder), each one batch of the served log, and the next page waits until every
+ * connection has sent what it was handed (or a minute has passed): at --speed max the replay goes as
+ * fast as its watchers read, and none is sent back to the log to catch up.
  *
  * Controls (ReplayControl): pause, resume, step one entry, jump to a version (the entries up to it go
  * at once), over a small HTTP endpoint on 127.0.0.1 (--control-port: POST /pause, /resume, /step,
@@ -41,7 +44,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -57,7 +60,7 @@ import { problemLine } from '../src/config/load.js';
 import { loadServerConfig } from '../src/config/server-config.js';
 import { HORIZON_KEY, encodeRecord, seqKey } from '../src/log/codec.js';
 import type { EncryptedLog } from '../src/log/encryption/index.js';
-import { checkpointFile } from '../src/log/leveldb-log.js';
+import { checkpointFile, LevelDbLog } from '../src/log/leveldb-log.js';
 import type { LogEntry } from '../src/log/log.js';
 import { kinds } from '../src/resources/registry.js';
 import type { KubeObject } from '../src/resources/types.js';
@@ -66,7 +69,7 @@ import { Pacer, parseSpeed, type Speed } from './replay-pacing.js';
 import { ReplayControl, serveControl, terminalKeys } from './timetravel/replay-control.js';
 import { logFolderOf, openLogCopy } from './timetravel/data-dir.js';
 import { snapshotLogFolder } from './timetravel/log-snapshot.js';
-import { readRecording, type Recording } from './timetravel/recording.js';
+import { openRecording } from './timetravel/recording.js';
 import { progress } from './timetravel/progress.js';
 
 export interface ReplayOptions {
@@ -161,6 +164,13 @@ interface Source {
   pages: AsyncIterable<LogEntry[]>;
   /** Throws when an entry cannot be replayed (one the recording's keys do not open). */
   check(e: LogEntry): void;
+  /**
+   * A recording's entries are written into the served log as the bytes they were recorded as
+   * (LevelDbLog.appendStored), a page at a time, into a log without encryption at rest (the
+   * recording holds plaintext, and the served copy is a temp folder). A data folder's go through
+   * the store's put, through the encryption at rest its log was written with.
+   */
+  storedBytes: boolean;
 }
 
 /** A data folder: one copy is read, another is cut back to before --from and served. */
@@ -173,7 +183,7 @@ async function dataDirSource(opts: ReplayOptions, dataDir: string, work: string,
   const { from, to } = rangeOf(source, dataDir, opts.from, opts.to);
   await snapshotLogFolder(sourceDir, servedDir);
   await cutBefore(servedDir, from);
-  return { from, to, pages: source.read(from, to), check: (e) => checkOpened(source, e) };
+  return { from, to, pages: source.read(from, to), check: (e) => checkOpened(source, e), storedBytes: false };
 }
 
 function checkOpened(source: EncryptedLog, e: LogEntry): void {
@@ -185,10 +195,12 @@ function checkOpened(source: EncryptedLog, e: LogEntry): void {
 /**
  * A recording: its snapshot is written into a new log at each object's own version, below a
  * compaction horizon just past the snapshot's version, so the served store starts at that version
- * with the recorded objects and resourceVersions; the entries follow.
+ * with the recorded objects and resourceVersions; the entries follow, read from the file while they
+ * are replayed.
  */
-async function recordingSource(opts: ReplayOptions, file: string, servedDir: string): Promise<Source> {
-  const rec: Recording = await readRecording(file);
+async function recordingSource(opts: ReplayOptions, file: string, servedDir: string, opened: { close(): Promise<void> }[]): Promise<Source> {
+  const rec = await openRecording(file);
+  opened.push(rec);
   const at = rec.header.from;
   const db = new Level<Buffer, Buffer>(servedDir, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
   await db.open();
@@ -200,13 +212,12 @@ async function recordingSource(opts: ReplayOptions, file: string, servedDir: str
   } finally {
     await db.close();
   }
-  const last = rec.entries.length > 0 ? rec.entries[rec.entries.length - 1].rv : at;
+  const last = rec.header.to;
   const from = opts.from ?? at + 1;
   const to = opts.to ?? last;
   if (from !== at + 1) throw new Error(`--from ${from}: a recording replays from just after its snapshot (${at + 1})`);
   if (to > last) throw new Error(`--to ${to}: the recording ends at ${last}`);
-  const entries: LogEntry[] = rec.entries.filter((e) => e.rv <= to).map((e) => ({ seq: e.rv, type: e.type, key: e.key, value: e.object, time: e.time ?? undefined }));
-  return { from, to, pages: (async function* () { for (let i = 0; i < entries.length; i += 1000) yield entries.slice(i, i + 1000); })(), check: () => {} };
+  return { from, to, pages: rec.pages, check: () => {}, storedBytes: true };
 }
 
 export async function startReplay(opts: ReplayOptions): Promise<Replaying> {
@@ -219,15 +230,17 @@ export async function startReplay(opts: ReplayOptions): Promise<Replaying> {
   };
   try {
     const servedDir = join(work, 'served');
-    const source = opts.recording !== undefined ? await recordingSource(opts, opts.recording, servedDir) : await dataDirSource(opts, opts.dataDir!, work, servedDir, opened);
+    const source = opts.recording !== undefined ? await recordingSource(opts, opts.recording, servedDir, opened) : await dataDirSource(opts, opts.dataDir!, work, servedDir, opened);
     const { from, to } = source;
     // The served log lives in a temp folder removed on close: a synced write per batch bought nothing.
-    const log = await openLogCopy(servedDir, opts.encryption, false);
+    const log = source.storedBytes ? new LevelDbLog({ path: servedDir, sync: false }) : await openLogCopy(servedDir, opts.encryption, false);
     opened.push(log);
-    const store = new Store({ log });
+    if (log instanceof LevelDbLog) await log.open();
+    // Never restarted (its folder goes on close): a checkpoint every 100k entries was work for nothing.
+    const store = new Store({ log, checkpointEvery: Number.MAX_SAFE_INTEGER });
     opened.push(store);
     await store.start();
-    const [corrupt] = log.corrupt.entries();
+    const [corrupt] = log instanceof LevelDbLog ? [] : log.corrupt.entries();
     if (corrupt) throw unreadable(corrupt[0], corrupt[1].seq, corrupt[1].message);
     const logger = opts.logger ?? silentLogger;
     const api = createApiServer({
@@ -239,13 +252,16 @@ export async function startReplay(opts: ReplayOptions): Promise<Replaying> {
       ...(opts.bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs: opts.bookmarkIntervalMs } : {}),
       authorizer: readOnly,
     });
+    const connections = openConnections(api);
     await listen(api, opts.port ?? 0);
     opened.push(api);
     await api.start();
     const url = `http://127.0.0.1:${(api.http.address() as AddressInfo).port}`;
     let closed = false;
     const control = new ReplayControl(from - 1, opts.pauseAt);
-    const done = replayEntries({ source, store, api, from, to, speed: opts.speed, watchers: opts.watchers ?? 0, control, isClosed: () => closed });
+    const writer = log instanceof LevelDbLog ? storedWriter(log) : storeWriter(store, source);
+    const drained = () => connectionsDrained(connections, () => closed);
+    const done = replayEntries({ source, writer, drained, api, from, to, speed: opts.speed, watchers: opts.watchers ?? 0, control, isClosed: () => closed });
     // Not a failure until someone asks: close() may stop the replay on purpose.
     done.catch(() => undefined);
     let closing: Promise<void> | undefined;
@@ -279,16 +295,110 @@ function listen(api: ApiServer, port: number): Promise<void> {
   });
 }
 
+/** The server's open connections (each watcher's among them). */
+function openConnections(api: ApiServer): Set<Socket> {
+  const open = new Set<Socket>();
+  api.http.on('connection', (s: Socket) => {
+    open.add(s);
+    s.once('close', () => open.delete(s));
+  });
+  return open;
+}
+
+/**
+ * Bytes a connection may hold unsent before the replay waits for it: a watch's high-water mark
+ * (watch-stream.ts). A page of a recording is megabytes of events, more than a watcher may have
+ * unsent before the server stops handing it live changes and sends it back to the log to catch up
+ * (slower, and at the end of a replay it had not caught up when the server closed).
+ */
+const DRAIN_BELOW = 64 * 1024;
+/** A peer that stops reading holds the replay up this long at most (the server then ends its watch as stalled). */
+const DRAIN_MAX_MS = 60_000;
+
+/** Resolves once every connection has sent what it held beyond DRAIN_BELOW (or closed, or took too long). */
+async function connectionsDrained(connections: Set<Socket>, isClosed: () => boolean): Promise<void> {
+  for (const s of connections) {
+    if (isClosed()) return;
+    if (s.destroyed || s.writableLength <= DRAIN_BELOW) continue;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        s.off('drain', done);
+        s.off('close', done);
+        resolve();
+      };
+      const timer = setTimeout(done, DRAIN_MAX_MS);
+      s.on('drain', done);
+      s.on('close', done);
+    });
+  }
+}
+
 /** Sleeps ms in short steps, so close() is not held up by a long gap of the recording. */
 async function pause(ms: number, isClosed: () => boolean): Promise<void> {
   const until = performance.now() + ms;
   for (let left = ms; left > 0 && !isClosed(); left = until - performance.now()) await sleep(Math.min(left, POLL_MS * 5));
 }
 
+/** Writes replayed entries into the served log: add() each, flush() to wait until they are durable. */
+interface Writer {
+  add(e: LogEntry): void;
+  flush(): Promise<void>;
+}
+
+const replayedAt = (e: LogEntry, seq: number): Error =>
+  new Error(`log entry ${e.seq} (${e.key}) was replayed at ${seq}: the served log was written by something else`);
+
+/** Through the store's put, one entry at a time (a data folder's entries, opened from encryption at rest). */
+function storeWriter(store: Store, source: Source): Writer {
+  let inFlight: Promise<void>[] = [];
+  return {
+    add(e) {
+      source.check(e);
+      const obj = e.value as KubeObject;
+      // Nothing else writes to the served log, so the entry keeps its recorded seq (= resourceVersion).
+      const stored = e.type === 'put' ? store.put(e.key, obj, store.latest(e.key) ? 'any' : 'absent') : store.remove(e.key, obj, 'any');
+      inFlight.push(
+        stored.then((s) => {
+          if (s.seq !== e.seq) throw replayedAt(e, s.seq);
+        }),
+      );
+    },
+    async flush() {
+      const waiting = inFlight;
+      inFlight = [];
+      await Promise.all(waiting);
+    },
+  };
+}
+
+/** The recorded bytes as they are, each flush one batch of the served log (a recording's entries). */
+function storedWriter(log: LevelDbLog): Writer {
+  let batch: LogEntry[] = [];
+  return {
+    add(e) {
+      // The log gives out seqs in order without gaps: an entry out of line would land at another version.
+      const expected = (batch.length > 0 ? batch[batch.length - 1].seq : log.lastSeq) + 1;
+      if (e.seq !== expected) throw replayedAt(e, expected);
+      batch.push(e);
+    },
+    async flush() {
+      if (batch.length === 0) return;
+      const entries = batch;
+      batch = [];
+      const { seq, durable } = log.appendStored(entries as { type: LogEntry['type']; key: string; raw: Buffer }[]);
+      if (seq !== entries[0].seq) throw replayedAt(entries[0], seq);
+      await durable;
+    },
+  };
+}
+
 async function replayEntries(r: {
   source: Source;
   control: ReplayControl;
-  store: Store;
+  writer: Writer;
+  /** Waits until the watchers' connections have sent what they were handed. */
+  drained: () => Promise<void>;
   api: ApiServer;
   from: number;
   to: number;
@@ -304,30 +414,23 @@ async function replayEntries(r: {
   const pacer = new Pacer(r.speed);
   const started = performance.now();
   let entries = 0;
-  // Entries sent but not yet durable: sent together, they share one synced batch (group commit).
-  let inFlight: Promise<void>[] = [];
-  const write = (e: LogEntry): Promise<void> => {
-    r.source.check(e);
-    const obj = e.value as KubeObject;
-    // Nothing else writes to the served log, so the entry keeps its recorded seq (= resourceVersion).
-    const stored = e.type === 'put' ? r.store.put(e.key, obj, r.store.latest(e.key) ? 'any' : 'absent') : r.store.remove(e.key, obj, 'any');
-    return stored.then((s) => {
-      if (s.seq !== e.seq) throw new Error(`log entry ${e.seq} (${e.key}) was replayed at ${s.seq}: the served log was written by something else`);
-    });
-  };
+  // Entries sent but not yet durable: sent together, they share one batch (group commit).
+  const { writer } = r;
   // A pause or a jump moves the clock: entries are due relative to `started`, shifted by the time spent paused.
   let shift = 0;
   const bar = progress(r.to - r.from + 1, 'replay');
   try {
-    for await (const page of r.source.pages) {
+    pages: for await (const page of r.source.pages) {
       for (const e of page) {
         if (r.isClosed()) throw stopped();
-        const due = pacer.dueMs(e.value, e.time);
+        // A recording is read to its end unless --to stops it earlier.
+        if (e.seq > r.to) break pages;
+        // The value is decoded only when the entry carries no commit time (an old log's).
+        const due = pacer.dueMs(e.time === undefined ? e.value : undefined, e.time);
         // Until the entry is due and not held: a pause during a gap holds it too.
         for (;;) {
           if (r.control.mustWait(e.seq)) {
-            await Promise.all(inFlight);
-            inFlight = [];
+            await writer.flush();
             const t = performance.now();
             await r.control.waitFor(e.seq, r.isClosed);
             shift += performance.now() - t;
@@ -337,22 +440,24 @@ async function replayEntries(r: {
           if (r.control.jumping(e.seq) || r.control.stepping()) shift = Math.max(shift, performance.now() - started - due);
           const wait = due - (performance.now() - started - shift);
           if (wait <= 0) break;
-          await Promise.all(inFlight);
-          inFlight = [];
+          await writer.flush();
           await pause(wait, () => r.isClosed() || r.control.mustWait(e.seq) || r.control.jumping(e.seq));
         }
-        inFlight.push(write(e));
+        writer.add(e);
         r.control.sent(e.seq);
         entries++;
       }
-      // One page (at most 1000 entries) in flight at a time bounds the memory of a fast replay.
-      await Promise.all(inFlight);
-      inFlight = [];
+      // One page (a read of the recording, or 1000 log entries) in flight at a time bounds the memory
+      // of a fast replay; the next waits until the watchers have sent this one, so none falls behind.
+      await writer.flush();
+      await r.drained();
       bar.update(entries);
     }
   } finally {
     bar.stop();
   }
+  await writer.flush();
+  await r.drained();
   const durationMs = performance.now() - started;
   return {
     entries,

@@ -69,26 +69,43 @@ export function encodeRecord(r: LogRecord): Buffer {
   // A bad record is a programming mistake; catching it here keeps it out of history.
   if (r.type !== 'put' && r.type !== 'delete') throw new TypeError(`log record type must be put or delete, not ${String(r.type)}`);
   if (typeof r.key !== 'string') throw new TypeError('log record key must be a string');
-  const value = packJson(r.value);
-  const keyLength = Buffer.byteLength(r.key, 'utf8');
+  return encodeStoredRecord(r.type, r.key, packJson(r.value)).bytes;
+}
+
+/**
+ * The record's bytes around a value already in msgpack (packJson's bytes, e.g. from a recording):
+ * what encodeRecord writes, without encoding the value again. valueAt: where the value starts.
+ */
+export function encodeStoredRecord(type: LogRecord['type'], key: string, value: Uint8Array): { bytes: Buffer; valueAt: number } {
+  const bytes = Buffer.allocUnsafe(storedRecordLength(key, value));
+  return { bytes, valueAt: writeStoredRecord(bytes, 0, type, key, value) };
+}
+
+/** How many bytes writeStoredRecord writes. */
+export function storedRecordLength(key: string, value: Uint8Array): number {
+  const keyLength = Buffer.byteLength(key, 'utf8');
   const keyHead = keyLength < 32 ? 1 : keyLength < 0x100 ? 2 : keyLength < 0x10000 ? 3 : 5;
-  const head = TIME_AT + 8 + 2 + keyHead + keyLength + 2;
-  const b = Buffer.allocUnsafe(head + value.length);
-  b.set(HEAD, 0);
-  b[6] = r.type === 'put' ? 0x70 : 0x64;
-  b.writeDoubleBE(0, TIME_AT);
-  let at = TIME_AT + 8;
+  return TIME_AT + 8 + 2 + keyHead + keyLength + 2 + value.length;
+}
+
+/** Writes the record at b[start...] (room made with storedRecordLength); returns where its value starts. */
+export function writeStoredRecord(b: Buffer, start: number, type: LogRecord['type'], key: string, value: Uint8Array): number {
+  const keyLength = Buffer.byteLength(key, 'utf8');
+  b.set(HEAD, start);
+  b[start + 6] = type === 'put' ? 0x70 : 0x64;
+  b.writeDoubleBE(0, start + TIME_AT);
+  let at = start + TIME_AT + 8;
   b[at++] = FIXSTR1;
   b[at++] = K;
-  if (keyHead === 1) b[at++] = 0xa0 | keyLength;
-  else if (keyHead === 2) (b[at++] = 0xd9), (b[at++] = keyLength);
-  else if (keyHead === 3) (b[at] = 0xda), b.writeUInt16BE(keyLength, at + 1), (at += 3);
+  if (keyLength < 32) b[at++] = 0xa0 | keyLength;
+  else if (keyLength < 0x100) (b[at++] = 0xd9), (b[at++] = keyLength);
+  else if (keyLength < 0x10000) (b[at] = 0xda), b.writeUInt16BE(keyLength, at + 1), (at += 3);
   else (b[at] = 0xdb), b.writeUInt32BE(keyLength, at + 1), (at += 5);
-  at += b.write(r.key, at, 'utf8');
+  at += b.write(key, at, 'utf8');
   b[at++] = FIXSTR1;
   b[at++] = V;
-  value.copy(b, at);
-  return b;
+  b.set(value, at);
+  return at;
 }
 
 /** Writes the commit time (ms since the epoch) into a record encodeRecord made. */

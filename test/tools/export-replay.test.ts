@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReplay } from '../../tools/replay.js';
-import { MAGIC, frame, readRecording, type Recording } from '../../tools/timetravel/recording.js';
+import { MAGIC, entryFrame, frame, readRecording, type Recording } from '../../tools/timetravel/recording.js';
 import { serveControl } from '../../tools/timetravel/replay-control.js';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 import { EVENTS, createEvent, createNamespace, labelEvent } from '../watch/objects.js';
@@ -134,6 +134,57 @@ describe('orchd replay of a recording', () => {
       await r.close();
     }
   });
+});
+
+describe('a recording of many reads (4 MiB each)', () => {
+  const N = 3000;
+  /** N versions of big Events after the recording's snapshot, written as export writes them. */
+  const bigRecording = (): Buffer => {
+    const template = rec.entries.find((e) => e.key.startsWith(`events.orch.io/events/${NS}/`))!.object;
+    const from = rec.header.from;
+    const pieces: Buffer[] = [MAGIC, frame({ ...rec.header, to: from + N }), frame({ rv: from, objects: rec.snapshot })];
+    for (let i = 1; i <= N; i++) {
+      const name = `big${i % 1000}`;
+      const value = { ...template, metadata: { ...template.metadata, name, resourceVersion: String(from + i), annotations: { pad: 'x'.repeat(2000), i: String(i) } } };
+      pieces.push(...entryFrame({ seq: from + i, type: 'put', key: `events.orch.io/events/${NS}/${name}`, value }, 1_700_000_000_000 + i));
+    }
+    pieces.push(frame({ end: N }));
+    return Buffer.concat(pieces);
+  };
+
+  it('is served as it is read: an informer sees every event in order, and a damaged record stops the replay after the pages before it', async () => {
+    const bytes = bigRecording();
+    expect(bytes.length).toBeGreaterThan(6 << 20);
+    const whole = join(work, 'big.orchlog');
+    await writeFile(whole, bytes);
+    const r = await startReplay({ recording: whole, speed: 'max', watchers: 1 });
+    const { informer, seen, errors } = eventInformer(r.url, NS);
+    const expected = Array.from({ length: N }, (_, j) => `${j < 1000 ? 'ADDED' : 'MODIFIED'} ${NS}/big${(j + 1) % 1000} ${rec.header.from + j + 1}`);
+    try {
+      await informer.start();
+      expect((await r.done).entries).toBe(N);
+      for (let i = 0; i < 150 && seen.length < N; i++) await sleep(100);
+      expect(seen.filter((l) => l.includes('/big'))).toEqual(expected);
+      expect(errors).toEqual([]);
+    } finally {
+      await informer.stop();
+      await r.close();
+    }
+    // The last entry's object damaged: the replay fails naming it, having served the reads before it.
+    const damaged = Buffer.from(bytes);
+    damaged[bytes.length - frame({ end: N }).length - 10] ^= 0xff;
+    const bad = join(work, 'big-damaged.orchlog');
+    await writeFile(bad, damaged);
+    const d = await startReplay({ recording: bad, speed: 'max' });
+    try {
+      await expect(d.done).rejects.toThrow(new RegExp(`checksum mismatch in record ${N + 1} \\(entry ${N}\\)`));
+      const head = Number((await call(d.url, 'GET', `${EVENTS}/namespaces/${NS}/events`)).body.metadata.resourceVersion);
+      expect(head).toBeGreaterThan(rec.header.from + 1000);
+      expect(head).toBeLessThan(rec.header.from + N);
+    } finally {
+      await d.close();
+    }
+  }, 120_000);
 });
 
 describe('a bad recording: one line, exit 1', () => {

@@ -286,11 +286,11 @@ async function exportCommand(args: string[], io: Io): Promise<number> {
       else if (!io.out.write(Buffer.concat(gathered))) await new Promise((r) => io.out.once('drain', r));
     };
     try {
-      const n = await writeRecording(h, from, to, async (b) => {
+      const n = await writeRecording(h, from, to, (b) => {
         chunks.push(b);
         size += b.length;
         // Fewer pieces than a vectored write takes at once (IOV_MAX, 1024 on Linux).
-        if (size >= 1 << 20 || chunks.length >= 1000) await flush();
+        if (size >= 1 << 20 || chunks.length >= 1000) return flush();
       }, (rv) => bar.update(rv - from));
       await flush();
       await fh?.sync();

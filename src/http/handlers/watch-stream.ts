@@ -155,7 +155,7 @@ const eventLine = (type: WatchEventType, objectJson: string | Buffer): Buffer =>
     : Buffer.concat([Buffer.from(`{"type":"${type}","object":`), objectJson, LINE_END]);
 
 /**
- * The stored JSON when the requested version is the stored one (the common case); else re-stamped.
+ * A change's stored JSON when the requested version is the stored one (the common case); else re-stamped.
  * Encoded first, then compared: an object written since the start is still its log bytes, which
  * become JSON without being decoded (half the CPU of decoding, then encoding the tree, and no tree
  * kept on the heap), and its writer's answer is then these same bytes (Store.put).
