@@ -50,8 +50,10 @@ export class Child {
     if (proc.pid === undefined) throw new Error(`${name}: could not start`);
     this.pid = proc.pid;
     running.add(this);
+    // 'close', not 'exit': 'exit' can come while the child's last output (a large result line) is
+    // still in the pipe, and a waiter would fail on a line that was written.
     this.exited = new Promise((resolve) => {
-      proc.once('exit', (code, signal) => {
+      proc.once('close', (code, signal) => {
         this.exitInfo = { code, signal };
         running.delete(this);
         resolve({ code, signal });

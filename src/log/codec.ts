@@ -69,16 +69,17 @@ export function encodeRecord(r: LogRecord): Buffer {
   // A bad record is a programming mistake; catching it here keeps it out of history.
   if (r.type !== 'put' && r.type !== 'delete') throw new TypeError(`log record type must be put or delete, not ${String(r.type)}`);
   if (typeof r.key !== 'string') throw new TypeError('log record key must be a string');
-  return encodeStoredRecord(r.type, r.key, packJson(r.value)).bytes;
+  return encodeStoredRecord(r.type, r.key, packJson(r.value));
 }
 
 /**
  * The record's bytes around a value already in msgpack (packJson's bytes, e.g. from a recording):
- * what encodeRecord writes, without encoding the value again. valueAt: where the value starts.
+ * what encodeRecord writes, without encoding the value again.
  */
-export function encodeStoredRecord(type: LogRecord['type'], key: string, value: Uint8Array): { bytes: Buffer; valueAt: number } {
+export function encodeStoredRecord(type: LogRecord['type'], key: string, value: Uint8Array): Buffer {
   const bytes = Buffer.allocUnsafe(storedRecordLength(key, value));
-  return { bytes, valueAt: writeStoredRecord(bytes, 0, type, key, value) };
+  writeStoredRecord(bytes, 0, type, key, value);
+  return bytes;
 }
 
 /** How many bytes writeStoredRecord writes. */

@@ -239,7 +239,7 @@ describe('LevelDbLog', () => {
       expect(read.map((e) => [e.seq, e.type, e.key, e.value, e.time])).toEqual(batch.map((e) => [e.seq, e.type, e.key, e.value, e.time]));
       const bytes = await log.get(3);
       expect(bytes?.raw?.equals(packJson(records[1].value))).toBe(true);
-      expect(encodeStoredRecord('put', records[1].key, packJson(records[1].value)).bytes.equals(encodeRecord({ type: 'put', key: records[1].key, value: records[1].value }))).toBe(true);
+      expect(encodeStoredRecord('put', records[1].key, packJson(records[1].value)).equals(encodeRecord({ type: 'put', key: records[1].key, value: records[1].value }))).toBe(true);
     } finally {
       await log.close();
     }
