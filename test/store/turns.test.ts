@@ -67,3 +67,22 @@ describe('Turns', () => {
     expect(hanging.observed).toBe(false);
   });
 });
+
+describe('Turns, paced', () => {
+  it('leaves the loop to other work for as long as the last piece took before the next starts', async () => {
+    const turns = new Turns();
+    const at: number[] = [];
+    const busy = (ms: number) =>
+      turns.take(
+        defer(() => {
+          const start = performance.now();
+          at.push(start);
+          while (performance.now() - start < ms); // a page's synchronous work
+          return [ms];
+        }),
+      );
+    await Promise.all([busy(30), busy(0)].map((p) => lastValueFrom(p)));
+    // The second waited out the first's 30 ms after its own 30 (back to back it starts at 30).
+    expect(at[1] - at[0]).toBeGreaterThanOrEqual(59);
+  });
+});

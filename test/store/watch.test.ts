@@ -353,7 +353,11 @@ describe('a watcher whose connection falls behind', () => {
     flow.bound = 3;
     const start = store.appliedSeq;
     const seen = watch({ after: start, keyPrefix: `${C}/ns-stall/`, stallTimeoutMs: 300 }, flow, (b) => (flow.unsent += b.length * 50));
-    for (let i = 0; i < 6; i++) await put('ns-stall', `s${i}`);
+    // Writes go on until it is ended (at most 60): a watcher is found behind by the changes that reach it.
+    for (let i = 0; i < 60 && !seen.done; i++) {
+      await put('ns-stall', `s${i}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
     await until(() => seen.done, 'the end', 5000);
     expect(seen.error).toBeInstanceOf(WatchError);
     const err = seen.error as WatchError;
