@@ -102,8 +102,7 @@ export abstract class AbstractLog implements Log {
   }
 
   append(make: (seq: number) => LogRecord): Appended {
-    if (this.state !== 'open') throw new LogError('CLOSED', `the log is ${this.state === 'new' ? 'not open' : this.state}`);
-    if (this.brokenBy) throw this.brokenError();
+    this.checkWritable();
     // A nested append would take the same seq.
     if (this.making) throw new Error('append() called from inside make()');
     const seq = this.assigned + 1;
@@ -124,21 +123,16 @@ export abstract class AbstractLog implements Log {
   }
 
   /**
-   * Appends records whose values are already msgpack bytes (packJson's, as a recording holds them),
-   * at the next seqs, in one batch: a replay of a recorded log writes a million entries, and neither
-   * decodes nor encodes a value. committed$ hands on entries whose value is decoded from the bytes
-   * on first use. The seq of the first record is returned; the rest follow it without a gap.
+   * Appends records whose values are already msgpack bytes (a recording's), at the next seqs, in one
+   * batch, neither decoding nor encoding a value; returns the first seq (the rest follow, no gap).
    */
   appendStored(records: readonly { type: LogRecord['type']; key: string; raw: Uint8Array }[]): Appended {
-    if (this.state !== 'open') throw new LogError('CLOSED', `the log is ${this.state === 'new' ? 'not open' : this.state}`);
-    if (this.brokenBy) throw this.brokenError();
+    this.checkWritable();
     const first = this.assigned + 1;
     // Every record is checked before any takes a seq: a bad one leaves the log as it was.
     for (const r of records) if (r.type !== 'put' && r.type !== 'delete') throw new TypeError(`log record type must be put or delete, not ${String(r.type)}`);
-    // Nothing to write: no batch (an empty one would be acknowledged with no last seq).
-    if (records.length === 0) return { seq: first, durable: Promise.resolve() };
-    // One buffer for the lot, each record a view of it: a buffer per record was a million small
-    // allocations for the garbage collector to track (the view keeps the objects as these bytes).
+    if (records.length === 0) return { seq: first, durable: Promise.resolve() }; // no batch: it would have no last seq to acknowledge
+    // One buffer for the lot, each record a view of it: not a million small ones for the GC to track.
     let total = 0;
     for (const r of records) total += storedRecordLength(r.key, r.raw);
     const slab = Buffer.allocUnsafeSlow(total);
@@ -164,6 +158,12 @@ export abstract class AbstractLog implements Log {
       setImmediate(this.scheduledFlush);
     }
     return batch.durable;
+  }
+
+  /** Refuses an append to a log not open, or broken by a failed write. */
+  private checkWritable(): void {
+    if (this.state !== 'open') throw new LogError('CLOSED', `the log is ${this.state === 'new' ? 'not open' : this.state}`);
+    if (this.brokenBy) throw this.brokenError();
   }
 
   private readonly scheduledFlush = (): void => {
