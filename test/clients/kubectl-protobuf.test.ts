@@ -3,17 +3,16 @@
  * a core/v1 Namespace); 1.27-1.31 send JSON. Each version creates its namespace against a real server.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, realpathSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KUBECTL } from '../helpers/kubectl.js';
+import { versionedKubectl } from '../helpers/kubectl.js';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 
-const VERSIONS = ['1.31', '1.32', '1.33'].map((v) => [v, KUBECTL ? join(dirname(realpathSync(KUBECTL)), `kubectl.${v}`) : ''] as const).filter(([, p]) => p && existsSync(p));
+const VERSIONS = ['1.31', '1.32', '1.33'].map((v) => [v, versionedKubectl(v)] as const);
 
-describe.skipIf(VERSIONS.length === 0)('kubectl create namespace', () => {
+describe('kubectl create namespace', () => {
   let server: TestServer;
   let home: string;
   beforeAll(async () => {
