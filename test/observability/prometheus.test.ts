@@ -3,11 +3,11 @@
  * orchd every second, and its HTTP API answers for request rates, registered watchers, watch events
  * and the process's memory as this test made them.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { get, type IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kindCase } from '../e2e/support.js';
-import { PROMETHEUS_BINARY, TestPrometheus } from '../helpers/prometheus.js';
+import { TestPrometheus } from '../helpers/prometheus.js';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 
 const event = kindCase('Event');
@@ -15,7 +15,7 @@ const POSTS = 'apiserver_request_total{verb="POST",group="events.orch.io",resour
 const CREATES = 50;
 const PACE_MS = 100;
 
-describe.skipIf(!existsSync(PROMETHEUS_BINARY))('a real Prometheus scraping orchd', () => {
+describe('a real Prometheus scraping orchd', () => {
   let server: TestServer;
   let prom: TestPrometheus;
 
