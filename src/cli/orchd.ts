@@ -15,6 +15,7 @@ export const COMMANDS: Record<string, () => Promise<Command>> = {
   history: async () => (await import('../../tools/timetravel/commands/history.js')).historyCommand,
   export: async () => (await import('../../tools/timetravel/commands/export.js')).exportCommand,
   replay: async () => (await import('../../tools/timetravel/commands/replay.js')).replayCommand,
+  fork: async () => (await import('../../tools/timetravel/commands/fork.js')).forkCommand,
   'rewrite-encryption': async () => (await import('../../tools/rewrite-encryption.js')).rewriteEncryptionCommand,
 };
 

@@ -167,27 +167,47 @@ export class LevelDbLog extends AbstractLog {
    * (the key index of a restart finds them), and its next append takes seq horizon. How a state read
    * elsewhere (a recording's snapshot, another folder's state at a version) becomes a log that goes
    * on from it. Each entry's value is its stored msgpack bytes; time, when given, is its commit time.
+   *
+   * history, when given, is the log's entries from the horizon on (a fork: the recording's entries
+   * after its snapshot), each at the next seq with no gap, kept with their commit times: the log
+   * opened on it reads them as its own history and appends after the last. Returns the last seq.
    */
-  static async import(path: string, pages: AsyncIterable<readonly ImportedEntry[]> | Iterable<readonly ImportedEntry[]>, horizon: number): Promise<void> {
+  static async import(path: string, pages: AsyncIterable<readonly ImportedEntry[]> | Iterable<readonly ImportedEntry[]>, horizon: number, history?: AsyncIterable<readonly ImportedEntry[]>): Promise<number> {
     const db = new Level<Buffer, Buffer>(path, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
     await db.open();
+    let last = horizon - 1;
     try {
       const [held] = await db.keys({ ...ENTRY_RANGE, limit: 1 }).all();
       if (held) throw new Error(`import into ${path}: the log already holds entries (entry ${readSeq(held)})`);
-      for await (const page of pages) {
-        const chain = db.batch();
-        for (const e of page) {
-          if (e.seq >= horizon) throw new Error(`import into ${path}: entry ${e.seq} (${e.key}) is not below the horizon ${horizon}`);
-          const record = encodeStoredRecord(e.type, e.key, e.raw);
-          if (e.time !== undefined) stampTime(record, e.time);
-          chain.put(seqKey(e.seq), record);
-        }
-        await chain.write();
+      await writePages(db, pages, (e) => {
+        if (e.seq >= horizon) throw new Error(`import into ${path}: entry ${e.seq} (${e.key}) is not below the horizon ${horizon}`);
+      });
+      if (history) {
+        await writePages(db, history, (e) => {
+          if (e.seq !== last + 1) throw new Error(`import into ${path}: history entry ${e.seq} (${e.key}) is not the next after ${last}`);
+          last = e.seq;
+        });
       }
+      // Synced: the writes before it reach the disk with it (one write-ahead log, written in order).
       await db.put(HORIZON_KEY, seqKey(horizon), { sync: true });
     } finally {
       await db.close();
     }
+    return last;
+  }
+}
+
+/** Each page of entries as one unsynced batch, every entry checked first. */
+async function writePages(db: Level<Buffer, Buffer>, pages: AsyncIterable<readonly ImportedEntry[]> | Iterable<readonly ImportedEntry[]>, check: (e: ImportedEntry) => void): Promise<void> {
+  for await (const page of pages) {
+    const chain = db.batch();
+    for (const e of page) {
+      check(e);
+      const record = encodeStoredRecord(e.type, e.key, e.raw);
+      if (e.time !== undefined) stampTime(record, e.time);
+      chain.put(seqKey(e.seq), record);
+    }
+    await chain.write();
   }
 }
 

@@ -147,23 +147,25 @@ export class StampClock {
   }
 }
 
-/** A version given as a number (a resourceVersion) or a time (RFC 3339, e.g. 2026-11-26T02:14:00Z). */
-export type VersionSpec = { rv: number } | { timeMs: number };
+/** A version given as a number (a resourceVersion), a time (RFC 3339, e.g. 2026-11-26T02:14:00Z) or HEAD (the newest). */
+export type VersionSpec = { rv: number } | { timeMs: number } | { head: true };
 
 /** A version as a flag's text gives it: a resourceVersion or an RFC 3339 time (the flag table names the flag in its error). */
 export function parseVersionSpec(text: string): VersionSpec {
+  if (text === 'HEAD') return { head: true };
   if (/^\d+$/.test(text)) {
     const rv = Number(text);
     if (!Number.isSafeInteger(rv)) throw new Error(`${text}: not a resourceVersion`);
     return { rv };
   }
   const ms = /^\d{4}-\d\d-\d\d/.test(text) ? Date.parse(text) : NaN;
-  if (Number.isNaN(ms)) throw new Error(`${JSON.stringify(text)}: neither a resourceVersion (a number) nor a time (RFC 3339, e.g. 2026-11-26T02:14:00Z)`);
+  if (Number.isNaN(ms)) throw new Error(`${JSON.stringify(text)}: neither a resourceVersion (a number) nor a time (RFC 3339, e.g. 2026-11-26T02:14:00Z) nor HEAD`);
   return { timeMs: ms };
 }
 
 /** The version a spec names, checked against what the history holds (the horizon, the head). */
 export async function resolveVersion(history: History, flag: string, spec: VersionSpec): Promise<number> {
+  if ('head' in spec) return checkVersion(history, flag, history.head);
   if ('timeMs' in spec) {
     const rv = await history.versionAt(spec.timeMs);
     if (rv === 0) throw new TimeTravelError(`${flag} ${new Date(spec.timeMs).toISOString()}: nothing was committed at or before then`);

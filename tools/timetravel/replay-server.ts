@@ -22,16 +22,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Authorizer } from '../../src/auth/authorizer.js';
 import { createApiServer, listenOn } from '../../src/http/server.js';
-import { packJson } from '../../src/log/codec.js';
-import { LevelDbLog, type ImportedEntry } from '../../src/log/leveldb-log.js';
+import { LevelDbLog } from '../../src/log/leveldb-log.js';
 import { silentLogger, type Logger } from '../../src/observability/logger.js';
 import { Metrics } from '../../src/observability/metrics.js';
 import { kinds } from '../../src/resources/registry.js';
 import { Store } from '../../src/store/store.js';
-import { stateInPages, TimeTravelError, type History } from './history.js';
+import { TimeTravelError, type History } from './history.js';
 import { ReplayControl } from './replay-control.js';
 import { connectionsDrained, openConnections, replayEntries, storedWriter, type ReplayReport } from './replay-loop.js';
 import type { Speed } from './replay-pacing.js';
+import { stateEntries } from './state-entries.js';
 
 export interface ReplayOptions {
   /** What is replayed; the replay closes it when it closes. */
@@ -80,14 +80,6 @@ function rangeOf(h: History, from?: number, to?: number): { from: number; to: nu
   if (t > h.head) throw new TimeTravelError(`--to ${t}: the recording ends at ${h.head}`);
   if (f > t) throw new TimeTravelError(`--from ${f} is after --to ${t}`);
   return { from: f, to: t };
-}
-
-/** The state at rv as entries to import: each object's stored bytes at the version that wrote it. */
-async function* stateEntries(h: History, rv: number): AsyncIterable<ImportedEntry[]> {
-  if (rv <= 0) return;
-  for await (const page of stateInPages(h, rv, { kinds })) {
-    yield page.map((s) => ({ seq: s.seq ?? Number(s.object.metadata.resourceVersion), type: 'put' as const, key: s.key, raw: s.msgpack?.() ?? packJson(s.object) }));
-  }
 }
 
 export async function startReplay(opts: ReplayOptions): Promise<Replaying> {

@@ -23,9 +23,9 @@ export const FILTERS = {
 } as const satisfies Flags;
 
 /** A version flag: a resourceVersion or a time. */
-export const version = (help: string) => ({ value: 'RV|TIME', help, parse: parseVersionSpec }) as const;
+export const version = (help: string) => ({ value: 'RV|TIME|HEAD', help, parse: parseVersionSpec }) as const;
 
-export const TIME_NOTE = 'TIME is RFC 3339 (2026-11-26T02:14:00Z): the newest version committed at or before it.';
+export const TIME_NOTE = 'TIME is RFC 3339 (2026-11-26T02:14:00Z): the newest version committed at or before it. HEAD is the newest version.';
 
 interface SourceValues {
   'data-dir'?: string;
