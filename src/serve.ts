@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { loadSecret, messageWithCause, prepareDataDir } from './config/data-dir.js';
+import { readForkPoints } from './config/fork-origin.js';
 import type { AddressInfo } from 'node:net';
 import { EtcdLog } from './log/etcd/etcd-log.js';
 import { LevelDbLog } from './log/leveldb-log.js';
@@ -242,6 +243,8 @@ async function start(opts: ServeOptions, logger: Logger, closers: Closers): Prom
     ...(opts.inflight ? { inflight: opts.inflight } : {}),
     ...(opts.requestTimeoutMs !== undefined ? { requestTimeoutMs: opts.requestTimeoutMs } : {}),
     ...(opts.headersTimeoutMs !== undefined ? { headersTimeoutMs: opts.headersTimeoutMs } : {}),
+    // A folder made by `orchd fork`: its log holds its source's history up to the fork point.
+    forks: dataDir !== undefined && !etcdLog ? await readForkPoints(dataDir) : [],
     healthChecks: () => [
       ...log.health().map((h) => ({ check: 'kms-providers', problem: h.problem })),
       ...(etcdLog && !etcdLog.connected ? [{ check: 'etcd', problem: 'not watching etcd: this replica may be behind' }] : []),

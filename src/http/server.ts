@@ -29,6 +29,7 @@ import { alwaysAllow } from '../auth/authorization-chain.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import { authorize } from './authorize.js';
 import { handleTimeline } from './handlers/timeline.js';
+import type { ForkPoint } from '../config/fork-origin.js';
 import { requestAttributes } from './request-attributes.js';
 import { requestTarget, type RequestTarget } from './request-target.js';
 import { answerClientError, connectAsRequest } from './raw-requests.js';
@@ -63,6 +64,8 @@ export interface ApiServerOptions {
   requestTimeoutMs?: number;
   /** How long its headers may take; kube-apiserver's 32 s by default (tests shorten it). */
   headersTimeoutMs?: number;
+  /** Where the served history was forked (a data folder made by `orchd fork`): /debug/timeline marks them. */
+  forks?: readonly ForkPoint[];
 }
 
 export interface ApiServer {
@@ -149,7 +152,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
         case 'openapi':
           return handleOpenApi(req, res, url, r.path, opts.kinds);
         case 'timeline':
-          await handleTimeline(res, url, r.path, opts.store);
+          await handleTimeline(res, url, r.path, opts.store, opts.forks ?? []);
           return;
         case 'resource': {
           out = outputFor(req, url);

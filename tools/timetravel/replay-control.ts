@@ -21,6 +21,8 @@ export class ReplayControl {
   private steps = 0;
   private jumpTo = 0;
   private wake: (() => void) | undefined;
+  /** Set by a replay started with --fork (replay-fork.ts): makes the fork at the version sent and serves it. */
+  fork: (() => Promise<unknown>) | undefined;
 
   constructor(
     private at: number,
@@ -90,7 +92,7 @@ export class ReplayControl {
   }
 }
 
-/** The control endpoint on 127.0.0.1: POST /pause, /resume, /step, /jump?to=RV; GET /status. */
+/** The control endpoint on 127.0.0.1: POST /pause, /resume, /step, /jump?to=RV, /fork (with --fork); GET /status. */
 export async function serveControl(control: ReplayControl, port: number): Promise<{ url: string; close(): Promise<void> }> {
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://control');
@@ -110,6 +112,13 @@ export async function serveControl(control: ReplayControl, port: number): Promis
       case '/step':
         control.step();
         break;
+      case '/fork':
+        if (!control.fork) return answer(409, { error: 'this replay was not started with --fork DIR' });
+        control.fork().then(
+          (forked) => answer(200, forked),
+          (err: unknown) => answer(500, { error: err instanceof Error ? err.message : String(err) }),
+        );
+        return;
       case '/jump': {
         const to = url.searchParams.get('to') ?? '';
         if (!/^\d+$/.test(to)) return answer(400, { error: `/jump?to=RV: ${JSON.stringify(to)} is not a resourceVersion` });
@@ -131,7 +140,7 @@ export async function serveControl(control: ReplayControl, port: number): Promis
   };
 }
 
-/** On a terminal: space pauses or resumes, s steps, e jumps to the end, q (or Ctrl-C) quits. */
+/** On a terminal: space pauses or resumes, s steps, e jumps to the end, f forks (with --fork), q (or Ctrl-C) quits. */
 export function terminalKeys(control: ReplayControl, quit: () => void, stdin: NodeJS.ReadStream = process.stdin): { close(): void } {
   if (!stdin.isTTY) return { close() {} };
   const onKey = (b: Buffer) => {
@@ -139,6 +148,7 @@ export function terminalKeys(control: ReplayControl, quit: () => void, stdin: No
     if (key === ' ') (control.status().paused ? control.resume() : control.pause());
     else if (key === 's') control.step();
     else if (key === 'e') control.jump(Number.MAX_SAFE_INTEGER);
+    else if (key === 'f') control.fork?.().catch(() => undefined);
     else if (key === 'q' || key === '\u0003') quit();
   };
   stdin.setRawMode(true);

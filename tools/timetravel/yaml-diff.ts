@@ -22,7 +22,7 @@ export function colour(diff: string): string {
 const yamlOf = (o: KubeObject | undefined): string => (o === undefined ? '' : stringify(o));
 
 /** The unified diff of one object's YAML between two versions ('' when equal). */
-export function unifiedDiff(label: string, a: KubeObject | undefined, b: KubeObject | undefined, rvA: number, rvB: number): string {
+export function unifiedDiff(label: string, a: KubeObject | undefined, b: KubeObject | undefined, rvA: number | string, rvB: number | string): string {
   const x = yamlOf(a);
   const y = yamlOf(b);
   if (x === y) return '';

@@ -1,8 +1,9 @@
 /**
  * The /debug/timeline page: one self-contained HTML document (no scripts or styles from elsewhere, so
  * it works on a machine with no network). Its script reads the JSON beside it (timeline.ts), draws
- * the writes as stacked SVG bars by resource, and on a click lists the state at the bar's last
- * version; a click on an object shows its history, each version with its diff.
+ * the writes as stacked SVG bars by resource with a dashed line at each fork point (a folder made by
+ * `orchd fork`), and on a click lists the state at the bar's last version; a click on an object shows
+ * its history, each version with its diff.
  */
 export const TIMELINE_PAGE = `<!doctype html>
 <html lang="en">
@@ -24,6 +25,8 @@ export const TIMELINE_PAGE = `<!doctype html>
   pre.diff { background: #f6f6f6; padding: 6px; margin: 0.3em 0 1em; }
   .add { color: #080; } .del { color: #b00; } .hunk { color: #077; }
   .error { color: #b00; }
+  line.fork { stroke: #c00; stroke-width: 2; stroke-dasharray: 5 3; }
+  text.fork { fill: #c00; }
 </style>
 </head>
 <body>
@@ -88,6 +91,20 @@ async function plot() {
     });
     svg.appendChild(hit);
   });
+  // A fork point between the versions of the bucket that holds it and the next.
+  for (const f of data.forks) {
+    const i = data.buckets.findIndex((b) => b.lastRv >= f.at);
+    if (f.at < data.from || i < 0) continue;
+    const x = data.buckets[i].lastRv === f.at ? (i + 1) * w : i * w + w / 2;
+    const line = svgEl('line', { class: 'fork', 'data-rv': f.at, x1: x, x2: x, y1: 0, y2: height - axis });
+    const title = svgEl('title', {});
+    title.textContent = 'forked from ' + f.source + ' at version ' + f.at;
+    line.appendChild(title);
+    svg.appendChild(line);
+    const text = svgEl('text', { class: 'fork', x: x + 3, y: 12, 'font-size': 11 });
+    text.textContent = 'fork ' + f.at;
+    svg.appendChild(text);
+  }
   const label = svgEl('text', { x: 4, y: height - 5, 'font-size': 11 });
   label.textContent = when(data.buckets[0] && data.buckets[0].start) + '  …  peak ' + peak.toFixed(1) + ' writes/s';
   svg.appendChild(label);
@@ -98,7 +115,8 @@ async function plot() {
     legend.appendChild(s);
   }
   document.getElementById('summary').textContent = 'versions ' + data.from + '..' + data.head + ' (oldest kept ' + data.oldest + '), ' +
-    (data.timesFromLog ? 'commit times from the log' : 'times from the objects\\' own timestamps') + '; click a bar for the state then.';
+    (data.timesFromLog ? 'commit times from the log' : 'times from the objects\\' own timestamps') + '; click a bar for the state then.' +
+    data.forks.map((f) => ' Forked from ' + f.source + ' at version ' + f.at + '.').join('');
 }
 
 async function showState(rv) {

@@ -3,7 +3,8 @@
  * time, shows the state at a moment clicked on the plot, and an object's history with diffs. Its
  * data comes from three JSON reads beside it:
  *
- *   /debug/timeline/writes?buckets=N   the newest WINDOW writes, counted by resource in N time buckets
+ *   /debug/timeline/writes?buckets=N   the newest WINDOW writes, counted by resource in N time buckets,
+ *                                      and the fork points of a forked data folder (`orchd fork`)
  *   /debug/timeline/state?rv=RV        every object at version RV (resource, namespace, name, version)
  *   /debug/timeline/history?key=KEY    every version of one object still in the log, each with its
  *                                      YAML diff from the one before, manager and time
@@ -14,6 +15,7 @@
 import type { ServerResponse } from 'node:http';
 import { createPatch } from 'diff';
 import { stringify } from 'yaml';
+import type { ForkPoint } from '../../config/fork-origin.js';
 import type { KubeObject } from '../../resources/types.js';
 import { splitKey } from '../../store/keys.js';
 import type { Store } from '../../store/store.js';
@@ -57,7 +59,7 @@ function readableVersion(store: Store, rv: number): number {
   return rv;
 }
 
-async function writes(store: Store, buckets: number): Promise<unknown> {
+async function writes(store: Store, buckets: number, forks: readonly ForkPoint[]): Promise<unknown> {
   const head = store.appliedSeq;
   const from = Math.max(store.log.firstSeq, head - WINDOW + 1);
   const points: { rv: number; time: number; resource: string }[] = [];
@@ -86,7 +88,7 @@ async function writes(store: Store, buckets: number): Promise<unknown> {
   // An empty bucket shows the state it lies in: that of the bucket before it.
   for (let i = 1; i < out.length; i++) if (out[i].firstRv === 0) out[i].firstRv = out[i].lastRv = out[i - 1].lastRv;
   const resources = [...new Set(points.map((p) => p.resource))].sort();
-  return { oldest: store.oldestVersion, head, from, timesFromLog, bucketMs: width, resources, buckets: out };
+  return { oldest: store.oldestVersion, head, from, timesFromLog, bucketMs: width, resources, buckets: out, forks: forks.map((f) => ({ source: f.source, at: f.at })) };
 }
 
 async function state(store: Store, rv: number): Promise<unknown> {
@@ -118,14 +120,14 @@ async function history(store: Store, key: string): Promise<unknown> {
 }
 
 /** Answers /debug/timeline and its data reads; path is what follows /debug/timeline. */
-export async function handleTimeline(res: ServerResponse, url: URL, path: string, store: Store): Promise<void> {
+export async function handleTimeline(res: ServerResponse, url: URL, path: string, store: Store, forks: readonly ForkPoint[]): Promise<void> {
   switch (path) {
     case '':
       res.setHeader('Content-Type', 'text/html; charset=utf-8');
       res.end(TIMELINE_PAGE);
       return;
     case 'writes':
-      return json(res, await writes(store, Math.min(MAX_BUCKETS, Math.max(1, intParam(url, 'buckets', 60)))));
+      return json(res, await writes(store, Math.min(MAX_BUCKETS, Math.max(1, intParam(url, 'buckets', 60))), forks));
     case 'state':
       return json(res, await state(store, intParam(url, 'rv')));
     case 'history': {

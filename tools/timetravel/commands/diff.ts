@@ -1,8 +1,9 @@
-/** `orchd diff RV1 RV2`: what changed between two versions, object by object, as a unified YAML diff or JSON patches. */
+/** `orchd diff A B`: what changed between two versions, or two histories (diff-sides.ts), object by object, as a unified YAML diff or JSON patches. */
 import { command, oneOf, UsageError, type Flags } from '../../../src/cli/flags.js';
-import { collectionOfKind, parseVersionSpec, resolveVersion, stateInPages, type Filter, type History, type Stored } from '../history.js';
+import { parseSides, withSources, type DiffSide } from '../diff-sides.js';
+import { collectionOfKind, resolveVersion, stateInPages, type Filter, type Stored } from '../history.js';
 import { jsonPatch, labelOf } from '../output.js';
-import { FILTERS, filterOf, SOURCE, TIME_NOTE, withHistory } from '../source.js';
+import { encryptionFrom, FILTERS, filterOf, SOURCE, TIME_NOTE, withHistory } from '../source.js';
 import { writeAll } from '../write-out.js';
 
 const FLAGS = {
@@ -13,49 +14,62 @@ const FLAGS = {
 
 export const diffCommand = command({
   name: 'diff',
-  summary: 'What changed between two versions (or times), object by object.',
-  words: 'RV1|TIME1 RV2|TIME2',
+  summary: 'What changed between two versions (or times), or between two histories (a fork and its original), object by object.',
+  words: 'A B',
   positionals: [2, 2],
   flags: FLAGS,
-  notes: TIME_NOTE,
+  notes: `A and B are versions (RV, TIME or HEAD) of the history the flags name, or two histories, each a data
+folder or a recording with an optional @RV|TIME|HEAD (its head when none is given):
+  orchd diff 48211 HEAD --data-dir ./what-if          what the branch did since the fork
+  orchd diff incident.orchlog ./what-if               where the branch and the original part ways
+${TIME_NOTE}`,
   async run({ values, positionals }, io) {
-    const [first, second] = positionals.map((p, i) => {
-      try {
-        return parseVersionSpec(p);
-      } catch (err) {
-        throw new UsageError(`RV${i + 1}: ${(err as Error).message}`);
-      }
-    });
+    const sides = parseSides(positionals);
     const filter = filterOf(values);
-    return withHistory(values, io, async (h) => {
-      const a = await resolveVersion(h, 'RV1', first);
-      const b = await resolveVersion(h, 'RV2', second);
-      await writeAll(io.out, printDiff(h, a, b, filter, values.output, io.out.isTTY === true));
+    const print = (a: DiffSide, b: DiffSide) => writeAll(io.out, printDiff(a, b, filter, values.output, io.out.isTTY === true));
+    if ('sources' in sides) {
+      if (values['data-dir'] !== undefined || values.server !== undefined || values.file !== undefined) throw new UsageError('two histories name their own sources: give no --data-dir, --server or --file');
+      await withSources(sides.sources, await encryptionFrom(values['encryption-provider-config']), print);
+      return 0;
+    }
+    return withHistory(values, io, async (history) => {
+      const [a, b] = sides.versions;
+      await print({ history, rv: await resolveVersion(history, 'A', a) }, { history, rv: await resolveVersion(history, 'B', b) });
       return 0;
     });
   },
 });
 
 /**
- * The objects that differ between the states at a and b, as the two states are read side by side
- * (each in key order, a kind at a time): neither is held whole, and an object whose revision is the
- * same in both is not decoded.
+ * The objects that differ between the states of sides a and b, as the two states are read side by
+ * side (each in key order, a kind at a time): neither is held whole, and an object whose revision
+ * (in one history) or stored bytes (in two) are the same in both is not decoded.
  */
-async function* printDiff(h: History, a: number, b: number, filter: Filter, format: string, tty: boolean): AsyncIterable<string> {
+async function* printDiff(a: DiffSide, b: DiffSide, filter: Filter, format: string, tty: boolean): AsyncIterable<string> {
   const yaml = format === 'diff' ? await import('../yaml-diff.js') : undefined;
+  const same = a.history === b.history ? sameVersion : sameBytes;
+  const [from, to] = [a, b].map((s) => (s.source === undefined ? String(s.rv) : `${s.rv} (${s.source})`));
   for (const kind of [...filter.kinds].sort((x, y) => (collectionOfKind(x) < collectionOfKind(y) ? -1 : 1))) {
     const one = { ...filter, kinds: [kind] };
-    for await (const [key, x, y] of pairs(stateInPages(h, a, one), stateInPages(h, b, one))) {
-      if (x && y && (x.seq ?? x.object.metadata.resourceVersion) === (y.seq ?? y.object.metadata.resourceVersion)) continue;
+    for await (const [key, x, y] of pairs(stateInPages(a.history, a.rv, one), stateInPages(b.history, b.rv, one))) {
+      if (x && y && same(x, y)) continue;
       if (!yaml) {
         const patch = jsonPatch(x?.object, y?.object);
-        if (patch.length > 0) yield JSON.stringify({ object: labelOf(key), from: String(a), to: String(b), patch }) + '\n';
+        if (patch.length > 0) yield JSON.stringify({ object: labelOf(key), from, to, patch }) + '\n';
       } else {
-        const d = yaml.unifiedDiff(labelOf(key), x?.object, y?.object, a, b);
+        const d = yaml.unifiedDiff(labelOf(key), x?.object, y?.object, from, to);
         if (d) yield tty ? yaml.colour(d) : d;
       }
     }
   }
+}
+
+const sameVersion = (x: Stored, y: Stored): boolean => (x.seq ?? x.object.metadata.resourceVersion) === (y.seq ?? y.object.metadata.resourceVersion);
+
+/** Across two histories a version number may name different writes: the stored bytes tell (else the diff does). */
+function sameBytes(x: Stored, y: Stored): boolean {
+  const [p, q] = [x.msgpack?.(), y.msgpack?.()];
+  return p !== undefined && q !== undefined && p.equals(q);
 }
 
 /** Two streams of objects in key order, merged: each key with what each holds (undefined where it has none). */

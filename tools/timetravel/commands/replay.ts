@@ -1,6 +1,7 @@
 /** `orchd replay`: a recording or a data folder's log served again as a read-only API server, at the recorded pace (replay-server.ts). */
 import { command, portNumber, UsageError, wholeNumber, type Flags } from '../../../src/cli/flags.js';
 import { jsonLogger } from '../../../src/observability/logger.js';
+import type { Running } from '../../../src/serve.js';
 import { formatReport } from '../replay-loop.js';
 import { serveControl, terminalKeys } from '../replay-control.js';
 import { parseSpeed } from '../replay-pacing.js';
@@ -18,6 +19,10 @@ const FLAGS = {
   'pause-at': { value: 'RV', help: 'pause after the entry RV is sent (RV included), before the next one', parse: wholeNumber(0) },
   'control-port': { value: 'PORT', help: 'serve the controls on 127.0.0.1:PORT: POST /pause, /resume, /step, /jump?to=RV; GET /status', parse: portNumber },
   keep: { help: 'after the last entry, go on serving the final state until interrupted' },
+  fork: {
+    value: 'DIR',
+    help: 'let the replay be forked: POST /fork on the control port (or the f key) makes DIR a fork at the version the replay has sent and serves it, writable, on the same port (with neither, at --pause-at)',
+  },
 } as const satisfies Flags;
 
 export const replayCommand = command({
@@ -26,12 +31,20 @@ export const replayCommand = command({
   words: '[RECORDING]',
   positionals: [0, 1],
   flags: FLAGS,
-  notes: `On a terminal: space pauses or resumes, s steps one entry, e jumps to the end, q quits.
-The run's figures (entries, duration, rate) go to stdout at the end.`,
+  notes: `On a terminal: space pauses or resumes, s steps one entry, e jumps to the end, f forks (with --fork), q quits.
+The run's figures (entries, duration, rate) go to stdout at the end.
+Example: orchd replay incident.orchlog --pause-at 48000 --fork ./what-if   (step with s, then f: a writable server on ./what-if)`,
   async run({ values, positionals }, io) {
     if (positionals[0] !== undefined && values.file !== undefined) throw new UsageError('give the recording once: as RECORDING or as --file');
-    const history = await openHistory({ ...values, file: positionals[0] ?? values.file });
+    const recording = positionals[0] ?? values.file;
+    // Without a control port or a terminal, only a pause at --pause-at can start the fork.
+    const forkAtPause = values.fork !== undefined && values['control-port'] === undefined && !process.stdin.isTTY;
+    if (forkAtPause && values['pause-at'] === undefined) throw new UsageError('--fork is asked for on the control port or the terminal: give --control-port, or --pause-at to fork there');
+    // Before anything is served: a folder that holds something is refused at once.
+    if (values.fork !== undefined) await (await import('../fork.js')).checkForkTarget(values.fork);
+    const history = await openHistory({ ...values, file: recording });
     const { startReplay } = await import('../replay-server.js');
+    const logger = jsonLogger(process.stderr, 'warn');
     const replay = await startReplay({
       history,
       speed: values.speed,
@@ -40,7 +53,7 @@ The run's figures (entries, duration, rate) go to stdout at the end.`,
       to: values.to,
       watchers: values.watchers,
       pauseAt: values['pause-at'],
-      logger: jsonLogger(process.stderr, 'warn'),
+      logger,
     });
     let interrupted!: () => void;
     const stop = new Promise<void>((resolve) => (interrupted = resolve));
@@ -48,16 +61,26 @@ The run's figures (entries, duration, rate) go to stdout at the end.`,
     process.once('SIGTERM', interrupted);
     const controls = values['control-port'] === undefined ? undefined : await serveControl(replay.control, values['control-port']);
     const keys = terminalKeys(replay.control, interrupted);
+    const { forkOnRequest, replayOutcome, forkAtPause: forkThere } = await import('../replay-fork.js');
+    const source = recording ?? values['data-dir']!;
+    const forking = values.fork === undefined ? undefined : forkOnRequest(replay, { history, target: values.fork, source, isRecording: recording !== undefined, encryptionFile: values['encryption-provider-config'], logger });
+    let fork: Running | undefined;
     try {
       io.out.write(`serving ${replay.url}: the state at resourceVersion ${replay.initialVersion}, then entries ${replay.from}..${replay.to}\n`);
-      if (controls) io.out.write(`controls at ${controls.url}: POST /pause, /resume, /step, /jump?to=RV; GET /status\n`);
-      const report = await Promise.race([replay.done, stop.then(() => undefined)]);
-      if (!report) return 130;
-      io.out.write(formatReport(report) + '\n');
-      if (values.keep) {
+      if (controls) io.out.write(`controls at ${controls.url}: POST /pause, /resume, /step, /jump?to=RV${forking ? ', /fork' : ''}; GET /status\n`);
+      if (forkAtPause) void forkThere(replay.control, () => forking!.asked()).catch(() => undefined);
+      let outcome = await replayOutcome(replay.done, stop, forking);
+      if (outcome && 'report' in outcome) {
+        io.out.write(formatReport(outcome.report) + '\n');
+        if (!values.keep) return 0;
         io.out.write(`serving the final state at ${replay.url} until interrupted\n`);
-        await stop;
+        outcome = await Promise.race([stop.then(() => undefined), ...(forking ? [forking.serving.then((f) => ({ fork: f }))] : [])]);
+        if (!outcome) return 0;
       }
+      if (!outcome) return 130;
+      fork = outcome.fork;
+      io.out.write(`serving the fork ${values.fork} at ${fork.url}, writable: its history up to version ${replay.control.status().at} is the replay's\n`);
+      await stop;
       return 0;
     } finally {
       process.off('SIGINT', interrupted);
@@ -65,6 +88,7 @@ The run's figures (entries, duration, rate) go to stdout at the end.`,
       keys.close();
       await controls?.close();
       await replay.close();
+      await fork?.close();
     }
   },
 });

@@ -1,0 +1,270 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import puppeteer, { type Browser } from 'puppeteer-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readForkPoints } from '../../src/config/fork-origin.js';
+import { loadServerConfig } from '../../src/config/server-config.js';
+import { REASON_LABEL, SUMMARY_ANNOTATION, startEventReasons } from '../../examples/event-reasons/controller.js';
+import { eventsConfig, keyed, onDisk, secret } from '../encryption/helpers.js';
+import { call, startServer, type TestServer } from '../helpers/server.js';
+import { builtCli, isReady, killAll, spawnCli, spawnServer, type Child } from '../server/child.js';
+import { EVENTS, createEvent, createNamespace, deleteEvent, event as eventOf, labelEvent } from '../watch/objects.js';
+import { eventInformer, run } from './helpers.js';
+
+/*
+ * A fork in use: a paused `orchd replay --fork` turned into a writable server on the same port (an
+ * informer of the replay goes on against the fork), the example controller run against a fork with
+ * its writes in `orchd diff`, a fork of an encrypted folder kept encrypted, and the fork point on
+ * the /debug/timeline page in a real headless Chromium.
+ */
+
+const NS = 'fork-b';
+const NOTE = 'a-plain-text-marker';
+let work: string;
+let original: TestServer;
+let recording: string;
+let start: number;
+let head: number;
+
+/** The server's newest version. */
+const versionOf = async (base: string) => Number((await call(base, 'GET', '/api/v1/namespaces')).body.metadata.resourceVersion);
+
+function kubeConfig(url: string): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'fork', server: url, skipTLSVerify: true }],
+    users: [{ name: 'anonymous' }],
+    contexts: [{ name: 'fork', cluster: 'fork', user: 'anonymous' }],
+    currentContext: 'fork',
+  });
+  return kc;
+}
+
+/** Polls read until check passes, at most 20 s. */
+async function eventually<T>(read: () => Promise<T>, check: (v: T) => boolean): Promise<T> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const v = await read();
+    if (check(v) || Date.now() > deadline) return v;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** A line of the child's stdout, once written. */
+async function stdoutLine(child: Child, pattern: RegExp, ms = 60_000): Promise<RegExpMatchArray> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const m = pattern.exec(child.output.stdout);
+    if (m) return m;
+    if (Date.now() > deadline) throw new Error(`no line ${pattern} in ${child.output.stdout}\n${child.output.stderr}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+beforeAll(async () => {
+  work = await mkdtemp(join(tmpdir(), 'orchd-fork-serve-'));
+  original = await startServer({ dataDir: join(work, 'original') });
+  start = await versionOf(original.url);
+  await createNamespace(original.url, NS);
+  for (const [name, reason] of [
+    ['pull-1', 'Pulled'],
+    ['back-1', 'BackOff'],
+    ['back-2', 'BackOff'],
+    ['pull-2', 'Pulled'],
+  ]) {
+    const r = await call(original.url, 'POST', `${EVENTS}/namespaces/${NS}/events`, { ...event(name), reason });
+    expect(r.status).toBe(201);
+  }
+  await labelEvent(original.url, 'pull-1', { seen: 'yes' }, NS);
+  await deleteEvent(original.url, 'pull-2', NS);
+  head = await versionOf(original.url);
+  recording = join(work, 'incident.orchlog');
+  expect((await run('export', '--data-dir', original.dataDir, '--from', String(start), '--file', recording)).code).toBe(0);
+  await builtCli();
+}, 300_000);
+
+afterAll(async () => {
+  await killAll();
+  await original?.close();
+  await rm(work, { recursive: true, force: true });
+});
+
+/** An Event of the namespace whose note is a marker to look for on disk. */
+const event = (name: string): Record<string, unknown> => eventOf(name, NS, undefined, NOTE);
+
+describe('orchd replay --fork', () => {
+  it('a replay paused and stepped is forked on request: the same port then takes writes, and its informer sees them', async () => {
+    const dir = join(work, 'replay-fork');
+    const pauseAt = start + 2;
+    const child = spawnCli(await builtCli(), ['replay', recording, '--speed', 'max', '--pause-at', String(pauseAt), '--fork', dir, '--control-port', '0'], { lifeMs: 120_000 });
+    const [, url] = await stdoutLine(child, /^serving (\S+):/m);
+    const [, controls] = await stdoutLine(child, /^controls at (\S+): .*\/fork/m);
+    const watcher = eventInformer(url, NS);
+    // As a controller's informer does: a watch that fails (the port closed while the replay becomes the fork) starts again.
+    watcher.informer.on('error', () => setTimeout(() => void watcher.informer.start().catch(() => undefined), 100));
+    await watcher.informer.start();
+    const status = async () => (await (await fetch(`${controls}/status`)).json()) as { paused: boolean; at: number };
+    await eventually(status, (s) => s.paused && s.at === pauseAt);
+    // The moment is found by stepping: two more entries.
+    for (let i = 1; i <= 2; i++) {
+      await fetch(`${controls}/step`, { method: 'POST' });
+      await eventually(status, (s) => s.at === pauseAt + i);
+    }
+    // A replay is read-only until it is forked.
+    expect((await call(url, 'POST', `${EVENTS}/namespaces/${NS}/events`, event('too-early'))).status).toBe(403);
+    const forked = await fetch(`${controls}/fork`, { method: 'POST' });
+    expect(forked.status).toBe(200);
+    expect(await forked.json()).toEqual({ forked: dir, at: pauseAt + 2, url });
+    await stdoutLine(child, new RegExp(`^serving the fork ${dir} at ${url}, writable`, 'm'));
+    const rv = await createEvent(url, 'after-fork', NS);
+    expect(rv).toBe(pauseAt + 3);
+    // The informer of the replay watched again from its last version and sees the branch's write.
+    await eventually(async () => watcher.seen, (s) => s.includes(`ADDED ${NS}/after-fork ${rv}`));
+    expect(watcher.seen).toContain(`ADDED ${NS}/after-fork ${rv}`);
+    await watcher.informer.stop();
+    child.signal('SIGTERM');
+    expect((await child.exited).code).toBe(0);
+    expect((await readForkPoints(dir)).map((p) => [p.source, p.at])).toEqual([[recording, pauseAt + 2]]);
+    // The folder is a fork like any other: served again, it holds the recording's history and the write.
+    const again = await startServer({ dataDir: dir });
+    try {
+      for (let v = start; v <= pauseAt + 2; v++) {
+        const at = (base: string) => call(base, 'GET', `${EVENTS}/events?resourceVersion=${v}&resourceVersionMatch=Exact`).then((r) => r.body.items.map((o: any) => `${o.metadata.name} ${o.metadata.resourceVersion}`));
+        expect(await at(again.url)).toEqual(await at(original.url));
+      }
+      expect((await call(again.url, 'GET', `${EVENTS}/namespaces/${NS}/events/after-fork`)).status).toBe(200);
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('with no control port and no terminal, it forks where it pauses (--pause-at); a bad target is refused before serving', async () => {
+    const dir = join(work, 'replay-fork-at-pause');
+    const child = spawnCli(await builtCli(), ['replay', recording, '--speed', 'max', '--pause-at', String(start + 1), '--fork', dir], { lifeMs: 120_000 });
+    const [, url] = await stdoutLine(child, new RegExp(`^serving the fork ${dir} at (\\S+), writable`, 'm'));
+    expect(await createEvent(url, 'branch', NS)).toBe(start + 2);
+    child.signal('SIGTERM');
+    expect((await child.exited).code).toBe(0);
+    const refused = await run('replay', recording, '--pause-at', String(start + 1), '--fork', dir);
+    expect([refused.code, refused.out]).toEqual([1, '']);
+    expect(refused.err).toMatch(/^orchd replay: --data-dir \S+: the folder exists and is not empty/);
+    const unasked = await run('replay', recording, '--fork', join(work, 'never'));
+    expect([unasked.code, unasked.err.split('\n')[0]]).toEqual([2, 'orchd replay: --fork is asked for on the control port or the terminal: give --control-port, or --pause-at to fork there']);
+  });
+});
+
+describe('a fork in use', () => {
+  it('examples/event-reasons run against a fork: its writes are what orchd diff shows', async () => {
+    const dir = join(work, 'event-reasons');
+    expect((await run('fork', recording, '--at', 'HEAD', '--data-dir', dir)).code).toBe(0);
+    const server = await spawnServer(dir);
+    await server.waitForLine(isReady);
+    const controller = startEventReasons(kubeConfig(server.url));
+    try {
+      await controller.synced;
+      const summary = await eventually(
+        async () => (await call(server.url, 'GET', `/api/v1/namespaces/${NS}`)).body.metadata.annotations?.[SUMMARY_ANNOTATION],
+        (s) => s === '{"BackOff":2,"Pulled":1}',
+      );
+      expect(summary).toBe('{"BackOff":2,"Pulled":1}');
+    } finally {
+      await controller.stop();
+    }
+    const diff = await run('diff', String(head), 'HEAD', '--data-dir', dir, '-o', 'json-patch');
+    expect(diff.code).toBe(0);
+    const changes = diff.out.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    expect(changes.map((c) => c.object).sort()).toEqual([`events.events.orch.io/${NS}/back-1`, `events.events.orch.io/${NS}/back-2`, `events.events.orch.io/${NS}/pull-1`, `namespaces/${NS}`]);
+    for (const c of changes.filter((c) => c.object.startsWith('events.events.orch.io/'))) {
+      const reason = c.object.includes('back') ? 'BackOff' : 'Pulled';
+      // The label added alone, or with the labels object when the Event had none.
+      expect(c.patch).toContainEqual(
+        expect.objectContaining({ op: 'add', ...(c.object.includes('back') ? { path: '/metadata/labels', value: { [REASON_LABEL]: reason } } : { path: `/metadata/labels/${REASON_LABEL.replace('/', '~1')}`, value: reason }) }),
+      );
+    }
+    expect(changes.find((c) => c.object === `namespaces/${NS}`).patch).toContainEqual(expect.objectContaining({ path: expect.stringContaining('/metadata/annotations') }));
+    // The recording, forked at its head, is where the branch starts: the same diff between the two histories.
+    const parted = await run('diff', recording, dir, '-o', 'json-patch');
+    expect(parted.out.split('\n').filter(Boolean).map((l) => JSON.parse(l).object).sort()).toEqual(changes.map((c) => c.object).sort());
+    server.signal('SIGTERM');
+    expect((await server.exited).code).toBe(0);
+  });
+
+  it('a fork of an encrypted folder stays encrypted with the configuration given', async () => {
+    const file = join(work, 'enc.yaml');
+    await writeFile(file, eventsConfig(keyed('aesgcm', ['k1', secret()])));
+    const loaded = loadServerConfig({ encryption: file });
+    if (!loaded.ok) throw new Error('bad configuration');
+    const sealed = await startServer({ dataDir: join(work, 'sealed'), config: loaded.config });
+    let last: number;
+    try {
+      await createNamespace(sealed.url, NS);
+      await call(sealed.url, 'POST', `${EVENTS}/namespaces/${NS}/events`, { ...event('secret-1'), reason: 'Sealed' });
+      last = await versionOf(sealed.url);
+    } finally {
+      await sealed.close();
+    }
+    expect(await onDisk(join(work, 'sealed'), NOTE)).toBe(false);
+    const dir = join(work, 'sealed-fork');
+    const unread = await run('fork', '--source-data-dir', join(work, 'sealed'), '--at', 'HEAD', '--data-dir', dir);
+    expect([unread.code, unread.err]).toEqual([1, expect.stringMatching(/cannot be read: .* needs the --encryption-provider-config it was written with\n$/)]);
+    expect(existsSync(dir)).toBe(false);
+    expect((await run('fork', '--source-data-dir', join(work, 'sealed'), '--at', 'HEAD', '--data-dir', dir, '--encryption-provider-config', file)).code).toBe(0);
+    expect(await onDisk(dir, NOTE)).toBe(false);
+    expect((await run('state', '--data-dir', dir, '--at', 'HEAD')).code).toBe(1);
+    const state = await run('state', '--data-dir', dir, '--at', String(last), '--encryption-provider-config', file, '-n', NS, '--kind', 'events', '-o', 'json');
+    expect(state.out.split('\n').filter(Boolean).map((l) => JSON.parse(l).note)).toEqual([NOTE]);
+    // A recording holds plain values: its fork is sealed with the configuration given.
+    const fromRecording = join(work, 'recording-sealed');
+    expect((await run('fork', recording, '--at', 'HEAD', '--data-dir', fromRecording, '--encryption-provider-config', file)).code).toBe(0);
+    expect(await onDisk(fromRecording, NOTE)).toBe(false);
+    const served = await startServer({ dataDir: fromRecording, config: loaded.config });
+    try {
+      const r = await call(served.url, 'GET', `${EVENTS}/namespaces/${NS}/events/back-1`);
+      expect([r.status, r.body.note]).toEqual([200, NOTE]);
+      await createEvent(served.url, 'new-sealed', NS);
+    } finally {
+      await served.close();
+    }
+    expect(await onDisk(fromRecording, NOTE)).toBe(false);
+  });
+
+  it('the /debug/timeline page marks each fork point (headless Chromium)', async () => {
+    const first = join(work, 'tl-first');
+    const second = join(work, 'tl-second');
+    const at = start + 3;
+    expect((await run('fork', recording, '--at', String(at), '--data-dir', first)).code).toBe(0);
+    const one = await startServer({ dataDir: first });
+    let branch: number;
+    try {
+      branch = await createEvent(one.url, 'branch-1', NS);
+    } finally {
+      await one.close();
+    }
+    expect((await run('fork', '--source-data-dir', first, '--at', 'HEAD', '--data-dir', second)).code).toBe(0);
+    const server = await startServer({ dataDir: second });
+    let browser: Browser | undefined;
+    try {
+      await createEvent(server.url, 'branch-2', NS);
+      browser = await puppeteer.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+      const page = await browser.newPage();
+      await page.goto(`${server.url}/debug/timeline`);
+      await page.waitForSelector('line.fork');
+      expect(await page.$$eval('line.fork', (ls) => ls.map((l) => l.getAttribute('data-rv')))).toEqual([String(at), String(branch)]);
+      expect(await page.$$eval('line.fork title', (ts) => ts.map((t) => t.textContent))).toEqual([`forked from ${recording} at version ${at}`, `forked from ${first} at version ${branch}`]);
+      expect(await page.$eval('#summary', (e) => e.textContent)).toContain(`Forked from ${recording} at version ${at}. Forked from ${first} at version ${branch}.`);
+      // Each line lies between the bars of the versions before it and after it.
+      const xs = await page.$$eval('line.fork', (ls) => ls.map((l) => Number(l.getAttribute('x1'))));
+      const bars = await page.$$eval('rect.bucket', (rs) => rs.map((r) => ({ x: Number(r.getAttribute('x')), w: Number(r.getAttribute('width')), rv: Number(r.getAttribute('data-rv')) })));
+      for (const [i, rv] of [at, branch].entries()) {
+        const bar = bars.find((b) => b.x <= xs[i] && xs[i] <= b.x + b.w);
+        expect(bar && bar.rv >= rv).toBe(true);
+      }
+    } finally {
+      await browser?.close();
+      await server.close();
+    }
+  });
+});
