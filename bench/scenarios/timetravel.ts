@@ -7,7 +7,8 @@
  *   history of one object with 1,000 versions, from both;
  *   log of every entry and diff from the middle version to the head, from the data folder;
  *   export of the whole log, entries per second;
- *   replay --speed max of that recording, events per second to 1 watcher and to each of 100.
+ *   replay --speed max of that recording, events per second to 1 watcher and to each of 100;
+ *   fork of that recording at its head and serve it until ready, against a replay of it at max.
  *
  * The seeded data folder (its log, and the checkpoint a stopped server leaves) is built once per size
  * and kept in the temp folder (orchd-bench-timetravel-N): a million entries take minutes to write,
@@ -28,6 +29,7 @@ import { col, type Row, type ScenarioResult, type TargetCheck } from '../result.
 import { seedEvents } from '../seed.js';
 import { eventBytes, eventsPath } from '../payload.js';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
+import { forkVersusReplay } from '../timetravel-fork.js';
 
 const TARGET_ENTRIES = 1_000_000;
 const VERSIONS = 1000;
@@ -214,12 +216,21 @@ async function measure(ctx: BenchContext, cli: string, label: string, n: number,
   // The whole log as JSON lines, and what changed from the middle to the head as JSON patches: more text than one string may hold.
   if (wants('log')) row.logDir = await seconds('log --data-dir', ['log', '--data-dir', dataDir, '-o', 'json'], label);
   if (wants('diff')) row.diffDir = await seconds('diff --data-dir', ['diff', '--data-dir', dataDir, mid, String(built.head), '-o', 'json-patch'], label);
-  if (!wants('export') && !wants('replay')) return row;
+  if (!wants('export') && !wants('replay') && !wants('fork')) return row;
   const work = await Orchd.newDataDir();
   try {
     const file = join(work, 'bench.orchlog');
     row.exportRate = await attempt(ctx, row, 'export', async () => (built.head * 1000) / (await timed(ctx, cli, ['export', '--data-dir', dataDir, '--file', file], label)));
-    if (Number.isNaN(row.exportRate) || !wants('replay')) return row;
+    if (Number.isNaN(row.exportRate)) return row;
+    if (wants('fork')) {
+      ctx.log(`timetravel (${label}): fork at the head and serve it, against replay --speed max`);
+      await attempt(ctx, row, 'fork', async () => {
+        const f = await forkVersusReplay(cli, file, work, COMMAND_LIMIT_MS);
+        Object.assign(row, { forkSeconds: f.forkSeconds, forkPeakMiB: f.forkPeakMiB, forkReady: f.forkSeconds + f.serveSeconds, replayMax: f.replaySeconds });
+        return f.forkSeconds;
+      });
+    }
+    if (!wants('replay')) return row;
     ctx.log(`timetravel (${label}): replay --speed max to 1 and 100 watchers`);
     row.replay1 = await attempt(ctx, row, 'replay to 1', () => replayRate(ctx, cli, file, 1, built.events));
     row.replay100 = await attempt(ctx, row, 'replay to 100', () => replayRate(ctx, cli, file, 100, built.events));
@@ -249,11 +260,16 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     col('exportRate', 'export entries/s', 'rate'),
     col('replay1', 'replay max: events/s, 1 watcher', 'rate'),
     col('replay100', 'replay max: events/s each of 100', 'rate'),
+    col('forkSeconds', 'fork at head (s)', 'seconds'),
+    col('forkPeakMiB', 'fork peak RSS (MiB)', 'int'),
+    col('forkReady', 'fork + serve ready (s)', 'seconds'),
+    col('replayMax', 'replay max, no watcher (s)', 'seconds'),
     col('failed', 'failed (why)', 'text'),
   ];
   const notes = [
     'Each command is `node dist/src/cli.js <command>` with its output discarded: node start-up included. The data folder is the cached seeded one (see bench/scenarios/timetravel.ts); "before" rows are --before-cli on the same folder.',
     'replay: `orchd replay` of the export of the whole log at --speed max, in its own process; each watcher is a plain HTTP watch (in the harness) of every Event from the recording\'s start, timed until it has read all of them (the slowest watcher counts). No figure: the server closed a watcher that fell too far behind.',
+    'fork: `orchd fork` of that recording at its head into a new folder (peak RSS: VmHWM polled every 50 ms), then `orchd serve` on it from spawn to its ready line; beside it `orchd replay` of the same recording at --speed max with no watcher, from spawn to its report (bench/timetravel-fork.ts).',
   ];
   const at = rows.find((r) => r.entries === TARGET_ENTRIES && r.build === 'this');
   const check = (name: string, target: string, key: string, ok: (v: number) => boolean, fmt: (v: number) => string): TargetCheck => ({
@@ -269,6 +285,13 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     check('replay --speed max to one watcher', '≥ 100k events/s', 'replay1', (v) => v >= 100_000, (v) => `${Math.round(v)} events/s`),
     check('replay --speed max to each of 100 watchers', '≥ 50k events/s', 'replay100', (v) => v >= 50_000, (v) => `${Math.round(v)} events/s`),
     check('export of 1M entries', '≥ 200k entries/s', 'exportRate', (v) => v >= 200_000, (v) => `${Math.round(v)} entries/s`),
+    {
+      scenario: 'timetravel',
+      name: 'fork at the end of a 1M-entry recording, ready to serve',
+      target: '< replay --speed max of it',
+      measured: !at ? 'not at 1M (use --replay-entries 1000000)' : at.forkReady === undefined ? 'not measured (--only)' : `${(at.forkReady as number).toFixed(1)} s vs ${(at.replayMax as number).toFixed(1)} s`,
+      met: at && at.forkReady !== undefined ? (at.forkReady as number) < (at.replayMax as number) : null,
+    },
   ];
   return { id: 'timetravel', title: timetravel.title, tables: [{ title: 'timetravel: commands on a seeded log', columns, rows, notes }], plots: [], targets, elapsedMs: performance.now() - started };
 }

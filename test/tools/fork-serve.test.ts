@@ -2,17 +2,16 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import puppeteer, { type Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readForkPoints } from '../../src/config/fork-origin.js';
 import { loadServerConfig } from '../../src/config/server-config.js';
 import { REASON_LABEL, SUMMARY_ANNOTATION, startEventReasons } from '../../examples/event-reasons/controller.js';
-import { eventsConfig, keyed, onDisk, secret } from '../encryption/helpers.js';
+import { diskBytes, eventsConfig, keyed, onDisk, secret } from '../encryption/helpers.js';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 import { builtCli, isReady, killAll, spawnCli, spawnServer, type Child } from '../server/child.js';
 import { EVENTS, createEvent, createNamespace, deleteEvent, event as eventOf, labelEvent } from '../watch/objects.js';
-import { eventInformer, run } from './helpers.js';
+import { eventInformer, kubeConfigFor, run } from './helpers.js';
 
 /*
  * A fork in use: a paused `orchd replay --fork` turned into a writable server on the same port (an
@@ -31,17 +30,6 @@ let head: number;
 
 /** The server's newest version. */
 const versionOf = async (base: string) => Number((await call(base, 'GET', '/api/v1/namespaces')).body.metadata.resourceVersion);
-
-function kubeConfig(url: string): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'fork', server: url, skipTLSVerify: true }],
-    users: [{ name: 'anonymous' }],
-    contexts: [{ name: 'fork', cluster: 'fork', user: 'anonymous' }],
-    currentContext: 'fork',
-  });
-  return kc;
-}
 
 /** Polls read until check passes, at most 20 s. */
 async function eventually<T>(read: () => Promise<T>, check: (v: T) => boolean): Promise<T> {
@@ -162,7 +150,7 @@ describe('a fork in use', () => {
     expect((await run('fork', recording, '--at', 'HEAD', '--data-dir', dir)).code).toBe(0);
     const server = await spawnServer(dir);
     await server.waitForLine(isReady);
-    const controller = startEventReasons(kubeConfig(server.url));
+    const controller = startEventReasons(kubeConfigFor(server.url));
     try {
       await controller.synced;
       const summary = await eventually(
@@ -211,7 +199,10 @@ describe('a fork in use', () => {
     const unread = await run('fork', '--source-data-dir', join(work, 'sealed'), '--at', 'HEAD', '--data-dir', dir);
     expect([unread.code, unread.err]).toEqual([1, expect.stringMatching(/cannot be read: .* needs the --encryption-provider-config it was written with\n$/)]);
     expect(existsSync(dir)).toBe(false);
+    const sourceBytes = await diskBytes(join(work, 'sealed'));
     expect((await run('fork', '--source-data-dir', join(work, 'sealed'), '--at', 'HEAD', '--data-dir', dir, '--encryption-provider-config', file)).code).toBe(0);
+    // The source folder is only read (through a snapshot): not a byte of it changed.
+    expect((await diskBytes(join(work, 'sealed'))).equals(sourceBytes)).toBe(true);
     expect(await onDisk(dir, NOTE)).toBe(false);
     expect((await run('state', '--data-dir', dir, '--at', 'HEAD')).code).toBe(1);
     const state = await run('state', '--data-dir', dir, '--at', String(last), '--encryption-provider-config', file, '-n', NS, '--kind', 'events', '-o', 'json');

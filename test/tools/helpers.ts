@@ -32,18 +32,24 @@ export async function runOn(out: Writable & { text: string }, command: string, .
 
 export const run = (command: string, ...args: string[]): Promise<Run> => runOn(sink(), command, ...args);
 
+/** A client-node configuration for the server at url, as an anonymous user. */
+export function kubeConfigFor(url: string): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'orchd', server: url, skipTLSVerify: true }],
+    users: [{ name: 'anonymous' }],
+    contexts: [{ name: 'orchd', cluster: 'orchd', user: 'anonymous' }],
+    currentContext: 'orchd',
+  });
+  return kc;
+}
+
 /**
  * A client-node informer on the Events of one namespace of the server at url: what it sees, as
  * `TYPE <namespace>/<name> <resourceVersion>` lines, and its errors.
  */
 export function eventInformer(url: string, ns: string): { informer: Informer<KubernetesObject>; seen: string[]; errors: unknown[] } {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'replay', server: url, skipTLSVerify: true }],
-    users: [{ name: 'anonymous' }],
-    contexts: [{ name: 'replay', cluster: 'replay', user: 'anonymous' }],
-    currentContext: 'replay',
-  });
+  const kc = kubeConfigFor(url);
   const custom = kc.makeApiClient(CustomObjectsApi);
   const informer = makeInformer(
     kc,

@@ -38,8 +38,8 @@ Example: orchd replay incident.orchlog --pause-at 48000 --fork ./what-if   (step
     if (positionals[0] !== undefined && values.file !== undefined) throw new UsageError('give the recording once: as RECORDING or as --file');
     const recording = positionals[0] ?? values.file;
     // Without a control port or a terminal, only a pause at --pause-at can start the fork.
-    const forkAtPause = values.fork !== undefined && values['control-port'] === undefined && !process.stdin.isTTY;
-    if (forkAtPause && values['pause-at'] === undefined) throw new UsageError('--fork is asked for on the control port or the terminal: give --control-port, or --pause-at to fork there');
+    const forksAtPause = values.fork !== undefined && values['control-port'] === undefined && !process.stdin.isTTY;
+    if (forksAtPause && values['pause-at'] === undefined) throw new UsageError('--fork is asked for on the control port or the terminal: give --control-port, or --pause-at to fork there');
     // Before anything is served: a folder that holds something is refused at once.
     if (values.fork !== undefined) await (await import('../fork.js')).checkForkTarget(values.fork);
     const history = await openHistory({ ...values, file: recording });
@@ -61,14 +61,15 @@ Example: orchd replay incident.orchlog --pause-at 48000 --fork ./what-if   (step
     process.once('SIGTERM', interrupted);
     const controls = values['control-port'] === undefined ? undefined : await serveControl(replay.control, values['control-port']);
     const keys = terminalKeys(replay.control, interrupted);
-    const { forkOnRequest, replayOutcome, forkAtPause: forkThere } = await import('../replay-fork.js');
+    const { forkAtPause, forkOnRequest, replayOutcome } = await import('../replay-fork.js');
     const source = recording ?? values['data-dir']!;
     const forking = values.fork === undefined ? undefined : forkOnRequest(replay, { history, target: values.fork, source, isRecording: recording !== undefined, encryptionFile: values['encryption-provider-config'], logger });
     let fork: Running | undefined;
+    let ended = false;
     try {
       io.out.write(`serving ${replay.url}: the state at resourceVersion ${replay.initialVersion}, then entries ${replay.from}..${replay.to}\n`);
       if (controls) io.out.write(`controls at ${controls.url}: POST /pause, /resume, /step, /jump?to=RV${forking ? ', /fork' : ''}; GET /status\n`);
-      if (forkAtPause) void forkThere(replay.control, () => forking!.asked()).catch(() => undefined);
+      if (forksAtPause) void forkAtPause(replay.control, () => ended || forking!.asked()).catch(() => undefined);
       let outcome = await replayOutcome(replay.done, stop, forking);
       if (outcome && 'report' in outcome) {
         io.out.write(formatReport(outcome.report) + '\n');
@@ -83,6 +84,7 @@ Example: orchd replay incident.orchlog --pause-at 48000 --fork ./what-if   (step
       await stop;
       return 0;
     } finally {
+      ended = true;
       process.off('SIGINT', interrupted);
       process.off('SIGTERM', interrupted);
       keys.close();
