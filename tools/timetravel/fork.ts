@@ -45,14 +45,6 @@ export interface ForkOptions {
   encryption?: EncryptionConfiguration;
 }
 
-export interface Forked {
-  target: string;
-  /** The history's oldest version: the fork reads back to it. */
-  oldest: number;
-  at: number;
-  forks: ForkPoint[];
-}
-
 /** Refuses a target that is not absent or an empty folder: nothing is written into one that holds something. */
 export async function checkForkTarget(target: string): Promise<void> {
   const st = await stat(target).catch((err: NodeJS.ErrnoException) => {
@@ -64,34 +56,34 @@ export async function checkForkTarget(target: string): Promise<void> {
   if ((await readdir(target)).length > 0) throw new TimeTravelError(`--data-dir ${target}: the folder exists and is not empty; a fork is made into a new or empty folder`);
 }
 
-export async function makeFork(o: ForkOptions): Promise<Forked> {
+export async function makeFork(o: ForkOptions): Promise<void> {
   await checkForkTarget(o.target);
   const target = resolve(o.target);
   await mkdir(dirname(target), { recursive: true });
   const building = join(dirname(target), `.${basename(target)}.forking-${process.pid}`);
   await rm(building, { recursive: true, force: true });
   await mkdir(building);
-  const seal = o.encryption ? await sealer(o.encryption) : undefined;
+  const { history: h, at } = o;
+  const bar = progress(at - h.oldest, 'fork');
+  let seal: Awaited<ReturnType<typeof sealer>> | undefined;
   try {
-    const { history: h, at } = o;
+    if (o.encryption) seal = await sealer(o.encryption);
     const horizon = h.oldest + 1;
     let time: number | null = null;
-    const bar = progress(at - h.oldest, 'fork');
     const state = sealed(stateEntries(h, h.oldest), seal?.seal);
     const history = sealed(entriesUpTo(h, horizon, at, Math.max(at, o.checkTo ?? at), bar.update, (t) => (time = t)), seal?.seal);
     await LevelDbLog.import(join(building, 'log'), state, horizon, history);
-    bar.stop();
     const forks = [...(o.ancestors ?? []), { source: resolve(o.source), at, time, madeAt: new Date().toISOString() }];
     await writeForkPoints(building, forks);
     // Onto an empty target folder too: rename(2) replaces an empty directory.
     await rename(building, target).catch((err: NodeJS.ErrnoException) => {
       throw new TimeTravelError(`--data-dir ${o.target}: cannot put the fork there (${err.code ?? err.message}): something was written into it meanwhile`);
     });
-    return { target, oldest: h.oldest, at, forks };
   } catch (err) {
     await rm(building, { recursive: true, force: true });
     throw err;
   } finally {
+    bar.stop();
     seal?.close();
   }
 }

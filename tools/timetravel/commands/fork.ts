@@ -42,7 +42,7 @@ Example: orchd fork incident.orchlog --at 48211 --data-dir ./what-if && orchd se
     try {
       const at = await resolveVersion(history, '--at', values.at);
       const { readForkPoints } = await import('../../../src/config/fork-origin.js');
-      const forked = await makeFork({
+      await makeFork({
         history,
         at,
         target,
@@ -52,7 +52,7 @@ Example: orchd fork incident.orchlog --at 48211 --data-dir ./what-if && orchd se
         checkTo: file === undefined ? at : history.head,
         encryption,
       });
-      io.out.write(`forked ${file ?? folder} at ${at} into ${target}: versions ${Math.max(forked.oldest, 1)}..${at} are the source's, the next write takes ${at + 1}\n`);
+      io.out.write(`forked ${file ?? folder} at ${at} into ${target}: versions ${Math.max(history.oldest, 1)}..${at} are the source's, the next write takes ${at + 1}\n`);
       return 0;
     } finally {
       await history.close();
