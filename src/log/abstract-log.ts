@@ -1,6 +1,6 @@
 // Subject alone, not the package's index (every operator: a tenth of a second of a time-travel command's start).
 import { Subject } from 'rxjs/internal/Subject';
-import type { Observable } from 'rxjs';
+import type { Observable } from 'rxjs/internal/Observable';
 import { decodeEntry, encodeRecord, stampTime, storedRecordLength, StoredEntry, writeStoredRecord } from './codec.js';
 import { crashPoint } from './crash-point.js';
 import { LogError, type Appended, type Checkpoint, type Log, type LogEntry, type LogRecord, type ReadOptions, type SavedCheckpoint } from './log.js';

@@ -1,4 +1,4 @@
-import type { Observable } from 'rxjs';
+import type { Observable } from 'rxjs/internal/Observable';
 
 /**
  * The log contract. Every write of orchd is one record appended here; its sequence number is the

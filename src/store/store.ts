@@ -1,5 +1,6 @@
 import { AsyncResource } from 'node:async_hooks';
-import { Subject, type Observable } from 'rxjs';
+import type { Observable } from 'rxjs/internal/Observable';
+import { Subject } from 'rxjs/internal/Subject';
 import { LogError, type Log, type LogEntry, type LogRecord, type Relist } from '../log/log.js';
 import { corruptObjectsOf, type CorruptObject } from '../log/encryption/index.js';
 import type { KubeObject } from '../resources/types.js';

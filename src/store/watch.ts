@@ -1,27 +1,25 @@
-import {
-  concat,
-  defer,
-  EMPTY,
-  filter,
-  finalize,
-  from,
-  ignoreElements,
-  interval,
-  map,
-  mergeWith,
-  Observable,
-  of,
-  race,
-  repeat,
-  concatMap,
-  type Subscription,
-  take,
-  takeUntil,
-  takeWhile,
-  tap,
-  timer,
-  throwError,
-} from 'rxjs';
+import { Observable } from 'rxjs/internal/Observable';
+import type { Subscription } from 'rxjs/internal/Subscription';
+import { concat } from 'rxjs/internal/observable/concat';
+import { defer } from 'rxjs/internal/observable/defer';
+import { EMPTY } from 'rxjs/internal/observable/empty';
+import { from } from 'rxjs/internal/observable/from';
+import { interval } from 'rxjs/internal/observable/interval';
+import { of } from 'rxjs/internal/observable/of';
+import { race } from 'rxjs/internal/observable/race';
+import { throwError } from 'rxjs/internal/observable/throwError';
+import { timer } from 'rxjs/internal/observable/timer';
+import { concatMap } from 'rxjs/internal/operators/concatMap';
+import { filter } from 'rxjs/internal/operators/filter';
+import { finalize } from 'rxjs/internal/operators/finalize';
+import { ignoreElements } from 'rxjs/internal/operators/ignoreElements';
+import { map } from 'rxjs/internal/operators/map';
+import { mergeWith } from 'rxjs/internal/operators/mergeWith';
+import { repeat } from 'rxjs/internal/operators/repeat';
+import { take } from 'rxjs/internal/operators/take';
+import { takeUntil } from 'rxjs/internal/operators/takeUntil';
+import { takeWhile } from 'rxjs/internal/operators/takeWhile';
+import { tap } from 'rxjs/internal/operators/tap';
 import { StoredEntry } from '../log/codec.js';
 import { LogError, type LogEntry } from '../log/log.js';
 import type { KubeObject } from '../resources/types.js';
