@@ -109,7 +109,8 @@ describe('orchd command line', () => {
     const child = spawnCli(cli, args, { cwd });
     expect(await child.exited).toEqual({ code: 2, signal: null });
     expect(child.output.stderr).toContain(message);
-    expect(child.output.stderr).toContain("Run 'orchd --help' for usage.");
+    // Where to read more: the command's own usage, or the list of commands for an unknown one.
+    expect(child.output.stderr).toContain(args[0] === 'serve' ? "Run 'orchd serve --help' for usage." : "Run 'orchd --help' for usage.");
     expect(child.output.stdout).toBe('');
     // Refused before doing anything: no ./data made.
     expect(await exists(join(cwd, 'data'))).toBe(false);
