@@ -11,6 +11,7 @@ export interface LogOptions {
    * them waited from append() to acknowledgement (ms): the worst append latency in the batch.
    */
   onBatch?: (size: number, ms: number) => void;
+  onRequest?: (operation: 'create' | 'update' | 'delete', type: string, seconds: number) => void; // etcd: each request's time (etcd_request_duration_seconds)
 }
 
 /** What a backend finds on disk when it opens. */

@@ -1,6 +1,7 @@
 import { CompareResult, CompareTarget, type Etcd3, type ICompare, type ITxnResponse } from 'etcd3';
 import { LogError, type LogEntry } from '../log.js';
-import type { Layout } from './layout.js';
+import type { LogOptions } from '../abstract-log.js';
+import { resourceOf, type Layout } from './layout.js';
 
 /** One append on its way to etcd. */
 export interface Pending {
@@ -30,7 +31,13 @@ export class ForeignWriteError extends Error {}
  * The appends of a batch go one after another: etcd serves concurrent requests in no set order, and
  * one that overtook its predecessor would fail its check (sent all at once, 1000 appends took 3x as long).
  */
-export async function sendAppend(client: Etcd3, layout: Layout, base: number, p: Pending): Promise<void> {
+export async function sendAppend(client: Etcd3, layout: Layout, base: number, p: Pending, onRequest?: LogOptions['onRequest']): Promise<void> {
+  const started = performance.now();
+  await transact(client, layout, base, p);
+  onRequest?.(p.entry.type === 'delete' ? 'delete' : p.expect === 0 ? 'create' : 'update', resourceOf(p.entry.key), (performance.now() - started) / 1000);
+}
+
+async function transact(client: Etcd3, layout: Layout, base: number, p: Pending): Promise<void> {
   const revision = base + p.entry.seq;
   const object = layout.object(p.entry.key);
   const compare: ICompare[] = [{ key: layout.log, target: CompareTarget.Mod, result: CompareResult.Equal, mod_revision: revision - 1 }];

@@ -3,8 +3,8 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { noop as noRetry } from 'cockatiel';
 import { CompareResult, CompareTarget, Etcd3, type IKeyValue } from 'etcd3';
-import type { Observable } from 'rxjs/internal/Observable';
-import { Subject } from 'rxjs/internal/Subject';
+// Loaded only with the etcd backend: the whole rxjs index costs nothing more here.
+import { Subject, type Observable } from 'rxjs';
 import { checkSeq, Compactions, readBounds, type LogOptions } from '../abstract-log.js';
 import { loadCheckpointFile, saveCheckpointFile } from '../checkpoint-file.js';
 import { decodeEntry, encodeRecord, stampTime } from '../codec.js';
@@ -21,8 +21,6 @@ export interface EtcdLogOptions extends LogOptions {
   prefix?: string;
   /** This replica's own folder: its checkpoints. */
   dir: string;
-  /** Told of each request to etcd and how long it took (kube-apiserver's etcd_request_duration_seconds). */
-  onRequest?: (operation: 'create' | 'update' | 'delete' | 'get', type: string, seconds: number) => void;
 }
 
 type State = 'new' | 'opening' | 'open' | 'closing' | 'closed';
@@ -32,12 +30,6 @@ const REWATCH_MS = 500;
 /** How long a quorum read of the newest revision may take: a consistent read waits for it. */
 const HEAD_DEADLINE_MS = 2000;
 const noop = () => {};
-
-/** The resource of a storage key (`<group>/<plural>/…`) as Kubernetes names it: `<plural>.<group>`, or the core group's plural alone. */
-function resourceOf(key: string): string {
-  const [group, plural] = key.split('/', 2);
-  return group ? `${plural}.${group}` : (plural ?? key);
-}
 
 /**
  * The log on etcd, shared by every orchd replica that names the same etcd and prefix. An append is
@@ -249,11 +241,7 @@ export class EtcdLog implements Log {
       p.entry.time = time;
     }
     void (async () => {
-      for (const p of batch.items) {
-        const started = performance.now();
-        await sendAppend(this.client, this.layout, this.base, p);
-        this.options.onRequest?.(p.entry.type === 'delete' ? 'delete' : p.expect === 0 ? 'create' : 'update', resourceOf(p.entry.key), (performance.now() - started) / 1000);
-      }
+      for (const p of batch.items) await sendAppend(this.client, this.layout, this.base, p, this.options.onRequest);
       this.sending = undefined;
       this.settled(batch);
     })();
@@ -361,10 +349,7 @@ export class EtcdLog implements Log {
 
   async headSeq(): Promise<number> {
     this.checkReadable();
-    const started = performance.now();
-    const head = await headRevision(this.where, HEAD_DEADLINE_MS);
-    this.options.onRequest?.('get', 'revision', (performance.now() - started) / 1000);
-    return head - this.base;
+    return (await headRevision(this.where, HEAD_DEADLINE_MS)) - this.base;
   }
 
   private checkpointFile(): string {

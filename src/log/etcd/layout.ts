@@ -49,3 +49,9 @@ function prefixEnd(prefix: Buffer): Buffer {
   }
   return Buffer.from([0]);
 }
+
+/** The resource of a storage key (`<group>/<plural>/…`) as Kubernetes names it: `<plural>.<group>`, the core group's plural alone. */
+export function resourceOf(key: string): string {
+  const [group, plural] = key.split('/', 2);
+  return group ? `${plural}.${group}` : (plural ?? key);
+}
