@@ -33,7 +33,7 @@ const run = (file: string, args: string[], cwd = home): Promise<Ran> =>
     );
   });
 
-const kubectl = (kubeconfig: string, args: string[]) => run(KUBECTL!, ['--kubeconfig', kubeconfig, '--cache-dir', join(home, 'cache'), ...args]);
+const kubectl = (kubeconfig: string, args: string[]) => run(KUBECTL, ['--kubeconfig', kubeconfig, '--cache-dir', join(home, 'cache'), ...args]);
 
 const eventYaml = (name: string) => `apiVersion: events.orch.io/v1
 kind: Event
@@ -55,7 +55,7 @@ async function serveMemory(cwd: string) {
   return { child, url: listening.url as string };
 }
 
-describe.skipIf(!KUBECTL)('orchd serve --storage memory, orchd kubeconfig, kubectl', () => {
+describe('orchd serve --storage memory, orchd kubeconfig, kubectl', () => {
   it('serves from memory, writes nothing to disk, and starts empty again after a restart', async () => {
     const cwd = await mkdtemp(join(home, 'serve-'));
     const first = await serveMemory(cwd);

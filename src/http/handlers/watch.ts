@@ -12,7 +12,7 @@ import type { Request, Server } from '../context.js';
 import * as Q from '../codec/query.js';
 import { apiVersion } from '../respond/render.js';
 import { toStatus } from '../respond/respond.js';
-import { checkRouteNames, type ResourceRoute } from '../router.js';
+import { checkRouteNames, readingEveryNamespace, type ResourceRoute } from '../router.js';
 import { selectorOf } from '../codec/selectors.js';
 import * as E from '../respond/status.js';
 import { tableFor, wantsTable } from '../respond/table.js';
@@ -184,9 +184,10 @@ export function upgradeWatch(
   req: IncomingMessage,
   socket: Duplex,
   head: Buffer,
-  r: { url: URL; route: ResourceRoute; server: Server },
+  request: { url: URL; route: ResourceRoute; server: Server },
 ): void {
   let spec: WatchSpec;
+  const r = { ...request, route: readingEveryNamespace(request.route, req.method ?? 'GET') };
   try {
     if (req.method !== 'GET') throw E.methodNotAllowed(req.method ?? '');
     checkRouteNames(r.route);
