@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { encodeRecord } from '../../src/log/codec.js';
+import { copyOldLayout } from '../../src/log/etcd/copy-old-layout.js';
 import { EtcdLog } from '../../src/log/etcd/etcd-log.js';
 import { LogError, type LogEntry } from '../../src/log/log.js';
 import type { KubeObject } from '../../src/resources/types.js';
@@ -207,3 +209,36 @@ async function until(check: () => Promise<boolean>, ms = 5000): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+describe('moving data of the old layout', () => {
+  it('copyOldLayout copies each object\'s newest record to the layout of today, where a replica reads it stamped with its new revision', async () => {
+    const client = new Etcd3({ hosts: etcd.url });
+    try {
+      const old = 'old-layout/';
+      await client.put(`${old}log`).value(Buffer.alloc(0));
+      for (const name of ['a', 'b']) {
+        const value = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, resourceVersion: '7' }, data: { name } };
+        await client.put(Buffer.from(`${old}k//configmaps/default/${name}`)).value(encodeRecord({ type: 'put', key: `/configmaps/default/${name}`, value }));
+      }
+      const to = `/moved-${++prefixes}/`;
+      expect(await copyOldLayout([etcd.url], old, to)).toBe(2);
+      const dir = await mkdtemp(join(tmpdir(), 'orchd-etcd-moved-'));
+      const log = new EtcdLog({ servers: [etcd.url], prefix: to, dir });
+      await log.open();
+      const store = new Store({ log });
+      await store.start();
+      cleanup.push(async () => {
+        await store.close();
+        await log.close();
+        await rm(dir, { recursive: true, force: true });
+      });
+      const a = store.get('/configmaps/default/a')!;
+      expect(a.obj.data).toEqual({ name: 'a' });
+      expect(a.obj.metadata.resourceVersion).toBe(String(a.seq));
+      expect(a.seq).not.toBe(7);
+      expect(store.get('/configmaps/default/b')).toBeDefined();
+    } finally {
+      client.close();
+    }
+  });
+});
