@@ -97,8 +97,10 @@ export class EtcdLog extends LogSkeleton {
       this.secret = res.succeeded ? (await this.client.kv.range({ key: this.layout.secret })).kvs[0].value : res.responses[0].response_range.kvs[0].value;
       const head = Number(res.header.revision);
       const compacted = await compactedTo(this.where, head);
-      // The replica starts at etcd's head: the store replays up to it, then the watch goes on after it.
-      return { last: head, horizon: compacted > 0 ? compacted + 1 : undefined };
+      // The replica starts at etcd's head: the store replays the history up to it (what etcd's
+      // compaction left: from compacted + 1 on, each key's state at compacted kept), then the watch
+      // goes on after it.
+      return { last: head, first: compacted + 1, horizon: compacted > 0 ? compacted + 1 : undefined };
     } catch (err) {
       this.client.close();
       throw err;
