@@ -138,11 +138,18 @@ export class Writer {
   }
 
   /** One write checked against expected: by this process at once (one writer), or by the shared log. */
-  private async checked(key: string, type: LogRecord['type'], obj: KubeObject, expected: Expected): Promise<StoredObject> {
-    if (!this.log.shared) {
-      const cur = checkExpected(key, this.latest(key), expected);
-      return this.append(key, type, obj, cur?.seq ?? 0);
+  private checked(key: string, type: LogRecord['type'], obj: KubeObject, expected: Expected): Promise<StoredObject> {
+    if (this.log.shared) return this.checkedByLog(key, type, obj, expected);
+    let cur: { seq: number } | undefined;
+    try {
+      cur = checkExpected(key, this.latest(key), expected);
+    } catch (err) {
+      return Promise.reject(err);
     }
+    return this.append(key, type, obj, cur?.seq ?? 0);
+  }
+
+  private async checkedByLog(key: string, type: LogRecord['type'], obj: KubeObject, expected: Expected): Promise<StoredObject> {
     // 'any' asks only that the key exists: the view's version is a first guess that etcd corrects.
     let expect = expected === 'absent' ? 0 : expected === 'any' ? (this.committed(key)?.seq ?? 0) : expected.seq;
     for (let tries = 1; ; tries++) {

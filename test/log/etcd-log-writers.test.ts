@@ -18,6 +18,7 @@ import { TestEtcd } from '../helpers/etcd.js';
 
 let etcd: TestEtcd;
 let prefixes = 0;
+const prefixOf = new WeakMap<EtcdLog, string>();
 const cleanup: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
@@ -30,14 +31,15 @@ afterAll(async () => {
   await etcd?.destroy();
 });
 
-/** n replicas' logs on one fresh prefix, each with a folder of its own. */
-async function replicas(n: number): Promise<EtcdLog[]> {
-  const prefix = `/writers-${++prefixes}/`;
+/** n replicas' logs on one fresh prefix (or the prefix of `like`), each with a folder of its own. */
+async function replicas(n: number, like?: EtcdLog): Promise<EtcdLog[]> {
+  const prefix = like ? prefixOf.get(like)! : `/writers-${++prefixes}/`;
   const logs: EtcdLog[] = [];
   for (let i = 0; i < n; i++) {
     const dir = await mkdtemp(join(tmpdir(), 'orchd-etcd-writer-'));
     const log = new EtcdLog({ servers: [etcd.url], prefix, dir });
     await log.open();
+    prefixOf.set(log, prefix);
     logs.push(log);
     cleanup.push(async () => {
       await log.close();
@@ -192,6 +194,16 @@ describe('EtcdLog with several writers', () => {
     expect((await entriesOf(b, first)).map((e) => [e.seq, e.key])).toEqual([[first, 'x'], [second, 'y']]);
     expect((await b.get(second))?.key).toBe('y');
     expect(await b.get(second + 1)).toBeUndefined();
+    // A replica that starts now replays across the holes, and its watch goes on after the head.
+    const [c] = await replicas(1, b);
+    const store = new Store({ log: c });
+    await store.start();
+    cleanup.push(() => store.close());
+    expect([store.get('x')?.seq, store.get('y')?.seq]).toEqual([first, second]);
+    expect(store.appliedSeq).toBeGreaterThanOrEqual(head);
+    const third = await put(a, 'z', { metadata: {}, n: 3 }).durable;
+    expect(await store.waitFor(third, 5000)).toBe(true);
+    expect(store.get('z')?.obj.metadata.resourceVersion).toBe(String(third));
   });
 });
 
