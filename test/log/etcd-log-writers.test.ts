@@ -182,28 +182,28 @@ describe('EtcdLog with several writers', () => {
     const [a, b] = await replicas(2);
     const foreign = new Etcd3({ hosts: etcd.url });
     cleanup.push(async () => foreign.close());
-    const first = await put(a, 'x', { metadata: {}, n: 1 }).durable;
+    const first = await put(a, 'g/c/x', { metadata: {}, n: 1 }).durable;
     for (let i = 0; i < 5; i++) await foreign.put(`/foreign/${i}`).value('not orchd');
-    const second = await put(a, 'y', { metadata: {}, n: 2 }).durable;
+    const second = await put(a, 'g/c/y', { metadata: {}, n: 2 }).durable;
     for (let i = 0; i < 5; i++) await foreign.put(`/foreign/after-${i}`).value('not orchd');
     expect(second - first).toBeGreaterThan(5);
     // A consistent read on b: the head is a foreign revision, which a progress notification passes.
     const head = await b.headSeq();
     expect(head).toBeGreaterThan(second);
     await until(async () => b.lastSeq >= head);
-    expect((await entriesOf(b, first)).map((e) => [e.seq, e.key])).toEqual([[first, 'x'], [second, 'y']]);
-    expect((await b.get(second))?.key).toBe('y');
+    expect((await entriesOf(b, first)).map((e) => [e.seq, e.key])).toEqual([[first, 'g/c/x'], [second, 'g/c/y']]);
+    expect((await b.get(second))?.key).toBe('g/c/y');
     expect(await b.get(second + 1)).toBeUndefined();
     // A replica that starts now replays across the holes, and its watch goes on after the head.
     const [c] = await replicas(1, b);
     const store = new Store({ log: c });
     await store.start();
     cleanup.push(() => store.close());
-    expect([store.get('x')?.seq, store.get('y')?.seq]).toEqual([first, second]);
+    expect([store.get('g/c/x')?.seq, store.get('g/c/y')?.seq]).toEqual([first, second]);
     expect(store.appliedSeq).toBeGreaterThanOrEqual(head);
-    const third = await put(a, 'z', { metadata: {}, n: 3 }).durable;
+    const third = await put(a, 'g/c/z', { metadata: {}, n: 3 }).durable;
     expect(await store.waitFor(third, 5000)).toBe(true);
-    expect(store.get('z')?.obj.metadata.resourceVersion).toBe(String(third));
+    expect(store.get('g/c/z')?.obj.metadata.resourceVersion).toBe(String(third));
   });
 });
 
