@@ -21,6 +21,14 @@ export interface EtcdLogOptions extends LogOptions {
   prefix?: string;
   /** This replica's own folder: its checkpoints. */
   dir: string;
+  /** Told of each request to etcd and how long it took (kube-apiserver's etcd_request_duration_seconds). */
+  onRequest?: (operation: 'create' | 'update' | 'delete' | 'get', type: string, seconds: number) => void;
+}
+
+/** The resource of a storage key (`<group>/<plural>/…`) as Kubernetes names it: `<plural>.<group>`, or the core group's plural alone. */
+function resourceOf(key: string): string {
+  const [group, plural] = key.split('/', 2);
+  return group ? `${plural}.${group}` : (plural ?? key);
 }
 
 /** The default prefix (layout.ts); orchd before it kept a log key under "orchd/" (README: moving etcd data). */
@@ -239,9 +247,11 @@ export class EtcdLog extends LogSkeleton {
       failure: [{ request_range: { key: object } }],
     });
     this.sending.add(txn);
+    const started = performance.now();
     let res: ITxnResponse;
     try {
       res = await txn;
+      this.options.onRequest?.(record.type === 'delete' ? 'delete' : record.expect === 0 ? 'create' : 'update', resourceOf(record.key), (performance.now() - started) / 1000);
     } catch (err) {
       // The transaction may or may not have been applied; the watch will tell the views.
       const why = err instanceof Error ? err.message : String(err);
@@ -314,7 +324,9 @@ export class EtcdLog extends LogSkeleton {
 
   async headSeq(): Promise<number> {
     this.checkReadable();
+    const started = performance.now();
     const head = await headRevision(this.where, HEAD_DEADLINE_MS);
+    this.options.onRequest?.('get', 'revision', (performance.now() - started) / 1000);
     this.nudge(head);
     return head;
   }
