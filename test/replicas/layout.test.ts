@@ -3,14 +3,13 @@
  * revision of the write, other writers' revisions are holes, server-side retries on one hot object
  * all land, and what a watcher gets, what the create answered and what etcd stores agree.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeEntry } from '../../src/log/codec.js';
 import { TestEtcd } from '../helpers/etcd.js';
-import { isReady, keepAlive, killAll, request, spawnServer, type ServerChild } from '../server/child.js';
+import { keepAlive, killAll, request, type ServerChild } from '../server/child.js';
+import { startReplica } from './replica.js';
 import { watch } from './watch.js';
 
 let etcd: TestEtcd;
@@ -18,13 +17,7 @@ let foreign: Etcd3;
 const dirs: string[] = [];
 const agent = keepAlive(64);
 
-async function replica(): Promise<ServerChild> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'orchd-replica-'));
-  dirs.push(dataDir);
-  const child = await spawnServer(dataDir, ['--storage', 'etcd', '--etcd-servers', etcd.url], { lifeMs: 240_000 });
-  await child.waitForLine(isReady, 60_000);
-  return child;
-}
+const replica = () => startReplica(etcd.url, dirs);
 
 beforeAll(async () => {
   etcd = await TestEtcd.start();
