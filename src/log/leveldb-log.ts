@@ -114,7 +114,7 @@ export class LevelDbLog extends AbstractLog {
     })();
   }
 
-  protected _get(seq: number): Promise<Buffer | undefined> {
+  protected _getBytes(seq: number): Promise<Buffer | undefined> {
     return this.db.get(seqKey(seq));
   }
 
@@ -197,7 +197,7 @@ export class LevelDbLog extends AbstractLog {
   }
 }
 
-/** Each page of entries as one unsynced batch, every entry checked first. */
+/** Each page of entries as one unsynced batch; an entry check() refuses leaves its page unwritten. */
 async function writePages(db: Level<Buffer, Buffer>, pages: AsyncIterable<readonly ImportedEntry[]> | Iterable<readonly ImportedEntry[]>, check: (e: ImportedEntry) => void): Promise<void> {
   for await (const page of pages) {
     const chain = db.batch();

@@ -137,7 +137,9 @@ const malformedPath = fc.record({ method: bodiless, base: validPath, at: fc.nat(
   if (isItem) {
     options.push(dots.map((d) => join([...segs.slice(0, -1), d])), fc.constant(join([...segs.slice(0, -1), `${segs[segs.length - 1]}%25`])));
   }
-  if (KINDS[i].namespaced) options.push(fc.constant(join(segs.map((s, j) => (segs[j - 1] === 'namespaces' ? '' : s)))));
+  // An empty namespace is every namespace for a list or watch (GET of a collection), as in Kubernetes;
+  // everywhere else it is malformed.
+  if (KINDS[i].namespaced && (isItem || method !== 'GET')) options.push(fc.constant(join(segs.map((s, j) => (segs[j - 1] === 'namespaces' ? '' : s)))));
   return fc.oneof(...options).map((target) => ({ method, target }));
 });
 

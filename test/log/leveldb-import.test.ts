@@ -34,7 +34,7 @@ describe('LevelDbLog.import', () => {
       expect(kept).toEqual(['3 put /namespaces//a a', '7 put /namespaces//b b', '9 put /namespaces//c c']);
       expect((await log.get(3))?.time).toBe(1_700_000_000_000);
       expect((await log.get(5))).toBeUndefined();
-      const next = log.append(() => ({ type: 'put', key: '/namespaces//d', value: { metadata: { name: 'd' } } }));
+      const next = log.append({ type: 'put', key: '/namespaces//d', value: { metadata: { name: 'd' } } });
       expect(next.seq).toBe(12);
       await next.durable;
     } finally {
@@ -56,7 +56,7 @@ describe('LevelDbLog.import', () => {
       const all: string[] = [];
       for await (const page of log.read(0, 6, { kept: true })) for (const e of page) all.push(`${e.seq} ${e.type} ${e.key} ${e.time ?? ''}`);
       expect(all).toEqual(['2 put /namespaces//a 0', '4 put /namespaces//b 1700000000004', '5 put /namespaces//a 1700000000005', '6 delete /namespaces//b 1700000000006']);
-      const next = log.append(() => ({ type: 'put', key: '/namespaces//c', value: { metadata: { name: 'c' } } }));
+      const next = log.append({ type: 'put', key: '/namespaces//c', value: { metadata: { name: 'c' } } });
       expect(next.seq).toBe(7);
       await next.durable;
       // A commit time never goes back along the log: the next batch's is at least the last imported one's.
