@@ -77,8 +77,8 @@ export interface ApiServer {
  * requests in flight) as one closure.
  */
 export function createApiServer(opts: ApiServerOptions): ApiServer {
-  const index = kindIndex(opts.kinds);
-  const lookup = (g: string, v: string, p: string) => index.resource(g, v, p);
+  // Asked per request: a CRD's kind comes and goes while the server runs (the index follows the list).
+  const lookup = (g: string, v: string, p: string) => kindIndex(opts.kinds).resource(g, v, p);
   const authorizer: NonNullable<ApiServerOptions['authorizer']> = opts.authorizer ?? alwaysAllow;
   const objects = opts.objects ?? buildRegistry(opts.store, opts.kinds, { logger: opts.logger, authorizer });
   const context: Server = {

@@ -58,10 +58,13 @@ export function rfc3339(d: Date): string {
 /** Every write of a second stamps the same text: made once per second (toISOString and its regex showed in a create's profile). */
 let lastSecond = { second: NaN, text: '' };
 
-/** What decides generation: everything but metadata and status (a spec change in Kubernetes' terms). */
-function specOf(o: KubeObject): Record<string, unknown> {
-  const { metadata: _m, status: _s, apiVersion: _a, kind: _k, ...rest } = o;
-  return rest;
+/**
+ * What decides generation: everything but metadata, and but status where status is a subresource
+ * (a spec change in Kubernetes' terms; a custom resource without one counts its status too).
+ */
+function specOf(kind: KindStrategy, o: KubeObject): Record<string, unknown> {
+  const { metadata: _m, status, apiVersion: _a, kind: _k, ...rest } = o;
+  return kind.hasStatus || status === undefined ? rest : { ...rest, status };
 }
 
 /**
@@ -114,6 +117,8 @@ export class ObjectStore {
   /** create, answering the stored version: with its JSON when a watcher encoded it already (see Store.put). */
   async createStored(kind: KindStrategy, namespace: string | undefined, incoming: KubeObject, opts: WriteOptions): Promise<StoredObject> {
     let t = stageStart();
+    const refusal = kind.refuseCreate?.();
+    if (refusal) throw E.methodNotAllowed(refusal);
     let obj = incoming;
     const meta = obj.metadata;
     if (!meta.name && meta.generateName) meta.name = meta.generateName + randomSuffix();
@@ -204,7 +209,7 @@ export class ObjectStore {
           next = await this.admission.mutate('UPDATE', kind, next, old, opts);
           kind.applyDefaults(next);
         }
-        if (!jsonEqual(specOf(next), specOf(old))) next.metadata.generation = (old.metadata.generation ?? 1) + 1;
+        if (!jsonEqual(specOf(kind, next), specOf(kind, old))) next.metadata.generation = (old.metadata.generation ?? 1) + 1;
         this.invalidIf(kind, name, validateUpdate(kind, next, old, opts.subresource));
         await this.admission?.validate('UPDATE', kind, next, old, opts);
         dryResult = next;
@@ -283,7 +288,9 @@ export class ObjectStore {
           );
         }
         const obj = cloneJson(cur.obj);
-        const finalizers = gcFinalizers(obj.metadata.finalizers ?? [], opts);
+        // The kind's own finalizers join on the first delete (a CRD's objects go before it does).
+        const added = obj.metadata.deletionTimestamp ? [] : (kind.deleteFinalizers ?? []);
+        const finalizers = gcFinalizers([...(obj.metadata.finalizers ?? []), ...added], opts);
         // Mutating admission sees a DELETE too (a webhook may refuse it) but cannot change the object.
         await this.admission?.mutate('DELETE', kind, obj, cur.obj, opts);
         await this.admission?.validate('DELETE', kind, obj, cur.obj, opts);
