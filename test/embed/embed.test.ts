@@ -48,8 +48,8 @@ describe('startOrchd on a memory log', () => {
     expect(api.url).toBe(`http://127.0.0.1:${api.port}`);
     expect(api.port).toBeGreaterThan(0);
     expect(api.kubeConfig().getCurrentCluster()?.server).toBe(api.url);
-    expect(api.kubeconfig()).toContain(`server: ${api.url}`);
-    expect(api.kubeconfig({ token: 'abc' })).toContain('token: abc');
+    expect(api.kubeconfigYaml()).toContain(`server: ${api.url}`);
+    expect(api.kubeconfigYaml({ token: 'abc' })).toContain('token: abc');
   });
 
   it('history: every version of one object from the log, the delete included', async () => {
@@ -59,8 +59,8 @@ describe('startOrchd on a memory log', () => {
     const versions = await api.history('events.orch.io/v1', 'default', 'ev-history');
     expect(versions).toHaveLength(3);
     expect(versions.map((v) => v.type)).toEqual(['ADDED', 'MODIFIED', 'MODIFIED']);
-    expect(versions.map((v) => v.resourceVersion)).toEqual([created, first, second].map((o) => o.metadata.resourceVersion));
-    expect(versions.map((v) => v.object.metadata.labels?.step)).toEqual([undefined, '1', '2']);
+    expect(versions.map((v) => v.resourceVersion)).toEqual([created, first, second].map((o) => o.metadata?.resourceVersion));
+    expect(versions.map((v) => v.object.metadata?.labels?.step)).toEqual([undefined, '1', '2']);
     await objects.delete(second);
     const after = await api.history('events', 'default', 'ev-history');
     expect(after.map((v) => v.type)).toEqual(['ADDED', 'MODIFIED', 'MODIFIED', 'DELETED']);
@@ -83,7 +83,7 @@ describe('startOrchd on a memory log', () => {
     const b: any = await objects.create(event('ev-state-b'));
     await objects.delete(a);
     const now = api.resourceVersion;
-    const events = (all: { kind?: string; metadata: { name?: string } }[]) => names(all.filter((o) => o.kind === 'Event' && o.metadata.name?.startsWith('ev-state')));
+    const events = (all: { kind?: string; metadata: { name?: string } }[]) => names(all.filter((o) => o.kind === 'Event' && o.metadata?.name?.startsWith('ev-state')));
     expect(events(await api.state(a.metadata.resourceVersion))).toEqual(['ev-state-a']);
     expect(events(await api.state(b.metadata.resourceVersion))).toEqual(['ev-state-a', 'ev-state-b']);
     expect(events(await api.state(now))).toEqual(['ev-state-b']);
@@ -152,7 +152,7 @@ describe('reset()', () => {
     expect(gauge('orchd_log_last_seq')).toBe(Number(api.resourceVersion));
     // What is left: one version of each object the start wrote.
     const left = await api.state();
-    for (const o of left) expect(await api.history(o.kind!, o.metadata.namespace, o.metadata.name!)).toHaveLength(1);
+    for (const o of left) expect(await api.history(o.kind!, o.metadata?.namespace, o.metadata?.name!)).toHaveLength(1);
   });
 
   it('ends open watches; a watch resumed from before gets 410 Gone', async () => {
@@ -237,7 +237,7 @@ describe('startOrchd options', () => {
     const third = await startOrchd({ dataDir });
     try {
       expect(names((await get(third, EVENTS)).body.items)).toEqual(['ev-kept']);
-      expect((await third.history('events', 'default', 'ev-kept')).map((v) => v.object.metadata.labels)).toEqual([{ again: 'yes' }]);
+      expect((await third.history('events', 'default', 'ev-kept')).map((v) => v.object.metadata?.labels)).toEqual([{ again: 'yes' }]);
       expect(await third.history('events', 'default', 'ev-later')).toEqual([]);
     } finally {
       await third.stop();
@@ -306,7 +306,7 @@ describe('startOrchd options', () => {
       expect(kc.getCurrentCluster()?.skipTLSVerify).toBeFalsy();
       const list = await kc.makeApiClient(CoreV1Api).listNamespace();
       expect(names(list.items)).toContain('default');
-      expect(api.kubeconfig()).toContain(`certificate-authority-data: ${Buffer.from(pair.cert).toString('base64')}`);
+      expect(api.kubeconfigYaml()).toContain(`certificate-authority-data: ${Buffer.from(pair.cert).toString('base64')}`);
     } finally {
       await api.stop();
     }
