@@ -155,6 +155,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
           out = outputFor(req, url);
           if (!ready) throw serviceUnavailable(`the server is not ready: ${notReady}`);
           audit = new RequestAudit(req, r, auth.user);
+          if (r.kind.deprecationWarning) addWarnings(res, [r.kind.deprecationWarning]);
           const admission = { user: auth.user, warn: (w: readonly string[]) => addWarnings(res, w), annotate: audit.annotate };
           await runWithAdmissionContext(admission, () => handleResource({ req, res, url, route: r, out, server: context, user: auth.user }));
           return;

@@ -59,6 +59,8 @@ export interface KindStrategy {
    * custom resource is unstructured until its schema validates it.
    */
   prune?(obj: Record<string, unknown>): string[];
+  /** A Warning sent with every request to this version (a CRD's deprecated version). */
+  deprecationWarning?: string;
   /** Finalizers a delete adds before it decides (a CRD's cleanup: its objects go before it does). */
   deleteFinalizers?: readonly string[];
   /** Why an object of this kind may not be created now (405), or undefined (a CRD being deleted). */

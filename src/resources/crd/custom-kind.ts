@@ -113,6 +113,7 @@ function versionStrategy(v: JsonObject, c: Common, opts: CustomKindOptions): Kin
     tableIncludesName: true,
     fieldSelectors: selectableFields(listAt(v, 'selectableFields')),
     ...(opts.refuseCreate ? { refuseCreate: opts.refuseCreate } : {}),
+    ...(v.deprecated === true ? { deprecationWarning: stringAt(v, 'deprecationWarning') || `${c.group}/${stringAt(v, 'name')} ${c.names.kind} is deprecated` } : {}),
   };
 }
 
