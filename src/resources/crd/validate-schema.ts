@@ -48,7 +48,8 @@ function walk(s: JsonObject, p: FieldPath, w: Walk, errs: FieldError[]): void {
   errs.push(...ruleShapes(rules, p));
   walkChildren(s, p, w, errs);
   walkComposition(s, p, errs);
-  if (s.default !== undefined && w.noDefaults === undefined) errs.push(...defaultErrors(s, p, w));
+  // A default is checked against a schema that is itself sound (kube validates defaults only then).
+  if (s.default !== undefined && w.noDefaults === undefined && errs.length === before) errs.push(...defaultErrors(s, p, w));
   // Rules are compiled only where the schema at and below them is sound (kube skips them otherwise).
   if (errs.length === before && rules.length > 0) errs.push(...compileNodeRules(s as Schema, rules, p, w.rules));
 }
