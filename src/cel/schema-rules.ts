@@ -6,7 +6,7 @@
  * (its place under lists and maps) against the CRD's limits.
  *
  *   const r = compileSchemaRule({ rule: 'self.replicas <= self.max' }, specSchema, 'spec…x-kubernetes-validations[0]');
- *   if (r.ok) runSchemaRule(r.rule, { self: obj.spec, oldSelf: old?.spec }, specSchema, budget)
+ *   if (r.ok) runSchemaRule(r.rule, new SchemaRuleScope({ self: obj.spec, oldSelf: old?.spec }, specSchema), budget)
  */
 import { measured, type EvaluationBounds } from './budget.js';
 import { PolicyCompiler, type CelProgram } from './compiler.js';
@@ -34,19 +34,36 @@ export interface CompiledSchemaRule {
 
 export type SchemaRuleResult = { ok: true; rule: CompiledSchemaRule } | { ok: false; errors: CelFieldError[] };
 
-const compilers = [new WeakMap<object, PolicyCompiler>(), new WeakMap<object, PolicyCompiler>()];
-const NO_SCHEMA = {};
+/**
+ * Compilers and compiled rules by what they depend on, the schema's text: a CRD is compiled when it
+ * is checked, again when its kind is built and on every update, each time from new objects. Bounded:
+ * cleared when full (a server sees a few hundred CRDs, not thousands of schemas).
+ */
+const CACHE_MAX = 2000;
+const compilers = new Map<string, PolicyCompiler>();
+const compiledRules = new Map<string, CompiledSchemaRule>();
+const schemaTexts = new WeakMap<object, string>();
+
+function schemaText(schema: CelSchema | undefined): string {
+  if (!schema) return '';
+  let text = schemaTexts.get(schema);
+  if (text === undefined) schemaTexts.set(schema, (text = JSON.stringify(schema)));
+  return text;
+}
+
+function remember<T>(cache: Map<string, T>, key: string, value: T): T {
+  if (cache.size >= CACHE_MAX) cache.clear();
+  cache.set(key, value);
+  return value;
+}
 
 /** One compiler per schema (and per kind of oldSelf): rules on the same schema share its checker. */
 function compilerFor(schema: CelSchema | undefined, optionalOldSelf: boolean): PolicyCompiler {
-  const bySchema = compilers[optionalOldSelf ? 1 : 0]!;
-  const key = schema ?? NO_SCHEMA;
-  let c = bySchema.get(key);
-  if (!c) {
-    const schemas = { ...(schema ? { object: schema } : {}), ...(optionalOldSelf ? { optionalOldSelf } : {}) };
-    bySchema.set(key, (c = new PolicyCompiler({ kind: 'schemaRule', schemas, costLimit: Number.POSITIVE_INFINITY })));
-  }
-  return c;
+  const key = `${optionalOldSelf}\0${schemaText(schema)}`;
+  const hit = compilers.get(key);
+  if (hit) return hit;
+  const schemas = { ...(schema ? { object: schema } : {}), ...(optionalOldSelf ? { optionalOldSelf } : {}) };
+  return remember(compilers, key, new PolicyCompiler({ kind: 'schemaRule', schemas, costLimit: Number.POSITIVE_INFINITY }));
 }
 
 /** Whether an expression names oldSelf (as an identifier, not a field or a string). */
@@ -62,6 +79,9 @@ export function compileSchemaRule(
   schema: CelSchema | undefined,
   fieldPath: string,
 ): SchemaRuleResult {
+  const key = `${rule.optionalOldSelf === true}\0${rule.rule}\0${rule.messageExpression ?? ''}\0${schemaText(schema)}`;
+  const hit = compiledRules.get(key);
+  if (hit) return { ok: true, rule: hit };
   const compiler = compilerFor(schema, rule.optionalOldSelf === true);
   const errors: CelFieldError[] = [];
   const compiled = compiler.compile(rule.rule, { fieldPath: `${fieldPath}.rule`, returns: ['bool'] });
@@ -81,17 +101,16 @@ export function compileSchemaRule(
   }
   if (!compiled.ok || errors.length > 0) return { ok: false, errors };
   const usesOldSelf = readsOldSelf(rule.rule);
-  return {
-    ok: true,
-    rule: {
-      program: compiled.program,
-      usesOldSelf,
-      optionalOldSelf: rule.optionalOldSelf === true,
-      ...(message ? { message } : {}),
-      cost: compiled.program.estimatedCost,
-      messageCost: message?.estimatedCost ?? 0,
-    },
+  const ok: CompiledSchemaRule = {
+    program: compiled.program,
+    usesOldSelf,
+    optionalOldSelf: rule.optionalOldSelf === true,
+    ...(message ? { message } : {}),
+    cost: compiled.program.estimatedCost,
+    messageCost: message?.estimatedCost ?? 0,
   };
+  // Only what compiled is kept: an error names the place it was found at.
+  return { ok: true, rule: remember(compiledRules, key, ok) };
 }
 
 /** What is left of an object's budget as its rules run. */
@@ -101,26 +120,45 @@ export interface RuleBudget {
 }
 
 /**
- * Runs a rule on self (and oldSelf when the rule reads it), charging the budget. Returns the
- * result (true passes) or throws the library's CelEvaluationError (CelCostLimitError past the call
- * limit or the budget).
+ * The values the rules of one place in an object see: self and oldSelf, converted to CEL values once
+ * for all the rules there (converting is most of what a rule costs).
  */
-export function runSchemaRule(rule: CompiledSchemaRule, values: { self: unknown; oldSelf?: unknown }, schema: CelSchema | undefined, budget: RuleBudget): unknown {
-  return run(rule.program, rule, values, schema, budget);
+export class SchemaRuleScope {
+  private plain: object | undefined;
+  private optional: object | undefined;
+
+  constructor(
+    private readonly values: { self: unknown; oldSelf?: unknown },
+    private readonly schema: CelSchema | undefined,
+  ) {}
+
+  /** The root variables of a rule: oldSelf an optional for an optionalOldSelf rule. */
+  context(optionalOldSelf: boolean): object {
+    if (!this.plain) {
+      const old = this.values.oldSelf === undefined ? undefined : jsonToCel(this.values.oldSelf, this.schema);
+      const self = jsonToCel(this.values.self, this.schema);
+      this.plain = { self, oldSelf: old ?? null };
+      this.optional = { self, oldSelf: old === undefined ? Optional.none() : Optional.of(old) };
+    }
+    return optionalOldSelf ? this.optional! : this.plain;
+  }
 }
 
-/** The rule's messageExpression on the same values, under the same budget. */
-export function runMessageExpression(rule: CompiledSchemaRule, values: { self: unknown; oldSelf?: unknown }, schema: CelSchema | undefined, budget: RuleBudget): unknown {
-  return rule.message ? run(rule.message, rule, values, schema, budget) : undefined;
+/**
+ * Runs a rule in its scope, charging the budget. Returns the result (true passes) or throws the
+ * library's CelEvaluationError (CelCostLimitError past the call limit or the budget).
+ */
+export function runSchemaRule(rule: CompiledSchemaRule, scope: SchemaRuleScope, budget: RuleBudget): unknown {
+  return run(rule.program, scope.context(rule.optionalOldSelf), budget);
 }
 
-function run(program: CelProgram, rule: CompiledSchemaRule, values: { self: unknown; oldSelf?: unknown }, schema: CelSchema | undefined, budget: RuleBudget): unknown {
+/** The rule's messageExpression in the same scope, under the same budget. */
+export function runMessageExpression(rule: CompiledSchemaRule, scope: SchemaRuleScope, budget: RuleBudget): unknown {
+  return rule.message ? run(rule.message, scope.context(rule.optionalOldSelf), budget) : undefined;
+}
+
+function run(program: CelProgram, context: object, budget: RuleBudget): unknown {
   const bounds: EvaluationBounds = { costLimit: Math.min(SCHEMA_RULE_CALL_LIMIT, budget.remaining), timeoutMs: budget.timeoutMs };
-  const old = values.oldSelf === undefined ? undefined : jsonToCel(values.oldSelf, schema);
-  const context = {
-    self: jsonToCel(values.self, schema),
-    oldSelf: rule.optionalOldSelf ? (old === undefined ? Optional.none() : Optional.of(old)) : (old ?? null),
-  };
   const { value, cost } = measured(bounds, () => program.evaluate({ context, bounds }));
   budget.remaining -= cost;
   return value;

@@ -7,7 +7,7 @@
  *   spec: Invalid value: "object": replicas must not exceed maxReplicas
  *   spec.replicas: Forbidden: may only grow       (reason FieldValueForbidden, fieldPath .replicas)
  */
-import { CelCostLimitError, CelEvaluationError, SCHEMA_RULES_OBJECT_BUDGET, compileSchemaRule, runMessageExpression, runSchemaRule, type CelSchema, type CompiledSchemaRule, type RuleBudget } from '../../cel/index.js';
+import { CelCostLimitError, CelEvaluationError, SCHEMA_RULES_OBJECT_BUDGET, SchemaRuleScope, compileSchemaRule, runMessageExpression, runSchemaRule, type CelSchema, type CompiledSchemaRule, type RuleBudget } from '../../cel/index.js';
 import { FieldPath, duplicate, forbidden, invalid, required, type FieldError } from '../field-errors.js';
 import { isObject, jsonEqual } from '../json-access.js';
 import type { Schema, ValidationRule } from '../schema.js';
@@ -90,17 +90,17 @@ export class SchemaRules {
   private run(node: NodeRules, s: Schema, v: unknown, old: unknown, p: FieldPath, errs: FieldError[], budget: RuleBudget): boolean {
     const type = s.type ?? 'object';
     const shown = type === 'object' || type === 'array' ? undefined : v;
+    const scope = new SchemaRuleScope({ self: v, ...(old !== undefined ? { oldSelf: old } : {}) }, node.self);
     for (const r of node.rules) {
       if (r.compiled.usesOldSelf && old === undefined && !r.compiled.optionalOldSelf) continue;
       if (budget.remaining <= 0) {
         errs.push(invalid(p, type, BUDGET_GONE));
         return false;
       }
-      const values = { self: v, ...(old !== undefined ? { oldSelf: old } : {}) };
       const described = r.source.message?.trim() || r.source.rule.trim();
       let result: unknown;
       try {
-        result = runSchemaRule(r.compiled, values, node.self, budget);
+        result = runSchemaRule(r.compiled, scope, budget);
       } catch (e) {
         const message = e instanceof Error ? e.message : String(e);
         if (e instanceof CelCostLimitError) {
@@ -116,17 +116,17 @@ export class SchemaRules {
       }
       if (result === true) continue;
       const at = r.fieldPath.reduce((fp, name) => fp.child(name), p);
-      errs.push(failure(at, shown, this.message(r, values, node.self, budget), r.source.reason));
+      errs.push(failure(at, shown, this.message(r, scope, budget), r.source.reason));
     }
     return true;
   }
 
   /** The failure's message: messageExpression's result when it gives a usable one, else message, else the rule. */
-  private message(r: NodeRule, values: { self: unknown; oldSelf?: unknown }, self: CelSchema, budget: RuleBudget): string {
+  private message(r: NodeRule, scope: SchemaRuleScope, budget: RuleBudget): string {
     const fallback = r.source.message?.trim() || `failed rule: ${r.source.rule.trim()}`;
     if (!r.compiled.message) return fallback;
     try {
-      const out = runMessageExpression(r.compiled, values, self, budget);
+      const out = runMessageExpression(r.compiled, scope, budget);
       if (typeof out !== 'string') return fallback;
       const text = out.trim();
       return text === '' || /\n/.test(text) || Buffer.byteLength(text) > MAX_MESSAGE_BYTES ? fallback : text;
