@@ -7,3 +7,4 @@ export type { HistoryEntry } from './store/history.js';
 export { kubeconfigYaml, type KubeconfigOptions } from './config/kubeconfig-yaml.js';
 export type { Logger } from './observability/logger.js';
 export type { StorageKind } from './serve.js';
+export { copyOldLayout } from './log/etcd/copy-old-layout.js';

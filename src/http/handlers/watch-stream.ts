@@ -187,7 +187,7 @@ const restamped = (obj: KubeObject, apiVersion: string): string => JSON.stringif
  */
 function initialJson(s: StoredObject, apiVersion: string): string | Buffer {
   if (s instanceof LazyObject && !s.isDecoded && !s.json) {
-    const t = msgpackToJson(s.raw);
+    const t = msgpackToJson(s.raw, s.seq);
     if (t && t.apiVersion === apiVersion) return t.json;
   }
   const obj = peekObject(s);
