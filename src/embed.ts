@@ -12,11 +12,19 @@ import { problemLine } from './config/load.js';
 import { loadServerConfig, type ServerConfigFiles } from './config/server-config.js';
 import { baselineOf, resetTo } from './store/reset.js';
 import { historyOf, resolveKind, stateAt, type HistoryEntry } from './store/history.js';
+import { StoreError } from './store/errors.js';
+import type { Server } from './http/context.js';
 import { SELF_SIGNED_CERT_FILE } from './http/tls.js';
 import { kubeconfigYaml } from './config/kubeconfig-yaml.js';
 import { silentLogger, type Logger } from './observability/logger.js';
-import type { KubeObject } from './resources/types.js';
 import { serve, type StorageKind } from './serve.js';
+import { parseAllDocuments } from 'yaml';
+import { filter, firstValueFrom, throwError, timeout } from 'rxjs';
+import { runAsSystem } from './admission/index.js';
+import { crdCondition } from './resources/custom-resource-definition.js';
+import type { KubeObject } from './resources/types.js';
+import { formatFieldError } from './resources/field-errors.js';
+import { RegistryError } from './registry/errors.js';
 
 /** A configuration file's content as an object (as its YAML would parse), or the path of the file. */
 export type ConfigDocument = string | Record<string, unknown>;
@@ -56,6 +64,50 @@ export interface StartOrchdOptions {
   logger?: Logger;
   /** How long Events are kept after their last write; default 3600. */
   eventTtlSeconds?: number;
+  /**
+   * CustomResourceDefinitions installed at start (as envtest's CRDDirectoryPaths): objects, or paths
+   * of YAML or JSON files (several documents each). The start resolves once each is Established;
+   * they are part of what reset() returns to, so they stay across tests.
+   */
+  crds?: (Record<string, unknown> | string)[];
+}
+
+/**
+ * An object as history() and state() give it by default. Typed so that client-node's
+ * KubernetesObject is assignable to it and it to KubernetesObject: what both say of an object, and
+ * no index signature. Timestamps are left out (client-node types them as Date; the log holds RFC
+ * 3339 strings); name your own type (history<MyResource>()) to read the rest.
+ */
+export interface OrchdObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: {
+    name?: string;
+    generateName?: string;
+    namespace?: string;
+    uid?: string;
+    resourceVersion?: string;
+    generation?: number;
+    labels?: { [key: string]: string };
+    annotations?: { [key: string]: string };
+    finalizers?: string[];
+    ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean; blockOwnerDeletion?: boolean }[];
+    deletionGracePeriodSeconds?: number;
+  };
+}
+
+/** state() at a version older than the history kept (compaction, or a reset): as Kubernetes answers it, 410 Expired. */
+export class OrchdExpiredError extends Error {
+  override readonly name = 'OrchdExpiredError';
+  readonly code = 410;
+  readonly reason = 'Expired';
+  constructor(
+    message: string,
+    /** The oldest resourceVersion still readable. */
+    readonly oldestResourceVersion: string,
+  ) {
+    super(message);
+  }
 }
 
 export interface Orchd {
@@ -66,23 +118,31 @@ export interface Orchd {
   readonly resourceVersion: string;
   /** A @kubernetes/client-node KubeConfig for this server (client-node must be installed: an optional peer dependency). */
   kubeConfig(): KubeConfig;
-  /** A kubeconfig file (YAML) for this server, for kubectl and other clients. */
-  kubeconfig(options?: { token?: string }): string;
+  /** A kubeconfig file's text (YAML) for this server, for kubectl and other clients. */
+  kubeconfigYaml(options?: { token?: string }): string;
   /**
    * Every version of one object still in the log, oldest first, deletes included. resource: a
    * resource (`events`, `roles.rbac.orch.io`), a kind (`Event`) or an apiVersion that serves one
    * kind (`events.orch.io/v1`); namespace is ignored for cluster-scoped resources.
    */
-  history(resource: string, namespace: string | undefined, name: string): Promise<HistoryEntry[]>;
-  /** Every object at a resourceVersion (default: now), as the log had them; 410-style error when compacted. */
-  state(at?: string | number): Promise<KubeObject[]>;
+  history<T extends object = OrchdObject>(resource: string, namespace: string | undefined, name: string): Promise<HistoryEntry<T>[]>;
+  /** Every object at a resourceVersion (default: now), as the log had them; OrchdExpiredError (410 Expired) below the history kept. */
+  state<T extends object = OrchdObject>(at?: string | number): Promise<T[]>;
   /** Resolves once the server has applied resourceVersion rv; rejects after timeoutMs (default 10 s). */
   waitForVersion(rv: string | number, timeoutMs?: number): Promise<void>;
+  /**
+   * Resolves once at least atLeast watches are open, all opened since the last reset() (which ends
+   * every watch): the informers of the code under test have listed again and watch from now on.
+   * Rejects after timeoutMs (default 10 s). Resolves to how many are open.
+   */
+  watchers(o: { atLeast: number; timeoutMs?: number }): Promise<number>;
   /**
    * Back to the state this start left the server in (on memory: the system namespaces and bootstrap
    * RBAC; on a LevelDB folder, also what its log held), in place: watches end (clients relist),
    * objects written since are deleted, the log and views keep no trace of them, and the objects
-   * that stay keep only their current version. resourceVersions go on rising.
+   * that stay keep only their current version. resourceVersions go on rising. Writes in flight when
+   * it is called are finished first (and deleted with the rest); writes that arrive while it runs are
+   * refused (503, Retry-After), so nothing written before it survives it.
    */
   reset(): Promise<void>;
   /** Ends watches, lets requests in flight finish, closes the log; again, the same promise. */
@@ -128,6 +188,13 @@ export async function startOrchd(options: StartOrchdOptions = {}): Promise<Orchd
   }
   const { url } = running;
   const { store } = running.api.context.objects;
+  try {
+    await installCrds(running.api.context, options.crds ?? []);
+  } catch (err) {
+    await running.close();
+    if (folder) await rm(folder, { recursive: true, force: true });
+    throw err;
+  }
   const certificateAuthority = url.startsWith('https:') ? await servedCertificate(files, options.dataDir) : undefined;
   const baseline = baselineOf(store);
   // One reset at a time, and stop() after the one under way; nothing after stop().
@@ -152,19 +219,27 @@ export async function startOrchd(options: StartOrchdOptions = {}): Promise<Orchd
       kc.loadFromString(kubeconfigYaml({ server: url, certificateAuthority }));
       return kc;
     },
-    kubeconfig: (o = {}) => kubeconfigYaml({ server: url, certificateAuthority, ...o }),
-    history: async (resource, namespace, name) => historyOf(store, resolveKind(running.api.context.kinds, resource), namespace, name),
-    state: async (at) => stateAt(store, at === undefined ? undefined : versionOf(at)),
+    kubeconfigYaml: (o = {}) => kubeconfigYaml({ server: url, certificateAuthority, ...o }),
+    history: async <T extends object>(resource: string, namespace: string | undefined, name: string) =>
+      (await historyOf(store, resolveKind(running.api.context.kinds, resource), namespace, name)) as unknown as HistoryEntry<T>[],
+    state: async <T extends object>(at?: string | number) => (await stateAt(store, at === undefined ? undefined : versionOf(at)).catch(expired)) as unknown as T[],
+    watchers: ({ atLeast, timeoutMs = 10_000 }) => watchersOpen(running.api.context, atLeast, timeoutMs),
     async waitForVersion(rv, timeoutMs = 10_000) {
       const seq = versionOf(rv);
       if (!(await store.waitFor(seq, timeoutMs))) throw new Error(`resourceVersion ${seq} not reached in ${timeoutMs} ms (the server is at ${store.appliedSeq})`);
     },
     reset: () =>
-      serial(() =>
-        resetTo(store, baseline, () => {
-          for (const end of [...running.api.context.watches]) end();
-        }),
-      ),
+      serial(async () => {
+        const { objects } = running.api.context;
+        await objects.writes.close('orchd is resetting: writes are refused until reset() is done');
+        try {
+          await resetTo(store, baseline, () => {
+            for (const end of [...running.api.context.watches]) end();
+          });
+        } finally {
+          objects.writes.open();
+        }
+      }),
     stop: () =>
       (stopping ??= serial(async () => {
         stopped = true;
@@ -172,6 +247,55 @@ export async function startOrchd(options: StartOrchdOptions = {}): Promise<Orchd
         if (folder) await rm(folder, { recursive: true, force: true });
       })),
   };
+}
+
+/** The store's compacted-version error as the package's OrchdExpiredError; any other as it is. */
+function expired(err: unknown): never {
+  if (err instanceof StoreError && err.code === 'COMPACTED') {
+    throw new OrchdExpiredError(`resourceVersion ${err.seq ?? ''} is older than the history kept: ${err.message}`, String(/oldest readable version is (\d+)/.exec(err.message)?.[1] ?? ''));
+  }
+  throw err;
+}
+
+/** Resolves once at least atLeast watches are open (each opening or ending looks again). */
+function watchersOpen(context: Server, atLeast: number, timeoutMs: number): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    const previous = context.watchesChanged;
+    const done = (fn: () => void) => {
+      clearTimeout(timer);
+      context.watchesChanged = previous;
+      fn();
+    };
+    const check = () => {
+      previous?.();
+      if (context.watches.size >= atLeast) done(() => resolve(context.watches.size));
+    };
+    const timer = setTimeout(() => done(() => reject(new Error(`${context.watches.size} of ${atLeast} watches open after ${timeoutMs} ms`))), timeoutMs);
+    context.watchesChanged = check;
+    check();
+  });
+}
+
+/** Creates the CRDs (documents of files, or objects) and resolves once each is Established. */
+async function installCrds(context: Server, list: (Record<string, unknown> | string)[]): Promise<void> {
+  const docs: unknown[] = [];
+  for (const item of list) {
+    if (typeof item !== 'string') docs.push(item);
+    else for (const d of parseAllDocuments(await readFile(item, 'utf8'))) if (d.contents !== null) docs.push(d.toJS());
+  }
+  const { objects, kinds } = context;
+  const crdKind = kinds.find((k) => k.group === 'apiextensions.orch.io' && k.kind === 'CustomResourceDefinition')!;
+  const names: string[] = [];
+  for (const doc of docs) {
+    const created = await runAsSystem(() => objects.create(crdKind, undefined, doc as KubeObject, { dryRun: false })).catch((err: unknown) => {
+      const errors = err instanceof RegistryError ? (err.extra.fieldErrors ?? []).map(formatFieldError) : [];
+      throw errors.length ? new Error(`CustomResourceDefinition ${String((doc as KubeObject).metadata?.name)} is invalid:\n${errors.join('\n')}`) : err;
+    });
+    names.push(created.metadata.name ?? '');
+  }
+  const established = () => names.every((n) => crdCondition(objects.get(crdKind, undefined, n).obj, 'Established'));
+  if (established()) return;
+  await firstValueFrom(objects.store.changes$.pipe(filter(established), timeout({ first: 10_000, with: () => throwError(() => new Error(`CustomResourceDefinitions not Established in 10 s: ${names.join(', ')}`)) })));
 }
 
 /** A resourceVersion as the log's sequence number. */

@@ -6,7 +6,7 @@ import { MemoryLog } from './log/memory-log.js';
 import { LogError } from './log/log.js';
 import { encryptAtRest, providerSwap, type EncryptionConfiguration, type KmsTimings, type ProviderOptions, type ResourceProviders } from './log/encryption/index.js';
 import { encryptionDocument } from './config/encryption.js';
-import { kinds } from './resources/registry.js';
+import { KindRegistry, kinds } from './resources/registry.js';
 import { Store } from './store/store.js';
 import { Compactor } from './store/compactor.js';
 import type { RetentionPolicy } from './store/retention.js';
@@ -214,7 +214,9 @@ async function start(opts: ServeOptions, logger: Logger, closers: Closers): Prom
   const webhookAdmission = opts.config?.admission?.value.plugins.find((p) => p.name === 'MutatingAdmissionWebhook')?.webhookAdmission;
   // Without a file the chain allows everything: the server then skips the per-request check.
   const configuredAuthorizer = opts.config?.authorization ? { authorizer } : {};
-  const objects = buildRegistry(store, kinds, {
+  // This server's kinds: the built-in ones, and those its CustomResourceDefinitions define while it runs.
+  const kindRegistry = new KindRegistry(kinds);
+  const objects = buildRegistry(store, kindRegistry.all, {
     logger,
     ...(opts.now ? { now: opts.now } : {}),
     egress,
@@ -224,7 +226,7 @@ async function start(opts: ServeOptions, logger: Logger, closers: Closers): Prom
   });
   const api = createApiServer({
     store,
-    kinds,
+    kinds: kindRegistry.all,
     objects,
     metrics,
     logger,
@@ -266,7 +268,8 @@ async function start(opts: ServeOptions, logger: Logger, closers: Closers): Prom
     encryptionReloader.start();
     closers.push('encryption reloader', () => encryptionReloader.close());
   }
-  const stops = await startControllers(objects, kinds, {
+  const stops = await startControllers(objects, kindRegistry.all, {
+    kindRegistry,
     logger,
     eventTtlSeconds: opts.eventTtlSeconds,
     ...(opts.policyStatus !== undefined ? { policyStatus: opts.policyStatus } : {}),

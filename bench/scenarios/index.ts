@@ -3,6 +3,7 @@ import type { Scenario } from '../context.js';
 import type { ScenarioId } from '../options.js';
 import { admission } from './admission.js';
 import { authz } from './authz.js';
+import { crd } from './crd.js';
 import { embed } from './embed.js';
 import { encryption } from './encryption.js';
 import { lists } from './lists.js';
@@ -15,4 +16,4 @@ import { timetravel } from './timetravel.js';
 import { watch } from './watch.js';
 import { writes } from './writes.js';
 
-export const scenarios: Record<ScenarioId, Scenario> = { writes, reads, watch, replay, memory: memoryScenario, patch, lists, admission, authz, encryption, embed, timetravel, replicas: replicasScenario };
+export const scenarios: Record<ScenarioId, Scenario> = { writes, reads, watch, replay, memory: memoryScenario, patch, lists, admission, authz, encryption, embed, timetravel, replicas: replicasScenario, crd };

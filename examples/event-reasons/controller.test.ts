@@ -62,7 +62,7 @@ describe('event-reasons controller', () => {
     expect(labelled.metadata?.labels?.[REASON_LABEL]).toBe('Pulled');
     // The label went through the log as one more version of the Event: created, then labelled.
     const versions = await api.history('events', 'default', 'pull-1');
-    expect(versions.map((v) => [v.type, v.object.metadata.labels?.[REASON_LABEL]])).toEqual([
+    expect(versions.map((v) => [v.type, v.object.metadata?.labels?.[REASON_LABEL]])).toEqual([
       ['ADDED', undefined],
       ['MODIFIED', 'Pulled'],
     ]);

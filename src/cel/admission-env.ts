@@ -7,6 +7,8 @@
  *   mutating     (MutatingAdmissionPolicy mutations): the same, plus object construction
  *                 (Object{…}, Object.spec{…}, JSONPatch{…}) and jsonpatch.escapeKey
  *   webhookMatchCondition (MutatingWebhook matchConditions): object, oldObject, request, authorizer
+ *   schemaRule   (a CustomResourceDefinition's x-kubernetes-validations): self, the value the rule
+ *                 sits on, and oldSelf, its stored value (a transition rule); typed by that schema
  *
  * Each expression is checked in an environment whose types come from the schemas (so a misspelt
  * field is a compile error) and run in one where every variable is dynamic (so no value is wrapped
@@ -18,16 +20,18 @@ import { registerAuthorizer } from './lib/authorizer.js';
 import { registerObjects } from './lib/objects.js';
 import type { CelSchema } from './schema.js';
 
-export type EnvKind = 'validating' | 'mutating' | 'webhookMatchCondition';
+export type EnvKind = 'validating' | 'mutating' | 'webhookMatchCondition' | 'schemaRule';
 
 /** The schemas that type an environment; any left out is dynamic (anything goes, as in Kubernetes). */
 export interface EnvSchemas {
-  /** The schema of the kind being admitted (object and oldObject). */
+  /** The schema of the kind being admitted (object and oldObject); of self and oldSelf for a schema rule. */
   object?: CelSchema;
   /** The schema of the policy's paramKind. */
   params?: CelSchema;
   /** The schema of Namespace (namespaceObject). */
   namespace?: CelSchema;
+  /** schemaRule: oldSelf is an optional (a rule with optionalOldSelf also runs on create). */
+  optionalOldSelf?: boolean;
 }
 
 const str: CelSchema = { type: 'string' };
@@ -65,11 +69,12 @@ export const AUTHORIZER_TYPE = 'kubernetes.authorization.Authorizer';
 
 /** The variables of each kind, besides `variables` (declared by the compiler, in order). */
 export function variableNames(kind: EnvKind): string[] {
+  if (kind === 'schemaRule') return ['self', 'oldSelf'];
   return kind === 'webhookMatchCondition' ? ['object', 'oldObject', 'request', 'authorizer'] : ['object', 'oldObject', 'request', 'params', 'namespaceObject', 'authorizer'];
 }
 
 export function hasVariablesVariable(kind: EnvKind): boolean {
-  return kind !== 'webhookMatchCondition';
+  return kind !== 'webhookMatchCondition' && kind !== 'schemaRule';
 }
 
 const bases = new Map<EnvKind, Environment>();
@@ -102,6 +107,7 @@ export function evaluatorFor(kind: EnvKind): Environment {
 
 const checkers = new Map<EnvKind, WeakMap<object, Environment>>();
 const NONE = {};
+const OPTIONAL_OLD_SELF = {};
 
 /**
  * The environment expressions are checked in: variables typed by the schemas. Cached per schema
@@ -112,12 +118,20 @@ export function checkerFor(kind: EnvKind, schemas: EnvSchemas = {}): Environment
   if (!byObject) checkers.set(kind, (byObject = new WeakMap()));
   const key = schemas.object ?? NONE;
   const keyParams = schemas.params ?? NONE;
-  const keyNs = schemas.namespace ?? NONE;
+  const keyNs = schemas.namespace ?? (schemas.optionalOldSelf ? OPTIONAL_OLD_SELF : NONE);
   const cacheKey = chainKey(key, keyParams, keyNs);
   const hit = byObject.get(cacheKey);
   if (hit) return hit;
   const env = baseFor(kind).clone();
   const names = variableNames(kind);
+  if (kind === 'schemaRule') {
+    const selfType = declareSchemaType(env, 'Self', schemas.object);
+    env.registerVariable('self', selfType);
+    // An optional's methods (hasValue, orValue…) are checked against dyn: the library declares no optional<T> variables.
+    env.registerVariable('oldSelf', schemas.optionalOldSelf ? 'dyn' : selfType);
+    byObject.set(cacheKey, env);
+    return env;
+  }
   const objectType = declareRoot(env, 'Object', schemas.object);
   env.registerVariable('object', objectType);
   env.registerVariable('oldObject', objectType);

@@ -85,13 +85,18 @@ export function charge(cost: number): void {
  * under the outer meter, so a variable's steps count toward the expression that needed it.
  */
 export function withBounds<T>(bounds: EvaluationBounds, fn: () => T): T {
-  if (current) return fn();
+  return measured(bounds, fn).value;
+}
+
+/** withBounds, telling the cost the run used too (a CRD's rules share one budget per object). */
+export function measured<T>(bounds: EvaluationBounds, fn: () => T): { value: T; cost: number } {
+  if (current) return { value: fn(), cost: 0 };
   const m: Meter = { steps: 0, limit: bounds.costLimit, deadline: performance.now() + bounds.timeoutMs, timeoutMs: bounds.timeoutMs };
   current = m;
   try {
-    const out = fn();
+    const value = fn();
     if (m.tripped) throw m.tripped;
-    return out;
+    return { value, cost: m.steps };
   } catch (e) {
     throw m.tripped ?? e;
   } finally {

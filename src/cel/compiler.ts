@@ -12,7 +12,7 @@
  */
 import type { ASTNode, Environment, ParseResult, TypeCheckResult } from '@marcbachmann/cel-js';
 import { checkerFor, evaluatorFor, hasVariablesVariable, REQUEST_SCHEMA, variableNames, type EnvKind, type EnvSchemas } from './admission-env.js';
-import type { Activation } from './activation.js';
+import type { EvaluationBounds } from './budget.js';
 import { withBounds } from './budget.js';
 import { costExceededDetail, estimate, fromSchema, STATIC_COST_LIMIT, type Estimate } from './cost.js';
 import { CelEvaluationError, compileFieldError, type CelFieldError, type CelIssue } from './errors.js';
@@ -37,7 +37,13 @@ export interface CelProgram {
   /** Whether it may run comprehension steps or read `authorizer` (with the variables it reads). */
   readonly needs: ProgramNeeds;
   /** Evaluates under the activation's bounds; throws CelEvaluationError (or its cost/timeout kinds). */
-  evaluate(activation: Activation): unknown;
+  evaluate(activation: Evaluation): unknown;
+}
+
+/** What a program runs on: the variables as the library reads them, and the bounds of the run (an Activation is one). */
+export interface Evaluation {
+  readonly context: object;
+  readonly bounds: EvaluationBounds;
 }
 
 export type CompileResult = { ok: true; program: CelProgram } | { ok: false; errors: CelFieldError[] };
@@ -135,6 +141,11 @@ export class PolicyCompiler {
     const s = this.options.schemas ?? {};
     const scope = new Map<string, Estimate>();
     for (const name of variableNames(this.options.kind)) scope.set(name, fromSchema(undefined));
+    if (this.options.kind === 'schemaRule') {
+      scope.set('self', fromSchema(s.object));
+      scope.set('oldSelf', fromSchema(s.object));
+      return scope;
+    }
     scope.set('object', fromSchema(s.object));
     scope.set('oldObject', fromSchema(s.object));
     scope.set('request', fromSchema(REQUEST_SCHEMA));
@@ -210,16 +221,16 @@ class Program implements CelProgram {
     private readonly run: ParseResult,
   ) {}
 
-  evaluate(activation: Activation): unknown {
+  evaluate(activation: Evaluation): unknown {
     // Without a comprehension step nothing can count toward the bounds or look at the clock, so
     // the meter (a closure and a clock read per evaluation) is left out.
     if (!this.needs.steps) return this.runOn(activation);
     return withBounds(activation.bounds, () => this.runOn(activation));
   }
 
-  private runOn(activation: Activation): unknown {
+  private runOn(activation: Evaluation): unknown {
     try {
-      return this.run(activation.context);
+      return this.run(activation.context as Record<string, unknown>);
     } catch (e) {
       if (e instanceof CelEvaluationError) throw e;
       const err = e as { code?: string; summary?: string; message?: string };

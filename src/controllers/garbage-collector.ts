@@ -1,4 +1,5 @@
 import type { KindStrategy } from '../resources/strategy.js';
+import { perList } from '../resources/kind-revisions.js';
 import type { KubeObject, OwnerReference } from '../resources/types.js';
 import { collectionOf, splitKey, storageKey } from '../store/keys.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -36,8 +37,11 @@ import { cloneJson } from '../resources/json-access.js';
  * each would take all of it as parameters.
  */
 export function startGarbageCollector(objects: ObjectStore, kinds: readonly KindStrategy[], log: Logger): () => void {
-  const byCollection = new Map(kinds.map((k) => [collectionOf(k), k]));
-  const byGroupKind = new Map(kinds.map((k) => [`${k.group}/${k.kind}`, k]));
+  // Built again when the list changes: a CRD's kind comes and goes while the server runs.
+  const lookups = perList(kinds, () => ({
+    byCollection: new Map(kinds.map((k) => [collectionOf(k), k])),
+    byGroupKind: new Map(kinds.map((k) => [`${k.group}/${k.kind}`, k])),
+  }));
   const dependents = new Map<string, Set<string>>(); // owner uid → dependent keys
   const ownersOf = new Map<string, string[]>(); // dependent key → owner uids
 
@@ -57,7 +61,7 @@ export function startGarbageCollector(objects: ObjectStore, kinds: readonly Kind
   /** The owner a dependent's reference names, while it exists with the referenced uid. */
   const ownerOf = (ref: OwnerReference, dependentKey: string): { key: string; obj: KubeObject } | undefined => {
     const slash = ref.apiVersion.indexOf('/');
-    const kind = byGroupKind.get(`${slash < 0 ? '' : ref.apiVersion.slice(0, slash)}/${ref.kind}`);
+    const kind = lookups().byGroupKind.get(`${slash < 0 ? '' : ref.apiVersion.slice(0, slash)}/${ref.kind}`);
     if (!kind) return undefined;
     // A namespaced owner is in its dependent's namespace; a cluster-scoped one in none.
     const { suffix } = splitKey(dependentKey);
@@ -67,7 +71,7 @@ export function startGarbageCollector(objects: ObjectStore, kinds: readonly Kind
   };
 
   const target = (key: string) => {
-    const kind = byCollection.get(splitKey(key).collection);
+    const kind = lookups().byCollection.get(splitKey(key).collection);
     const s = objects.store.get(key);
     return kind && s ? { kind, obj: s.obj } : undefined;
   };

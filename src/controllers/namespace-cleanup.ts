@@ -20,7 +20,8 @@ export function startNamespaceCleanup(objects: ObjectStore, kinds: readonly Kind
   const nsKind = kinds.find((k) => k.group === '' && k.plural === 'namespaces');
   if (!nsKind) return () => {};
   const prefix = `${collectionOf(nsKind)}//`;
-  const namespaced = kinds.filter((k) => k.namespaced);
+  // Asked each time: a CRD's namespaced kind is emptied too.
+  const namespaced = () => kinds.filter((k) => k.namespaced);
 
   const gone = (err: unknown) => {
     // Deleted or changed meanwhile: the next change of the namespace decides again.
@@ -28,7 +29,7 @@ export function startNamespaceCleanup(objects: ObjectStore, kinds: readonly Kind
   };
 
   const empty = async (namespace: string) => {
-    for (const kind of namespaced) {
+    for (const kind of namespaced()) {
       for (const s of [...objects.list(kind, namespace)]) {
         await objects.delete(kind, namespace, s.obj.metadata.name ?? '', { dryRun: false, propagationPolicy: 'Background' }).catch(gone);
       }
@@ -45,7 +46,7 @@ export function startNamespaceCleanup(objects: ObjectStore, kinds: readonly Kind
   /** What a previous run left undone (it stopped mid-cleanup). */
   const leftOver = () => {
     const pending = new Set<string>();
-    for (const kind of namespaced) {
+    for (const kind of namespaced()) {
       // Namespace by namespace, not object by object: a million Events in a few namespaces are a few steps.
       for (const ns of objects.store.namespaces(collectionOf(kind))) {
         const owner = objects.store.get(`${prefix}${ns}`)?.obj;

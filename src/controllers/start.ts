@@ -3,6 +3,8 @@ import { storageKey } from '../store/keys.js';
 import type { ObjectStore } from '../registry/object-store.js';
 import type { Logger } from '../observability/logger.js';
 import { startClusterRoleAggregation } from './cluster-role-aggregation.js';
+import { startCustomResources } from './custom-resources.js';
+import type { KindRegistry } from '../resources/registry.js';
 import { startEventExpiry } from './event-expiry.js';
 import { startGarbageCollector } from './garbage-collector.js';
 import { startNamespaceCleanup } from './namespace-cleanup.js';
@@ -21,6 +23,8 @@ export interface ControllerOptions {
    * of kube-controller-manager's --controllers, off means policies get no status.typeChecking.
    */
   policyStatus?: boolean;
+  /** The server's kinds, which CustomResourceDefinitions add to: without it, CRDs are stored but not served. */
+  kindRegistry?: KindRegistry;
 }
 
 /**
@@ -42,6 +46,7 @@ export async function startControllers(objects: ObjectStore, kinds: readonly Kin
   const stops = [startGarbageCollector(objects, kinds, logger), startNamespaceCleanup(objects, kinds, logger)];
   if (opts.policyStatus !== false) stops.push(startPolicyStatus(objects, kinds, logger));
   stops.push(startClusterRoleAggregation(objects, kinds, logger));
+  if (opts.kindRegistry) stops.push(startCustomResources(objects, opts.kindRegistry, logger));
   const eventKind = kinds.find((k) => k.kind === 'Event');
   if (eventKind && opts.eventTtlSeconds > 0) stops.push(startEventExpiry(objects, eventKind, opts.eventTtlSeconds, logger));
   return stops;

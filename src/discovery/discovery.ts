@@ -6,7 +6,7 @@
  * because clients hard-code them.
  */
 import { createHash } from 'node:crypto';
-import { apiVersionOf, type KindStrategy } from '../resources/strategy.js';
+import { apiVersionOf, servedAt, type KindStrategy } from '../resources/strategy.js';
 import { parseAccept, rangeMatches } from './accept.js';
 import { apiGroups, kindsAt } from './group-versions.js';
 import { JSON_TYPE } from './accept.js';
@@ -20,6 +20,8 @@ export const RESOURCE_VERBS = ['create', 'delete', 'deletecollection', 'get', 'l
 /** The verbs a kind's main resource serves. */
 export const verbsOf = (k: KindStrategy): string[] => RESOURCE_VERBS.filter((v) => v !== 'deletecollection' || k.deleteCollection !== false);
 export const STATUS_VERBS = ['get', 'patch', 'update'] as const;
+/** What a /scale subresource answers: an autoscaling/v1 Scale, whatever the kind. */
+export const SCALE_KIND = { group: 'autoscaling', version: 'v1', kind: 'Scale' } as const;
 
 export interface VersionOptions {
   gitCommit?: string;
@@ -93,7 +95,7 @@ const byName = <T extends { name: string }>(a: T, b: T) => (a.name < b.name ? -1
 
 /** GET /api/v1 or /apis/<group>/<version>: the resources (and their /status) served there. */
 export function apiResourceList(kinds: readonly KindStrategy[], group: string, version: string) {
-  const served = kindsAt(kinds, group, version);
+  const served = kindsAt(kinds, group, version).map((k) => servedAt(k, version));
   if (served.length === 0) return undefined;
   const resources = served.flatMap((k) => [
     {
@@ -107,14 +109,20 @@ export function apiResourceList(kinds: readonly KindStrategy[], group: string, v
       storageVersionHash: storageVersionHash(k),
     },
     ...(k.hasStatus ? [{ name: `${k.plural}/status`, singularName: '', namespaced: k.namespaced, kind: k.kind, verbs: [...STATUS_VERBS] }] : []),
+    ...(k.scale ? [{ name: `${k.plural}/scale`, singularName: '', namespaced: k.namespaced, ...SCALE_KIND, verbs: [...STATUS_VERBS] }] : []),
   ]);
   return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: apiVersionOf({ group }, version), resources: resources.sort(byName) };
 }
 
 export type AggregatedVersion = 'v2' | 'v2beta1';
 
-function discoveryResource(k: KindStrategy, version: string) {
+function discoveryResource(kind: KindStrategy, version: string) {
+  const k = servedAt(kind, version);
   const responseKind = { group: k.group, version, kind: k.kind };
+  const subresources = [
+    ...(k.hasStatus ? [{ subresource: 'status', responseKind, verbs: [...STATUS_VERBS] }] : []),
+    ...(k.scale ? [{ subresource: 'scale', responseKind: { ...SCALE_KIND }, verbs: [...STATUS_VERBS] }] : []),
+  ];
   return {
     resource: k.plural,
     responseKind,
@@ -123,7 +131,7 @@ function discoveryResource(k: KindStrategy, version: string) {
     verbs: verbsOf(k),
     ...(k.shortNames?.length ? { shortNames: k.shortNames } : {}),
     ...(k.categories?.length ? { categories: k.categories } : {}),
-    ...(k.hasStatus ? { subresources: [{ subresource: 'status', responseKind, verbs: [...STATUS_VERBS] }] } : {}),
+    ...(subresources.length > 0 ? { subresources } : {}),
   };
 }
 

@@ -3,6 +3,8 @@
  * command, so they are serialized and hashed when first asked for and never again.
  */
 import { createHash } from 'node:crypto';
+import { revisionOf } from '../resources/kind-revisions.js';
+import type { KindStrategy } from '../resources/strategy.js';
 
 export interface Served {
   /** The encoded answer (JSON text, or protobuf bytes). */
@@ -35,18 +37,15 @@ export function notModified(ifNoneMatch: string | undefined, tag: string): boole
 }
 
 /**
- * Memoizes a builder per registry array: the registry is fixed once the server starts, so each
- * document is built on first request and then shared. (Kinds added to the same array later are not
- * seen; build a new array instead.)
+ * Memoizes a builder per list of kinds: each document is built on first request and then shared,
+ * until the list changes (a CRD's kind defined or removed moves its revision).
  */
-export function perRegistry<K extends object, T>(build: (kinds: K) => T): (kinds: K) => T {
-  const cache = new WeakMap<K, T>();
+export function perRegistry<T>(build: (kinds: readonly KindStrategy[]) => T): (kinds: readonly KindStrategy[]) => T {
+  const cache = new WeakMap<readonly KindStrategy[], { revision: number; value: T }>();
   return (kinds) => {
-    let value = cache.get(kinds);
-    if (value === undefined) {
-      value = build(kinds);
-      cache.set(kinds, value);
-    }
-    return value;
+    const revision = revisionOf(kinds);
+    let entry = cache.get(kinds);
+    if (entry === undefined || entry.revision !== revision) cache.set(kinds, (entry = { revision, value: build(kinds) }));
+    return entry.value;
   };
 }

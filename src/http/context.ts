@@ -16,6 +16,8 @@ export interface Server {
   logger: Logger;
   /** Called with every open watch so shutdown can end them. */
   watches: Set<() => void>;
+  /** Told whenever a watch opens or ends (startOrchd's watchers() waits on it). */
+  watchesChanged?: () => void;
   tokens: ContinueTokens;
   bookmarkIntervalMs: number;
   /** Overrides of the watch sinks' buffer bound, high-water mark, grace period and stall timeout (flags, tests). */

@@ -20,10 +20,17 @@ export interface ResourceRoute {
   /** Set for namespaced paths; undefined for cluster-scoped kinds and all-namespaces lists. */
   namespace?: string;
   name?: string;
-  subresource?: 'status';
+  subresource?: 'status' | 'scale';
   /** The deprecated /watch/ prefix was used. */
   watchPrefix: boolean;
 }
+
+/** What a write through the main resource or /status is, for the field manager (/scale is written as the main resource). */
+export const statusOrMain = (r: ResourceRoute): { kind: KindStrategy; version: string; subresource?: 'status' } => ({
+  kind: r.kind,
+  version: r.version,
+  ...(r.subresource === 'status' ? { subresource: 'status' as const } : {}),
+});
 
 /** Resolves group/version/plural to a kind; the registry is the only source of routes. */
 export type KindLookup = (group: string, version: string, plural: string) => KindStrategy | undefined;
@@ -85,7 +92,7 @@ function resourcePath(group: string, version: string, rest: string[], lookup: Ki
 function item(kind: KindStrategy, version: string, namespace: string | undefined, rest: string[], watchPrefix: boolean): ResourceRoute | undefined {
   if (rest.length > 2) return undefined;
   const [name, sub] = rest;
-  if (sub !== undefined && (sub !== 'status' || !kind.hasStatus || watchPrefix)) return undefined;
+  if (sub !== undefined && (watchPrefix || !((sub === 'status' && kind.hasStatus) || (sub === 'scale' && kind.scale)))) return undefined;
   if (name === '') return undefined;
   return {
     type: 'resource',
@@ -93,7 +100,7 @@ function item(kind: KindStrategy, version: string, namespace: string | undefined
     version,
     ...(namespace !== undefined ? { namespace } : {}),
     ...(name !== undefined ? { name } : {}),
-    ...(sub ? { subresource: 'status' as const } : {}),
+    ...(sub ? { subresource: sub as 'status' | 'scale' } : {}),
     watchPrefix,
   };
 }

@@ -82,8 +82,8 @@ export interface ApiServer {
  * requests in flight) as one closure.
  */
 export function createApiServer(opts: ApiServerOptions): ApiServer {
-  const index = kindIndex(opts.kinds);
-  const lookup = (g: string, v: string, p: string) => index.resource(g, v, p);
+  // Asked per request: a CRD's kind comes and goes while the server runs (the index follows the list).
+  const lookup = (g: string, v: string, p: string) => kindIndex(opts.kinds).resource(g, v, p);
   const authorizer: NonNullable<ApiServerOptions['authorizer']> = opts.authorizer ?? alwaysAllow;
   const objects = opts.objects ?? buildRegistry(opts.store, opts.kinds, { logger: opts.logger, authorizer });
   const context: Server = {
@@ -159,6 +159,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
           out = outputFor(req, url);
           if (!ready) throw serviceUnavailable(`the server is not ready: ${notReady}`);
           audit = new RequestAudit(req, r, auth.user);
+          if (r.kind.deprecationWarning) addWarnings(res, [r.kind.deprecationWarning]);
           const admission = { user: auth.user, warn: (w: readonly string[]) => addWarnings(res, w), annotate: audit.annotate };
           await runWithAdmissionContext(admission, () => handleResource({ req, res, url, route: r, out, server: context, user: auth.user }));
           return;

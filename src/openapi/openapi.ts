@@ -12,7 +12,7 @@
  */
 import { listMetaSchema } from '../resources/meta-schema.js';
 import { str, type Schema } from '../resources/schema.js';
-import type { KindStrategy } from '../resources/strategy.js';
+import { servedAt, type KindStrategy } from '../resources/strategy.js';
 import type { JsonValue } from '../resources/types.js';
 import { parseAccept, rangeMatches } from '../discovery/accept.js';
 import { KUBERNETES_VERSION } from '../discovery/discovery.js';
@@ -36,7 +36,7 @@ const BEARER = { type: 'apiKey', name: 'authorization', in: 'header', descriptio
  */
 export function kindNames(kind: KindStrategy, version: string): KindNames {
   const preferred = kind.versions[0];
-  const base = kind.schema.refName ?? `io.orch.api.${kind.group ? kind.group.replace(/\.orch\.io$/, '') : 'core'}.${preferred}.${kind.kind}`;
+  const base = kind.schema.refName ?? `${groupPrefix(kind.group)}.${preferred}.${kind.kind}`;
   const segments = base.split('.');
   if (version !== preferred) {
     if (segments[segments.length - 2] === preferred) segments[segments.length - 2] = version;
@@ -44,6 +44,17 @@ export function kindNames(kind: KindStrategy, version: string): KindNames {
   }
   const object = segments.join('.');
   return { object, list: [...segments.slice(0, -1), kind.listKind].join('.') };
+}
+
+/**
+ * Where a kind's definitions are named from its group: io.orch.api.<group> for orch's groups, the
+ * group's domain reversed for any other (a CRD's: stable.example.com → com.example.stable), as
+ * kube-apiserver names them.
+ */
+function groupPrefix(group: string): string {
+  if (!group) return 'io.orch.api.core';
+  if (group === 'orch.io' || group.endsWith('.orch.io')) return `io.orch.api.${group.replace(/\.orch\.io$/, '')}`;
+  return group.split('.').reverse().join('.');
 }
 
 /** The schema of a kind's list: metadata plus the items, each a reference to the kind at that version. */
@@ -65,7 +76,8 @@ const gvkList = (gvk: GroupVersionKind): JsonObject => ({ [GVK_EXTENSION]: [{ ..
 
 /** Publishes each kind served at group/version, and its list, with their GVKs; returns their paths. */
 function defineKinds(defs: Definitions, kinds: readonly KindStrategy[], group: string, version: string): PathItem[] {
-  return kindsAt(kinds, group, version).flatMap((kind) => {
+  return kindsAt(kinds, group, version).flatMap((k) => {
+    const kind = servedAt(k, version);
     const names = kindNames(kind, version);
     defs.define(names.object, kind.schema, gvkList({ group, version, kind: kind.kind }));
     defs.define(names.list, listSchema(kind, names), gvkList({ group, version, kind: kind.listKind }));

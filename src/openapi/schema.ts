@@ -19,8 +19,13 @@ export type JsonObject = { [key: string]: JsonValue };
 
 const REF_PREFIX: Record<Dialect, string> = { v2: '#/definitions/', v3: '#/components/schemas/' };
 
-/** Keys copied as they are; refName is ours and never published. */
-const PLAIN_KEYS = ['type', 'format', 'description', 'enum', 'default', 'required'] as const;
+/** Keys copied as they are (the value validations a CRD's schema may carry among them); refName is ours and never published. */
+const PLAIN_KEYS = [
+  'type', 'format', 'title', 'description', 'enum', 'default', 'required', 'nullable', 'pattern', 'minimum', 'maximum', 'exclusiveMinimum',
+  'exclusiveMaximum', 'multipleOf', 'minLength', 'maxLength', 'minItems', 'maxItems', 'uniqueItems', 'minProperties', 'maxProperties',
+  'example', 'externalDocs',
+] as const;
+const COMPOSITIONS = ['allOf', 'anyOf', 'oneOf'] as const;
 
 const json = (v: unknown): JsonValue => v as JsonValue;
 const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
@@ -81,6 +86,8 @@ export class Definitions {
     if (schema.properties) out.properties = Object.fromEntries(Object.entries(schema.properties).map(([k, v]) => [k, this.use(v)]));
     if (schema.items) out.items = this.use(schema.items, 'items');
     if (schema.additionalProperties) out.additionalProperties = this.use(schema.additionalProperties, 'additionalProperties');
+    for (const key of COMPOSITIONS) if (schema[key]) out[key] = schema[key].map((s) => this.use(s, 'items'));
+    if (schema.not) out.not = this.use(schema.not, 'items');
     for (const [key, value] of Object.entries(schema)) if (key.startsWith('x-kubernetes-') && value !== undefined) out[key] = json(value);
     return out;
   }

@@ -4,9 +4,9 @@ import type { Qualified } from '../resources/qualified.js';
 /**
  * Why the registry refuses a request, in its own terms: src/http/respond/errors.ts turns each code
  * into the Status Kubernetes answers with (NotFound 404, AlreadyExists 409, Conflict 409, Forbidden
- * 403, Invalid 422, BadRequest 400, CorruptObject 500, Internal 500, Unavailable 503 with Retry-After).
+ * 403, Invalid 422, BadRequest 400, MethodNotAllowed 405, CorruptObject 500, Internal 500, Unavailable 503 with Retry-After).
  */
-export type RegistryErrorCode = 'NotFound' | 'AlreadyExists' | 'Conflict' | 'Forbidden' | 'Invalid' | 'BadRequest' | 'CorruptObject' | 'Internal' | 'Unavailable';
+export type RegistryErrorCode = 'NotFound' | 'AlreadyExists' | 'Conflict' | 'Forbidden' | 'Invalid' | 'BadRequest' | 'MethodNotAllowed' | 'CorruptObject' | 'Internal' | 'Unavailable';
 
 export class RegistryError extends Error {
   constructor(
@@ -30,6 +30,8 @@ export const conflict = (target: Qualified, why: string): RegistryError => new R
 export const forbidden = (target: Qualified, why: string): RegistryError => new RegistryError('Forbidden', target, why);
 export const invalid = (target: Qualified, fieldErrors: FieldError[]): RegistryError => new RegistryError('Invalid', target, 'invalid', { fieldErrors });
 export const badRequest = (message: string): RegistryError => new RegistryError('BadRequest', NONE, message);
+/** The verb is not allowed on this resource now (a create of a kind whose CRD is being deleted). */
+export const methodNotAllowed = (message: string): RegistryError => new RegistryError('MethodNotAllowed', NONE, message);
 export const internal = (message: string): RegistryError => new RegistryError('Internal', NONE, message);
 /** Storage cannot be reached (a log shared on etcd): the write may or may not have happened; retry. */
 export const unavailable = (message: string): RegistryError => new RegistryError('Unavailable', NONE, message);

@@ -13,6 +13,8 @@ import type { StoredObject } from '../store/view.js';
 import * as E from './errors.js';
 import { qualified } from '../resources/qualified.js';
 import { validateCreate, validateUpdate } from './validate.js';
+import { WriteGate } from './write-gate.js';
+import { gcFinalizers, randomSuffix, rfc3339, sameObject, specOf } from './object-rules.js';
 import { stageLap, stageStart } from '../observability/stage-timing.js';
 
 /**
@@ -45,36 +47,12 @@ export type UpdateTransform = (current: KubeObject | undefined) => KubeObject | 
 
 // Admission (src/admission) plugs in through AdmissionHooks: mutate before validation, validate after it.
 
-const NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
-const randomSuffix = (): string => Array.from({ length: 5 }, () => NAME_CHARS[Math.floor(Math.random() * NAME_CHARS.length)]).join('');
-
-/** Timestamps as Kubernetes writes metav1.Time: RFC 3339, whole seconds, UTC. */
-export function rfc3339(d: Date): string {
-  const second = Math.floor(d.getTime() / 1000);
-  if (second !== lastSecond.second) lastSecond = { second, text: d.toISOString().replace(/\.\d{3}Z$/, 'Z') };
-  return lastSecond.text;
-}
-
-/** Every write of a second stamps the same text: made once per second (toISOString and its regex showed in a create's profile). */
-let lastSecond = { second: NaN, text: '' };
-
-/** What decides generation: everything but metadata and status (a spec change in Kubernetes' terms). */
-function specOf(o: KubeObject): Record<string, unknown> {
-  const { metadata: _m, status: _s, apiVersion: _a, kind: _k, ...rest } = o;
-  return rest;
-}
-
-/**
- * Equal but for the fields every write rewrites: a no-op update is not written (Kubernetes skips it).
- * Compared as values, not as text: the same object with its keys in another order is the same.
- */
-function sameObject(a: KubeObject, b: KubeObject): boolean {
-  // managedFields count: a new owner of unchanged fields is a change (their times only move on real changes).
-  const strip = (o: KubeObject) => ({ ...o, metadata: { ...o.metadata, resourceVersion: undefined } });
-  return jsonEqual(strip(a), strip(b));
-}
+export { rfc3339 };
 
 export class ObjectStore {
+  /** The writes in flight, and the gate reset() closes while it runs. */
+  readonly writes = new WriteGate();
+
   constructor(
     readonly store: Store,
     private readonly clock: Clock,
@@ -112,8 +90,14 @@ export class ObjectStore {
   }
 
   /** create, answering the stored version: with its JSON when a watcher encoded it already (see Store.put). */
-  async createStored(kind: KindStrategy, namespace: string | undefined, incoming: KubeObject, opts: WriteOptions): Promise<StoredObject> {
+  createStored(kind: KindStrategy, namespace: string | undefined, incoming: KubeObject, opts: WriteOptions): Promise<StoredObject> {
+    return this.writes.through(() => this.createInside(kind, namespace, incoming, opts));
+  }
+
+  private async createInside(kind: KindStrategy, namespace: string | undefined, incoming: KubeObject, opts: WriteOptions): Promise<StoredObject> {
     let t = stageStart();
+    const refusal = kind.refuseCreate?.();
+    if (refusal) throw E.methodNotAllowed(refusal);
     let obj = incoming;
     const meta = obj.metadata;
     if (!meta.name && meta.generateName) meta.name = meta.generateName + randomSuffix();
@@ -161,7 +145,17 @@ export class ObjectStore {
    * PUT of the main resource or of /status. Status in a main-resource write is ignored and the spec
    * of a /status write is ignored, each taken from the stored object.
    */
-  async update(
+  update(
+    kind: KindStrategy,
+    namespace: string | undefined,
+    name: string,
+    incoming: KubeObject | UpdateTransform,
+    opts: WriteOptions & { subresource?: 'status'; allowCreate?: boolean },
+  ): Promise<{ obj: KubeObject; created: boolean }> {
+    return this.writes.through(() => this.updateInside(kind, namespace, name, incoming, opts));
+  }
+
+  private async updateInside(
     kind: KindStrategy,
     namespace: string | undefined,
     name: string,
@@ -182,7 +176,7 @@ export class ObjectStore {
           created = true;
           const { resourceVersion: _rv, ...meta } = obj.metadata;
           obj.metadata = meta;
-          dryResult = await this.create(kind, namespace, obj, { dryRun: true });
+          dryResult = (await this.createInside(kind, namespace, obj, { dryRun: true })).obj;
           return opts.dryRun ? { kind: 'noop' } : { kind: 'put', obj: dryResult };
         }
         const old = cur.obj;
@@ -204,7 +198,7 @@ export class ObjectStore {
           next = await this.admission.mutate('UPDATE', kind, next, old, opts);
           kind.applyDefaults(next);
         }
-        if (!jsonEqual(specOf(next), specOf(old))) next.metadata.generation = (old.metadata.generation ?? 1) + 1;
+        if (!jsonEqual(specOf(kind, next), specOf(kind, old))) next.metadata.generation = (old.metadata.generation ?? 1) + 1;
         this.invalidIf(kind, name, validateUpdate(kind, next, old, opts.subresource));
         await this.admission?.validate('UPDATE', kind, next, old, opts);
         dryResult = next;
@@ -257,7 +251,11 @@ export class ObjectStore {
    * DELETE: with finalizers the object is only marked (deletionTimestamp) and answered 202; without,
    * it is removed and answered 200 with a Success Status.
    */
-  async delete(kind: KindStrategy, namespace: string | undefined, name: string, opts: DeleteOptions): Promise<{ deleted: boolean; obj: KubeObject }> {
+  delete(kind: KindStrategy, namespace: string | undefined, name: string, opts: DeleteOptions): Promise<{ deleted: boolean; obj: KubeObject }> {
+    return this.writes.through(() => this.deleteInside(kind, namespace, name, opts));
+  }
+
+  private async deleteInside(kind: KindStrategy, namespace: string | undefined, name: string, opts: DeleteOptions): Promise<{ deleted: boolean; obj: KubeObject }> {
     const key = this.key(kind, namespace, name);
     const corrupt = this.corruptError(key);
     if (corrupt) {
@@ -283,7 +281,9 @@ export class ObjectStore {
           );
         }
         const obj = cloneJson(cur.obj);
-        const finalizers = gcFinalizers(obj.metadata.finalizers ?? [], opts);
+        // The kind's own finalizers join on the first delete (a CRD's objects go before it does).
+        const added = obj.metadata.deletionTimestamp ? [] : (kind.deleteFinalizers ?? []);
+        const finalizers = gcFinalizers([...(obj.metadata.finalizers ?? []), ...added], opts);
         // Mutating admission sees a DELETE too (a webhook may refuse it) but cannot change the object.
         await this.admission?.mutate('DELETE', kind, obj, cur.obj, opts);
         await this.admission?.validate('DELETE', kind, obj, cur.obj, opts);
@@ -359,18 +359,4 @@ export class ObjectStore {
         return E.internal(err.message);
     }
   }
-}
-
-/**
- * The garbage collector's finalizers, as DeleteOptions set them: Orphan (or orphanDependents=true)
- * adds `orphan`, Foreground adds `foregroundDeletion`, Background (or orphanDependents=false) removes
- * `orphan`.
- */
-function gcFinalizers(current: string[], opts: DeleteOptions): string[] {
-  const set = new Set(current);
-  const policy = opts.propagationPolicy ?? (opts.orphanDependents === true ? 'Orphan' : opts.orphanDependents === false ? 'Background' : undefined);
-  if (policy === 'Orphan') set.add('orphan');
-  if (policy === 'Foreground') set.add('foregroundDeletion');
-  if (policy === 'Background') set.delete('orphan');
-  return [...set];
 }

@@ -1,5 +1,6 @@
 import { clusterRole } from './cluster-role.js';
 import { clusterRoleBinding } from './cluster-role-binding.js';
+import { customResourceDefinition } from './custom-resource-definition.js';
 import { event } from './event.js';
 import { mutatingAdmissionPolicy } from './mutating-admission-policy.js';
 import { mutatingAdmissionPolicyBinding } from './mutating-admission-policy-binding.js';
@@ -7,7 +8,8 @@ import { mutatingWebhookConfiguration } from './mutating-webhook-configuration.j
 import { namespace } from './namespace.js';
 import { role } from './role.js';
 import { roleBinding } from './role-binding.js';
-import type { KindStrategy } from './strategy.js';
+import { revisionOf, revisions } from './kind-revisions.js';
+import { servedAt, type KindStrategy } from './strategy.js';
 import { validatingAdmissionPolicy } from './validating-admission-policy.js';
 import { validatingAdmissionPolicyBinding } from './validating-admission-policy-binding.js';
 
@@ -24,11 +26,69 @@ export const kinds: KindStrategy[] = [
   clusterRoleBinding,
   role,
   roleBinding,
+  customResourceDefinition,
 ];
 
 /**
+ * The kinds one server serves: the built-in ones, and those its CustomResourceDefinitions define
+ * while it runs. `all` is one array for the server's life, changed in place, so every room handed it
+ * at start (routing, admission, controllers) sees a kind as soon as it is defined; what is built from
+ * the list (indexes, discovery, OpenAPI) is built again when its revision moves (see revisionOf).
+ */
+export class KindRegistry {
+  private readonly list: KindStrategy[];
+  private readonly listeners = new Set<() => void>();
+
+  constructor(builtIn: readonly KindStrategy[] = kinds) {
+    this.list = [...builtIn];
+    revisions.set(this.list, 0);
+  }
+
+  get all(): readonly KindStrategy[] {
+    return this.list;
+  }
+
+  get index(): KindIndex {
+    return kindIndex(this.list);
+  }
+
+  /** The kind served as group/plural, if any. */
+  find(group: string, plural: string): KindStrategy | undefined {
+    return this.list.find((k) => k.group === group && k.plural === plural);
+  }
+
+  /** Serves a kind, in place of the one with its group and plural when there is one. */
+  define(kind: KindStrategy): void {
+    const at = this.list.findIndex((k) => k.group === kind.group && k.plural === kind.plural);
+    if (at >= 0) this.list[at] = kind;
+    else this.list.push(kind);
+    this.changed();
+  }
+
+  /** Stops serving group/plural; its stored objects are the caller's to delete. */
+  remove(group: string, plural: string): void {
+    const at = this.list.findIndex((k) => k.group === group && k.plural === plural);
+    if (at < 0) return;
+    this.list.splice(at, 1);
+    this.changed();
+  }
+
+  /** Called after every change; returns the unsubscribe. */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private changed(): void {
+    revisions.set(this.list, (revisions.get(this.list) ?? 0) + 1);
+    for (const l of [...this.listeners]) l();
+  }
+}
+
+/**
  * Lookups over one list of served kinds, by resource path and by apiVersion/kind. Every room asks
- * the list it was given (the server's, from `kinds` above; a test's own), through its index.
+ * the list it was given (the server's registry, a test's own), through its index. A kind whose
+ * versions differ (a CRD's) is answered as it is served at the version asked for (servedAt).
  */
 export class KindIndex {
   private readonly byResource = new Map<string, KindStrategy>();
@@ -37,8 +97,9 @@ export class KindIndex {
   constructor(readonly all: readonly KindStrategy[]) {
     for (const k of all) {
       for (const v of k.versions) {
-        this.byResource.set(`${k.group}/${v}/${k.plural}`, k);
-        this.byKind.set(`${k.group}/${v}/${k.kind}`, k);
+        const atVersion = servedAt(k, v);
+        this.byResource.set(`${k.group}/${v}/${k.plural}`, atVersion);
+        this.byKind.set(`${k.group}/${v}/${k.kind}`, atVersion);
       }
     }
   }
@@ -60,13 +121,14 @@ export class KindIndex {
   }
 }
 
-const indexes = new WeakMap<readonly KindStrategy[], KindIndex>();
+const indexes = new WeakMap<readonly KindStrategy[], { revision: number; index: KindIndex }>();
 
-/** The index of a list of kinds (built once per list); by default, of every kind orchd serves. */
+/** The index of a list of kinds (built once per revision of the list); by default, of every built-in kind. */
 export function kindIndex(list: readonly KindStrategy[] = kinds): KindIndex {
-  let index = indexes.get(list);
-  if (!index) indexes.set(list, (index = new KindIndex(list)));
-  return index;
+  const revision = revisionOf(list);
+  let entry = indexes.get(list);
+  if (!entry || entry.revision !== revision) indexes.set(list, (entry = { revision, index: new KindIndex(list) }));
+  return entry.index;
 }
 
 /** The kind served at /apis/<group>/<version>/<plural> (group '' is the core /api/v1). */

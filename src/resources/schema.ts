@@ -24,6 +24,39 @@ export interface Schema {
   'x-kubernetes-map-type'?: 'atomic' | 'granular';
   'x-kubernetes-patch-strategy'?: string;
   'x-kubernetes-patch-merge-key'?: string;
+  // The value validations a CustomResourceDefinition's schema may carry (custom kinds only).
+  title?: string;
+  nullable?: boolean;
+  pattern?: string;
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: boolean;
+  exclusiveMaximum?: boolean;
+  multipleOf?: number;
+  minLength?: number;
+  maxLength?: number;
+  minItems?: number;
+  maxItems?: number;
+  uniqueItems?: boolean;
+  minProperties?: number;
+  maxProperties?: number;
+  example?: unknown;
+  externalDocs?: { description?: string; url?: string };
+  allOf?: Schema[];
+  anyOf?: Schema[];
+  oneOf?: Schema[];
+  not?: Schema;
+  'x-kubernetes-validations'?: ValidationRule[];
+}
+
+/** One CEL rule of a CustomResourceDefinition's schema (x-kubernetes-validations). */
+export interface ValidationRule {
+  rule: string;
+  message?: string;
+  messageExpression?: string;
+  reason?: 'FieldValueInvalid' | 'FieldValueForbidden' | 'FieldValueRequired' | 'FieldValueDuplicate';
+  fieldPath?: string;
+  optionalOldSelf?: boolean;
 }
 
 export const str = (description?: string, extra: Partial<Schema> = {}): Schema => ({ type: 'string', ...(description ? { description } : {}), ...extra });

@@ -14,6 +14,13 @@ export interface TableColumn {
   cell(obj: KubeObject): string | number | boolean | null;
 }
 
+/** The scale subresource of a kind (a CRD's): where the replica counts and the selector sit, as `.spec.replicas`. */
+export interface ScaleSubresource {
+  specReplicasPath: string;
+  statusReplicasPath: string;
+  labelSelectorPath?: string;
+}
+
 /**
  * Everything that makes one kind different from another. The store and the HTTP layer run the same
  * sequence for every kind and never switch on kind: they call these hooks.
@@ -38,6 +45,26 @@ export interface KindStrategy {
   deleteCollection?: boolean;
   /** Has a /status subresource: status is ignored on writes of the main resource. */
   hasStatus: boolean;
+  /** Has a /scale subresource (an autoscaling/v1 Scale over these paths of the object). */
+  scale?: ScaleSubresource;
+  /**
+   * A kind whose versions differ (a CRD's schema, columns and subresources are per version): the
+   * strategy served at each version. Absent: every version is served by this one (see servedAt).
+   */
+  perVersion?: Readonly<Record<string, KindStrategy>>;
+  /**
+   * A kind that prunes a body on its own (a CRD's structural schema), in place of the decoder's walk
+   * of `schema`: removes the fields it does not declare and returns their paths. Values of the wrong
+   * JSON type are then validation errors (422, in the schema's words), not decoding errors (400): a
+   * custom resource is unstructured until its schema validates it.
+   */
+  prune?(obj: Record<string, unknown>): string[];
+  /** A Warning sent with every request to this version (a CRD's deprecated version). */
+  deprecationWarning?: string;
+  /** Finalizers a delete adds before it decides (a CRD's cleanup: its objects go before it does). */
+  deleteFinalizers?: readonly string[];
+  /** Why an object of this kind may not be created now (405), or undefined (a CRD being deleted). */
+  refuseCreate?(): string | undefined;
   /** Schema of the whole object (apiVersion, kind, metadata, spec, …). */
   schema: Schema;
   /** Fills defaults in place (Kubernetes' defaulting, e.g. failurePolicy=Fail). */
@@ -68,3 +95,6 @@ export interface KindStrategy {
 }
 
 export const apiVersionOf = (k: Pick<KindStrategy, 'group'>, version: string): string => (k.group ? `${k.group}/${version}` : version);
+
+/** The strategy a kind is served with at one of its versions. */
+export const servedAt = (k: KindStrategy, version: string): KindStrategy => k.perVersion?.[version] ?? k;

@@ -9,12 +9,12 @@ import { listObjects } from './list.js';
 import type { Store } from './store.js';
 
 /** One version of an object: the write that made it and the object as it was written. */
-export interface HistoryEntry {
+export interface HistoryEntry<T = KubeObject> {
   /** ADDED for a create (also the oldest version compaction kept), DELETED for the delete's record. */
   type: 'ADDED' | 'MODIFIED' | 'DELETED';
   resourceVersion: string;
   /** As written; for DELETED, the object's last state. */
-  object: KubeObject;
+  object: T;
 }
 
 /**

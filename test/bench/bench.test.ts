@@ -111,7 +111,7 @@ describe('options and formatting', () => {
     expect(o.compareEtcd).toBe(true);
     const all = parseOptions([]);
     if (all === 'help') throw new Error('help');
-    expect(all.scenarios).toEqual(['writes', 'reads', 'watch', 'replay', 'memory', 'patch', 'lists', 'admission', 'authz', 'encryption', 'embed', 'timetravel', 'replicas']);
+    expect(all.scenarios).toEqual(['writes', 'reads', 'watch', 'replay', 'memory', 'patch', 'lists', 'admission', 'authz', 'encryption', 'embed', 'timetravel', 'replicas', 'crd']);
     expect(all.policies).toEqual([10, 100]);
     expect(() => parseOptions(['nosuch'])).toThrow(/unknown scenario/);
     expect(() => parseOptions(['--clients', '0'])).toThrow(/positive/);
@@ -338,6 +338,27 @@ describe('a tiny admission run end to end', () => {
     expect(ceiling.rows.map((r) => r.rate as number).every((r) => r > 0)).toBe(true);
     expect(results[0].targets).toEqual([expect.objectContaining({ scenario: 'admission', met: null })]); // no 10-policy row
   }, 120_000);
+});
+describe('a tiny crd run end to end', () => {
+  beforeAll(buildIfStale, 180_000);
+
+  it('creates a custom resource with and without 30 CEL rules, and times CRDs from their create to a first object', async () => {
+    const opts = parseOptions(['crd', '--read-clients', '2', '--duration', '300ms', '--warmup', '100ms', '--max-ops', '40']);
+    if (opts === 'help') throw new Error('help');
+    const ctx: BenchContext = { opts, orchdCli: join(OUT, 'src/cli.js'), log: () => undefined };
+    const results = await runScenarios(ctx, () => undefined);
+    expect(runningChildren()).toBe(0);
+    const [creates, checks, establish] = results[0].tables;
+    expect(creates.rows.map((r) => r.kind)).toEqual(['no rules', '30 CEL rules']);
+    expect(checks.rows.map((r) => r.kind)).toEqual(['no rules', '30 CEL rules']);
+    for (const row of creates.rows) {
+      expect(row.orchdErrors).toBe(0);
+      expect(row.orchdRate as number).toBeGreaterThan(0);
+    }
+    expect(establish.rows[0]).toMatchObject({ what: expect.stringContaining('first create') });
+    expect(establish.rows[0].p50 as number).toBeGreaterThan(0);
+    expect(results[0].targets).toEqual([expect.objectContaining({ scenario: 'crd', met: expect.any(Boolean) })]);
+  }, 180_000);
 });
 describe('a tiny watch run end to end', () => {
   beforeAll(buildIfStale, 180_000);

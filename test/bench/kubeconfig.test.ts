@@ -56,7 +56,7 @@ describe('an orchd with HTTPS and JWT authentication, by kubeconfig only', () =>
     };
     api = await startOrchd({ dataDir: join(home, 'jwt'), config: { authentication } });
     file = join(home, 'jwt.kubeconfig');
-    await writeFile(file, api.kubeconfig({ token: await issuer.token() }));
+    await writeFile(file, api.kubeconfigYaml({ token: await issuer.token() }));
   }, 60_000);
   afterAll(async () => {
     await api?.stop();
@@ -87,7 +87,7 @@ describe('an orchd with HTTPS and JWT authentication, by kubeconfig only', () =>
 
   it('a kubeconfig whose credentials the server refuses is one line naming the context', async () => {
     const refused = join(home, 'refused.kubeconfig');
-    await writeFile(refused, api.kubeconfig({ token: 'not-a-token' }).replace(/\borchd\b/g, 'staging'));
+    await writeFile(refused, api.kubeconfigYaml({ token: 'not-a-token' }).replace(/\borchd\b/g, 'staging'));
     const err = await discover(connectionOf(refused)).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BenchUsageError);
     const message = (err as Error).message;

@@ -86,7 +86,7 @@ describe('orchd serve --storage memory, orchd kubeconfig, kubectl', () => {
     const api = await startOrchd();
     try {
       const kubeconfig = join(home, 'embed.yaml');
-      await writeFile(kubeconfig, api.kubeconfig());
+      await writeFile(kubeconfig, api.kubeconfigYaml());
       const manifest = join(home, 'embed-event.yaml');
       await writeFile(manifest, eventYaml('from-embed'));
       expect((await kubectl(kubeconfig, ['apply', '-f', manifest])).code).toBe(0);

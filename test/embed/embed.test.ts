@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CoreV1Api, KubernetesObjectApi, CustomObjectsApi, makeInformer, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import { generateSelfSigned } from '../../src/http/certificates.js';
-import { startOrchd, type Orchd } from '../../src/index.js';
+import { OrchdExpiredError, startOrchd, type Orchd } from '../../src/index.js';
+import { WebhookServer } from '../admission/webhook-server.js';
 
 const event = (name: string, labels?: Record<string, string>): KubernetesObject & Record<string, unknown> => ({
   apiVersion: 'events.orch.io/v1',
@@ -48,8 +49,8 @@ describe('startOrchd on a memory log', () => {
     expect(api.url).toBe(`http://127.0.0.1:${api.port}`);
     expect(api.port).toBeGreaterThan(0);
     expect(api.kubeConfig().getCurrentCluster()?.server).toBe(api.url);
-    expect(api.kubeconfig()).toContain(`server: ${api.url}`);
-    expect(api.kubeconfig({ token: 'abc' })).toContain('token: abc');
+    expect(api.kubeconfigYaml()).toContain(`server: ${api.url}`);
+    expect(api.kubeconfigYaml({ token: 'abc' })).toContain('token: abc');
   });
 
   it('history: every version of one object from the log, the delete included', async () => {
@@ -59,8 +60,8 @@ describe('startOrchd on a memory log', () => {
     const versions = await api.history('events.orch.io/v1', 'default', 'ev-history');
     expect(versions).toHaveLength(3);
     expect(versions.map((v) => v.type)).toEqual(['ADDED', 'MODIFIED', 'MODIFIED']);
-    expect(versions.map((v) => v.resourceVersion)).toEqual([created, first, second].map((o) => o.metadata.resourceVersion));
-    expect(versions.map((v) => v.object.metadata.labels?.step)).toEqual([undefined, '1', '2']);
+    expect(versions.map((v) => v.resourceVersion)).toEqual([created, first, second].map((o) => o.metadata?.resourceVersion));
+    expect(versions.map((v) => v.object.metadata?.labels?.step)).toEqual([undefined, '1', '2']);
     await objects.delete(second);
     const after = await api.history('events', 'default', 'ev-history');
     expect(after.map((v) => v.type)).toEqual(['ADDED', 'MODIFIED', 'MODIFIED', 'DELETED']);
@@ -83,7 +84,7 @@ describe('startOrchd on a memory log', () => {
     const b: any = await objects.create(event('ev-state-b'));
     await objects.delete(a);
     const now = api.resourceVersion;
-    const events = (all: { kind?: string; metadata: { name?: string } }[]) => names(all.filter((o) => o.kind === 'Event' && o.metadata.name?.startsWith('ev-state')));
+    const events = (all: { kind?: string; metadata: { name?: string } }[]) => names(all.filter((o) => o.kind === 'Event' && o.metadata?.name?.startsWith('ev-state')));
     expect(events(await api.state(a.metadata.resourceVersion))).toEqual(['ev-state-a']);
     expect(events(await api.state(b.metadata.resourceVersion))).toEqual(['ev-state-a', 'ev-state-b']);
     expect(events(await api.state(now))).toEqual(['ev-state-b']);
@@ -143,7 +144,9 @@ describe('reset()', () => {
     const exact = await get(api, `${EVENTS}?resourceVersion=${rv}&resourceVersionMatch=Exact`);
     expect(exact.status).toBe(410);
     expect(exact.body.reason).toBe('Expired');
-    await expect(api.state(rv)).rejects.toThrow(/compacted/);
+    const below = await api.state(rv).catch((err: unknown) => err);
+    expect(below).toBeInstanceOf(OrchdExpiredError);
+    expect(below).toMatchObject({ code: 410, reason: 'Expired', oldestResourceVersion: api.resourceVersion, message: expect.stringMatching(/older than the history kept/) });
     // The compaction horizon is the log's end: no version before the last one is readable.
     const metrics = await (await fetch(`${api.url}/metrics`)).text();
     const gauge = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(metrics)?.[1]);
@@ -152,7 +155,7 @@ describe('reset()', () => {
     expect(gauge('orchd_log_last_seq')).toBe(Number(api.resourceVersion));
     // What is left: one version of each object the start wrote.
     const left = await api.state();
-    for (const o of left) expect(await api.history(o.kind!, o.metadata.namespace, o.metadata.name!)).toHaveLength(1);
+    for (const o of left) expect(await api.history(o.kind!, o.metadata?.namespace, o.metadata?.name!)).toHaveLength(1);
   });
 
   it('ends open watches; a watch resumed from before gets 410 Gone', async () => {
@@ -209,6 +212,82 @@ describe('reset()', () => {
   });
 });
 
+describe('reset() and the writes around it', () => {
+  let api: Orchd;
+  let objects: KubernetesObjectApi;
+  const hook = new WebhookServer();
+  beforeAll(async () => {
+    api = await startOrchd();
+    objects = KubernetesObjectApi.makeApiClient(api.kubeConfig());
+    await hook.start();
+  });
+  afterAll(async () => {
+    await api?.stop();
+    await hook.stop();
+  });
+
+  /** A webhook that holds every create of an Event for a second, then lets it through (failurePolicy Ignore). */
+  const holdingWebhook = () => ({
+    apiVersion: 'admissionregistration.orch.io/v1',
+    kind: 'MutatingWebhookConfiguration',
+    metadata: { name: 'hold' },
+    webhooks: [
+      {
+        name: 'hold.example.com',
+        clientConfig: { url: `${hook.url}/hold`, caBundle: hook.caBundle },
+        rules: [{ apiGroups: ['events.orch.io'], apiVersions: ['v1'], operations: ['CREATE'], resources: ['events'] }],
+        sideEffects: 'None',
+        admissionReviewVersions: ['v1'],
+        timeoutSeconds: 1,
+        failurePolicy: 'Ignore',
+      },
+    ],
+  });
+
+  it('finishes a write in flight before it, then deletes it with the rest; refuses writes while it runs (503)', async () => {
+    hook.on('/hold', () => 'hang');
+    await objects.create(holdingWebhook());
+    const received = hook.received.length;
+    const inFlight = fetch(`${api.url}${EVENTS}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(event('ev-in-flight')) });
+    for (const deadline = Date.now() + 5000; hook.received.length === received; await new Promise((r) => setTimeout(r, 5))) {
+      if (Date.now() > deadline) throw new Error('the create never reached the webhook');
+    }
+    const resetting = api.reset();
+    // The reset waits for the create (held by the webhook for its one-second timeout): a write meanwhile is refused.
+    const refused = await fetch(`${api.url}/api/v1/namespaces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'during-reset' } }) });
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect(await refused.json()).toMatchObject({ reason: 'ServiceUnavailable', message: expect.stringMatching(/resetting/) });
+    expect((await inFlight).status).toBe(201);
+    await resetting;
+    expect((await get(api, EVENTS)).body.items).toEqual([]);
+    expect((await get(api, '/api/v1/namespaces/during-reset')).status).toBe(404);
+    expect((await get(api, '/apis/admissionregistration.orch.io/v1/mutatingwebhookconfigurations/hold')).status).toBe(404);
+    // Open again once it is done.
+    expect((await fetch(`${api.url}${EVENTS}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(event('ev-after')) })).status).toBe(201);
+  });
+
+  it('watchers({ atLeast }): resolves once the informers watch again after a reset; rejects past its timeout', async () => {
+    const custom = api.kubeConfig().makeApiClient(CustomObjectsApi);
+    const informer = makeInformer(api.kubeConfig(), EVENTS, () => custom.listNamespacedCustomObject({ group: 'events.orch.io', version: 'v1', namespace: 'default', plural: 'events' }) as Promise<KubernetesListObject<KubernetesObject>>);
+    await informer.start();
+    try {
+      expect(await api.watchers({ atLeast: 1 })).toBe(1);
+      await api.reset();
+      // The reset ended the watch: none is open until the informer lists and watches again.
+      await expect(api.watchers({ atLeast: 2, timeoutMs: 200 })).rejects.toThrow(/of 2 watches open after 200 ms/);
+      expect(await api.watchers({ atLeast: 1 })).toBe(1);
+      // Watching again from after the reset: what is written now arrives.
+      await objects.create(event('ev-watched-again'));
+      for (const deadline = Date.now() + 5000; !informer.get('ev-watched-again', 'default'); await new Promise((r) => setTimeout(r, 10))) {
+        if (Date.now() > deadline) throw new Error('the informer missed the create after the reset');
+      }
+    } finally {
+      await informer.stop();
+    }
+  });
+});
+
 describe('startOrchd options', () => {
   let dir: string;
   beforeAll(async () => {
@@ -237,7 +316,7 @@ describe('startOrchd options', () => {
     const third = await startOrchd({ dataDir });
     try {
       expect(names((await get(third, EVENTS)).body.items)).toEqual(['ev-kept']);
-      expect((await third.history('events', 'default', 'ev-kept')).map((v) => v.object.metadata.labels)).toEqual([{ again: 'yes' }]);
+      expect((await third.history('events', 'default', 'ev-kept')).map((v) => v.object.metadata?.labels)).toEqual([{ again: 'yes' }]);
       expect(await third.history('events', 'default', 'ev-later')).toEqual([]);
     } finally {
       await third.stop();
@@ -306,7 +385,7 @@ describe('startOrchd options', () => {
       expect(kc.getCurrentCluster()?.skipTLSVerify).toBeFalsy();
       const list = await kc.makeApiClient(CoreV1Api).listNamespace();
       expect(names(list.items)).toContain('default');
-      expect(api.kubeconfig()).toContain(`certificate-authority-data: ${Buffer.from(pair.cert).toString('base64')}`);
+      expect(api.kubeconfigYaml()).toContain(`certificate-authority-data: ${Buffer.from(pair.cert).toString('base64')}`);
     } finally {
       await api.stop();
     }

@@ -34,7 +34,7 @@ async function sources(dir: string): Promise<string[]> {
 /** dist as `npm run build` makes it (src only), for the current sources. */
 async function build(): Promise<string> {
   const h = createHash('sha256');
-  for (const f of [join(ROOT, 'tsconfig.json'), CONFIG, ...(await sources(join(ROOT, 'src')))]) h.update(f.slice(ROOT.length)).update('\0').update(await readFile(f)).update('\0');
+  for (const f of [join(ROOT, 'tsconfig.json'), join(ROOT, 'tsconfig.build.json'), CONFIG, ...(await sources(join(ROOT, 'src')))]) h.update(f.slice(ROOT.length)).update('\0').update(await readFile(f)).update('\0');
   const dir = join(CACHE, h.digest('hex').slice(0, 16));
   if (await exists(join(dir, 'src/index.d.ts'))) return dir;
   const tmp = `${dir}.tmp-${process.pid}-${Date.now()}`;
@@ -90,16 +90,27 @@ describe("import { startOrchd } from 'orchd'", () => {
     await writeFile(
       join(consumer, 'check.ts'),
       [
-        "import { startOrchd, type Orchd, type HistoryEntry } from 'orchd';",
+        "import { OrchdExpiredError, startOrchd, type Orchd, type OrchdObject, type HistoryEntry } from 'orchd';",
+        "import type { KubernetesObject, V1Namespace } from '@kubernetes/client-node';",
         "const api: Orchd = await startOrchd({ storage: 'memory', port: 0 });",
         'const port: number = api.port;',
         "const server: string | undefined = api.kubeConfig().getCurrentCluster()?.server;",
-        "const versions: HistoryEntry[] = await api.history('events', 'default', 'e');",
+        "const yaml: string = api.kubeconfigYaml({ token: 't' });",
+        "const versions: HistoryEntry<OrchdObject>[] = await api.history('events', 'default', 'e');",
+        '// The objects it gives are client-node objects, and the caller may name their type.',
+        "const asClientNode: KubernetesObject[] = (await api.state()).concat(versions.map((v) => v.object));",
+        'const fromClientNode: OrchdObject[] = asClientNode;',
+        "const namespaces: V1Namespace[] = await api.state<V1Namespace>();",
+        "const typed: HistoryEntry<V1Namespace>[] = await api.history<V1Namespace>('namespaces', undefined, 'default');",
+        'const expired: { code: 410; reason: string } = new OrchdExpiredError("gone", "7");',
+        'const open: number = await api.watchers({ atLeast: 0 });',
+        '// @ts-expect-error the YAML one is kubeconfigYaml()',
+        'api.kubeconfig();',
         '// @ts-expect-error storage is memory or leveldb',
         "await startOrchd({ storage: 'disk' });",
         '// @ts-expect-error reset takes nothing and resolves to nothing',
         'const n: number = await api.reset(1);',
-        'export { port, server, versions, n };',
+        'export { port, server, yaml, versions, fromClientNode, namespaces, typed, expired, open, n };',
       ].join('\n'),
     );
     const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
@@ -139,7 +150,7 @@ describe("import { startOrchd } from 'orchd'", () => {
         'let error;',
         'try { api.kubeConfig(); } catch (err) { error = err.message; }',
         'await api.stop();',
-        'console.log(JSON.stringify({ namespaces: list.items.map((n) => n.metadata.name), kubeconfig: api.kubeconfig().includes(api.url), error }));',
+        'console.log(JSON.stringify({ namespaces: list.items.map((n) => n.metadata.name), kubeconfig: api.kubeconfigYaml().includes(api.url), error }));',
       ].join('\n'),
     );
     const out = JSON.parse((await run(process.execPath, ['main.mjs'], { cwd: bare, timeout: 60_000 })).stdout);
@@ -148,3 +159,62 @@ describe("import { startOrchd } from 'orchd'", () => {
     expect(out.error).toMatch(/^kubeConfig\(\) needs @kubernetes\/client-node installed beside orchd/);
   });
 });
+
+describe('the README', () => {
+  it("its example runs as written: type-checked against the package, then run by vitest in the consumer", async () => {
+    const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+    const m = /<!-- readme-example: (\S+) -->\n```ts\n([\s\S]*?)\n```/.exec(readme);
+    expect(m, 'the README marks its example').not.toBeNull();
+    const [, file, code] = m!;
+    await writeFile(join(consumer, file!), code!);
+    await writeFile(
+      join(consumer, 'tsconfig.readme.json'),
+      JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', strict: true, noEmit: true, skipLibCheck: true, types: [] }, files: [file] }),
+    );
+    const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
+    const checked = await run(process.execPath, [tsc, '-p', 'tsconfig.readme.json'], { cwd: consumer, timeout: 120_000 }).then(
+      () => '',
+      (err: { stdout: string }) => err.stdout,
+    );
+    expect(checked).toBe('');
+    const vitest = join(ROOT, 'node_modules/vitest/vitest.mjs');
+    const ran = await run(process.execPath, [vitest, 'run', file!, '--root', consumer, '--reporter', 'json'], { cwd: consumer, timeout: 120_000, maxBuffer: 16 << 20 }).then(
+      (r) => r.stdout,
+      (err: { stdout: string; stderr: string }) => `${err.stdout}\n${err.stderr}`,
+    );
+    const report = JSON.parse(ran.slice(ran.indexOf('{')));
+    const tests = report.testResults.flatMap((f: { assertionResults: { title: string; status: string; failureMessages: string[] }[] }) => f.assertionResults);
+    expect(tests.map((t: { title: string; status: string; failureMessages: string[] }) => [t.title, t.status, t.failureMessages.join('\n').slice(0, 500)])).toEqual([
+      ['marks a new Widget ready', 'passed', ''],
+      ['refuses what the schema refuses, with the field', 'passed', ''],
+    ]);
+  });
+});
+
+describe('what npm publishes', () => {
+  it('runs no script on install that needs files it does not ship (prepare, install and the like)', async () => {
+    const manifest = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8'));
+    for (const hook of ['preinstall', 'install', 'postinstall', 'prepare']) expect(manifest.scripts?.[hook], hook).toBeUndefined();
+    expect(manifest.files).not.toContain('src');
+  });
+
+  it('ships source maps that carry their sources (src is not in the package)', async () => {
+    const dist = await build();
+    const maps = (await readdirDeep(join(dist, 'src'))).filter((f) => f.endsWith('.js.map'));
+    expect(maps.length).toBeGreaterThan(50);
+    for (const f of maps.slice(0, 400)) {
+      const map = JSON.parse(await readFile(f, 'utf8'));
+      expect(map.sourcesContent?.[0], f).toEqual(expect.any(String));
+    }
+  });
+});
+
+async function readdirDeep(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const e of await readdir(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) out.push(...(await readdirDeep(p)));
+    else out.push(p);
+  }
+  return out;
+}

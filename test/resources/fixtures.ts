@@ -15,6 +15,34 @@ export const pairs = (errs: FieldError[]): Expected => errs.map((e) => [e.type, 
 const RULE = { operations: ['CREATE', 'UPDATE'], apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployments'] };
 
 export const fixtures = {
+  customResourceDefinition: (): any => ({
+    apiVersion: 'apiextensions.orch.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'widgets.example.com' },
+    spec: {
+      group: 'example.com',
+      scope: 'Namespaced',
+      names: { plural: 'widgets', kind: 'Widget', shortNames: ['wd'] },
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          additionalPrinterColumns: [{ name: 'Size', type: 'integer', jsonPath: '.spec.size' }],
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              properties: {
+                spec: { type: 'object', properties: { size: { type: 'integer', minimum: 0, default: 1 } }, 'x-kubernetes-validations': [{ rule: 'self.size < 100' }] },
+                status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+              },
+            },
+          },
+        },
+      ],
+    },
+  }),
   validatingAdmissionPolicy: (): any => ({
     apiVersion: 'admissionregistration.orch.io/v1',
     kind: 'ValidatingAdmissionPolicy',

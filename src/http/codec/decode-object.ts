@@ -51,7 +51,8 @@ export function checkObject(kind: KindStrategy, version: string, value: unknown,
   // Each list alone is in document order; only a mix of the two needs sorting (and the walk, before pruning).
   const order = duplicates.length > 0 ? documentOrder(obj) : undefined;
   // Types and unknown fields in one walk; unknown fields are pruned, which matters only if the types fit.
-  const found = checkFields(obj, kind.schema, ALL_CHECKS);
+  // A kind that prunes on its own (a CRD's) leaves types to its validation.
+  const found = kind.prune ? { typeErrors: [], unknown: kind.prune(obj).map((path) => ({ path, kind: 'unknown' as const })) } : checkFields(obj, kind.schema, ALL_CHECKS);
   if (found.typeErrors.length > 0) {
     throw badRequest(`${kind.kind} in version "${version}" cannot be handled as a ${kind.kind}: ${found.typeErrors.map(formatFieldError).join(', ')}`);
   }

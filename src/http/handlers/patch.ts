@@ -18,6 +18,7 @@ import * as Q from '../codec/query.js';
 import { sendObject } from '../respond/render.js';
 import { addWarnings } from '../respond/respond.js';
 import * as E from '../respond/status.js';
+import { statusOrMain } from '../router.js';
 
 /**
  * The name and namespace in a body must be the URL's, or absent. An absent name stays absent in a
@@ -87,18 +88,18 @@ export async function handlePatch(r: Request): Promise<void> {
   }
 
   const transform = (cur: KubeObject | undefined): KubeObject => {
-    if (config) return named(r, trackApply(r.route, cur, config, manager, opts.force));
+    if (config) return named(r, trackApply(statusOrMain(r.route), cur, config, manager, opts.force));
     if (!cur) throw E.notFound(E.qualified(route.kind, route.name));
     const checked = checkObject(route.kind, route.version, patched(body.mediaType, cur, body.value, r), body.duplicates, opts.fieldValidation);
     warnings = checked.warnings;
     checkIdentity(r, checked.obj);
-    trackUpdate(r.route, cur, checked.obj, manager);
+    trackUpdate(statusOrMain(r.route), cur, checked.obj, manager);
     return checked.obj;
   };
 
   const { obj, created } = await server.objects.update(route.kind, route.namespace, route.name!, transform, {
     dryRun: opts.dryRun,
-    ...(route.subresource ? { subresource: route.subresource } : {}),
+    ...(route.subresource === 'status' ? { subresource: route.subresource } : {}),
     allowCreate: isApply,
   });
   addWarnings(r.res, warnings);

@@ -14,8 +14,9 @@ import { addWarnings, send, type Output } from '../respond/respond.js';
 import * as E from '../respond/status.js';
 import { isRegistryError } from '../../registry/errors.js';
 import { handleWatch } from './watch.js';
+import { handleScale } from './scale.js';
 import { cloneJson } from '../../resources/json-access.js';
-import { checkRouteNames, readingEveryNamespace } from '../router.js';
+import { checkRouteNames, readingEveryNamespace, statusOrMain } from '../router.js';
 import { stageLap, stageStart } from '../../observability/stage-timing.js';
 
 /** Picks the response rendering from Accept and pretty; a Table is decided per verb. */
@@ -55,6 +56,7 @@ export async function handleResource(request: Request): Promise<string> {
         throw E.methodNotAllowed(method);
     }
   }
+  if (route.subresource === 'scale') return handleScale(r);
   switch (method) {
     case 'GET':
       await handleGet(r);
@@ -81,7 +83,7 @@ async function create(r: Request): Promise<void> {
     throw E.badRequest('the namespace of the provided object does not match the namespace sent on the request');
   }
   const t = stageStart();
-  trackUpdate(route, undefined, obj, opts.fieldManager ?? managerFromUserAgent(r.req.headers['user-agent']));
+  trackUpdate(statusOrMain(route), undefined, obj, opts.fieldManager ?? managerFromUserAgent(r.req.headers['user-agent']));
   stageLap('fieldManager', t);
   const created = await server.objects.createStored(route.kind, route.namespace, obj, { dryRun: opts.dryRun });
   const sent = stageStart();
@@ -105,12 +107,12 @@ async function replace(r: Request): Promise<void> {
   const manager = opts.fieldManager ?? managerFromUserAgent(r.req.headers['user-agent']);
   const withManagedFields = (cur: KubeObject | undefined): KubeObject => {
     const next = cloneJson(obj);
-    trackUpdate(route, cur, next, manager);
+    trackUpdate(statusOrMain(route), cur, next, manager);
     return next;
   };
   const { obj: out, created } = await server.objects.update(route.kind, route.namespace, route.name!, withManagedFields, {
     dryRun: opts.dryRun,
-    ...(route.subresource ? { subresource: route.subresource } : {}),
+    ...(route.subresource === 'status' ? { subresource: route.subresource } : {}),
     allowCreate: route.kind.allowCreateOnUpdate === true,
   });
   addWarnings(r.res, warnings);

@@ -131,6 +131,7 @@ function startWatch(server: Server, route: ResourceRoute, spec: WatchSpec, sink:
     if (!open) return;
     open = false;
     if (stop) server.watches.delete(stop);
+    server.watchesChanged?.();
   };
   const counted: WatchSink = {
     ...sink,
@@ -141,7 +142,10 @@ function startWatch(server: Server, route: ResourceRoute, spec: WatchSpec, sink:
   };
   sink.onClose(release);
   stop = runWatch(server.objects.store, spec, counted, limits, server.metrics.watchEvents.of(route.kind.group, route.version, route.kind.kind));
-  if (open) server.watches.add(stop);
+  if (open) {
+    server.watches.add(stop);
+    server.watchesChanged?.();
+  }
 }
 
 /**

@@ -49,6 +49,7 @@ export const ROWS: readonly Row<Error>[] = [
   row(RegistryError, 'Forbidden', (e) => E.forbidden(e.target, e.message)),
   row(RegistryError, 'Invalid', (e) => E.invalid(e.target, e.extra.fieldErrors ?? [])),
   row(RegistryError, 'BadRequest', (e) => E.badRequest(e.message)),
+  row(RegistryError, 'MethodNotAllowed', (e) => E.notAllowedNow(e.message)),
   row(RegistryError, 'CorruptObject', (e) => E.corruptObject(e.extra.key ?? '', e.extra.seq ?? 0, e.message)),
   row(RegistryError, 'Internal', (e) => E.internalError(e.message)),
   row(RegistryError, 'Unavailable', (e) => E.serviceUnavailable(e.message, 1)),

@@ -98,6 +98,8 @@ export const resourceExpired = (message: string, continueToken?: string): ApiErr
 export const methodNotAllowed = (method: string): ApiError => failure(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`, {
   causes: [{ message: `method ${method} is not allowed` }],
 });
+/** A verb the resource serves but refuses now (a create while its CRD is being deleted): 405 with why. */
+export const notAllowedNow = (why: string): ApiError => failure(405, 'MethodNotAllowed', why);
 export const notAcceptable = (accept: string): ApiError =>
   failure(406, 'NotAcceptable', `the server was unable to respond with a content type that the client supports (${accept})`);
 export const unsupportedMediaType = (contentType: string): ApiError =>

@@ -67,6 +67,7 @@ const rows: [string, unknown, Record<string, unknown>][] = [
       details: { causes: [{ message: 'StorageError: corrupt object, Code: 7, Key: /namespaces//team, ResourceVersion: 0, AdditionalErrorMsg: data from the storage is not transformable revision=7: no provider' }] },
     },
   ],
+  ['registry MethodNotAllowed: why, as the message', R.methodNotAllowed('create not allowed while custom resource definition is terminating'), { ...failure, code: 405, reason: 'MethodNotAllowed', message: 'create not allowed while custom resource definition is terminating' }],
   ['registry Unavailable: retry after a second', R.unavailable('storage is unavailable: down'), { ...failure, code: 503, reason: 'ServiceUnavailable', message: 'storage is unavailable: down', details: { retryAfterSeconds: 1 } }],
   ['registry Internal', R.internal('boom'), { ...failure, code: 500, reason: 'InternalError', message: 'Internal error occurred: boom', details: { causes: [{ message: 'boom' }] } }],
   [

@@ -1,0 +1,132 @@
+/**
+ * A CRD schema's x-kubernetes-validations checked when the CRD is written, as kube-apiserver does:
+ * each rule compiles (CEL room) with `self` typed by the schema it sits on, its messageExpression
+ * too, a transition rule (oldSelf) only where old and new values can be paired (not inside atomic
+ * lists, sets or atomic maps), and each rule's estimated cost times how often it may run (every item
+ * of the lists and maps above it) stays under 10M, all of them together under 100M.
+ */
+import { compileSchemaRule, type CelSchema } from '../../cel/index.js';
+import { FieldPath, forbidden, invalid, type FieldError } from '../field-errors.js';
+import { isObject, type JsonObject } from '../json-access.js';
+import type { Schema } from '../schema.js';
+import { parseRuleFieldPath } from './rule-field-path.js';
+
+/** Kubernetes' static cost limits: per expression, and for every rule of a CRD's schema. */
+export const STATIC_RULE_COST_LIMIT = 10_000_000;
+export const STATIC_CRD_COST_LIMIT = 100_000_000;
+const MAX_REQUEST_BYTES = 3 * 1024 * 1024;
+
+/** The smallest JSON a value of the schema serializes to, for how many fit in a request. */
+function minSize(s: JsonObject | undefined): number {
+  switch (s?.type) {
+    case 'boolean':
+      return 4;
+    case 'number':
+    case 'integer':
+      return 1;
+    default:
+      return 2;
+  }
+}
+
+/** The most times a rule below a list or map of this schema may run per item of it. */
+function itemsAtMost(container: JsonObject): number {
+  const item = isObject(container.items) ? container.items : isObject(container.additionalProperties) ? container.additionalProperties : undefined;
+  return Math.floor(MAX_REQUEST_BYTES / (minSize(item) + 1));
+}
+
+/** Every rule's cost, for the CRD-wide limit. */
+export class RuleCosts {
+  private readonly costs: { path: FieldPath; cost: number }[] = [];
+  private total = 0;
+
+  add(path: FieldPath, cost: number): void {
+    this.costs.push({ path, cost });
+    this.total += cost;
+  }
+
+  /** The CRD-wide limit's errors: each of the costliest rules, then the total. */
+  totalErrors(schemaPath: FieldPath): FieldError[] {
+    if (this.total <= STATIC_CRD_COST_LIMIT) return [];
+    const costliest = [...this.costs].sort((a, b) => b.cost - a.cost).slice(0, 4);
+    return [
+      ...costliest.map((c) => forbidden(c.path, 'contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema')),
+      forbidden(schemaPath, costMessage('x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema', this.total, STATIC_CRD_COST_LIMIT)),
+    ];
+  }
+}
+
+/** Where a node sits for its rules: how often they may run, at the root or not, whether oldSelf can be paired there. */
+export class RuleContext {
+  constructor(
+    readonly cardinality: number,
+    readonly root: boolean,
+    readonly costs: RuleCosts,
+    /** The first list or map above where old and new values cannot be paired. */
+    readonly uncorrelatable?: FieldPath,
+  ) {}
+
+  child(_sub: JsonObject, o: { times?: number; perItemOf?: JsonObject; uncorrelatable?: FieldPath | undefined }): RuleContext {
+    const times = o.perItemOf ? (o.times ?? itemsAtMost(o.perItemOf)) : 1;
+    return new RuleContext(Math.min(Number.MAX_SAFE_INTEGER, this.cardinality * times), false, this.costs, this.uncorrelatable ?? o.uncorrelatable);
+  }
+}
+
+/** Kube's wording of a cost over its limit, with the factor it exceeds it by. */
+export function costMessage(what: string, cost: number, limit: number): string {
+  const factor = cost / limit;
+  const shown = factor > 100 ? 'more than 100x' : factor < 1.5 ? `${factor.toFixed(6)}x` : `${factor.toFixed(1)}x`;
+  return `${what} exceeds budget by factor of ${shown} (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)`;
+}
+
+/** What `self` is typed by: the node, and at the root apiVersion, kind and metadata's name and generateName. */
+export function selfSchema(s: Schema, root: boolean): CelSchema {
+  if (!root) return s as CelSchema;
+  const name: CelSchema = { type: 'string' };
+  return {
+    ...(s as CelSchema),
+    type: 'object',
+    properties: {
+      ...(s.properties as Record<string, CelSchema> | undefined),
+      apiVersion: { type: 'string' },
+      kind: { type: 'string' },
+      metadata: { type: 'object', properties: { name, generateName: name } },
+    },
+  };
+}
+
+/** Every error of the rules on one node: compilation, oldSelf where it cannot be paired, fieldPath, cost. */
+export function compileNodeRules(s: Schema, rules: unknown[], p: FieldPath, ctx: RuleContext): FieldError[] {
+  const errs: FieldError[] = [];
+  const self = selfSchema(s, ctx.root);
+  rules.forEach((r, i) => {
+    if (!isObject(r) || typeof r.rule !== 'string') return;
+    const rp = p.child('x-kubernetes-validations').index(i);
+    if (typeof r.fieldPath === 'string' && r.fieldPath.trim() !== '' && !parseRuleFieldPath(r.fieldPath, s)) {
+      errs.push(invalid(rp.child('fieldPath'), r.fieldPath, 'must be a valid path'));
+    }
+    const compiled = compileSchemaRule(
+      { rule: r.rule, ...(typeof r.messageExpression === 'string' ? { messageExpression: r.messageExpression } : {}), optionalOldSelf: r.optionalOldSelf === true },
+      self,
+      String(rp),
+    );
+    if (!compiled.ok) {
+      for (const e of compiled.errors) errs.push(e.type === 'FieldValueInvalid' ? { ...e, value: r } : e);
+      return;
+    }
+    const cost = compiled.rule.cost * ctx.cardinality;
+    if (cost > STATIC_RULE_COST_LIMIT) errs.push(forbidden(rp.child('rule'), costMessage('estimated rule cost', cost, STATIC_RULE_COST_LIMIT)));
+    ctx.costs.add(rp.child('rule'), cost);
+    if (compiled.rule.message) {
+      const messageCost = compiled.rule.messageCost * ctx.cardinality;
+      if (messageCost > STATIC_RULE_COST_LIMIT) errs.push(forbidden(rp.child('messageExpression'), costMessage('estimated messageExpression cost', messageCost, STATIC_RULE_COST_LIMIT)));
+      ctx.costs.add(rp.child('messageExpression'), messageCost);
+    }
+    if (compiled.rule.usesOldSelf && ctx.uncorrelatable) {
+      errs.push(invalid(rp.child('rule'), r.rule, `oldSelf cannot be used on the uncorrelatable portion of the schema within ${String(ctx.uncorrelatable)}`));
+    } else if (!compiled.rule.usesOldSelf && r.optionalOldSelf !== undefined) {
+      errs.push(invalid(rp.child('optionalOldSelf'), r.optionalOldSelf, 'may not be set if oldSelf is not used in rule'));
+    }
+  });
+  return errs;
+}

@@ -1,0 +1,192 @@
+/**
+ * A CustomResourceDefinition checked as kube-apiserver checks one (resources/crd/validate-crd.ts and
+ * validate-schema.ts): one row per rule, each a change to a valid CRD and the [type, field] of every
+ * error it must bring, with no other. A valid CRD has none.
+ */
+import { describe, expect, it } from 'vitest';
+import { customResourceDefinition as crdKind } from '../../src/resources/custom-resource-definition.js';
+import { formatFieldError } from '../../src/resources/field-errors.js';
+import { fixtures, pairs } from './fixtures.js';
+
+const S = 'spec.versions[0].schema.openAPIV3Schema';
+
+/** A valid CRD, defaulted as a create defaults it, after `change`. */
+function crd(change: (c: any, schema: any) => void = () => undefined): any {
+  const c = fixtures.customResourceDefinition();
+  change(c, c.spec.versions[0].schema.openAPIV3Schema);
+  crdKind.prepareForCreate(c);
+  crdKind.applyDefaults(c);
+  return c;
+}
+const errorsOf = (change: (c: any, schema: any) => void) => crdKind.validate(crd(change));
+const spec = (s: any) => s.properties.spec;
+
+describe('a valid CRD', () => {
+  it('has no errors, and its defaults are v1\'s', () => {
+    const c = crd();
+    expect(crdKind.validate(c)).toEqual([]);
+    expect(c.spec.names).toMatchObject({ singular: 'widget', listKind: 'WidgetList' });
+    expect(c.spec.conversion).toEqual({ strategy: 'None' });
+    expect(c.status).toEqual({ storedVersions: ['v1'] });
+  });
+});
+
+describe('names, group, scope, versions', () => {
+  it.each<[string, (c: any) => void, [string, string][]]>([
+    ['a name other than <plural>.<group>', (c) => (c.metadata.name = 'widgets.other.com'), [['FieldValueInvalid', 'metadata.name']]],
+    ['no group', (c) => (c.spec.group = ''), [['FieldValueInvalid', 'metadata.name'], ['FieldValueRequired', 'spec.group']]],
+    ['a group without a dot', (c) => ((c.spec.group = 'example'), (c.metadata.name = 'widgets.example')), [['FieldValueInvalid', 'spec.group']]],
+    ['a scope that is neither', (c) => (c.spec.scope = 'Global'), [['FieldValueNotSupported', 'spec.scope']]],
+    ['no scope', (c) => delete c.spec.scope, [['FieldValueRequired', 'spec.scope']]],
+    ['an upper-case plural', (c) => ((c.spec.names.plural = 'Widgets'), (c.metadata.name = 'Widgets.example.com')), [['FieldValueInvalid', 'spec.names.plural']]],
+    // The singular defaults to the kind in lower case, so it fails too.
+    ['a kind that is no DNS label', (c) => ((c.spec.names.kind = 'Wid_get'), (c.spec.names.listKind = 'WidgetList')), [['FieldValueInvalid', 'spec.names.singular'], ['FieldValueInvalid', 'spec.names.kind']]],
+    ['kind and listKind the same', (c) => (c.spec.names.listKind = 'Widget'), [['FieldValueInvalid', 'spec.names.listKind']]],
+    ['a bad short name', (c) => (c.spec.names.shortNames = ['w_d']), [['FieldValueInvalid', 'spec.names.shortNames[0]']]],
+    ['no storage version', (c) => (c.spec.versions[0].storage = false), [['FieldValueInvalid', 'spec.versions']]],
+    ['two versions of one name', (c) => c.spec.versions.push({ ...c.spec.versions[0], storage: false }), [['FieldValueInvalid', 'spec.versions']]],
+    ['a version name that is no DNS label', (c) => (c.spec.versions[0].name = 'V1'), [['FieldValueInvalid', 'spec.versions[0].name']]],
+    ['no schema', (c) => delete c.spec.versions[0].schema, [['FieldValueRequired', 'spec.versions[0].schema.openAPIV3Schema']]],
+    ['preserveUnknownFields', (c) => (c.spec.preserveUnknownFields = true), [['FieldValueInvalid', 'spec.preserveUnknownFields']]],
+    ['a conversion webhook (orchd converts by apiVersion only)', (c) => (c.spec.conversion = { strategy: 'Webhook' }), [['FieldValueNotSupported', 'spec.conversion.strategy']]],
+    ['a deprecation warning on a version not deprecated', (c) => (c.spec.versions[0].deprecationWarning = 'old'), [['FieldValueInvalid', 'spec.versions[0].deprecationWarning']]],
+    ['a printer column of an unknown type', (c) => (c.spec.versions[0].additionalPrinterColumns[0].type = 'float'), [['FieldValueInvalid', 'spec.versions[0].additionalPrinterColumns[0].type']]],
+    ['a printer column path without a leading dot', (c) => (c.spec.versions[0].additionalPrinterColumns[0].jsonPath = 'spec.size'), [['FieldValueInvalid', 'spec.versions[0].additionalPrinterColumns[0].JSONPath']]],
+    ['a scale path not under .spec', (c) => (c.spec.versions[0].subresources.scale = { specReplicasPath: '.status.size', statusReplicasPath: '.status.n' }), [['FieldValueInvalid', 'spec.versions[0].subresources.scale.specReplicasPath']]],
+    ['a selectable field that is not declared', (c) => (c.spec.versions[0].selectableFields = [{ jsonPath: '.spec.colour' }]), [['FieldValueInvalid', 'spec.versions[0].selectableFields[0].jsonPath']]],
+    ['a selectable field of an object', (c) => (c.spec.versions[0].selectableFields = [{ jsonPath: '.spec' }]), [['FieldValueInvalid', 'spec.versions[0].selectableFields[0].jsonPath']]],
+  ])('%s', (_name, change, expected) => {
+    expect(pairs(errorsOf(change))).toEqual(expected);
+  });
+
+  it('words errors as kube-apiserver does', () => {
+    const errs = errorsOf((c) => (c.metadata.name = 'widgets.other.com')).map(formatFieldError);
+    expect(errs).toEqual(['metadata.name: Invalid value: "widgets.other.com": must be spec.names.plural+"."+spec.group']);
+  });
+});
+
+describe('the schema: structural, supported, sound', () => {
+  it.each<[string, (s: any) => void, [string, string][]]>([
+    ['no type at the root', (s) => delete s.type, [['FieldValueRequired', `${S}.type`]]],
+    // With status a subresource, the root says so in its own words too.
+    ['a root that is no object', (s) => (s.type = 'array'), [['FieldValueInvalid', `${S}.type`], ['FieldValueRequired', `${S}.items`], ['FieldValueInvalid', `${S}.type`]]],
+    ['a field without a type', (s) => delete spec(s).properties.size.type, [['FieldValueRequired', `${S}.properties[spec].properties[size].type`]]],
+    ['an array without items', (s) => (spec(s).properties.tags = { type: 'array' }), [['FieldValueRequired', `${S}.properties[spec].properties[tags].items`]]],
+    ['an unknown type', (s) => (spec(s).properties.size.type = 'int'), [['FieldValueNotSupported', `${S}.properties[spec].properties[size].type`]]],
+    ['$ref', (s) => (spec(s).properties.size.$ref = '#/x'), [['FieldValueForbidden', `${S}.properties[spec].properties[size].$ref`]]],
+    ['uniqueItems', (s) => (spec(s).properties.tags = { type: 'array', items: { type: 'string' }, uniqueItems: true }), [['FieldValueForbidden', `${S}.properties[spec].properties[tags].uniqueItems`]]],
+    ['properties and additionalProperties together', (s) => (spec(s).additionalProperties = { type: 'string' }), [['FieldValueForbidden', `${S}.properties[spec].additionalProperties`]]],
+    ['a pattern RE2 does not compile', (s) => (spec(s).properties.name = { type: 'string', pattern: '(?=a)' }), [['FieldValueInvalid', `${S}.properties[spec].properties[name].pattern`]]],
+    ['metadata beyond name and generateName', (s) => (s.properties.metadata = { type: 'object', properties: { labels: { type: 'object' } } }), [['FieldValueForbidden', `${S}.properties[metadata]`]]],
+    ['a default in the root metadata', (s) => (s.properties.metadata = { type: 'object', default: {} }), [['FieldValueForbidden', `${S}.properties[metadata].default`]]],
+    ['a default of the wrong type', (s) => (spec(s).properties.size.default = 'one'), [['FieldValueTypeInvalid', `${S}.properties[spec].properties[size].default`]]],
+    ['a default below its minimum', (s) => (spec(s).properties.size.default = -1), [['FieldValueInvalid', `${S}.properties[spec].properties[size].default`]]],
+    ['a default with a field the schema prunes', (s) => (spec(s).default = { size: 1, colour: 'red' }), [['FieldValueInvalid', `${S}.properties[spec].default`]]],
+    ['a list type on a non-array', (s) => (spec(s).properties.size['x-kubernetes-list-type'] = 'set'), [['FieldValueInvalid', `${S}.properties[spec].properties[size].type`]]],
+    ['a map list without keys', (s) => (spec(s).properties.ports = { type: 'array', 'x-kubernetes-list-type': 'map', items: { type: 'object', properties: { name: { type: 'string' } } } }), [['FieldValueRequired', `${S}.properties[spec].properties[ports].x-kubernetes-list-map-keys`]]],
+    [
+      'a map list key neither required nor defaulted',
+      (s) => (spec(s).properties.ports = { type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'], items: { type: 'object', properties: { name: { type: 'string' } } } }),
+      [['FieldValueRequired', `${S}.properties[spec].properties[ports].items.properties[name].default`]],
+    ],
+    ['a set of granular objects', (s) => (spec(s).properties.pairs = { type: 'array', 'x-kubernetes-list-type': 'set', items: { type: 'object', properties: { a: { type: 'string' } } } }), [['FieldValueInvalid', `${S}.properties[spec].properties[pairs].items.x-kubernetes-map-type`]]],
+    [
+      'an embedded resource that is no object',
+      (s) => (spec(s).properties.thing = { type: 'string', 'x-kubernetes-embedded-resource': true }),
+      [['FieldValueInvalid', `${S}.properties[spec].properties[thing].type`], ['FieldValueRequired', `${S}.properties[spec].properties[thing].properties`]],
+    ],
+    ['an embedded resource with nothing declared or preserved', (s) => (spec(s).properties.thing = { type: 'object', 'x-kubernetes-embedded-resource': true }), [['FieldValueRequired', `${S}.properties[spec].properties[thing].properties`]]],
+    ['int-or-string and preserve-unknown-fields', (s) => (spec(s).properties.n = { 'x-kubernetes-int-or-string': true, 'x-kubernetes-preserve-unknown-fields': true }), [['FieldValueInvalid', `${S}.properties[spec].properties[n].x-kubernetes-preserve-unknown-fields`]]],
+    ['a type inside anyOf (not structural)', (s) => (spec(s).properties.size.anyOf = [{ type: 'integer' }]), [['FieldValueForbidden', `${S}.properties[spec].properties[size].anyOf[0].type`]]],
+    ['nullable at the root', (s) => (s.nullable = true), [['FieldValueInvalid', S], ['FieldValueForbidden', `${S}.nullable`]]],
+  ])('%s', (_name, change, expected) => {
+    expect(pairs(errorsOf((_c, s) => change(s)))).toEqual(expected);
+  });
+
+  it('the int-or-string anyOf pattern is structural', () => {
+    expect(errorsOf((_c, s) => (spec(s).properties.n = { 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }] }))).toEqual([]);
+  });
+});
+
+describe('CEL rules of the schema', () => {
+  const rulesAt = (rules: unknown[], where: (s: any) => any = spec) => errorsOf((_c, s) => (where(s)['x-kubernetes-validations'] = rules));
+  const R = `${S}.properties[spec].x-kubernetes-validations`;
+
+  it.each<[string, unknown[], [string, string][]]>([
+    ['a rule that does not compile', [{ rule: 'self.size >' }], [['FieldValueInvalid', `${R}[0].rule`]]],
+    ['a rule naming a field the schema does not have', [{ rule: 'self.colour == "red"' }], [['FieldValueInvalid', `${R}[0].rule`]]],
+    ['a rule that is not bool', [{ rule: 'self.size + 1' }], [['FieldValueInvalid', `${R}[0].rule`]]],
+    ['an empty rule', [{ rule: '  ' }], [['FieldValueRequired', `${R}[0].rule`]]],
+    ['a rule with line breaks and no message', [{ rule: 'self.size\n> 1' }], [['FieldValueRequired', `${R}[0].message`]]],
+    ['a messageExpression that is not a string', [{ rule: 'self.size > 1', messageExpression: 'self.size' }], [['FieldValueInvalid', `${R}[0].messageExpression`]]],
+    ['an unknown reason', [{ rule: 'self.size > 1', reason: 'FieldValueTooLong' }], [['FieldValueNotSupported', `${R}[0].reason`]]],
+    ['a fieldPath the schema does not have', [{ rule: 'self.size > 1', fieldPath: '.colour' }], [['FieldValueInvalid', `${R}[0].fieldPath`]]],
+    ['optionalOldSelf on a rule without oldSelf', [{ rule: 'self.size > 1', optionalOldSelf: true }], [['FieldValueInvalid', `${R}[0].optionalOldSelf`]]],
+  ])('%s', (_name, rules, expected) => {
+    expect(pairs(rulesAt(rules))).toEqual(expected);
+  });
+
+  it('words a compile error as cel-go does, with the rule as the value', () => {
+    const [e] = rulesAt([{ rule: 'self.colour == "red"' }]);
+    expect(formatFieldError(e!)).toMatch(/^spec\.versions\[0\]\.schema\.openAPIV3Schema\.properties\[spec\]\.x-kubernetes-validations\[0\]\.rule: Invalid value: .*"rule":"self\.colour == \\"red\\"".*: compilation failed: ERROR: <input>:1:6: undefined field 'colour'/);
+  });
+
+  it('oldSelf only where old and new can be paired: not inside an atomic list', () => {
+    const errs = errorsOf((_c, s) => (spec(s).properties.tags = { type: 'array', maxItems: 10, items: { type: 'string', maxLength: 64, 'x-kubernetes-validations': [{ rule: 'self == oldSelf' }] } }));
+    expect(pairs(errs)).toEqual([['FieldValueInvalid', `${S}.properties[spec].properties[tags].items.x-kubernetes-validations[0].rule`]]);
+    expect(formatFieldError(errs[0]!)).toContain(`oldSelf cannot be used on the uncorrelatable portion of the schema within ${S}.properties[spec].properties[tags]`);
+    // In a map list, items are paired by their keys: allowed.
+    const paired = errorsOf(
+      (_c, s) =>
+        (spec(s).properties.ports = {
+          type: 'array',
+          'x-kubernetes-list-type': 'map',
+          'x-kubernetes-list-map-keys': ['name'],
+          items: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, port: { type: 'integer' } }, 'x-kubernetes-validations': [{ rule: 'self.port == oldSelf.port' }] },
+        }),
+    );
+    expect(paired).toEqual([]);
+  });
+
+  it('a rule over an unbounded list costs the list\'s largest size: refused until maxItems bounds it', () => {
+    const list = (maxItems?: number) => ({ type: 'array', ...(maxItems ? { maxItems } : {}), items: { type: 'string', maxLength: 64 }, 'x-kubernetes-validations': [{ rule: 'self.all(a, self.all(b, a != b || a == b))' }] });
+    const unbounded = errorsOf((_c, s) => (spec(s).properties.names = list()));
+    expect(pairs(unbounded)).toEqual(expect.arrayContaining([['FieldValueForbidden', `${S}.properties[spec].properties[names].x-kubernetes-validations[0].rule`]]));
+    expect(formatFieldError(unbounded[0]!)).toMatch(/estimated rule cost exceeds budget by factor of (more than 100x|[\d.]+x) \(try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared\)/);
+    expect(errorsOf((_c, s) => (spec(s).properties.names = list(20)))).toEqual([]);
+  });
+
+  it('refuses every error of a bad CRD at once: schema, rules and names together', () => {
+    const errs = errorsOf((c, s) => {
+      c.spec.scope = 'Everywhere';
+      spec(s).properties.size.type = 'int';
+      s.properties.status['x-kubernetes-validations'] = [{ rule: 'self.x ==' }];
+    });
+    expect(pairs(errs)).toEqual([
+      ['FieldValueNotSupported', 'spec.scope'],
+      ['FieldValueNotSupported', `${S}.properties[spec].properties[size].type`],
+      ['FieldValueInvalid', `${S}.properties[status].x-kubernetes-validations[0].rule`],
+    ]);
+  });
+});
+
+describe('updates', () => {
+  const established = (c: any) => ({ ...c, status: { ...c.status, conditions: [{ type: 'Established', status: 'True' }] } });
+
+  it('group and plural never change; scope and kind not once established; stored versions stay listed', () => {
+    const old = established(crd());
+    const next = crd((c) => ((c.spec.scope = 'Cluster'), (c.spec.names.kind = 'Gadget'), (c.spec.names.listKind = 'GadgetList')));
+    expect(pairs(crdKind.validateUpdate(next, old))).toEqual([
+      ['FieldValueInvalid', 'spec.scope'],
+      ['FieldValueInvalid', 'spec.names.kind'],
+    ]);
+    expect(crdKind.validateUpdate(next, crd())).toEqual([]);
+    const renamed = crd((c) => ((c.spec.group = 'other.com'), (c.metadata.name = 'widgets.other.com')));
+    expect(pairs(crdKind.validateUpdate(renamed, old))).toEqual([['FieldValueInvalid', 'spec.group']]);
+    const dropped = crd((c) => (c.spec.versions[0].name = 'v2'));
+    dropped.status.storedVersions = ['v1'];
+    crdKind.prepareForUpdate(dropped);
+    expect(dropped.status.storedVersions).toEqual(['v1', 'v2']);
+    expect(pairs(crdKind.validateUpdate(dropped, old))).toEqual([['FieldValueInvalid', 'status.storedVersions[0]']]);
+  });
+});
