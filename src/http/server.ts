@@ -25,6 +25,7 @@ import { traceRequest } from './request-span.js';
 import { alwaysAllow } from '../auth/authorization-chain.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import { authorize } from './authorize.js';
+import { handleDebugLog } from './handlers/debug-log.js';
 import { handleTimeline } from './handlers/timeline.js';
 import { requestAttributes } from './request-attributes.js';
 import { requestTarget, type RequestTarget } from './request-target.js';
@@ -121,7 +122,8 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       const attributes = attributesOrUndefined(req, target, auth.user);
       release = limiter.admit(attributes ?? { verb: verb.toLowerCase(), isResourceRequest: false }, auth.user);
       // Awaited only when the chain went over the network: a cached decision costs no extra turn.
-      const authorized = opts.authorizer && authorize(opts.authorizer, attributes ?? requestAttributes(req, target, auth.user));
+      // /debug/log is authorized per resource it reads, as a list of it (handlers/debug-log.ts).
+      const authorized = opts.authorizer && !/^\/debug\/log(\/|$)/.test(target.path) && authorize(opts.authorizer, attributes ?? requestAttributes(req, target, auth.user));
       if (authorized) await authorized;
       const r: Route | undefined = route(target.path, lookup);
       if (!r) throw pathNotFound();
@@ -141,6 +143,9 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
           return handleOpenApi(req, res, url, r.path, opts.kinds);
         case 'timeline':
           await handleTimeline(res, url, r.path, opts.store);
+          return;
+        case 'debugLog':
+          await handleDebugLog(res, url, r.path, opts.store, opts.kinds, (a) => (opts.authorizer ? authorize(opts.authorizer, { ...a, user: auth.user }) : undefined));
           return;
         case 'resource': {
           resource = r.kind.plural;

@@ -30,7 +30,8 @@ async function sourceFiles(dir: string): Promise<string[]> {
 
 async function sourceHash(): Promise<string> {
   const h = createHash('sha256');
-  for (const f of [join(ROOT, 'tsconfig.json'), BUILD_CONFIG, ...(await sourceFiles(join(ROOT, 'src')))]) {
+  // tools/ too: the built orchd runs its time-travel commands.
+  for (const f of [join(ROOT, 'tsconfig.json'), BUILD_CONFIG, ...(await sourceFiles(join(ROOT, 'src'))), ...(await sourceFiles(join(ROOT, 'tools')))]) {
     h.update(f.slice(ROOT.length)).update('\0').update(await readFile(f)).update('\0');
   }
   return h.digest('hex').slice(0, 16);

@@ -23,7 +23,7 @@ import type { KubeObject } from '../../src/resources/types.js';
 import type { Store } from '../../src/store/store.js';
 import { splitKey } from '../../src/store/keys.js';
 import { LazyObject, storedOf, type StoredObject } from '../../src/store/stored-object.js';
-import { objectsAt, revisionsOf, versionsOf, type KeyVersion } from '../../src/store/versions.js';
+import { objectsAt, revisionsOf, stampedTimeMs, versionsOf, type KeyVersion } from '../../src/store/versions.js';
 import { checkpointRevisions } from './checkpoint-index.js';
 import { isSealed, openCheckpointState } from './checkpoint-state.js';
 import { collectionOfKind, selects, StampClock, takesKind, TimeTravelError, type Change, type Filter, type History, type Stored } from './history.js';
@@ -324,6 +324,11 @@ class DataDirHistory implements History {
       }
     }
     return found;
+  }
+
+  async timeOf(rv: number): Promise<number | undefined> {
+    const e = rv >= this.log.firstSeq ? await this.log.get(rv) : undefined;
+    return this.timesFromLog ? e?.time : stampedTimeMs(e?.value);
   }
 
   async close(): Promise<void> {

@@ -42,6 +42,13 @@ export const managerOf = (c: Change, before?: KubeObject): string => {
   return a ? `${a.manager} (${a.operation})` : '<none>';
 };
 
+/** The object as printed: without metadata.managedFields unless they are asked for (kubectl's --show-managed-fields). */
+export function shown(o: KubeObject, managedFields: boolean): KubeObject {
+  if (managedFields || o.metadata?.managedFields === undefined) return o;
+  const { managedFields: _hidden, ...metadata } = o.metadata;
+  return { ...o, metadata } as KubeObject;
+}
+
 /** A change as one JSON value: what `-o json` prints per line and `-o yaml` per document. */
 export function changeJson(c: Change, timesFromLog: boolean): Record<string, unknown> {
   const a = attribution(c.object, undefined);
@@ -57,26 +64,29 @@ export function changeJson(c: Change, timesFromLog: boolean): Record<string, unk
 }
 
 /** The changes as they come, in pieces to write one after another (a log of a million entries is more text than one string may hold); a table once all rows are known, its columns as wide as their widest cell. */
-export async function* printChanges(changes: AsyncIterable<Change>, format: Format, timesFromLog: boolean, header = true): AsyncIterable<string> {
+export async function* printChanges(changes: AsyncIterable<Change>, format: Format, timesFromLog: boolean, header = true, managedFields = false): AsyncIterable<string> {
   if (format === 'json') {
     for await (const c of changes) yield JSON.stringify(changeJson(c, timesFromLog)) + '\n';
     return;
   }
   if (format === 'yaml') {
     const { stringify } = await import('yaml');
-    for await (const c of changes) yield `---\n${stringify(changeJson(c, timesFromLog))}`;
+    for await (const c of changes) yield `---\n${stringify({ ...changeJson(c, timesFromLog), object: shown(c.object, managedFields) })}`;
+    return;
+  }
+  const columns = ['RESOURCEVERSION', 'TIME', 'EVENT', 'RESOURCE', 'NAMESPACE', 'NAME', 'MANAGER'];
+  const rowOf = (c: Change): string[] => {
+    const { namespace, name } = namesOf(c.key);
+    return [String(c.rv), formatTime(c.time, timesFromLog), c.type, resourceOf(c.key), namespace, name, managerOf(c)];
+  };
+  if (!header) {
+    // Rows that go on coming (--follow) are printed as they come, as kubectl get -w prints them.
+    for await (const c of changes) yield [...tableLines(columns, [rowOf(c)])][1];
     return;
   }
   const rows: string[][] = [];
-  for await (const c of changes) {
-    const { namespace, name } = namesOf(c.key);
-    rows.push([String(c.rv), formatTime(c.time, timesFromLog), c.type, resourceOf(c.key), namespace, name, managerOf(c)]);
-  }
-  let skip = !header;
-  for (const line of tableLines(['RESOURCEVERSION', 'TIME', 'EVENT', 'RESOURCE', 'NAMESPACE', 'NAME', 'MANAGER'], rows)) {
-    if (!skip) yield line;
-    skip = false;
-  }
+  for await (const c of changes) rows.push(rowOf(c));
+  yield* tableLines(columns, rows);
 }
 
 /**
@@ -84,7 +94,7 @@ export async function* printChanges(changes: AsyncIterable<Change>, format: Form
  * objects is more text than one string may hold. JSON lines come from the stored bytes where the
  * reader has them.
  */
-export async function* printState(rv: number, pages: AsyncIterable<Stored[]> | Iterable<Stored[]>, format: Format): AsyncIterable<string | Buffer> {
+export async function* printState(rv: number, pages: AsyncIterable<Stored[]> | Iterable<Stored[]>, format: Format, managedFields = false): AsyncIterable<string | Buffer> {
   if (format === 'json') {
     // A page's lines into one buffer: a piece per object, each through an async generator, cost as much as making them.
     const lines = new JsonLines();
@@ -106,7 +116,7 @@ export async function* printState(rv: number, pages: AsyncIterable<Stored[]> | I
       for (const s of page) {
         if (!any) yield stringify(head) + 'items:\n';
         any = true;
-        yield stringify({ items: [s.object] }).slice('items:\n'.length);
+        yield stringify({ items: [shown(s.object, managedFields)] }).slice('items:\n'.length);
       }
     }
     if (!any) yield stringify({ ...head, items: [] });

@@ -110,5 +110,10 @@ class RecordingHistory implements History {
     return found;
   }
 
+  async timeOf(rv: number): Promise<number | undefined> {
+    for await (const page of this.storedEntries(rv, rv)) for (const e of page) return e.time;
+    return undefined;
+  }
+
   async close(): Promise<void> {}
 }

@@ -153,7 +153,7 @@ export async function replayEntries(r: ReplayRun): Promise<ReplayReport> {
           await pause(wait, () => r.isClosed() || r.control.mustWait(e.seq) || r.control.jumping(e.seq));
         }
         writer.add(e);
-        r.control.sent(e.seq);
+        r.control.sent(e.seq, e.time);
         entries++;
       }
       // One page in flight at a time bounds the memory of a fast replay; the next waits until the

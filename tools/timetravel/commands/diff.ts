@@ -1,14 +1,16 @@
 /** `orchd diff RV1 RV2`: what changed between two versions, object by object, as a unified YAML diff or JSON patches. */
 import { command, oneOf, UsageError, type Flags } from '../../../src/cli/flags.js';
-import { collectionOfKind, parseVersionSpec, resolveVersion, stateInPages, type Filter, type History, type Stored } from '../history.js';
-import { jsonPatch, labelOf } from '../output.js';
-import { FILTERS, filterOf, SOURCE, TIME_NOTE, withHistory } from '../source.js';
+import { collectionOfKind, parseVersionSpec, stateInPages, type Filter, type History, type Stored } from '../history.js';
+import { jsonPatch, labelOf, shown } from '../output.js';
+import { FILTERS, filterOf, resolveNoted, SHOW, SOURCE, TIME_NOTE, withHistory } from '../source.js';
 import { writeAll } from '../write-out.js';
 
 const FLAGS = {
   ...SOURCE,
   ...FILTERS,
   output: { value: 'FORMAT', short: 'o', default: 'diff', help: 'diff (unified YAML, coloured on a terminal) or json-patch (one object per line)', parse: oneOf('diff', 'json-patch') },
+  stat: { help: 'one line per changed object (lines added and removed), then how many were added, deleted and modified' },
+  ...SHOW,
 } as const satisfies Flags;
 
 export const diffCommand = command({
@@ -28,9 +30,10 @@ export const diffCommand = command({
     });
     const filter = filterOf(values);
     return withHistory(values, io, async (h) => {
-      const a = await resolveVersion(h, 'RV1', first);
-      const b = await resolveVersion(h, 'RV2', second);
-      await writeAll(io.out, printDiff(h, a, b, filter, values.output, io.out.isTTY === true));
+      const a = await resolveNoted(h, 'RV1', first, io);
+      const b = await resolveNoted(h, 'RV2', second, io);
+      const how = { format: values.stat ? 'stat' : values.output, tty: io.out.isTTY === true, managedFields: values['show-managed-fields'] };
+      await writeAll(io.out, printDiff(h, a, b, filter, how));
       return 0;
     });
   },
@@ -41,20 +44,34 @@ export const diffCommand = command({
  * (each in key order, a kind at a time): neither is held whole, and an object whose revision is the
  * same in both is not decoded.
  */
-async function* printDiff(h: History, a: number, b: number, filter: Filter, format: string, tty: boolean): AsyncIterable<string> {
-  const yaml = format === 'diff' ? await import('../yaml-diff.js') : undefined;
+async function* printDiff(h: History, a: number, b: number, filter: Filter, how: { format: string; tty: boolean; managedFields: boolean }): AsyncIterable<string> {
+  const yaml = how.format !== 'json-patch' ? await import('../yaml-diff.js') : undefined;
+  const count = { added: 0, deleted: 0, modified: 0, plus: 0, minus: 0 };
   for (const kind of [...filter.kinds].sort((x, y) => (collectionOfKind(x) < collectionOfKind(y) ? -1 : 1))) {
     const one = { ...filter, kinds: [kind] };
     for await (const [key, x, y] of pairs(stateInPages(h, a, one), stateInPages(h, b, one))) {
       if (x && y && (x.seq ?? x.object.metadata.resourceVersion) === (y.seq ?? y.object.metadata.resourceVersion)) continue;
+      const before = x && shown(x.object, how.managedFields);
+      const after = y && shown(y.object, how.managedFields);
       if (!yaml) {
-        const patch = jsonPatch(x?.object, y?.object);
+        const patch = jsonPatch(before, after);
         if (patch.length > 0) yield JSON.stringify({ object: labelOf(key), from: String(a), to: String(b), patch }) + '\n';
+      } else if (how.format === 'stat') {
+        const { added, removed } = yaml.lineCounts(before, after);
+        if (added + removed === 0) continue;
+        count[!before ? 'added' : !after ? 'deleted' : 'modified']++;
+        count.plus += added;
+        count.minus += removed;
+        yield ` ${labelOf(key)} | +${added} -${removed}\n`;
       } else {
-        const d = yaml.unifiedDiff(labelOf(key), x?.object, y?.object, a, b);
-        if (d) yield tty ? yaml.colour(d) : d;
+        const d = yaml.unifiedDiff(labelOf(key), before, after, a, b);
+        if (d) yield how.tty ? yaml.colour(d) : d;
       }
     }
+  }
+  if (how.format === 'stat') {
+    const changed = count.added + count.deleted + count.modified;
+    yield ` ${changed} object${changed === 1 ? '' : 's'} changed: ${count.added} added, ${count.deleted} deleted, ${count.modified} modified; ${count.plus} lines added, ${count.minus} removed\n`;
   }
 }
 

@@ -4,7 +4,8 @@ import { jsonLogger } from '../../../src/observability/logger.js';
 import { formatReport } from '../replay-loop.js';
 import { serveControl, terminalKeys } from '../replay-control.js';
 import { parseSpeed } from '../replay-pacing.js';
-import { openHistory, SOURCE } from '../source.js';
+import { parseVersionSpec } from '../history.js';
+import { openHistory, resolveNoted, SOURCE, TIME_NOTE } from '../source.js';
 
 const { server: _server, ...READ_FROM } = SOURCE;
 
@@ -15,7 +16,7 @@ const FLAGS = {
   from: { value: 'RV', help: "the first entry replayed (default the recording's first); the server starts with the state before it", parse: wholeNumber(1) },
   to: { value: 'RV', help: "the last entry replayed, included (default the recording's last)", parse: wholeNumber(1) },
   watchers: { value: 'N', default: '0', help: 'hold the replay until this many watches are open (start the controller first: the stream starts when its informers watch)', parse: wholeNumber(0) },
-  'pause-at': { value: 'RV', help: 'pause after the entry RV is sent (RV included), before the next one', parse: wholeNumber(0) },
+  'pause-at': { value: 'RV|TIME', help: 'pause once the entry RV (or the last one committed at or before TIME) is sent, RV included, before the next one', parse: parseVersionSpec },
   'control-port': { value: 'PORT', help: 'serve the controls on 127.0.0.1:PORT: POST /pause, /resume, /step, /jump?to=RV; GET /status', parse: portNumber },
   keep: { help: 'after the last entry, go on serving the final state until interrupted' },
 } as const satisfies Flags;
@@ -26,11 +27,19 @@ export const replayCommand = command({
   words: '[RECORDING]',
   positionals: [0, 1],
   flags: FLAGS,
-  notes: `On a terminal: space pauses or resumes, s steps one entry, e jumps to the end, q quits.
+  notes: `${TIME_NOTE}
+On a terminal: space pauses or resumes, s steps one entry, e jumps to the end, q quits.
 The run's figures (entries, duration, rate) go to stdout at the end.`,
   async run({ values, positionals }, io) {
     if (positionals[0] !== undefined && values.file !== undefined) throw new UsageError('give the recording once: as RECORDING or as --file');
     const history = await openHistory({ ...values, file: positionals[0] ?? values.file });
+    let pauseAt: number | undefined;
+    try {
+      pauseAt = values['pause-at'] && (await resolveNoted(history, '--pause-at', values['pause-at'], io));
+    } catch (err) {
+      await history.close();
+      throw err;
+    }
     const { startReplay } = await import('../replay-server.js');
     const replay = await startReplay({
       history,
@@ -39,7 +48,7 @@ The run's figures (entries, duration, rate) go to stdout at the end.`,
       from: values.from,
       to: values.to,
       watchers: values.watchers,
-      pauseAt: values['pause-at'],
+      pauseAt,
       logger: jsonLogger(process.stderr, 'warn'),
     });
     let interrupted!: () => void;
