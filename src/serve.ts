@@ -12,6 +12,7 @@ import { Store } from './store/store.js';
 import { Compactor } from './store/compactor.js';
 import type { RetentionPolicy } from './store/retention.js';
 import { DEFAULT_RETENTION, parseRetention } from './config/retention.js';
+import { AuditFile } from './http/audit-file.js';
 import { closeApiServer, createApiServer, listenOn, type ApiServer } from './http/server.js';
 import type { InflightLimits } from './http/inflight.js';
 import { startControllers } from './controllers/start.js';
@@ -82,6 +83,8 @@ export interface ServeOptions {
   watchBuffer?: number;
   /** How long a watcher that is behind may go without reading before it is ended (`--watch-stall-timeout`). */
   watchStallTimeoutMs?: number;
+  /** Where the audit log is appended (`--audit-log-path`; `-`: stdout); its policy is config.auditPolicy. */
+  auditLogPath?: string;
   /** Requests served at once (`--max-requests-inflight`, `--max-mutating-requests-inflight`); 400 and 200 by default. */
   inflight?: InflightLimits;
   /** How long a request's headers and body may take to arrive (`--request-timeout`); 60 s by default. */
@@ -223,7 +226,10 @@ async function start(opts: ServeOptions, logger: Logger, closers: Closers): Prom
     ...(escalationCheck ? { escalationCheck } : {}),
     ...(webhookAdmission ? { webhooks: { credentials: (hostPort: string) => credentialsFor(webhookAdmission, hostPort) } } : {}),
   });
+  const audit = opts.auditLogPath === undefined ? undefined : await AuditFile.open(opts.auditLogPath, opts.config?.auditPolicy?.value);
+  if (audit) closers.push('audit log', () => audit.close());
   const api = createApiServer({
+    ...(audit ? { audit } : {}),
     store,
     kinds,
     objects,

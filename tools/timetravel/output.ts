@@ -8,6 +8,7 @@ import { JsonLines } from '../../src/log/msgpack-json.js';
 import type { KubeObject } from '../../src/resources/types.js';
 import { splitKey } from '../../src/store/keys.js';
 import { attribution } from '../../src/store/versions.js';
+import type { Refused } from './audit-events.js';
 import { kindOfKey, type Change, type Stored } from './history.js';
 
 export type Format = 'table' | 'yaml' | 'json';
@@ -63,20 +64,29 @@ export function changeJson(c: Change, timesFromLog: boolean): Record<string, unk
   };
 }
 
+/** A refused write (from an audit log: audit-events.ts) as one JSON value, beside the changes' ones. */
+function refusedJson(r: Refused): Record<string, unknown> {
+  const { namespace, name } = namesOf(r.key);
+  return { resourceVersion: null, time: formatTime(r.time, true), type: 'REFUSED', resource: resourceOf(r.key), namespace, name, verb: r.verb, user: r.user, code: r.code, reason: r.reason, message: r.message };
+}
+
+const isRefused = (c: Change | Refused): c is Refused => 'refused' in c;
+
 /** The changes as they come, in pieces to write one after another (a log of a million entries is more text than one string may hold); a table once all rows are known, its columns as wide as their widest cell. */
-export async function* printChanges(changes: AsyncIterable<Change>, format: Format, timesFromLog: boolean, header = true, managedFields = false): AsyncIterable<string> {
+export async function* printChanges(changes: AsyncIterable<Change | Refused>, format: Format, timesFromLog: boolean, header = true, managedFields = false): AsyncIterable<string> {
   if (format === 'json') {
-    for await (const c of changes) yield JSON.stringify(changeJson(c, timesFromLog)) + '\n';
+    for await (const c of changes) yield JSON.stringify(isRefused(c) ? refusedJson(c) : changeJson(c, timesFromLog)) + '\n';
     return;
   }
   if (format === 'yaml') {
     const { stringify } = await import('yaml');
-    for await (const c of changes) yield `---\n${stringify({ ...changeJson(c, timesFromLog), object: shown(c.object, managedFields) })}`;
+    for await (const c of changes) yield `---\n${stringify(isRefused(c) ? refusedJson(c) : { ...changeJson(c, timesFromLog), object: shown(c.object, managedFields) })}`;
     return;
   }
   const columns = ['RESOURCEVERSION', 'TIME', 'EVENT', 'RESOURCE', 'NAMESPACE', 'NAME', 'MANAGER'];
-  const rowOf = (c: Change): string[] => {
+  const rowOf = (c: Change | Refused): string[] => {
     const { namespace, name } = namesOf(c.key);
+    if (isRefused(c)) return ['-', formatTime(c.time, true), `REFUSED ${c.code}`, resourceOf(c.key), namespace, name || '-', `${c.user} (${c.verb})`];
     return [String(c.rv), formatTime(c.time, timesFromLog), c.type, resourceOf(c.key), namespace, name, managerOf(c)];
   };
   if (!header) {

@@ -1,5 +1,7 @@
 /** `orchd log`: the log's changes in order, filtered, as a table, YAML or JSON lines; --follow goes on past the head. */
 import { command, oneOf, UsageError, type Flags } from '../../../src/cli/flags.js';
+import type { Refused } from '../audit-events.js';
+import type { Change, Filter, History } from '../history.js';
 import { printChanges } from '../output.js';
 import { FILTERS, filterOf, openHistory, rangeNoted, SHOW, SOURCE, TIME_NOTE, version, withHistory } from '../source.js';
 import { writeAll } from '../write-out.js';
@@ -14,6 +16,7 @@ const FLAGS = {
   to: version('the last version shown, included (default: the newest)'),
   output: { value: 'FORMAT', short: 'o', default: 'table', help: 'table, yaml or json (one change per line)', parse: oneOf('table', 'yaml', 'json') },
   follow: { help: 'after the head, go on printing what is written, until interrupted' },
+  audit: { value: 'FILE', help: "an audit log of the server (orchd serve --audit-log-path): its refused writes are shown beside the changes, by time" },
   ...SHOW,
 } as const satisfies Flags;
 
@@ -27,7 +30,8 @@ export const logCommand = command({
     if (values.follow && values.to !== undefined) throw new UsageError('--follow goes on past the head: it takes no --to');
     let last = await withHistory(values, io, async (h) => {
       const { from, to } = await rangeNoted(h, values.from, values.to, io);
-      await writeAll(io.out, printChanges(h.changes(from, to, filter), values.output, h.timesFromLog, true, values['show-managed-fields']));
+      const changes = values.audit === undefined ? h.changes(from, to, filter) : await besideRefusals(h, from, to, filter, values.audit);
+      await writeAll(io.out, printChanges(changes, values.output, h.timesFromLog, true, values['show-managed-fields']));
       // A server sends what is committed next as it comes.
       if (values.follow && h.follow) await writeAll(io.out, printChanges(h.follow(to, filter), values.output, h.timesFromLog, false, values['show-managed-fields']), true);
       return to;
@@ -46,3 +50,12 @@ export const logCommand = command({
     return 0;
   },
 });
+
+/** The changes from..to with the audit log's refused writes of the same span between them. */
+async function besideRefusals(h: History, from: number, to: number, filter: Filter, file: string): Promise<AsyncIterable<Change | Refused>> {
+  const { refusedWrites, withRefusals } = await import('../audit-events.js');
+  const refused = await refusedWrites(file, filter);
+  const after = from > 1 ? ((await h.timeOf(from - 1)) ?? -Infinity) : -Infinity;
+  const until = to < h.head ? ((await h.timeOf(to + 1)) ?? Infinity) : Infinity;
+  return withRefusals(h.changes(from, to, filter), refused, after, until);
+}
