@@ -123,10 +123,10 @@ export abstract class AbstractLog implements Log {
   }
 
   /**
-   * Appends records whose values are already msgpack bytes (a recording's), at the next seqs, in one
-   * batch, neither decoding nor encoding a value; returns the first seq (the rest follow, no gap).
+   * Appends records whose values are already msgpack bytes (a recording's, with their recorded commit
+   * times if given), at the next seqs, in one batch; returns the first seq (the rest follow, no gap).
    */
-  appendStored(records: readonly { type: LogRecord['type']; key: string; raw: Uint8Array }[]): Appended {
+  appendStored(records: readonly { type: LogRecord['type']; key: string; raw: Uint8Array; time?: number }[]): Appended {
     this.checkWritable();
     const first = this.assigned + 1;
     // Every record is checked before any takes a seq: a bad one leaves the log as it was.
@@ -141,8 +141,8 @@ export abstract class AbstractLog implements Log {
       const r = records[i];
       const seq = ++this.assigned;
       const end = at + storedRecordLength(r.key, r.raw);
-      const valueAt = writeStoredRecord(slab, at, r.type, r.key, r.raw);
-      batch.entries.push(new StoredEntry(seq, r.type, r.key, slab, valueAt, end, 0));
+      const valueAt = writeStoredRecord(slab, at, r.type, r.key, r.raw, r.time);
+      batch.entries.push(new StoredEntry(seq, r.type, r.key, slab, valueAt, end, r.time ?? 0));
       batch.values.push(slab.subarray(at, end));
       at = end;
     }
@@ -179,6 +179,7 @@ export abstract class AbstractLog implements Log {
     this.writing = batch;
     const time = (this.lastTime = Math.max(Date.now(), this.lastTime));
     for (let i = 0; i < batch.values.length; i++) {
+      if (batch.entries[i].time !== 0) continue; // appended with its own time (appendStored)
       stampTime(batch.values[i], time);
       batch.entries[i].time = time;
     }

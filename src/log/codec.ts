@@ -89,12 +89,12 @@ export function storedRecordLength(key: string, value: Uint8Array): number {
   return TIME_AT + 8 + 2 + keyHead + keyLength + 2 + value.length;
 }
 
-/** Writes the record at b[start...] (room made with storedRecordLength); returns where its value starts. */
-export function writeStoredRecord(b: Buffer, start: number, type: LogRecord['type'], key: string, value: Uint8Array): number {
+/** Writes the record at b[start...] (room made with storedRecordLength), with its commit time if known; returns where its value starts. */
+export function writeStoredRecord(b: Buffer, start: number, type: LogRecord['type'], key: string, value: Uint8Array, time = 0): number {
   const keyLength = Buffer.byteLength(key, 'utf8');
   b.set(HEAD, start);
   b[start + 6] = type === 'put' ? 0x70 : 0x64;
-  b.writeDoubleBE(0, start + TIME_AT);
+  b.writeDoubleBE(time, start + TIME_AT);
   let at = start + TIME_AT + 8;
   b[at++] = FIXSTR1;
   b[at++] = K;

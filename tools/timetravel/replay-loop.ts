@@ -93,7 +93,8 @@ export function storedWriter(log: LevelDbLog): { add(e: LogEntry): void; flush()
       if (batch.length === 0) return;
       const entries = batch;
       batch = [];
-      const { seq, durable } = log.appendStored(entries.map(({ e, raw }) => ({ type: e.type, key: e.key, raw })));
+      // Each at its recorded commit time: the replay server's timeline is the recording's.
+      const { seq, durable } = log.appendStored(entries.map(({ e, raw }) => ({ type: e.type, key: e.key, raw, time: e.time })));
       if (seq !== entries[0].e.seq) throw replayedAt(entries[0].e, seq);
       await durable;
     },
