@@ -9,6 +9,7 @@ import { encryptAtRest, providerSwap, type EncryptionConfiguration, type KmsTimi
 import { encryptionDocument } from './config/encryption.js';
 import { kinds } from './resources/registry.js';
 import { Store } from './store/store.js';
+import { currentWriter } from './admission/index.js';
 import { Compactor } from './store/compactor.js';
 import type { RetentionPolicy } from './store/retention.js';
 import { DEFAULT_RETENTION, parseRetention } from './config/retention.js';
@@ -197,6 +198,7 @@ async function start(opts: ServeOptions, logger: Logger, closers: Closers): Prom
   let lastReport = 0;
   const store = new Store({
     log,
+    writerOf: currentWriter,
     ...(opts.now ? { now: opts.now } : {}),
     onReplayProgress: (applied, total) => {
       const now = Date.now();
@@ -226,10 +228,8 @@ async function start(opts: ServeOptions, logger: Logger, closers: Closers): Prom
     ...(escalationCheck ? { escalationCheck } : {}),
     ...(webhookAdmission ? { webhooks: { credentials: (hostPort: string) => credentialsFor(webhookAdmission, hostPort) } } : {}),
   });
-  const audit = opts.auditLogPath === undefined ? undefined : await AuditFile.open(opts.auditLogPath, opts.config?.auditPolicy?.value);
-  if (audit) closers.push('audit log', () => audit.close());
   const api = createApiServer({
-    ...(audit ? { audit } : {}),
+    audit: opts.auditLogPath === undefined ? undefined : AuditFile.open(opts.auditLogPath, opts.config?.auditPolicy?.value),
     store,
     kinds,
     objects,

@@ -3,7 +3,7 @@
  * to the file (or to stdout for `-`, as kube-apiserver takes it), for the requests the policy
  * selects (`--audit-policy-file`; without one, every request at Metadata).
  */
-import { createWriteStream, type WriteStream } from 'node:fs';
+import { createWriteStream, openSync, type WriteStream } from 'node:fs';
 import { METADATA_FOR_ALL, type AuditPolicy } from '../config/audit-policy.js';
 import type { AuditSink } from './audit-log.js';
 
@@ -11,22 +11,22 @@ export class AuditFile implements AuditSink {
   private readonly out: WriteStream | NodeJS.WriteStream;
 
   private constructor(
-    path: string,
+    out: WriteStream | NodeJS.WriteStream,
     readonly policy: AuditPolicy,
   ) {
-    this.out = path === '-' ? process.stdout : createWriteStream(path, { flags: 'a' });
+    this.out = out;
   }
 
-  /** The audit log at path, once it is open for appending (a folder that is missing or not writable fails the start). */
-  static async open(path: string, policy: AuditPolicy = METADATA_FOR_ALL): Promise<AuditFile> {
-    const file = new AuditFile(path, policy);
-    if (file.out !== process.stdout) {
-      await new Promise<void>((resolve, reject) => {
-        (file.out as WriteStream).once('open', () => resolve());
-        file.out.once('error', (err: Error) => reject(new Error(`--audit-log-path ${path}: ${err.message}`)));
-      });
+  /** The audit log at path, opened for appending now: a folder that is missing or not writable fails the start. */
+  static open(path: string, policy: AuditPolicy = METADATA_FOR_ALL): AuditFile {
+    if (path === '-') return new AuditFile(process.stdout, policy);
+    let fd: number;
+    try {
+      fd = openSync(path, 'a');
+    } catch (err) {
+      throw new Error(`--audit-log-path ${path}: ${(err as Error).message}`);
     }
-    return file;
+    return new AuditFile(createWriteStream('', { fd }), policy);
   }
 
   write(event: Record<string, unknown>): void {

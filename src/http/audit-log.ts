@@ -10,6 +10,8 @@ import type { Status } from './respond/status.js';
 export interface AuditSink {
   policy: AuditPolicy;
   write(event: Record<string, unknown>): void;
+  /** Writes what is buffered; the API server closes it when it closes. */
+  close(): Promise<void>;
 }
 
 /** Kubernetes' audit annotation of the authorizer's decision (orch.io in place of k8s.io, as every annotation key). */

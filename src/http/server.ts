@@ -24,6 +24,7 @@ import { type ApiError, pathNotFound, serviceUnavailable, unauthorized } from '.
 import { toApiError, toStatus } from './respond/errors.js';
 import { RequestAuthenticator, type Authenticator } from '../auth/authenticate.js';
 import { runWithAdmissionContext } from '../admission/index.js';
+import { managerFromUserAgent } from '../registry/field-manager.js';
 import { traceRequest } from './request-span.js';
 import { alwaysAllow } from '../auth/authorization-chain.js';
 import type { Authorizer } from '../auth/authorizer.js';
@@ -164,7 +165,9 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
           out = outputFor(req, url);
           if (!ready) throw serviceUnavailable(`the server is not ready: ${notReady}`);
           audit ??= new RequestAudit(req, auth.user, attributes);
-          const admission = { user: auth.user, warn: (w: readonly string[]) => addWarnings(res, w), annotate: audit.annotate };
+          // What the log keeps of each entry this request writes: who, how, with which field manager.
+          const write = { verb: attributes?.verb ?? verb.toLowerCase(), ...(r.subresource ? { subresource: r.subresource } : {}), manager: url.searchParams.get('fieldManager') ?? managerFromUserAgent(req.headers['user-agent']) };
+          const admission = { user: auth.user, warn: (w: readonly string[]) => addWarnings(res, w), annotate: audit.annotate, write };
           await runWithAdmissionContext(admission, () => handleResource({ req, res, url, route: r, out, server: context, user: auth.user }));
           return;
         }
@@ -228,6 +231,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       if (inFlight > 0) await new Promise<void>((resolve) => (drained = resolve));
       http.closeIdleConnections();
       await closed;
+      await opts.audit?.close();
     },
   };
 }

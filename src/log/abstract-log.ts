@@ -1,7 +1,7 @@
 // Subject alone, not the package's index (every operator: a tenth of a second of a time-travel command's start).
 import { Subject } from 'rxjs/internal/Subject';
 import type { Observable } from 'rxjs';
-import { decodeEntry, encodeRecord, stampTime, storedRecordLength, StoredEntry, writeStoredRecord } from './codec.js';
+import { decodeEntry, encodeRecord, stampTime, storedRecordLength, writeStoredRecord } from './codec.js';
 import { crashPoint } from './crash-point.js';
 import { LogError, type Appended, type Checkpoint, type Log, type LogEntry, type LogRecord, type ReadOptions, type SavedCheckpoint } from './log.js';
 
@@ -117,16 +117,16 @@ export abstract class AbstractLog implements Log {
     }
     this.assigned = seq;
     const batch = (this.queued ??= newBatch());
-    batch.entries.push({ seq, type: record.type, key: record.key, value: record.value, time: 0 });
+    batch.entries.push({ seq, type: record.type, key: record.key, value: record.value, time: 0, writer: record.writer });
     batch.values.push(value);
     return { seq, durable: this.scheduled(batch) };
   }
 
   /**
-   * Appends records whose values are already msgpack bytes (a recording's, with their recorded commit
-   * times if given), at the next seqs, in one batch; returns the first seq (the rest follow, no gap).
+   * Appends records whose values (and writers) are already stored bytes (a recording's, with their
+   * recorded commit times if given), at the next seqs, in one batch; returns the first seq.
    */
-  appendStored(records: readonly { type: LogRecord['type']; key: string; raw: Uint8Array; time?: number }[]): Appended {
+  appendStored(records: readonly { type: LogRecord['type']; key: string; raw: Uint8Array; time?: number; writer?: Uint8Array }[]): Appended {
     this.checkWritable();
     const first = this.assigned + 1;
     // Every record is checked before any takes a seq: a bad one leaves the log as it was.
@@ -134,15 +134,15 @@ export abstract class AbstractLog implements Log {
     if (records.length === 0) return { seq: first, durable: Promise.resolve() }; // no batch: it would have no last seq to acknowledge
     // One buffer for the lot, each record a view of it: not a million small ones for the GC to track.
     let total = 0;
-    for (const r of records) total += storedRecordLength(r.key, r.raw);
+    for (const r of records) total += storedRecordLength(r.key, r.raw, r.writer);
     const slab = Buffer.allocUnsafeSlow(total);
     const batch = (this.queued ??= newBatch());
     for (let i = 0, at = 0; i < records.length; i++) {
       const r = records[i];
       const seq = ++this.assigned;
-      const end = at + storedRecordLength(r.key, r.raw);
-      const valueAt = writeStoredRecord(slab, at, r.type, r.key, r.raw, r.time);
-      batch.entries.push(new StoredEntry(seq, r.type, r.key, slab, valueAt, end, r.time ?? 0));
+      const end = at + storedRecordLength(r.key, r.raw, r.writer);
+      writeStoredRecord(slab, at, r.type, r.key, r.raw, r.time, r.writer);
+      batch.entries.push(decodeEntry(seq, slab, at, end));
       batch.values.push(slab.subarray(at, end));
       at = end;
     }

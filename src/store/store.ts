@@ -1,6 +1,6 @@
 import { AsyncResource } from 'node:async_hooks';
 import { Subject, type Observable } from 'rxjs';
-import { LogError, type Log, type LogEntry, type LogRecord, type Relist } from '../log/log.js';
+import { LogError, type Log, type LogEntry, type LogRecord, type Relist, type Writer } from '../log/log.js';
 import { corruptObjectsOf, type CorruptObject } from '../log/encryption/index.js';
 import type { KubeObject } from '../resources/types.js';
 import { decodeCheckpoint, encodeCheckpoint } from './checkpoint.js';
@@ -22,6 +22,7 @@ export interface StoreOptions {
   onReplayProgress?: (applied: number, total: number) => void;
   /** The clock that dates versions for age-based history retention (tests move it). */
   now?: () => number;
+  writerOf?: () => Writer | undefined; // who is writing now (the request's user, field manager, verb): kept with each entry
 }
 
 /** What one compaction did, for metrics and logs. */
@@ -272,7 +273,7 @@ export class Store {
   async removeUnreadable(key: string, obj: KubeObject): Promise<void> {
     const { durable } = this.log.append((seq) => {
       obj.metadata.resourceVersion = String(seq);
-      return { type: 'delete', key, value: obj };
+      return { type: 'delete', key, value: obj, writer: this.opts.writerOf?.() };
     });
     await durable;
   }
@@ -340,7 +341,7 @@ export class Store {
     const t = stageStart();
     const { seq, durable } = this.log.append((s) => {
       obj.metadata.resourceVersion = String(s);
-      return { type, key, value: obj, expect };
+      return { type, key, value: obj, expect, writer: this.opts.writerOf?.() };
     });
     const appended = stageLap('encode', t);
     span.setAttribute('orchd.log.seq', seq);

@@ -87,10 +87,15 @@ beforeAll(async () => {
     labelled.set(name, Number(r.body.metadata.resourceVersion));
   });
   await inBatches([...created.keys()].slice(100, 100 + DELETED), 25, async (name) => {
-    const r = await call(server.url, 'DELETE', `${EVENTS}/namespaces/${NS}/events/${name}`);
+    const r = await call(server.url, 'DELETE', `${EVENTS}/namespaces/${NS}/events/${name}`, undefined, { 'User-Agent': 'janitor/1.0' });
     expect(r.status).toBe(200);
     deleted.set(name, 0);
   });
+  // A namespace deleted with an Event in it: the namespace controller (the server itself) deletes the Event.
+  await createNamespace(server.url, 'scratch');
+  expect((await call(server.url, 'POST', `${EVENTS}/namespaces/scratch/events`, event('left', 'scratch'))).status).toBe(201);
+  expect((await call(server.url, 'DELETE', '/api/v1/namespaces/scratch')).status).toBe(200);
+  for (let i = 0; i < 200 && (await call(server.url, 'GET', '/api/v1/namespaces/scratch')).status !== 404; i++) await settle();
   head = Number((await call(server.url, 'GET', `${EVENTS}/events?limit=1`)).body.metadata.resourceVersion);
   const log = await run('log', '--data-dir', join(work, 'data'), '-o', 'json');
   for (const l of log.out.split('\n').filter(Boolean).map((x) => JSON.parse(x))) {
@@ -162,8 +167,31 @@ describe('the on-call scenario', () => {
       [String(policyCreated), 'ADDED', iso(timeOf.get(policyCreated)!)],
       [String(policyChanged), 'MODIFIED', iso(timeOf.get(policyChanged)!)],
     ]);
-    expect(versions[1].manager).toBe('rollout-bot (Update)');
+    expect(versions.map((v) => [v.user, v.manager])).toEqual([
+      ['system:anonymous', 'node (create)'],
+      ['system:anonymous', 'rollout-bot (update)'],
+    ]);
     expect(versions[1].patch).toContainEqual({ op: 'add', path: '/spec/validations/1', value: expect.objectContaining({ message: 'no BackOff' }) });
+  });
+
+  it('who deleted an Event, who made the controller\'s writes, and only what one manager or user did', async () => {
+    const gone = [...deleted.keys()][7];
+    const versions = jsonLines((await ask('history', `events/${gone}`, '-n', NS, '-o', 'json-patch')).out);
+    expect(versions.map((v) => [v.type, v.user, v.manager])).toEqual([
+      ['ADDED', 'system:anonymous', 'node (create)'],
+      ...(labelled.has(gone) ? [['MODIFIED', 'system:anonymous', 'node (patch)']] : []),
+      ['DELETED', 'system:anonymous', 'janitor (delete)'],
+    ]);
+    const left = jsonLines((await ask('history', 'events/left', '-n', 'scratch', '-o', 'json-patch')).out);
+    expect(left.map((v) => [v.type, v.user, v.manager])).toEqual([
+      ['ADDED', 'system:anonymous', 'node (create)'],
+      ['DELETED', 'system:apiserver', '-'],
+    ]);
+    const byJanitor = jsonLines((await ask('log', '--manager', 'janitor', '-o', 'json')).out);
+    expect(byJanitor.map((l) => l.type)).toEqual(Array(DELETED).fill('DELETED'));
+    expect(byJanitor.map((l) => l.writer)).toEqual(Array(DELETED).fill({ user: 'system:anonymous', verb: 'delete', manager: 'janitor' }));
+    const bySystem = jsonLines((await ask('log', '--user', 'system:apiserver', '--kind', 'events', '-o', 'json')).out);
+    expect(bySystem.map((l) => `${l.type} ${l.object.metadata.namespace}/${l.object.metadata.name}`)).toEqual(['DELETED scratch/left']);
   });
 
   it('which Events existed at T', async () => {

@@ -102,7 +102,7 @@ describe('orchd log', () => {
 
   it('filters by kind, namespace and label selector; the table is the same from both', async () => {
     const { dir, api } = await both('log', '--kind', 'events', '-n', NS, '-l', 'app=x');
-    expect(dir.out.split('\n')[0]).toMatch(/^RESOURCEVERSION\s+TIME\s+EVENT\s+RESOURCE\s+NAMESPACE\s+NAME\s+MANAGER$/);
+    expect(dir.out.split('\n')[0]).toMatch(/^RESOURCEVERSION\s+TIME\s+EVENT\s+RESOURCE\s+NAMESPACE\s+NAME\s+USER\s+MANAGER$/);
     const rows = (t: string) => t.trim().split('\n').slice(1).map((l) => l.split(/\s{3,}/).filter((_, i) => i !== 1).join(' '));
     expect(rows(dir.out)).toEqual(rows(api.out));
     expect(rows(dir.out).map((r) => r.split(' ').slice(0, 5).join(' '))).toEqual([
@@ -166,7 +166,8 @@ describe('orchd history', () => {
     expect(d.map((l) => `${l.resourceVersion} ${l.type}`)).toEqual([`${rv.e2} ADDED`, `${rv.del} DELETED`]);
     expect(d[1].patch).toEqual([{ op: 'remove', path: '' }]);
     const ns = jsonLines((await both('history', 'namespaces/tt-b', '-o', 'json-patch')).dir.out);
-    expect(ns.map((l) => `${l.resourceVersion} ${l.type} ${l.manager}`)).toEqual([`${rv.nsB} ADDED tt-maker (Update)`, `${rv.nsBLabel} MODIFIED tt-labeler (Update)`]);
+    // Who, as the log kept it with each entry: the user, the field manager and the verb.
+    expect(ns.map((l) => `${l.resourceVersion} ${l.type} ${l.user} ${l.manager}`)).toEqual([`${rv.nsB} ADDED system:anonymous tt-maker (create)`, `${rv.nsBLabel} MODIFIED system:anonymous tt-labeler (update)`]);
     expect(ns[1].patch).toContainEqual({ op: 'add', path: '/metadata/labels/team', value: 'a' });
     const text = await both('history', 'events/e1', '-n', NS);
     const heads = text.dir.out.split('\n').filter((l) => l.startsWith('# '));
@@ -198,7 +199,9 @@ describe('a log written before it kept commit times', () => {
       expect(after.code).toBe(0);
       expect(after.err).toMatch(/note: times are taken from the objects' own timestamps \(to the second\), not from the log: this log was written before it kept commit times/);
       const lines = jsonLines(after.out);
-      expect(timeless(lines)).toEqual(timeless(jsonLines(before.out)));
+      // The same changes; the old layout kept no writers.
+      expect(lines.every((l) => l.writer === null)).toBe(true);
+      expect(timeless(lines).map(({ writer: _w, ...l }) => l)).toEqual(timeless(jsonLines(before.out)).map(({ writer: _w, ...l }) => l));
       expect(new Set(lines.map((l) => l.timeSource))).toEqual(new Set(['object-timestamps']));
       expect(lines.every((l) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/.test(l.time))).toBe(true);
       // A time finds its version by those stamps: the newest version stamped at or before it.

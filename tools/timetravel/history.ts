@@ -3,7 +3,8 @@
  * (server.ts): the changes of the log in order, the state at a version, the versions of one object.
  * Both readers give the same answers, so each command is written once against this.
  */
-import type { LogEntry } from '../../src/log/log.js';
+import { StoredEntry, writerBytes } from '../../src/log/codec.js';
+import type { LogEntry, Writer } from '../../src/log/log.js';
 import type { KubeObject } from '../../src/resources/types.js';
 import { CommandError } from '../../src/cli/flags.js';
 import { kinds } from '../../src/resources/registry.js';
@@ -22,6 +23,20 @@ export interface Change {
   object: KubeObject;
   /** ms since the epoch; see History.timesFromLog. undefined: nothing tells (no stamp yet). */
   time: number | undefined;
+  /** Who wrote it, as the log kept it; undefined for an entry written before the log kept writers. */
+  writer?: Writer;
+}
+
+/** An entry's writer, when the log kept one and it is open (not sealed bytes). */
+export const writerOf = (e: { writer?: Writer | Uint8Array }): Writer | undefined => (e.writer instanceof Uint8Array ? undefined : e.writer);
+
+/**
+ * An entry's writer as bytes to store again (a recording, a replay's log): the log's own bytes where
+ * it read them, none when they are sealed and encryption at rest did not open them.
+ */
+export function writerBytesOf(e: LogEntry): Uint8Array | undefined {
+  if (e.writer instanceof Uint8Array) return undefined;
+  return e instanceof StoredEntry && e.writerRaw ? e.writerRaw : writerBytes(e.writer);
 }
 
 export interface Stored {

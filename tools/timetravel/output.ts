@@ -38,10 +38,21 @@ export function* tableLines(header: string[], rows: string[][]): Iterable<string
   for (const r of rows) yield line(r);
 }
 
-export const managerOf = (c: Change, before?: KubeObject): string => {
+/**
+ * Who made a change, as a MANAGER column says it: the field manager and the verb (and subresource)
+ * the log kept with the entry. An entry written before the log kept writers is guessed from the
+ * object's managedFields (the entry this write changed), and says so with a `?`.
+ */
+export function managerOf(c: Change, before?: KubeObject): string {
+  const w = c.writer;
+  // The server's own writes (controllers) name no manager and no verb.
+  if (w) return `${w.manager ?? '-'}${w.verb ? ` (${w.verb}${w.subresource ? `/${w.subresource}` : ''})` : ''}`;
   const a = attribution(c.object, before);
-  return a ? `${a.manager} (${a.operation})` : '<none>';
-};
+  return a ? `${a.manager}? (${a.operation})` : '<unknown>';
+}
+
+/** The user who made a change, as the log kept it. */
+export const userOf = (c: Change): string => c.writer?.user ?? '<unknown>';
 
 /** The object as printed: without metadata.managedFields unless they are asked for (kubectl's --show-managed-fields). */
 export function shown(o: KubeObject, managedFields: boolean): KubeObject {
@@ -52,14 +63,13 @@ export function shown(o: KubeObject, managedFields: boolean): KubeObject {
 
 /** A change as one JSON value: what `-o json` prints per line and `-o yaml` per document. */
 export function changeJson(c: Change, timesFromLog: boolean): Record<string, unknown> {
-  const a = attribution(c.object, undefined);
   return {
     resourceVersion: String(c.rv),
     time: c.time === undefined ? null : formatTime(c.time, timesFromLog),
     timeSource: timesFromLog ? 'log' : 'object-timestamps',
     type: c.type,
     resource: resourceOf(c.key),
-    ...(a ? { manager: a.manager, operation: a.operation } : {}),
+    writer: c.writer ?? null,
     object: c.object,
   };
 }
@@ -83,11 +93,11 @@ export async function* printChanges(changes: AsyncIterable<Change | Refused>, fo
     for await (const c of changes) yield `---\n${stringify(isRefused(c) ? refusedJson(c) : { ...changeJson(c, timesFromLog), object: shown(c.object, managedFields) })}`;
     return;
   }
-  const columns = ['RESOURCEVERSION', 'TIME', 'EVENT', 'RESOURCE', 'NAMESPACE', 'NAME', 'MANAGER'];
+  const columns = ['RESOURCEVERSION', 'TIME', 'EVENT', 'RESOURCE', 'NAMESPACE', 'NAME', 'USER', 'MANAGER'];
   const rowOf = (c: Change | Refused): string[] => {
     const { namespace, name } = namesOf(c.key);
-    if (isRefused(c)) return ['-', formatTime(c.time, true), `REFUSED ${c.code}`, resourceOf(c.key), namespace, name || '-', `${c.user} (${c.verb})`];
-    return [String(c.rv), formatTime(c.time, timesFromLog), c.type, resourceOf(c.key), namespace, name, managerOf(c)];
+    if (isRefused(c)) return ['-', formatTime(c.time, true), `REFUSED ${c.code}`, resourceOf(c.key), namespace, name || '-', c.user, `- (${c.verb})`];
+    return [String(c.rv), formatTime(c.time, timesFromLog), c.type, resourceOf(c.key), namespace, name, userOf(c), managerOf(c)];
   };
   if (!header) {
     // Rows that go on coming (--follow) are printed as they come, as kubectl get -w prints them.

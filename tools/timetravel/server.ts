@@ -4,6 +4,7 @@
  * debug-log.ts), and the state at a version as Exact lists of each kind (resourceVersionMatch=Exact,
  * paged), as any client reads it. So the answers are the data folder's, times included.
  */
+import type { Writer } from '../../src/log/log.js';
 import type { KubeObject } from '../../src/resources/types.js';
 import type { KindStrategy } from '../../src/resources/strategy.js';
 import { collectionOfKind, kindOfKey, selects, TimeTravelError, type Change, type Filter, type History, type Stored } from './history.js';
@@ -29,6 +30,7 @@ interface Line {
   type: Change['type'];
   key: string;
   time: number | null;
+  writer?: Writer;
   object: KubeObject;
 }
 
@@ -81,7 +83,7 @@ function pathOf(k: KindStrategy, namespace: string | undefined): string {
 
 const keyOf = (k: KindStrategy, o: KubeObject): string => `${collectionOfKind(k)}/${k.namespaced ? (o.metadata.namespace ?? '') : ''}/${o.metadata.name}`;
 
-const changeOf = (l: Line): Change => ({ rv: l.rv, type: l.type, key: l.key, object: l.object, time: l.time ?? undefined });
+const changeOf = (l: Line): Change => ({ rv: l.rv, type: l.type, key: l.key, object: l.object, time: l.time ?? undefined, ...(l.writer ? { writer: l.writer } : {}) });
 
 class ServerHistory implements History {
   readonly oldest: number;

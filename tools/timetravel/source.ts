@@ -23,6 +23,18 @@ export const FILTERS = {
   selector: { value: 'SELECTOR', short: 'l', help: 'only objects whose labels match (app=x, tier in (a,b), !gone)' },
 } as const satisfies Flags;
 
+/** Whose changes: the writer the log kept with each entry. */
+export const WHO = {
+  user: { value: 'USER', help: 'only changes this user made (the authenticated user the log kept with each entry)' },
+  manager: { value: 'MANAGER', help: 'only changes made with this field manager (fieldManager, or the client the server named from its user agent)' },
+} as const satisfies Flags;
+
+/** Whether a change (or a refused write, which has a user and no manager) was made by whom the flags ask for. */
+export const madeBy =
+  (v: { user?: string; manager?: string }) =>
+  (c: { writer?: { user: string; manager?: string }; user?: string }): boolean =>
+    (v.user === undefined || (c.writer?.user ?? c.user) === v.user) && (v.manager === undefined || c.writer?.manager === v.manager);
+
 /** How objects are printed as YAML or diffed. */
 export const SHOW = {
   'show-managed-fields': { help: 'keep metadata.managedFields in YAML and diffs (left out by default, as kubectl does)' },

@@ -4,7 +4,7 @@
  * and its type as a watch reports it, which no list or watch of the API carries.
  *
  *   /debug/log?from=A&to=B[&collection=C…][&namespace=NS][&follow=true]
- *                              entries A..B (B: the head) as JSON lines {rv, type, key, time, object};
+ *                              entries A..B (B: the head) as JSON lines {rv, type, key, time, writer, object};
  *                              follow: then every entry committed after, until the client goes
  *   /debug/log/head            {oldest, head, headTime, timesFromLog}
  *   /debug/log/versions?key=K  every version of one object still in the log, as entries
@@ -62,7 +62,8 @@ function line(store: Store, e: LogEntry): string {
     const i = revs.findIndex((r) => Math.abs(r) === e.seq);
     type = i > 0 && revs[i - 1] > 0 ? 'MODIFIED' : 'ADDED';
   }
-  return `{"rv":${e.seq},"type":"${type}","key":${JSON.stringify(e.key)},"time":${time},"object":${JSON.stringify(e.value)}}\n`;
+  const writer = e.writer instanceof Uint8Array ? undefined : e.writer;
+  return `{"rv":${e.seq},"type":"${type}","key":${JSON.stringify(e.key)},"time":${time},${writer ? `"writer":${JSON.stringify(writer)},` : ''}"object":${JSON.stringify(e.value)}}\n`;
 }
 
 /** Writes text, waiting while the client's connection is full. false once the client has gone. */

@@ -28,8 +28,8 @@ const ENVELOPE = Buffer.from('orchd-encrypted-checkpoint/1\n', 'utf8');
  */
 export class EncryptedLog implements Log {
   readonly corrupt = new CorruptObjects();
-  /** Values appended sealed, by seq, until committed$ hands them out. */
-  private readonly appended = new Map<number, unknown>();
+  /** Values (and writers) appended sealed, by seq, until committed$ hands them out. */
+  private readonly appended = new Map<number, { value: unknown; writer: LogRecord['writer'] }>();
   private readonly subject = new Subject<LogEntry[]>();
   readonly committed$: Observable<LogEntry[]> = this.subject.asObservable();
   /** The newest seq read or committed: only entries past it change what is corrupt. */
@@ -153,8 +153,10 @@ export class EncryptedLog implements Log {
       this.appended.delete(seq);
       if (this.values.storesPlainly(r.key)) return r;
       const sealed = this.values.seal(r.key, r.value);
-      this.appended.set(seq, r.value);
-      return { type: r.type, key: r.key, value: sealed, expect: r.expect };
+      this.appended.set(seq, { value: r.value, writer: r.writer });
+      // The writer is sealed as the value is: who wrote an object is as private as the object.
+      const writer = r.writer && (this.values.seal(r.key, r.writer) as Uint8Array);
+      return { type: r.type, key: r.key, value: sealed, expect: r.expect, ...(writer ? { writer } : {}) };
     });
     // On a shared log a failed append's seq is another writer's entry: it must not get this value.
     appended.durable.catch(() => this.appended.delete(appended.seq));
@@ -173,9 +175,9 @@ export class EncryptedLog implements Log {
       // A new state of the key replaces whatever could not be read.
       this.corrupt.delete(e.key);
       if (!this.appended.has(e.seq)) return e;
-      const value = this.appended.get(e.seq);
+      const { value, writer } = this.appended.get(e.seq)!;
       this.appended.delete(e.seq);
-      return { seq: e.seq, type: e.type, key: e.key, value, time: e.time };
+      return { seq: e.seq, type: e.type, key: e.key, value, time: e.time, writer };
     });
     return out;
   }
@@ -205,8 +207,9 @@ export class EncryptedLog implements Log {
     }
     try {
       const value = values.open(e.key, e.value);
+      const writer = e.writer instanceof Uint8Array ? (values.open(e.key, e.writer) as LogEntry['writer']) : e.writer;
       if (inOrder) this.corrupt.delete(e.key);
-      return value === e.value ? e : { seq: e.seq, type: e.type, key: e.key, value, time: e.time };
+      return value === e.value && writer === e.writer ? e : { seq: e.seq, type: e.type, key: e.key, value, time: e.time, writer };
     } catch (err) {
       if (!(err instanceof TransformError)) throw err;
       // A past version read again: the reader gets the error, not a made-up state.

@@ -220,7 +220,7 @@ export class EtcdLog implements Log {
     });
     // Unhandled if the caller does not wait for durability; callers that wait still see the rejection.
     durable.catch(noop);
-    batch.items.push({ entry: { seq, type: record.type, key: record.key, value: record.value }, bytes, expect: record.expect, resolve, reject });
+    batch.items.push({ entry: { seq, type: record.type, key: record.key, value: record.value, writer: record.writer }, bytes, expect: record.expect, resolve, reject });
     if (!this.sending && !this.flushScheduled) {
       this.flushScheduled = true;
       setImmediate(() => {

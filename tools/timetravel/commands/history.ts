@@ -2,13 +2,14 @@
 import { command, oneOf, type Flags } from '../../../src/cli/flags.js';
 import type { KubeObject } from '../../../src/resources/types.js';
 import { TimeTravelError, type Change } from '../history.js';
-import { formatTime, jsonPatch, managerOf, shown } from '../output.js';
-import { FILTERS, SHOW, SOURCE, targetOf, withHistory } from '../source.js';
+import { formatTime, jsonPatch, managerOf, shown, userOf } from '../output.js';
+import { FILTERS, madeBy, SHOW, SOURCE, targetOf, WHO, withHistory } from '../source.js';
 import { writeAll } from '../write-out.js';
 
 const FLAGS = {
   ...SOURCE,
   namespace: FILTERS.namespace,
+  ...WHO,
   output: {
     value: 'FORMAT',
     short: 'o',
@@ -31,27 +32,34 @@ export const historyCommand = command({
     return withHistory(values, io, async (h) => {
       const versions = await h.versionsOf(target.key);
       if (versions.length === 0) throw new TimeTravelError(`${target.label}: no version of it in the log (from version ${h.oldest + 1} to ${h.head})`);
-      await writeAll(io.out, printHistory(versions, values.output, h.timesFromLog, io.out.isTTY === true, values['show-managed-fields']));
+      // Each version's diff is from the one before it, whoever made that one.
+      const by = madeBy(values);
+      await writeAll(io.out, printHistory(versions, values.output, h.timesFromLog, io.out.isTTY === true, values['show-managed-fields'], by));
       return 0;
     });
   },
 });
 
 /** Each version of an object with what changed since the one before. */
-async function* printHistory(versions: Change[], format: string, timesFromLog: boolean, tty: boolean, managedFields: boolean): AsyncIterable<string> {
+async function* printHistory(versions: Change[], format: string, timesFromLog: boolean, tty: boolean, managedFields: boolean, shows: (c: Change) => boolean): AsyncIterable<string> {
   const yaml = format === 'diff' ? await import('../yaml-diff.js') : undefined;
   const { stringify } = format === 'yaml' ? await import('yaml') : { stringify: undefined };
   let before: Change | undefined;
   for (const c of versions) {
+    if (!shows(c)) {
+      before = c;
+      continue;
+    }
     // A delete's value is the object's last state: its diff is the object going away.
     const prev = before?.type === 'DELETED' || !before ? undefined : shown(before.object, managedFields);
     const next: KubeObject | undefined = c.type === 'DELETED' ? undefined : shown(c.object, managedFields);
     const time = c.time === undefined ? null : formatTime(c.time, timesFromLog);
     const who = managerOf(c, before?.type === 'DELETED' ? undefined : before?.object);
-    if (stringify) yield `---\n${stringify({ resourceVersion: String(c.rv), time, type: c.type, manager: who, object: shown(c.object, managedFields) })}`;
-    else if (!yaml) yield JSON.stringify({ resourceVersion: String(c.rv), time, type: c.type, manager: who, patch: jsonPatch(prev, next) }) + '\n';
+    const about = { resourceVersion: String(c.rv), time, type: c.type, user: userOf(c), manager: who };
+    if (stringify) yield `---\n${stringify({ ...about, object: shown(c.object, managedFields) })}`;
+    else if (!yaml) yield JSON.stringify({ ...about, patch: jsonPatch(prev, next) }) + '\n';
     else {
-      const head = `# ${c.rv}   ${formatTime(c.time, timesFromLog)}   ${c.type}   ${who}\n`;
+      const head = `# ${c.rv}   ${formatTime(c.time, timesFromLog)}   ${c.type}   ${userOf(c)}   ${who}\n`;
       const body = yaml.hunks(prev, next);
       yield tty ? yaml.colour(head + body) : head + body;
     }

@@ -3,7 +3,7 @@ import { command, oneOf, UsageError, type Flags } from '../../../src/cli/flags.j
 import type { Refused } from '../audit-events.js';
 import type { Change, Filter, History } from '../history.js';
 import { printChanges } from '../output.js';
-import { FILTERS, filterOf, openHistory, rangeNoted, SHOW, SOURCE, TIME_NOTE, version, withHistory } from '../source.js';
+import { FILTERS, filterOf, madeBy, openHistory, rangeNoted, SHOW, SOURCE, TIME_NOTE, version, WHO, withHistory } from '../source.js';
 import { writeAll } from '../write-out.js';
 
 /** How often --follow looks for what was written since. */
@@ -12,6 +12,7 @@ const FOLLOW_MS = 500;
 const FLAGS = {
   ...SOURCE,
   ...FILTERS,
+  ...WHO,
   from: version('the first version shown (default: the oldest kept)'),
   to: version('the last version shown, included (default: the newest)'),
   output: { value: 'FORMAT', short: 'o', default: 'table', help: 'table, yaml or json (one change per line)', parse: oneOf('table', 'yaml', 'json') },
@@ -27,13 +28,17 @@ export const logCommand = command({
   notes: TIME_NOTE,
   async run({ values }, io) {
     const filter = filterOf(values);
+    const by = madeBy(values);
+    const only = async function* <T extends Change | Refused>(changes: AsyncIterable<T>): AsyncIterable<T> {
+      for await (const c of changes) if (by(c)) yield c;
+    };
     if (values.follow && values.to !== undefined) throw new UsageError('--follow goes on past the head: it takes no --to');
     let last = await withHistory(values, io, async (h) => {
       const { from, to } = await rangeNoted(h, values.from, values.to, io);
-      const changes = values.audit === undefined ? h.changes(from, to, filter) : await besideRefusals(h, from, to, filter, values.audit);
+      const changes = only(values.audit === undefined ? h.changes(from, to, filter) : await besideRefusals(h, from, to, filter, values.audit));
       await writeAll(io.out, printChanges(changes, values.output, h.timesFromLog, true, values['show-managed-fields']));
       // A server sends what is committed next as it comes.
-      if (values.follow && h.follow) await writeAll(io.out, printChanges(h.follow(to, filter), values.output, h.timesFromLog, false, values['show-managed-fields']), true);
+      if (values.follow && h.follow) await writeAll(io.out, printChanges(only(h.follow(to, filter)), values.output, h.timesFromLog, false, values['show-managed-fields']), true);
       return to;
     });
     // A data folder or a recording: asked again, twice a second, until interrupted.
@@ -41,7 +46,7 @@ export const logCommand = command({
       await new Promise((r) => setTimeout(r, FOLLOW_MS));
       const history = await openHistory(values);
       try {
-        if (history.head > last) await writeAll(io.out, printChanges(history.changes(last + 1, history.head, filter), values.output, history.timesFromLog, false, values['show-managed-fields']));
+        if (history.head > last) await writeAll(io.out, printChanges(only(history.changes(last + 1, history.head, filter)), values.output, history.timesFromLog, false, values['show-managed-fields']));
         last = history.head;
       } finally {
         await history.close();
