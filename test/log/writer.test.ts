@@ -38,8 +38,7 @@ describe('the writer of an entry', () => {
     const log = new LevelDbLog({ path });
     await log.open();
     const committed = firstValueFrom(log.committed$);
-    const { seq, durable } = log.append(() => ({ type: 'put', key: '/namespaces//a', value: obj('a'), writer: alice }));
-    await durable;
+    const seq = await log.append({ type: 'put', key: '/namespaces//a', value: obj('a'), writer: alice }).durable;
     expect((await committed)[0].writer).toEqual(alice);
     await log.close();
     const again = new LevelDbLog({ path });
@@ -56,8 +55,7 @@ describe('the writer of an entry', () => {
     const config = { resources: [{ resources: [{ group: '*', resource: '*' }], providers: [{ type: 'aesgcm' as const, keys: [{ name: 'k', secret: randomBytes(32) }] }] }] };
     const log = encryptAtRest(new LevelDbLog({ path }), config);
     await log.open();
-    const { seq, durable } = log.append(() => ({ type: 'put', key: '/namespaces//a', value: obj('a'), writer: alice }));
-    await durable;
+    const seq = await log.append({ type: 'put', key: '/namespaces//a', value: obj('a'), writer: alice }).durable;
     await log.close();
     const db = new Level<Buffer, Buffer>(path, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
     await db.open();
