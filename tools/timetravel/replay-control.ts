@@ -31,7 +31,8 @@ export class ReplayControl {
   private jumpTo = 0;
   private wake: (() => void) | undefined;
   private recordedTime: number | undefined;
-  /** Those waiting for a step to be sent. */
+  /** Those waiting for a step: asked for, and sent (answered once it is durable, when the replay waits again). */
+  private asked: (() => void)[] = [];
   private stepped: (() => void)[] = [];
 
   constructor(
@@ -70,7 +71,7 @@ export class ReplayControl {
     if (this.at >= this.end) throw new ControlError(`at the end: version ${this.end} was the last one replayed`);
     this.steps++;
     this.poke();
-    return new Promise((resolve) => this.stepped.push(resolve));
+    return new Promise((resolve) => this.asked.push(resolve));
   }
 
   /** Sends every entry up to rv at once (paused or not); a pause holds again after it. */
@@ -98,7 +99,9 @@ export class ReplayControl {
     return this.paused && this.steps === 0 && !this.jumping(seq);
   }
 
+  /** Holds the entry seq while it must wait; the replay has made what it sent durable before it asks. */
   async waitFor(seq: number, isClosed: () => boolean): Promise<void> {
+    for (const done of this.stepped.splice(0)) done();
     while (this.mustWait(seq) && !isClosed()) {
       await new Promise<void>((resolve) => {
         this.wake = resolve;
@@ -113,13 +116,14 @@ export class ReplayControl {
     if (time !== undefined) this.recordedTime = time;
     if (this.paused && this.steps > 0 && !this.jumping(seq)) {
       this.steps--;
-      this.stepped.shift()?.();
+      const step = this.asked.shift();
+      if (step) this.stepped.push(step);
     }
   }
 
   /** The replay is over: nothing waits for a step any more. */
   ended(): void {
-    for (const done of this.stepped.splice(0)) done();
+    for (const done of [...this.stepped.splice(0), ...this.asked.splice(0)]) done();
   }
 
   private poke(): void {
