@@ -8,9 +8,11 @@ import { encryptAtRest, providerSwap, type EncryptionConfiguration, type KmsTimi
 import { encryptionDocument } from './config/encryption.js';
 import { KindRegistry, kinds } from './resources/registry.js';
 import { Store } from './store/store.js';
+import { currentWriter } from './admission/index.js';
 import { Compactor } from './store/compactor.js';
 import type { RetentionPolicy } from './store/retention.js';
 import { DEFAULT_RETENTION, parseRetention } from './config/retention.js';
+import { AuditFile } from './http/audit-file.js';
 import { closeApiServer, createApiServer, listenOn, type ApiServer } from './http/server.js';
 import type { InflightLimits } from './http/inflight.js';
 import { startControllers } from './controllers/start.js';
@@ -81,6 +83,8 @@ export interface ServeOptions {
   watchBuffer?: number;
   /** How long a watcher that is behind may go without reading before it is ended (`--watch-stall-timeout`). */
   watchStallTimeoutMs?: number;
+  /** Where the audit log is appended (`--audit-log-path`; `-`: stdout); its policy is config.auditPolicy. */
+  auditLogPath?: string;
   /** Requests served at once (`--max-requests-inflight`, `--max-mutating-requests-inflight`); 400 and 200 by default. */
   inflight?: InflightLimits;
   /** How long a request's headers and body may take to arrive (`--request-timeout`); 60 s by default. */
@@ -193,6 +197,7 @@ async function start(opts: ServeOptions, logger: Logger, closers: Closers): Prom
   let lastReport = 0;
   const store = new Store({
     log,
+    writerOf: currentWriter,
     ...(opts.now ? { now: opts.now } : {}),
     onReplayProgress: (applied, total) => {
       const now = Date.now();
@@ -225,6 +230,7 @@ async function start(opts: ServeOptions, logger: Logger, closers: Closers): Prom
     ...(webhookAdmission ? { webhooks: { credentials: (hostPort: string) => credentialsFor(webhookAdmission, hostPort) } } : {}),
   });
   const api = createApiServer({
+    audit: opts.auditLogPath === undefined ? undefined : AuditFile.open(opts.auditLogPath, opts.config?.auditPolicy?.value),
     store,
     kinds: kindRegistry.all,
     objects,

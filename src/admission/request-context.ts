@@ -17,6 +17,8 @@ export interface AdmissionRequestContext {
    * first value of a key stays: a later, different value for the same key is dropped.
    */
   annotate(key: string, value: string): void;
+  /** What the request does, for the log to keep with each entry it writes (absent: the system's own writes). */
+  write?: { verb: string; subresource?: string; manager?: string };
 }
 
 const storage = new AsyncLocalStorage<AdmissionRequestContext>();
@@ -38,3 +40,12 @@ export const currentAdmissionContext = (): AdmissionRequestContext => storage.ge
  * batch, and that request's user must not be taken for the controller's.
  */
 export const runAsSystem = <T>(fn: () => T): T => storage.run(SYSTEM, fn);
+
+/**
+ * Who is writing now, as the log keeps it with each entry (Store writerOf): the request's user, verb,
+ * subresource and field manager; a controller's writes are the system user's.
+ */
+export function currentWriter(): { user: string; verb?: string; subresource?: string; manager?: string } {
+  const ctx = currentAdmissionContext();
+  return { user: ctx.user.username, ...ctx.write };
+}

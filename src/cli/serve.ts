@@ -92,6 +92,8 @@ const FLAGS = {
   'egress-selector-config-file': { value: 'FILE', help: 'EgressSelectorConfiguration: outbound connections' },
   'tracing-config-file': { value: 'FILE', help: 'TracingConfiguration: span export' },
   'admission-control-config-file': { value: 'FILE', help: 'AdmissionConfiguration: admission plugin settings' },
+  'audit-log-path': { value: 'FILE', help: 'append an audit log there (- for stdout): one audit.k8s.io Event per request, as JSON lines (verb, user, object, answer, admission annotations)', parse: nonEmpty },
+  'audit-policy-file': { value: 'FILE', help: 'Policy (audit.orch.io/v1): which requests the audit log records, at None or Metadata level (default: every request at Metadata)' },
   'tls-cert-file': { value: 'FILE', help: 'serving certificate (PEM), with --tls-private-key-file' },
   'tls-private-key-file': { value: 'FILE', help: "the serving certificate's key (PEM)" },
 } as const satisfies Flags;
@@ -99,7 +101,7 @@ const FLAGS = {
 const NOTES = `Server configuration files (YAML or JSON). Each given file is read and validated before anything
 else; one that breaks a rule stops the server with every error and its field path.
 Enforced: authentication and authorization (both reloaded every minute), encryption at rest, TLS,
-egress selection, tracing and the admission configuration.
+egress selection, tracing, the admission configuration and the audit policy.
 
 Logs are JSON lines on stderr. SIGTERM or SIGINT stops taking requests, finishes the writes in
 flight, ends watches, saves a checkpoint and exits 0; a second signal exits at once with 1.`;
@@ -108,6 +110,7 @@ flight, ends watches, saves a checkpoint and exits 0; a second signal exits at o
 export function serveOptions(v: Values<typeof FLAGS>): Omit<ServeOptions, 'logger' | 'config'> & { configFiles: ServerConfigFiles } {
   if (v.storage === 'etcd' && v['etcd-servers'] === undefined) throw new UsageError('--storage etcd needs --etcd-servers (e.g. http://127.0.0.1:2379)');
   if (v.storage !== 'etcd' && v['etcd-servers'] !== undefined) throw new UsageError('--etcd-servers must be set with --storage etcd');
+  if (v['audit-policy-file'] !== undefined && v['audit-log-path'] === undefined) throw new UsageError('--audit-policy-file needs --audit-log-path: the policy says what the audit log records');
   if (v['encryption-provider-config-automatic-reload'] && v['encryption-provider-config'] === undefined) {
     throw new UsageError('--encryption-provider-config-automatic-reload must be set with --encryption-provider-config');
   }
@@ -126,6 +129,7 @@ export function serveOptions(v: Values<typeof FLAGS>): Omit<ServeOptions, 'logge
     requestTimeoutMs: v['request-timeout'],
     encryptionConfigAutomaticReload: v['encryption-provider-config-automatic-reload'],
     ...(v['etcd-servers'] ? { etcd: { servers: v['etcd-servers'] } } : {}),
+    ...(v['audit-log-path'] !== undefined ? { auditLogPath: v['audit-log-path'] } : {}),
     configFiles: {
       authentication: v['authentication-config'],
       authorization: v['authorization-config'],
@@ -133,6 +137,7 @@ export function serveOptions(v: Values<typeof FLAGS>): Omit<ServeOptions, 'logge
       egressSelector: v['egress-selector-config-file'],
       tracing: v['tracing-config-file'],
       admission: v['admission-control-config-file'],
+      auditPolicy: v['audit-policy-file'],
       tlsCertFile: v['tls-cert-file'],
       tlsPrivateKeyFile: v['tls-private-key-file'],
     },

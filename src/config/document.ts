@@ -10,7 +10,10 @@ import type { Schema } from '../resources/schema.js';
 
 export const V1BETA1 = 'apiserver.orch.io/v1beta1';
 export const V1 = 'apiserver.config.orch.io/v1';
-export type GroupVersion = typeof V1BETA1 | typeof V1;
+/** The audit Policy's group version (Kubernetes' audit.k8s.io/v1). */
+export const AUDIT_V1 = 'audit.orch.io/v1';
+export type GroupVersion = typeof V1BETA1 | typeof V1 | typeof AUDIT_V1;
+/** The group versions of the server configuration kinds; a kind of another group lists its own (DocumentKind.groupVersions). */
 export const GROUP_VERSIONS: readonly GroupVersion[] = [V1, V1BETA1];
 
 /** What a reader knows besides the document: its version, and where relative file paths start. */
@@ -24,6 +27,8 @@ export interface ReadContext {
 export interface DocumentKind<T> {
   kind: string;
   schemas: Partial<Record<GroupVersion, Schema>>;
+  /** The group versions a document of this kind may name; GROUP_VERSIONS when absent. */
+  groupVersions?: readonly GroupVersion[];
   /** Converts and validates; the value is trustworthy only when errors is empty. */
   read(doc: JsonObject, ctx: ReadContext, root: FieldPath): { value: T; errors: FieldError[] };
 }

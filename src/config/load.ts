@@ -56,12 +56,13 @@ export function loadDocumentText<T>(file: string, text: string, kind: DocumentKi
   const header: FieldError[] = [];
   const apiVersion = typeof doc.apiVersion === 'string' ? doc.apiVersion : '';
   const docKind = typeof doc.kind === 'string' ? doc.kind : '';
-  const versions = GROUP_VERSIONS.filter((v) => kind.schemas[v]);
+  const known = kind.groupVersions ?? GROUP_VERSIONS;
+  const versions = known.filter((v) => kind.schemas[v]);
   if (apiVersion === '') header.push(required(root.child('apiVersion')));
-  else if (!(GROUP_VERSIONS as readonly string[]).includes(apiVersion)) header.push(notSupported(root.child('apiVersion'), apiVersion, GROUP_VERSIONS));
+  else if (!(known as readonly string[]).includes(apiVersion)) header.push(notSupported(root.child('apiVersion'), apiVersion, known));
   if (docKind === '') header.push(required(root.child('kind')));
   else if (docKind !== kind.kind) header.push(notSupported(root.child('kind'), docKind, [kind.kind]));
-  else if (apiVersion && (GROUP_VERSIONS as readonly string[]).includes(apiVersion) && !kind.schemas[apiVersion as GroupVersion]) {
+  else if (apiVersion && (known as readonly string[]).includes(apiVersion) && !kind.schemas[apiVersion as GroupVersion]) {
     header.push(notSupported(root.child('apiVersion'), apiVersion, versions));
   }
   if (header.length > 0) return { ok: false, problems: header.map((e) => fieldProblem(file, e)) };

@@ -10,6 +10,7 @@
 import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { admissionDocument, type AdmissionConfiguration } from './admission.js';
+import { auditPolicyDocument, type AuditPolicy } from './audit-policy.js';
 import { authenticationDocument, type AuthenticationConfiguration } from './authentication.js';
 import { authorizationDocument, type AuthorizationConfiguration } from './authorization.js';
 import type { DocumentKind } from './document.js';
@@ -26,6 +27,8 @@ export interface ServerConfigFiles {
   egressSelector?: string;
   tracing?: string;
   admission?: string;
+  /** --audit-policy-file */
+  auditPolicy?: string;
   tlsCertFile?: string;
   tlsPrivateKeyFile?: string;
 }
@@ -45,6 +48,7 @@ export interface ServerConfig {
   egressSelector?: LoadedDocument<EgressSelectorConfiguration>;
   tracing?: LoadedDocument<TracingConfiguration>;
   admission?: LoadedDocument<AdmissionConfiguration>;
+  auditPolicy?: LoadedDocument<AuditPolicy>;
   tls?: ServingCertificate;
 }
 
@@ -103,6 +107,7 @@ export function loadServerConfig(files: ServerConfigFiles): ServerConfigResult {
   put('egressSelector', load(files.egressSelector, egressSelectorDocument));
   put('tracing', load(files.tracing, tracingDocument));
   put('admission', load(files.admission, admissionDocument));
+  put('auditPolicy', load(files.auditPolicy, auditPolicyDocument));
 
   const { tlsCertFile: certFile, tlsPrivateKeyFile: keyFile } = files;
   if (certFile !== undefined && keyFile !== undefined) put('tls', readServingCertificate(certFile, keyFile, problems));

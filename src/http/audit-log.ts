@@ -1,38 +1,41 @@
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import type { AuthorizationAttributes } from '../auth/authorizer.js';
 import type { UserInfo } from '../auth/user.js';
+import { auditLevelOf, type AuditPolicy } from '../config/audit-policy.js';
 import type { Logger } from '../observability/logger.js';
-import type { ResourceRoute } from './router.js';
+import type { Status } from './respond/status.js';
 
-/** Kubernetes' request verbs (audit and RBAC spell them so), from the method and the path's shape. */
-function verbOf(method: string, r: ResourceRoute): string {
-  switch (method) {
-    case 'POST':
-      return 'create';
-    case 'PUT':
-      return 'update';
-    case 'PATCH':
-      return 'patch';
-    case 'DELETE':
-      return r.name === undefined ? 'deletecollection' : 'delete';
-    default:
-      return r.name === undefined ? 'list' : 'get';
-  }
+/** Where audit events go (`--audit-log-path`: audit-file.ts), and which requests they are for. */
+export interface AuditSink {
+  policy: AuditPolicy;
+  write(event: Record<string, unknown>): void;
+  /** Writes what is buffered; the API server closes it when it closes. */
+  close(): Promise<void>;
 }
 
+/** Kubernetes' audit annotation of the authorizer's decision (orch.io in place of k8s.io, as every annotation key). */
+export const DECISION_ANNOTATION = 'authorization.orch.io/decision';
+
+const microTime = (ms: number): string => new Date(ms).toISOString().replace(/Z$/, '000Z');
+
 /**
- * The audit annotations admission adds to one request. orchd has no audit backend: a request that
- * got any is recorded as one `audit` log line when it completes, shaped like the audit.k8s.io Event
- * Kubernetes would write at ResponseComplete (verb, requestURI, user, objectRef, responseStatus,
- * annotations), so the same tools can read it.
+ * The audit record of one request, from the moment it is authenticated to its answer: the annotations
+ * admission and the authorizer add, then one audit.k8s.io Event at ResponseComplete, as Kubernetes
+ * writes it (verb, user, objectRef, responseStatus, annotations). With an audit log (a sink), every
+ * request its policy selects goes there; without one, a request that admission annotated is still
+ * recorded as one `audit` line of the server's log.
  */
 export class RequestAudit {
   private readonly annotations: Record<string, string> = {};
   private count = 0;
+  private readonly received = Date.now();
+  private failure: Status | undefined;
 
   constructor(
     private readonly req: IncomingMessage,
-    private readonly route: ResourceRoute,
     private readonly user: UserInfo,
+    private readonly attributes: AuthorizationAttributes | undefined,
   ) {}
 
   /** The first value of a key stays, as Kubernetes' admission attributes keep it. */
@@ -42,25 +45,60 @@ export class RequestAudit {
     this.count++;
   };
 
-  /** Writes the line, if admission annotated the request. */
-  write(logger: Logger, code: number): void {
-    if (this.count === 0) return;
-    const r = this.route;
-    logger.info('audit', {
-      stage: 'ResponseComplete',
-      verb: verbOf(this.req.method ?? 'GET', r),
+  /** The request was refused or failed with this Status. */
+  failed(status: Status): void {
+    this.failure = status;
+  }
+
+  private event(code: number): Record<string, unknown> {
+    const a = this.attributes;
+    const f = this.failure;
+    return {
       requestURI: this.req.url,
-      user: { username: this.user.username, uid: this.user.uid, groups: this.user.groups },
-      objectRef: {
-        resource: r.kind.plural,
-        ...(r.namespace !== undefined ? { namespace: r.namespace } : {}),
-        ...(r.name !== undefined ? { name: r.name } : {}),
-        apiGroup: r.kind.group,
-        apiVersion: r.version,
-        ...(r.subresource ? { subresource: r.subresource } : {}),
-      },
-      responseStatus: { code },
+      verb: a?.verb ?? (this.req.method ?? 'GET').toLowerCase(),
+      user: { username: this.user.username, ...(this.user.uid ? { uid: this.user.uid } : {}), groups: this.user.groups },
+      ...(a?.isResourceRequest
+        ? {
+            objectRef: {
+              resource: a.resource,
+              ...(a.namespace ? { namespace: a.namespace } : {}),
+              ...(a.name ? { name: a.name } : {}),
+              apiGroup: a.apiGroup,
+              apiVersion: a.apiVersion,
+              ...(a.subresource ? { subresource: a.subresource } : {}),
+            },
+          }
+        : {}),
+      responseStatus: { metadata: {}, code, ...(f && code === f.code ? { status: 'Failure', message: f.message, reason: f.reason } : {}) },
       annotations: this.annotations,
+    };
+  }
+
+  /** Records the request, answered with code: into the sink as its policy says, else (annotated only) into the log. */
+  write(logger: Logger, code: number, sink?: AuditSink): void {
+    if (!sink) {
+      if (this.count > 0) logger.info('audit', { stage: 'ResponseComplete', ...this.event(code) });
+      return;
+    }
+    const a = this.attributes;
+    const { level, omitStages } = auditLevelOf(sink.policy, {
+      user: this.user,
+      verb: a?.verb ?? (this.req.method ?? 'GET').toLowerCase(),
+      ...(a?.isResourceRequest ? { resource: { group: a.apiGroup ?? '', resource: a.resource ?? '', subresource: a.subresource, namespace: a.namespace, name: a.name } } : { path: a?.path ?? this.req.url?.split('?')[0] }),
+    });
+    if (level === 'None' || omitStages.includes('ResponseComplete')) return;
+    const forwarded = this.req.headers['x-forwarded-for'];
+    sink.write({
+      kind: 'Event',
+      apiVersion: 'audit.k8s.io/v1',
+      level,
+      auditID: randomUUID(),
+      stage: 'ResponseComplete',
+      ...this.event(code),
+      sourceIPs: [...(typeof forwarded === 'string' ? forwarded.split(',').map((s) => s.trim()) : []), this.req.socket.remoteAddress ?? ''].filter(Boolean),
+      ...(this.req.headers['user-agent'] ? { userAgent: this.req.headers['user-agent'] } : {}),
+      requestReceivedTimestamp: microTime(this.received),
+      stageTimestamp: microTime(Date.now()),
     });
   }
 }

@@ -11,6 +11,7 @@ export type Route =
   | { type: 'health'; check: 'healthz' | 'livez' | 'readyz' }
   | { type: 'metrics' }
   | { type: 'timeline'; path: string }
+  | { type: 'debugLog'; path: string }
   | ResourceRoute;
 
 export interface ResourceRoute {
@@ -58,7 +59,8 @@ export function route(path: string, lookup: KindLookup): Route | undefined {
     case 'openapi':
       return { type: 'openapi', path: segs.slice(1).join('/') };
     case 'debug':
-      return segs[1] === 'timeline' ? { type: 'timeline', path: segs.slice(2).join('/') } : undefined;
+      if (segs[1] === 'timeline') return { type: 'timeline', path: segs.slice(2).join('/') };
+      return segs[1] === 'log' ? { type: 'debugLog', path: segs.slice(2).join('/') } : undefined;
     case 'api':
       if (segs.length === 1) return { type: 'discovery', path: 'api' };
       return resourcePath('', segs[1], segs.slice(2), lookup);

@@ -9,7 +9,7 @@ import { rfc3339, type ObjectStore } from '../registry/object-store.js';
 import { buildRegistry } from '../registry/build.js';
 import { ContinueTokens } from '../store/continue-token.js';
 import type { Server } from './context.js';
-import { RequestAudit } from './audit-log.js';
+import { DECISION_ANNOTATION, RequestAudit, type AuditSink } from './audit-log.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics, RequestLabels } from '../observability/metrics.js';
 import type { Sample } from '../observability/samples.js';
@@ -21,14 +21,16 @@ import { handleResource, outputFor } from './handlers/resource.js';
 import { upgradeWatch, watchSocketServerOptions } from './handlers/watch.js';
 import { handleDiscovery, handleOpenApi } from './handlers/discovery.js';
 import { type ApiError, pathNotFound, serviceUnavailable, unauthorized } from './respond/status.js';
-import { toApiError } from './respond/errors.js';
+import { toApiError, toStatus } from './respond/errors.js';
 import { RequestAuthenticator, type Authenticator } from '../auth/authenticate.js';
 import { runWithAdmissionContext } from '../admission/index.js';
+import { managerFromUserAgent } from '../registry/field-manager.js';
 import { traceRequest } from './request-span.js';
 import { alwaysAllow } from '../auth/authorization-chain.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import { authorize } from './authorize.js';
 import type { ForkPoint } from '../config/fork-origin.js';
+import { handleDebugLog } from './handlers/debug-log.js';
 import { requestAttributes } from './request-attributes.js';
 import { requestTarget, type RequestTarget } from './request-target.js';
 import { answerClientError, connectAsRequest } from './raw-requests.js';
@@ -61,6 +63,8 @@ export interface ApiServerOptions {
   inflight?: InflightLimits;
   /** How long a request's headers and body may take to arrive (`--request-timeout`); 60 s by default. */
   requestTimeoutMs?: number;
+  /** The audit log (`--audit-log-path`): every request its policy selects is recorded there. */
+  audit?: AuditSink;
   /** How long its headers may take; kube-apiserver's 32 s by default (tests shorten it). */
   headersTimeoutMs?: number;
   /** Where the served history was forked (a data folder made by `orchd fork`): /debug/timeline marks them. */
@@ -131,8 +135,11 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       if (r?.type === 'resource' && attributes) counted = requestLabels(r, attributes, req.headers['content-type']);
       release = limiter.admit(attributes ?? { verb: verb.toLowerCase(), isResourceRequest: false }, auth.user);
       // Awaited only when the chain went over the network: a cached decision costs no extra turn.
-      const authorized = opts.authorizer && authorize(opts.authorizer, attributes ?? requestAttributes(req, target, auth.user));
+      // /debug/log is authorized per resource it reads, as a list of it (handlers/debug-log.ts).
+      if (opts.audit) audit = new RequestAudit(req, auth.user, attributes);
+      const authorized = opts.authorizer && !/^\/debug\/log(\/|$)/.test(target.path) && authorize(opts.authorizer, attributes ?? requestAttributes(req, target, auth.user));
       if (authorized) await authorized;
+      if (opts.authorizer) audit?.annotate(DECISION_ANNOTATION, 'allow');
       if (!r) throw pathNotFound();
       switch (r.type) {
         case 'health':
@@ -155,24 +162,31 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
           // The debugging page (and its diff library) is loaded by its first visit.
           await (await import('./handlers/timeline.js')).handleTimeline(res, url, r.path, opts.store, opts.forks ?? []);
           return;
+        case 'debugLog':
+          await handleDebugLog(res, url, r.path, opts.store, opts.kinds, (a) => (opts.authorizer ? authorize(opts.authorizer, { ...a, user: auth.user }) : undefined));
+          return;
         case 'resource': {
           out = outputFor(req, url);
           if (!ready) throw serviceUnavailable(`the server is not ready: ${notReady}`);
-          audit = new RequestAudit(req, r, auth.user);
+          audit ??= new RequestAudit(req, auth.user, attributes);
           if (r.kind.deprecationWarning) addWarnings(res, [r.kind.deprecationWarning]);
-          const admission = { user: auth.user, warn: (w: readonly string[]) => addWarnings(res, w), annotate: audit.annotate };
+          // What the log keeps of each entry this request writes: who, how, with which field manager.
+          const write = { verb: attributes?.verb ?? verb.toLowerCase(), ...(r.subresource ? { subresource: r.subresource } : {}), manager: url.searchParams.get('fieldManager') ?? managerFromUserAgent(req.headers['user-agent']) };
+          const admission = { user: auth.user, warn: (w: readonly string[]) => addWarnings(res, w), annotate: audit.annotate, write };
           await runWithAdmissionContext(admission, () => handleResource({ req, res, url, route: r, out, server: context, user: auth.user }));
           return;
         }
       }
     } catch (err) {
       const code = sendError(res, err, out);
+      audit?.failed(toStatus(err));
+      if (code === 403 && opts.authorizer) audit?.annotate(DECISION_ANNOTATION, 'forbid');
       // 503 is the not-ready refusal (replay, shutdown): expected, and one line per request would flood the log.
       if (code >= 500 && code !== 503) opts.logger.error('request failed', { method: req.method, url: req.url, code, error: err instanceof Error ? err.stack : String(err) });
     } finally {
       release?.();
       inFlight--;
-      audit?.write(opts.logger, res.statusCode);
+      audit?.write(opts.logger, res.statusCode, opts.audit);
       // A watch is counted when it ends, as kube-apiserver counts long-running requests.
       if (counted?.verb === 'WATCH') res.once('close', () => opts.metrics.request(counted!, res.statusCode, (performance.now() - started) / 1000));
       else if (counted) opts.metrics.request(counted, res.statusCode, (performance.now() - started) / 1000);
@@ -224,6 +238,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       if (inFlight > 0) await new Promise<void>((resolve) => (drained = resolve));
       http.closeIdleConnections();
       await closed;
+      await opts.audit?.close();
     },
   };
 }

@@ -1,4 +1,4 @@
-import { decodeEntry, encodeRecord, stampTime, storedRecordLength, StoredEntry, writeStoredRecord } from './codec.js';
+import { decodeEntry, encodeRecord, stampTime, storedRecordLength, writeStoredRecord } from './codec.js';
 import { crashPoint } from './crash-point.js';
 import { LogSkeleton, noop, type Found, type LogOptions } from './log-skeleton.js';
 import type { Appended, LogEntry, LogRecord, StoredAppended } from './log.js';
@@ -62,7 +62,7 @@ export abstract class AbstractLog extends LogSkeleton {
     const value = encodeRecord(record);
     this.assigned = seq;
     const batch = (this.queued ??= newBatch());
-    batch.entries.push({ seq, type: record.type, key: record.key, value: record.value, time: 0 });
+    batch.entries.push({ seq, type: record.type, key: record.key, value: record.value, time: 0, writer: record.writer });
     batch.values.push(value);
     const durable = this.scheduled(batch).then(() => seq);
     // Unhandled otherwise when the caller does not wait; a caller that waits still sees the rejection.
@@ -73,8 +73,9 @@ export abstract class AbstractLog extends LogSkeleton {
   /**
    * Appends records whose values are already msgpack bytes (a recording's), at the next seqs, in one
    * batch, neither decoding nor encoding a value; returns the first seq (the rest follow, no gap).
+   * A record's recorded commit time and writer's stored bytes, when given, are kept (a replay serves them).
    */
-  appendStored(records: readonly { type: LogRecord['type']; key: string; raw: Uint8Array }[]): StoredAppended {
+  appendStored(records: readonly { type: LogRecord['type']; key: string; raw: Uint8Array; time?: number; writer?: Uint8Array }[]): StoredAppended {
     this.checkWritable();
     const first = this.assigned + 1;
     // Every record is checked before any takes a seq: a bad one leaves the log as it was.
@@ -82,15 +83,15 @@ export abstract class AbstractLog extends LogSkeleton {
     if (records.length === 0) return { seq: first, durable: Promise.resolve() }; // no batch: it would have no last seq to acknowledge
     // One buffer for the lot, each record a view of it: not a million small ones for the GC to track.
     let total = 0;
-    for (const r of records) total += storedRecordLength(r.key, r.raw);
+    for (const r of records) total += storedRecordLength(r.key, r.raw, r.writer);
     const slab = Buffer.allocUnsafeSlow(total);
     const batch = (this.queued ??= newBatch());
     for (let i = 0, at = 0; i < records.length; i++) {
       const r = records[i];
       const seq = ++this.assigned;
-      const end = at + storedRecordLength(r.key, r.raw);
-      const valueAt = writeStoredRecord(slab, at, r.type, r.key, r.raw);
-      batch.entries.push(new StoredEntry(seq, r.type, r.key, slab, valueAt, end, 0));
+      const end = at + storedRecordLength(r.key, r.raw, r.writer);
+      writeStoredRecord(slab, at, r.type, r.key, r.raw, r.time, r.writer);
+      batch.entries.push(decodeEntry(seq, slab, at, end));
       batch.values.push(slab.subarray(at, end));
       at = end;
     }
@@ -121,6 +122,8 @@ export abstract class AbstractLog extends LogSkeleton {
     this.writing = batch;
     const time = (this.lastTime = Math.max(Date.now(), this.lastTime));
     for (let i = 0; i < batch.values.length; i++) {
+      // A record appended with its own time (appendStored) keeps it.
+      if (batch.entries[i].time !== 0) continue;
       stampTime(batch.values[i], time);
       batch.entries[i].time = time;
     }

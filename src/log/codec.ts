@@ -1,5 +1,5 @@
 import { Packr, Unpackr } from 'msgpackr';
-import type { LogEntry, LogRecord } from './log.js';
+import type { LogEntry, LogRecord, Writer } from './log.js';
 import { stampVersion } from './stamp.js';
 
 /*
@@ -7,10 +7,12 @@ import { stampVersion } from './stamp.js';
  *
  * Entry key:   8-byte big-endian seq. Byte order (LevelDB's) is then seq order, and since seqs stay
  *              below 2^53 the first byte of an entry key is always 0x00.
- * Entry value: msgpack of {t: 'p' | 'd', c: commit time, k: key, v: value}; the seq lives only in the
- *              key. c is the wall-clock time (ms since the epoch, a float64) of the batch that wrote
- *              the entry: encodeRecord leaves room for it and stampTime writes it when the batch goes
- *              to disk. Entries written before times were kept are {t, k, v} and read without one.
+ * Entry value: msgpack of {t: 'p' | 'd', c: commit time, k: key, [w: writer,] v: value}; the seq lives
+ *              only in the key. c is the wall-clock time (ms since the epoch, a float64) of the batch
+ *              that wrote the entry: encodeRecord leaves room for it and stampTime writes it when the
+ *              batch goes to disk. w, when the entry has a writer, is binary: the writer's msgpack, or
+ *              its sealed bytes under encryption at rest. Entries written before times were kept are
+ *              {t, k, v} and read without one.
  * Meta keys:   0xff + a name. 0xff sorts after every entry key, so a scan of entries never sees them.
  *   horizon    8-byte seq: the first seq still readable (written before compaction deletes anything).
  * Checkpoint:  8-byte seq, a mark, then each part framed by its length (a file of its own for
@@ -70,32 +72,41 @@ export function encodeRecord(r: LogRecord): Buffer {
   // A bad record is a programming mistake; catching it here keeps it out of history.
   if (r.type !== 'put' && r.type !== 'delete') throw new TypeError(`log record type must be put or delete, not ${String(r.type)}`);
   if (typeof r.key !== 'string') throw new TypeError('log record key must be a string');
-  return encodeStoredRecord(r.type, r.key, packJson(r.value));
+  return encodeStoredRecord(r.type, r.key, packJson(r.value), writerBytes(r.writer));
 }
+
+/** A record's writer as it is stored: its msgpack, or the bytes encryption at rest sealed it into. */
+export const writerBytes = (w: Writer | Uint8Array | undefined): Uint8Array | undefined => (w === undefined ? undefined : w instanceof Uint8Array ? w : packJson(w));
 
 /**
  * The record's bytes around a value already in msgpack (packJson's bytes, e.g. from a recording):
  * what encodeRecord writes, without encoding the value again.
  */
-export function encodeStoredRecord(type: LogRecord['type'], key: string, value: Uint8Array): Buffer {
-  const bytes = Buffer.allocUnsafe(storedRecordLength(key, value));
-  writeStoredRecord(bytes, 0, type, key, value);
+export function encodeStoredRecord(type: LogRecord['type'], key: string, value: Uint8Array, writer?: Uint8Array): Buffer {
+  const bytes = Buffer.allocUnsafe(storedRecordLength(key, value, writer));
+  writeStoredRecord(bytes, 0, type, key, value, 0, writer);
   return bytes;
 }
 
+const binHead = (n: number): number => (n < 0x100 ? 2 : n < 0x10000 ? 3 : 5);
+
 /** How many bytes writeStoredRecord writes. */
-export function storedRecordLength(key: string, value: Uint8Array): number {
+export function storedRecordLength(key: string, value: Uint8Array, writer?: Uint8Array): number {
   const keyLength = Buffer.byteLength(key, 'utf8');
   const keyHead = keyLength < 32 ? 1 : keyLength < 0x100 ? 2 : keyLength < 0x10000 ? 3 : 5;
-  return TIME_AT + 8 + 2 + keyHead + keyLength + 2 + value.length;
+  return TIME_AT + 8 + 2 + keyHead + keyLength + (writer ? 2 + binHead(writer.length) + writer.length : 0) + 2 + value.length;
 }
 
-/** Writes the record at b[start...] (room made with storedRecordLength); returns where its value starts. */
-export function writeStoredRecord(b: Buffer, start: number, type: LogRecord['type'], key: string, value: Uint8Array): number {
+/**
+ * Writes the record at b[start...] (room made with storedRecordLength), with its commit time if
+ * known and its writer's bytes if any; returns where its value starts.
+ */
+export function writeStoredRecord(b: Buffer, start: number, type: LogRecord['type'], key: string, value: Uint8Array, time = 0, writer?: Uint8Array): number {
   const keyLength = Buffer.byteLength(key, 'utf8');
   b.set(HEAD, start);
+  if (writer) b[start + 2] = 5;
   b[start + 6] = type === 'put' ? 0x70 : 0x64;
-  b.writeDoubleBE(0, start + TIME_AT);
+  b.writeDoubleBE(time, start + TIME_AT);
   let at = start + TIME_AT + 8;
   b[at++] = FIXSTR1;
   b[at++] = K;
@@ -104,6 +115,16 @@ export function writeStoredRecord(b: Buffer, start: number, type: LogRecord['typ
   else if (keyLength < 0x10000) (b[at] = 0xda), b.writeUInt16BE(keyLength, at + 1), (at += 3);
   else (b[at] = 0xdb), b.writeUInt32BE(keyLength, at + 1), (at += 5);
   at += b.write(key, at, 'utf8');
+  if (writer) {
+    b[at++] = FIXSTR1;
+    b[at++] = W;
+    const n = writer.length;
+    if (n < 0x100) (b[at++] = 0xc4), (b[at++] = n);
+    else if (n < 0x10000) (b[at] = 0xc5), b.writeUInt16BE(n, at + 1), (at += 3);
+    else (b[at] = 0xc6), b.writeUInt32BE(n, at + 1), (at += 5);
+    b.set(writer, at);
+    at += n;
+  }
   b[at++] = FIXSTR1;
   b[at++] = V;
   b.set(value, at);
@@ -118,14 +139,20 @@ export function stampTime(record: Buffer, ms: number): void {
 /** The entry whose record is bytes[start, end) (a page read into one buffer: see leveldb-log.ts). */
 export function decodeEntry(seq: number, bytes: Buffer, start = 0, end = bytes.length): LogEntry {
   const head = readHeader(bytes, start, end);
-  if (head) return new StoredEntry(seq, head.type, head.key, bytes, head.valueAt, end, head.time);
-  const s = unpackJson(bytes.subarray(start, end)) as { t?: unknown; c?: unknown; k?: unknown; v?: unknown } | null;
+  if (head) return new StoredEntry(seq, head.type, head.key, bytes, head.valueAt, end, head.time, head.writerAt, head.writerEnd);
+  const s = unpackJson(bytes.subarray(start, end)) as { t?: unknown; c?: unknown; k?: unknown; w?: unknown; v?: unknown } | null;
   if (s === null || typeof s !== 'object' || (s.t !== 'p' && s.t !== 'd') || typeof s.k !== 'string') {
     throw new Error(`log entry ${seq} is not a log record`);
   }
   const entry: LogEntry = { seq, type: s.t === 'p' ? 'put' : 'delete', key: s.k, value: stampVersion(s.v, seq) };
   if (typeof s.c === 'number') entry.time = s.c;
+  if (s.w instanceof Uint8Array) entry.writer = writerOf(Buffer.from(s.w.buffer, s.w.byteOffset, s.w.byteLength));
   return entry;
+}
+
+/** A writer's stored bytes: its msgpack map decoded; sealed bytes (encryption at rest) as they are, for the encrypted log to open. */
+function writerOf(b: Buffer): Writer | Uint8Array {
+  return (b[0] >= 0x80 && b[0] <= 0x8f) || b[0] === 0xde ? (unpackJson(b) as Writer) : b;
 }
 
 /**
@@ -151,7 +178,27 @@ export class StoredEntry implements LogEntry {
     readonly end: number,
     /** The commit time; undefined for an entry written before the log kept times. */
     readonly time: number | undefined,
+    /** Where its writer's bytes are, when it has one. */
+    private readonly writerAt?: number,
+    private readonly writerEnd?: number,
   ) {}
+
+  #writer: Writer | Uint8Array | undefined | typeof NOT_DECODED = NOT_DECODED;
+
+  /** Its writer as stored (msgpack, or sealed bytes), not decoded: copied as it is into another log. */
+  get writerRaw(): Buffer | undefined {
+    return this.writerAt === undefined ? undefined : this.bytes.subarray(this.writerAt, this.writerEnd);
+  }
+
+  /** Who wrote it (decoded on first use); sealed bytes until encryption at rest opens them. */
+  get writer(): Writer | Uint8Array | undefined {
+    if (this.#writer === NOT_DECODED) this.#writer = this.writerRaw && writerOf(this.writerRaw);
+    return this.#writer;
+  }
+
+  set writer(w: Writer | Uint8Array | undefined) {
+    this.#writer = w;
+  }
 
   get raw(): Buffer {
     return this.bytes.subarray(this.start, this.end);
@@ -180,6 +227,7 @@ const T = 0x74;
 const C = 0x63;
 const K = 0x6b;
 const V = 0x76;
+const W = 0x77;
 const HEAD = Buffer.from([MAP16, 0, 4, FIXSTR1, T, FIXSTR1, 0, FIXSTR1, C, FLOAT64]);
 /** Where encodeRecord puts the commit time (after the map head, "t", its type, "c" and float64's mark). */
 const TIME_AT = HEAD.length;
@@ -188,10 +236,10 @@ const TIME_AT = HEAD.length;
  * The type, time and key of a record, and where its value starts, read by hand. undefined when the
  * bytes are laid out otherwise (decodeEntry then decodes the whole record, as it always could).
  */
-function readHeader(b: Buffer, start = 0, stop = b.length): { type: 'put' | 'delete'; time: number | undefined; key: string; valueAt: number } | undefined {
+function readHeader(b: Buffer, start = 0, stop = b.length): { type: 'put' | 'delete'; time: number | undefined; key: string; valueAt: number; writerAt?: number; writerEnd?: number } | undefined {
   let at: number;
   let fields: number;
-  if (b[start] === MAP16 && b[start + 1] === 0 && (b[start + 2] === 3 || b[start + 2] === 4)) (fields = b[start + 2]), (at = start + 3);
+  if (b[start] === MAP16 && b[start + 1] === 0 && b[start + 2] >= 3 && b[start + 2] <= 5) (fields = b[start + 2]), (at = start + 3);
   else if (b[start] === MAP3) (fields = 3), (at = start + 1);
   else return undefined;
   if (stop < at + 9 || b[at] !== FIXSTR1 || b[at + 1] !== T || b[at + 2] !== FIXSTR1) return undefined;
@@ -199,7 +247,7 @@ function readHeader(b: Buffer, start = 0, stop = b.length): { type: 'put' | 'del
   if (t !== 0x70 && t !== 0x64) return undefined;
   at += 4;
   let time: number | undefined;
-  if (fields === 4) {
+  if (fields >= 4) {
     if (stop < at + 12 || b[at] !== FIXSTR1 || b[at + 1] !== C || b[at + 2] !== FLOAT64) return undefined;
     time = b.readDoubleBE(at + 3);
     at += 11;
@@ -221,9 +269,19 @@ function readHeader(b: Buffer, start = 0, stop = b.length): { type: 'put' | 'del
     length = b.readUInt32BE(at + 1);
     at += 5;
   } else return undefined;
-  const end = at + length;
+  const key = b.toString('utf8', at, at + length);
+  let end = at + length;
+  let writer: { writerAt: number; writerEnd: number } | undefined;
+  if (fields === 5) {
+    if (end + 4 > stop || b[end] !== FIXSTR1 || b[end + 1] !== W) return undefined;
+    const m = b[end + 2];
+    const [n, from] = m === 0xc4 ? [b[end + 3], end + 4] : m === 0xc5 && end + 5 <= stop ? [b.readUInt16BE(end + 3), end + 5] : m === 0xc6 && end + 7 <= stop ? [b.readUInt32BE(end + 3), end + 7] : [-1, 0];
+    if (n < 0) return undefined;
+    writer = { writerAt: from, writerEnd: from + n };
+    end = from + n;
+  }
   if (end + 3 > stop || b[end] !== FIXSTR1 || b[end + 1] !== V) return undefined;
-  return { type: t === 0x70 ? 'put' : 'delete', time, key: b.toString('utf8', at, end), valueAt: end + 2 };
+  return { type: t === 0x70 ? 'put' : 'delete', time, key, valueAt: end + 2, ...writer };
 }
 
 /** msgpackr bytes back to the JSON value packJson wrote, "__proto__" keys included. */

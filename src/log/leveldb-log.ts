@@ -22,6 +22,8 @@ export interface ImportedEntry {
   key: string;
   raw: Uint8Array;
   time?: number;
+  /** Who wrote it, as stored bytes (its msgpack, or sealed under encryption at rest). */
+  writer?: Uint8Array;
 }
 
 /** Entries only: every meta key (0xff…) sorts after the largest seq key. */
@@ -203,7 +205,7 @@ async function writePages(db: Level<Buffer, Buffer>, pages: AsyncIterable<readon
     const chain = db.batch();
     for (const e of page) {
       check(e);
-      const record = encodeStoredRecord(e.type, e.key, e.raw);
+      const record = encodeStoredRecord(e.type, e.key, e.raw, e.writer);
       if (e.time !== undefined) stampTime(record, e.time);
       chain.put(seqKey(e.seq), record);
     }

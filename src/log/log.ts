@@ -32,6 +32,19 @@ export interface LogRecord {
    * that writer (the store) checked it against its view synchronously with the append.
    */
   expect?: number;
+  /**
+   * Who wrote it, kept with the entry (and sealed with it under encryption at rest: then bytes, until
+   * the encrypted log opens them). Absent for entries written before the log kept writers.
+   */
+  writer?: Writer | Uint8Array;
+}
+
+/** The writer of a log entry: the authenticated user, the field manager, the verb and the subresource. */
+export interface Writer {
+  user: string;
+  verb?: string;
+  subresource?: string;
+  manager?: string;
 }
 
 export interface LogEntry extends LogRecord {

@@ -1,6 +1,6 @@
 import type { Observable } from 'rxjs/internal/Observable';
 import { filter, take, timeout } from 'rxjs';
-import { LogError, type Log } from '../log/log.js';
+import { LogError, type Log, type Writer as EntryWriter } from '../log/log.js';
 import { corruptObjectsOf, type CorruptObject } from '../log/encryption/index.js';
 import type { KubeObject } from '../resources/types.js';
 import { Checkpoints } from './checkpoints.js';
@@ -28,6 +28,8 @@ export interface StoreOptions {
   onReplayProgress?: (applied: number, total: number) => void;
   /** The clock that dates versions for age-based history retention (tests move it). */
   now?: () => number;
+  /** Who is writing now (the request's user, verb, field manager): kept with each entry. */
+  writerOf?: () => EntryWriter | undefined;
 }
 
 /**
@@ -54,7 +56,7 @@ export class Store implements WatchSource, HistorySource {
   constructor(private readonly opts: StoreOptions) {
     this.log = opts.log;
     this.now = opts.now ?? Date.now;
-    this.writer = new Writer(this.log, (key) => this.view.get(key));
+    this.writer = new Writer(this.log, (key) => this.view.get(key), opts.writerOf);
     this.checkpoints = new Checkpoints(this.log, () => this.view, (key, rev) => this.revision(key, rev), opts.checkpointEvery ?? 100_000);
     this.compactions_ = new Compactions(this.log, () => this.view, this.checkpoints);
     this.commits = new Commits({

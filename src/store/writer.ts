@@ -1,4 +1,4 @@
-import { LogError, type Log, type LogRecord } from '../log/log.js';
+import { LogError, type Log, type LogRecord, type Writer as EntryWriter } from '../log/log.js';
 import { stampVersion } from '../log/stamp.js';
 import { failSpan, tracer } from '../observability/spans.js';
 import { stageLap, stageStart } from '../observability/stage-timing.js';
@@ -33,6 +33,8 @@ export class Writer {
     private readonly log: Log,
     /** The key's state in the view (committed). */
     private readonly committed: (key: string) => StoredObject | undefined,
+    /** Who is writing now (the request's user, verb, field manager): kept with each entry. */
+    private readonly writerOf?: () => EntryWriter | undefined,
   ) {}
 
   /** The newest state of key including appended-but-not-yet-durable writes: what preconditions check. */
@@ -177,7 +179,7 @@ export class Writer {
     // group commit's wait shows in the trace.
     const span = tracer().startSpan('log.append', { attributes: { 'orchd.log.key': key, 'orchd.log.record': type } });
     const t = stageStart();
-    const { seq: known, durable } = this.log.append({ type, key, value: obj, expect });
+    const { seq: known, durable } = this.log.append({ type, key, value: obj, expect, writer: this.writerOf?.() });
     const appended = stageLap('encode', t);
     if (known !== undefined) {
       span.setAttribute('orchd.log.seq', known);

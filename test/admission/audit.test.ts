@@ -105,7 +105,7 @@ describe('Audit validation action', () => {
     const ns = await install('deny-audit', { validations: [{ expression: 'false', message: 'never' }] }, [{ validationActions: ['Deny', 'Audit'] }]);
     const r = await createAudited(ns, event('d1'));
     expect(r.status).toBe(422);
-    expect(r.line.responseStatus).toEqual({ code: 422 });
+    expect(r.line.responseStatus).toMatchObject({ code: 422, status: 'Failure', reason: 'Invalid' });
     expect(JSON.parse(r.line.annotations[FAILURE])).toEqual([{ message: 'never', policy: 'deny-audit', binding: 'deny-audit-b0', expressionIndex: 0, validationActions: ['Deny', 'Audit'] }]);
   });
 });

@@ -170,7 +170,7 @@ authorizers:
       expect(r.stdout()).toContain(flag);
     }
     // The help says which files are enforced and which are only validated, so no one is misled.
-    expect(r.stdout()).toMatch(/Enforced: authentication and authorization[^\n]*encryption at rest, TLS,\s+egress selection, tracing and the admission configuration\./);
+    expect(r.stdout()).toMatch(/Enforced: authentication and authorization[^\n]*encryption at rest, TLS,\s+egress selection, tracing, the admission configuration and the audit policy\./);
     expect(r.stdout()).not.toMatch(/not yet/);
   });
 });

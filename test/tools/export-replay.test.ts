@@ -59,13 +59,12 @@ describe('orchd export', () => {
     expect(rec.entries.find((e) => e.type === 'delete')).toMatchObject({ key: `events.orch.io/events/${NS}/e2` });
   });
 
-  it('from the server, the same snapshot and entries (times aside)', async () => {
+  it('from the server, the same snapshot and entries, commit times included', async () => {
     const other = join(work, 'from-api.orchlog');
     expect((await run('export', '--server', server.url, '--from', String(initial), '--to', String(rec.header.to), '--file', other)).code).toBe(0);
     const api = await readRecording(other);
-    const timeless = (r: Recording) => ({ snapshot: r.snapshot, entries: r.entries.map(({ time: _t, ...e }) => e) });
-    expect(timeless(api)).toEqual(timeless(rec));
-    expect(api.header.timesFromLog).toBe(false);
+    expect({ snapshot: api.snapshot, entries: api.entries }).toEqual({ snapshot: rec.snapshot, entries: rec.entries });
+    expect(api.header.timesFromLog).toBe(true);
   });
 });
 
@@ -117,9 +116,17 @@ describe('orchd replay of a recording', () => {
       expect(await until(initial + 2)).toBe(initial + 2);
       await sleep(200);
       expect(await head()).toBe(initial + 2);
-      expect(await (await fetch(`${controls.url}/status`)).json()).toMatchObject({ paused: true, at: initial + 2 });
-      await post('/step');
-      expect(await until(initial + 3)).toBe(initial + 3);
+      const entryAt = (rv: number) => new Date(rec.entries.find((e) => e.rv === rv)!.time!).toISOString();
+      expect(await (await fetch(`${controls.url}/status`)).json()).toEqual({ paused: true, at: initial + 2, end: rec.header.to, jumpTo: 0, pauseAt: null, speed: 'max', recordedTime: entryAt(initial + 2) });
+      // A step answers once its entry is sent, with where the replay is then.
+      expect(await post('/step')).toMatchObject({ paused: true, at: initial + 3, recordedTime: entryAt(initial + 3) });
+      expect(await head()).toBe(initial + 3);
+      const refused = async (path: string, reason: string) => {
+        const res = await fetch(controls.url + path, { method: 'POST' });
+        expect([res.status, ((await res.json()) as { error: string }).error]).toEqual([400, reason]);
+      };
+      await refused(`/jump?to=${initial + 1}`, `/jump?to=${initial + 1}: the replay is at ${initial + 3}: it goes forward only`);
+      await refused(`/jump?to=${rec.header.to + 1}`, `/jump?to=${rec.header.to + 1}: past the end: the replay ends at ${rec.header.to}`);
       await sleep(200);
       expect(await head()).toBe(initial + 3);
       expect((await fetch(`${controls.url}/jump?to=soon`, { method: 'POST' })).status).toBe(400);
@@ -129,10 +136,21 @@ describe('orchd replay of a recording', () => {
       expect(await head()).toBe(initial + 6);
       await post('/resume');
       expect((await r.done).to).toBe(rec.header.to);
+      await refused('/step', 'not paused: a step goes one entry at a time from a pause');
     } finally {
       await controls.close();
       await r.close();
     }
+  });
+});
+
+describe('orchd replay refuses at start', () => {
+  it('--pause-at at or past the end, or a time: one line, exit 1; a time is resolved and said', async () => {
+    const past = await run('replay', file, '--speed', 'max', '--pause-at', String(rec.header.to));
+    expect([past.code, past.err]).toEqual([1, `orchd replay: --pause-at ${rec.header.to}: the replay ends at ${rec.header.to}: it would never pause\n`]);
+    const later = await run('replay', file, '--pause-at', new Date(rec.entries[rec.entries.length - 1].time! + 60_000).toISOString());
+    expect(later.code).toBe(1);
+    expect(later.err).toMatch(/^orchd replay: --pause-at \S+: not written yet: the newest version is \d+, committed at \S+\n$/);
   });
 });
 

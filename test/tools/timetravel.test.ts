@@ -90,19 +90,19 @@ describe('orchd log', () => {
     ]);
   });
 
-  it('from the data folder, times are the log commit times (ms), never going back; from the server, the objects stamps', async () => {
+  it('times are the log commit times (ms), never going back, the same from the data folder and from the server', async () => {
     const { dir, api } = await both('log', '-o', 'json', '--from', String(rv.ns));
     const d = jsonLines(dir.out);
     expect(new Set(d.map((l) => l.timeSource))).toEqual(new Set(['log']));
     const times = d.map((l) => Date.parse(l.time));
     expect(times.every((t, i) => t >= started - 1 && t <= ended + 1 && (i === 0 || t >= times[i - 1]))).toBe(true);
-    expect(new Set(jsonLines(api.out).map((l) => l.timeSource))).toEqual(new Set(['object-timestamps']));
-    expect(api.err).toMatch(/note: times are taken from the objects' own timestamps/);
+    expect(jsonLines(api.out)).toEqual(d);
+    expect(api.err).toBe('');
   });
 
   it('filters by kind, namespace and label selector; the table is the same from both', async () => {
     const { dir, api } = await both('log', '--kind', 'events', '-n', NS, '-l', 'app=x');
-    expect(dir.out.split('\n')[0]).toMatch(/^RESOURCEVERSION\s+TIME\s+EVENT\s+RESOURCE\s+NAMESPACE\s+NAME\s+MANAGER$/);
+    expect(dir.out.split('\n')[0]).toMatch(/^RESOURCEVERSION\s+TIME\s+EVENT\s+RESOURCE\s+NAMESPACE\s+NAME\s+USER\s+MANAGER$/);
     const rows = (t: string) => t.trim().split('\n').slice(1).map((l) => l.split(/\s{3,}/).filter((_, i) => i !== 1).join(' '));
     expect(rows(dir.out)).toEqual(rows(api.out));
     expect(rows(dir.out).map((r) => r.split(' ').slice(0, 5).join(' '))).toEqual([
@@ -166,7 +166,8 @@ describe('orchd history', () => {
     expect(d.map((l) => `${l.resourceVersion} ${l.type}`)).toEqual([`${rv.e2} ADDED`, `${rv.del} DELETED`]);
     expect(d[1].patch).toEqual([{ op: 'remove', path: '' }]);
     const ns = jsonLines((await both('history', 'namespaces/tt-b', '-o', 'json-patch')).dir.out);
-    expect(ns.map((l) => `${l.resourceVersion} ${l.type} ${l.manager}`)).toEqual([`${rv.nsB} ADDED tt-maker (Update)`, `${rv.nsBLabel} MODIFIED tt-labeler (Update)`]);
+    // Who, as the log kept it with each entry: the user, the field manager and the verb.
+    expect(ns.map((l) => `${l.resourceVersion} ${l.type} ${l.user} ${l.manager}`)).toEqual([`${rv.nsB} ADDED system:anonymous tt-maker (create)`, `${rv.nsBLabel} MODIFIED system:anonymous tt-labeler (update)`]);
     expect(ns[1].patch).toContainEqual({ op: 'add', path: '/metadata/labels/team', value: 'a' });
     const text = await both('history', 'events/e1', '-n', NS);
     const heads = text.dir.out.split('\n').filter((l) => l.startsWith('# '));
@@ -198,12 +199,18 @@ describe('a log written before it kept commit times', () => {
       expect(after.code).toBe(0);
       expect(after.err).toMatch(/note: times are taken from the objects' own timestamps \(to the second\), not from the log: this log was written before it kept commit times/);
       const lines = jsonLines(after.out);
-      expect(timeless(lines)).toEqual(timeless(jsonLines(before.out)));
+      // The same changes; the old layout kept no writers.
+      expect(lines.every((l) => l.writer === null)).toBe(true);
+      expect(timeless(lines).map(({ writer: _w, ...l }) => l)).toEqual(timeless(jsonLines(before.out)).map(({ writer: _w, ...l }) => l));
       expect(new Set(lines.map((l) => l.timeSource))).toEqual(new Set(['object-timestamps']));
       expect(lines.every((l) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/.test(l.time))).toBe(true);
       // A time finds its version by those stamps: the newest version stamped at or before it.
-      const at = await run('state', '--data-dir', old, '--at', new Date(ended + 5000).toISOString(), '--kind', 'events', '-n', NS, '-o', 'json');
+      const at = await run('state', '--data-dir', old, '--at', lines[lines.length - 1].time, '--kind', 'events', '-n', NS, '-o', 'json');
       expect(jsonLines(at.out).map((o) => o.metadata.name)).toEqual(['e1', 'e3']);
+      // Past the newest stamp, as past the head: not written yet.
+      const later = await run('state', '--data-dir', old, '--at', new Date(Date.parse(lines[lines.length - 1].time) + 5000).toISOString());
+      expect(later.code).toBe(1);
+      expect(later.err).toMatch(/not written yet: the newest version is \d+, committed at /);
     } finally {
       await rm(old, { recursive: true, force: true });
     }

@@ -23,10 +23,10 @@ import type { KubeObject } from '../../src/resources/types.js';
 import type { Store } from '../../src/store/store.js';
 import { splitKey } from '../../src/store/keys.js';
 import { LazyObject, storedOf, type StoredObject } from '../../src/store/stored-object.js';
-import { objectsAt, revisionsOf, versionsOf, type KeyVersion } from '../../src/store/versions.js';
+import { objectsAt, revisionsOf, stampedTimeMs, versionsOf, type KeyVersion } from '../../src/store/versions.js';
 import { checkpointRevisions } from './checkpoint-index.js';
 import { isSealed, openCheckpointState } from './checkpoint-state.js';
-import { collectionOfKind, selects, StampClock, takesKind, TimeTravelError, type Change, type Filter, type History, type Stored } from './history.js';
+import { collectionOfKind, selects, StampClock, takesKind, TimeTravelError, writerOf, type Change, type Filter, type History, type Stored } from './history.js';
 import { snapshotLogFolder } from './log-snapshot.js';
 
 /** The newest version whose state is folded from the log rather than read from a rebuilt store. */
@@ -186,7 +186,7 @@ class DataDirHistory implements History {
         if (!takesKind(filter, e.key)) continue;
         const object = e.value as KubeObject;
         if (!selects(filter, e.key, () => object)) continue;
-        yield { rv: e.seq, type: this.typeOf(store, e), key: e.key, object, time };
+        yield { rv: e.seq, type: this.typeOf(store, e), key: e.key, object, time, writer: writerOf(e) };
       }
     }
   }
@@ -240,7 +240,7 @@ class DataDirHistory implements History {
   async versionsOf(key: string): Promise<Change[]> {
     const versions = (!this.store && (await this.plainVersionsOf(key))) || (await versionsOf(await this.full(), key));
     const clock = this.timesFromLog ? undefined : new StampClock();
-    return versions.map(({ entry: e, type }) => ({ rv: e.seq, type, key, object: e.value as KubeObject, time: clock ? clock.timeOf(e.value) : e.time }));
+    return versions.map(({ entry: e, type }) => ({ rv: e.seq, type, key, object: e.value as KubeObject, time: clock ? clock.timeOf(e.value) : e.time, writer: writerOf(e) }));
   }
 
   /**
@@ -324,6 +324,11 @@ class DataDirHistory implements History {
       }
     }
     return found;
+  }
+
+  async timeOf(rv: number): Promise<number | undefined> {
+    const e = rv >= this.log.firstSeq ? await this.log.get(rv) : undefined;
+    return this.timesFromLog ? e?.time : stampedTimeMs(e?.value);
   }
 
   async close(): Promise<void> {

@@ -19,7 +19,7 @@ import type { EncryptionConfiguration } from '../../src/log/encryption/configura
 import { ResourceProviders } from '../../src/log/encryption/providers.js';
 import { StoredValues } from '../../src/log/encryption/stored-values.js';
 import { LevelDbLog, type ImportedEntry } from '../../src/log/leveldb-log.js';
-import { TimeTravelError, type History } from './history.js';
+import { TimeTravelError, writerBytesOf, type History } from './history.js';
 import { progress } from './progress.js';
 import { stateEntries } from './state-entries.js';
 
@@ -99,7 +99,7 @@ async function* entriesUpTo(h: History, from: number, at: number, checkTo: numbe
     const kept: ImportedEntry[] = [];
     for (const e of page) {
       if (e.seq > at) break;
-      kept.push({ seq: e.seq, type: e.type, key: e.key, raw: e.raw ?? packJson(e.value), time: e.time });
+      kept.push({ seq: e.seq, type: e.type, key: e.key, raw: e.raw ?? packJson(e.value), time: e.time, writer: writerBytesOf(e) });
       if (e.seq === at) timeOfAt(e.time ?? null);
     }
     if (kept.length > 0) {
@@ -109,12 +109,12 @@ async function* entriesUpTo(h: History, from: number, at: number, checkTo: numbe
   }
 }
 
-async function* sealed(pages: AsyncIterable<ImportedEntry[]>, seal: ((e: ImportedEntry) => Uint8Array) | undefined): AsyncIterable<ImportedEntry[]> {
-  for await (const page of pages) yield seal ? page.map((e) => ({ ...e, raw: seal(e) })) : page;
+async function* sealed(pages: AsyncIterable<ImportedEntry[]>, seal: ((e: ImportedEntry) => ImportedEntry) | undefined): AsyncIterable<ImportedEntry[]> {
+  for await (const page of pages) yield seal ? page.map(seal) : page;
 }
 
-/** Seals entries' values as an encrypted log's append does: by the first provider of their resource. */
-async function sealer(config: EncryptionConfiguration): Promise<{ seal(e: ImportedEntry): Uint8Array; close(): void }> {
+/** Seals entries' values and writers as an encrypted log's append does: by the first provider of their resource. */
+async function sealer(config: EncryptionConfiguration): Promise<{ seal(e: ImportedEntry): ImportedEntry; close(): void }> {
   const providers = new ResourceProviders(config);
   providers.start();
   if (!(await providers.ready(KMS_WAIT_MS))) {
@@ -124,7 +124,11 @@ async function sealer(config: EncryptionConfiguration): Promise<{ seal(e: Import
   }
   const values = new StoredValues(providers);
   return {
-    seal: (e) => (values.storesPlainly(e.key) ? e.raw : packJson(values.seal(e.key, unpackJson(Buffer.from(e.raw.buffer, e.raw.byteOffset, e.raw.byteLength))))),
+    seal: (e) => {
+      if (values.storesPlainly(e.key)) return e;
+      const open = (b: Uint8Array) => unpackJson(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+      return { ...e, raw: packJson(values.seal(e.key, open(e.raw))), writer: e.writer && (values.seal(e.key, open(e.writer)) as Uint8Array) };
+    },
     close: () => providers.close(),
   };
 }

@@ -3,7 +3,8 @@
  * (server.ts): the changes of the log in order, the state at a version, the versions of one object.
  * Both readers give the same answers, so each command is written once against this.
  */
-import type { LogEntry } from '../../src/log/log.js';
+import { StoredEntry, writerBytes } from '../../src/log/codec.js';
+import type { LogEntry, Writer } from '../../src/log/log.js';
 import type { KubeObject } from '../../src/resources/types.js';
 import { CommandError } from '../../src/cli/flags.js';
 import { kinds } from '../../src/resources/registry.js';
@@ -22,6 +23,20 @@ export interface Change {
   object: KubeObject;
   /** ms since the epoch; see History.timesFromLog. undefined: nothing tells (no stamp yet). */
   time: number | undefined;
+  /** Who wrote it, as the log kept it; undefined for an entry written before the log kept writers. */
+  writer?: Writer;
+}
+
+/** An entry's writer, when the log kept one and it is open (not sealed bytes). */
+export const writerOf = (e: { writer?: Writer | Uint8Array }): Writer | undefined => (e.writer instanceof Uint8Array ? undefined : e.writer);
+
+/**
+ * An entry's writer as bytes to store again (a recording, a replay's log): the log's own bytes where
+ * it read them, none when they are sealed and encryption at rest did not open them.
+ */
+export function writerBytesOf(e: LogEntry): Uint8Array | undefined {
+  if (e.writer instanceof Uint8Array) return undefined;
+  return e instanceof StoredEntry && e.writerRaw ? e.writerRaw : writerBytes(e.writer);
 }
 
 export interface Stored {
@@ -64,6 +79,10 @@ export interface History {
   storedEntries?(from: number, to: number): AsyncIterable<LogEntry[]>;
   /** The newest version committed at or before time (ms); 0 when none was. */
   versionAt(timeMs: number): Promise<number>;
+  /** When version rv was committed (its guess, for an old log); undefined when nothing tells. */
+  timeOf(rv: number): Promise<number | undefined>;
+  /** Every change after `after` as it is committed, until the caller stops; without it, `log --follow` asks again and again. */
+  follow?(after: number, filter: Filter): AsyncIterable<Change>;
   close(): Promise<void>;
 }
 
@@ -95,12 +114,24 @@ export function kindOfKey(key: string): KindStrategy | undefined {
   return byCollection.get(splitKey(key).collection);
 }
 
-/** A kind named as kubectl takes it: plural, singular, Kind or short name, with or without its group. */
+/** The initials of a kind of several words (ValidatingAdmissionPolicy: vap), as people shorten them. */
+const initialsOf = (kind: string): string | undefined => {
+  const caps = kind.match(/[A-Z]/g) ?? [];
+  return caps.length > 1 ? caps.join('').toLowerCase() : undefined;
+};
+
+/**
+ * A kind named as kubectl takes it: plural, singular, Kind or short name, alone, with its group
+ * (events.events.orch.io) or with its version and group (events.v1.events.orch.io); or by the
+ * initials of a kind of several words (vap, vapb, mwc).
+ */
 export function resolveKind(text: string): KindStrategy {
-  const [name, ...group] = text.toLowerCase().split('.');
-  const g = group.join('.');
+  const [name, ...rest] = text.toLowerCase().split('.');
+  const g = rest.join('.');
   const found = kinds.find(
-    (k) => (g === '' || k.group === g) && [k.plural, k.singular, k.kind.toLowerCase(), ...(k.shortNames ?? [])].includes(name),
+    (k) =>
+      (g === '' || k.group === g || (k.versions.includes(rest[0]) && rest.slice(1).join('.') === k.group)) &&
+      [k.plural, k.singular, k.kind.toLowerCase(), ...(k.shortNames ?? []), initialsOf(k.kind)].includes(name),
   );
   if (!found) throw new TimeTravelError(`unknown kind ${JSON.stringify(text)}: orchd serves ${kinds.map((k) => k.plural).join(', ')}`);
   return found;
@@ -150,7 +181,11 @@ export class StampClock {
 /** A version given as a number (a resourceVersion), a time (RFC 3339, e.g. 2026-11-26T02:14:00Z) or HEAD (the newest). */
 export type VersionSpec = { rv: number } | { timeMs: number } | { head: true };
 
-/** A version as a flag's text gives it: a resourceVersion or an RFC 3339 time (the flag table names the flag in its error). */
+/**
+ * A version as a flag's text gives it: a resourceVersion or an RFC 3339 time, which must say its
+ * zone (a time without one would be read in whatever zone the machine is set to). The flag table
+ * names the flag in its error.
+ */
 export function parseVersionSpec(text: string): VersionSpec {
   if (text === 'HEAD') return { head: true };
   if (/^\d+$/.test(text)) {
@@ -158,7 +193,9 @@ export function parseVersionSpec(text: string): VersionSpec {
     if (!Number.isSafeInteger(rv)) throw new Error(`${text}: not a resourceVersion`);
     return { rv };
   }
-  const ms = /^\d{4}-\d\d-\d\d/.test(text) ? Date.parse(text) : NaN;
+  const m = /^(\d{4}-\d\d-\d\d)[Tt ](\d\d:\d\d(?::\d\d(?:\.\d+)?)?)([Zz]|[+-]\d\d:\d\d)?$/.exec(text);
+  if (m && m[3] === undefined) throw new Error(`${JSON.stringify(text)}: a time must say its zone: ${m[1]}T${m[2]}Z for UTC, or an offset such as ${m[1]}T${m[2]}+02:00`);
+  const ms = m ? Date.parse(text) : NaN;
   if (Number.isNaN(ms)) throw new Error(`${JSON.stringify(text)}: neither a resourceVersion (a number) nor a time (RFC 3339, e.g. 2026-11-26T02:14:00Z) nor HEAD`);
   return { timeMs: ms };
 }
@@ -167,25 +204,20 @@ export function parseVersionSpec(text: string): VersionSpec {
 export async function resolveVersion(history: History, flag: string, spec: VersionSpec): Promise<number> {
   if ('head' in spec) return checkVersion(history, flag, history.head);
   if ('timeMs' in spec) {
+    const at = new Date(spec.timeMs).toISOString();
     const rv = await history.versionAt(spec.timeMs);
-    if (rv === 0) throw new TimeTravelError(`${flag} ${new Date(spec.timeMs).toISOString()}: nothing was committed at or before then`);
+    if (rv === 0) throw new TimeTravelError(`${flag} ${at}: nothing was committed at or before then`);
+    // A time after the newest commit names a version not written yet, as a number past the head does.
+    const headTime = rv === history.head ? await history.timeOf(rv) : undefined;
+    if (headTime !== undefined && spec.timeMs > headTime) throw new TimeTravelError(`${flag} ${at}: not written yet: the newest version is ${history.head}, committed at ${new Date(headTime).toISOString()}`);
     return checkVersion(history, flag, Math.max(rv, history.oldest));
   }
   return checkVersion(history, flag, spec.rv);
 }
 
 function checkVersion(history: History, flag: string, rv: number): number {
-  if (rv < history.oldest || (rv === 0 && history.oldest === 0)) {
-    throw new TimeTravelError(`${flag} ${rv}: gone (410): the log is compacted below it; the oldest version kept is ${Math.max(history.oldest, 1)}`);
-  }
+  if (rv === 0 && history.oldest === 0) throw new TimeTravelError(`${flag} 0: before the first entry: the oldest version is 1`);
+  if (rv < history.oldest) throw new TimeTravelError(`${flag} ${rv}: gone (410): the log is compacted below it; the oldest version kept is ${history.oldest}`);
   if (rv > history.head) throw new TimeTravelError(`${flag} ${rv}: not written yet: the newest version is ${history.head}`);
   return rv;
-}
-
-/** The versions from..to a command reads: by default from the oldest readable to the head. */
-export async function resolveRange(h: History, from: VersionSpec | undefined, to: VersionSpec | undefined): Promise<{ from: number; to: number }> {
-  const f = from === undefined ? Math.max(h.oldest, 1) : await resolveVersion(h, '--from', from);
-  const t = to === undefined ? h.head : await resolveVersion(h, '--to', to);
-  if (f > t) throw new TimeTravelError(`--from ${f} is after --to ${t}`);
-  return { from: f, to: t };
 }

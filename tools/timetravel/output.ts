@@ -8,6 +8,7 @@ import { JsonLines } from '../../src/log/msgpack-json.js';
 import type { KubeObject } from '../../src/resources/types.js';
 import { splitKey } from '../../src/store/keys.js';
 import { attribution } from '../../src/store/versions.js';
+import type { Refused } from './audit-events.js';
 import { kindOfKey, type Change, type Stored } from './history.js';
 
 export type Format = 'table' | 'yaml' | 'json';
@@ -37,46 +38,75 @@ export function* tableLines(header: string[], rows: string[][]): Iterable<string
   for (const r of rows) yield line(r);
 }
 
-export const managerOf = (c: Change, before?: KubeObject): string => {
+/**
+ * Who made a change, as a MANAGER column says it: the field manager and the verb (and subresource)
+ * the log kept with the entry. An entry written before the log kept writers is guessed from the
+ * object's managedFields (the entry this write changed), and says so with a `?`.
+ */
+export function managerOf(c: Change, before?: KubeObject): string {
+  const w = c.writer;
+  // The server's own writes (controllers) name no manager and no verb.
+  if (w) return `${w.manager ?? '-'}${w.verb ? ` (${w.verb}${w.subresource ? `/${w.subresource}` : ''})` : ''}`;
   const a = attribution(c.object, before);
-  return a ? `${a.manager} (${a.operation})` : '<none>';
-};
+  return a ? `${a.manager}? (${a.operation})` : '<unknown>';
+}
+
+/** The user who made a change, as the log kept it. */
+export const userOf = (c: Change): string => c.writer?.user ?? '<unknown>';
+
+/** The object as printed: without metadata.managedFields unless they are asked for (kubectl's --show-managed-fields). */
+export function shown(o: KubeObject, managedFields: boolean): KubeObject {
+  if (managedFields || o.metadata?.managedFields === undefined) return o;
+  const { managedFields: _hidden, ...metadata } = o.metadata;
+  return { ...o, metadata } as KubeObject;
+}
 
 /** A change as one JSON value: what `-o json` prints per line and `-o yaml` per document. */
 export function changeJson(c: Change, timesFromLog: boolean): Record<string, unknown> {
-  const a = attribution(c.object, undefined);
   return {
     resourceVersion: String(c.rv),
     time: c.time === undefined ? null : formatTime(c.time, timesFromLog),
     timeSource: timesFromLog ? 'log' : 'object-timestamps',
     type: c.type,
     resource: resourceOf(c.key),
-    ...(a ? { manager: a.manager, operation: a.operation } : {}),
+    writer: c.writer ?? null,
     object: c.object,
   };
 }
 
+/** A refused write (from an audit log: audit-events.ts) as one JSON value, beside the changes' ones. */
+function refusedJson(r: Refused): Record<string, unknown> {
+  const { namespace, name } = namesOf(r.key);
+  return { resourceVersion: null, time: formatTime(r.time, true), type: 'REFUSED', resource: resourceOf(r.key), namespace, name, verb: r.verb, user: r.user, code: r.code, reason: r.reason, message: r.message };
+}
+
+const isRefused = (c: Change | Refused): c is Refused => 'refused' in c;
+
 /** The changes as they come, in pieces to write one after another (a log of a million entries is more text than one string may hold); a table once all rows are known, its columns as wide as their widest cell. */
-export async function* printChanges(changes: AsyncIterable<Change>, format: Format, timesFromLog: boolean, header = true): AsyncIterable<string> {
+export async function* printChanges(changes: AsyncIterable<Change | Refused>, format: Format, timesFromLog: boolean, header = true, managedFields = false): AsyncIterable<string> {
   if (format === 'json') {
-    for await (const c of changes) yield JSON.stringify(changeJson(c, timesFromLog)) + '\n';
+    for await (const c of changes) yield JSON.stringify(isRefused(c) ? refusedJson(c) : changeJson(c, timesFromLog)) + '\n';
     return;
   }
   if (format === 'yaml') {
     const { stringify } = await import('yaml');
-    for await (const c of changes) yield `---\n${stringify(changeJson(c, timesFromLog))}`;
+    for await (const c of changes) yield `---\n${stringify(isRefused(c) ? refusedJson(c) : { ...changeJson(c, timesFromLog), object: shown(c.object, managedFields) })}`;
+    return;
+  }
+  const columns = ['RESOURCEVERSION', 'TIME', 'EVENT', 'RESOURCE', 'NAMESPACE', 'NAME', 'USER', 'MANAGER'];
+  const rowOf = (c: Change | Refused): string[] => {
+    const { namespace, name } = namesOf(c.key);
+    if (isRefused(c)) return ['-', formatTime(c.time, true), `REFUSED ${c.code}`, resourceOf(c.key), namespace, name || '-', c.user, `- (${c.verb})`];
+    return [String(c.rv), formatTime(c.time, timesFromLog), c.type, resourceOf(c.key), namespace, name, userOf(c), managerOf(c)];
+  };
+  if (!header) {
+    // Rows that go on coming (--follow) are printed as they come, as kubectl get -w prints them.
+    for await (const c of changes) yield [...tableLines(columns, [rowOf(c)])][1];
     return;
   }
   const rows: string[][] = [];
-  for await (const c of changes) {
-    const { namespace, name } = namesOf(c.key);
-    rows.push([String(c.rv), formatTime(c.time, timesFromLog), c.type, resourceOf(c.key), namespace, name, managerOf(c)]);
-  }
-  let skip = !header;
-  for (const line of tableLines(['RESOURCEVERSION', 'TIME', 'EVENT', 'RESOURCE', 'NAMESPACE', 'NAME', 'MANAGER'], rows)) {
-    if (!skip) yield line;
-    skip = false;
-  }
+  for await (const c of changes) rows.push(rowOf(c));
+  yield* tableLines(columns, rows);
 }
 
 /**
@@ -84,7 +114,7 @@ export async function* printChanges(changes: AsyncIterable<Change>, format: Form
  * objects is more text than one string may hold. JSON lines come from the stored bytes where the
  * reader has them.
  */
-export async function* printState(rv: number, pages: AsyncIterable<Stored[]> | Iterable<Stored[]>, format: Format): AsyncIterable<string | Buffer> {
+export async function* printState(rv: number, pages: AsyncIterable<Stored[]> | Iterable<Stored[]>, format: Format, managedFields = false): AsyncIterable<string | Buffer> {
   if (format === 'json') {
     // A page's lines into one buffer: a piece per object, each through an async generator, cost as much as making them.
     const lines = new JsonLines();
@@ -106,7 +136,7 @@ export async function* printState(rv: number, pages: AsyncIterable<Stored[]> | I
       for (const s of page) {
         if (!any) yield stringify(head) + 'items:\n';
         any = true;
-        yield stringify({ items: [s.object] }).slice('items:\n'.length);
+        yield stringify({ items: [shown(s.object, managedFields)] }).slice('items:\n'.length);
       }
     }
     if (!any) yield stringify({ ...head, items: [] });

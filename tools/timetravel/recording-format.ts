@@ -5,7 +5,9 @@
  *   records, each:  u32 length, u32 CRC-32 of the payload, payload (msgpack, big-endian numbers)
  *     0: header    {format, from, to, oldest, head, timesFromLog, exportedAt}
  *     1: snapshot  {rv: from, objects: [[key, object], ...]}: the state at `from`
- *     2…: entries  {rv, type: 'put' | 'delete', key, time, object}: every entry from+1..to, in order
+ *     2…: entries  {rv, type: 'put' | 'delete', key, time, [writer,] object}: every entry from+1..to,
+ *                  in order; writer (who wrote it: user, manager, verb, subresource) when the log kept
+ *                  one, as binary holding its msgpack (a reader of format 1 without writers skips it)
  *     last: end    {end: <number of entries>}: a file cut at a record boundary is still found out
  *
  * A reader refuses a format newer than its own, a bad checksum (naming the record), and a file that
@@ -16,8 +18,9 @@
  */
 import { crc32 } from 'node:zlib';
 import { packJson, StoredEntry } from '../../src/log/codec.js';
-import type { LogEntry } from '../../src/log/log.js';
+import type { LogEntry, Writer } from '../../src/log/log.js';
 import type { KubeObject } from '../../src/resources/types.js';
+import { writerBytesOf } from './history.js';
 
 export const MAGIC = Buffer.from('ORCHLOG\n', 'latin1');
 export const FORMAT = 1;
@@ -35,6 +38,8 @@ export interface RecordingHeader {
 
 export interface RecordedEntry {
   rv: number;
+  /** Who wrote it, where the log kept it. */
+  writer?: Writer;
   type: 'put' | 'delete';
   key: string;
   /** The commit time (ms), or the stamped guess for a log without times; null when nothing tells. */
@@ -59,10 +64,11 @@ export function entryFrame(e: LogEntry, time: number | null, heads?: HeadSlab): 
   const object = e.raw ?? packJson(e.value);
   const key = Buffer.from(e.key, 'utf8');
   const type = e.type === 'delete' ? DELETE : PUT;
-  const size = FRAME_HEAD + ENTRY_FIELDS_BYTES + type.length + key.length + 5;
+  const writer = writerBytesOf(e);
+  const size = FRAME_HEAD + ENTRY_FIELDS_BYTES + type.length + key.length + 5 + (writer ? WRITER.length + 5 + writer.length : 0);
   const head = heads ? heads.take(size) : Buffer.allocUnsafe(size);
   let at = FRAME_HEAD;
-  head[at++] = 0x85;
+  head[at++] = writer ? 0x86 : 0x85;
   at += RV.copy(head, at);
   head[at++] = 0xcb;
   at = head.writeDoubleBE(e.seq, at);
@@ -75,6 +81,13 @@ export function entryFrame(e: LogEntry, time: number | null, heads?: HeadSlab): 
   at += TIME.copy(head, at);
   if (time === null) head[at++] = 0xc0;
   else (head[at++] = 0xcb), (at = head.writeDoubleBE(time, at));
+  if (writer) {
+    at += WRITER.copy(head, at);
+    if (writer.length < 0x100) (head[at++] = 0xc4), (head[at++] = writer.length);
+    else (head[at++] = 0xc6), (at = head.writeUInt32BE(writer.length, at));
+    head.set(writer, at);
+    at += writer.length;
+  }
   at += OBJECT.copy(head, at);
   const fields = head.subarray(FRAME_HEAD, at);
   head.writeUInt32BE(fields.length + object.length, 0);
@@ -103,7 +116,7 @@ export class HeadSlab {
 }
 
 const fixstr = (s: string): Buffer => Buffer.concat([Buffer.from([0xa0 | s.length]), Buffer.from(s, 'latin1')]);
-const [RV, TYPE, KEY, TIME, OBJECT, PUT, DELETE] = ['rv', 'type', 'key', 'time', 'object', 'put', 'delete'].map(fixstr);
+const [RV, TYPE, KEY, TIME, WRITER, OBJECT, PUT, DELETE] = ['rv', 'type', 'key', 'time', 'writer', 'object', 'put', 'delete'].map(fixstr);
 /** The map's mark, its field names and the widest number and string heads. */
 const ENTRY_FIELDS_BYTES = 1 + RV.length + 9 + TYPE.length + KEY.length + TIME.length + 9 + OBJECT.length;
 
@@ -121,7 +134,8 @@ export function frame(payload: unknown): Buffer {
  */
 export function entryOf(b: Buffer): StoredEntry | undefined {
   let at = 0;
-  if (b[at++] !== 0x85 || !matches(b, at, RV) || b[(at += RV.length)] !== 0xcb) return undefined;
+  const fields = b[at++];
+  if ((fields !== 0x85 && fields !== 0x86) || !matches(b, at, RV) || b[(at += RV.length)] !== 0xcb) return undefined;
   const rv = b.readDoubleBE(at + 1);
   at += 9;
   if (!matches(b, at, TYPE)) return undefined;
@@ -142,8 +156,17 @@ export function entryOf(b: Buffer): StoredEntry | undefined {
   if (b[at] === 0xc0) at += 1;
   else if (b[at] === 0xcb) (time = b.readDoubleBE(at + 1)), (at += 9);
   else return undefined;
+  let writer: [number, number] | undefined;
+  if (fields === 0x86) {
+    if (!matches(b, at, WRITER)) return undefined;
+    at += WRITER.length;
+    const [n, from] = b[at] === 0xc4 ? [b[at + 1], at + 2] : b[at] === 0xc6 ? [b.readUInt32BE(at + 1), at + 5] : [-1, 0];
+    if (n < 0) return undefined;
+    writer = [from, from + n];
+    at = from + n;
+  }
   if (!matches(b, at, OBJECT) || at + OBJECT.length >= b.length) return undefined;
-  return new StoredEntry(rv, type, key, b, at + OBJECT.length, b.length, time);
+  return new StoredEntry(rv, type, key, b, at + OBJECT.length, b.length, time, ...(writer ?? []));
 }
 
 function matches(b: Buffer, at: number, what: Buffer): boolean {

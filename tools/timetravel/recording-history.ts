@@ -6,7 +6,7 @@
  */
 import type { LogEntry } from '../../src/log/log.js';
 import type { KubeObject } from '../../src/resources/types.js';
-import { selects, takesKind, type Change, type Filter, type History, type Stored } from './history.js';
+import { selects, takesKind, writerOf, type Change, type Filter, type History, type Stored } from './history.js';
 import { openRecording, readEntries } from './recording-read.js';
 import type { RecordingHeader } from './recording-format.js';
 
@@ -64,7 +64,7 @@ class RecordingHistory implements History {
         if (e.seq < from || !takesKind(filter, e.key)) continue;
         const object = e.value as KubeObject;
         if (!selects(filter, e.key, () => object)) continue;
-        yield { rv: e.seq, type: e.type === 'delete' ? 'DELETED' : existed ? 'MODIFIED' : 'ADDED', key: e.key, object, time: e.time };
+        yield { rv: e.seq, type: e.type === 'delete' ? 'DELETED' : existed ? 'MODIFIED' : 'ADDED', key: e.key, object, time: e.time, writer: writerOf(e) };
       }
     }
   }
@@ -93,7 +93,7 @@ class RecordingHistory implements History {
         if (e.key !== key) continue;
         const before = out[out.length - 1];
         const type = e.type === 'delete' ? 'DELETED' : before && before.type !== 'DELETED' ? 'MODIFIED' : 'ADDED';
-        out.push({ rv: e.seq, type, key, object: e.value as KubeObject, time: e.time });
+        out.push({ rv: e.seq, type, key, object: e.value as KubeObject, time: e.time, writer: writerOf(e) });
       }
     }
     return out;
@@ -108,6 +108,11 @@ class RecordingHistory implements History {
       }
     }
     return found;
+  }
+
+  async timeOf(rv: number): Promise<number | undefined> {
+    for await (const page of this.storedEntries(rv, rv)) for (const e of page) return e.time;
+    return undefined;
   }
 
   async close(): Promise<void> {}

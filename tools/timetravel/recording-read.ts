@@ -107,7 +107,9 @@ function decodedEntry(file: string, reader: FrameReader, v: unknown): LogEntry {
     throw new TimeTravelError(`${file}: ${reader.what} at byte ${reader.recordAt} is not an entry`);
   }
   const raw = packJson(e.object);
-  return new StoredEntry(e.rv, e.type, e.key, raw, 0, raw.length, typeof e.time === 'number' ? e.time : undefined);
+  const entry = new StoredEntry(e.rv, e.type, e.key, raw, 0, raw.length, typeof e.time === 'number' ? e.time : undefined);
+  if (e.writer !== undefined) entry.writer = e.writer;
+  return entry;
 }
 
 /**
@@ -204,7 +206,10 @@ export async function readRecording(file: string): Promise<Recording> {
   const rec = await openRecording(file);
   const entries: RecordedEntry[] = [];
   for await (const page of rec.pages) {
-    for (const e of page) entries.push({ rv: e.seq, type: e.type, key: e.key, time: e.time ?? null, object: e.value as KubeObject });
+    for (const e of page) {
+      const writer = e.writer instanceof Uint8Array ? undefined : e.writer;
+      entries.push({ rv: e.seq, type: e.type, key: e.key, time: e.time ?? null, ...(writer ? { writer } : {}), object: e.value as KubeObject });
+    }
   }
   return { header: rec.header, snapshot: rec.snapshot, entries };
 }

@@ -37,7 +37,7 @@ export async function writeRecording(history: History, from: number, to: number,
     }
   } else if (to > from) {
     for await (const c of history.changes(from + 1, to, { kinds })) {
-      const entry: RecordedEntry = { rv: c.rv, type: c.type === 'DELETED' ? 'delete' : 'put', key: c.key, time: c.time ?? null, object: c.object };
+      const entry: RecordedEntry = { rv: c.rv, type: c.type === 'DELETED' ? 'delete' : 'put', key: c.key, time: c.time ?? null, ...(c.writer ? { writer: c.writer } : {}), object: c.object };
       await write(frame(entry));
       onEntry?.(c.rv);
       n++;

@@ -5,6 +5,7 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Speed } from './replay-pacing.js';
 
 const POLL_MS = 50;
 
@@ -12,9 +13,17 @@ export interface ControlStatus {
   paused: boolean;
   /** The newest version sent. */
   at: number;
+  /** The last version the replay sends. */
+  end: number;
   jumpTo: number;
   pauseAt: number | null;
+  speed: Speed;
+  /** When the entry at `at` was committed in the recording (RFC 3339), where it says. */
+  recordedTime: string | null;
 }
+
+/** A control asked for what it cannot do: answered 400 with why. */
+export class ControlError extends Error {}
 
 export class ReplayControl {
   private paused = false;
@@ -23,15 +32,29 @@ export class ReplayControl {
   private wake: (() => void) | undefined;
   /** Set by a replay started with --fork (replay-fork.ts): makes the fork at the version sent and serves it. */
   fork: (() => Promise<unknown>) | undefined;
+  private recordedTime: number | undefined;
+  /** Those waiting for a step: asked for, and sent (answered once it is durable, when the replay waits again). */
+  private asked: (() => void)[] = [];
+  private stepped: (() => void)[] = [];
 
   constructor(
     private at: number,
+    private readonly end: number,
+    private readonly speed: Speed,
     /** Pause before the first entry past this version. */
     private pauseAt?: number,
   ) {}
 
   status(): ControlStatus {
-    return { paused: this.paused, at: this.at, jumpTo: this.jumpTo, pauseAt: this.pauseAt ?? null };
+    return {
+      paused: this.paused,
+      at: this.at,
+      end: this.end,
+      jumpTo: this.jumpTo,
+      pauseAt: this.pauseAt ?? null,
+      speed: this.speed,
+      recordedTime: this.recordedTime === undefined ? null : new Date(this.recordedTime).toISOString(),
+    };
   }
 
   pause(): void {
@@ -44,14 +67,19 @@ export class ReplayControl {
     this.poke();
   }
 
-  /** While paused: let one more entry go. */
-  step(): void {
+  /** While paused: lets one more entry go; settles once it is sent (or the replay ended). */
+  step(): Promise<void> {
+    if (!this.paused) throw new ControlError('not paused: a step goes one entry at a time from a pause');
+    if (this.at >= this.end) throw new ControlError(`at the end: version ${this.end} was the last one replayed`);
     this.steps++;
     this.poke();
+    return new Promise((resolve) => this.asked.push(resolve));
   }
 
   /** Sends every entry up to rv at once (paused or not); a pause holds again after it. */
   jump(rv: number): void {
+    if (rv <= this.at) throw new ControlError(`/jump?to=${rv}: the replay is at ${this.at}: it goes forward only`);
+    if (rv > this.end) throw new ControlError(`/jump?to=${rv}: past the end: the replay ends at ${this.end}`);
     this.jumpTo = Math.max(this.jumpTo, rv);
     this.poke();
   }
@@ -73,7 +101,9 @@ export class ReplayControl {
     return this.paused && this.steps === 0 && !this.jumping(seq);
   }
 
+  /** Holds the entry seq while it must wait; the replay has made what it sent durable before it asks. */
   async waitFor(seq: number, isClosed: () => boolean): Promise<void> {
+    for (const done of this.stepped.splice(0)) done();
     while (this.mustWait(seq) && !isClosed()) {
       await new Promise<void>((resolve) => {
         this.wake = resolve;
@@ -82,9 +112,20 @@ export class ReplayControl {
     }
   }
 
-  sent(seq: number): void {
+  /** The entry seq (committed at time in the recording) was sent. */
+  sent(seq: number, time?: number): void {
     this.at = seq;
-    if (this.paused && this.steps > 0 && !this.jumping(seq)) this.steps--;
+    if (time !== undefined) this.recordedTime = time;
+    if (this.paused && this.steps > 0 && !this.jumping(seq)) {
+      this.steps--;
+      const step = this.asked.shift();
+      if (step) this.stepped.push(step);
+    }
+  }
+
+  /** The replay is over: nothing waits for a step any more. */
+  ended(): void {
+    for (const done of [...this.stepped.splice(0), ...this.asked.splice(0)]) done();
   }
 
   private poke(): void {
@@ -101,32 +142,36 @@ export async function serveControl(control: ReplayControl, port: number): Promis
       res.end(JSON.stringify(body) + '\n');
     };
     if (req.method === 'GET' && url.pathname === '/status') return answer(200, control.status());
-    if (req.method !== 'POST') return answer(405, { error: `${req.method} ${url.pathname}: use POST /pause, /resume, /step, /jump?to=RV or GET /status` });
-    switch (url.pathname) {
-      case '/pause':
-        control.pause();
-        break;
-      case '/resume':
-        control.resume();
-        break;
-      case '/step':
-        control.step();
-        break;
-      case '/fork':
-        if (!control.fork) return answer(409, { error: 'this replay was not started with --fork DIR' });
-        control.fork().then(
-          (forked) => answer(200, forked),
-          (err: unknown) => answer(500, { error: err instanceof Error ? err.message : String(err) }),
-        );
-        return;
-      case '/jump': {
-        const to = url.searchParams.get('to') ?? '';
-        if (!/^\d+$/.test(to)) return answer(400, { error: `/jump?to=RV: ${JSON.stringify(to)} is not a resourceVersion` });
-        control.jump(Number(to));
-        break;
+    if (req.method !== 'POST') return answer(405, { error: `${req.method} ${url.pathname}: use POST /pause, /resume, /step, /jump?to=RV, /fork or GET /status` });
+    try {
+      switch (url.pathname) {
+        case '/pause':
+          control.pause();
+          break;
+        case '/resume':
+          control.resume();
+          break;
+        case '/step':
+          // Answered with the position after the step: once the entry is sent.
+          return void control.step().then(() => answer(200, control.status()));
+        case '/fork':
+          if (!control.fork) return answer(409, { error: 'this replay was not started with --fork DIR' });
+          return void control.fork().then(
+            (forked) => answer(200, forked),
+            (err: unknown) => answer(500, { error: err instanceof Error ? err.message : String(err) }),
+          );
+        case '/jump': {
+          const to = url.searchParams.get('to') ?? '';
+          if (!/^\d+$/.test(to)) return answer(400, { error: `/jump?to=RV: ${JSON.stringify(to)} is not a resourceVersion` });
+          control.jump(Number(to));
+          break;
+        }
+        default:
+          return answer(404, { error: `no control ${url.pathname}` });
       }
-      default:
-        return answer(404, { error: `no control ${url.pathname}` });
+    } catch (err) {
+      if (err instanceof ControlError) return answer(400, { error: err.message });
+      throw err;
     }
     answer(200, control.status());
   });
@@ -146,8 +191,8 @@ export function terminalKeys(control: ReplayControl, quit: () => void, stdin: No
   const onKey = (b: Buffer) => {
     const key = b.toString();
     if (key === ' ') (control.status().paused ? control.resume() : control.pause());
-    else if (key === 's') control.step();
-    else if (key === 'e') control.jump(Number.MAX_SAFE_INTEGER);
+    else if (key === 's') void ignoreRefusal(() => control.step());
+    else if (key === 'e') void ignoreRefusal(() => control.jump(control.status().end));
     else if (key === 'f') control.fork?.().catch(() => undefined);
     else if (key === 'q' || key === '\u0003') quit();
   };
@@ -161,4 +206,13 @@ export function terminalKeys(control: ReplayControl, quit: () => void, stdin: No
       stdin.pause();
     },
   };
+}
+
+/** A key pressed when its control cannot do anything (a step while running, a jump at the end) does nothing. */
+async function ignoreRefusal(act: () => unknown): Promise<void> {
+  try {
+    await act();
+  } catch (err) {
+    if (!(err instanceof ControlError)) throw err;
+  }
 }

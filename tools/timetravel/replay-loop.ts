@@ -9,6 +9,7 @@ import type { ApiServer } from '../../src/http/server.js';
 import { packJson } from '../../src/log/codec.js';
 import type { LevelDbLog } from '../../src/log/leveldb-log.js';
 import type { LogEntry } from '../../src/log/log.js';
+import { writerBytesOf } from './history.js';
 import { progress } from './progress.js';
 import type { ReplayControl } from './replay-control.js';
 import { Pacer, type Speed } from './replay-pacing.js';
@@ -80,20 +81,21 @@ const replayedAt = (e: LogEntry, seq: number): Error => new Error(`log entry ${e
  * add() each, flush() one batch of them and wait until it is durable.
  */
 export function storedWriter(log: LevelDbLog): { add(e: LogEntry): void; flush(): Promise<void> } {
-  let batch: { e: LogEntry; raw: Uint8Array }[] = [];
+  let batch: { e: LogEntry; raw: Uint8Array; writer: Uint8Array | undefined }[] = [];
   return {
     add(e) {
       // The log gives out seqs in order without gaps: an entry out of line would land at another version.
       const expected = (batch.length > 0 ? batch[batch.length - 1].e.seq : log.lastSeq) + 1;
       if (e.seq !== expected) throw replayedAt(e, expected);
       // An entry encryption at rest opened has no stored bytes of its own: its value is encoded.
-      batch.push({ e, raw: e.raw ?? packJson(e.value) });
+      batch.push({ e, raw: e.raw ?? packJson(e.value), writer: writerBytesOf(e) });
     },
     async flush() {
       if (batch.length === 0) return;
       const entries = batch;
       batch = [];
-      const { seq, durable } = log.appendStored(entries.map(({ e, raw }) => ({ type: e.type, key: e.key, raw })));
+      // Each at its recorded commit time: the replay server's timeline is the recording's.
+      const { seq, durable } = log.appendStored(entries.map(({ e, raw, writer }) => ({ type: e.type, key: e.key, raw, time: e.time, writer })));
       if (seq !== entries[0].e.seq) throw replayedAt(entries[0].e, seq);
       await durable;
     },
@@ -153,7 +155,7 @@ export async function replayEntries(r: ReplayRun): Promise<ReplayReport> {
           await pause(wait, () => r.isClosed() || r.control.mustWait(e.seq) || r.control.jumping(e.seq));
         }
         writer.add(e);
-        r.control.sent(e.seq);
+        r.control.sent(e.seq, e.time);
         entries++;
       }
       // One page in flight at a time bounds the memory of a fast replay; the next waits until the

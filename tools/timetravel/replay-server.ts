@@ -118,7 +118,9 @@ export async function startReplay(opts: ReplayOptions): Promise<Replaying> {
     await api.start();
     let closed = false;
     const isClosed = () => closed;
-    const control = new ReplayControl(from - 1, opts.pauseAt);
+    if (opts.pauseAt !== undefined && opts.pauseAt >= to) throw new TimeTravelError(`--pause-at ${opts.pauseAt}: the replay ends at ${to}: it would never pause`);
+    if (opts.pauseAt !== undefined && opts.pauseAt < from - 1) throw new TimeTravelError(`--pause-at ${opts.pauseAt}: the replay starts after ${from - 1}`);
+    const control = new ReplayControl(from - 1, to, opts.speed, opts.pauseAt);
     const done = replayEntries({
       pages: history.storedEntries(from, to),
       control,
@@ -132,7 +134,7 @@ export async function startReplay(opts: ReplayOptions): Promise<Replaying> {
       isClosed,
     });
     // Not a failure until someone asks: close() may stop the replay on purpose.
-    done.catch(() => undefined);
+    done.catch(() => undefined).finally(() => control.ended());
     let closing: Promise<void> | undefined;
     return {
       url: `http://127.0.0.1:${(api.http.address() as AddressInfo).port}`,

@@ -7,7 +7,8 @@
 import type { Flags } from '../../src/cli/flags.js';
 import { UsageError, type Io } from '../../src/cli/flags.js';
 import type { EncryptionConfiguration } from '../../src/config/encryption.js';
-import { makeFilter, parseVersionSpec, TimeTravelError, type Filter, type History } from './history.js';
+import type { KindStrategy } from '../../src/resources/strategy.js';
+import { makeFilter, parseVersionSpec, resolveKind, resolveVersion, TimeTravelError, type Filter, type History, type VersionSpec } from './history.js';
 
 export const SOURCE = {
   'data-dir': { value: 'DIR', help: "an orchd's data folder, of a stopped or a running server (a snapshot of its log is read)" },
@@ -20,6 +21,23 @@ export const FILTERS = {
   kind: { value: 'KIND', multiple: true, help: 'only this kind (as kubectl names it: events, ns, validatingadmissionpolicies.admissionregistration.orch.io); repeat or comma-separate for several' },
   namespace: { value: 'NS', short: 'n', help: 'only objects in this namespace' },
   selector: { value: 'SELECTOR', short: 'l', help: 'only objects whose labels match (app=x, tier in (a,b), !gone)' },
+} as const satisfies Flags;
+
+/** Whose changes: the writer the log kept with each entry. */
+export const WHO = {
+  user: { value: 'USER', help: 'only changes this user made (the authenticated user the log kept with each entry)' },
+  manager: { value: 'MANAGER', help: 'only changes made with this field manager (fieldManager, or the client the server named from its user agent)' },
+} as const satisfies Flags;
+
+/** Whether a change (or a refused write, which has a user and no manager) was made by whom the flags ask for. */
+export const madeBy =
+  (v: { user?: string; manager?: string }) =>
+  (c: { writer?: { user: string; manager?: string }; user?: string }): boolean =>
+    (v.user === undefined || (c.writer?.user ?? c.user) === v.user) && (v.manager === undefined || c.writer?.manager === v.manager);
+
+/** How objects are printed as YAML or diffed. */
+export const SHOW = {
+  'show-managed-fields': { help: 'keep metadata.managedFields in YAML and diffs (left out by default, as kubectl does)' },
 } as const satisfies Flags;
 
 /** A version flag: a resourceVersion or a time. */
@@ -66,6 +84,34 @@ export async function withHistory<T>(values: SourceValues, io: Io, run: (h: Hist
   } finally {
     await history.close();
   }
+}
+
+/** The version a flag names; for a time, which version it is, said on stderr (stdout stays the answer). */
+export async function resolveNoted(h: History, flag: string, spec: VersionSpec, io: Io): Promise<number> {
+  const rv = await resolveVersion(h, flag, spec);
+  if ('timeMs' in spec) {
+    const t = await h.timeOf(rv);
+    io.err.write(`orchd: ${flag} ${new Date(spec.timeMs).toISOString()} is resourceVersion ${rv}${t === undefined ? '' : `, committed at ${new Date(t).toISOString()}`}\n`);
+  }
+  return rv;
+}
+
+/** The versions from..to a command reads: by default from the oldest readable to the head. */
+export async function rangeNoted(h: History, from: VersionSpec | undefined, to: VersionSpec | undefined, io: Io): Promise<{ from: number; to: number }> {
+  const f = from === undefined ? h.oldest + 1 : await resolveNoted(h, '--from', from, io);
+  const t = to === undefined ? h.head : await resolveNoted(h, '--to', to, io);
+  if (f > t) throw new TimeTravelError(`--from ${f} is after --to ${t}`);
+  return { from: f, to: t };
+}
+
+/** RESOURCE/NAME as kubectl takes it (events/e1, vap/event-guard), in the namespace given for a namespaced kind. */
+export function targetOf(target: string, namespace: string | undefined): { kind: KindStrategy; name: string; key: string; label: string } {
+  const slash = target.indexOf('/');
+  if (slash <= 0 || slash === target.length - 1) throw new UsageError(`${JSON.stringify(target)}: not RESOURCE/NAME (e.g. events/e1, namespaces/default)`);
+  const kind = resolveKind(target.slice(0, slash));
+  const name = target.slice(slash + 1);
+  if (kind.namespaced && namespace === undefined) throw new UsageError(`${kind.plural} are namespaced: give -n NAMESPACE`);
+  return { kind, name, key: `${kind.group}/${kind.plural}/${kind.namespaced ? namespace : ''}/${name}`, label: `${target}${kind.namespaced ? ` in namespace ${namespace}` : ''}` };
 }
 
 export const filterOf = (v: { kind?: string[]; namespace?: string; selector?: string }, name?: string): Filter => makeFilter({ kind: v.kind, namespace: v.namespace, selector: v.selector, name });

@@ -30,8 +30,8 @@ const ENVELOPE = Buffer.from('orchd-encrypted-checkpoint/1\n', 'utf8');
  */
 export class EncryptedLog implements Log {
   readonly corrupt = new CorruptObjects();
-  /** Values appended sealed, by seq, until committed$ hands them out. */
-  private readonly appended = new Map<number, unknown>();
+  /** Values (and writers) appended sealed, by seq, until committed$ hands them out. */
+  private readonly appended = new Map<number, { value: unknown; writer: LogRecord['writer'] }>();
   private readonly subject = new Subject<LogEntry[]>();
   readonly committed$: Observable<LogEntry[]> = this.subject.asObservable();
   /** The newest seq read or committed: only entries past it change what is corrupt. */
@@ -178,12 +178,14 @@ export class EncryptedLog implements Log {
     if (this.values.storesPlainly(record.key)) appended = this.inner.append(record);
     else {
       const sealed = this.values.seal(record.key, record.value);
-      appended = this.inner.append({ type: record.type, key: record.key, value: sealed, expect: record.expect });
+      // The writer is sealed as the value is: who wrote an object is as private as the object.
+      const writer = record.writer && (this.values.seal(record.key, record.writer) as Uint8Array);
+      appended = this.inner.append({ type: record.type, key: record.key, value: sealed, expect: record.expect, ...(writer ? { writer } : {}) });
       const seq = appended.seq;
       // One writer: committed$ hands on the very object appended, not a decryption of it.
       if (seq !== undefined) {
         stampVersion(record.value, seq);
-        this.appended.set(seq, record.value);
+        this.appended.set(seq, { value: record.value, writer: record.writer });
         appended.durable.catch(() => this.appended.delete(seq));
       }
     }
@@ -205,9 +207,9 @@ export class EncryptedLog implements Log {
       // A new state of the key replaces whatever could not be read.
       this.corrupt.delete(e.key);
       if (!this.appended.has(e.seq)) return e;
-      const value = this.appended.get(e.seq);
+      const { value, writer } = this.appended.get(e.seq)!;
       this.appended.delete(e.seq);
-      return { seq: e.seq, type: e.type, key: e.key, value, time: e.time };
+      return { seq: e.seq, type: e.type, key: e.key, value, time: e.time, writer };
     });
     return out;
   }
@@ -237,8 +239,9 @@ export class EncryptedLog implements Log {
     }
     try {
       const value = values.open(e.key, e.value);
+      const writer = e.writer instanceof Uint8Array ? (values.open(e.key, e.writer) as LogEntry['writer']) : e.writer;
       if (inOrder) this.corrupt.delete(e.key);
-      return value === e.value ? e : { seq: e.seq, type: e.type, key: e.key, value: stampVersion(value, e.seq), time: e.time };
+      return value === e.value && writer === e.writer ? e : { seq: e.seq, type: e.type, key: e.key, value: stampVersion(value, e.seq), time: e.time, writer };
     } catch (err) {
       if (!(err instanceof TransformError)) throw err;
       // A past version read again: the reader gets the error, not a made-up state.

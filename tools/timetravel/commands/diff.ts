@@ -1,15 +1,17 @@
 /** `orchd diff A B`: what changed between two versions, or two histories (diff-sides.ts), object by object, as a unified YAML diff or JSON patches. */
 import { command, oneOf, UsageError, type Flags } from '../../../src/cli/flags.js';
 import { parseSides, withSources, type DiffSide } from '../diff-sides.js';
-import { collectionOfKind, resolveVersion, stateInPages, type Filter, type Stored } from '../history.js';
-import { jsonPatch, labelOf } from '../output.js';
-import { encryptionFrom, FILTERS, filterOf, SOURCE, TIME_NOTE, withHistory } from '../source.js';
+import { collectionOfKind, stateInPages, type Filter, type Stored } from '../history.js';
+import { jsonPatch, labelOf, shown } from '../output.js';
+import { encryptionFrom, FILTERS, filterOf, resolveNoted, SHOW, SOURCE, TIME_NOTE, withHistory } from '../source.js';
 import { writeAll } from '../write-out.js';
 
 const FLAGS = {
   ...SOURCE,
   ...FILTERS,
   output: { value: 'FORMAT', short: 'o', default: 'diff', help: 'diff (unified YAML, coloured on a terminal) or json-patch (one object per line)', parse: oneOf('diff', 'json-patch') },
+  stat: { help: 'one line per changed object (lines added and removed), then how many were added, deleted and modified' },
+  ...SHOW,
 } as const satisfies Flags;
 
 export const diffCommand = command({
@@ -26,7 +28,8 @@ ${TIME_NOTE}`,
   async run({ values, positionals }, io) {
     const sides = parseSides(positionals);
     const filter = filterOf(values);
-    const print = (a: DiffSide, b: DiffSide) => writeAll(io.out, printDiff(a, b, filter, values.output, io.out.isTTY === true));
+    const how = { format: values.stat ? 'stat' : values.output, tty: io.out.isTTY === true, managedFields: values['show-managed-fields'] };
+    const print = (a: DiffSide, b: DiffSide) => writeAll(io.out, printDiff(a, b, filter, how));
     if ('sources' in sides) {
       if (values['data-dir'] !== undefined || values.server !== undefined || values.file !== undefined) throw new UsageError('two histories name their own sources: give no --data-dir, --server or --file');
       await withSources(sides.sources, await encryptionFrom(values['encryption-provider-config']), print);
@@ -34,7 +37,7 @@ ${TIME_NOTE}`,
     }
     return withHistory(values, io, async (history) => {
       const [a, b] = sides.versions;
-      await print({ history, rv: await resolveVersion(history, 'A', a) }, { history, rv: await resolveVersion(history, 'B', b) });
+      await print({ history, rv: await resolveNoted(history, 'A', a, io) }, { history, rv: await resolveNoted(history, 'B', b, io) });
       return 0;
     });
   },
@@ -45,22 +48,36 @@ ${TIME_NOTE}`,
  * side (each in key order, a kind at a time): neither is held whole, and an object whose revision
  * (in one history) or stored bytes (in two) are the same in both is not decoded.
  */
-async function* printDiff(a: DiffSide, b: DiffSide, filter: Filter, format: string, tty: boolean): AsyncIterable<string> {
-  const yaml = format === 'diff' ? await import('../yaml-diff.js') : undefined;
+async function* printDiff(a: DiffSide, b: DiffSide, filter: Filter, how: { format: string; tty: boolean; managedFields: boolean }): AsyncIterable<string> {
+  const yaml = how.format !== 'json-patch' ? await import('../yaml-diff.js') : undefined;
   const same = a.history === b.history ? sameVersion : sameBytes;
   const [from, to] = [a, b].map((s) => (s.source === undefined ? String(s.rv) : `${s.rv} (${s.source})`));
+  const count = { added: 0, deleted: 0, modified: 0, plus: 0, minus: 0 };
   for (const kind of [...filter.kinds].sort((x, y) => (collectionOfKind(x) < collectionOfKind(y) ? -1 : 1))) {
     const one = { ...filter, kinds: [kind] };
     for await (const [key, x, y] of pairs(stateInPages(a.history, a.rv, one), stateInPages(b.history, b.rv, one))) {
       if (x && y && same(x, y)) continue;
+      const before = x && shown(x.object, how.managedFields);
+      const after = y && shown(y.object, how.managedFields);
       if (!yaml) {
-        const patch = jsonPatch(x?.object, y?.object);
+        const patch = jsonPatch(before, after);
         if (patch.length > 0) yield JSON.stringify({ object: labelOf(key), from, to, patch }) + '\n';
+      } else if (how.format === 'stat') {
+        const { added, removed } = yaml.lineCounts(before, after);
+        if (added + removed === 0) continue;
+        count[!before ? 'added' : !after ? 'deleted' : 'modified']++;
+        count.plus += added;
+        count.minus += removed;
+        yield ` ${labelOf(key)} | +${added} -${removed}\n`;
       } else {
-        const d = yaml.unifiedDiff(labelOf(key), x?.object, y?.object, from, to);
-        if (d) yield tty ? yaml.colour(d) : d;
+        const d = yaml.unifiedDiff(labelOf(key), before, after, from, to);
+        if (d) yield how.tty ? yaml.colour(d) : d;
       }
     }
+  }
+  if (how.format === 'stat') {
+    const changed = count.added + count.deleted + count.modified;
+    yield ` ${changed} object${changed === 1 ? '' : 's'} changed: ${count.added} added, ${count.deleted} deleted, ${count.modified} modified; ${count.plus} lines added, ${count.minus} removed\n`;
   }
 }
 

@@ -1,8 +1,7 @@
 /** `orchd export`: a recording of a range of the history (the state at its start, then every entry), for `replay` and the other commands' --file. */
 import { open as openFile } from 'node:fs/promises';
 import { command, UsageError, type Flags } from '../../../src/cli/flags.js';
-import { resolveRange } from '../history.js';
-import { SOURCE, TIME_NOTE, version, withHistory } from '../source.js';
+import { rangeNoted, SOURCE, TIME_NOTE, version, withHistory } from '../source.js';
 
 const { file: _recording, ...READ_FROM } = SOURCE;
 
@@ -25,7 +24,7 @@ export const exportCommand = command({
     // --file is where the recording goes, not one to read.
     const source = { 'data-dir': values['data-dir'], server: values.server, 'encryption-provider-config': values['encryption-provider-config'] };
     return withHistory(source, io, async (h) => {
-      const { from, to } = await resolveRange(h, values.from, values.to);
+      const { from, to } = await rangeNoted(h, values.from, values.to, io);
       const fh = values.file === undefined ? undefined : await openFile(values.file, 'w');
       const bar = progress(to - from, 'export');
       let chunks: Buffer[] = [];

@@ -1,15 +1,23 @@
 /** `orchd history RESOURCE/NAME`: every version of one object still in the log, each with what changed, who and when. */
-import { command, oneOf, UsageError, type Flags } from '../../../src/cli/flags.js';
+import { command, oneOf, type Flags } from '../../../src/cli/flags.js';
 import type { KubeObject } from '../../../src/resources/types.js';
-import { resolveKind, TimeTravelError, type Change } from '../history.js';
-import { formatTime, jsonPatch, managerOf } from '../output.js';
-import { FILTERS, SOURCE, withHistory } from '../source.js';
+import { TimeTravelError, type Change } from '../history.js';
+import { formatTime, jsonPatch, managerOf, shown, userOf } from '../output.js';
+import { FILTERS, madeBy, SHOW, SOURCE, targetOf, WHO, withHistory } from '../source.js';
 import { writeAll } from '../write-out.js';
 
 const FLAGS = {
   ...SOURCE,
   namespace: FILTERS.namespace,
-  output: { value: 'FORMAT', short: 'o', default: 'diff', help: 'diff (YAML hunks under a line per version) or json-patch (one version per line)', parse: oneOf('diff', 'json-patch') },
+  ...WHO,
+  output: {
+    value: 'FORMAT',
+    short: 'o',
+    default: 'diff',
+    help: 'diff (YAML hunks under a line per version), yaml (each version whole, a document each) or json-patch (one version per line)',
+    parse: oneOf('diff', 'yaml', 'json-patch'),
+  },
+  ...SHOW,
 } as const satisfies Flags;
 
 export const historyCommand = command({
@@ -20,34 +28,38 @@ export const historyCommand = command({
   flags: FLAGS,
   notes: 'RESOURCE is as kubectl names it: events/e1, namespaces/default, vap/event-guard.',
   async run({ values, positionals }, io) {
-    const [target] = positionals;
-    const slash = target.indexOf('/');
-    if (slash <= 0 || slash === target.length - 1) throw new UsageError('history takes RESOURCE/NAME (e.g. events/e1, namespaces/default)');
-    const kind = resolveKind(target.slice(0, slash));
-    const name = target.slice(slash + 1);
-    if (kind.namespaced && values.namespace === undefined) throw new UsageError(`${kind.plural} are namespaced: give -n NAMESPACE`);
-    const key = `${kind.group}/${kind.plural}/${kind.namespaced ? values.namespace : ''}/${name}`;
+    const target = targetOf(positionals[0], values.namespace);
     return withHistory(values, io, async (h) => {
-      const versions = await h.versionsOf(key);
-      if (versions.length === 0) throw new TimeTravelError(`${target}${kind.namespaced ? ` in namespace ${values.namespace}` : ''}: no version of it in the log (from version ${Math.max(h.oldest, 1)} to ${h.head})`);
-      await writeAll(io.out, printHistory(versions, values.output, h.timesFromLog, io.out.isTTY === true));
+      const versions = await h.versionsOf(target.key);
+      if (versions.length === 0) throw new TimeTravelError(`${target.label}: no version of it in the log (from version ${h.oldest + 1} to ${h.head})`);
+      // Each version's diff is from the one before it, whoever made that one.
+      const by = madeBy(values);
+      await writeAll(io.out, printHistory(versions, values.output, h.timesFromLog, io.out.isTTY === true, values['show-managed-fields'], by));
       return 0;
     });
   },
 });
 
 /** Each version of an object with what changed since the one before. */
-async function* printHistory(versions: Change[], format: string, timesFromLog: boolean, tty: boolean): AsyncIterable<string> {
+async function* printHistory(versions: Change[], format: string, timesFromLog: boolean, tty: boolean, managedFields: boolean, shows: (c: Change) => boolean): AsyncIterable<string> {
   const yaml = format === 'diff' ? await import('../yaml-diff.js') : undefined;
+  const { stringify } = format === 'yaml' ? await import('yaml') : { stringify: undefined };
   let before: Change | undefined;
   for (const c of versions) {
+    if (!shows(c)) {
+      before = c;
+      continue;
+    }
     // A delete's value is the object's last state: its diff is the object going away.
-    const prev = before?.type === 'DELETED' ? undefined : before?.object;
-    const next: KubeObject | undefined = c.type === 'DELETED' ? undefined : c.object;
-    if (!yaml) {
-      yield JSON.stringify({ resourceVersion: String(c.rv), time: c.time === undefined ? null : formatTime(c.time, timesFromLog), type: c.type, manager: managerOf(c, prev), patch: jsonPatch(prev, next) }) + '\n';
-    } else {
-      const head = `# ${c.rv}   ${formatTime(c.time, timesFromLog)}   ${c.type}   ${managerOf(c, prev)}\n`;
+    const prev = before?.type === 'DELETED' || !before ? undefined : shown(before.object, managedFields);
+    const next: KubeObject | undefined = c.type === 'DELETED' ? undefined : shown(c.object, managedFields);
+    const time = c.time === undefined ? null : formatTime(c.time, timesFromLog);
+    const who = managerOf(c, before?.type === 'DELETED' ? undefined : before?.object);
+    const about = { resourceVersion: String(c.rv), time, type: c.type, user: userOf(c), manager: who };
+    if (stringify) yield `---\n${stringify({ ...about, object: shown(c.object, managedFields) })}`;
+    else if (!yaml) yield JSON.stringify({ ...about, patch: jsonPatch(prev, next) }) + '\n';
+    else {
+      const head = `# ${c.rv}   ${formatTime(c.time, timesFromLog)}   ${c.type}   ${userOf(c)}   ${who}\n`;
       const body = yaml.hunks(prev, next);
       yield tty ? yaml.colour(head + body) : head + body;
     }

@@ -1,20 +1,24 @@
 /** `orchd log`: the log's changes in order, filtered, as a table, YAML or JSON lines; --follow goes on past the head. */
 import { command, oneOf, UsageError, type Flags } from '../../../src/cli/flags.js';
-import { resolveRange } from '../history.js';
+import type { Refused } from '../audit-events.js';
+import type { Change, Filter, History } from '../history.js';
 import { printChanges } from '../output.js';
-import { FILTERS, filterOf, openHistory, SOURCE, TIME_NOTE, version, withHistory } from '../source.js';
+import { FILTERS, filterOf, madeBy, openHistory, rangeNoted, SHOW, SOURCE, TIME_NOTE, version, WHO, withHistory } from '../source.js';
 import { writeAll } from '../write-out.js';
 
 /** How often --follow looks for what was written since. */
-const FOLLOW_MS = 1000;
+const FOLLOW_MS = 500;
 
 const FLAGS = {
   ...SOURCE,
   ...FILTERS,
+  ...WHO,
   from: version('the first version shown (default: the oldest kept)'),
   to: version('the last version shown, included (default: the newest)'),
   output: { value: 'FORMAT', short: 'o', default: 'table', help: 'table, yaml or json (one change per line)', parse: oneOf('table', 'yaml', 'json') },
   follow: { help: 'after the head, go on printing what is written, until interrupted' },
+  audit: { value: 'FILE', help: "an audit log of the server (orchd serve --audit-log-path): its refused writes are shown beside the changes, by time" },
+  ...SHOW,
 } as const satisfies Flags;
 
 export const logCommand = command({
@@ -24,17 +28,25 @@ export const logCommand = command({
   notes: TIME_NOTE,
   async run({ values }, io) {
     const filter = filterOf(values);
+    const by = madeBy(values);
+    const only = async function* <T extends Change | Refused>(changes: AsyncIterable<T>): AsyncIterable<T> {
+      for await (const c of changes) if (by(c)) yield c;
+    };
     if (values.follow && values.to !== undefined) throw new UsageError('--follow goes on past the head: it takes no --to');
     let last = await withHistory(values, io, async (h) => {
-      const { from, to } = await resolveRange(h, values.from, values.to);
-      await writeAll(io.out, printChanges(h.changes(from, to, filter), values.output, h.timesFromLog));
+      const { from, to } = await rangeNoted(h, values.from, values.to, io);
+      const changes = only(values.audit === undefined ? h.changes(from, to, filter) : await besideRefusals(h, from, to, filter, values.audit));
+      await writeAll(io.out, printChanges(changes, values.output, h.timesFromLog, true, values['show-managed-fields']));
+      // A server sends what is committed next as it comes.
+      if (values.follow && h.follow) await writeAll(io.out, printChanges(only(h.follow(to, filter)), values.output, h.timesFromLog, false, values['show-managed-fields']), true);
       return to;
     });
+    // A data folder or a recording: asked again, twice a second, until interrupted.
     while (values.follow) {
       await new Promise((r) => setTimeout(r, FOLLOW_MS));
       const history = await openHistory(values);
       try {
-        if (history.head > last) await writeAll(io.out, printChanges(history.changes(last + 1, history.head, filter), values.output, history.timesFromLog, false));
+        if (history.head > last) await writeAll(io.out, printChanges(only(history.changes(last + 1, history.head, filter)), values.output, history.timesFromLog, false, values['show-managed-fields']));
         last = history.head;
       } finally {
         await history.close();
@@ -43,3 +55,12 @@ export const logCommand = command({
     return 0;
   },
 });
+
+/** The changes from..to with the audit log's refused writes of the same span between them. */
+async function besideRefusals(h: History, from: number, to: number, filter: Filter, file: string): Promise<AsyncIterable<Change | Refused>> {
+  const { refusedWrites, withRefusals } = await import('../audit-events.js');
+  const refused = await refusedWrites(file, filter);
+  const after = from > 1 ? ((await h.timeOf(from - 1)) ?? -Infinity) : -Infinity;
+  const until = to < h.head ? ((await h.timeOf(to + 1)) ?? Infinity) : Infinity;
+  return withRefusals(h.changes(from, to, filter), refused, after, until);
+}

@@ -5,7 +5,8 @@ import type { Running } from '../../../src/serve.js';
 import { formatReport } from '../replay-loop.js';
 import { serveControl, terminalKeys } from '../replay-control.js';
 import { parseSpeed } from '../replay-pacing.js';
-import { openHistory, SOURCE } from '../source.js';
+import { parseVersionSpec } from '../history.js';
+import { openHistory, resolveNoted, SOURCE, TIME_NOTE } from '../source.js';
 
 const { server: _server, ...READ_FROM } = SOURCE;
 
@@ -16,7 +17,7 @@ const FLAGS = {
   from: { value: 'RV', help: "the first entry replayed (default the recording's first); the server starts with the state before it", parse: wholeNumber(1) },
   to: { value: 'RV', help: "the last entry replayed, included (default the recording's last)", parse: wholeNumber(1) },
   watchers: { value: 'N', default: '0', help: 'hold the replay until this many watches are open (start the controller first: the stream starts when its informers watch)', parse: wholeNumber(0) },
-  'pause-at': { value: 'RV', help: 'pause after the entry RV is sent (RV included), before the next one', parse: wholeNumber(0) },
+  'pause-at': { value: 'RV|TIME', help: 'pause once the entry RV (or the last one committed at or before TIME) is sent, RV included, before the next one', parse: parseVersionSpec },
   'control-port': { value: 'PORT', help: 'serve the controls on 127.0.0.1:PORT: POST /pause, /resume, /step, /jump?to=RV; GET /status', parse: portNumber },
   keep: { help: 'after the last entry, go on serving the final state until interrupted' },
   fork: {
@@ -31,7 +32,8 @@ export const replayCommand = command({
   words: '[RECORDING]',
   positionals: [0, 1],
   flags: FLAGS,
-  notes: `On a terminal: space pauses or resumes, s steps one entry, e jumps to the end, f forks (with --fork), q quits.
+  notes: `${TIME_NOTE}
+On a terminal: space pauses or resumes, s steps one entry, e jumps to the end, f forks (with --fork), q quits.
 The run's figures (entries, duration, rate) go to stdout at the end.
 Example: orchd replay incident.orchlog --pause-at 48000 --fork ./what-if   (step with s, then f: a writable server on ./what-if)`,
   async run({ values, positionals }, io) {
@@ -43,6 +45,13 @@ Example: orchd replay incident.orchlog --pause-at 48000 --fork ./what-if   (step
     // Before anything is served: a folder that holds something is refused at once.
     if (values.fork !== undefined) await (await import('../fork.js')).checkForkTarget(values.fork);
     const history = await openHistory({ ...values, file: recording });
+    let pauseAt: number | undefined;
+    try {
+      pauseAt = values['pause-at'] && (await resolveNoted(history, '--pause-at', values['pause-at'], io));
+    } catch (err) {
+      await history.close();
+      throw err;
+    }
     const { startReplay } = await import('../replay-server.js');
     const logger = jsonLogger(process.stderr, 'warn');
     const replay = await startReplay({
@@ -52,7 +61,7 @@ Example: orchd replay incident.orchlog --pause-at 48000 --fork ./what-if   (step
       from: values.from,
       to: values.to,
       watchers: values.watchers,
-      pauseAt: values['pause-at'],
+      pauseAt,
       logger,
     });
     let interrupted!: () => void;

@@ -1,0 +1,155 @@
+/**
+ * /debug/log: the log itself, read only, for the time-travel tools over --server (tools/timetravel/
+ * server.ts) to answer exactly as they answer from a data folder: each entry with its commit time
+ * and its type as a watch reports it, which no list or watch of the API carries.
+ *
+ *   /debug/log?from=A&to=B[&collection=C…][&namespace=NS][&follow=true]
+ *                              entries A..B (B: the head) as JSON lines {rv, type, key, time, writer, object};
+ *                              follow: then every entry committed after, until the client goes
+ *   /debug/log/head            {oldest, head, headTime, timesFromLog}
+ *   /debug/log/versions?key=K  every version of one object still in the log, as entries
+ *   /debug/log/at?time=MS      {rv}: the newest version committed at or before the time
+ *
+ * Authorized as a list of each resource it reads (cluster-wide, or in the namespace asked for): a
+ * user reads the log of the resources they may list, nothing else.
+ */
+import type { ServerResponse } from 'node:http';
+import type { AuthorizationAttributes } from '../../auth/authorizer.js';
+import type { LogEntry } from '../../log/log.js';
+import type { KindStrategy } from '../../resources/strategy.js';
+import { splitKey } from '../../store/keys.js';
+import type { Store } from '../../store/store.js';
+import { revisionsOf, stampedTimeMs, versionsOf } from '../../store/versions.js';
+import * as E from '../respond/status.js';
+
+/** How often a follow looks for entries committed since. */
+const FOLLOW_MS = 100;
+
+/** Checks one resource read the way a list of it is checked: throws the refusal. */
+export type CheckRead = (a: Omit<AuthorizationAttributes, 'user'>) => void | Promise<void>;
+
+const collectionOf = (k: KindStrategy): string => `${k.group}/${k.plural}`;
+
+function wholeNumber(url: URL, name: string, fallback?: number): number {
+  const text = url.searchParams.get(name);
+  if (text === null && fallback !== undefined) return fallback;
+  if (text === null || !/^\d{1,15}$/.test(text)) throw E.badRequest(`${name}: must be a whole number, not ${JSON.stringify(text)}`);
+  return Number(text);
+}
+
+/** The kinds asked for (every kind without ?collection=), each checked as a list of it. */
+async function readableKinds(url: URL, kinds: readonly KindStrategy[], namespace: string | undefined, check: CheckRead): Promise<KindStrategy[]> {
+  const asked = url.searchParams.getAll('collection');
+  const chosen: KindStrategy[] = [];
+  for (const c of asked.length === 0 ? kinds.map(collectionOf) : asked) {
+    const k = kinds.find((kind) => collectionOf(kind) === c);
+    if (!k) throw E.badRequest(`collection: ${JSON.stringify(c)} names no resource of this server`);
+    // In a namespace, a cluster-scoped kind has no entries: nothing of it is read.
+    if (namespace === undefined || k.namespaced) chosen.push(k);
+  }
+  for (const k of chosen) {
+    await check({ verb: 'list', isResourceRequest: true, apiGroup: k.group, apiVersion: k.versions[0], resource: k.plural, ...(k.namespaced && namespace !== undefined ? { namespace } : {}) });
+  }
+  return chosen;
+}
+
+/** An entry as a JSON line: its type as a watch reports it, from the key index. */
+function line(store: Store, e: LogEntry): string {
+  const time = e.time ?? stampedTimeMs(e.value) ?? null;
+  let type = 'DELETED';
+  if (e.type === 'put') {
+    const revs = revisionsOf(store, e.key);
+    const i = revs.findIndex((r) => Math.abs(r) === e.seq);
+    type = i > 0 && revs[i - 1] > 0 ? 'MODIFIED' : 'ADDED';
+  }
+  const writer = e.writer instanceof Uint8Array ? undefined : e.writer;
+  return `{"rv":${e.seq},"type":"${type}","key":${JSON.stringify(e.key)},"time":${time},${writer ? `"writer":${JSON.stringify(writer)},` : ''}"object":${JSON.stringify(e.value)}}\n`;
+}
+
+/** Writes text, waiting while the client's connection is full. false once the client has gone. */
+async function send(res: ServerResponse, text: string): Promise<boolean> {
+  if (res.destroyed) return false;
+  if (!res.write(text)) await new Promise<void>((resolve) => (res.once('drain', resolve), res.once('close', resolve)));
+  return !res.destroyed;
+}
+
+async function entries(res: ServerResponse, url: URL, store: Store, kinds: readonly KindStrategy[], check: CheckRead): Promise<void> {
+  const namespace = url.searchParams.get('namespace') ?? undefined;
+  const wanted = new Set((await readableKinds(url, kinds, namespace, check)).map(collectionOf));
+  const from = wholeNumber(url, 'from', Math.max(store.oldestVersion, 1));
+  const head = store.appliedSeq;
+  const to = Math.min(wholeNumber(url, 'to', head), head);
+  if (from < store.oldestVersion) throw E.gone(`too old resource version: ${from} (${store.oldestVersion})`);
+  const follow = url.searchParams.get('follow') === 'true';
+  const takes = (key: string): boolean => {
+    const { collection, suffix } = splitKey(key);
+    return wanted.has(collection) && (namespace === undefined || suffix.startsWith(`${namespace}/`));
+  };
+  res.setHeader('Content-Type', 'application/json');
+  let last = from - 1;
+  const pass = async (upTo: number): Promise<boolean> => {
+    if (upTo <= last) return true;
+    for await (const page of store.log.read(last + 1, upTo)) {
+      let text = '';
+      for (const e of page) if (takes(e.key)) text += line(store, e);
+      last = page.length > 0 ? page[page.length - 1].seq : last;
+      if (text !== '' && !(await send(res, text))) return false;
+    }
+    last = upTo;
+    return true;
+  };
+  if (!(await pass(to)) || !follow) return void res.end();
+  res.flushHeaders();
+  // Following: what the views have applied since, until the client goes.
+  while (!res.destroyed) {
+    await new Promise((r) => setTimeout(r, FOLLOW_MS));
+    if (!(await pass(store.appliedSeq))) return;
+  }
+}
+
+/** The newest version committed at or before ms, by halves (commit times never decrease along the log). */
+async function versionAt(store: Store, ms: number): Promise<number> {
+  let lo = store.log.firstSeq - 1;
+  let hi = store.appliedSeq;
+  while (lo < hi) {
+    const mid = lo + Math.ceil((hi - lo) / 2);
+    const e = await store.log.get(mid);
+    const t = e?.time ?? stampedTimeMs(e?.value) ?? 0;
+    if (t <= ms) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/** Answers /debug/log and its reads; path is what follows /debug/log. */
+export async function handleDebugLog(res: ServerResponse, url: URL, path: string, store: Store, kinds: readonly KindStrategy[], check: CheckRead): Promise<void> {
+  switch (path) {
+    case '':
+      return entries(res, url, store, kinds, check);
+    case 'head': {
+      const head = store.appliedSeq;
+      const last = head > 0 ? await store.log.get(head) : undefined;
+      const first = store.log.firstSeq <= head ? await store.log.get(store.log.firstSeq) : undefined;
+      res.setHeader('Content-Type', 'application/json');
+      res.end(JSON.stringify({ oldest: store.oldestVersion, head, headTime: last?.time ?? stampedTimeMs(last?.value) ?? null, timesFromLog: first === undefined || first.time !== undefined }));
+      return;
+    }
+    case 'versions': {
+      const key = url.searchParams.get('key');
+      if (!key) throw E.badRequest('key: Required value');
+      const { collection, suffix } = splitKey(key);
+      const kind = kinds.find((k) => collectionOf(k) === collection);
+      if (!kind) throw E.badRequest(`key: ${JSON.stringify(key)} names no resource of this server`);
+      await check({ verb: 'get', isResourceRequest: true, apiGroup: kind.group, apiVersion: kind.versions[0], resource: kind.plural, ...(kind.namespaced ? { namespace: suffix.slice(0, suffix.indexOf('/')) } : {}), name: suffix.slice(suffix.indexOf('/') + 1) });
+      res.setHeader('Content-Type', 'application/json');
+      res.end((await versionsOf(store, key)).map(({ entry }) => line(store, entry)).join(''));
+      return;
+    }
+    case 'at':
+      res.setHeader('Content-Type', 'application/json');
+      res.end(JSON.stringify({ rv: await versionAt(store, wholeNumber(url, 'time')) }));
+      return;
+    default:
+      throw E.pathNotFound();
+  }
+}

@@ -1,0 +1,103 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Authorizer } from '../../src/auth/authorizer.js';
+import { createApiServer, listenOn, type ApiServer } from '../../src/http/server.js';
+import { LevelDbLog } from '../../src/log/leveldb-log.js';
+import { silentLogger } from '../../src/observability/logger.js';
+import { Metrics } from '../../src/observability/metrics.js';
+import { kinds } from '../../src/resources/registry.js';
+import { Store } from '../../src/store/store.js';
+import { call } from '../helpers/server.js';
+import { EVENTS, createEvent, createNamespace, labelEvent } from '../watch/objects.js';
+
+/*
+ * /debug/log on a real server over a real LevelDB: the log's entries with their commit times and
+ * types, one object's versions, the version at a time, and the head; each read authorized as a list
+ * of the resources it returns (here: events are listed only by "events-reader", and "outsider" may not
+ * even get one).
+ */
+
+let dir: string;
+let log: LevelDbLog;
+let store: Store;
+let api: ApiServer;
+let base: string;
+const rv: Record<string, number> = {};
+
+const authorizer: Authorizer = {
+  authorize: (a) =>
+    a.resource !== 'events' || a.user.username === 'events-reader' || (a.verb === 'get' ? a.user.username !== 'outsider' : !['list', 'watch'].includes(a.verb))
+      ? { decision: 'allow' }
+      : { decision: 'noOpinion', reason: 'only events-reader lists events' },
+};
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'orchd-debug-log-'));
+  log = new LevelDbLog({ path: join(dir, 'log') });
+  await log.open();
+  store = new Store({ log });
+  await store.start();
+  api = createApiServer({ store, kinds, metrics: new Metrics(), logger: silentLogger, secret: randomBytes(32), authorizer, authenticator: { authenticate: async (headers) => ({ ok: true, user: { username: String(headers['x-user'] ?? 'someone'), uid: '', groups: ['system:authenticated'], extra: {} } }) } });
+  await listenOn(api, 0, '127.0.0.1');
+  await api.start();
+  base = `http://127.0.0.1:${(api.http.address() as AddressInfo).port}`;
+  rv.ns = await createNamespace(base, 'dl');
+  rv.e1 = await createEvent(base, 'e1', 'dl');
+  rv.label = await labelEvent(base, 'e1', { step: '2' }, 'dl');
+  expect((await call(base, 'DELETE', `${EVENTS}/namespaces/dl/events/e1`)).status).toBe(200);
+  rv.del = store.appliedSeq;
+});
+
+afterAll(async () => {
+  await api?.close();
+  await store?.close();
+  await log?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const lines = (text: string) => text.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+
+describe('/debug/log', () => {
+  it('serves the entries with their commit times and their types as a watch reports them', async () => {
+    const r = await call(base, 'GET', `/debug/log?from=${rv.ns}`, undefined, { 'x-user': 'events-reader' });
+    expect(r.status).toBe(200);
+    const got = lines(r.text);
+    expect(got.map((l) => `${l.rv} ${l.type} ${l.key}`)).toEqual([`${rv.ns} ADDED /namespaces//dl`, `${rv.e1} ADDED events.orch.io/events/dl/e1`, `${rv.label} MODIFIED events.orch.io/events/dl/e1`, `${rv.del} DELETED events.orch.io/events/dl/e1`]);
+    for (const l of got) expect(l.time).toBe((await log.get(l.rv))!.time);
+    expect(got[2].object.metadata.labels).toEqual({ step: '2' });
+  });
+
+  it('is authorized as a list of each resource it reads: all of them, or the ones asked for', async () => {
+    const refused = await call(base, 'GET', `/debug/log?from=${rv.ns}`);
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ kind: 'Status', reason: 'Forbidden', code: 403 });
+    expect(refused.body.message).toContain('events');
+    const namespaces = await call(base, 'GET', `/debug/log?from=${rv.ns}&collection=/namespaces`);
+    expect(namespaces.status).toBe(200);
+    expect(lines(namespaces.text).map((l) => l.key)).toEqual(['/namespaces//dl']);
+    expect((await call(base, 'GET', `/debug/log/versions?key=${encodeURIComponent('events.orch.io/events/dl/e1')}`, undefined, { 'x-user': 'outsider' })).status).toBe(403);
+  });
+
+  it('one object at a time, the version at a time, the head; bad requests answered with a Status', async () => {
+    const versions = await call(base, 'GET', `/debug/log/versions?key=${encodeURIComponent('events.orch.io/events/dl/e1')}`, undefined, { 'x-user': 'events-reader' });
+    expect(lines(versions.text).map((l) => `${l.rv} ${l.type}`)).toEqual([`${rv.e1} ADDED`, `${rv.label} MODIFIED`, `${rv.del} DELETED`]);
+    const labelTime = (await log.get(rv.label))!.time!;
+    expect((await call(base, 'GET', `/debug/log/at?time=${labelTime}`)).body).toEqual({ rv: Math.max(rv.label, ...(await sameTime(labelTime))) });
+    expect((await call(base, 'GET', '/debug/log/head')).body).toEqual({ oldest: 0, head: rv.del, headTime: (await log.get(rv.del))!.time, timesFromLog: true });
+    const reader = { 'x-user': 'events-reader' };
+    expect((await call(base, 'GET', '/debug/log?from=x', undefined, reader)).body).toMatchObject({ reason: 'BadRequest', message: 'from: must be a whole number, not "x"' });
+    expect((await call(base, 'GET', '/debug/log?collection=pods', undefined, reader)).body).toMatchObject({ reason: 'BadRequest', message: 'collection: "pods" names no resource of this server' });
+    expect((await call(base, 'GET', '/debug/log/nope')).status).toBe(404);
+  });
+});
+
+/** The versions committed in the same batch as one at time t (they share its time). */
+async function sameTime(t: number): Promise<number[]> {
+  const out: number[] = [];
+  for (let s = 1; s <= store.appliedSeq; s++) if ((await log.get(s))?.time === t) out.push(s);
+  return out;
+}

@@ -1,0 +1,258 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { call, startServer, type TestServer } from '../helpers/server.js';
+import { builtCli } from '../server/child.js';
+import { EVENTS, createNamespace, event } from '../watch/objects.js';
+import { run, type Run } from './helpers.js';
+
+/*
+ * The on-call engineer's incident (issue 31), through the orchd command, against the running server,
+ * its data folder and a recording of it: 1,825 Events created, 275 more refused by a policy that
+ * rollout-bot changed midway, 250 labelled, 200 deleted. Each question is asked of all three; the
+ * three answers must be the same, and the answer must be what the test knows it wrote.
+ */
+
+const NS = 'prod';
+const ADM = '/apis/admissionregistration.orch.io/v1';
+const FIRST = 1000;
+const SECOND = 825;
+const REFUSED = 275;
+const LABELLED = 250;
+const DELETED = 200;
+
+let server: TestServer;
+let work: string;
+let recording: string;
+let auditLog: string;
+let sources: [string, string][];
+const created = new Map<string, number>();
+const labelled = new Map<string, number>();
+const deleted = new Map<string, number>();
+let policyCreated: number;
+let policyChanged: number;
+/** Commit time of each version, from the folder's log. */
+const timeOf = new Map<number, number>();
+let head: number;
+
+const policy = (validations: object[]) => ({
+  apiVersion: 'admissionregistration.orch.io/v1',
+  kind: 'ValidatingAdmissionPolicy',
+  metadata: { name: 'event-guard' },
+  spec: { matchConstraints: { resourceRules: [{ apiGroups: ['events.orch.io'], apiVersions: ['v1'], resources: ['events'], operations: ['CREATE'] }] }, validations },
+});
+
+/** Runs fn over items, `width` at a time. */
+async function inBatches<T>(items: T[], width: number, fn: (item: T) => Promise<void>): Promise<void> {
+  for (let i = 0; i < items.length; i += width) await Promise.all(items.slice(i, i + width).map(fn));
+}
+
+async function createAll(names: string[], reason: (name: string) => string): Promise<number> {
+  let refusedHere = 0;
+  await inBatches(names, 25, async (name) => {
+    const r = await call(server.url, 'POST', `${EVENTS}/namespaces/${NS}/events`, { ...event(name, NS), reason: reason(name) });
+    if (r.status === 201) created.set(name, Number(r.body.metadata.resourceVersion));
+    else if (r.status === 422 && r.body.reason === 'Invalid') refusedHere++;
+    else throw new Error(`create ${name}: ${r.status} ${r.text}`);
+  });
+  return refusedHere;
+}
+
+const settle = () => new Promise((r) => setTimeout(r, 30));
+
+beforeAll(async () => {
+  work = await mkdtemp(join(tmpdir(), 'orchd-on-call-'));
+  auditLog = join(work, 'audit.log');
+  server = await startServer({ dataDir: join(work, 'data'), auditLogPath: auditLog });
+  await createNamespace(server.url, NS);
+  policyCreated = Number((await call(server.url, 'POST', `${ADM}/validatingadmissionpolicies`, policy([{ expression: "object.type in ['Normal', 'Warning']" }]))).body.metadata.resourceVersion);
+  const binding = await call(server.url, 'POST', `${ADM}/validatingadmissionpolicybindings`, { apiVersion: 'admissionregistration.orch.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: 'event-guard-b' }, spec: { policyName: 'event-guard', validationActions: ['Deny'] } });
+  expect(binding.status).toBe(201);
+  expect(await createAll(Array.from({ length: FIRST }, (_, i) => `e${i}`), () => 'Started')).toBe(0);
+  await settle();
+  // rollout-bot tightens the policy: BackOff Events are refused from now on.
+  const current = (await call(server.url, 'GET', `${ADM}/validatingadmissionpolicies/event-guard`)).body;
+  const changed = await call(server.url, 'PUT', `${ADM}/validatingadmissionpolicies/event-guard?fieldManager=rollout-bot`, { ...current, spec: { ...current.spec, validations: [...current.spec.validations, { expression: "object.reason != 'BackOff'", message: 'no BackOff' }] } });
+  expect(changed.status).toBe(200);
+  policyChanged = Number(changed.body.metadata.resourceVersion);
+  await settle();
+  const second = Array.from({ length: SECOND + REFUSED }, (_, i) => `f${i}`);
+  expect(await createAll(second, (name) => (Number(name.slice(1)) % 4 === 3 ? 'BackOff' : 'Started'))).toBe(REFUSED);
+  await inBatches([...created.keys()].slice(0, LABELLED), 25, async (name) => {
+    const r = await call(server.url, 'PATCH', `${EVENTS}/namespaces/${NS}/events/${name}`, { metadata: { labels: { triaged: 'yes' } } }, { 'Content-Type': 'application/merge-patch+json' });
+    expect(r.status).toBe(200);
+    labelled.set(name, Number(r.body.metadata.resourceVersion));
+  });
+  await inBatches([...created.keys()].slice(100, 100 + DELETED), 25, async (name) => {
+    const r = await call(server.url, 'DELETE', `${EVENTS}/namespaces/${NS}/events/${name}`, undefined, { 'User-Agent': 'janitor/1.0' });
+    expect(r.status).toBe(200);
+    deleted.set(name, 0);
+  });
+  // A namespace deleted with an Event in it: the namespace controller (the server itself) deletes the Event.
+  await createNamespace(server.url, 'scratch');
+  expect((await call(server.url, 'POST', `${EVENTS}/namespaces/scratch/events`, event('left', 'scratch'))).status).toBe(201);
+  expect((await call(server.url, 'DELETE', '/api/v1/namespaces/scratch')).status).toBe(200);
+  for (let i = 0; i < 200 && (await call(server.url, 'GET', '/api/v1/namespaces/scratch')).status !== 404; i++) await settle();
+  head = Number((await call(server.url, 'GET', `${EVENTS}/events?limit=1`)).body.metadata.resourceVersion);
+  const log = await run('log', '--data-dir', join(work, 'data'), '-o', 'json');
+  for (const l of log.out.split('\n').filter(Boolean).map((x) => JSON.parse(x))) {
+    timeOf.set(Number(l.resourceVersion), Date.parse(l.time));
+    // A delete answers with the object's last state: the version of the delete itself is the log's.
+    if (l.type === 'DELETED' && deleted.has(l.object.metadata.name)) deleted.set(l.object.metadata.name, Number(l.resourceVersion));
+  }
+  recording = join(work, 'incident.orchlog');
+  expect((await run('export', '--data-dir', join(work, 'data'), '--file', recording)).code).toBe(0);
+  sources = [
+    ['--server', server.url],
+    ['--data-dir', join(work, 'data')],
+    ['--file', recording],
+  ];
+}, 300_000);
+
+afterAll(async () => {
+  await server?.close();
+  if (work) await rm(work, { recursive: true, force: true });
+});
+
+/** The command against the server, the folder and the recording: the same answer from each, which is returned. */
+async function ask(command: string, ...args: string[]): Promise<Run> {
+  const answers = await Promise.all(sources.map(([flag, source]) => run(command, flag, source, ...args)));
+  for (const [i, a] of answers.entries()) expect({ source: sources[i][0], code: a.code, err: a.err }).toEqual({ source: sources[i][0], code: 0, err: answers[0].err });
+  for (const a of answers.slice(1)) expect(a.out).toBe(answers[0].out);
+  return answers[0];
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+/** The version a time names: the newest committed at or before it. */
+const versionAt = (t: number) => Math.max(...[...timeOf].filter(([, time]) => time <= t).map(([rv]) => rv));
+const jsonLines = (text: string) => text.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+
+/** Each Event of the namespace at rv, with the version of it then. */
+function eventsAt(rv: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [name, c] of created) {
+    if (c > rv || (deleted.get(name) ?? Infinity) <= rv) continue;
+    const l = labelled.get(name);
+    out.set(name, l !== undefined && l <= rv ? l : c);
+  }
+  return out;
+}
+
+describe('the on-call scenario', () => {
+  it('wrote what it says: 2,300 entries or so, 275 refused', () => {
+    expect(created.size).toBe(FIRST + SECOND);
+    expect([...deleted.values()].every((rv) => rv > 0)).toBe(true);
+    expect(head).toBeGreaterThan(FIRST + SECOND + LABELLED + DELETED);
+    expect(timeOf.size).toBe(head);
+  });
+
+  it('what did the policy say at T, and at a time after the change', async () => {
+    const before = timeOf.get(policyChanged - 1)!;
+    const at = await ask('state', '--at', iso(before), 'vap/event-guard', '-o', 'yaml');
+    expect(at.err).toBe(`orchd: --at ${iso(before)} is resourceVersion ${versionAt(before)}, committed at ${iso(timeOf.get(versionAt(before))!)}\n`);
+    const then = parseYaml(at.out);
+    expect(then.metadata.resourceVersion).toBe(String(versionAt(before)));
+    expect(then.items.map((p: any) => [p.metadata.resourceVersion, p.spec.validations.map((v: any) => v.expression)])).toEqual([[String(policyCreated), ["object.type in ['Normal', 'Warning']"]]]);
+    expect(then.items[0].metadata.managedFields).toBeUndefined();
+    const after = parseYaml((await ask('state', '--at', iso(timeOf.get(policyChanged)!), 'validatingadmissionpolicies.v1.admissionregistration.orch.io/event-guard', '-o', 'yaml')).out);
+    expect(after.items[0].spec.validations.map((v: any) => v.message ?? '')).toEqual(['', 'no BackOff']);
+  });
+
+  it('who changed it, and when', async () => {
+    const versions = jsonLines((await ask('history', 'vap/event-guard', '-o', 'json-patch')).out);
+    expect(versions.map((v) => [v.resourceVersion, v.type, v.time])).toEqual([
+      [String(policyCreated), 'ADDED', iso(timeOf.get(policyCreated)!)],
+      [String(policyChanged), 'MODIFIED', iso(timeOf.get(policyChanged)!)],
+    ]);
+    expect(versions.map((v) => [v.user, v.manager])).toEqual([
+      ['system:anonymous', 'node (create)'],
+      ['system:anonymous', 'rollout-bot (update)'],
+    ]);
+    expect(versions[1].patch).toContainEqual({ op: 'add', path: '/spec/validations/1', value: expect.objectContaining({ message: 'no BackOff' }) });
+  });
+
+  it('who deleted an Event, who made the controller\'s writes, and only what one manager or user did', async () => {
+    const gone = [...deleted.keys()][7];
+    const versions = jsonLines((await ask('history', `events/${gone}`, '-n', NS, '-o', 'json-patch')).out);
+    expect(versions.map((v) => [v.type, v.user, v.manager])).toEqual([
+      ['ADDED', 'system:anonymous', 'node (create)'],
+      ...(labelled.has(gone) ? [['MODIFIED', 'system:anonymous', 'node (patch)']] : []),
+      ['DELETED', 'system:anonymous', 'janitor (delete)'],
+    ]);
+    const left = jsonLines((await ask('history', 'events/left', '-n', 'scratch', '-o', 'json-patch')).out);
+    expect(left.map((v) => [v.type, v.user, v.manager])).toEqual([
+      ['ADDED', 'system:anonymous', 'node (create)'],
+      ['DELETED', 'system:apiserver', '-'],
+    ]);
+    const byJanitor = jsonLines((await ask('log', '--manager', 'janitor', '-o', 'json')).out);
+    expect(byJanitor.map((l) => l.type)).toEqual(Array(DELETED).fill('DELETED'));
+    expect(byJanitor.map((l) => l.writer)).toEqual(Array(DELETED).fill({ user: 'system:anonymous', verb: 'delete', manager: 'janitor' }));
+    const bySystem = jsonLines((await ask('log', '--user', 'system:apiserver', '--kind', 'events', '-o', 'json')).out);
+    expect(bySystem.map((l) => `${l.type} ${l.object.metadata.namespace}/${l.object.metadata.name}`)).toEqual(['DELETED scratch/left']);
+  });
+
+  it('which Events existed at T', async () => {
+    const t = timeOf.get([...deleted.values()].sort((a, b) => a - b)[DELETED / 2])!;
+    const rv = versionAt(t);
+    const state = jsonLines((await ask('state', '--at', iso(t), '--kind', 'ev', '-n', NS, '-o', 'json')).out);
+    const expected = eventsAt(rv);
+    expect(state.map((o) => `${o.metadata.name} ${o.metadata.resourceVersion}`)).toEqual([...expected].sort(([a], [b]) => (a < b ? -1 : 1)).map(([n, v]) => `${n} ${v}`));
+  });
+
+  it('what changed between T1 and T2, as a summary and object by object', async () => {
+    const [t1, t2] = [timeOf.get(policyChanged)!, timeOf.get(head)!];
+    const [a, b] = [eventsAt(versionAt(t1)), eventsAt(versionAt(t2))];
+    const added = [...b.keys()].filter((n) => !a.has(n)).length;
+    const gone = [...a.keys()].filter((n) => !b.has(n)).length;
+    const modified = [...b].filter(([n, v]) => a.has(n) && a.get(n) !== v).length;
+    const stat = (await ask('diff', iso(t1), iso(t2), '--kind', 'events', '-n', NS, '--stat')).out.trim().split('\n');
+    expect(stat.at(-1)!.trim()).toMatch(new RegExp(`^${added + gone + modified} objects changed: ${added} added, ${gone} deleted, ${modified} modified; \\d+ lines added, \\d+ removed$`));
+    expect(stat).toHaveLength(added + gone + modified + 1);
+    // A label added is that and nothing else: no metadata moved about, no managedFields.
+    const one = [...labelled].find(([n, v]) => a.has(n) && a.get(n) !== v && b.get(n) === v && !deleted.has(n))![0];
+    const d = (await ask('diff', iso(t1), iso(t2), '--kind', 'events', '-n', NS)).out;
+    const hunk = d.slice(d.indexOf(`events.events.orch.io/${NS}/${one}@`));
+    expect(hunk.slice(0, hunk.indexOf('\n---') === -1 ? undefined : hunk.indexOf('\n---')).split('\n').filter((l) => /^[-+] /.test(l)).sort()).toEqual(expect.arrayContaining(['+    triaged: yes']));
+  });
+
+  it('the log of a span is the same from all three, times included, and the refused writes stand beside it', async () => {
+    const span = await ask('log', '--from', String(policyChanged - 2), '--to', String(policyChanged + 20), '-o', 'json');
+    const lines = jsonLines(span.out);
+    expect(lines.map((l) => Number(l.resourceVersion))).toEqual(Array.from({ length: 23 }, (_, i) => policyChanged - 2 + i));
+    expect(lines.every((l) => l.timeSource === 'log' && Date.parse(l.time) === timeOf.get(Number(l.resourceVersion)))).toBe(true);
+    const withAudit = jsonLines((await ask('log', '--audit', auditLog, '--kind', 'events', '-n', NS, '-o', 'json')).out);
+    const refused = withAudit.filter((l) => l.type === 'REFUSED');
+    expect(refused).toHaveLength(REFUSED);
+    expect(refused.every((r) => r.code === 422 && r.reason === 'Invalid' && r.verb === 'create' && /no BackOff/.test(r.message))).toBe(true);
+    // Each refusal after the policy changed, between the creates of its time.
+    const firstRefused = withAudit.findIndex((l) => l.type === 'REFUSED');
+    expect(Date.parse(withAudit[firstRefused].time)).toBeGreaterThanOrEqual(timeOf.get(policyChanged)!);
+    expect(withAudit.slice(firstRefused).filter((l) => l.type === 'ADDED').length).toBeGreaterThan(0);
+  });
+
+  it('a time without its zone is refused, a time past the head is not written yet, from all three', async () => {
+    for (const [flag, source] of sources) {
+      const local = await run('state', flag, source, '--at', '2026-11-26T00:43:39');
+      expect([local.code, local.err.split('\n')[0]]).toEqual([2, 'orchd state: --at: "2026-11-26T00:43:39": a time must say its zone: 2026-11-26T00:43:39Z for UTC, or an offset such as 2026-11-26T00:43:39+02:00']);
+      const later = await run('state', flag, source, '--at', iso(timeOf.get(head)! + 60_000));
+      expect([later.code, later.err]).toEqual([1, `orchd state: --at ${iso(timeOf.get(head)! + 60_000)}: not written yet: the newest version is ${head}, committed at ${iso(timeOf.get(head)!)}\n`]);
+    }
+  });
+
+  it('piped into head, every command ends quietly with status 0', async () => {
+    const cli = await builtCli();
+    for (const args of [['log', '--data-dir', join(work, 'data')], ['state', '--server', server.url, '--at', String(head), '-o', 'json'], ['diff', '--file', recording, '1', String(head)]]) {
+      const child = spawn(process.execPath, [cli, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let err = '';
+      child.stderr.on('data', (d) => (err += String(d)));
+      // The reader takes a little, then goes away (as head -c 300 does).
+      await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
+      child.stdout.destroy();
+      const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+      expect({ args: args[0], code, err }).toEqual({ args: args[0], code: 0, err: '' });
+    }
+  }, 180_000);
+});
