@@ -297,6 +297,19 @@ class DataDirHistory implements History {
     }
   }
 
+  async entry(seq: number): Promise<LogEntry | undefined> {
+    const e = await (await this.encryptedLog()).get(seq);
+    if (e) this.checkOpened(e);
+    return e;
+  }
+
+  storedRecords(from: number, to: number): AsyncIterable<{ seqs: number[]; records: Buffer[] }> | undefined {
+    // The LevelDB log under whichever is open (encryption at rest wraps it): with a configuration
+    // given, values are opened (storedEntries) rather than copied sealed.
+    const plain = this.encrypted ? this.encrypted.inner : this.log;
+    return this.encryption || !(plain instanceof LevelDbLog) ? undefined : plain.storedRecords(from, to);
+  }
+
   async versionAt(timeMs: number): Promise<number> {
     const { firstSeq, lastSeq } = this.log;
     if (lastSeq < firstSeq) return 0;

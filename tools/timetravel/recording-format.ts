@@ -2,25 +2,27 @@
  * A recording (`orchd export`): a self-contained file a colleague can replay. Layout:
  *
  *   "ORCHLOG\n"                      8 bytes: what the file is
- *   records, each:  u32 length, u32 CRC-32 of the payload, payload (msgpack, big-endian numbers)
- *     0: header    {format, from, to, oldest, head, timesFromLog, exportedAt}
- *     1: snapshot  {rv: from, objects: [[key, object], ...]}: the state at `from`
- *     2…: entries  {rv, type: 'put' | 'delete', key, time, object}: every entry from+1..to, in order
- *     last: end    {end: <number of entries>}: a file cut at a record boundary is still found out
+ *   records, each:  u32 length, u32 CRC-32 of the payload, payload (big-endian numbers)
+ *     0: header    msgpack {format, from, to, oldest, head, timesFromLog, exportedAt}
+ *     pages        the state at `from` (its objects as puts at their own versions), then every entry
+ *                  from+1..to in order: each page up to a thousand log records as the log stores
+ *                  them (recording-pages.ts)
+ *     last: end    msgpack {end: <number of entries>}: a file cut at a record boundary is still found out
+ *
+ * Format 1 (read, no longer written) had a record per entry, msgpack {rv, type, key, time, object}
+ * (entryOf), and the state as one record {rv, objects: [[key, object], ...]}.
  *
  * A reader refuses a format newer than its own, a bad checksum (naming the record), and a file that
  * ends early, each in one line. It reads the file as it goes (openRecording), so a replay serves the
  * first entries while the rest are on disk; a damaged record is then found when it is reached, after
- * the entries before it were served. The checksum stays per record, not per block: CRC-32 costs
- * the same per byte either way, and a per-record one names the damaged record.
+ * the entries before it were served.
  */
 import { crc32 } from 'node:zlib';
 import { packJson, StoredEntry } from '../../src/log/codec.js';
-import type { LogEntry } from '../../src/log/log.js';
 import type { KubeObject } from '../../src/resources/types.js';
 
 export const MAGIC = Buffer.from('ORCHLOG\n', 'latin1');
-export const FORMAT = 1;
+export const FORMAT = 2;
 export const FRAME_HEAD = 8;
 
 export interface RecordingHeader {
@@ -49,64 +51,9 @@ export interface Recording {
   entries: RecordedEntry[];
 }
 
-/**
- * An entry's record straight from the log's stored bytes: the msgpack map {rv, type, key, time,
- * object} written by hand around the object's bytes as the log holds them, so exporting an entry
- * neither decodes nor encodes its object. (An entry without stored bytes, one encryption at rest
- * opened, is encoded.) Numbers are float64: a reader gets the same numbers as from packJson's ints.
- */
-export function entryFrame(e: LogEntry, time: number | null, heads?: HeadSlab): Buffer[] {
-  const object = e.raw ?? packJson(e.value);
-  const key = Buffer.from(e.key, 'utf8');
-  const type = e.type === 'delete' ? DELETE : PUT;
-  const size = FRAME_HEAD + ENTRY_FIELDS_BYTES + type.length + key.length + 5;
-  const head = heads ? heads.take(size) : Buffer.allocUnsafe(size);
-  let at = FRAME_HEAD;
-  head[at++] = 0x85;
-  at += RV.copy(head, at);
-  head[at++] = 0xcb;
-  at = head.writeDoubleBE(e.seq, at);
-  at += TYPE.copy(head, at);
-  at += type.copy(head, at);
-  at += KEY.copy(head, at);
-  if (key.length < 0x100) (head[at++] = 0xd9), (head[at++] = key.length);
-  else (head[at++] = 0xda), (at = head.writeUInt16BE(key.length, at));
-  at += key.copy(head, at);
-  at += TIME.copy(head, at);
-  if (time === null) head[at++] = 0xc0;
-  else (head[at++] = 0xcb), (at = head.writeDoubleBE(time, at));
-  at += OBJECT.copy(head, at);
-  const fields = head.subarray(FRAME_HEAD, at);
-  head.writeUInt32BE(fields.length + object.length, 0);
-  head.writeUInt32BE(crc32(object, crc32(fields)), 4);
-  return [head.subarray(0, at), object];
-}
-
-/**
- * Room for the heads of a page of entry records, in one buffer: a buffer per head was a million
- * small allocations for the garbage collector. A head is written before it is handed out and never
- * after, so a new buffer is taken when one is full and the old one lives as long as its heads.
- */
-export class HeadSlab {
-  private slab = Buffer.allocUnsafeSlow(0);
-  private used = 0;
-
-  take(n: number): Buffer {
-    if (this.used + n > this.slab.length) {
-      this.slab = Buffer.allocUnsafeSlow(Math.max(n, 256 * 1024));
-      this.used = 0;
-    }
-    const b = this.slab.subarray(this.used, this.used + n);
-    this.used += n;
-    return b;
-  }
-}
-
 const fixstr = (s: string): Buffer => Buffer.concat([Buffer.from([0xa0 | s.length]), Buffer.from(s, 'latin1')]);
 const [RV, TYPE, KEY, TIME, OBJECT, PUT, DELETE] = ['rv', 'type', 'key', 'time', 'object', 'put', 'delete'].map(fixstr);
-/** The map's mark, its field names and the widest number and string heads. */
-const ENTRY_FIELDS_BYTES = 1 + RV.length + 9 + TYPE.length + KEY.length + TIME.length + 9 + OBJECT.length;
-
+/** A msgpack record (the header, the end), framed. */
 export function frame(payload: unknown): Buffer {
   const body = packJson(payload);
   const head = Buffer.allocUnsafe(FRAME_HEAD);
@@ -116,8 +63,8 @@ export function frame(payload: unknown): Buffer {
 }
 
 /**
- * An entry record laid out as entryFrame writes it, read by hand: the object stays bytes (a view of
- * the record). undefined for any other layout (the end record, an entry msgpackr wrote).
+ * An entry record of format 1, laid out as its export wrote it, read by hand: the object stays
+ * bytes (a view of the record). undefined for any other layout (the end record, an entry msgpackr wrote).
  */
 export function entryOf(b: Buffer): StoredEntry | undefined {
   let at = 0;
