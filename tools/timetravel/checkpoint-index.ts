@@ -63,26 +63,20 @@ export function checkpointRevisions(file: string, key: string): { seq: number; r
  * or it is no checkpoint this code reads (another format, sealed by encryption at rest).
  */
 export function checkpointIndex(file: string): { seq: number; parts: Part[] } | undefined {
-  const layout = checkpointLayout(file);
+  // Each part's first bytes come with its frame, in one read.
+  const layout = checkpointLayout(file, PEEK);
   if (!layout || layout.parts.length === 0) return undefined;
-  const fd = openSync(file, 'r');
-  try {
-    const peek = Buffer.alloc(PEEK);
-    const [mark, ...rest] = layout.parts;
-    if (mark.length !== MAGIC.length || readSync(fd, peek, 0, mark.length, mark.at) !== mark.length || !peek.subarray(0, mark.length).equals(MAGIC)) return undefined;
-    const parts: Part[] = [];
-    for (const { at, length } of rest) {
-      const n = readSync(fd, peek, 0, Math.min(PEEK, length), at);
-      if (n < HEAD_AT) return undefined;
-      const headLength = peek.readUInt32BE(0);
-      const collection = collectionOfHead(peek.subarray(HEAD_AT, Math.min(n, HEAD_AT + headLength)));
-      if (collection === undefined) return undefined;
-      parts.push({ at, length, headLength, collection });
-    }
-    return { seq: layout.seq, parts };
-  } finally {
-    closeSync(fd);
+  const [mark, ...rest] = layout.parts;
+  if (mark.length !== MAGIC.length || !mark.peek?.equals(MAGIC)) return undefined;
+  const parts: Part[] = [];
+  for (const { at, length, peek } of rest) {
+    if (!peek || peek.length < HEAD_AT) return undefined;
+    const headLength = peek.readUInt32BE(0);
+    const collection = collectionOfHead(peek.subarray(HEAD_AT, Math.min(peek.length, HEAD_AT + headLength)));
+    if (collection === undefined) return undefined;
+    parts.push({ at, length, headLength, collection });
   }
+  return { seq: layout.seq, parts };
 }
 
 /** A part's head bytes (a few hundred KiB at most), into a buffer reused from one call to the next. */
