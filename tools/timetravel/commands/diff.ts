@@ -2,6 +2,7 @@
 import { command, oneOf, UsageError, type Flags } from '../../../src/cli/flags.js';
 import { collectionOfKind, parseVersionSpec, resolveVersion, stateInPages, type Filter, type History, type Stored } from '../history.js';
 import { jsonPatch, labelOf } from '../output.js';
+import { counted, progress, type Progress } from '../progress.js';
 import { FILTERS, filterOf, SOURCE, TIME_NOTE, withHistory } from '../source.js';
 import { writeAll } from '../write-out.js';
 
@@ -30,7 +31,9 @@ export const diffCommand = command({
     return withHistory(values, io, async (h) => {
       const a = await resolveVersion(h, 'RV1', first);
       const b = await resolveVersion(h, 'RV2', second);
-      await writeAll(io.out, printDiff(h, a, b, filter, values.output, io.out.isTTY === true));
+      const bar = progress(undefined, 'diff', { unit: 'objects', stream: io.err, out: io.out });
+      await writeAll(io.out, printDiff(h, a, b, filter, values.output, io.out.isTTY === true, bar));
+      bar.stop();
       return 0;
     });
   },
@@ -41,11 +44,11 @@ export const diffCommand = command({
  * (each in key order, a kind at a time): neither is held whole, and an object whose revision is the
  * same in both is not decoded.
  */
-async function* printDiff(h: History, a: number, b: number, filter: Filter, format: string, tty: boolean): AsyncIterable<string> {
+async function* printDiff(h: History, a: number, b: number, filter: Filter, format: string, tty: boolean, bar: Progress): AsyncIterable<string> {
   const yaml = format === 'diff' ? await import('../yaml-diff.js') : undefined;
   for (const kind of [...filter.kinds].sort((x, y) => (collectionOfKind(x) < collectionOfKind(y) ? -1 : 1))) {
     const one = { ...filter, kinds: [kind] };
-    for await (const [key, x, y] of pairs(stateInPages(h, a, one), stateInPages(h, b, one))) {
+    for await (const [key, x, y] of pairs(stateInPages(h, a, one), counted(stateInPages(h, b, one), bar))) {
       if (x && y && (x.seq ?? x.object.metadata.resourceVersion) === (y.seq ?? y.object.metadata.resourceVersion)) continue;
       if (!yaml) {
         const patch = jsonPatch(x?.object, y?.object);

@@ -27,7 +27,7 @@ export const exportCommand = command({
     return withHistory(source, io, async (h) => {
       const { from, to } = await resolveRange(h, values.from, values.to);
       const fh = values.file === undefined ? undefined : await openFile(values.file, 'w');
-      const bar = progress(to - from, 'export');
+      const bar = progress(to - from, 'export', { stream: io.err });
       // A page at a time, one write each; the writer reuses the buffer once it is written.
       const write = async (b: Buffer) => {
         if (fh) for (let at = 0; at < b.length; ) at += (await fh.write(b, at)).bytesWritten;

@@ -3,6 +3,7 @@ import { command, oneOf, UsageError, type Flags } from '../../../src/cli/flags.j
 import type { KubeObject } from '../../../src/resources/types.js';
 import { resolveKind, TimeTravelError, type Change } from '../history.js';
 import { formatTime, jsonPatch, managerOf } from '../output.js';
+import { progress, type Progress } from '../progress.js';
 import { FILTERS, SOURCE, withHistory } from '../source.js';
 import { writeAll } from '../write-out.js';
 
@@ -30,16 +31,19 @@ export const historyCommand = command({
     return withHistory(values, io, async (h) => {
       const versions = await h.versionsOf(key);
       if (versions.length === 0) throw new TimeTravelError(`${target}${kind.namespaced ? ` in namespace ${values.namespace}` : ''}: no version of it in the log (from version ${Math.max(h.oldest, 1)} to ${h.head})`);
-      await writeAll(io.out, printHistory(versions, values.output, h.timesFromLog, io.out.isTTY === true));
+      const bar = progress(versions.length, 'history', { unit: 'versions', stream: io.err, out: io.out });
+      await writeAll(io.out, printHistory(versions, values.output, h.timesFromLog, io.out.isTTY === true, bar));
+      bar.stop();
       return 0;
     });
   },
 });
 
 /** Each version of an object with what changed since the one before. */
-async function* printHistory(versions: Change[], format: string, timesFromLog: boolean, tty: boolean): AsyncIterable<string> {
+async function* printHistory(versions: Change[], format: string, timesFromLog: boolean, tty: boolean, bar: Progress): AsyncIterable<string> {
   const yaml = format === 'diff' ? await import('../yaml-diff.js') : undefined;
   let before: Change | undefined;
+  let done = 0;
   for (const c of versions) {
     // A delete's value is the object's last state: its diff is the object going away.
     const prev = before?.type === 'DELETED' ? undefined : before?.object;
@@ -52,5 +56,6 @@ async function* printHistory(versions: Change[], format: string, timesFromLog: b
       yield tty ? yaml.colour(head + body) : head + body;
     }
     before = c;
+    bar.update(++done);
   }
 }

@@ -1,7 +1,9 @@
 /** `orchd log`: the log's changes in order, filtered, as a table, YAML or JSON lines; --follow goes on past the head. */
 import { command, oneOf, UsageError, type Flags } from '../../../src/cli/flags.js';
 import { resolveRange } from '../history.js';
+import type { Change } from '../history.js';
 import { printChanges } from '../output.js';
+import { progress, type Progress } from '../progress.js';
 import { FILTERS, filterOf, openHistory, SOURCE, TIME_NOTE, version, withHistory } from '../source.js';
 import { writeAll } from '../write-out.js';
 
@@ -27,7 +29,9 @@ export const logCommand = command({
     if (values.follow && values.to !== undefined) throw new UsageError('--follow goes on past the head: it takes no --to');
     let last = await withHistory(values, io, async (h) => {
       const { from, to } = await resolveRange(h, values.from, values.to);
-      await writeAll(io.out, printChanges(h.changes(from, to, filter), values.output, h.timesFromLog));
+      const bar = progress(to - from + 1, 'log', { stream: io.err, out: io.out });
+      await writeAll(io.out, printChanges(reported(h.changes(from, to, filter), from, bar), values.output, h.timesFromLog));
+      bar.stop();
       return to;
     });
     while (values.follow) {
@@ -43,3 +47,11 @@ export const logCommand = command({
     return 0;
   },
 });
+
+/** The changes as they come, the bar told how far along the log they are. */
+async function* reported(changes: AsyncIterable<Change>, from: number, bar: Progress): AsyncIterable<Change> {
+  for await (const c of changes) {
+    bar.update(c.rv - from + 1);
+    yield c;
+  }
+}

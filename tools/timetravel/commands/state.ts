@@ -2,6 +2,7 @@
 import { command, oneOf, UsageError, type Flags } from '../../../src/cli/flags.js';
 import { resolveVersion, stateInPages } from '../history.js';
 import { printState } from '../output.js';
+import { counted, progress } from '../progress.js';
 import { FILTERS, filterOf, SOURCE, TIME_NOTE, version, withHistory } from '../source.js';
 import { writeAll } from '../write-out.js';
 
@@ -22,7 +23,9 @@ export const stateCommand = command({
     const filter = filterOf(values);
     return withHistory(values, io, async (h) => {
       const rv = await resolveVersion(h, '--at', values.at!);
-      await writeAll(io.out, printState(rv, stateInPages(h, rv, filter), values.output));
+      const bar = progress(undefined, 'state', { unit: 'objects', stream: io.err, out: io.out });
+      await writeAll(io.out, printState(rv, counted(stateInPages(h, rv, filter), bar), values.output));
+      bar.stop();
       return 0;
     });
   },
