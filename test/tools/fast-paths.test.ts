@@ -58,8 +58,15 @@ function objectOf(key: string, i: number, r: () => number): KubeObject {
   } as unknown as KubeObject;
 }
 
+/** Keys enough for a collection to take several checkpoint parts (4096 keys each), in three namespaces. */
+const BULK = 9000;
+
 /** OPS random writes through the store: creates, updates, deletes, now and then a checkpoint or a compaction. */
 async function writeRandomLog(store: Store, r: () => number): Promise<void> {
+  for (let i = 0; i < BULK; i += 500) {
+    const puts = Array.from({ length: 500 }, (_, j) => `events.orch.io/events/bulk-${(i + j) % 3}/b${i + j}`);
+    await Promise.all(puts.map((key, j) => store.put(key, objectOf(key, i + j, r), 'absent')));
+  }
   const keys = [
     ...['ns-a', 'ns-b', 'ns-c'].flatMap((ns) => Array.from({ length: 12 }, (_, i) => `events.orch.io/events/${ns}/e${i}`)),
     ...['ns-a', 'ns-b', 'ns-c', 'ns-d'].map((n) => `/namespaces//${n}`),
@@ -125,8 +132,9 @@ async function generalState(rv: number): Promise<string> {
 }
 
 describe(`fast paths against the general one, on a random log (seed ${SEED})`, () => {
-  it('the log is what the test meant: deletes, compactions, a checkpoint and a tail after it', () => {
+  it('the log is what the test meant: deletes, compactions, a checkpoint of several parts and a tail after it', () => {
     expect(general.log.firstSeq).toBeGreaterThan(1);
+    expect(general.view.collections.get('events.orch.io/events')!.size).toBeGreaterThan(BULK);
     expect(head).toBeGreaterThan(OPS);
     expect(written.size).toBeGreaterThan(30);
   });
@@ -136,6 +144,22 @@ describe(`fast paths against the general one, on a random log (seed ${SEED})`, (
       const fast = await run('state', '--data-dir', dataDir, '--at', String(v), '-o', 'json');
       expect([v, fast.code, fast.err]).toEqual([v, 0, '']);
       expect(fast.out, `state at ${v}`).toBe(await generalState(v));
+    }
+  });
+
+  it('state --data-dir of one namespace, of one kind and of a label selector: the same bytes', async () => {
+    const v = versions()[versions().length - 3];
+    const all = await generalState(v);
+    const lines = (keep: (o: KubeObject) => boolean) => all.split('\n').filter((l) => l !== '' && keep(JSON.parse(l))).map((l) => l + '\n').join('');
+    for (const [args, keep] of [
+      [['-n', 'bulk-1'], (o: KubeObject) => o.metadata.namespace === 'bulk-1'],
+      [['-n', 'ns-b'], (o: KubeObject) => o.metadata.namespace === 'ns-b'],
+      [['--kind', 'namespaces'], (o: KubeObject) => o.kind === 'Namespace'],
+      [['-l', 'side=a'], (o: KubeObject) => o.metadata.labels?.side === 'a'],
+    ] as const) {
+      const fast = await run('state', '--data-dir', dataDir, '--at', String(v), '-o', 'json', ...args);
+      expect([args, fast.code, fast.err]).toEqual([args, 0, '']);
+      expect(fast.out, args.join(' ')).toBe(lines(keep));
     }
   });
 
