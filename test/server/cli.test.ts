@@ -171,7 +171,7 @@ describe('orchd command line', () => {
     const padding = 'x'.repeat(60 * 1024);
     const watching = async () => {
       const m = await request(agent, String(ready.url), 'GET', '/metrics');
-      return /apiserver_registered_watchers\{resource="namespaces"\} 1/.test(String(m.body));
+      return /apiserver_registered_watchers\{group="",kind="Namespace"\} 1/.test(String(m.body));
     };
     // Up to 12 MiB: past the kernel's socket buffers and the 64 KiB bound, so the watcher falls
     // behind, and is ended once it has not read for the stall timeout. Reading starts as soon as it is

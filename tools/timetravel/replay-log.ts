@@ -14,7 +14,7 @@
  */
 import { Subject } from 'rxjs/internal/Subject';
 import type { Observable } from 'rxjs';
-import { readBounds } from '../../src/log/abstract-log.js';
+import { readBounds } from '../../src/log/log-skeleton.js';
 import { LogError, type Appended, type Log, type LogEntry, type ReadOptions, type SavedCheckpoint } from '../../src/log/log.js';
 
 /** Where the entries from `from` on are read: the history being replayed. */
@@ -26,6 +26,8 @@ export interface ReplaySource {
 }
 
 export class ReplayLog implements Log {
+  /** One writer: the replay, revealing the recorded entries in their order. */
+  readonly shared = false;
   private last: number;
   private closed = false;
   private readonly subject = new Subject<LogEntry[]>();

@@ -26,25 +26,35 @@ const PREFIX: Record<ChangeType, Buffer> = {
 const LINE_END = Buffer.from('}\n');
 const CRLF = Buffer.from('\r\n');
 
+/** A batch's bytes, and the size of each event's line in it (what the watch metrics count). */
+export interface FramedBatch {
+  bytes: Buffer;
+  sizes: readonly number[];
+}
+
 /** The last batch framed: a watcher given the same changes (by identity), in the same framing, gets its bytes. */
-let last: { changes: Change[]; types: ChangeType[]; apiVersion: string; chunked: boolean; bytes: Buffer } | undefined;
+let last: { changes: Change[]; types: ChangeType[]; apiVersion: string; chunked: boolean; batch: FramedBatch } | undefined;
 
 /**
  * The events' lines, one JSON line each, as one buffer: an HTTP/1.1 chunk (chunked) or the lines
  * alone. An object stored at another apiVersion than the watcher's is re-stamped, as the per-event
  * path does (watch-stream.ts).
  */
-export function framedBatch(events: readonly ChangeEvent[], apiVersion: string, chunked: boolean): Buffer {
-  if (last && sameBatch(last, events, apiVersion, chunked)) return last.bytes;
+export function framedBatch(events: readonly ChangeEvent[], apiVersion: string, chunked: boolean): FramedBatch {
+  if (last && sameBatch(last, events, apiVersion, chunked)) return last.batch;
   const w = new BatchWriter(events.length);
-  for (const { type, change } of events) {
+  const sizes = new Array<number>(events.length);
+  for (let i = 0; i < events.length; i++) {
+    const { type, change } = events[i];
+    const start = w.length;
     w.bytes(PREFIX[type]);
     w.object(change, apiVersion);
     w.bytes(LINE_END);
+    sizes[i] = w.length - start;
   }
-  const bytes = chunked ? w.chunk() : w.lines();
-  last = { changes: events.map((e) => e.change), types: events.map((e) => e.type), apiVersion, chunked, bytes };
-  return bytes;
+  const batch = { bytes: chunked ? w.chunk() : w.lines(), sizes };
+  last = { changes: events.map((e) => e.change), types: events.map((e) => e.type), apiVersion, chunked, batch };
+  return batch;
 }
 
 function sameBatch(b: NonNullable<typeof last>, events: readonly ChangeEvent[], apiVersion: string, chunked: boolean): boolean {
@@ -63,6 +73,11 @@ class BatchWriter {
     this.out = Buffer.allocUnsafe(RESERVED + Math.min(64 << 20, 2048 * events + 64));
   }
 
+  /** Bytes written so far. */
+  get length(): number {
+    return this.o;
+  }
+
   bytes(b: Buffer | string): void {
     const n = typeof b === 'string' ? Buffer.byteLength(b) : b.length;
     this.room(n);
@@ -78,7 +93,8 @@ class BatchWriter {
     const s = c.cur;
     if (!c.json && s instanceof LazyObject && !s.isDecoded && !s.json) {
       const raw = s.raw;
-      const t = transcodeInto(raw, 0, raw.length, this.out, this.o);
+      // Stamped with the version that wrote it: a shared log's stored bytes do not carry it (log/stamp.ts).
+      const t = transcodeInto(raw, 0, raw.length, this.out, this.o, s.seq);
       if (t) {
         s.noteApiVersion(t.apiVersion);
         this.out = t.out;

@@ -1,6 +1,7 @@
+import type { WatchEventTally } from '../../observability/watch-events.js';
 import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { Subscription } from 'rxjs';
+import type { Subscription } from 'rxjs/internal/Subscription';
 import type { WebSocket } from 'ws';
 import { msgpackToJson } from '../../log/msgpack-json.js';
 import type { KindStrategy } from '../../resources/strategy.js';
@@ -32,8 +33,11 @@ export interface WatchSink {
   readonly framing: 'line' | 'websocket';
   /** Writes the frames of one batch as one socket write. */
   write(frames: Buffer[]): void;
-  /** Writes a batch of change events framed once for every watcher given the same (watch-batch.ts); where the sink can. */
-  writeChanges?(events: ChangeEvent[], apiVersion: string): void;
+  /**
+   * Writes a batch of change events framed once for every watcher given the same (watch-batch.ts),
+   * where the sink can; the size of each event's line.
+   */
+  writeChanges?(events: ChangeEvent[], apiVersion: string): readonly number[];
   /** Bytes written and not yet taken by the peer. */
   buffered(): number;
   /** Settles once buffered() is at most `below`, or the peer is gone. */
@@ -68,7 +72,7 @@ export const DEFAULT_SINK_LIMITS: SinkLimits = { maxBuffered: 4 * 1024 * 1024, h
  * Runs one watch: the store's engine decides what the watcher gets (src/store/watch.ts); this only
  * encodes each batch, from bytes shared by every watcher where it can, and writes it. Returns stop.
  */
-export function runWatch(store: Store, spec: WatchSpec, sink: WatchSink, limits: SinkLimits = DEFAULT_SINK_LIMITS): () => void {
+export function runWatch(store: Store, spec: WatchSpec, sink: WatchSink, limits: SinkLimits = DEFAULT_SINK_LIMITS, tally?: WatchEventTally): () => void {
   const flow: WatchFlow = {
     needsDrain: () => sink.buffered() > limits.highWater,
     drained: () => sink.drained(limits.highWater),
@@ -85,9 +89,17 @@ export function runWatch(store: Store, spec: WatchSpec, sink: WatchSink, limits:
   };
   sub = watch$(store, { ...spec, stallTimeoutMs: limits.stallTimeoutMs }, flow).subscribe({
     next: (events) => {
-      if (!spec.render && sink.writeChanges && events.every(isChange)) return sink.writeChanges(events, spec.apiVersion);
+      if (!spec.render && sink.writeChanges && events.every(isChange)) {
+        const sizes = sink.writeChanges(events, spec.apiVersion);
+        if (tally) for (let i = 0; i < sizes.length; i++) tally.sent(sizes[i]);
+        return;
+      }
       const frames: Buffer[] = [];
-      for (const e of events) encode(e, frames);
+      for (const e of events) {
+        const from = frames.length;
+        encode(e, frames);
+        if (tally) tally.sent(bytesFrom(frames, from));
+      }
       sink.write(frames);
     },
     // Whatever ends a watch from the server's side says why first, so clients log it and resume.
@@ -109,6 +121,12 @@ export function runWatch(store: Store, spec: WatchSpec, sink: WatchSink, limits:
 }
 
 const isChange = (e: WatchEvent): e is ChangeEvent => 'change' in e;
+
+const bytesFrom = (frames: Buffer[], from: number): number => {
+  let n = 0;
+  for (let i = from; i < frames.length; i++) n += frames[i].length;
+  return n;
+};
 
 interface Encoder {
   (e: WatchEvent, into: Buffer[]): void;
@@ -182,7 +200,7 @@ const restamped = (obj: KubeObject, apiVersion: string): string => JSON.stringif
  */
 function initialJson(s: StoredObject, apiVersion: string): string | Buffer {
   if (s instanceof LazyObject && !s.isDecoded && !s.json) {
-    const t = msgpackToJson(s.raw);
+    const t = msgpackToJson(s.raw, s.seq);
     if (t && t.apiVersion === apiVersion) return t.json;
   }
   const obj = peekObject(s);
@@ -267,9 +285,11 @@ export function httpSink(res: ServerResponse, graceMs = DEFAULT_SINK_LIMITS.grac
       else res.write(joinedOnce(frames));
     },
     writeChanges(events, apiVersion) {
-      if (res.destroyed || res.writableEnded || events.length === 0) return;
-      if (direct) socket.write(framedBatch(events, apiVersion, true));
-      else res.write(framedBatch(events, apiVersion, false));
+      if (res.destroyed || res.writableEnded || events.length === 0) return [];
+      const batch = framedBatch(events, apiVersion, direct);
+      if (direct) socket.write(batch.bytes);
+      else res.write(batch.bytes);
+      return batch.sizes;
     },
     buffered,
     drained: (below) => drains.wait(below),
