@@ -89,24 +89,26 @@ export async function* readParts(file: string, seq: number): AsyncIterable<PartB
 }
 
 /** Where each part's bytes lie in the open checkpoint file fd (after the head), read from their frames. */
-function* partFrames(file: string, fd: number): Iterable<{ at: number; length: number }> {
+function* partFrames(file: string, fd: number, peek = 0): Iterable<{ at: number; length: number; peek?: Buffer }> {
   const total = fstatSync(fd).size;
-  const frame = Buffer.alloc(PART_LENGTH_BYTES);
+  const frame = Buffer.alloc(PART_LENGTH_BYTES + peek);
   for (let at = CHECKPOINT_HEAD_BYTES; at < total; ) {
-    const length = at + PART_LENGTH_BYTES <= total && readSync(fd, frame, 0, PART_LENGTH_BYTES, at) === PART_LENGTH_BYTES ? frame.readUInt32BE(0) : Infinity;
+    const n = at + PART_LENGTH_BYTES <= total ? readSync(fd, frame, 0, frame.length, at) : 0;
+    const length = n >= PART_LENGTH_BYTES ? frame.readUInt32BE(0) : Infinity;
     const from = at + PART_LENGTH_BYTES;
     if (from + length > total) throw new Error(`checkpoint file ${file} ends inside a part (at byte ${at})`);
-    yield { at: from, length };
+    yield peek > 0 ? { at: from, length, peek: Buffer.from(frame.subarray(PART_LENGTH_BYTES, Math.min(n, PART_LENGTH_BYTES + length))) } : { at: from, length };
     at = from + length;
   }
 }
 
 /**
  * The checkpoint in file laid out: its seq and where each part's bytes lie, without reading them
- * (a reader of the file that picks the few parts it needs: the time-travel tools). undefined when
- * there is no file, or it is not a checkpoint this code wrote.
+ * (a reader of the file that picks the few parts it needs: the time-travel tools), with each part's
+ * first `peek` bytes read in the same read as its frame. undefined when there is no file, or it is
+ * not a checkpoint this code wrote.
  */
-export function checkpointLayout(file: string): { seq: number; parts: { at: number; length: number }[] } | undefined {
+export function checkpointLayout(file: string, peek = 0): { seq: number; parts: { at: number; length: number; peek?: Buffer }[] } | undefined {
   let fd: number;
   try {
     fd = openSync(file, 'r');
@@ -117,7 +119,7 @@ export function checkpointLayout(file: string): { seq: number; parts: { at: numb
   try {
     const head = Buffer.alloc(CHECKPOINT_HEAD_BYTES);
     const seq = readCheckpointHead(head.subarray(0, readSync(fd, head, 0, head.length, 0)));
-    return seq === undefined ? undefined : { seq, parts: [...partFrames(file, fd)] };
+    return seq === undefined ? undefined : { seq, parts: [...partFrames(file, fd, peek)] };
   } finally {
     closeSync(fd);
   }

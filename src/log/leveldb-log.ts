@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { Level } from 'level';
-import { AbstractLog, type Batch, type Found, type LogOptions } from './abstract-log.js';
+import { AbstractLog, readBounds, type Batch, type Found, type LogOptions } from './abstract-log.js';
 import { loadCheckpointFile, saveCheckpointFile } from './checkpoint-file.js';
 import { HORIZON_KEY, decodeEntry, encodeStoredRecord, readSeq, seqKey, stampTime } from './codec.js';
 import { LogError, type Checkpoint, type LogEntry, type SavedCheckpoint } from './log.js';
@@ -114,6 +114,36 @@ export class LevelDbLog extends AbstractLog {
         await it.close();
       }
     })();
+  }
+
+  /**
+   * The stored records of entries from..to (codec.ts's layout) as LevelDB hands them over, a page of
+   * up to 1000 at a time, neither copied nor decoded: what a recording holds as it is (the time-travel
+   * export), where read() would copy each into a slab and parse its head. Only entries from firstSeq.
+   */
+  async *storedRecords(from: number, to?: number): AsyncIterable<{ seqs: number[]; records: Buffer[] }> {
+    const { start, end } = readBounds(from, to, undefined, this.firstSeq, this.lastSeq);
+    if (start > end) return;
+    const it = this.db.iterator({ gte: seqKey(start), lte: seqKey(end), highWaterMarkBytes: READ_AHEAD_BYTES });
+    let next: Promise<[Buffer, Buffer][]> | undefined = it.nextv(PAGE);
+    try {
+      for (;;) {
+        const page: [Buffer, Buffer][] = await next;
+        next = undefined;
+        if (page.length === 0) return;
+        next = it.nextv(PAGE);
+        const seqs = new Array<number>(page.length);
+        const records = new Array<Buffer>(page.length);
+        for (let i = 0; i < page.length; i++) {
+          seqs[i] = readSeq(page[i][0]);
+          records[i] = page[i][1];
+        }
+        yield { seqs, records };
+      }
+    } finally {
+      await next?.catch(() => undefined);
+      await it.close();
+    }
   }
 
   protected _getBytes(seq: number): Promise<Buffer | undefined> {

@@ -28,6 +28,18 @@ export function msgpackToJson(bytes: Buffer, version?: number): { json: Buffer; 
 }
 
 /**
+ * Writes the JSON of the msgpack value bytes[start, end) into out at o (a larger copy of out when it
+ * has not room: what is before o is kept): the buffer written, where the JSON ends in it and the
+ * value's top-level apiVersion; undefined when it cannot be written exactly (msgpackToJson's rules).
+ * Many values one after another into one buffer: a batch of watch events is framed once this way.
+ * version: as msgpackToJson's.
+ */
+export function transcodeInto(bytes: Buffer, start: number, end: number, out: Buffer, o: number, version?: number): { out: Buffer; end: number; apiVersion: string | undefined } | undefined {
+  const t = new Transcoder(bytes, room(out, o, end - start), o, version);
+  return t.whole(start, end) ? { out: t.out, end: t.o, apiVersion: t.apiVersion } : undefined;
+}
+
+/**
  * The most JSON a msgpack value of n bytes becomes: each byte of a string at most six (\u00XX),
  * and every other item (one byte at least) at most six too (a fixint "-32" and its comma, false and
  * its comma, a fixstr's quotes, colon and comma), a float64 (nine bytes) at most 25. So room is

@@ -39,8 +39,9 @@ export class Commits {
     const view = this.o.view();
     const changes: Change[] = [];
     for (const e of batch) {
-      changes.push(view.apply(e));
-      this.o.writer.applied(e.key, e.seq);
+      const change = view.apply(e);
+      changes.push(change);
+      this.o.writer.applied(change);
     }
     this.changesSubject.next(changes);
     this.o.streams.publish(changes);

@@ -33,6 +33,13 @@ export interface Change {
   /** The object before the change (absent for ADDED): selectors need it to turn "stopped matching" into DELETED. */
   prev?: StoredObject;
   /**
+   * cur's JSON at its stored apiVersion, made by the first watcher the change was sent to (often a
+   * view of that watcher's framed batch) and shared by the others and by the write's answer. Kept
+   * here, not on cur: a stored object that kept the JSON of its watch event held a second copy of
+   * every object for as long as it stayed current (a replay of a million objects, gigabytes).
+   */
+  json?: Buffer;
+  /**
    * Watch-event bytes, encoded once and shared by every watcher that receives the same bytes: keyed
    * by event type, apiVersion (a watcher of another version of the kind gets the object re-stamped)
    * and encoding (a JSON line, a WebSocket frame).
@@ -100,6 +107,11 @@ export class LazyObject implements StoredObject {
     return Buffer.from(JSON.stringify(this.obj));
   }
 
+  /** Notes the top-level apiVersion seen while the JSON was written from the bytes elsewhere (a watch batch), so reading it decodes nothing. */
+  noteApiVersion(apiVersion: string | undefined): void {
+    if (!this.decoded) this.noted ??= { apiVersion };
+  }
+
   get apiVersion(): unknown {
     return this.decoded || !this.noted ? this.obj.apiVersion : this.noted.apiVersion;
   }
@@ -126,7 +138,10 @@ export function storedOf(e: LogEntry, key: string, seq: number): StoredObject {
  */
 export const peekObject = (s: StoredObject): KubeObject => (s instanceof LazyObject && !s.isDecoded ? stampVersion(unpackJson(s.raw) as KubeObject, s.seq) : s.obj);
 
-export const encodeStored = (s: StoredObject): Buffer => (s.json ??= s instanceof LazyObject ? s.encode() : Buffer.from(JSON.stringify(s.obj)));
+export const encodeStored = (s: StoredObject): Buffer => (s.json ??= encodeObject(s));
+
+/** The JSON of a stored object, kept by nothing (encodeStored keeps it on the object). */
+export const encodeObject = (s: StoredObject): Buffer => s.json ?? (s instanceof LazyObject ? s.encode() : Buffer.from(JSON.stringify(s.obj)));
 
 /** The apiVersion an object is stored at; for a lazy object already encoded, without decoding it. */
 export const storedApiVersion = (s: StoredObject): unknown => (s instanceof LazyObject ? s.apiVersion : s.obj.apiVersion);

@@ -9,7 +9,7 @@ import { LazyObject, peekObject, storedOf, type Change, type ChangeType, type St
 
 // Readers take stored objects from the view, as they did before stored-object.ts was split out of it.
 export { Slot } from './slot.js';
-export { LazyObject, encodeStored, peekObject, storedApiVersion, storedOf, type Change, type ChangeType, type StoredObject } from './stored-object.js';
+export { LazyObject, encodeObject, encodeStored, peekObject, storedApiVersion, storedOf, type Change, type ChangeType, type StoredObject } from './stored-object.js';
 
 const SLASH = 0x2f;
 

@@ -5,7 +5,7 @@ import { stageLap, stageStart } from '../observability/stage-timing.js';
 import type { KubeObject } from '../resources/types.js';
 import { StoreError } from './errors.js';
 import { checkExpected, MAX_TRIES, type Expected } from './preconditions.js';
-import type { StoredObject } from './stored-object.js';
+import type { Change, StoredObject } from './stored-object.js';
 
 /** A key's state as a write decides on it. */
 export interface KeyState {
@@ -28,6 +28,12 @@ export type UpdateResult = { kind: 'put'; obj: KubeObject } | { kind: 'delete'; 
 export class Writer {
   /** One writer only: appended but not yet committed, key → its newest pending version (null = pending delete). */
   private readonly pending = new Map<string, { seq: number; obj: KubeObject | null }>();
+  /**
+   * Keys with writes of this process in flight, how many, and the change the view last applied to
+   * each: when it is a write's own, its JSON (Change.json, made by the first watcher it was sent to)
+   * is the write's answer. Found by the write's seq on the change, not kept on the stored object.
+   */
+  private readonly inFlight = new Map<string, { writes: number; change?: Change }>();
 
   constructor(
     private readonly log: Log,
@@ -45,10 +51,12 @@ export class Writer {
     return c ? { seq: c.seq, obj: c.obj } : undefined;
   }
 
-  /** The view applied an entry: a pending write it was is pending no more. */
-  applied(key: string, seq: number): void {
-    const p = this.pending.get(key);
-    if (p && p.seq === seq) this.pending.delete(key);
+  /** The view applied an entry: a pending write it was is pending no more, and its change is its writer's answer. */
+  applied(change: Change): void {
+    const p = this.pending.get(change.key);
+    if (p && p.seq === change.seq) this.pending.delete(change.key);
+    const f = this.inFlight.get(change.key);
+    if (f) f.change = change;
   }
 
   /** The view moved to a relisted state at seq: every write up to it is in it (or was replaced). */
@@ -181,6 +189,12 @@ export class Writer {
     const t = stageStart();
     const { seq: known, durable } = this.log.append({ type, key, value: obj, expect, writer: this.writerOf?.() });
     const appended = stageLap('encode', t);
+    let flight = this.inFlight.get(key);
+    if (!flight) this.inFlight.set(key, (flight = { writes: 0 }));
+    flight.writes++;
+    const landed = () => {
+      if (--flight.writes === 0) this.inFlight.delete(key);
+    };
     if (known !== undefined) {
       span.setAttribute('orchd.log.seq', known);
       this.pending.set(key, { seq: known, obj: type === 'put' ? obj : null });
@@ -191,10 +205,12 @@ export class Writer {
         span.end();
         // A shared log stored obj without its version: the answer carries it.
         stampVersion(obj, seq);
-        const held = this.committed(key);
-        return held?.seq === seq && held.json ? { key, seq, obj, json: held.json } : { key, seq, obj };
+        const json = flight.change?.seq === seq ? flight.change.json : undefined;
+        landed();
+        return json ? { key, seq, obj, json } : { key, seq, obj };
       },
       (err: unknown) => {
+        landed();
         if (known !== undefined && this.pending.get(key)?.seq === known) this.pending.delete(key);
         failSpan(span, err);
         span.end();

@@ -3,7 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAGIC, entryFrame, frame, type Recording } from '../../tools/timetravel/recording-format.js';
+import { crc32 } from 'node:zlib';
+import { packJson } from '../../src/log/codec.js';
+import { MAGIC, frame, type Recording } from '../../tools/timetravel/recording-format.js';
+import { ENTRIES, PageWriter, STATE } from '../../tools/timetravel/recording-pages.js';
 import { readRecording } from '../../tools/timetravel/recording-read.js';
 import { serveControl } from '../../tools/timetravel/replay-control.js';
 import { call, startServer, type TestServer } from '../helpers/server.js';
@@ -51,7 +54,7 @@ afterAll(async () => {
 describe('orchd export', () => {
   it('writes the state at --from as one snapshot, then every entry to the head, with commit times', async () => {
     const head = Number((await call(server.url, 'GET', '/api/v1/namespaces')).body.metadata.resourceVersion);
-    expect(rec.header).toMatchObject({ format: 1, from: initial, to: head, timesFromLog: true });
+    expect(rec.header).toMatchObject({ format: 2, from: initial, to: head, timesFromLog: true });
     expect(rec.entries.map((e) => e.rv)).toEqual(Array.from({ length: head - initial }, (_, i) => initial + 1 + i));
     expect(rec.entries.every((e) => typeof e.time === 'number')).toBe(true);
     const namespaces = (await call(server.url, 'GET', `/api/v1/namespaces?resourceVersion=${initial}&resourceVersionMatch=Exact`)).body.items.map((n: any) => n.metadata.name);
@@ -154,18 +157,28 @@ describe('orchd replay refuses at start', () => {
   });
 });
 
-describe('a recording of many reads (4 MiB each)', () => {
+describe('a recording of many reads (pages of a thousand entries)', () => {
   const N = 3000;
-  /** N versions of big Events after the recording's snapshot, written as export writes them. */
+  /** N versions of big Events after the recording's snapshot, written as export writes them (pages of 1000 entries). */
   const bigRecording = (): Buffer => {
     const template = rec.entries.find((e) => e.key.startsWith(`events.orch.io/events/${NS}/`))!.object;
     const from = rec.header.from;
-    const pieces: Buffer[] = [MAGIC, frame({ ...rec.header, to: from + N }), frame({ rv: from, objects: rec.snapshot })];
+    const pieces: Buffer[] = [MAGIC, frame({ ...rec.header, to: from + N })];
+    const take = (pages: PageWriter) => {
+      const page = pages.take(crc32);
+      if (page) pieces.push(Buffer.from(page));
+    };
+    const state = new PageWriter(STATE);
+    for (const [key, o] of rec.snapshot) state.addValue(Number(o.metadata.resourceVersion), 'put', key, packJson(o), undefined);
+    take(state);
+    const pages = new PageWriter(ENTRIES);
     for (let i = 1; i <= N; i++) {
       const name = `big${i % 1000}`;
       const value = { ...template, metadata: { ...template.metadata, name, resourceVersion: String(from + i), annotations: { pad: 'x'.repeat(2000), i: String(i) } } };
-      pieces.push(...entryFrame({ seq: from + i, type: 'put', key: `events.orch.io/events/${NS}/${name}`, value }, 1_700_000_000_000 + i));
+      pages.addValue(from + i, 'put', `events.orch.io/events/${NS}/${name}`, packJson(value), 1_700_000_000_000 + i);
+      if (pages.full) take(pages);
     }
+    take(pages);
     pieces.push(frame({ end: N }));
     return Buffer.concat(pieces);
   };
@@ -195,7 +208,8 @@ describe('a recording of many reads (4 MiB each)', () => {
     await writeFile(bad, damaged);
     const d = await startReplayOf({ file: bad }, { speed: 'max' });
     try {
-      await expect(d.done).rejects.toThrow(new RegExp(`checksum mismatch in record ${N + 1} \\(entry ${N}\\)`));
+      // Records: the header (0), the state (1), then pages of 1000 entries: the last holds the damage.
+      await expect(d.done).rejects.toThrow(new RegExp(`checksum mismatch in record ${1 + N / 1000} \\(a page of log records, after entry ${N - 1000}\\)`));
       const head = Number((await call(d.url, 'GET', `${EVENTS}/namespaces/${NS}/events`)).body.metadata.resourceVersion);
       expect(head).toBeGreaterThan(rec.header.from + 1000);
       expect(head).toBeLessThan(rec.header.from + N);
@@ -219,7 +233,8 @@ describe('a bad recording: one line, exit 1', () => {
     const bytes = await readFile(file);
     const damaged = Buffer.from(bytes);
     damaged[bytes.length - 40] ^= 0xff;
-    await refused(damaged, new RegExp(`checksum mismatch in record ${rec.entries.length + 1} \\(entry ${rec.entries.length}\\)`));
+    // Record 0 is the header, 1 the page of the state, 2 the page of the entries.
+    await refused(damaged, /checksum mismatch in record 2 \(a page of log records\) at byte \d+: the recording is corrupt/);
   });
 
   it('a file cut inside a record, or at a record boundary', async () => {
@@ -230,7 +245,7 @@ describe('a bad recording: one line, exit 1', () => {
   });
 
   it('a recording of a newer format, and a file that is no recording', async () => {
-    await refused(Buffer.concat([MAGIC, frame({ format: 2, from: 1, to: 1 })]), /recording format 2 is newer than this orchd reads \(format 1\)/);
+    await refused(Buffer.concat([MAGIC, frame({ format: 3, from: 1, to: 1 })]), /recording format 3 is newer than this orchd reads \(format 2\)/);
     await refused(Buffer.from('hello'), /not an orchd recording/);
   });
 });

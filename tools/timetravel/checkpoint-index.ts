@@ -21,6 +21,8 @@ export interface Part {
   length: number;
   headLength: number;
   collection: string | undefined;
+  /** The part's first key, when the bytes peeked at hold it: parts of another namespace are then skipped unread. */
+  first: string | undefined;
 }
 
 /**
@@ -35,7 +37,13 @@ export function checkpointRevisions(file: string, key: string): { seq: number; r
   try {
     const { seq, parts } = index;
     const collection = key.slice(0, key.indexOf('/', key.indexOf('/') + 1));
-    const own = parts.filter((p) => p.collection === collection);
+    let own = parts.filter((p) => p.collection === collection);
+    // With their first keys known, only the part that would hold the key is read: the last one starting at or before it.
+    if (own.every((p) => p.first !== undefined)) {
+      let i = own.length - 1;
+      while (i >= 0 && own[i].first! > key) i--;
+      own = i < 0 ? [] : [own[i]];
+    }
     // By halves over the collection's parts, which hold its keys in order.
     let lo = 0;
     let hi = own.length - 1;
@@ -63,26 +71,39 @@ export function checkpointRevisions(file: string, key: string): { seq: number; r
  * or it is no checkpoint this code reads (another format, sealed by encryption at rest).
  */
 export function checkpointIndex(file: string): { seq: number; parts: Part[] } | undefined {
-  const layout = checkpointLayout(file);
+  // Each part's first bytes come with its frame, in one read.
+  const layout = checkpointLayout(file, PEEK);
   if (!layout || layout.parts.length === 0) return undefined;
-  const fd = openSync(file, 'r');
-  try {
-    const peek = Buffer.alloc(PEEK);
-    const [mark, ...rest] = layout.parts;
-    if (mark.length !== MAGIC.length || readSync(fd, peek, 0, mark.length, mark.at) !== mark.length || !peek.subarray(0, mark.length).equals(MAGIC)) return undefined;
-    const parts: Part[] = [];
-    for (const { at, length } of rest) {
-      const n = readSync(fd, peek, 0, Math.min(PEEK, length), at);
-      if (n < HEAD_AT) return undefined;
-      const headLength = peek.readUInt32BE(0);
-      const collection = collectionOfHead(peek.subarray(HEAD_AT, Math.min(n, HEAD_AT + headLength)));
-      if (collection === undefined) return undefined;
-      parts.push({ at, length, headLength, collection });
-    }
-    return { seq: layout.seq, parts };
-  } finally {
-    closeSync(fd);
+  const [mark, ...rest] = layout.parts;
+  if (mark.length !== MAGIC.length || !mark.peek?.equals(MAGIC)) return undefined;
+  const parts: Part[] = [];
+  for (const { at, length, peek } of rest) {
+    if (!peek || peek.length < HEAD_AT) return undefined;
+    const headLength = peek.readUInt32BE(0);
+    const head = peek.subarray(HEAD_AT, Math.min(peek.length, HEAD_AT + headLength));
+    const collection = collectionOfHead(head);
+    if (collection === undefined) return undefined;
+    parts.push({ at, length, headLength, collection, first: firstKeyOfHead(head, collection) });
   }
+  return { seq: layout.seq, parts };
+}
+
+/**
+ * The first key of a part's head from its first bytes: after the collection ("c", its string), "k"
+ * and the array of keys, as encodeCheckpoint writes the head; undefined when the bytes do not reach
+ * it or are laid out otherwise.
+ */
+function firstKeyOfHead(b: Buffer, collection: string): string | undefined {
+  let at = (b[0] === 0xde ? 3 : 1) + 2;
+  at += b[at] >= 0xa0 && b[at] <= 0xbf ? 1 : b[at] === 0xd9 ? 2 : 3;
+  at += Buffer.byteLength(collection);
+  if (b[at] !== 0xa1 || b[at + 1] !== 0x6b) return undefined;
+  at += 2;
+  const a = b[at];
+  at += a >= 0x90 && a <= 0x9f ? 1 : a === 0xdc ? 3 : a === 0xdd ? 5 : NaN;
+  const m = b[at];
+  const [length, start] = m >= 0xa0 && m <= 0xbf ? [m & 0x1f, at + 1] : m === 0xd9 ? [b[at + 1], at + 2] : m === 0xda ? [b.readUInt16BE(at + 1), at + 3] : [-1, 0];
+  return length < 0 || !(start + length <= b.length) ? undefined : b.toString('utf8', start, start + length);
 }
 
 /** A part's head bytes (a few hundred KiB at most), into a buffer reused from one call to the next. */

@@ -110,9 +110,15 @@ function* stepsOf(file: string, fh: FileHandle, parts: Part[], rv: number, colle
     const written = [...tail.keys()].filter((k) => k.startsWith(keyPrefix)).sort();
     let w = 0;
     let last = '';
-    for (const part of parts) {
-      if (part.collection !== collection) continue;
+    const own = parts.filter((p) => p.collection === collection);
+    for (let i = 0; i < own.length; i++) {
+      const part = own[i];
+      // With the parts' first keys, a part wholly before the namespace's keys, or after them, is not read.
+      const next = own[i + 1]?.first;
+      if (prefix !== '' && next !== undefined && next <= keyPrefix) continue;
+      if (prefix !== '' && part.first !== undefined && part.first > keyPrefix && !part.first.startsWith(keyPrefix)) break;
       const head = readHead(file, fh, part);
+      if (part.first !== undefined && head.k[0] !== part.first) throw notAsWritten(file, part);
       if (head.k[0] <= last) throw notAsWritten(file, part);
       last = head.k[head.k.length - 1];
       if (prefix !== '' && (last < keyPrefix || !(head.k[0] < keyPrefix || head.k[0].startsWith(keyPrefix)))) continue;

@@ -77,6 +77,13 @@ export interface History {
    * log has them: export writes those bytes as they are. Only a data folder has them.
    */
   storedEntries?(from: number, to: number): AsyncIterable<LogEntry[]>;
+  /** One entry of the log by its version, its value still the stored bytes where the reader has them (a data folder, a recording). */
+  entry?(seq: number): Promise<LogEntry | undefined>;
+  /**
+   * The log's records from..to as the log stores them (src/log/codec.ts), in pages: export copies
+   * them as they are. Only a data folder read without encryption at rest has them (undefined otherwise).
+   */
+  storedRecords?(from: number, to: number): AsyncIterable<{ seqs: number[]; records: Buffer[] }> | undefined;
   /** The newest version committed at or before time (ms); 0 when none was. */
   versionAt(timeMs: number): Promise<number>;
   /** When version rv was committed (its guess, for an old log); undefined when nothing tells. */

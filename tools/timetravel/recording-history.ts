@@ -7,13 +7,13 @@
 import type { LogEntry } from '../../src/log/log.js';
 import type { KubeObject } from '../../src/resources/types.js';
 import { selects, takesKind, writerOf, type Change, type Filter, type History, type Stored } from './history.js';
-import { openRecording, readEntries } from './recording-read.js';
+import { openRecording, readEntries, type EntriesAt } from './recording-read.js';
 import type { RecordingHeader } from './recording-format.js';
 
 export async function openRecordingHistory(file: string): Promise<History> {
   const rec = await openRecording(file);
   await rec.close();
-  return new RecordingHistory(file, rec.header, rec.snapshot, rec.entriesAt);
+  return new RecordingHistory(file, rec.header, rec.state, rec.entriesAt);
 }
 
 /** An entry as a stored object: its JSON written from its recorded bytes. */
@@ -34,8 +34,9 @@ class RecordingHistory implements History {
   constructor(
     private readonly file: string,
     header: RecordingHeader,
-    private readonly snapshot: [string, KubeObject][],
-    private readonly entriesAt: number,
+    /** The state at the recording's start: puts, their values decoded when read. */
+    private readonly snapshot: LogEntry[],
+    private readonly entriesAt: EntriesAt,
   ) {
     // The state at `from` is the oldest the recording can tell.
     this.oldest = header.from;
@@ -43,9 +44,19 @@ class RecordingHistory implements History {
     this.timesFromLog = header.timesFromLog;
   }
 
+  /**
+   * Where the pages read so far start, in order (their first versions): a read from a version
+   * starts at the page that holds it, not at the top of the file (a replay's watcher catching up at
+   * the end of a million entries would read them all).
+   */
+  private readonly pages: { first: number; at: EntriesAt }[] = [];
+
   /** The entries with from <= seq <= to, in pages. */
   async *storedEntries(from: number, to: number): AsyncIterable<LogEntry[]> {
-    for await (const page of readEntries(this.file, this.entriesAt)) {
+    const onPage = (first: number, at: EntriesAt) => {
+      if (this.pages.length === 0 || first > this.pages[this.pages.length - 1].first) this.pages.push({ first, at });
+    };
+    for await (const page of readEntries(this.file, this.pageOf(from), onPage)) {
       const kept = page.filter((e) => e.seq >= from && e.seq <= to);
       if (kept.length > 0) yield kept;
       // Up to the head, the file is read to its end record: a recording cut short is found out.
@@ -53,9 +64,27 @@ class RecordingHistory implements History {
     }
   }
 
+  async entry(seq: number): Promise<LogEntry | undefined> {
+    if (seq <= this.oldest || seq > this.head) return undefined;
+    for await (const page of this.storedEntries(seq, seq)) return page.find((e) => e.seq === seq);
+    return undefined;
+  }
+
+  /** Where the last page read whose first version is at or before seq starts (the entries' start when none is). */
+  private pageOf(seq: number): EntriesAt {
+    let lo = 0;
+    let hi = this.pages.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.pages[mid].first <= seq) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo === 0 ? this.entriesAt : this.pages[lo - 1].at;
+  }
+
   async *changes(from: number, to: number, filter: Filter): AsyncIterable<Change> {
     // Whether each key exists before an entry says whether a put adds or modifies it.
-    const live = new Set(this.snapshot.map(([key]) => key));
+    const live = new Set(this.snapshot.map((e) => e.key));
     for await (const page of this.storedEntries(this.oldest + 1, to)) {
       for (const e of page) {
         const existed = live.has(e.key);
@@ -71,7 +100,7 @@ class RecordingHistory implements History {
 
   async stateAt(rv: number, filter: Filter): Promise<Stored[]> {
     const at = new Map<string, Stored>();
-    for (const [key, object] of this.snapshot) at.set(key, { key, object, seq: Number(object.metadata.resourceVersion) });
+    for (const e of this.snapshot) at.set(e.key, storedOfEntry(e));
     if (rv > this.oldest) {
       for await (const page of this.storedEntries(this.oldest + 1, rv)) {
         for (const e of page) {
@@ -86,8 +115,8 @@ class RecordingHistory implements History {
 
   async versionsOf(key: string): Promise<Change[]> {
     const out: Change[] = [];
-    const first = this.snapshot.find(([k]) => k === key)?.[1];
-    if (first) out.push({ rv: Number(first.metadata.resourceVersion), type: 'ADDED', key, object: first, time: undefined });
+    const first = this.snapshot.find((e) => e.key === key);
+    if (first) out.push({ rv: first.seq, type: 'ADDED', key, object: first.value as KubeObject, time: undefined });
     for await (const page of this.storedEntries(this.oldest + 1, this.head)) {
       for (const e of page) {
         if (e.key !== key) continue;

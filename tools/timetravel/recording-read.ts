@@ -1,6 +1,7 @@
 /**
- * Reads a recording (recording-format.ts) as it goes: its header and snapshot when opened, its
- * entries page by page as they are asked for, each record checked against its CRC-32.
+ * Reads a recording (recording-format.ts, formats 1 and 2) as it goes: its header and the state at
+ * its start when opened, its entries page by page as they are asked for, each record checked
+ * against its CRC-32.
  */
 import { crc32 } from 'node:zlib';
 import { open, type FileHandle } from 'node:fs/promises';
@@ -9,30 +10,39 @@ import type { LogEntry } from '../../src/log/log.js';
 import type { KubeObject } from '../../src/resources/types.js';
 import { TimeTravelError } from './history.js';
 import { entryOf, FORMAT, FRAME_HEAD, MAGIC, type RecordedEntry, type Recording, type RecordingHeader } from './recording-format.js';
+import { ENTRIES, isPage, readPage, STATE } from './recording-pages.js';
 
-/** How much of a recording one read takes in: a few thousand entries, one page of the replay. */
-const CHUNK = 4 << 20;
+/** How much of a recording one read takes in: a few pages of entries. */
+const CHUNK = 8 << 20;
 
-/** A recording being read: its header and snapshot, then its entries page by page as they are read. */
+/** A recording being read: its header and the state at its start, then its entries page by page as they are read. */
 export interface RecordingStream {
   header: RecordingHeader;
-  /** The state at header.from, in key order. */
-  snapshot: [string, KubeObject][];
+  /** The state at header.from, in key order: each object a put at the version that wrote it. */
+  state: LogEntry[];
   /**
-   * The entries, in pages (one per read of the file), each an entry whose value is still the
-   * recorded msgpack bytes (raw; value decodes them on first use). Throws, after the pages before
-   * it, at a damaged record or a missing end. Read once; closes the file when done or abandoned.
+   * The entries, in pages, each an entry whose value is still the recorded msgpack bytes where the
+   * recording has them (raw; value decodes them on first use). Throws, after the pages before it,
+   * at a damaged record or a missing end. Read once; closes the file when done or abandoned.
    */
   pages: AsyncIterable<LogEntry[]>;
-  /** Where the entries start in the file: readEntries reads them again from there. */
-  entriesAt: number;
+  /** Where the entries start in the file, and the records before them: readEntries reads them again from there. */
+  entriesAt: EntriesAt;
   close(): Promise<void>;
 }
 
+/** Where a page of entries starts in a recording: its byte, and the records and entries before it (errors count them). */
+export interface EntriesAt {
+  format: number;
+  offset: number;
+  records: number;
+  entries: number;
+}
+
 /**
- * Opens a recording and reads its header and snapshot; the entries are read as they are asked for,
- * so a replay serves the first while the rest are still on disk (a recording of a million entries
- * is 1.6 GB: read whole, it held the replay for minutes before the first event).
+ * Opens a recording and reads its header and the state at its start; the entries are read as they
+ * are asked for, so a replay serves the first while the rest are still on disk (a recording of a
+ * million entries is 1.6 GB: read whole, it held the replay for minutes before the first event).
  */
 export async function openRecording(file: string): Promise<RecordingStream> {
   const fh = await open(file, 'r').catch((err: NodeJS.ErrnoException) => {
@@ -46,49 +56,90 @@ export async function openRecording(file: string): Promise<RecordingStream> {
     if (!headerBytes) throw new TimeTravelError(`${file}: truncated after the magic: no header`);
     const header = decodeRecord(file, reader, headerBytes);
     checkHeader(file, header);
-    const snapshotBytes = await reader.next();
-    const snapshot = snapshotBytes && (decodeRecord(file, reader, snapshotBytes) as { objects?: [string, KubeObject][] });
-    if (!snapshot || !Array.isArray(snapshot.objects)) throw new TimeTravelError(`${file}: no snapshot record`);
-    return { header, snapshot: snapshot.objects, pages: entryPages(file, reader), entriesAt: reader.position, close: () => reader.close() };
+    reader.format = header.format;
+    const state: LogEntry[] = [];
+    let first: Buffer | undefined;
+    let offset = reader.position;
+    if (header.format === 1) {
+      const snapshotBytes = await reader.next();
+      const snapshot = snapshotBytes && (decodeRecord(file, reader, snapshotBytes) as { objects?: [string, KubeObject][] });
+      if (!snapshot || !Array.isArray(snapshot.objects)) throw new TimeTravelError(`${file}: no snapshot record`);
+      for (const [key, object] of snapshot.objects) state.push({ seq: Number(object.metadata.resourceVersion), type: 'put', key, value: object });
+      offset = reader.position;
+    } else {
+      // The state's pages, up to the first record that is not one (entries, or the end).
+      for (;;) {
+        first = await reader.next();
+        const page = first && isPage(first) ? pageOf(file, reader, first) : undefined;
+        if (!page || page.part !== STATE) break;
+        for (const e of page.entries) state.push(e);
+        offset = reader.position;
+      }
+    }
+    const entriesAt = { format: header.format, offset, records: reader.records - (first ? 1 : 0), entries: 0 };
+    return { header, state, pages: entryPages(file, reader, first), entriesAt, close: () => reader.close() };
   } catch (err) {
     await fh.close();
     throw err;
   }
 }
 
-/** The entries of a recording opened before (openRecording), read again from where they start: pages as RecordingStream's. */
-export async function* readEntries(file: string, entriesAt: number): AsyncIterable<LogEntry[]> {
+/**
+ * The entries of a recording opened before (openRecording), read again from where they start or
+ * from a page found before (onPage tells where each page read starts): pages as RecordingStream's.
+ */
+export async function* readEntries(file: string, at: EntriesAt, onPage?: (first: number, at: EntriesAt) => void): AsyncIterable<LogEntry[]> {
   const fh = await open(file, 'r').catch((err: NodeJS.ErrnoException) => {
     throw new TimeTravelError(`${file}: cannot read it (${err.code ?? err.message})`);
   });
-  // Records 0 and 1 (header and snapshot) lie before entriesAt.
-  yield* entryPages(file, new FrameReader(file, fh, entriesAt, 2));
+  const reader = new FrameReader(file, fh, at.offset, at.records);
+  reader.format = at.format;
+  reader.entries = at.entries;
+  yield* entryPages(file, reader, undefined, onPage);
 }
 
-async function* entryPages(file: string, reader: FrameReader): AsyncIterable<LogEntry[]> {
-  let entries = 0;
+/** The entries from the reader's position (first: a record already read there), in pages, up to the end record. */
+async function* entryPages(file: string, reader: FrameReader, first?: Buffer, onPage?: (first: number, at: EntriesAt) => void): AsyncIterable<LogEntry[]> {
   try {
     for (;;) {
       const page: LogEntry[] = [];
-      // The records already read in (a page), then one more read of the file.
-      for (let body = await reader.next(); body; body = reader.hasFrame() ? await reader.next() : undefined) {
-        const e = entryOf(body) ?? decodeRecord(file, reader, body);
+      let at: EntriesAt | undefined;
+      // A page of the file (format 2), or the records of format 1 already read in and one more read.
+      for (let body = first ?? (await reader.next()); body; body = reader.format === 1 && reader.hasFrame() ? await reader.next() : undefined) {
+        first = undefined;
+        at ??= { format: reader.format, offset: reader.recordAt, records: reader.records - 1, entries: reader.entries };
+        if (isPage(body)) {
+          const p = pageOf(file, reader, body);
+          if (p.part !== ENTRIES) throw new TimeTravelError(`${file}: ${reader.what} at byte ${reader.recordAt} holds the state after entries: the file is corrupt`);
+          for (const e of p.entries) page.push(e);
+          reader.entries += p.entries.length;
+          break;
+        }
+        const e = (reader.format === 1 && entryOf(body)) || decodeRecord(file, reader, body);
         if (!(e instanceof StoredEntry) && typeof (e as { end?: unknown }).end === 'number') {
           const end = (e as { end: number }).end;
           if (await reader.next()) throw new TimeTravelError(`${file}: ${reader.what} follows the end record: the file is corrupt`);
-          if (end !== entries + page.length) throw new TimeTravelError(`${file}: the end record counts ${end} entries, the file holds ${entries + page.length}`);
+          if (end !== reader.entries + page.length) throw new TimeTravelError(`${file}: the end record counts ${end} entries, the file holds ${reader.entries + page.length}`);
           if (page.length > 0) yield page;
           return;
         }
         page.push(e instanceof StoredEntry ? e : decodedEntry(file, reader, e));
       }
       if (page.length === 0) throw new TimeTravelError(`${file}: truncated after record ${reader.records - 1}: no end record`);
-      entries += page.length;
+      if (reader.format === 1) reader.entries += page.length;
+      onPage?.(page[0].seq, at!);
       yield page;
     }
   } finally {
     await reader.close();
   }
+}
+
+/** A page's entries, or an error naming the record. */
+function pageOf(file: string, reader: FrameReader, body: Buffer): { part: number; entries: LogEntry[] } {
+  const page = readPage(body);
+  if (!page) throw new TimeTravelError(`${file}: ${reader.what} at byte ${reader.recordAt} is not a page of log records`);
+  return page;
 }
 
 /** A record's payload decoded, or an error naming it. */
@@ -100,7 +151,7 @@ function decodeRecord(file: string, reader: FrameReader, body: Buffer): unknown 
   }
 }
 
-/** An entry record that was not written by entryFrame (e.g. from a server's history): checked and re-encoded. */
+/** An entry record of format 1 not laid out as entryOf reads (e.g. from a server's history): checked and re-encoded. */
 function decodedEntry(file: string, reader: FrameReader, v: unknown): LogEntry {
   const e = v as Partial<RecordedEntry> | null;
   if (e === null || typeof e !== 'object' || typeof e.rv !== 'number' || (e.type !== 'put' && e.type !== 'delete') || typeof e.key !== 'string' || e.object === undefined) {
@@ -124,6 +175,9 @@ class FrameReader {
   /** Records read so far, and where in the file the last one starts. */
   records = 0;
   recordAt = 0;
+  /** The recording's format, and how many entries were read: what names a record in errors. */
+  format = FORMAT;
+  entries = 0;
 
   constructor(
     private readonly file: string,
@@ -140,10 +194,12 @@ class FrameReader {
     return this.fileAt - (this.buf.length - this.at);
   }
 
-  /** What the last record read is, for errors: record 0 is the header, 1 the snapshot. */
+  /** What the last record read is, for errors: record 0 is the header; then (format 1) the snapshot and an entry each, or (2) pages. */
   get what(): string {
     const i = this.records - 1;
-    return i === 0 ? 'record 0 (the header)' : i === 1 ? 'record 1 (the snapshot)' : `record ${i} (entry ${i - 1})`;
+    if (i === 0) return 'record 0 (the header)';
+    if (this.format === 1) return i === 1 ? 'record 1 (the snapshot)' : `record ${i} (entry ${i - 1})`;
+    return `record ${i} (a page of log records${this.entries > 0 ? `, after entry ${this.entries}` : ''})`;
   }
 
   startsWith(magic: Buffer): boolean {
@@ -205,13 +261,14 @@ class FrameReader {
 export async function readRecording(file: string): Promise<Recording> {
   const rec = await openRecording(file);
   const entries: RecordedEntry[] = [];
+  const snapshot = rec.state.map((e): [string, KubeObject] => [e.key, e.value as KubeObject]);
   for await (const page of rec.pages) {
     for (const e of page) {
       const writer = e.writer instanceof Uint8Array ? undefined : e.writer;
       entries.push({ rv: e.seq, type: e.type, key: e.key, time: e.time ?? null, ...(writer ? { writer } : {}), object: e.value as KubeObject });
     }
   }
-  return { header: rec.header, snapshot: rec.snapshot, entries };
+  return { header: rec.header, snapshot, entries };
 }
 
 function checkHeader(file: string, value: unknown): asserts value is RecordingHeader {

@@ -1,49 +1,90 @@
 /** Writes a recording (`orchd export`; recording-format.ts lays it out) from a History. */
+import { crc32 } from 'node:zlib';
+import { packJson, unpackJson, writerBytes } from '../../src/log/codec.js';
 import { kinds } from '../../src/resources/registry.js';
-import { splitKey } from '../../src/store/keys.js';
-import { kindOfKey, StampClock, type History } from './history.js';
-import { entryFrame, FORMAT, frame, HeadSlab, MAGIC, type RecordedEntry, type RecordingHeader } from './recording-format.js';
+import { stateInPages, StampClock, TimeTravelError, writerBytesOf, type History } from './history.js';
+import { FORMAT, frame, MAGIC, type RecordingHeader } from './recording-format.js';
+import { ENTRIES, PageWriter, STATE } from './recording-pages.js';
 
 /**
- * Writes the recording of from..to of a history, record by record; returns how many entries. write
- * returns a promise only when it must be waited for (a flush): a million entries are two million
- * pieces, and an await of each was a turn of the microtask queue apiece.
+ * Writes the recording of from..to of a history, a page at a time; returns how many entries. write
+ * settles once its buffer is written (the writer then reuses it). From a data folder the entries'
+ * stored records are copied as the log holds them: no entry is decoded or encoded.
  */
-export async function writeRecording(history: History, from: number, to: number, write: (b: Buffer) => void | Promise<void>, onEntry?: (rv: number) => void): Promise<number> {
+export async function writeRecording(history: History, from: number, to: number, write: (b: Buffer) => Promise<void>, onEntry?: (rv: number) => void): Promise<number> {
   const header: RecordingHeader = { format: FORMAT, from, to, oldest: history.oldest, head: history.head, timesFromLog: history.timesFromLog, exportedAt: new Date().toISOString() };
   await write(MAGIC);
   await write(frame(header));
-  const state = await history.stateAt(from, { kinds });
-  await write(frame({ rv: from, objects: state.map((s) => [s.key, s.object]) }));
+  const put = async (pages: PageWriter, last = false) => {
+    if (!pages.full && !last) return;
+    const f = pages.take(crc32);
+    if (!f) return;
+    await write(f);
+    pages.release(f);
+  };
+  const state = new PageWriter(STATE);
+  for await (const page of stateInPages(history, from, { kinds })) {
+    for (const s of page) {
+      state.addValue(s.seq ?? Number(s.object.metadata.resourceVersion), 'put', s.key, s.msgpack?.() ?? packJson(s.object), undefined);
+      await put(state);
+    }
+  }
+  await put(state, true);
+  const pages = new PageWriter(ENTRIES);
   let n = 0;
-  if (to > from && history.storedEntries) {
+  const stored = to > from ? history.storedRecords?.(from + 1, to) : undefined;
+  if (stored) {
+    for await (const { seqs, records } of stored) {
+      for (let i = 0; i < seqs.length; i++) {
+        if (isSealed(records[i])) throw new TimeTravelError(`log entry ${seqs[i]} is encrypted at rest: give the --encryption-provider-config it was written with`);
+        pages.addRecord(seqs[i], records[i]);
+        await put(pages);
+      }
+      n += seqs.length;
+      onEntry?.(seqs[seqs.length - 1]);
+    }
+  } else if (to > from && history.storedEntries) {
     const clock = history.timesFromLog ? undefined : new StampClock();
-    const heads = new HeadSlab();
-    // Consecutive entries are mostly of one collection: its kind is looked up once per run.
-    let collection: string | undefined;
     for await (const page of history.storedEntries(from + 1, to)) {
       for (const e of page) {
-        if (collection === undefined || !e.key.startsWith(collection) || e.key.charCodeAt(collection.length) !== 0x2f) {
-          if (kindOfKey(e.key) === undefined) continue;
-          collection = splitKey(e.key).collection;
-        }
-        for (const b of entryFrame(e, (clock ? clock.timeOf(e.value) : e.time) ?? null, heads)) {
-          const flushed = write(b);
-          if (flushed) await flushed;
-        }
-        n++;
+        pages.addValue(e.seq, e.type, e.key, e.raw ?? packJson(e.value), clock ? clock.timeOf(e.value) : e.time, writerBytesOf(e));
+        await put(pages);
       }
+      n += page.length;
       if (page.length > 0) onEntry?.(page[page.length - 1].seq);
     }
   } else if (to > from) {
     for await (const c of history.changes(from + 1, to, { kinds })) {
-      const entry: RecordedEntry = { rv: c.rv, type: c.type === 'DELETED' ? 'delete' : 'put', key: c.key, time: c.time ?? null, ...(c.writer ? { writer: c.writer } : {}), object: c.object };
-      await write(frame(entry));
+      pages.addValue(c.rv, c.type === 'DELETED' ? 'delete' : 'put', c.key, packJson(c.object), c.time, writerBytes(c.writer));
+      await put(pages);
       onEntry?.(c.rv);
       n++;
     }
   }
+  await put(pages, true);
   await write(frame({ end: n }));
   return n;
 }
 
+/**
+ * Whether a stored record's value is sealed by encryption at rest (msgpack binary where an object
+ * would be), found from the record's layout (src/log/codec.ts: "t", "c" and its float64 when the
+ * log kept times, "k" and the key, "v" and the value) without decoding it; a record laid out
+ * otherwise is decoded.
+ */
+function isSealed(r: Buffer): boolean {
+  const at = r[0] === 0xde && r[1] === 0 && (r[2] === 4 || r[2] === 5) ? 20 : r[0] === 0xde && r[1] === 0 && r[2] === 3 ? 9 : r[0] === 0x83 ? 7 : -1;
+  const m = r[at];
+  const key = at < 0 ? -1 : m >= 0xa0 && m <= 0xbf ? 1 + (m & 0x1f) : m === 0xd9 ? 2 + r[at + 1] : m === 0xda ? 3 + r.readUInt16BE(at + 1) : -1;
+  // The writer, when the entry has one, sits between the key and the value: skipped by its length.
+  let v = at + key;
+  if (key >= 0 && r[v] === 0xa1 && r[v + 1] === 0x77) {
+    const b = r[v + 2];
+    v += 2 + (b === 0xc4 ? 2 + r[v + 3] : b === 0xc5 ? 3 + r.readUInt16BE(v + 3) : b === 0xc6 ? 5 + r.readUInt32BE(v + 3) : NaN);
+  }
+  if (key < 0 || Number.isNaN(v) || r[at - 2] !== 0xa1 || r[at - 1] !== 0x6b || r[v] !== 0xa1 || r[v + 1] !== 0x76) {
+    return (unpackJson(r) as { v?: unknown } | null)?.v instanceof Uint8Array;
+  }
+  const t = r[v + 2];
+  return t === 0xc4 || t === 0xc5 || t === 0xc6;
+}

@@ -6,13 +6,11 @@
 import type { Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApiServer } from '../../src/http/server.js';
-import { packJson } from '../../src/log/codec.js';
-import type { LevelDbLog } from '../../src/log/leveldb-log.js';
 import type { LogEntry } from '../../src/log/log.js';
-import { writerBytesOf } from './history.js';
 import { progress } from './progress.js';
 import type { ReplayControl } from './replay-control.js';
 import { Pacer, type Speed } from './replay-pacing.js';
+import type { ReplayLog } from './replay-log.js';
 
 export interface ReplayReport {
   entries: number;
@@ -74,30 +72,17 @@ async function pause(ms: number, isClosed: () => boolean): Promise<void> {
   for (let left = ms; left > 0 && !isClosed(); left = until - performance.now()) await sleep(Math.min(left, POLL_MS * 5));
 }
 
-const replayedAt = (e: LogEntry, seq: number): Error => new Error(`log entry ${e.seq} (${e.key}) was replayed at ${seq}: the served log was written by something else`);
-
-/**
- * The recorded entries into the served log as the bytes they were recorded as (appendStored),
- * add() each, flush() one batch of them and wait until it is durable.
- */
-export function storedWriter(log: LevelDbLog): { add(e: LogEntry): void; flush(): Promise<void> } {
-  let batch: { e: LogEntry; raw: Uint8Array; writer: Uint8Array | undefined }[] = [];
+/** The recorded entries revealed in the served log: add() each, flush() the ones added as one committed batch. */
+export function replayWriter(log: ReplayLog): { add(e: LogEntry): void; flush(): Promise<void> } {
+  let batch: LogEntry[] = [];
   return {
     add(e) {
-      // The log gives out seqs in order without gaps: an entry out of line would land at another version.
-      const expected = (batch.length > 0 ? batch[batch.length - 1].e.seq : log.lastSeq) + 1;
-      if (e.seq !== expected) throw replayedAt(e, expected);
-      // An entry encryption at rest opened has no stored bytes of its own: its value is encoded.
-      batch.push({ e, raw: e.raw ?? packJson(e.value), writer: writerBytesOf(e) });
+      batch.push(e);
     },
     async flush() {
-      if (batch.length === 0) return;
       const entries = batch;
       batch = [];
-      // Each at its recorded commit time: the replay server's timeline is the recording's.
-      const { seq, durable } = log.appendStored(entries.map(({ e, raw, writer }) => ({ type: e.type, key: e.key, raw, time: e.time, writer })));
-      if (seq !== entries[0].e.seq) throw replayedAt(entries[0].e, seq);
-      await durable;
+      log.commit(entries);
     },
   };
 }
@@ -105,7 +90,7 @@ export function storedWriter(log: LevelDbLog): { add(e: LogEntry): void; flush()
 export interface ReplayRun {
   pages: AsyncIterable<LogEntry[]>;
   control: ReplayControl;
-  writer: ReturnType<typeof storedWriter>;
+  writer: ReturnType<typeof replayWriter>;
   /** Waits until the watchers' connections have sent what they were handed. */
   drained: () => Promise<void>;
   /** How many watches are open now. */

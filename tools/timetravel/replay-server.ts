@@ -3,33 +3,31 @@
  * faster or as fast as its watchers read, so a controller can be tried against a realistic stream
  * that is the same every run.
  *
- * The source is a History (a data folder, a recording): its state just before --from is imported
- * into a new log in a temp folder (LevelDbLog.import: each object at its own resourceVersion, below
- * a horizon at --from), which a real orchd API server on 127.0.0.1 serves (discovery, OpenAPI, get,
- * list, watch over HTTP and WebSocket, bookmarks, tables). The source's entries from --from to --to
- * are then appended to it as the bytes they were stored as, each at its recorded sequence number
- * (replay-loop.ts): a controller listing and watching the replay server sees the recorded objects,
- * events and resourceVersions, in the recorded order. The server makes no writes of its own (no
- * system namespaces, bootstrap RBAC or controllers) and answers every request but get, list and
- * watch with 403, so nothing else gets into the stream. The source is only read: a data folder
- * through a snapshot of its log (data-dir.ts), opened with the encryption at rest it was written
- * with; the served copy, a temp folder, holds plain values.
+ * The source is a History (a data folder, a recording), served by a real orchd API server on
+ * 127.0.0.1 (discovery, OpenAPI, get, list, watch over HTTP and WebSocket, bookmarks, tables) whose
+ * log is the source itself (replay-log.ts): its state just before --from (each object at its own
+ * resourceVersion, below a horizon at --from), then the source's entries from --from to --to, each
+ * revealed at its recorded sequence number as the bytes it was stored as (replay-loop.ts). A
+ * controller listing and watching the replay server sees the recorded objects, events and
+ * resourceVersions, in the recorded order. The server makes no writes of its own (no system
+ * namespaces, bootstrap RBAC or controllers) and answers every request but get, list and watch with
+ * 403, so nothing else gets into the stream. The source is only read: a data folder through a
+ * snapshot of its log (data-dir.ts), opened with the encryption at rest it was written with.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Authorizer } from '../../src/auth/authorizer.js';
 import { createApiServer, listenOn } from '../../src/http/server.js';
-import { LevelDbLog } from '../../src/log/leveldb-log.js';
+import { StoredEntry } from '../../src/log/codec.js';
+import type { LogEntry } from '../../src/log/log.js';
 import { silentLogger, type Logger } from '../../src/observability/logger.js';
 import { Metrics } from '../../src/observability/metrics.js';
 import { kinds } from '../../src/resources/registry.js';
 import { Store } from '../../src/store/store.js';
 import { TimeTravelError, type History } from './history.js';
 import { ReplayControl } from './replay-control.js';
-import { connectionsDrained, openConnections, replayEntries, storedWriter, type ReplayReport } from './replay-loop.js';
+import { ReplayLog } from './replay-log.js';
+import { connectionsDrained, openConnections, replayEntries, replayWriter, type ReplayReport } from './replay-loop.js';
 import type { Speed } from './replay-pacing.js';
 import { stateEntries } from './state-entries.js';
 
@@ -82,22 +80,26 @@ function rangeOf(h: History, from?: number, to?: number): { from: number; to: nu
   return { from: f, to: t };
 }
 
+/** The state at rv as entries, in version order: each object's stored bytes at the version that wrote it. */
+async function stateAsEntries(h: History, rv: number): Promise<LogEntry[]> {
+  const out: LogEntry[] = [];
+  for await (const page of stateEntries(h, rv)) {
+    for (const e of page) out.push(new StoredEntry(e.seq, 'put', e.key, Buffer.from(e.raw.buffer, e.raw.byteOffset, e.raw.byteLength), 0, e.raw.byteLength, undefined));
+  }
+  return out.sort((a, b) => a.seq - b.seq);
+}
+
 export async function startReplay(opts: ReplayOptions): Promise<Replaying> {
-  const work = await mkdtemp(join(tmpdir(), 'orchd-replay-'));
   const opened: { close(): Promise<void> }[] = [opts.history];
   const cleanUp = async () => {
     for (const o of opened.reverse()) await o.close();
-    await rm(work, { recursive: true, force: true });
   };
   try {
     const { history } = opts;
-    if (!history.storedEntries) throw new TimeTravelError('replay reads a data folder or a recording, not a server');
+    const { storedEntries, entry } = history;
+    if (!storedEntries || !entry) throw new TimeTravelError('replay reads a data folder or a recording, not a server');
     const { from, to } = rangeOf(history, opts.from, opts.to);
-    const served = join(work, 'log');
-    await LevelDbLog.import(served, stateEntries(history, from - 1), from);
-    // The served log lives in a temp folder removed on close: a synced write per batch bought nothing.
-    const log = new LevelDbLog({ path: served, sync: false });
-    await log.open();
+    const log = new ReplayLog(await stateAsEntries(history, from - 1), from, { entries: storedEntries.bind(history), entry: entry.bind(history) });
     opened.push(log);
     // Never restarted (its folder goes on close): a checkpoint every 100k entries was work for nothing.
     const store = new Store({ log, checkpointEvery: Number.MAX_SAFE_INTEGER });
@@ -122,9 +124,9 @@ export async function startReplay(opts: ReplayOptions): Promise<Replaying> {
     if (opts.pauseAt !== undefined && opts.pauseAt < from - 1) throw new TimeTravelError(`--pause-at ${opts.pauseAt}: the replay starts after ${from - 1}`);
     const control = new ReplayControl(from - 1, to, opts.speed, opts.pauseAt);
     const done = replayEntries({
-      pages: history.storedEntries(from, to),
+      pages: storedEntries.call(history, from, to),
       control,
-      writer: storedWriter(log),
+      writer: replayWriter(log),
       drained: () => connectionsDrained(connections, isClosed),
       watching: () => api.context.watches.size,
       from,

@@ -7,9 +7,10 @@ import { msgpackToJson } from '../../log/msgpack-json.js';
 import type { KindStrategy } from '../../resources/strategy.js';
 import type { KubeObject } from '../../resources/types.js';
 import type { Store } from '../../store/store.js';
-import { encodeStored, LazyObject, peekObject, storedApiVersion, type Change, type ChangeType, type StoredObject } from '../../store/view.js';
+import { encodeObject, LazyObject, peekObject, storedApiVersion, type Change, type ChangeType, type StoredObject } from '../../store/view.js';
 import { watch$, type WatchEvent, type WatchFlow, type WatchRequest } from '../../store/watch.js';
 import { toStatus } from '../respond/errors.js';
+import { framedBatch, type ChangeEvent } from './watch-batch.js';
 import { frameHeader } from './websocket-frame.js';
 
 export type WatchEventType = ChangeType | 'BOOKMARK' | 'ERROR';
@@ -32,6 +33,11 @@ export interface WatchSink {
   readonly framing: 'line' | 'websocket';
   /** Writes the frames of one batch as one socket write. */
   write(frames: Buffer[]): void;
+  /**
+   * Writes a batch of change events framed once for every watcher given the same (watch-batch.ts),
+   * where the sink can; the size of each event's line.
+   */
+  writeChanges?(events: ChangeEvent[], apiVersion: string): readonly number[];
   /** Bytes written and not yet taken by the peer. */
   buffered(): number;
   /** Settles once buffered() is at most `below`, or the peer is gone. */
@@ -83,6 +89,11 @@ export function runWatch(store: Store, spec: WatchSpec, sink: WatchSink, limits:
   };
   sub = watch$(store, { ...spec, stallTimeoutMs: limits.stallTimeoutMs }, flow).subscribe({
     next: (events) => {
+      if (!spec.render && sink.writeChanges && events.every(isChange)) {
+        const sizes = sink.writeChanges(events, spec.apiVersion);
+        if (tally) for (let i = 0; i < sizes.length; i++) tally.sent(sizes[i]);
+        return;
+      }
       const frames: Buffer[] = [];
       for (const e of events) {
         const from = frames.length;
@@ -108,6 +119,8 @@ export function runWatch(store: Store, spec: WatchSpec, sink: WatchSink, limits:
   });
   return finish;
 }
+
+const isChange = (e: WatchEvent): e is ChangeEvent => 'change' in e;
 
 const bytesFrom = (frames: Buffer[], from: number): number => {
   let n = 0;
@@ -149,7 +162,7 @@ function sharedFrames(c: Change, type: ChangeType, apiVersion: string, framing: 
   const lines = (c.lines ??= new Map());
   const key = `${type} ${apiVersion}`;
   let l = lines.get(key);
-  if (!l) lines.set(key, (l = eventLine(type, objectJson(c.cur, apiVersion))));
+  if (!l) lines.set(key, (l = eventLine(type, objectJson(c, apiVersion))));
   if (framing === 'websocket') {
     const hk = `${key} ws`;
     let h = lines.get(hk);
@@ -169,11 +182,11 @@ const eventLine = (type: WatchEventType, objectJson: string | Buffer): Buffer =>
  * A change's stored JSON when the requested version is the stored one (the common case); else re-stamped.
  * Encoded first, then compared: an object written since the start is still its log bytes, which
  * become JSON without being decoded (half the CPU of decoding, then encoding the tree, and no tree
- * kept on the heap), and its writer's answer is then these same bytes (Store.put).
+ * kept on the heap), kept on the change, and its writer's answer is then these same bytes (Store.put).
  */
-function objectJson(s: StoredObject, apiVersion: string): string | Buffer {
-  const json = encodeStored(s);
-  return storedApiVersion(s) === apiVersion ? json : restamped(s.obj, apiVersion);
+function objectJson(c: Change, apiVersion: string): string | Buffer {
+  const json = (c.json ??= encodeObject(c.cur));
+  return storedApiVersion(c.cur) === apiVersion ? json : restamped(c.cur.obj, apiVersion);
 }
 
 const restamped = (obj: KubeObject, apiVersion: string): string => JSON.stringify({ ...obj, apiVersion });
@@ -270,6 +283,13 @@ export function httpSink(res: ServerResponse, graceMs = DEFAULT_SINK_LIMITS.grac
       if (res.destroyed || res.writableEnded || frames.length === 0) return;
       if (direct) socket.write(chunkOnce(frames));
       else res.write(joinedOnce(frames));
+    },
+    writeChanges(events, apiVersion) {
+      if (res.destroyed || res.writableEnded || events.length === 0) return [];
+      const batch = framedBatch(events, apiVersion, direct);
+      if (direct) socket.write(batch.bytes);
+      else res.write(batch.bytes);
+      return batch.sizes;
     },
     buffered,
     drained: (below) => drains.wait(below),

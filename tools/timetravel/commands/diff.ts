@@ -3,6 +3,7 @@ import { command, oneOf, UsageError, type Flags } from '../../../src/cli/flags.j
 import { parseSides, withSources, type DiffSide } from '../diff-sides.js';
 import { collectionOfKind, stateInPages, type Filter, type Stored } from '../history.js';
 import { jsonPatch, labelOf, shown } from '../output.js';
+import { counted, progress, type Progress } from '../progress.js';
 import { encryptionFrom, FILTERS, filterOf, resolveNoted, SHOW, SOURCE, TIME_NOTE, withHistory } from '../source.js';
 import { writeAll } from '../write-out.js';
 
@@ -29,7 +30,8 @@ ${TIME_NOTE}`,
     const sides = parseSides(positionals);
     const filter = filterOf(values);
     const how = { format: values.stat ? 'stat' : values.output, tty: io.out.isTTY === true, managedFields: values['show-managed-fields'] };
-    const print = (a: DiffSide, b: DiffSide) => writeAll(io.out, printDiff(a, b, filter, how));
+    const bar = progress(undefined, 'diff', { unit: 'objects', stream: io.err, out: io.out });
+    const print = (a: DiffSide, b: DiffSide) => writeAll(io.out, printDiff(a, b, filter, how, bar)).finally(() => bar.stop());
     if ('sources' in sides) {
       if (values['data-dir'] !== undefined || values.server !== undefined || values.file !== undefined) throw new UsageError('two histories name their own sources: give no --data-dir, --server or --file');
       await withSources(sides.sources, await encryptionFrom(values['encryption-provider-config']), print);
@@ -48,14 +50,14 @@ ${TIME_NOTE}`,
  * side (each in key order, a kind at a time): neither is held whole, and an object whose revision
  * (in one history) or stored bytes (in two) are the same in both is not decoded.
  */
-async function* printDiff(a: DiffSide, b: DiffSide, filter: Filter, how: { format: string; tty: boolean; managedFields: boolean }): AsyncIterable<string> {
+async function* printDiff(a: DiffSide, b: DiffSide, filter: Filter, how: { format: string; tty: boolean; managedFields: boolean }, bar: Progress): AsyncIterable<string> {
   const yaml = how.format !== 'json-patch' ? await import('../yaml-diff.js') : undefined;
   const same = a.history === b.history ? sameVersion : sameBytes;
   const [from, to] = [a, b].map((s) => (s.source === undefined ? String(s.rv) : `${s.rv} (${s.source})`));
   const count = { added: 0, deleted: 0, modified: 0, plus: 0, minus: 0 };
   for (const kind of [...filter.kinds].sort((x, y) => (collectionOfKind(x) < collectionOfKind(y) ? -1 : 1))) {
     const one = { ...filter, kinds: [kind] };
-    for await (const [key, x, y] of pairs(stateInPages(a.history, a.rv, one), stateInPages(b.history, b.rv, one))) {
+    for await (const [key, x, y] of pairs(stateInPages(a.history, a.rv, one), counted(stateInPages(b.history, b.rv, one), bar))) {
       if (x && y && same(x, y)) continue;
       const before = x && shown(x.object, how.managedFields);
       const after = y && shown(y.object, how.managedFields);

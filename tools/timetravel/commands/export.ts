@@ -24,34 +24,17 @@ export const exportCommand = command({
     // --file is where the recording goes, not one to read.
     const source = { 'data-dir': values['data-dir'], server: values.server, 'encryption-provider-config': values['encryption-provider-config'] };
     return withHistory(source, io, async (h) => {
-      const { from, to } = await rangeNoted(h, values.from, values.to, io);
+      // A recording starts with a state, and the oldest readable one is at h.oldest itself.
+      const { from, to } = await rangeNoted(h, values.from ?? { rv: Math.max(h.oldest, 1) }, values.to, io);
       const fh = values.file === undefined ? undefined : await openFile(values.file, 'w');
-      const bar = progress(to - from, 'export');
-      let chunks: Buffer[] = [];
-      let size = 0;
-      // Records are gathered into writes of up to 1 MiB: one write per record would cost a system call each.
-      const flush = async () => {
-        const gathered = chunks;
-        chunks = [];
-        size = 0;
-        // To a file, one vectored write of the pieces (no copy into one buffer).
-        if (fh) await fh.writev(gathered);
-        else if (!io.out.write(Buffer.concat(gathered))) await new Promise((r) => io.out.once('drain', r));
+      const bar = progress(to - from, 'export', { stream: io.err });
+      // A page at a time, one write each; the writer reuses the buffer once it is written.
+      const write = async (b: Buffer) => {
+        if (fh) for (let at = 0; at < b.length; ) at += (await fh.write(b, at)).bytesWritten;
+        else await new Promise<void>((resolve, reject) => io.out.write(b, (err) => (err ? reject(err) : resolve())));
       };
       try {
-        const n = await writeRecording(
-          h,
-          from,
-          to,
-          (b) => {
-            chunks.push(b);
-            size += b.length;
-            // Fewer pieces than a vectored write takes at once (IOV_MAX, 1024 on Linux).
-            if (size >= 1 << 20 || chunks.length >= 1000) return flush();
-          },
-          (rv) => bar.update(rv - from),
-        );
-        await flush();
+        const n = await writeRecording(h, from, to, write, (rv) => bar.update(rv - from));
         await fh?.sync();
         bar.stop();
         io.err.write(`orchd export: the state at ${from} and ${n} entries to ${to}${values.file ? ` written to ${values.file}` : ''}\n`);

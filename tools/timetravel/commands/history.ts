@@ -3,6 +3,7 @@ import { command, oneOf, type Flags } from '../../../src/cli/flags.js';
 import type { KubeObject } from '../../../src/resources/types.js';
 import { TimeTravelError, type Change } from '../history.js';
 import { formatTime, jsonPatch, managerOf, shown, userOf } from '../output.js';
+import { progress, type Progress } from '../progress.js';
 import { FILTERS, madeBy, SHOW, SOURCE, targetOf, WHO, withHistory } from '../source.js';
 import { writeAll } from '../write-out.js';
 
@@ -34,18 +35,22 @@ export const historyCommand = command({
       if (versions.length === 0) throw new TimeTravelError(`${target.label}: no version of it in the log (from version ${h.oldest + 1} to ${h.head})`);
       // Each version's diff is from the one before it, whoever made that one.
       const by = madeBy(values);
-      await writeAll(io.out, printHistory(versions, values.output, h.timesFromLog, io.out.isTTY === true, values['show-managed-fields'], by));
+      const bar = progress(versions.length, 'history', { unit: 'versions', stream: io.err, out: io.out });
+      await writeAll(io.out, printHistory(versions, values.output, h.timesFromLog, io.out.isTTY === true, values['show-managed-fields'], by, bar));
+      bar.stop();
       return 0;
     });
   },
 });
 
 /** Each version of an object with what changed since the one before. */
-async function* printHistory(versions: Change[], format: string, timesFromLog: boolean, tty: boolean, managedFields: boolean, shows: (c: Change) => boolean): AsyncIterable<string> {
+async function* printHistory(versions: Change[], format: string, timesFromLog: boolean, tty: boolean, managedFields: boolean, shows: (c: Change) => boolean, bar: Progress): AsyncIterable<string> {
   const yaml = format === 'diff' ? await import('../yaml-diff.js') : undefined;
   const { stringify } = format === 'yaml' ? await import('yaml') : { stringify: undefined };
   let before: Change | undefined;
+  let done = 0;
   for (const c of versions) {
+    bar.update(++done);
     if (!shows(c)) {
       before = c;
       continue;

@@ -3,6 +3,7 @@ import { command, oneOf, UsageError, type Flags } from '../../../src/cli/flags.j
 import type { Refused } from '../audit-events.js';
 import type { Change, Filter, History } from '../history.js';
 import { printChanges } from '../output.js';
+import { progress, type Progress } from '../progress.js';
 import { FILTERS, filterOf, madeBy, openHistory, rangeNoted, SHOW, SOURCE, TIME_NOTE, version, WHO, withHistory } from '../source.js';
 import { writeAll } from '../write-out.js';
 
@@ -35,8 +36,10 @@ export const logCommand = command({
     if (values.follow && values.to !== undefined) throw new UsageError('--follow goes on past the head: it takes no --to');
     let last = await withHistory(values, io, async (h) => {
       const { from, to } = await rangeNoted(h, values.from, values.to, io);
-      const changes = only(values.audit === undefined ? h.changes(from, to, filter) : await besideRefusals(h, from, to, filter, values.audit));
+      const bar = progress(to - from + 1, 'log', { stream: io.err, out: io.out });
+      const changes = only(reported(values.audit === undefined ? h.changes(from, to, filter) : await besideRefusals(h, from, to, filter, values.audit), from, bar));
       await writeAll(io.out, printChanges(changes, values.output, h.timesFromLog, true, values['show-managed-fields']));
+      bar.stop();
       // A server sends what is committed next as it comes.
       if (values.follow && h.follow) await writeAll(io.out, printChanges(only(h.follow(to, filter)), values.output, h.timesFromLog, false, values['show-managed-fields']), true);
       return to;
@@ -63,4 +66,12 @@ async function besideRefusals(h: History, from: number, to: number, filter: Filt
   const after = from > 1 ? ((await h.timeOf(from - 1)) ?? -Infinity) : -Infinity;
   const until = to < h.head ? ((await h.timeOf(to + 1)) ?? Infinity) : Infinity;
   return withRefusals(h.changes(from, to, filter), refused, after, until);
+}
+
+/** The changes as they come, the bar told how far along the log they are. */
+async function* reported<T extends Change | Refused>(changes: AsyncIterable<T>, from: number, bar: Progress): AsyncIterable<T> {
+  for await (const c of changes) {
+    if ('rv' in c) bar.update(c.rv - from + 1);
+    yield c;
+  }
 }

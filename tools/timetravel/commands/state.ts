@@ -2,6 +2,7 @@
 import { command, oneOf, UsageError, type Flags } from '../../../src/cli/flags.js';
 import { makeFilter, stateInPages } from '../history.js';
 import { printState } from '../output.js';
+import { counted, progress } from '../progress.js';
 import { FILTERS, filterOf, resolveNoted, SHOW, SOURCE, targetOf, TIME_NOTE, version, withHistory } from '../source.js';
 import { writeAll } from '../write-out.js';
 
@@ -30,7 +31,9 @@ export const stateCommand = command({
     }
     return withHistory(values, io, async (h) => {
       const rv = await resolveNoted(h, '--at', values.at!, io);
-      await writeAll(io.out, printState(rv, stateInPages(h, rv, filter), values.output, values['show-managed-fields']));
+      const bar = progress(undefined, 'state', { unit: 'objects', stream: io.err, out: io.out });
+      await writeAll(io.out, printState(rv, counted(stateInPages(h, rv, filter), bar), values.output, values['show-managed-fields']));
+      bar.stop();
       return 0;
     });
   },
