@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Level } from 'level';
 import { AbstractLog, readBounds, type Batch, type Found, type LogOptions } from './abstract-log.js';
 import { loadCheckpointFile, saveCheckpointFile } from './checkpoint-file.js';
@@ -49,21 +49,37 @@ export const checkpointFile = (path: string): string => join(path, 'orchd-checkp
  * (Chained, not an array batch with an options object: abstract-level copies the options into every
  * operation of an array batch, which cost up to 2x the CPU per entry in research/baseline.md.)
  */
+/**
+ * The log folders this process has open (see _open): one set for the process, even where this
+ * module is loaded twice (a test runner's module graph beside a built copy).
+ */
+const OPEN_HERE: Set<string> = ((globalThis as Record<symbol, Set<string> | undefined>)[Symbol.for('orchd.leveldb-log.open')] ??= new Set());
+
 export class LevelDbLog extends AbstractLog {
   readonly path: string;
-  private readonly db: Level<Buffer, Buffer>;
+  private db!: Level<Buffer, Buffer>;
   private readonly sync: boolean;
+  /** The folder this log holds open, as OPEN_HERE has it. */
+  private held: string | undefined;
 
   constructor(options: LevelDbLogOptions) {
     super(options);
     this.path = options.path;
     this.sync = options.sync ?? true;
-    this.db = new Level<Buffer, Buffer>(options.path, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
   }
 
   protected async _open(): Promise<Found> {
+    // LevelDB's lock is a POSIX record lock, which is the process's: a second open of the folder in
+    // this process would be refused, but only after rotating its info LOG and opening and closing its
+    // LOCK file, and that close drops the lock the first open holds, so another process could then
+    // open the log beside it. So no Level is made for a folder open here (a Level opens itself once made).
+    const where = resolve(this.path);
+    if (OPEN_HERE.has(where)) throw new LogError('LOCKED', `the log is open in this process already: ${join(this.path, 'LOCK')}`);
+    this.db = new Level<Buffer, Buffer>(this.path, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
     try {
       await this.db.open();
+      OPEN_HERE.add(where);
+      this.held = where;
     } catch (err) {
       // LevelDB holds a lock file while open: another process (another orchd) has this log.
       const cause = (err as { cause?: { code?: string } }).cause;
@@ -82,8 +98,10 @@ export class LevelDbLog extends AbstractLog {
     };
   }
 
-  protected _close(): Promise<void> {
-    return this.db.close();
+  protected async _close(): Promise<void> {
+    await this.db?.close();
+    if (this.held) OPEN_HERE.delete(this.held);
+    this.held = undefined;
   }
 
   protected _write(batch: Batch): Promise<void> {

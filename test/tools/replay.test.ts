@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -9,6 +8,7 @@ import { loadServerConfig } from '../../src/config/server-config.js';
 import type { ReplayReport } from '../../tools/timetravel/replay-loop.js';
 import type { Speed } from '../../tools/timetravel/replay-pacing.js';
 import { eventsConfig, keyed, secret } from '../encryption/helpers.js';
+import { folderContents } from '../helpers/folder-contents.js';
 import { call, startServer } from '../helpers/server.js';
 import { EVENTS, createEvent, createNamespace, labelEvent } from '../watch/objects.js';
 import { HttpWatch } from '../watch/stream.js';
@@ -36,17 +36,6 @@ async function namespaces(base: string): Promise<string[]> {
   return r.body.items.map((n: any) => `${n.metadata.name} ${n.metadata.resourceVersion}`);
 }
 
-/** Every file under dir with its bytes' hash: the recording must come out of every replay unchanged. */
-async function fingerprint(dir: string): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  for (const e of await readdir(dir, { recursive: true, withFileTypes: true })) {
-    if (!e.isFile()) continue;
-    const p = join(e.parentPath, e.name);
-    out[p.slice(dir.length)] = createHash('sha256').update(await readFile(p)).digest('hex');
-  }
-  return out;
-}
-
 let recording: string;
 /** The recorded run's version before the writes below: the replay starts after it. */
 let initial: number;
@@ -54,7 +43,7 @@ let last: number;
 let wallMs: number;
 let recorded: string[][];
 let finalNamespaces: string[];
-let recordingPrint: Record<string, string>;
+let recordingPrint: Buffer;
 
 beforeAll(async () => {
   recording = await mkdtemp(join(tmpdir(), 'orchd-recording-'));
@@ -87,7 +76,7 @@ beforeAll(async () => {
     for (const w of watches) w.abort();
     await server.stop();
   }
-  recordingPrint = await fingerprint(recording);
+  recordingPrint = await folderContents(recording);
 });
 
 afterAll(async () => {
@@ -271,6 +260,7 @@ describe('tools/replay', () => {
   });
 
   it('leaves the recording as it was', async () => {
-    expect(await fingerprint(recording)).toEqual(recordingPrint);
+    // Its entries and files; LevelDB's own bookkeeping is rewritten by any open of the log.
+    expect((await folderContents(recording)).equals(recordingPrint)).toBe(true);
   });
 });

@@ -31,7 +31,7 @@ async function both(command: string, ...args: string[]): Promise<{ dir: Run; api
   const dir = await run(command, '--data-dir', dataDir, ...args);
   const api = await run(command, '--server', server.url, ...args);
   expect(dir.err + api.err).not.toMatch(/error|Error/);
-  expect([dir.code, api.code]).toEqual([0, 0]);
+  expect([dir.code, api.code], dir.err + api.err).toEqual([0, 0]);
   return { dir, api };
 }
 

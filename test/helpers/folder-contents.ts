@@ -1,0 +1,25 @@
+/** A data folder's contents, as a reader that only reads must leave them. */
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Level } from 'level';
+
+/**
+ * What a data folder holds apart from LevelDB's own bookkeeping, which any open of the log rewrites
+ * (its info LOG, manifest, a write-ahead log folded into a table): every key and value of the log,
+ * then every other file's bytes. A reader that only reads leaves it as it was.
+ */
+export async function folderContents(dir: string): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  const db = new Level<Buffer, Buffer>(join(dir, 'log'), { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+  await db.open();
+  try {
+    for await (const [k, v] of db.iterator()) parts.push(k, v);
+  } finally {
+    await db.close();
+  }
+  const leveldb = /^(\d+\.(log|ldb|sst)|MANIFEST-\d+|CURRENT|LOCK|LOG(\.old)?)$/;
+  for (const e of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (e.isFile() && !(e.parentPath === join(dir, 'log') && leveldb.test(e.name))) parts.push(Buffer.from(e.name), await readFile(join(e.parentPath, e.name)));
+  }
+  return Buffer.concat(parts);
+}
