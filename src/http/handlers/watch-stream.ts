@@ -80,10 +80,14 @@ export function runWatch(store: Store, spec: WatchSpec, sink: WatchSink, limits:
     sub?.unsubscribe();
     sink.end();
   };
+  const framesKey = `${spec.apiVersion} ${sink.framing}`;
   sub = watch$(store, { ...spec, stallTimeoutMs: limits.stallTimeoutMs }, flow).subscribe({
     next: (events) => {
+      // Watchers handed the same events (watch.ts eventsOf) share their frames when they encode alike.
+      if (!spec.render && events === lastShared.events && framesKey === lastShared.key) return sink.write(lastShared.frames);
       const frames: Buffer[] = [];
       for (const e of events) encode(e, frames);
+      if (!spec.render && 'change' in events[0]!) lastShared = { events, key: framesKey, frames };
       sink.write(frames);
     },
     // Whatever ends a watch from the server's side says why first, so clients log it and resume.
@@ -103,6 +107,13 @@ export function runWatch(store: Store, spec: WatchSpec, sink: WatchSink, limits:
   });
   return finish;
 }
+
+/**
+ * The frames last made for a batch of events, by apiVersion and framing: a batch reaches its
+ * watchers one after another, so those that get the same events array take these frames (and the
+ * sink then its bytes, joined once: madeOnce) instead of each building its own list.
+ */
+let lastShared: { events: WatchEvent[]; key: string; frames: Buffer[] } = { events: [], key: '', frames: [] };
 
 interface Encoder {
   (e: WatchEvent, into: Buffer[]): void;
@@ -156,11 +167,15 @@ const eventLine = (type: WatchEventType, objectJson: string | Buffer): Buffer =>
 
 /**
  * A change's stored JSON when the requested version is the stored one (the common case); else re-stamped.
- * Encoded first, then compared: an object written since the start is still its log bytes, which
- * become JSON without being decoded (half the CPU of decoding, then encoding the tree, and no tree
- * kept on the heap), and its writer's answer is then these same bytes (Store.put).
+ * An object written since the start is still its log bytes, which become JSON without being decoded
+ * (half the CPU of decoding, then encoding the tree, and no tree kept on the heap), and its writer's
+ * answer is then these same bytes (Store.put). Its version is read first where that is free (a tree,
+ * or bytes already encoded): a watcher of another version then neither makes nor keeps the stored
+ * JSON that no one may read; only bytes not yet encoded are encoded to learn it.
  */
 function objectJson(s: StoredObject, apiVersion: string): string | Buffer {
+  const known = !(s instanceof LazyObject) || s.isDecoded || s.json !== undefined;
+  if (known && storedApiVersion(s) !== apiVersion) return restamped(s.obj, apiVersion);
   const json = encodeStored(s);
   return storedApiVersion(s) === apiVersion ? json : restamped(s.obj, apiVersion);
 }
@@ -208,7 +223,7 @@ function madeOnce(make: (frames: Buffer[]) => Buffer): (frames: Buffer[]) => Buf
   let last: Buffer[] = [];
   let out: Buffer = Buffer.alloc(0);
   return (frames) => {
-    if (frames.length !== last.length || frames.some((f, i) => f !== last[i])) {
+    if (frames !== last && (frames.length !== last.length || frames.some((f, i) => f !== last[i]))) {
       last = frames;
       out = make(frames);
     }
