@@ -6,6 +6,7 @@ export default defineConfig({
   resolve: { alias: { orchd: fileURLToPath(new URL('./src/index.ts', import.meta.url)) } },
   test: {
     include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
+    globalSetup: ['test/setup/global.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Two cores: end-to-end suites start servers and real clients; more forks only thrash.

@@ -5,10 +5,9 @@
  */
 import { describe, expect, test } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { KUBECTL, kubectlForFile } from '../helpers/kubectl.js';
+import { kubectlForFile } from '../helpers/kubectl.js';
 import { call } from '../helpers/server.js';
 
-if (!KUBECTL) console.warn('no kubectl on PATH: skipping the kubectl admission tests');
 
 const session = kubectlForFile({ policyStatus: true });
 const kubectl = session.kubectl;
@@ -37,7 +36,7 @@ spec:
   validationActions: [Deny]
 `;
 
-describe.skipIf(!KUBECTL)('kubectl and validating policies', () => {
+describe('kubectl and validating policies', () => {
   test('kubectl create -f of a refused object prints the denial; a Warn binding prints a warning', async () => {
     const policy = await session.file('policy.yaml', policyYaml);
     const p = await kubectl(['create', '-f', policy]);

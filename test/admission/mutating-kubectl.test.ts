@@ -4,9 +4,8 @@
  */
 import { describe, expect, test } from 'vitest';
 import { parse } from 'yaml';
-import { KUBECTL, kubectlForFile } from '../helpers/kubectl.js';
+import { kubectlForFile } from '../helpers/kubectl.js';
 
-if (!KUBECTL) console.warn('no kubectl on PATH: skipping the kubectl mutating policy tests');
 
 const session = kubectlForFile();
 
@@ -57,7 +56,7 @@ regarding:
   apiVersion: v1
 `;
 
-describe.skipIf(!KUBECTL)('kubectl and mutating policies', () => {
+describe('kubectl and mutating policies', () => {
   test('a policy created with kubectl labels the Event kubectl creates; kubectl get -o yaml shows it', async () => {
     const p = await session.kubectl(['create', '-f', await session.file('policy.yaml', policyYaml)]);
     expect(p.code, p.stderr).toBe(0);

@@ -4,10 +4,9 @@
  * the webhook's warning printed by kubectl, and a denial printed as kubectl prints server errors.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { KUBECTL, kubectlForFile } from '../helpers/kubectl.js';
+import { kubectlForFile } from '../helpers/kubectl.js';
 import { addLabel, WebhookServer } from './webhook-server.js';
 
-if (!KUBECTL) console.warn('no kubectl on PATH: skipping the kubectl webhook tests');
 
 const { kubectl } = kubectlForFile();
 let hook: WebhookServer;
@@ -23,7 +22,7 @@ afterAll(async () => {
   await hook?.stop();
 });
 
-describe.skipIf(!KUBECTL)('kubectl with a mutating webhook', () => {
+describe('kubectl with a mutating webhook', () => {
   test('kubectl create: the webhook’s label is on the object, its warning printed; a denial is printed', async () => {
     const config = `apiVersion: admissionregistration.orch.io/v1
 kind: MutatingWebhookConfiguration

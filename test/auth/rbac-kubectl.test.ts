@@ -6,10 +6,8 @@
  * --resource through orchd's discovery) and the objects are created under the orch.io group.
  */
 import { beforeAll, describe, expect, test } from 'vitest';
-import { KUBECTL, kubectlForFile } from '../helpers/kubectl.js';
+import { kubectlForFile } from '../helpers/kubectl.js';
 import { call } from '../helpers/server.js';
-
-if (!KUBECTL) console.warn('no kubectl on PATH: skipping the kubectl RBAC tests');
 
 const G = 'rbac.authorization.orch.io';
 const session = kubectlForFile();
@@ -75,7 +73,7 @@ subjects:
   name: system:authenticated
 `;
 
-describe.skipIf(!KUBECTL)('kubectl and RBAC', () => {
+describe('kubectl and RBAC', () => {
   test('create -f makes all four kinds; get prints their Kubernetes columns', async () => {
     const f = await session.file('rbac.yaml', manifests);
     const created = await kubectl(['create', '-f', f]);

@@ -33,7 +33,7 @@ const run = (file: string, args: string[], cwd = home): Promise<Ran> =>
     );
   });
 
-const kubectl = (kubeconfig: string, args: string[]) => run(KUBECTL!, ['--kubeconfig', kubeconfig, '--cache-dir', join(home, 'cache'), ...args]);
+const kubectl = (kubeconfig: string, args: string[]) => run(KUBECTL, ['--kubeconfig', kubeconfig, '--cache-dir', join(home, 'cache'), ...args]);
 
 const eventYaml = (name: string) => `apiVersion: events.orch.io/v1
 kind: Event
@@ -55,7 +55,7 @@ async function serveMemory(cwd: string) {
   return { child, url: listening.url as string };
 }
 
-describe.skipIf(!KUBECTL)('orchd serve --storage memory, orchd kubeconfig, kubectl', () => {
+describe('orchd serve --storage memory, orchd kubeconfig, kubectl', () => {
   it('serves from memory, writes nothing to disk, and starts empty again after a restart', async () => {
     const cwd = await mkdtemp(join(home, 'serve-'));
     const first = await serveMemory(cwd);
@@ -101,7 +101,7 @@ describe('the command line refuses what it cannot do', () => {
   it('--storage must be leveldb, memory or etcd (usage error, status 2)', async () => {
     const r = await run(process.execPath, [cli, 'serve', '--storage', 'disk', '--port', '0']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('orchd: --storage: "disk" is not one of leveldb, memory, etcd');
+    expect(r.stderr).toContain('orchd serve: --storage: "disk" is not one of leveldb, memory, etcd');
   });
 
   it('orchd kubeconfig: the default server, a CA file and a token are written; a bad URL or a missing file is refused', async () => {

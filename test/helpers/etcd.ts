@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
 
-/** Debian's etcd-server (installed by .ci/run). */
+/** Debian's etcd-server (installed by test/setup/system-packages.sh). */
 export const ETCD_BINARY = process.env.ORCHD_TEST_ETCD ?? '/usr/bin/etcd';
 
 export function freePort(): Promise<number> {

@@ -11,24 +11,29 @@ import { delimiter, dirname, join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { startServer, type TestServer } from './server.js';
 
-/** kubectl on PATH, or undefined (the test files skip their kubectl suites then). */
-export const KUBECTL = (process.env.PATH ?? '')
-  .split(delimiter)
-  .map((d) => join(d, 'kubectl'))
-  .find((p) => existsSync(p));
+/**
+ * kubectl on PATH. Every machine of this kind has it (test/setup/system-packages.sh checks it before
+ * the first test): a suite never skips for want of it.
+ */
+export const KUBECTL: string = (() => {
+  const found = (process.env.PATH ?? '')
+    .split(delimiter)
+    .map((d) => join(d, 'kubectl'))
+    .find((p) => existsSync(p));
+  if (!found) throw new Error('no kubectl on PATH (see test/setup/system-packages.sh)');
+  return found;
+})();
 
 /** kubectl.1.27 … kubectl.1.33 live in the folder of the file the kubectl on PATH resolves to. */
-const VERSIONED_DIR = KUBECTL ? dirname(realpathSync(KUBECTL)) : undefined;
+const VERSIONED_DIR = dirname(realpathSync(KUBECTL));
 
-/** The path of kubectl of one minor version ('1.27'), beside the one on PATH. */
+/** The path of kubectl of one minor version ('1.27'). */
 export function versionedKubectl(version: string): string {
-  if (!VERSIONED_DIR) throw new Error('no kubectl on PATH');
   return join(VERSIONED_DIR, `kubectl.${version}`);
 }
 
 /** Every kubectl of this machine: the one on PATH (a dispatcher by server version), then each versioned one, oldest first. */
 export function everyKubectl(): { label: string; path: string }[] {
-  if (!KUBECTL || !VERSIONED_DIR) return [];
   const versioned = readdirSync(VERSIONED_DIR)
     .filter((f) => /^kubectl\.1\.\d+$/.test(f))
     .sort((a, b) => Number(a.split('.')[2]) - Number(b.split('.')[2]))
@@ -57,7 +62,6 @@ export interface RunOptions {
 /** Runs kubectl once. Resolves with its exit code (-1 when killed or not started) and output; never rejects. */
 export function runKubectl(args: string[], o: RunOptions = {}): Promise<Ran> {
   const binary = o.binary ?? KUBECTL;
-  if (!binary) throw new Error('no kubectl on PATH');
   return new Promise((resolve) => {
     const child = execFile(
       binary,

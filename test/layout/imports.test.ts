@@ -141,8 +141,8 @@ function longFunctions(file: string): string[] {
 }
 
 describe('size', () => {
-  it(`no file of src/ is over ${MAX_FILE_LINES} lines`, () => {
-    const long = sources(SRC).filter((f) => readFileSync(f, 'utf8').split('\n').length > MAX_FILE_LINES);
+  it(`no file of src/ or tools/ is over ${MAX_FILE_LINES} lines`, () => {
+    const long = [...sources(SRC), ...sources(join(ROOT, 'tools'))].filter((f) => readFileSync(f, 'utf8').split('\n').length > MAX_FILE_LINES);
     expect(long.map((f) => relative(ROOT, f))).toEqual([]);
   });
 

@@ -7,10 +7,9 @@
 import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { KUBECTL, kubectlForFile } from '../helpers/kubectl.js';
+import { kubectlForFile } from '../helpers/kubectl.js';
 import { call } from '../helpers/server.js';
 
-if (!KUBECTL) console.warn('no kubectl on PATH: skipping the kubectl patch tests');
 
 const VAP = '/apis/admissionregistration.orch.io/v1/validatingadmissionpolicies';
 
@@ -41,7 +40,7 @@ async function ok(...args: string[]): Promise<string> {
 const get = async (name: string) => (await call(session.server.url, 'GET', `${VAP}/${name}`)).body;
 const managers = (o: any): string[] => (o.metadata.managedFields ?? []).map((e: any) => `${e.manager}/${e.operation}`).sort();
 
-describe.skipIf(!KUBECTL)('kubectl patching commands', () => {
+describe('kubectl patching commands', () => {
   it('apply -f (client-side): create, modify, re-apply', { timeout: 60_000 }, async () => {
     const path = await file('csa.yaml', policyYaml('csa.example.com', { failurePolicy: 'Fail', conditions: ['a', 'b'], labels: { team: 'x' } }));
     expect(await ok('apply', '-f', path)).toContain('validatingadmissionpolicy.admissionregistration.orch.io/csa.example.com created');

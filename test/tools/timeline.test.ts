@@ -5,7 +5,7 @@ import { call, startServer, type TestServer } from '../helpers/server.js';
 import { EVENTS, createEvent, createNamespace, labelEvent } from '../watch/objects.js';
 
 /*
- * The /debug/timeline page in a real headless Chromium (Debian's, which .ci/run installs): it loads,
+ * The /debug/timeline page in a real headless Chromium (Debian's, which test/setup/system-packages.sh installs): it loads,
  * plots the writes, a click on a bar lists the state at that moment, a click on an object shows its
  * history with diffs.
  */
@@ -18,7 +18,7 @@ let page: Page;
 const rv: Record<string, number> = {};
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (test/setup/system-packages.sh does)`);
   server = await startServer();
   rv.ns = await createNamespace(server.url, NS);
   rv.e1 = await createEvent(server.url, 'e1', NS);

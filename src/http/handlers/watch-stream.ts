@@ -1,3 +1,4 @@
+import type { WatchEventTally } from '../../observability/watch-events.js';
 import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Subscription } from 'rxjs';
@@ -65,7 +66,7 @@ export const DEFAULT_SINK_LIMITS: SinkLimits = { maxBuffered: 4 * 1024 * 1024, h
  * Runs one watch: the store's engine decides what the watcher gets (src/store/watch.ts); this only
  * encodes each batch, from bytes shared by every watcher where it can, and writes it. Returns stop.
  */
-export function runWatch(store: Store, spec: WatchSpec, sink: WatchSink, limits: SinkLimits = DEFAULT_SINK_LIMITS): () => void {
+export function runWatch(store: Store, spec: WatchSpec, sink: WatchSink, limits: SinkLimits = DEFAULT_SINK_LIMITS, tally?: WatchEventTally): () => void {
   const flow: WatchFlow = {
     needsDrain: () => sink.buffered() > limits.highWater,
     drained: () => sink.drained(limits.highWater),
@@ -84,10 +85,19 @@ export function runWatch(store: Store, spec: WatchSpec, sink: WatchSink, limits:
   sub = watch$(store, { ...spec, stallTimeoutMs: limits.stallTimeoutMs }, flow).subscribe({
     next: (events) => {
       // Watchers handed the same events (watch.ts eventsOf) share their frames when they encode alike.
-      if (!spec.render && events === lastShared.events && framesKey === lastShared.key) return sink.write(lastShared.frames);
+      if (!spec.render && events === lastShared.events && framesKey === lastShared.key) {
+        if (tally) for (const n of lastShared.sizes) tally.sent(n);
+        return sink.write(lastShared.frames);
+      }
       const frames: Buffer[] = [];
-      for (const e of events) encode(e, frames);
-      if (!spec.render && 'change' in events[0]!) lastShared = { events, key: framesKey, frames };
+      const sizes: number[] = [];
+      for (const e of events) {
+        const from = frames.length;
+        encode(e, frames);
+        sizes.push(bytesFrom(frames, from));
+      }
+      if (tally) for (const n of sizes) tally.sent(n);
+      if (!spec.render && 'change' in events[0]!) lastShared = { events, key: framesKey, frames, sizes };
       sink.write(frames);
     },
     // Whatever ends a watch from the server's side says why first, so clients log it and resume.
@@ -109,11 +119,18 @@ export function runWatch(store: Store, spec: WatchSpec, sink: WatchSink, limits:
 }
 
 /**
- * The frames last made for a batch of events, by apiVersion and framing: a batch reaches its
- * watchers one after another, so those that get the same events array take these frames (and the
- * sink then its bytes, joined once: madeOnce) instead of each building its own list.
+ * The frames last made for a batch of events, by apiVersion and framing, with each event's size (for
+ * the watch event metrics): a batch reaches its watchers one after another, so those that get the
+ * same events array take these frames (and the sink then its bytes, joined once: madeOnce) instead
+ * of each building its own list.
  */
-let lastShared: { events: WatchEvent[]; key: string; frames: Buffer[] } = { events: [], key: '', frames: [] };
+let lastShared: { events: WatchEvent[]; key: string; frames: Buffer[]; sizes: number[] } = { events: [], key: '', frames: [], sizes: [] };
+
+const bytesFrom = (frames: Buffer[], from: number): number => {
+  let n = 0;
+  for (let i = from; i < frames.length; i++) n += frames[i].length;
+  return n;
+};
 
 interface Encoder {
   (e: WatchEvent, into: Buffer[]): void;
