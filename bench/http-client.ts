@@ -25,9 +25,14 @@ export interface RequestOptions {
   keep?: number;
 }
 
-/** For an https:// server: the CA to trust; and headers every request carries (Authorization). */
+/** For an https:// server: the CA to trust, a client certificate, the name to check; and headers every request carries (Authorization). */
 export interface ClientOptions {
-  ca?: string;
+  ca?: string | Buffer;
+  cert?: Buffer;
+  key?: Buffer;
+  servername?: string;
+  /** A kubeconfig's insecure-skip-tls-verify. */
+  insecure?: boolean;
   headers?: Record<string, string>;
 }
 
@@ -44,7 +49,8 @@ export class HttpClient {
     this.url = new URL(baseUrl);
     const pool = { keepAlive: true, maxSockets: connections, maxFreeSockets: connections };
     const tls = this.url.protocol === 'https:';
-    this.agent = tls ? new HttpsAgent({ ...pool, ...(options.ca ? { ca: options.ca } : {}) }) : new Agent(pool);
+    const { ca, cert, key, servername, insecure } = options;
+    this.agent = tls ? new HttpsAgent({ ...pool, ...(ca ? { ca } : {}), ...(cert && key ? { cert, key } : {}), ...(servername ? { servername } : {}), ...(insecure ? { rejectUnauthorized: false } : {}) }) : new Agent(pool);
     this.send = tls ? (httpsRequest as typeof request) : request;
   }
 

@@ -42,6 +42,8 @@ export interface BenchOptions {
   beforeCli?: string;
   /** timetravel: only these commands' measurements (empty: all). */
   only: string[];
+  /** Servers to run against instead of an orchd of this checkout: kubeconfig files, each with its context (undefined: its current one). */
+  kubeconfigs: { file: string; context?: string }[];
 }
 
 export const usage = `usage: npm run bench -- [scenario ...] [options]
@@ -77,6 +79,10 @@ scenarios: ${SCENARIOS.join(', ')} (default: all)
                             (e.g. a worktree of the base commit: /tmp/base/dist/src/cli.js)
   --only state,history      timetravel: only these of its measurements (state, state-server,
                             history, history-server, log, diff, export, replay; default: all)
+  --kubeconfig FILE         run writes and reads against the server FILE names instead (TLS,
+                            client certificates, bearer tokens as it says); repeat it to put
+                            several servers side by side
+  --context C               the context of the --kubeconfig before it (default: its current one)
 `;
 
 /** "20s", "500ms", "2m", or plain seconds. */
@@ -111,11 +117,27 @@ function only(s: string): string[] {
   return list;
 }
 
+/** Each --kubeconfig with the --context that follows it (before the next --kubeconfig). */
+function kubeconfigs(tokens: ReturnType<typeof parseArgs>['tokens'] = []): BenchOptions['kubeconfigs'] {
+  const out: BenchOptions['kubeconfigs'] = [];
+  for (const t of tokens) {
+    if (t.kind !== 'option' || t.value === undefined) continue;
+    if (t.name === 'kubeconfig') out.push({ file: t.value });
+    else if (t.name === 'context') {
+      const last = out[out.length - 1];
+      if (!last || last.context !== undefined) throw new Error('--context must follow the --kubeconfig it belongs to');
+      last.context = t.value;
+    }
+  }
+  return out;
+}
+
 export function parseOptions(argv: string[]): BenchOptions | 'help' {
-  const { values, positionals } = parseArgs({
+  const { values, positionals, tokens } = parseArgs({
     args: argv,
     allowPositionals: true,
     strict: true,
+    tokens: true,
     options: {
       clients: { type: 'string', default: '1,16,64,256' },
       rounds: { type: 'string', default: '3' },
@@ -142,6 +164,8 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
       'cpu-prof': { type: 'string' },
       'before-cli': { type: 'string' },
       only: { type: 'string' },
+      kubeconfig: { type: 'string', multiple: true },
+      context: { type: 'string', multiple: true },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -179,5 +203,6 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
     cpuProf: values['cpu-prof'],
     beforeCli: values['before-cli'],
     only: values.only === undefined ? [] : only(values.only),
+    kubeconfigs: kubeconfigs(tokens),
   };
 }

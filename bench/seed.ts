@@ -80,10 +80,10 @@ async function seedHere(cli: string, dataDir: string, count: number, progress: (
   try {
     const CHUNK = 5000;
     for (let from = 0; from < count; from += CHUNK) {
-      let last: Promise<void> | undefined;
+      let last: Promise<number> | undefined;
       for (let i = from; i < Math.min(count, from + CHUNK); i++) {
         const name = seedName(i);
-        last = log.append((seq) => ({
+        last = log.append({
           type: 'put',
           key: keyPrefix + name,
           value: {
@@ -92,11 +92,10 @@ async function seedHere(cli: string, dataDir: string, count: number, progress: (
               ...stored.metadata,
               name,
               uid: randomUUID(),
-              resourceVersion: String(seq),
               labels: { [GROUP_LABEL]: `g${i % GROUPS}`, app: 'orchd-bench' },
             },
           },
-        })).durable;
+        }).durable;
       }
       await last;
       progress(Math.min(count, from + CHUNK));

@@ -194,8 +194,10 @@ async function openWatches(baseUrl: string): Promise<number> {
   const http = new HttpClient(baseUrl, 1);
   try {
     const res = await http.request('GET', '/metrics');
-    const m = /^apiserver_registered_watchers\{resource="events"\} (\d+)$/m.exec(res.body.toString('utf8'));
-    return m ? Number(m[1]) : NaN;
+    if (res.status !== 200) return NaN;
+    // A kind without open watches has no sample.
+    const m = /^apiserver_registered_watchers\{group="events\.orch\.io",kind="Event"\} (\d+)$/m.exec(res.body.toString('utf8'));
+    return m ? Number(m[1]) : 0;
   } finally {
     http.close();
   }

@@ -8,3 +8,4 @@ export { kubeconfigYaml, type KubeconfigOptions } from './config/kubeconfig-yaml
 export type { Logger } from './observability/logger.js';
 export type { KubeObject } from './resources/types.js';
 export type { StorageKind } from './serve.js';
+export { copyOldLayout } from './log/etcd/copy-old-layout.js';

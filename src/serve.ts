@@ -1,8 +1,6 @@
 import { join } from 'node:path';
 import { loadSecret, messageWithCause, prepareDataDir } from './config/data-dir.js';
 import type { AddressInfo } from 'node:net';
-import { EtcdLog } from './log/etcd/etcd-log.js';
-import { LevelDbLog } from './log/leveldb-log.js';
 import { MemoryLog } from './log/memory-log.js';
 import { LogError } from './log/log.js';
 import { encryptAtRest, providerSwap, type EncryptionConfiguration, type KmsTimings, type ProviderOptions, type ResourceProviders } from './log/encryption/index.js';
@@ -333,9 +331,10 @@ async function encryptedLog(opts: ServeOptions, logger: Logger, metrics: Metrics
   };
   const onBatch = (size: number, ms: number) => metrics.logBatch(size, ms);
   const onRequest = (operation: string, type: string, seconds: number) => metrics.etcdRequest(operation, type, seconds);
-  const etcdLog = opts.etcd ? new EtcdLog({ servers: opts.etcd.servers, dir: join(opts.dataDir ?? '', 'etcd'), onBatch, onRequest }) : undefined;
+  // Each backend's client (etcd3 and gRPC, LevelDB) is loaded only by a server that uses it.
+  const etcdLog = opts.etcd ? new (await import('./log/etcd/etcd-log.js')).EtcdLog({ servers: opts.etcd.servers, dir: join(opts.dataDir ?? '', 'etcd'), onBatch, onRequest }) : undefined;
   const log = encryptAtRest(
-    etcdLog ?? (opts.storage === 'memory' ? new MemoryLog({ onBatch }) : new LevelDbLog({ path: join(opts.dataDir ?? '', 'log'), onBatch })),
+    etcdLog ?? (opts.storage === 'memory' ? new MemoryLog({ onBatch }) : new (await import('./log/leveldb-log.js')).LevelDbLog({ path: join(opts.dataDir ?? '', 'log'), onBatch })),
     encryption?.value,
     providerOptions,
   );

@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { SignJWT, exportJWK } from 'jose';
 import { stringify } from 'yaml';
-import { issueCertificateChain } from '../../src/http/tls.js';
+import { issueCertificateChain } from '../../src/http/certificates.js';
 
 export class AuthPeers {
   reviews = 0;

@@ -13,7 +13,8 @@ import { rm } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Server, ServerCredentials, status as grpcStatus, type ServerUnaryCall, type sendUnaryData } from '@grpc/grpc-js';
-import { kmsServiceDefinition, type DecryptRequest } from '../../src/log/encryption/kms/plugin-client.js';
+import { kmsServiceDefinition } from '../../src/log/encryption/kms/kms-service.js';
+import type { DecryptRequest } from '../../src/log/encryption/kms/plugin-client.js';
 
 const NONCE = 12;
 const TAG = 16;

@@ -5,7 +5,7 @@
  * go-oidc's remote key set does; unlike go-oidc, refetches are rate limited (one per cooldown), so a
  * stream of forged tokens naming random kids cannot turn into a stream of requests to the issuer.
  */
-import { compactVerify, createLocalJWKSet, errors, type CompactJWSHeaderParameters, type JSONWebKeySet } from 'jose';
+import type { CompactJWSHeaderParameters, createLocalJWKSet, JSONWebKeySet } from 'jose';
 import type { GetJson } from './issuer-client.js';
 
 /** kube-apiserver's allow-list: asymmetric signatures only (no HMAC, no `none`). */
@@ -13,6 +13,10 @@ export const SIGNING_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'ES256', 'ES384', 
 
 type Key = CryptoKey;
 type LocalSet = ReturnType<typeof createLocalJWKSet>;
+
+/** jose, loaded when the first key set is fetched: a server without JWT authentication never loads it. */
+let loaded: Promise<typeof import('jose')> | undefined;
+const jose = () => (loaded ??= import('jose'));
 
 export interface KeySetOptions {
   /** Least time between two fetches caused by unknown keys; default 1 s. */
@@ -44,7 +48,7 @@ export class RemoteKeySet {
       this.fetches++;
       try {
         const jwks = await this.get(this.uri);
-        const set = createLocalJWKSet(jwks as JSONWebKeySet);
+        const set = (await jose()).createLocalJWKSet(jwks as JSONWebKeySet);
         this.local = set;
         return set;
       } finally {
@@ -79,6 +83,7 @@ export class RemoteKeySet {
 }
 
 async function candidates(set: LocalSet, header: CompactJWSHeaderParameters): Promise<Key[]> {
+  const { errors } = await jose();
   try {
     return [(await set(header)) as Key];
   } catch (err) {
@@ -95,6 +100,7 @@ async function candidates(set: LocalSet, header: CompactJWSHeaderParameters): Pr
 async function tryKeys(token: string, set: LocalSet): Promise<{ payload?: Uint8Array; error: Error }> {
   const header = protectedHeader(token);
   const keys = await candidates(set, header);
+  const { compactVerify, errors } = await jose();
   if (keys.length === 0) return { error: new Error(`oidc: no key in the issuer's key set matches kid ${JSON.stringify(header.kid ?? '')} and alg ${header.alg}`) };
   for (const key of keys) {
     try {

@@ -49,6 +49,8 @@ export interface KubeConfig {
   currentUser?: string;
   /** current-context, and the context it names when the file has it. */
   currentContext?: { name: string; context?: { cluster: string; user: string } };
+  /** Every context by name (a client may be told which to use: kubectl's --context). */
+  contexts: ReadonlyMap<string, { cluster: string; user: string }>;
 }
 
 const userSchema: Schema = obj(undefined, {
@@ -173,7 +175,7 @@ function certificatePairProblem(cert: Buffer, key: Buffer): string | undefined {
  * (`users[0].user.client-key: Required value: …`), or why the file cannot be read at all.
  */
 export function readKubeConfig(file: string): { value: KubeConfig; errors: string[] } {
-  const value: KubeConfig = { file, users: new Map(), clusters: new Map() };
+  const value: KubeConfig = { file, users: new Map(), clusters: new Map(), contexts: new Map() };
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -215,13 +217,18 @@ export function readKubeConfig(file: string): { value: KubeConfig; errors: strin
       insecureSkipTLSVerify: cluster['insecure-skip-tls-verify'] === true,
     });
   });
+  const contexts = new Map(
+    objectsOf(doc, 'contexts').map((c) => {
+      const named = objectOf(c, 'context');
+      return [stringOf(c, 'name'), { cluster: stringOf(named, 'cluster'), user: stringOf(named, 'user') }] as const;
+    }),
+  );
   const current = stringOf(doc, 'current-context');
-  const context = objectsOf(doc, 'contexts').find((c) => stringOf(c, 'name') === current);
-  const named = context && objectOf(context, 'context');
-  const currentContext = current ? { name: current, ...(context ? { context: { cluster: stringOf(named, 'cluster'), user: stringOf(named, 'user') } } : {}) } : undefined;
+  const context = contexts.get(current);
+  const currentContext = current ? { name: current, ...(context ? { context } : {}) } : undefined;
   const currentUser = currentContext?.context?.user;
   return {
-    value: { file, users, clusters, ...(currentUser && users.has(currentUser) ? { currentUser } : {}), ...(currentContext ? { currentContext } : {}) },
+    value: { file, users, clusters, contexts, ...(currentUser && users.has(currentUser) ? { currentUser } : {}), ...(currentContext ? { currentContext } : {}) },
     errors: errs.map(formatFieldError),
   };
 }

@@ -5,7 +5,9 @@ import { splitKey } from '../store/keys.js';
 import { peekObject } from '../store/view.js';
 import type { ObjectStore } from '../registry/object-store.js';
 import type { Logger } from '../observability/logger.js';
-import { exhaustMap, interval, Subscription } from 'rxjs';
+import { Subscription } from 'rxjs/internal/Subscription';
+import { interval } from 'rxjs/internal/observable/interval';
+import { exhaustMap } from 'rxjs/internal/operators/exhaustMap';
 import { systemJob } from './work-queue.js';
 
 /** Events a sweep looks at between two turns of the event loop. */

@@ -7,7 +7,12 @@ import type { Logger } from '../observability/logger.js';
 import type { ObjectStore } from '../registry/object-store.js';
 import { isRegistryError, notFound } from '../registry/errors.js';
 import { qualified } from '../resources/qualified.js';
-import { defer, filter, from, map, merge, mergeMap } from 'rxjs';
+import { defer } from 'rxjs/internal/observable/defer';
+import { from } from 'rxjs/internal/observable/from';
+import { merge } from 'rxjs/internal/observable/merge';
+import { filter } from 'rxjs/internal/operators/filter';
+import { map } from 'rxjs/internal/operators/map';
+import { mergeMap } from 'rxjs/internal/operators/mergeMap';
 import { coalesce, runSerially } from './work-queue.js';
 
 /**

@@ -1,4 +1,15 @@
-import { auditTime, buffer, catchError, concatMap, connect, defer, EMPTY, ignoreElements, mergeMap, type MonoTypeOperatorFunction, type Observable, type Subscription } from 'rxjs';
+import type { Observable } from 'rxjs/internal/Observable';
+import type { Subscription } from 'rxjs/internal/Subscription';
+import { defer } from 'rxjs/internal/observable/defer';
+import { EMPTY } from 'rxjs/internal/observable/empty';
+import { auditTime } from 'rxjs/internal/operators/auditTime';
+import { buffer } from 'rxjs/internal/operators/buffer';
+import { catchError } from 'rxjs/internal/operators/catchError';
+import { concatMap } from 'rxjs/internal/operators/concatMap';
+import { connect } from 'rxjs/internal/operators/connect';
+import { ignoreElements } from 'rxjs/internal/operators/ignoreElements';
+import { mergeMap } from 'rxjs/internal/operators/mergeMap';
+import type { MonoTypeOperatorFunction } from 'rxjs/internal/types';
 import { runAsSystem } from '../admission/index.js';
 import type { Logger } from '../observability/logger.js';
 

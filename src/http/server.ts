@@ -1,7 +1,7 @@
 import { STATUS_CODES, createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer } from 'ws';
+import type { WebSocketServer } from 'ws';
 import type { KindStrategy } from '../resources/strategy.js';
 import { kindIndex } from '../resources/registry.js';
 import type { Store } from '../store/store.js';
@@ -28,7 +28,6 @@ import { traceRequest } from './request-span.js';
 import { alwaysAllow } from '../auth/authorization-chain.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import { authorize } from './authorize.js';
-import { handleTimeline } from './handlers/timeline.js';
 import { requestAttributes } from './request-attributes.js';
 import { requestTarget, type RequestTarget } from './request-target.js';
 import { answerClientError, connectAsRequest } from './raw-requests.js';
@@ -147,9 +146,11 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
         case 'discovery':
           return handleDiscovery(req, res, r, opts.kinds);
         case 'openapi':
-          return handleOpenApi(req, res, url, r.path, opts.kinds);
+          await handleOpenApi(req, res, url, r.path, opts.kinds);
+          return;
         case 'timeline':
-          await handleTimeline(res, url, r.path, opts.store);
+          // The debugging page (and its diff library) is loaded by its first visit.
+          await (await import('./handlers/timeline.js')).handleTimeline(res, url, r.path, opts.store);
           return;
         case 'resource': {
           out = outputFor(req, url);
@@ -183,7 +184,9 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
   const http: HttpServer = opts.tls ? createHttpsServer({ ...opts.tls, ...serverOptions }, listener) : createServer(serverOptions, listener);
   // Slow clients are cut; a request Node cannot parse is answered with a Status.
   const receiving = cutSlowClients(http, answerClientError);
-  const wss = new WebSocketServer(watchSocketServerOptions);
+  // ws is loaded by the first WebSocket watch: most clients (and embedded test servers) never make one.
+  let wss: WebSocketServer | undefined;
+  const sockets = async () => (wss ??= new (await import('ws')).WebSocketServer(watchSocketServerOptions));
   http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void upgrade(req, socket, head).catch((err: unknown) => refuseUpgrade(socket, toApiError(err))));
   http.on('connect', connectAsRequest(listener));
   const upgrade = async (req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> => {
@@ -198,7 +201,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     const r = route(target.path, lookup);
     if (!ready) return refuseUpgrade(socket, serviceUnavailable(`the server is not ready: ${notReady}`));
     if (!r || r.type !== 'resource') return refuseUpgrade(socket, pathNotFound());
-    upgradeWatch(wss, req, socket, head, { url: target.url, route: r, server: context });
+    upgradeWatch(await sockets(), req, socket, head, { url: target.url, route: r, server: context });
   };
 
   return {
@@ -213,7 +216,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       notReady = 'the server is shutting down';
       const closed = new Promise<void>((resolve) => http.close(() => resolve()));
       for (const end of context.watches) end();
-      for (const ws of wss.clients) ws.close(1001, 'server shutting down');
+      for (const ws of wss?.clients ?? []) ws.close(1001, 'server shutting down');
       if (inFlight > 0) await new Promise<void>((resolve) => (drained = resolve));
       http.closeIdleConnections();
       await closed;

@@ -1,28 +1,10 @@
-// Subject alone, not the package's index (every operator: a tenth of a second of a time-travel command's start).
-import { Subject } from 'rxjs/internal/Subject';
-import type { Observable } from 'rxjs';
 import { decodeEntry, encodeRecord, stampTime, storedRecordLength, StoredEntry, writeStoredRecord } from './codec.js';
 import { crashPoint } from './crash-point.js';
-import { LogError, type Appended, type Checkpoint, type Log, type LogEntry, type LogRecord, type ReadOptions, type SavedCheckpoint } from './log.js';
+import { LogSkeleton, noop, type Found, type LogOptions } from './log-skeleton.js';
+import type { Appended, LogEntry, LogRecord, StoredAppended } from './log.js';
+import { stampVersion } from './stamp.js';
 
-export interface LogOptions {
-  /**
-   * Told after each batch is acknowledged: how many records it held, and how long the oldest of
-   * them waited from append() to acknowledgement (ms): the worst append latency in the batch.
-   */
-  onBatch?: (size: number, ms: number) => void;
-}
-
-/** What a backend finds on disk when it opens. */
-export interface Found {
-  /** Smallest and largest entry seq stored (undefined when there are none). */
-  first?: number;
-  last?: number;
-  /** The stored compaction horizon, if a compaction ever ran. */
-  horizon?: number;
-  /** The commit time of the last entry, if it has one. */
-  lastTime?: number;
-}
+export { checkSeq, readBounds, type Found, type LogOptions } from './log-skeleton.js';
 
 /** Records that go to disk together: values[i] is the encoded record of entries[i]. */
 export interface Batch {
@@ -40,21 +22,14 @@ interface PendingBatch extends Batch {
 /** Deletes per compaction step: small enough that appends queued behind a step wait little. */
 const COMPACT_STEP = 1000;
 
-type State = 'new' | 'opening' | 'open' | 'closing' | 'closed';
-
-const noop = () => {};
-
 /**
- * The log's behaviour, once, for every backend: state, argument checks, seq assignment, encoding,
- * group commit, committed$ and the order of acknowledgement. A backend only stores and finds bytes,
- * through the protected _hooks (as abstract-level's public methods call _put, _batch, _iterator).
+ * A log with one writer (this process), for every backend that stores bytes (LevelDB, memory): seq
+ * assignment in call order, encoding, group commit, and the order of acknowledgement, on the shared
+ * skeleton (log-skeleton.ts). A backend only stores and finds bytes, through the protected _hooks.
  */
-export abstract class AbstractLog implements Log {
-  private state: State = 'new';
-  /** Why the log is broken (a batch failed to write); set once, never cleared. */
-  private brokenBy: { cause: unknown } | undefined;
-  private last = 0;
-  private first = 1;
+export abstract class AbstractLog extends LogSkeleton {
+  /** One writer: this process numbers the appends itself. */
+  readonly shared = false;
   /** The commit time of the newest batch: a clock that steps back does not make time run backwards. */
   private lastTime = 0;
   /** The last seq handed out; ahead of lastSeq while batches are on their way. */
@@ -63,70 +38,43 @@ export abstract class AbstractLog implements Log {
   private queued: PendingBatch | undefined;
   private writing: PendingBatch | undefined;
   private flushScheduled = false;
-  private making = false;
-  private readonly compactions = new Compactions();
-  private closing: Promise<void> | undefined;
-  private opening: Promise<void> | undefined;
-  private readonly subject = new Subject<LogEntry[]>();
-  readonly committed$: Observable<LogEntry[]> = this.subject.asObservable();
 
-  constructor(private readonly options: LogOptions = {}) {}
-
-  get lastSeq(): number {
-    return this.last;
+  constructor(private readonly options: LogOptions = {}) {
+    super();
   }
 
-  get firstSeq(): number {
-    return this.first;
+  protected override _opened(found: Found): void {
+    this.assigned = this.last;
+    this.lastTime = found.lastTime ?? 0;
   }
 
-  open(): Promise<void> {
-    if (this.state !== 'new') return Promise.reject(new Error(`a log opens once (this one is ${this.state})`));
-    this.state = 'opening';
-    this.opening = this._open().then(
-      (found) => {
-        // Everything below the horizon is gone even if a crash interrupted its deletion, and a log
-        // compacted to empty still remembers its last seq through the horizon.
-        this.last = Math.max(found.last ?? 0, (found.horizon ?? 1) - 1);
-        this.first = Math.max(found.horizon ?? 1, found.first ?? this.last + 1);
-        this.assigned = this.last;
-        this.lastTime = found.lastTime ?? 0;
-        this.state = 'open';
-      },
-      (err: unknown) => {
-        this.state = 'closed';
-        throw err;
-      },
-    );
-    return this.opening;
-  }
-
-  append(make: (seq: number) => LogRecord): Appended {
+  /**
+   * The seq is the next one, known at once: it is stamped into the value before it is encoded, so
+   * LevelDB's values keep carrying their resourceVersion. Decided so, rather than storing values
+   * without it as etcd does: the bytes on disk stay the format every earlier orchd wrote and the
+   * tools read (no migration), and it costs nothing here, where the seq is known before the write.
+   * Readers stamp from the seq all the same (stamp.ts), so both kinds of log read alike.
+   */
+  append(record: LogRecord): Appended {
     this.checkWritable();
-    // A nested append would take the same seq.
-    if (this.making) throw new Error('append() called from inside make()');
     const seq = this.assigned + 1;
-    this.making = true;
-    let record: LogRecord;
-    let value: Buffer;
-    try {
-      record = make(seq);
-      value = encodeRecord(record);
-    } finally {
-      this.making = false;
-    }
+    stampVersion(record.value, seq);
+    const value = encodeRecord(record);
     this.assigned = seq;
     const batch = (this.queued ??= newBatch());
     batch.entries.push({ seq, type: record.type, key: record.key, value: record.value, time: 0 });
     batch.values.push(value);
-    return { seq, durable: this.scheduled(batch) };
+    const durable = this.scheduled(batch).then(() => seq);
+    // Unhandled otherwise when the caller does not wait; a caller that waits still sees the rejection.
+    durable.catch(noop);
+    return { seq, durable };
   }
 
   /**
    * Appends records whose values are already msgpack bytes (a recording's), at the next seqs, in one
    * batch, neither decoding nor encoding a value; returns the first seq (the rest follow, no gap).
    */
-  appendStored(records: readonly { type: LogRecord['type']; key: string; raw: Uint8Array }[]): Appended {
+  appendStored(records: readonly { type: LogRecord['type']; key: string; raw: Uint8Array }[]): StoredAppended {
     this.checkWritable();
     const first = this.assigned + 1;
     // Every record is checked before any takes a seq: a bad one leaves the log as it was.
@@ -158,12 +106,6 @@ export abstract class AbstractLog implements Log {
       setImmediate(this.scheduledFlush);
     }
     return batch.durable;
-  }
-
-  /** Refuses an append to a log not open, or broken by a failed write. */
-  private checkWritable(): void {
-    if (this.state !== 'open') throw new LogError('CLOSED', `the log is ${this.state === 'new' ? 'not open' : this.state}`);
-    if (this.brokenBy) throw this.brokenError();
   }
 
   private readonly scheduledFlush = (): void => {
@@ -213,46 +155,25 @@ export abstract class AbstractLog implements Log {
    */
   private breakOn(batch: PendingBatch, cause: unknown): void {
     this.writing = undefined;
-    this.brokenBy = { cause };
+    this.breakWith(cause, 'a batch failed to write');
     batch.reject(this.brokenError());
     this.queued?.reject(this.brokenError());
     this.queued = undefined;
   }
 
-  private brokenError(): LogError {
-    const cause = this.brokenBy?.cause;
-    const why = cause instanceof Error ? cause.message : String(cause);
-    return new LogError('BROKEN', `the log is broken: a batch failed to write (${why})`, undefined, { cause });
+  protected async _drain(): Promise<void> {
+    this.flush();
+    while (this.writing) await this.writing.durable.catch(noop);
   }
 
-  async *read(from: number, to?: number, opts?: ReadOptions): AsyncIterable<LogEntry[]> {
-    this.checkReadable();
-    const { start, end } = readBounds(from, to, opts, this.first, this.last);
-    if (start > end) return;
-    // No await between the check above and _read, which takes its snapshot synchronously: a
-    // compaction that starts later cannot pull entries out from under this read.
-    yield* this._read(start, end);
-  }
-
-  async get(seq: number): Promise<LogEntry | undefined> {
-    this.checkReadable();
-    // Below the horizon only what a compaction kept is still stored (the backend answers undefined).
-    if (!Number.isSafeInteger(seq) || seq < 1 || seq > this.last) return undefined;
-    const bytes = await this._get(seq);
+  protected async _get(seq: number): Promise<LogEntry | undefined> {
+    const bytes = await this._getBytes(seq);
     return bytes && decodeEntry(seq, bytes);
   }
 
-  compact(below: number, keep: (seq: number) => boolean = () => false): Promise<void> {
-    return this.compactions.run(below, () => this.compactNow(below, keep));
-  }
-
-  private async compactNow(below: number, keep: (seq: number) => boolean): Promise<void> {
-    if (this.state !== 'open') throw new LogError('CLOSED', `the log is ${this.state}`);
-    // Entries not yet durable are never compacted: the horizon stays within lastSeq + 1.
-    const horizon = Math.min(below, this.last + 1);
-    if (horizon <= this.first) return;
+  protected async _compact(horizon: number, keep: (seq: number) => boolean, moved: () => void): Promise<void> {
     await this._saveHorizon(horizon);
-    this.first = horizon;
+    moved();
     crashPoint('compact-after-horizon');
     // The first step starts at 0, for what a crash left below an older horizon; each next step starts
     // after the last key deleted, since a seek from 0 would walk the tombstones of every earlier step
@@ -260,7 +181,7 @@ export abstract class AbstractLog implements Log {
     // Kept entries are walked again by every compaction: a later one may no longer keep them.
     let from = 0;
     await this._settle();
-    while (this.state === 'open') {
+    while (this.isOpen) {
       const last = await this._deleteRange(from, horizon, COMPACT_STEP, keep);
       if (last === undefined) return this._reclaim(horizon);
       from = last + 1;
@@ -281,61 +202,10 @@ export abstract class AbstractLog implements Log {
     return Promise.resolve();
   }
 
-  async saveCheckpoint(cp: Checkpoint): Promise<void> {
-    checkSeq(cp.seq, 'checkpoint seq');
-    this.checkReadable();
-    if (cp.seq > this.last) throw new LogError('FUTURE_SEQ', `checkpoint at ${cp.seq} is past the last durable seq ${this.last}`, cp.seq);
-    await this._saveCheckpoint(cp);
-  }
-
-  async loadCheckpoint(): Promise<SavedCheckpoint | undefined> {
-    this.checkReadable();
-    return this._loadCheckpoint();
-  }
-
-  close(): Promise<void> {
-    return (this.closing ??= this.closeNow());
-  }
-
-  private async closeNow(): Promise<void> {
-    if (this.state === 'new') {
-      this.state = 'closed';
-      return;
-    }
-    if (this.state === 'opening') await this.opening?.catch(noop);
-    if (this.state === 'closed') return; // its open failed
-    // Synchronously with close(): an append after close() must fail, not slip in.
-    this.state = 'closing';
-    // What was appended before close is written and acknowledged, not dropped: its callers hold seqs.
-    this.flush();
-    while (this.writing) await this.writing.durable.catch(noop);
-    await this.compactions.idle;
-    this.subject.complete();
-    try {
-      await this._close();
-    } finally {
-      this.state = 'closed';
-    }
-  }
-
-  private checkReadable(): void {
-    if (this.state !== 'open' && this.state !== 'closing') {
-      throw new LogError('CLOSED', `the log is ${this.state === 'new' ? 'not open' : this.state}`);
-    }
-  }
-
-  /** Open the storage and report what is in it. */
-  protected abstract _open(): Promise<Found>;
-  protected abstract _close(): Promise<void>;
   /** Store the batch atomically and durably (all or nothing, synced), in one write. */
   protected abstract _write(batch: Batch): Promise<void>;
-  /**
-   * Entries start..end (both present), in pages of at most 1000. Must take its snapshot before it
-   * returns, synchronously: entries deleted afterwards are still read.
-   */
-  protected abstract _read(start: number, end: number): AsyncIterable<LogEntry[]>;
   /** The stored bytes of entry seq. */
-  protected abstract _get(seq: number): Promise<Buffer | undefined>;
+  protected abstract _getBytes(seq: number): Promise<Buffer | undefined>;
   /** Durably record that entries below horizon are gone, before any of them is deleted. */
   protected abstract _saveHorizon(horizon: number): Promise<void>;
   /**
@@ -343,8 +213,6 @@ export abstract class AbstractLog implements Log {
    * not keep; returns the last seq looked at (undefined when there was none).
    */
   protected abstract _deleteRange(from: number, below: number, max: number, keep: (seq: number) => boolean): Promise<number | undefined>;
-  protected abstract _saveCheckpoint(cp: Checkpoint): Promise<void>;
-  protected abstract _loadCheckpoint(): Promise<SavedCheckpoint | undefined>;
 }
 
 function newBatch(): PendingBatch {
@@ -358,42 +226,4 @@ function newBatch(): PendingBatch {
   // as an unhandled rejection. Callers that wait still see the rejection on their own promise.
   durable.catch(noop);
   return { entries: [], values: [], openedAt: performance.now(), durable, resolve, reject };
-}
-
-/** A log's compactions, one after another: a bad horizon rejects at once, a failed one does not stop the next. */
-export class Compactions {
-  private tail: Promise<void> = Promise.resolve();
-
-  run(below: number, compactNow: () => Promise<void>): Promise<void> {
-    try {
-      checkSeq(below, 'below');
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    const run = this.tail.then(compactNow);
-    this.tail = run.catch(noop);
-    return run;
-  }
-
-  /** Settles (never rejects) once the compactions asked for so far are over. */
-  get idle(): Promise<void> {
-    return this.tail;
-  }
-}
-
-/**
- * read()'s arguments checked, as the seqs start..end to read (nothing when start > end): from 0 reads
- * from 1, to is capped at last, and below first only the kept entries may be asked for.
- */
-export function readBounds(from: number, to: number | undefined, opts: ReadOptions | undefined, first: number, last: number): { start: number; end: number } {
-  checkSeq(from, 'from');
-  if (to !== undefined) checkSeq(to, 'to');
-  const start = Math.max(from, 1);
-  if (start < first && !opts?.kept) throw new LogError('COMPACTED', `seq ${start} is compacted; the log starts at ${first}`, start);
-  return { start, end: Math.min(to ?? last, last) };
-}
-
-/** Seqs are counts, and counts past 2^53 would lose their identity as doubles. */
-export function checkSeq(n: number, what: string): void {
-  if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`${what} must be a non-negative safe integer, not ${n}`);
 }

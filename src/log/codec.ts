@@ -1,5 +1,6 @@
 import { Packr, Unpackr } from 'msgpackr';
 import type { LogEntry, LogRecord } from './log.js';
+import { stampVersion } from './stamp.js';
 
 /*
  * How the log lays out its bytes, for every backend that stores bytes.
@@ -122,7 +123,7 @@ export function decodeEntry(seq: number, bytes: Buffer, start = 0, end = bytes.l
   if (s === null || typeof s !== 'object' || (s.t !== 'p' && s.t !== 'd') || typeof s.k !== 'string') {
     throw new Error(`log entry ${seq} is not a log record`);
   }
-  const entry: LogEntry = { seq, type: s.t === 'p' ? 'put' : 'delete', key: s.k, value: s.v };
+  const entry: LogEntry = { seq, type: s.t === 'p' ? 'put' : 'delete', key: s.k, value: stampVersion(s.v, seq) };
   if (typeof s.c === 'number') entry.time = s.c;
   return entry;
 }
@@ -133,7 +134,9 @@ export function decodeEntry(seq: number, bytes: Buffer, start = 0, end = bytes.l
  * A class, not an object with an own accessor per entry: defining accessors on each of a million
  * entries cost more than reading them from LevelDB. value and raw are getters on the prototype, not
  * own enumerable properties: compare entries through seq, type, key and value. The view keeps the
- * value's range of the page buffer (store/view.ts storedOf), not a view object per entry.
+ * value's range of the page buffer (store/view.ts storedOf), not a view object per entry. The
+ * decoded value carries the entry's seq as its resourceVersion (stamp.ts); raw is the bytes as
+ * stored, with or without it.
  */
 export class StoredEntry implements LogEntry {
   #value: unknown = NOT_DECODED;
@@ -155,7 +158,7 @@ export class StoredEntry implements LogEntry {
   }
 
   get value(): unknown {
-    if (this.#value === NOT_DECODED) this.#value = unpackJson(this.raw);
+    if (this.#value === NOT_DECODED) this.#value = stampVersion(unpackJson(this.raw), this.seq);
     return this.#value;
   }
 

@@ -114,7 +114,7 @@ export class LevelDbLog extends AbstractLog {
     })();
   }
 
-  protected _get(seq: number): Promise<Buffer | undefined> {
+  protected _getBytes(seq: number): Promise<Buffer | undefined> {
     return this.db.get(seqKey(seq));
   }
 

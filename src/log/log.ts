@@ -1,16 +1,29 @@
-import type { Observable } from 'rxjs';
+import type { Observable } from 'rxjs/internal/Observable';
 
 /**
- * The log contract. Every write of orchd is one record appended here; its sequence number is the
- * resourceVersion of what it wrote. Backends: LevelDB (embedded default), in-memory (tests), etcd
- * (one log shared by several replicas: etcd/etcd-log.ts).
+ * The log contract. Every write of orchd is one record appended here; the sequence number the log
+ * gives it when it commits is the resourceVersion of what it wrote. Backends: LevelDB (embedded
+ * default), in-memory (tests), etcd (one log shared by several replicas: etcd/etcd-log.ts).
+ *
+ * Two kinds of backend keep the one contract. A log with one writer (LevelDB, memory) hands out seqs
+ * in call order as append() is called, without holes, and shares one synced batch between the
+ * appends of a turn (group commit). A log shared by several writers (etcd) learns each record's seq
+ * from its transaction's answer: many are in flight at once, and seqs have holes (other keys and
+ * other writers take revisions too). Nothing above the log may assume seqs are dense.
+ *
+ * A stored value does not have to carry its resourceVersion: whoever decodes or encodes an entry
+ * stamps it from the entry's seq (stamp.ts), as kube-apiserver stamps etcd's mod revision.
  */
 export interface LogRecord {
   /** put: the key now holds value. delete: the key is gone; value is the object's last state. */
   type: 'put' | 'delete';
   /** Storage key, e.g. `admissionregistration.orch.io/validatingadmissionpolicies//demo`. */
   key: string;
-  /** The object as stored (already carrying its resourceVersion = seq). */
+  /**
+   * The object to store. The log owns it once append() returns, and stamps its seq into it as
+   * metadata.resourceVersion (stamp.ts) as soon as it knows it: at once on a log with one writer
+   * (whose stored bytes then carry it), once committed on a shared log (whose stored bytes do not).
+   */
   value: unknown;
   /**
    * The seq of the key's last record that this write was decided on (0: the key has none). A backend
@@ -38,9 +51,21 @@ export interface LogEntry extends LogRecord {
 }
 
 export interface Appended {
-  /** Assigned synchronously, in call order: a caller can stamp it into the value it writes. */
+  /**
+   * The record's seq when the log knows it as append() returns: a log with one writer numbers
+   * appends in call order. undefined on a shared log, which learns it when the write commits.
+   */
+  readonly seq: number | undefined;
+  /**
+   * Resolves with the record's seq once it is durable and committed$ has handed it out (so this
+   * process's views hold it before its writer hears back).
+   */
+  readonly durable: Promise<number>;
+}
+
+/** What appendStored() gives: the seq of the first record (the rest follow it without a gap), and when they are durable. */
+export interface StoredAppended {
   seq: number;
-  /** Settles when the batch holding the record is durable (synced) on disk. */
   durable: Promise<void>;
 }
 
@@ -87,6 +112,11 @@ export interface Relist {
 }
 
 export interface Log {
+  /**
+   * true: several writers share this log (etcd). Seqs are learned when a write commits and have
+   * holes; the log checks each record's expect itself.
+   */
+  readonly shared: boolean;
   /** Open the backend and recover lastSeq/firstSeq. */
   open(): Promise<void>;
   /**
@@ -95,19 +125,23 @@ export interface Log {
    */
   close(): Promise<void>;
   /**
-   * Append one record. make() is called synchronously with the record's sequence number, so the
-   * value can carry it. Records appended in the same tick (or while a batch is syncing) share one
-   * synced batch (group commit). If a batch fails to sync the log is broken: every pending and later
-   * append rejects, because acknowledging writes after a lost one would reorder history.
+   * Append one record; its seq is known when it commits (at once on a log with one writer). On a
+   * log with one writer, records appended in the same tick (or while a batch is syncing) share one
+   * synced batch (group commit); if a batch fails to sync the log is broken: every pending and later
+   * append rejects, because acknowledging writes after a lost one would reorder history. On a shared
+   * log each record is its own atomic write, many in flight: one that fails (CONFLICT: its expect no
+   * longer held; UNAVAILABLE) fails alone.
    *
-   * Once make() returns, the log owns the value: it is encoded at once, and committed$ hands the
-   * same object to subscribers, so the caller must not change it afterwards.
-   * Throws (no seq is used up, make() is not called) LogError CLOSED when the log is not open and
-   * LogError BROKEN after a failed batch; if make() or encoding throws, that error propagates and
-   * the seq is given to the next append, so sequence numbers never have holes.
+   * Once append() returns, the log owns the value: it is encoded at once, and committed$ may hand
+   * the same object to subscribers, so the caller must not change it afterwards.
+   * Throws (no seq is used up) LogError CLOSED when the log is not open, LogError BROKEN after a
+   * failed batch, and TypeError for a record that cannot be encoded.
    */
-  append(make: (seq: number) => LogRecord): Appended;
-  /** Newest durable sequence number (0 for an empty log). */
+  append(record: LogRecord): Appended;
+  /**
+   * Newest sequence number this log has applied (0 for an empty log): every committed entry up to
+   * it has been handed out on committed$ (on a shared log, progress$ may move it past a hole).
+   */
   readonly lastSeq: number;
   /** Oldest sequence number still readable (the compaction horizon); lastSeq + 1 when empty. */
   readonly firstSeq: number;
@@ -123,8 +157,10 @@ export interface Log {
   /**
    * One entry by sequence number; undefined if compacted or never written. Below firstSeq, get()
    * finds the entries the last compaction kept (and, until its deletes finish, ones it is dropping).
+   * key, when the caller knows which key seq wrote, lets a backend that finds entries by key (etcd)
+   * read it at once; the entry is the same either way.
    */
-  get(seq: number): Promise<LogEntry | undefined>;
+  get(seq: number, key?: string): Promise<LogEntry | undefined>;
   /**
    * Drop entries with seq < below (capped at lastSeq + 1; at or below firstSeq it does nothing),
    * except those keep() says to keep: etcd's compaction keeps each key's latest revision at the
@@ -138,6 +174,12 @@ export interface Log {
   /** Committed batches, in order, as soon as they are durable. Hot: subscribers see what comes after. */
   readonly committed$: Observable<LogEntry[]>;
   /**
+   * Only on a shared log: the log has seen everything committed through this seq, though none of
+   * it since the last entry was this log's (a hole: other keys took those revisions). lastSeq has
+   * moved to it; a consistent read waiting for a head in the hole stops waiting here.
+   */
+  readonly progress$?: Observable<number>;
+  /**
    * Durably replaces the stored checkpoint once all its parts are stored (a failed save leaves the
    * previous one). cp.seq > lastSeq → LogError FUTURE_SEQ, before any part is read.
    */
@@ -149,9 +191,14 @@ export interface Log {
   loadCheckpoint(): Promise<SavedCheckpoint | undefined>;
   /**
    * Only on a log shared by several writers: the newest seq committed by any of them, read with a
-   * quorum. A read that must be consistent waits until committed$ has reached it (lastSeq >= it).
+   * quorum. A read that must be consistent waits until committed$ (or progress$) has reached it.
    */
   headSeq?(): Promise<number>;
+  /**
+   * Only on a log shared by several writers: the key's newest record, read with a quorum (what a
+   * write decided on a stale view reads before it decides again); undefined when the key has none.
+   */
+  current?(key: string): Promise<LogEntry | undefined>;
   /**
    * Only on a log shared by several writers: this replica fell behind and the history it had not
    * applied was compacted (another replica, or an operator, compacted etcd past it), so committed$
@@ -162,12 +209,11 @@ export interface Log {
 }
 
 /**
- * CONFLICT (a record's expect no longer held), RACED (another writer took the record's seq first) and
- * UNAVAILABLE (the shared backend could not be reached; the write may or may not have happened) come
- * only from a log shared by several writers; their seq is how far the caller must catch up to
- * decide again.
+ * CONFLICT (a record's expect no longer held: seq is the key's newest seq, 0 when it has none, and
+ * found its record when it has one) and UNAVAILABLE (the shared backend could not be reached; the
+ * write may or may not have happened) come only from a log shared by several writers.
  */
-export type LogErrorCode = 'COMPACTED' | 'FUTURE_SEQ' | 'BROKEN' | 'CLOSED' | 'CONFLICT' | 'RACED' | 'UNAVAILABLE' | 'LOCKED';
+export type LogErrorCode = 'COMPACTED' | 'FUTURE_SEQ' | 'BROKEN' | 'CLOSED' | 'CONFLICT' | 'UNAVAILABLE' | 'LOCKED';
 
 /** Errors of the log speak storage, not HTTP: the API edge maps codes to statuses. */
 export class LogError extends Error {
@@ -177,6 +223,8 @@ export class LogError extends Error {
     readonly seq?: number,
     /** cause: what the backend reported (for BROKEN, the failed write's error; for LOCKED, the lock's). */
     options?: ErrorOptions,
+    /** CONFLICT: the key's newest record, as the backend found it when it refused the write. */
+    readonly found?: LogEntry,
   ) {
     super(message, options);
     this.name = 'LogError';

@@ -78,7 +78,7 @@ export class MemoryLog extends AbstractLog {
     })();
   }
 
-  protected async _get(seq: number): Promise<Buffer | undefined> {
+  protected async _getBytes(seq: number): Promise<Buffer | undefined> {
     return this.disk.entries.get(seq);
   }
 

@@ -11,9 +11,13 @@ import { isUtf8 } from 'node:buffer';
  * float32, 64-bit integers, non-string map keys, strings that are not well-formed UTF-8 (msgpackr
  * substitutes U+FFFD for those, in a way that depends on the string's length). The caller then takes
  * the slow path, which is always right.
+ *
+ * version: the seq of the entry the bytes were read from, written as metadata.resourceVersion in
+ * place of what the bytes hold there, or after metadata's last field when they hold none (as
+ * stampVersion does to the object: log/stamp.ts), so the JSON is the stamped object's.
  */
-export function msgpackToJson(bytes: Buffer): { json: Buffer; apiVersion: string | undefined } | undefined {
-  const t = new Transcoder(bytes, room(scratch, 0, bytes.length), 0);
+export function msgpackToJson(bytes: Buffer, version?: number): { json: Buffer; apiVersion: string | undefined } | undefined {
+  const t = new Transcoder(bytes, room(scratch, 0, bytes.length), 0, version);
   const ok = t.whole(0, bytes.length);
   // A grown buffer is kept for the next object unless one huge object grew it.
   if (t.out.length <= SCRATCH_KEEP) scratch = t.out;
@@ -29,7 +33,10 @@ export function msgpackToJson(bytes: Buffer): { json: Buffer; apiVersion: string
  * its comma, a fixstr's quotes, colon and comma), a float64 (nine bytes) at most 25. So room is
  * made once per value and the transcoder writes without checking it.
  */
-const most = (n: number): number => 6 * n + 8;
+const most = (n: number): number => 6 * n + 8 + STAMP_ROOM;
+
+/** Room for a stamped `,"resourceVersion":"<seq>"` beyond the value's own (a seq has at most 16 digits). */
+const STAMP_ROOM = 40;
 
 /** out, or a larger copy of its first `used` bytes, with room for the JSON of n bytes of msgpack after them. */
 function room(out: Buffer, used: number, n: number): Buffer {
@@ -57,6 +64,10 @@ SHORT_ESCAPE[0x0c] = 0x66; // f
 SHORT_ESCAPE[0x0d] = 0x72; // r
 /** The msgpack fixstr of "apiVersion": the one top-level key whose value is noted on the way. */
 const API_VERSION = Buffer.from([0xaa, ...Buffer.from('apiVersion', 'latin1')]);
+/** The fixstrs of "metadata" (top level) and its "resourceVersion": where a version is stamped. */
+const METADATA = Buffer.from([0xa8, ...Buffer.from('metadata', 'latin1')]);
+const RESOURCE_VERSION = Buffer.from([0xaf, ...Buffer.from('resourceVersion', 'latin1')]);
+const RESOURCE_VERSION_KEY = Buffer.from('"resourceVersion":', 'latin1');
 /** From this length a string is checked first, then copied natively (a shorter one byte by byte). */
 const LONG_STRING = 32;
 const NULL = Buffer.from('null', 'latin1');
@@ -77,13 +88,19 @@ for (let c = 0x80; c < 0x100; c++) BYTE[c] = 1;
 class Transcoder {
   at = 0;
   apiVersion: string | undefined;
+  /** The next value is the top-level metadata: if it is a map, its resourceVersion is the stamped one. */
+  private stampNext = false;
+  private readonly version: Buffer | undefined;
 
   constructor(
     private readonly b: Buffer,
     /** Has room for the JSON of the value (see most()). */
     public out: Buffer,
     public o: number,
-  ) {}
+    version?: number,
+  ) {
+    this.version = version === undefined ? undefined : Buffer.from(`"${version}"`, 'latin1');
+  }
 
   /** Writes the value that is exactly b[start, end); false when it cannot be written exactly. */
   whole(start: number, end: number): boolean {
@@ -99,10 +116,12 @@ class Transcoder {
   /** Writes the value at `at` and moves past it; false when it cannot be written exactly. */
   value(depth: number): boolean {
     const b = this.b;
+    const stamp = this.stampNext;
+    this.stampNext = false;
     const m = b[this.at++];
     if (m < 0x80) return this.number(m);
     if (m >= 0xe0) return this.number(m - 0x100);
-    if (m <= 0x8f) return this.map(m & 0x0f, depth);
+    if (m <= 0x8f) return this.map(m & 0x0f, depth, stamp);
     if (m <= 0x9f) return this.array(m & 0x0f, depth);
     if (m <= 0xbf) return this.string(m & 0x1f);
     let n: number;
@@ -158,18 +177,20 @@ class Transcoder {
       case 0xde:
         n = b.readUInt16BE(this.at);
         this.at += 2;
-        return this.map(n, depth);
+        return this.map(n, depth, stamp);
       case 0xdf:
         n = b.readUInt32BE(this.at);
         this.at += 4;
-        return this.map(n, depth);
+        return this.map(n, depth, stamp);
       default:
         return false;
     }
   }
 
-  private map(n: number, depth: number): boolean {
+  /** stamp: this is the top-level metadata, whose resourceVersion is the stamped version. */
+  private map(n: number, depth: number, stamp: boolean): boolean {
     const b = this.b;
+    let stamped = false;
     this.out[this.o++] = 0x7b;
     for (let i = 0; i < n; i++) {
       if (i > 0) this.out[this.o++] = COMMA;
@@ -185,8 +206,20 @@ class Transcoder {
       if (!this.string(len)) return false;
       this.out[this.o++] = COLON;
       const valueAt = this.at;
+      const valueO = this.o;
+      if (depth === 0 && this.version && isKey(b, keyAt, METADATA)) this.stampNext = true;
       if (!this.value(depth + 1)) return false;
-      if (depth === 0 && m === API_VERSION[0] && b.compare(API_VERSION, 0, API_VERSION.length, keyAt, keyAt + API_VERSION.length) === 0) this.apiVersion = this.stringAt(valueAt);
+      if (depth === 0 && m === API_VERSION[0] && isKey(b, keyAt, API_VERSION)) this.apiVersion = this.stringAt(valueAt);
+      if (stamp && isKey(b, keyAt, RESOURCE_VERSION)) {
+        // What the bytes hold is replaced: written over, its room is enough (STAMP_ROOM).
+        this.o = valueO + this.version!.copy(this.out, valueO);
+        stamped = true;
+      }
+    }
+    if (stamp && !stamped) {
+      if (n > 0) this.out[this.o++] = COMMA;
+      this.o += RESOURCE_VERSION_KEY.copy(this.out, this.o);
+      this.o += this.version!.copy(this.out, this.o);
     }
     this.out[this.o++] = 0x7d;
     return true;
@@ -272,6 +305,9 @@ class Transcoder {
   }
 }
 
+/** Whether the msgpack string at `at` of b is the fixstr key. */
+const isKey = (b: Buffer, at: number, key: Buffer): boolean => b[at] === key[0] && b.compare(key, 0, key.length, at, at + key.length) === 0;
+
 /**
  * JSON lines of stored values, many into one buffer: what a state of a million objects is written
  * in, a page of objects at a time, without a buffer per object.
@@ -280,9 +316,12 @@ export class JsonLines {
   private out: Buffer = Buffer.allocUnsafe(1 << 20);
   private o = 0;
 
-  /** Appends the JSON of the msgpack value bytes[start, end) and a newline; false, appending nothing, when it cannot be written exactly (msgpackToJson's rules). */
-  add(bytes: Buffer, start = 0, end = bytes.length): boolean {
-    const t = new Transcoder(bytes, room(this.out, this.o, end - start), this.o);
+  /**
+   * Appends the JSON of the msgpack value bytes[start, end) and a newline; false, appending nothing,
+   * when it cannot be written exactly (msgpackToJson's rules). version: as msgpackToJson's.
+   */
+  add(bytes: Buffer, start = 0, end = bytes.length, version?: number): boolean {
+    const t = new Transcoder(bytes, room(this.out, this.o, end - start), this.o, version);
     this.out = t.out;
     if (!t.whole(start, end)) return false;
     t.out[t.o++] = NEWLINE;

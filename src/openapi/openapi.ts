@@ -20,7 +20,6 @@ import { apiGroups, kindsAt, prefixOf } from '../discovery/group-versions.js';
 import * as meta from './meta.js';
 import { discoveryPath, groupIdentifier, kindPaths, tagOf, type GroupVersionKind, type KindNames, type Operation, type Parameter, type PathItem } from './paths.js';
 import { Definitions, sortKeys, type Dialect, type JsonObject } from './schema.js';
-import { encodeOpenApiV2 } from './v2-protobuf.js';
 import { JSON_TYPE } from '../discovery/accept.js';
 import { perRegistry, served, type Served } from '../discovery/served.js';
 
@@ -245,7 +244,7 @@ export interface OpenApiDocuments {
   /** GET /openapi/v3/<key>, e.g. "apis/events.orch.io/v1"; undefined → 404. A `?hash=` other than etag → redirect to v3Url(key, etag). */
   v3(key: string): Served | undefined;
   /** GET /openapi/v2 in the encoding the Accept header picks; undefined → 406. Both encodings share one ETag. */
-  v2(accept: string | string[] | undefined): Served | undefined;
+  v2(accept: string | string[] | undefined): Promise<Served | undefined>;
 }
 
 const lazy = <T>(make: () => T): (() => T) => {
@@ -265,11 +264,15 @@ export const openApiDocuments = perRegistry((kinds: readonly KindStrategy[]): Op
   });
   const v2Json = lazy(() => served(JSON.stringify(openApiV2Document(kinds)), JSON_TYPE));
   // kube-openapi gives both encodings the JSON's ETag; the answer varies by Accept.
-  const v2Protobuf = lazy((): Served => ({ body: encodeOpenApiV2(JSON.parse(v2Json().body as string)), contentType: OPENAPI_V2_PROTOBUF, etag: v2Json().etag }));
+  // The encoder (and protobufjs) is loaded by the first client that asks for protobuf (kubectl does).
+  const v2Protobuf = lazy(async (): Promise<Served> => {
+    const { encodeOpenApiV2 } = await import('./v2-protobuf.js');
+    return { body: encodeOpenApiV2(JSON.parse(v2Json().body as string)), contentType: OPENAPI_V2_PROTOBUF, etag: v2Json().etag };
+  });
   return {
     v3Index: () => v3().index,
     v3: (key) => v3().docs.get(key),
-    v2(accept) {
+    async v2(accept) {
       const format = negotiateOpenApiV2(accept);
       return format === 'json' ? v2Json() : format === 'protobuf' ? v2Protobuf() : undefined;
     },

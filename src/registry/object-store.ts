@@ -343,7 +343,7 @@ export class ObjectStore {
     // From a log shared by replicas (etcd): unreachable (the write may have happened), or other
     // replicas kept writing first.
     if (err instanceof LogError && err.code === 'UNAVAILABLE') return E.unavailable(`storage is unavailable: ${err.message}`);
-    if (err instanceof LogError && (err.code === 'CONFLICT' || err.code === 'RACED')) {
+    if (err instanceof LogError && err.code === 'CONFLICT') {
       return E.conflict(qualified(kind, name), 'the object has been modified; please apply your changes to the latest version and try again');
     }
     if (!(err instanceof StoreError)) return err;

@@ -3,7 +3,9 @@ import { partBytes, type Checkpoint, type SavedCheckpoint } from '../log/log.js'
 import { SortedKeys } from './sorted-keys.js';
 import { LazySlots } from './lazy-slots.js';
 import { listIn } from './keys.js';
-import { LazyObject, Slot, View, type StoredObject } from './view.js';
+import { Slot } from './slot.js';
+import { LazyObject, type StoredObject } from './stored-object.js';
+import { View } from './view.js';
 
 /*
  * A checkpoint is the view as of one applied sequence, so a restart replays only the log's tail.

@@ -1,5 +1,6 @@
+import type { Compaction } from './compaction.js';
 import { horizonFor, type RetentionPolicy } from './retention.js';
-import type { Compaction, Store } from './store.js';
+import type { Store } from './store.js';
 
 export interface CompactorOptions {
   policy: RetentionPolicy;
@@ -9,10 +10,12 @@ export interface CompactorOptions {
   onError?: (err: unknown) => void;
 }
 
-/** Applies the history retention policy to the store now and then (a timer that never keeps the process alive). */
+/**
+ * Applies the history retention policy to the store now and then (a timer that never keeps the
+ * process alive). Its compactions queue behind any other in the store's one guard (compaction.ts).
+ */
 export class Compactor {
   private timer: NodeJS.Timeout | undefined;
-  private running: Promise<Compaction | undefined> | undefined;
 
   constructor(
     private readonly store: Store,
@@ -26,19 +29,14 @@ export class Compactor {
   }
 
   /** One pass: compacts to the policy's horizon when that moves it. */
-  runOnce(): Promise<Compaction | undefined> {
-    if (this.running) return this.running;
-    const run = (async () => {
-      const h = this.horizon();
-      if (h <= this.store.log.firstSeq) return undefined;
-      const done = await this.store.compact(h);
-      const { maxAgeMs } = this.opts.policy;
-      if (maxAgeMs !== undefined) this.store.versionClock.forget(this.store.now() - maxAgeMs);
-      this.opts.onCompacted?.(done);
-      return done;
-    })();
-    this.running = run;
-    return run.finally(() => (this.running = undefined));
+  async runOnce(): Promise<Compaction | undefined> {
+    const h = this.horizon();
+    if (h <= this.store.log.firstSeq) return undefined;
+    const done = await this.store.compact(h);
+    const { maxAgeMs } = this.opts.policy;
+    if (maxAgeMs !== undefined) this.store.versionClock.forget(this.store.now() - maxAgeMs);
+    this.opts.onCompacted?.(done);
+    return done;
   }
 
   start(): void {
@@ -52,6 +50,6 @@ export class Compactor {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
-    await this.running?.catch(() => undefined);
+    await this.store.compactionsIdle;
   }
 }

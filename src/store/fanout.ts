@@ -1,4 +1,6 @@
-import { Observable, Subject, type Subscriber } from 'rxjs';
+import { Observable } from 'rxjs/internal/Observable';
+import { Subject } from 'rxjs/internal/Subject';
+import type { Subscriber } from 'rxjs/internal/Subscriber';
 import type { KubeObject } from '../resources/types.js';
 import { splitKey } from './keys.js';
 import { Turns } from './turns.js';

@@ -1,4 +1,4 @@
-import type { Slot } from './view.js';
+import type { Slot } from './slot.js';
 
 /** Keys of one checkpoint part, in order, whose slots are made on first use (see LazySlots). */
 export interface PendingPart {

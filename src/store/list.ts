@@ -2,8 +2,10 @@ import type { KubeObject } from '../resources/types.js';
 import { StoreError } from './errors.js';
 import { splitKey } from './keys.js';
 import { mergeSorted } from './label-index.js';
-import type { Store } from './store.js';
-import type { Slot, StoredObject, View } from './view.js';
+import type { Slot } from './slot.js';
+import type { VersionedView } from './sources.js';
+import type { StoredObject } from './stored-object.js';
+import type { View } from './view.js';
 
 export interface ListQuery {
   collection: string;
@@ -48,7 +50,7 @@ const PAST_CHUNK = 128;
 const PAST_KEYS = 1024;
 
 /** A version older than what compaction kept cannot be read. */
-export function checkReadable(store: Store, seq: number): void {
+export function checkReadable(store: VersionedView, seq: number): void {
   if (seq < store.oldestVersion) throw new StoreError('COMPACTED', '', `version ${seq} is compacted; the oldest readable version is ${store.oldestVersion}`, seq);
 }
 
@@ -59,7 +61,7 @@ export function checkReadable(store: Store, seq: number): void {
  * had since the compaction horizon and asks the key index which revision held it then: objects
  * unchanged since come from the view, older revisions are read from the log by sequence number.
  */
-export async function listObjects(store: Store, q: ListQuery): Promise<ListResult> {
+export async function listObjects(store: VersionedView, q: ListQuery): Promise<ListResult> {
   const limit = q.limit && q.limit > 0 ? q.limit : Infinity;
   const seq = q.atSeq ?? store.appliedSeq;
   if (seq > store.appliedSeq) throw new StoreError('FUTURE_SEQ', q.collection, `version ${seq} is newer than ${store.appliedSeq}`, seq);
@@ -133,7 +135,7 @@ export async function listObjects(store: Store, q: ListQuery): Promise<ListResul
 }
 
 /** The keys a current read walks: the label index's for the most selective indexable term, else the collection's. */
-function candidates(store: Store, q: ListQuery): Iterator<string> {
+function candidates(store: VersionedView, q: ListQuery): Iterator<string> {
   const view = store.view;
   if (q.indexTerms && q.indexTerms.length > 0) {
     const index = view.labelIndexFor(q.collection);
@@ -159,7 +161,7 @@ function lookahead(keys: Iterator<string>, hit: (suffix: string) => boolean): bo
   return true;
 }
 
-async function lookaheadAt(store: Store, q: ListQuery, keys: Iterator<string>, seq: number): Promise<boolean> {
+async function lookaheadAt(store: VersionedView, q: ListQuery, keys: Iterator<string>, seq: number): Promise<boolean> {
   for (let n = 0; n < LOOKAHEAD; n++) {
     const r = keys.next();
     if (r.done) return false;
@@ -175,7 +177,7 @@ async function lookaheadAt(store: Store, q: ListQuery, keys: Iterator<string>, s
 }
 
 /** Objects after `after` at seq: whole chunks of the current keys, or a key index walk at a past version (first page of an Exact list only). */
-function countAfter(store: Store, q: ListQuery, seq: number, after: string, current: boolean): number {
+function countAfter(store: VersionedView, q: ListQuery, seq: number, after: string, current: boolean): number {
   if (current) return store.view.collections.get(q.collection)?.countRange(q.prefix, after) ?? 0;
   let n = 0;
   const slots = store.view.slotsOf(q.collection);
@@ -186,7 +188,7 @@ function countAfter(store: Store, q: ListQuery, seq: number, after: string, curr
 }
 
 /** The object a key held at seq: at once when the view still holds that revision, else read from the log. */
-function at(store: Store, collection: string, suffix: string, seq: number): StoredObject | Promise<StoredObject | undefined> | undefined {
+function at(store: VersionedView, collection: string, suffix: string, seq: number): StoredObject | Promise<StoredObject | undefined> | undefined {
   const slot = store.view.slotsOf(collection)?.get(suffix);
   const cur = slot?.cur;
   // Not written since seq: what it held then, without a search of the revisions.
@@ -196,7 +198,7 @@ function at(store: Store, collection: string, suffix: string, seq: number): Stor
 }
 
 /** One object as of a version (Exact get), or undefined if it did not exist then. */
-export async function getAt(store: Store, key: string, seq: number): Promise<StoredObject | undefined> {
+export async function getAt(store: VersionedView, key: string, seq: number): Promise<StoredObject | undefined> {
   if (seq > store.appliedSeq) throw new StoreError('FUTURE_SEQ', key, `version ${seq} is newer than ${store.appliedSeq}`, seq);
   if (seq === store.appliedSeq) return store.get(key);
   checkReadable(store, seq);

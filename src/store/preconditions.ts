@@ -1,9 +1,7 @@
 /**
  * A write's precondition: what its writer knew when it decided, checked against the newest state
- * (committed + pending) in the same synchronous step as the append; and when a shared log says
- * another writer was first.
+ * (committed + pending) in the same synchronous step as the append (writer.ts).
  */
-import { LogError } from '../log/log.js';
 import { StoreError } from './errors.js';
 
 /**
@@ -12,10 +10,6 @@ import { StoreError } from './errors.js';
  * one key, not the time.
  */
 export const MAX_TRIES = 64;
-/** How long a replica waits to catch up to what another one wrote before it decides again. */
-export const CATCH_UP_MS = 5000;
-
-export const wroteFirst = (err: unknown): err is LogError => err instanceof LogError && (err.code === 'CONFLICT' || err.code === 'RACED');
 
 /** What a writer knew when it decided: the version it read (0 = "must not exist"). */
 export type Expected = { seq: number } | 'absent' | 'any';

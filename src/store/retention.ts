@@ -7,7 +7,11 @@
 export interface RetentionPolicy {
   /** Versions applied longer ago than this are dropped (ms). */
   maxAgeMs?: number;
-  /** At most this many newest log entries are kept. */
+  /**
+   * At most this many newest sequence numbers are kept. On LevelDB every seq is an entry; on etcd a
+   * seq is a revision and other keys' revisions are holes, so this counts revisions, as etcd's own
+   * revision-based compaction does, and keeps that many of orchd's entries or fewer.
+   */
   maxEntries?: number;
 }
 

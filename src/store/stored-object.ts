@@ -5,6 +5,7 @@
 import { StoredEntry, unpackJson } from '../log/codec.js';
 import type { LogEntry } from '../log/log.js';
 import { msgpackToJson } from '../log/msgpack-json.js';
+import { stampVersion } from '../log/stamp.js';
 import type { KubeObject } from '../resources/types.js';
 
 /** One version of one object as the view holds it. Immutable once stored: readers share it. */
@@ -79,7 +80,8 @@ export class LazyObject implements StoredObject {
   }
 
   get obj(): KubeObject {
-    return (this.decoded ??= unpackJson(this.raw) as KubeObject);
+    // The stored bytes may not carry the version (a shared log's do not): it is this entry's seq.
+    return (this.decoded ??= stampVersion(unpackJson(this.raw) as KubeObject, this.seq));
   }
 
   get isDecoded(): boolean {
@@ -89,7 +91,7 @@ export class LazyObject implements StoredObject {
   /** The object's JSON: from the bytes without building the tree when it is not decoded (a list of objects nobody read). */
   encode(): Buffer {
     if (!this.decoded) {
-      const t = msgpackToJson(this.raw);
+      const t = msgpackToJson(this.raw, this.seq);
       if (t) {
         this.noted = { apiVersion: t.apiVersion };
         return t.json;
@@ -122,7 +124,7 @@ export function storedOf(e: LogEntry, key: string, seq: number): StoredObject {
  * The object of s for a one-off look (a background scan of every object): a lazy object not yet
  * read is decoded for the caller and stays bytes in the view.
  */
-export const peekObject = (s: StoredObject): KubeObject => (s instanceof LazyObject && !s.isDecoded ? (unpackJson(s.raw) as KubeObject) : s.obj);
+export const peekObject = (s: StoredObject): KubeObject => (s instanceof LazyObject && !s.isDecoded ? stampVersion(unpackJson(s.raw) as KubeObject, s.seq) : s.obj);
 
 export const encodeStored = (s: StoredObject): Buffer => (s.json ??= s instanceof LazyObject ? s.encode() : Buffer.from(JSON.stringify(s.obj)));
 

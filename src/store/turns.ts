@@ -1,4 +1,5 @@
-import { finalize, Observable } from 'rxjs';
+import { Observable } from 'rxjs/internal/Observable';
+import { finalize } from 'rxjs/internal/operators/finalize';
 
 /**
  * Work that takes turns: one piece at a time, and the next one only after the event loop has been

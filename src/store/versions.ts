@@ -7,11 +7,11 @@ import type { LogEntry } from '../log/log.js';
 import type { KubeObject } from '../resources/types.js';
 import { splitKey } from './keys.js';
 import { listObjects } from './list.js';
-import type { Store } from './store.js';
-import type { StoredObject } from './view.js';
+import type { HistorySource, VersionedView } from './sources.js';
+import type { StoredObject } from './stored-object.js';
 
 /** Every object of the collections at version rv (in one namespace when prefix is 'ns/'), in key order. */
-export async function objectsAt(store: Store, rv: number, collections: readonly string[], prefix = ''): Promise<StoredObject[]> {
+export async function objectsAt(store: VersionedView, rv: number, collections: readonly string[], prefix = ''): Promise<StoredObject[]> {
   const out: StoredObject[] = [];
   // A loop, not push(...items): half a million arguments overflow the stack.
   for (const collection of [...collections].sort()) for (const s of (await listObjects(store, { collection, prefix, atSeq: rv })).items) out.push(s);
@@ -19,10 +19,10 @@ export async function objectsAt(store: Store, rv: number, collections: readonly 
 }
 
 /** The collections that had objects at any version still readable (deleted ones included). */
-export const collectionsInHistory = (store: Store): string[] => [...store.view.history.keys()].sort();
+export const collectionsInHistory = (store: VersionedView): string[] => [...store.view.history.keys()].sort();
 
 /** The revisions of a key still indexed, oldest first (negative: a delete). */
-export function revisionsOf(store: Store, key: string): number[] {
+export function revisionsOf(store: VersionedView, key: string): number[] {
   const { collection, suffix } = splitKey(key);
   return store.view.slotsOf(collection)?.get(suffix)?.list() ?? [];
 }
@@ -34,11 +34,11 @@ export interface KeyVersion {
 }
 
 /** Every version of a key the log still holds, oldest first. */
-export async function versionsOf(store: Store, key: string): Promise<KeyVersion[]> {
+export async function versionsOf(store: HistorySource, key: string): Promise<KeyVersion[]> {
   const out: KeyVersion[] = [];
   let before: number | undefined;
   for (const r of revisionsOf(store, key)) {
-    const entry = await store.log.get(Math.abs(r));
+    const entry = await store.log.get(Math.abs(r), key);
     if (entry) out.push({ entry, type: r < 0 ? 'DELETED' : before !== undefined && before > 0 ? 'MODIFIED' : 'ADDED' });
     before = r;
   }

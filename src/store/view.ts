@@ -1,13 +1,14 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { LogEntry } from '../log/log.js';
-import { Revisions } from './key-index.js';
 import { listIn, splitKey } from './keys.js';
 import { LabelIndex } from './label-index.js';
 import { LazySlots } from './lazy-slots.js';
+import { Slot } from './slot.js';
 import { SortedKeys } from './sorted-keys.js';
 import { LazyObject, peekObject, storedOf, type Change, type ChangeType, type StoredObject } from './stored-object.js';
 
 // Readers take stored objects from the view, as they did before stored-object.ts was split out of it.
+export { Slot } from './slot.js';
 export { LazyObject, encodeStored, peekObject, storedApiVersion, storedOf, type Change, type ChangeType, type StoredObject } from './stored-object.js';
 
 const SLASH = 0x2f;
@@ -18,15 +19,6 @@ const RELEASE_SLICE = 20_000;
 /** Buffers this large are shared ones (a log page, a checkpoint part), not an object's own. */
 const SHARED_BUFFER_BYTES = 64 * 1024;
 
-/** What the view knows of one key: the log entries that wrote it, and its current object (none once deleted). */
-export class Slot extends Revisions {
-  constructor(
-    last: number,
-    public cur: StoredObject | undefined,
-  ) {
-    super(last);
-  }
-}
 
 /**
  * The current state: per collection, a slot per key (current object and revisions), each

@@ -1,31 +1,29 @@
-import {
-  concat,
-  defer,
-  EMPTY,
-  finalize,
-  from,
-  ignoreElements,
-  interval,
-  map,
-  mergeWith,
-  Observable,
-  of,
-  race,
-  repeat,
-  concatMap,
-  type Subscription,
-  take,
-  takeUntil,
-  timer,
-  throwError,
-} from 'rxjs';
+import { Observable } from 'rxjs/internal/Observable';
+import type { Subscription } from 'rxjs/internal/Subscription';
+import { concat } from 'rxjs/internal/observable/concat';
+import { defer } from 'rxjs/internal/observable/defer';
+import { EMPTY } from 'rxjs/internal/observable/empty';
+import { from } from 'rxjs/internal/observable/from';
+import { interval } from 'rxjs/internal/observable/interval';
+import { of } from 'rxjs/internal/observable/of';
+import { race } from 'rxjs/internal/observable/race';
+import { throwError } from 'rxjs/internal/observable/throwError';
+import { timer } from 'rxjs/internal/observable/timer';
+import { concatMap } from 'rxjs/internal/operators/concatMap';
+import { finalize } from 'rxjs/internal/operators/finalize';
+import { ignoreElements } from 'rxjs/internal/operators/ignoreElements';
+import { map } from 'rxjs/internal/operators/map';
+import { mergeWith } from 'rxjs/internal/operators/mergeWith';
+import { repeat } from 'rxjs/internal/operators/repeat';
+import { take } from 'rxjs/internal/operators/take';
+import { takeUntil } from 'rxjs/internal/operators/takeUntil';
 import { StoredEntry } from '../log/codec.js';
 import { LogError, type LogEntry } from '../log/log.js';
 import type { KubeObject } from '../resources/types.js';
 import { StoreError } from './errors.js';
 import type { WatchRoute } from './fanout.js';
-import type { Store } from './store.js';
-import { peekObject, storedOf, type Change, type ChangeType, type StoredObject } from './view.js';
+import type { WatchSource } from './sources.js';
+import { peekObject, storedOf, type Change, type ChangeType, type StoredObject } from './stored-object.js';
 
 /** What one watcher asks for. */
 export interface WatchRequest {
@@ -108,7 +106,7 @@ const PAGE_BYTES = 1 << 20;
  * and no duplicate, filtered by the selector with Kubernetes' transitions, bookmarks, and the timeout.
  * Ends with a WatchError (COMPACTED when the version asked for is gone).
  */
-export function watch$(store: Store, req: WatchRequest, flow: WatchFlow): Observable<WatchEvent[]> {
+export function watch$(store: WatchSource, req: WatchRequest, flow: WatchFlow): Observable<WatchEvent[]> {
   const events$ =
     req.after !== undefined
       ? follow$(store, req, flow, req.after)
@@ -132,7 +130,7 @@ const bookmark = (seq: number, initialEventsEnd?: boolean): WatchEvent =>
   initialEventsEnd ? { type: 'BOOKMARK', seq, initialEventsEnd } : { type: 'BOOKMARK', seq };
 
 /** The state at `at`: references to the current objects, taken in one tick (stored versions are immutable). */
-async function initialState(store: Store, req: WatchRequest): Promise<{ at: number; snapshot: (StoredObject | undefined)[] }> {
+async function initialState(store: WatchSource, req: WatchRequest): Promise<{ at: number; snapshot: (StoredObject | undefined)[] }> {
   if (req.freshAs !== undefined && store.appliedSeq < req.freshAs) {
     const fresh = await store.waitFor(req.freshAs, req.freshWaitMs ?? 3000);
     if (!fresh) throw new WatchError('TOO_LARGE_VERSION', req.freshAs, store.appliedSeq, `too large resource version: ${req.freshAs}`);
@@ -216,7 +214,7 @@ interface Step {
  * batch falls between the two. Past its connection's bound it stops taking live changes and goes
  * back to the log, so nothing is queued in memory for it however far behind it falls.
  */
-function follow$(store: Store, req: WatchRequest, flow: WatchFlow, after: number): Observable<WatchEvent[]> {
+function follow$(store: WatchSource, req: WatchRequest, flow: WatchFlow, after: number): Observable<WatchEvent[]> {
   return defer(() => {
     const p: Progress = { through: after, live: false, pageEntries: 64 };
     const changes$ = defer(() => (p.through >= store.appliedSeq ? live$(store, req, flow, p) : catchUp$(store, req, flow, p))).pipe(
@@ -258,7 +256,7 @@ const stepEvents =
  * every watcher. A batch all of whose changes are the watcher's (the usual case: its index bucket
  * holds only its namespace) is handed on as it came, so the watchers of one bucket share it.
  */
-function live$(store: Store, req: WatchRequest, flow: WatchFlow, p: Progress): Observable<Step> {
+function live$(store: WatchSource, req: WatchRequest, flow: WatchFlow, p: Progress): Observable<Step> {
   p.live = true;
   return new Observable<Step>((sub) =>
     store.streams.live(req.collection, req.route).subscribe({
@@ -289,7 +287,7 @@ const allAfter = (batch: readonly Change[], through: number, prefix: string): bo
  * turn: the pages of every catching-up watcher are read and sent one at a time, between rounds of
  * live work, so replaying history cannot starve the live watchers' deliveries.
  */
-function catchUp$(store: Store, req: WatchRequest, flow: WatchFlow, p: Progress): Observable<Step> {
+function catchUp$(store: WatchSource, req: WatchRequest, flow: WatchFlow, p: Progress): Observable<Step> {
   p.live = false;
   return concat(
     drained$(flow, req.stallTimeoutMs, p.through, store.appliedSeq),
@@ -297,7 +295,7 @@ function catchUp$(store: Store, req: WatchRequest, flow: WatchFlow, p: Progress)
   );
 }
 
-async function readPage(store: Store, req: WatchRequest, p: Progress): Promise<Step> {
+async function readPage(store: WatchSource, req: WatchRequest, p: Progress): Promise<Step> {
   const after = p.through;
   const compacted = () => new WatchError('COMPACTED', after, store.oldestVersion, `version ${after} is compacted`);
   if (after + 1 < store.log.firstSeq) throw compacted();
@@ -327,7 +325,7 @@ async function readPage(store: Store, req: WatchRequest, p: Progress): Promise<S
  * object is read from the log only when a selector needs it, so a catch-up holds its page and
  * nothing of the keys it passed.
  */
-async function replayed(store: Store, e: LogEntry, needPrev: boolean): Promise<Change> {
+async function replayed(store: WatchSource, e: LogEntry, needPrev: boolean): Promise<Change> {
   const cur = storedOf(e, e.key, e.seq);
   const rev = store.view.revisionAt(e.key, e.seq - 1);
   const prev = rev !== undefined && needPrev ? await store.revision(e.key, rev) : undefined;

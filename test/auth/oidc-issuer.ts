@@ -6,7 +6,7 @@ import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { SignJWT, exportJWK, type JWK } from 'jose';
-import { issueCertificateChain, type CertificateChain } from '../../src/http/tls.js';
+import { issueCertificateChain, type CertificateChain } from '../../src/http/certificates.js';
 
 export type Pki = CertificateChain;
 

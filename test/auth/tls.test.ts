@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateSelfSigned, needsTls, servingTls } from '../../src/http/tls.js';
+import { generateSelfSigned } from '../../src/http/certificates.js';
+import { needsTls, servingTls } from '../../src/http/tls.js';
 import { httpsCall } from './https-call.js';
 
 let dir: string;

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CoreV1Api, KubernetesObjectApi, CustomObjectsApi, makeInformer, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
-import { generateSelfSigned } from '../../src/http/tls.js';
+import { generateSelfSigned } from '../../src/http/certificates.js';
 import { startOrchd, type Orchd } from '../../src/index.js';
 
 const event = (name: string, labels?: Record<string, string>): KubernetesObject & Record<string, unknown> => ({

@@ -6,7 +6,8 @@ import { Server, ServerCredentials, type sendUnaryData, type ServerUnaryCall } f
 import { afterEach, describe, expect, it } from 'vitest';
 import { decodeEncryptedObject, encodeEncryptedObject, encryptedObjectProblem, type EncryptedObject } from '../../src/log/encryption/kms/encrypted-object.js';
 import { KMS_TIMINGS, KmsV2Transformer } from '../../src/log/encryption/kms/kms-v2.js';
-import { KmsPluginClient, kmsServiceDefinition } from '../../src/log/encryption/kms/plugin-client.js';
+import { kmsServiceDefinition } from '../../src/log/encryption/kms/kms-service.js';
+import { KmsPluginClient } from '../../src/log/encryption/kms/plugin-client.js';
 import { openWithSeed, sealWithSeed } from '../../src/log/encryption/kms/seed-gcm.js';
 import { TransformError } from '../../src/log/encryption/transformer.js';
 

@@ -143,7 +143,7 @@ describe('EncryptionReloader', () => {
       expect(await reloader.check()).toBe('failed');
       expect(failures[0].join('\n')).toContain('health check for new transformers failed: failed to perform status section of the healthz check for KMS Provider late');
       // Writes still go out under the last good configuration's aesgcm key.
-      await log.append((seq) => ({ type: 'put', key: 'events.orch.io/events/default/e1', value: { metadata: { name: 'e1', resourceVersion: String(seq) } } })).durable;
+      await log.append({ type: 'put', key: 'events.orch.io/events/default/e1', value: { metadata: { name: 'e1' } } }).durable;
       const stored = (await log.inner.get(log.lastSeq))!.value as Uint8Array;
       expect(Buffer.from(stored).toString('latin1')).toMatch(/^orch:enc:aesgcm:v1:key1:/);
       // The plugin comes up: the same file is tried again and now replaces the providers.

@@ -14,13 +14,13 @@ export interface LogContractOptions<L extends Log> {
   reopen?: (log: L) => Promise<L>;
   /** Make every later write to log's storage fail (a full or failing disk). */
   breakStorage?: (log: L) => void | Promise<void>;
-  skip?: { reopen?: string; breakStorage?: string };
+  skip?: { reopen?: string; breakStorage?: string; dense?: string };
 }
 
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 function put(log: Log, key: string, value: unknown): Appended {
-  return log.append(() => ({ type: 'put', key, value }));
+  return log.append({ type: 'put', key, value });
 }
 
 /** Appends n records in one tick and waits until all are durable; returns their seqs. */
@@ -45,8 +45,7 @@ async function partsOf(cp: SavedCheckpoint | undefined): Promise<number[][]> {
 
 async function fill(log: Log, n: number, value: (i: number) => unknown = (i) => ({ i })): Promise<number[]> {
   const appended = Array.from({ length: n }, (_, i) => put(log, `k${i % 100}`, value(i)));
-  await Promise.all(appended.map((a) => a.durable));
-  return appended.map((a) => a.seq);
+  return Promise.all(appended.map((a) => a.durable));
 }
 
 async function pages(log: Log, from: number, to?: number): Promise<LogEntry[][]> {
@@ -127,37 +126,41 @@ export function runLogContract<L extends Log>(opts: LogContractOptions<L>): void
   const breakNote = opts.breakStorage ? '' : ` (skipped: ${opts.skip?.breakStorage ?? 'no reason given'})`;
   if (!opts.breakStorage && !opts.skip?.breakStorage) throw new Error(`${opts.name}: give breakStorage or a skip.breakStorage reason`);
 
+  // A shared log's seqs are etcd revisions, with holes, and each write is its own transaction: the
+  // tests that count seqs or look at batches are a log with one writer's (group commit).
+  const denseNote = opts.skip?.dense ? ` (skipped: ${opts.skip.dense})` : '';
+  const withDense = (name: string, fn: () => Promise<void>) => (opts.skip?.dense ? it.skip : it)(name + denseNote, fn);
+  const eachDense = ((rows: readonly unknown[]) => (opts.skip?.dense ? it.skip.each(rows) : it.each(rows))) as typeof it.each;
+  const withReopenDense = (name: string, fn: () => Promise<void>) => (opts.reopen && !opts.skip?.dense ? it : it.skip)(name + (reopenNote || denseNote), fn);
+
   describe(`log contract: ${opts.name}`, () => {
     describe('append', () => {
-      it('an empty log has lastSeq 0 and firstSeq 1 and reads nothing', async () => {
+      withDense('an empty log has lastSeq 0 and firstSeq 1 and reads nothing', async () => {
         const log = await newLog();
         expect([log.lastSeq, log.firstSeq]).toEqual([0, 1]);
         expect(await entries(log, 1)).toEqual([]);
         expect(await log.get(1)).toBeUndefined();
       });
 
-      it('seqs count from 1 in call order, and make() receives its seq', async () => {
+      withDense('seqs count from 1 in call order; durable resolves with the seq, which values with metadata carry as resourceVersion', async () => {
         const log = await newLog();
-        const seen: number[] = [];
-        const appended = range(1, 5).map((i) =>
-          log.append((seq) => {
-            seen.push(seq);
-            return { type: 'put', key: `k${i}`, value: { rv: String(seq) } };
-          }),
-        );
+        const values = range(1, 5).map((i) => ({ metadata: { name: `k${i}`, resourceVersion: 'stale' }, i }));
+        const appended = values.map((value, i) => log.append({ type: 'put', key: `k${i + 1}`, value }));
         expect(appended.map((a) => a.seq)).toEqual([1, 2, 3, 4, 5]);
-        expect(seen).toEqual([1, 2, 3, 4, 5]);
-        await Promise.all(appended.map((a) => a.durable));
+        expect(await Promise.all(appended.map((a) => a.durable))).toEqual([1, 2, 3, 4, 5]);
+        expect(values.map((v) => v.metadata.resourceVersion)).toEqual(['1', '2', '3', '4', '5']);
         const read = await entries(log, 1);
-        expect(read.map((e) => [e.seq, e.key, e.value])).toEqual(range(1, 5).map((i) => [i, `k${i}`, { rv: String(i) }]));
+        expect(read.map((e) => [e.seq, e.key, (e.value as { metadata: { resourceVersion: string } }).metadata.resourceVersion])).toEqual(range(1, 5).map((i) => [i, `k${i}`, String(i)]));
       });
 
-      it('lastSeq moves only when the batch is durable', async () => {
+      it('lastSeq moves only when the write is durable', async () => {
         const log = await newLog();
+        const before = log.lastSeq;
         const a = put(log, 'k', 1);
-        expect(log.lastSeq).toBe(0);
-        await a.durable;
-        expect(log.lastSeq).toBe(1);
+        expect(log.lastSeq).toBe(before);
+        const seq = await a.durable;
+        expect(seq).toBeGreaterThan(before);
+        expect(log.lastSeq).toBeGreaterThanOrEqual(seq);
       });
 
       it('committed$ emits an entry before its writer is acknowledged', async () => {
@@ -167,13 +170,13 @@ export function runLogContract<L extends Log>(opts: LogContractOptions<L>): void
         const seenAtAck: boolean[] = [];
         for (let round = 0; round < 5; round++) {
           const appended = range(1, 4).map(() => put(log, 'k', round));
-          await Promise.all(appended.map((a) => a.durable.then(() => seenAtAck.push(emitted.has(a.seq)))));
+          await Promise.all(appended.map((a) => a.durable.then((seq) => seenAtAck.push(emitted.has(seq)))));
         }
         expect(seenAtAck).toHaveLength(20);
         expect(seenAtAck.every(Boolean)).toBe(true);
       });
 
-      it('appends of one tick share one batch', async () => {
+      withDense('appends of one tick share one batch', async () => {
         const log = await newLog();
         const batches: number[][] = [];
         log.committed$.subscribe((b) => batches.push(b.map((e) => e.seq)));
@@ -181,7 +184,7 @@ export function runLogContract<L extends Log>(opts: LogContractOptions<L>): void
         expect(batches).toEqual([range(1, 10)]);
       });
 
-      it('appends made while a batch is being written go out together in the next batch', async () => {
+      withDense('appends made while a batch is being written go out together in the next batch', async () => {
         const log = await newLog();
         const batches: number[][] = [];
         log.committed$.subscribe((b) => batches.push(b.map((e) => e.seq)));
@@ -198,25 +201,14 @@ export function runLogContract<L extends Log>(opts: LogContractOptions<L>): void
 
       it('committed$ is hot, ordered and gap-free, and its entries equal what read() returns', async () => {
         const log = await newLog();
-        await fill(log, 3); // before the subscription: not replayed
+        const early = await fill(log, 3); // before the subscription: not replayed
         const seen: LogEntry[] = [];
         log.committed$.subscribe((b) => seen.push(...b));
-        for (let round = 0; round < 4; round++) await fill(log, 1 + round * 7, (i) => ({ round, i, s: `${round}-${i}` }));
-        expect(seen.map((e) => e.seq)).toEqual(range(4, log.lastSeq));
-        expect((await entries(log, 4)).map(plain)).toEqual(seen.map(plain));
-      });
-
-      it('a make() that throws uses up no seq', async () => {
-        const log = await newLog();
-        expect(() =>
-          log.append(() => {
-            throw new Error('admission said no');
-          }),
-        ).toThrow('admission said no');
-        const a = put(log, 'k', 1);
-        expect(a.seq).toBe(1);
-        await a.durable;
-        expect(log.lastSeq).toBe(1);
+        const seqs: number[] = [];
+        for (let round = 0; round < 4; round++) seqs.push(...(await fill(log, 1 + round * 7, (i) => ({ round, i, s: `${round}-${i}` }))));
+        expect(seen.map((e) => e.seq)).toEqual([...seqs].sort((a, b) => a - b));
+        expect(seen.every((e) => e.seq > Math.max(...early))).toBe(true);
+        expect((await entries(log, seen[0].seq)).map(plain)).toEqual(seen.map(plain));
       });
 
       it.each([
@@ -224,20 +216,22 @@ export function runLogContract<L extends Log>(opts: LogContractOptions<L>): void
         ['a key that is not a string', { type: 'put', key: 7, value: 1 }],
       ])('a record with %s is refused and uses up no seq', async (_name, record) => {
         const log = await newLog();
-        expect(() => log.append(() => record as never)).toThrow(TypeError);
-        expect(put(log, 'k', 1).seq).toBe(1);
+        const before = log.lastSeq;
+        expect(() => log.append(record as never)).toThrow(TypeError);
+        expect(log.lastSeq).toBe(before);
+        await put(log, 'k', 1).durable;
       });
 
       it('a delete record round-trips with its last state', async () => {
         const log = await newLog();
-        const { durable } = log.append(() => ({ type: 'delete', key: 'ns/x', value: { gone: true } }));
-        await durable;
-        expect(plain((await log.get(1))!)).toEqual({ seq: 1, type: 'delete', key: 'ns/x', value: { gone: true } });
+        await put(log, 'ns/x', { gone: true }).durable;
+        const seq = await log.append({ type: 'delete', key: 'ns/x', value: { gone: true } }).durable;
+        expect(plain((await log.get(seq))!)).toEqual({ seq, type: 'delete', key: 'ns/x', value: { gone: true } });
       });
     });
 
     describe('commit times', () => {
-      it('every entry carries the wall-clock time of its batch: shared by the batch, within append..ack, the same in committed$, read() and get()', async () => {
+      withDense('every entry carries the wall-clock time of its batch: shared by the batch, within append..ack, the same in committed$, read() and get()', async () => {
         const log = await newLog();
         const committed = new Map<number, number | undefined>();
         log.committed$.subscribe((b) => b.forEach((e) => committed.set(e.seq, e.time)));
@@ -259,7 +253,7 @@ export function runLogContract<L extends Log>(opts: LogContractOptions<L>): void
         expect((await log.get(second[1]))!.time).toBe(times[first.length + 1]);
       });
 
-      withReopen(`commit times never go back, even across a restart with a clock that stepped back${reopenNote}`, async () => {
+      withReopenDense(`commit times never go back, even across a restart with a clock that stepped back${reopenNote}`, async () => {
         let log = await newLog();
         await fill(log, 2);
         const [{ time: t1 }] = await entries(log, 1, 1);
@@ -276,7 +270,7 @@ export function runLogContract<L extends Log>(opts: LogContractOptions<L>): void
     });
 
     describe('read and get', () => {
-      it.each([
+      eachDense([
         ['everything', 1, undefined, range(1, 10)],
         ['from 0 (nothing is compacted below 1)', 0, undefined, range(1, 10)],
         ['a middle range, both ends included', 3, 7, range(3, 7)],
@@ -290,7 +284,7 @@ export function runLogContract<L extends Log>(opts: LogContractOptions<L>): void
         expect((await entries(log, from, to)).map((e) => e.seq)).toEqual(want);
       });
 
-      it('read comes in pages of at most 1000, in order', async () => {
+      withDense('read comes in pages of at most 1000, in order', async () => {
         const log = await newLog();
         await fill(log, 2500);
         const got = await pages(log, 1);
@@ -298,7 +292,7 @@ export function runLogContract<L extends Log>(opts: LogContractOptions<L>): void
         expect(got.flat().map((e) => e.seq)).toEqual(range(1, 2500));
       });
 
-      it('a read does not see appends made after it started', async () => {
+      withDense('a read does not see appends made after it started', async () => {
         const log = await newLog();
         await fill(log, 1500);
         const it = log.read(1)[Symbol.asyncIterator]();
@@ -310,7 +304,7 @@ export function runLogContract<L extends Log>(opts: LogContractOptions<L>): void
         expect(rest.map((e) => e.seq)).toEqual(range(1001, 1500));
       });
 
-      it('a reader may stop early', async () => {
+      withDense('a reader may stop early', async () => {
         const log = await newLog();
         await fill(log, 1500);
         for await (const page of log.read(1)) {
@@ -321,7 +315,7 @@ export function runLogContract<L extends Log>(opts: LogContractOptions<L>): void
         expect(log.lastSeq).toBe(1501);
       });
 
-      it.each([
+      eachDense([
         ['seq 0', 0],
         ['past lastSeq', 11],
         ['not an integer', 1.5],
@@ -331,7 +325,7 @@ export function runLogContract<L extends Log>(opts: LogContractOptions<L>): void
         expect(await log.get(seq)).toBeUndefined();
       });
 
-      it('get returns the entry as read() does', async () => {
+      withDense('get returns the entry as read() does', async () => {
         const log = await newLog();
         await fill(log, 10);
         expect(plain((await log.get(7))!)).toEqual(plain((await entries(log, 7, 7))[0]));
@@ -352,19 +346,20 @@ export function runLogContract<L extends Log>(opts: LogContractOptions<L>): void
         const log = await newLog();
         const committed: LogEntry[] = [];
         log.committed$.subscribe((b) => committed.push(...b));
-        await put(log, 'k', value).durable;
-        const [read] = await entries(log, 1);
-        const got = await log.get(1);
-        for (const e of [read, got!]) {
+        const seq = await put(log, 'k', value).durable;
+        const [read] = await entries(log, seq, seq);
+        const got = await log.get(seq);
+        for (const e of [read, got!, committed[0]]) {
           expect(e.value).toEqual(value);
           expect(JSON.stringify(e.value)).toBe(JSON.stringify(value));
         }
-        expect(committed[0].value).toBe(value);
+        // One writer hands its own object on; a shared log hands on what it read back.
+        if (!log.shared) expect(committed[0].value).toBe(value);
       });
     });
 
     describe('compaction', () => {
-      it('below the horizon reads fail with COMPACTED and get finds nothing; lastSeq stays', async () => {
+      withDense('below the horizon reads fail with COMPACTED and get finds nothing; lastSeq stays', async () => {
         const log = await newLog();
         await fill(log, 30);
         await log.compact(11);
@@ -377,7 +372,7 @@ export function runLogContract<L extends Log>(opts: LogContractOptions<L>): void
         expect((await entries(log, 11)).map((e) => e.seq)).toEqual(range(11, 30));
       });
 
-      it('the horizon is capped at lastSeq + 1, never moves back, and appends continue above it', async () => {
+      withDense('the horizon is capped at lastSeq + 1, never moves back, and appends continue above it', async () => {
         const log = await newLog();
         await fill(log, 10);
         await log.compact(1000);
@@ -391,7 +386,7 @@ export function runLogContract<L extends Log>(opts: LogContractOptions<L>): void
         expect((await entries(log, 11)).map((e) => e.value)).toEqual(['after']);
       });
 
-      it('entries a compaction keeps stay readable by get; a later compaction that does not keep them drops them', async () => {
+      withDense('entries a compaction keeps stay readable by get; a later compaction that does not keep them drops them', async () => {
         const log = await newLog();
         await fill(log, 30);
         await log.compact(21, (seq) => seq === 4 || seq === 17);
@@ -406,7 +401,7 @@ export function runLogContract<L extends Log>(opts: LogContractOptions<L>): void
         expect((await entries(log, 25)).map((e) => e.seq)).toEqual(range(25, 30));
       });
 
-      it('a read with kept starts with the entries compaction kept below the horizon, then goes on from it', async () => {
+      withDense('a read with kept starts with the entries compaction kept below the horizon, then goes on from it', async () => {
         const log = await newLog();
         await fill(log, 30);
         await log.compact(21, (seq) => seq === 4 || seq === 17);
@@ -415,7 +410,7 @@ export function runLogContract<L extends Log>(opts: LogContractOptions<L>): void
         expect(all.map((e) => e.seq)).toEqual([4, 17, ...range(21, 30)]);
       });
 
-      it('compactions run one after another', async () => {
+      withDense('compactions run one after another', async () => {
         const log = await newLog();
         await fill(log, 20);
         await Promise.all([log.compact(8), log.compact(5), log.compact(15)]);
@@ -423,7 +418,7 @@ export function runLogContract<L extends Log>(opts: LogContractOptions<L>): void
         expect((await entries(log, 15)).map((e) => e.seq)).toEqual(range(15, 20));
       });
 
-      it('appends keep flowing while a compaction deletes', async () => {
+      withDense('appends keep flowing while a compaction deletes', async () => {
         const log = await newLog();
         await fill(log, 5000);
         let done = false;
@@ -439,7 +434,7 @@ export function runLogContract<L extends Log>(opts: LogContractOptions<L>): void
         expect((await entries(log, 4901)).map((e) => e.seq)).toEqual(range(4901, log.lastSeq));
       });
 
-      it('a read that started before a compaction still sees its entries', async () => {
+      withDense('a read that started before a compaction still sees its entries', async () => {
         const log = await newLog();
         await fill(log, 2500);
         const it = log.read(1)[Symbol.asyncIterator]();
@@ -479,8 +474,8 @@ export function runLogContract<L extends Log>(opts: LogContractOptions<L>): void
           read = true;
           yield [new Uint8Array([1])];
         })();
-        const err = await expectLogError(log.saveCheckpoint({ seq: 3, parts }), 'FUTURE_SEQ');
-        expect(err.seq).toBe(3);
+        const err = await expectLogError(log.saveCheckpoint({ seq: log.lastSeq + 1, parts }), 'FUTURE_SEQ');
+        expect(err.seq).toBe(log.lastSeq + 1);
         expect(read).toBe(false);
         expect(await log.loadCheckpoint()).toBeUndefined();
       });
@@ -498,7 +493,7 @@ export function runLogContract<L extends Log>(opts: LogContractOptions<L>): void
         expect([cp?.seq, await partsOf(cp)]).toEqual([2, [[2]]]);
       });
 
-      it('a checkpoint survives compaction past it', async () => {
+      withDense('a checkpoint survives compaction past it', async () => {
         const log = await newLog();
         await fill(log, 10);
         await log.saveCheckpoint(checkpoint(8, [[[8]]]));
@@ -508,19 +503,10 @@ export function runLogContract<L extends Log>(opts: LogContractOptions<L>): void
     });
 
     describe('close', () => {
-      it('a closed log refuses appends with CLOSED and does not call make()', async () => {
+      it('a closed log refuses appends with CLOSED', async () => {
         const log = await newLog();
         await log.close();
-        let called = false;
-        expectThrowsLogError(
-          () =>
-            log.append(() => {
-              called = true;
-              return { type: 'put', key: 'k', value: 1 };
-            }),
-          'CLOSED',
-        );
-        expect(called).toBe(false);
+        expectThrowsLogError(() => put(log, 'k', 1), 'CLOSED');
       });
 
       it('reads, get, compaction and checkpoints on a closed log fail with CLOSED', async () => {
@@ -541,11 +527,11 @@ export function runLogContract<L extends Log>(opts: LogContractOptions<L>): void
         const appended = range(1, 5).map((i) => put(log, 'k', i));
         const closed = log.close();
         expectThrowsLogError(() => put(log, 'k', 'late'), 'CLOSED');
-        await Promise.all(appended.map((a) => a.durable));
+        const seqs = await Promise.all(appended.map((a) => a.durable));
         await closed;
-        expect(seen).toEqual(range(1, 5));
+        expect(seen).toEqual([...seqs].sort((a, b) => a - b));
         expect(completed).toBe(true);
-        expect(log.lastSeq).toBe(5);
+        expect(log.lastSeq).toBeGreaterThanOrEqual(Math.max(...seqs));
       });
 
       it('close may be called twice', async () => {
@@ -556,7 +542,7 @@ export function runLogContract<L extends Log>(opts: LogContractOptions<L>): void
     });
 
     describe('restart', () => {
-      withReopen(`reopen recovers lastSeq, firstSeq, entries and the checkpoint${reopenNote}`, async () => {
+      withReopenDense(`reopen recovers lastSeq, firstSeq, entries and the checkpoint${reopenNote}`, async () => {
         let log = await newLog();
         await fill(log, 40, (i) => ({ i, s: `v${i}` }));
         await log.compact(11);
@@ -570,7 +556,7 @@ export function runLogContract<L extends Log>(opts: LogContractOptions<L>): void
         expect([cp?.seq, await partsOf(cp)]).toEqual([30, [[3, 0], [1]]]);
       });
 
-      withReopen(`appends after a restart continue from lastSeq + 1${reopenNote}`, async () => {
+      withReopenDense(`appends after a restart continue from lastSeq + 1${reopenNote}`, async () => {
         let log = await newLog();
         await fill(log, 7);
         log = await reopen(log as L);
@@ -580,7 +566,7 @@ export function runLogContract<L extends Log>(opts: LogContractOptions<L>): void
         expect((await log.get(8))?.value).toBe('next');
       });
 
-      withReopen(`a log compacted to empty keeps its lastSeq across a restart${reopenNote}`, async () => {
+      withReopenDense(`a log compacted to empty keeps its lastSeq across a restart${reopenNote}`, async () => {
         let log = await newLog();
         await fill(log, 12);
         await log.compact(13);
@@ -589,7 +575,7 @@ export function runLogContract<L extends Log>(opts: LogContractOptions<L>): void
         expect(put(log, 'k', 1).seq).toBe(13);
       });
 
-      withReopen(`an empty log reopens empty${reopenNote}`, async () => {
+      withReopenDense(`an empty log reopens empty${reopenNote}`, async () => {
         let log = await newLog();
         log = await reopen(log as L);
         expect([log.firstSeq, log.lastSeq]).toEqual([1, 0]);
@@ -598,11 +584,12 @@ export function runLogContract<L extends Log>(opts: LogContractOptions<L>): void
       withReopen(`values round-trip exactly through a restart${reopenNote}`, async () => {
         let log = await newLog();
         const appended = VALUES.map(([name, value]) => put(log, name, value));
-        await Promise.all(appended.map((a) => a.durable));
+        const seqs = await Promise.all(appended.map((a) => a.durable));
         log = await reopen(log as L);
-        const got = await entries(log, 1);
-        expect(got.map((e) => JSON.stringify(e.value))).toEqual(VALUES.map(([, v]) => JSON.stringify(v)));
-        expect(got.map((e) => e.value)).toEqual(VALUES.map(([, v]) => v));
+        // By key: on a shared log, writes in flight together commit in etcd's order.
+        const got = new Map((await entries(log, Math.min(...seqs))).map((e) => [e.key, e.value]));
+        expect(VALUES.map(([name]) => JSON.stringify(got.get(name)))).toEqual(VALUES.map(([, v]) => JSON.stringify(v)));
+        expect(VALUES.map(([name]) => got.get(name))).toEqual(VALUES.map(([, v]) => v));
       });
     });
 

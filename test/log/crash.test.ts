@@ -149,7 +149,7 @@ async function verify(path: string, acked: Map<number, string>): Promise<Found> 
     const lost = [...acked.keys()].filter((seq) => seq >= firstSeq && seq > lastSeq);
     expect(lost).toEqual([]);
     // And the log goes on from there, without reusing a seq.
-    const next = log.append(() => ({ type: 'put', key: 'after-crash', value: { ok: true } }));
+    const next = log.append({ type: 'put', key: 'after-crash', value: { ok: true } });
     expect(next.seq).toBe(lastSeq + 1);
     await next.durable;
     return { firstSeq, lastSeq, belowHorizon: stored.filter((s) => s < firstSeq).length };

@@ -5,7 +5,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Etcd3 } from 'etcd3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { encodeRecord } from '../../src/log/codec.js';
+import { copyOldLayout } from '../../src/log/etcd/copy-old-layout.js';
 import { EtcdLog } from '../../src/log/etcd/etcd-log.js';
 import { LogError, type LogEntry } from '../../src/log/log.js';
 import type { KubeObject } from '../../src/resources/types.js';
@@ -15,6 +18,7 @@ import { TestEtcd } from '../helpers/etcd.js';
 
 let etcd: TestEtcd;
 let prefixes = 0;
+const prefixOf = new WeakMap<EtcdLog, string>();
 const cleanup: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
@@ -27,14 +31,15 @@ afterAll(async () => {
   await etcd?.destroy();
 });
 
-/** n replicas' logs on one fresh prefix, each with a folder of its own. */
-async function replicas(n: number): Promise<EtcdLog[]> {
-  const prefix = `writers-${++prefixes}/`;
+/** n replicas' logs on one fresh prefix (or the prefix of `like`), each with a folder of its own. */
+async function replicas(n: number, like?: EtcdLog): Promise<EtcdLog[]> {
+  const prefix = like ? prefixOf.get(like)! : `/writers-${++prefixes}/`;
   const logs: EtcdLog[] = [];
   for (let i = 0; i < n; i++) {
     const dir = await mkdtemp(join(tmpdir(), 'orchd-etcd-writer-'));
     const log = new EtcdLog({ servers: [etcd.url], prefix, dir });
     await log.open();
+    prefixOf.set(log, prefix);
     logs.push(log);
     cleanup.push(async () => {
       await log.close();
@@ -44,9 +49,9 @@ async function replicas(n: number): Promise<EtcdLog[]> {
   return logs;
 }
 
-const put = (log: EtcdLog, key: string, value: unknown, expect?: number) => log.append(() => ({ type: 'put', key, value, expect }));
+const put = (log: EtcdLog, key: string, value: unknown, expect?: number) => log.append({ type: 'put', key, value, expect });
 
-async function outcome(p: Promise<void>): Promise<string> {
+async function outcome(p: Promise<unknown>): Promise<string> {
   return p.then(
     () => 'ok',
     (err: unknown) => (err instanceof LogError ? err.code : String(err)),
@@ -68,59 +73,73 @@ function caughtUp(log: EtcdLog, seq: number): Promise<void> {
 const plain = (e: LogEntry) => ({ seq: e.seq, type: e.type, key: e.key, value: e.value });
 
 describe('EtcdLog with several writers', () => {
-  it('each replica applies every replica\'s entries, in one order, with the same seqs and values', async () => {
+  it('each replica applies every replica\'s entries, in one order, with the same seqs (etcd revisions) and values', async () => {
     const [a, b] = await replicas(2);
     const seen: [LogEntry[], LogEntry[]] = [[], []];
     a.committed$.subscribe((batch) => seen[0].push(...batch));
     b.committed$.subscribe((batch) => seen[1].push(...batch));
+    const seqs: number[] = [];
     for (let round = 0; round < 5; round++) {
-      await put(a, `a${round}`, { from: 'a', round }).durable;
+      seqs.push(await put(a, `a${round}`, { from: 'a', round }).durable);
       await caughtUp(b, a.lastSeq);
-      await put(b, `b${round}`, { from: 'b', round }).durable;
+      seqs.push(await put(b, `b${round}`, { from: 'b', round }).durable);
       await caughtUp(a, b.lastSeq);
     }
-    expect(seen[0].map((e) => e.seq)).toEqual(Array.from({ length: 10 }, (_, i) => i + 1));
+    expect(seen[0].map((e) => e.seq)).toEqual(seqs);
     expect(seen[1].map(plain)).toEqual(seen[0].map(plain));
     expect(seen[0].map((e) => e.key)).toEqual(['a0', 'b0', 'a1', 'b1', 'a2', 'b2', 'a3', 'b3', 'a4', 'b4']);
   });
 
-  it('two appends that take the same seq on two replicas: exactly one is written, the other fails RACED', async () => {
-    const [a, b] = await replicas(2);
-    const [x, y] = [put(a, 'k', 'from a'), put(b, 'k', 'from b')];
-    expect([x.seq, y.seq]).toEqual([1, 1]);
-    const outcomes = [await outcome(x.durable), await outcome(y.durable)];
-    expect([...outcomes].sort()).toEqual(['RACED', 'ok']);
-    await Promise.all([caughtUp(a, 1), caughtUp(b, 1)]);
-    expect((await a.get(1))?.value).toBe(outcomes[0] === 'ok' ? 'from a' : 'from b');
+  it('hundreds of transactions in flight from one replica: each its own revision, all acknowledged, in etcd\'s order', async () => {
+    const [a] = await replicas(1);
+    let inFlight = 0;
+    let most = 0;
+    const appended = Array.from({ length: 500 }, (_, i) => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      return put(a, `k${i}`, { metadata: { name: `k${i}` }, i }).durable.finally(() => inFlight--);
+    });
+    const seqs = await Promise.all(appended);
+    expect(most).toBe(500);
+    expect(new Set(seqs).size).toBe(500);
+    const read = (await entriesOf(a, Math.min(...seqs))).filter((e) => e.key.startsWith('k'));
+    expect(read.map((e) => e.seq)).toEqual([...seqs].sort((x, y) => x - y));
+    for (const e of read) expect((e.value as { metadata: { resourceVersion: string } }).metadata.resourceVersion).toBe(String(e.seq));
   });
 
-  it('a write whose key moved since it was decided fails CONFLICT, in etcd, even when its seq is free', async () => {
+  it('a write whose key moved since it was decided fails CONFLICT in etcd, with the state it found', async () => {
     const [a, b] = await replicas(2);
-    await put(a, 'k', 1, 0).durable;
-    await caughtUp(b, 1);
-    await put(a, 'k', 2, 1).durable; // seq 2: k is now at 2
-    await caughtUp(b, 2);
-    // b decided on the state at 1: its seq (3) is free, its key is not where it thinks.
-    const stale = put(b, 'k', 'stale', 1);
-    expect(stale.seq).toBe(3);
-    const err = await stale.durable.then(() => undefined, (e: unknown) => e);
+    const one = await put(a, 'k', { metadata: {}, n: 1 }, 0).durable;
+    const two = await put(a, 'k', { metadata: {}, n: 2 }, one).durable;
+    // b decides on the state at one, whether or not it has seen two.
+    const err = await put(b, 'k', 'stale', one).durable.then(() => undefined, (e: unknown) => e);
     expect(err).toBeInstanceOf(LogError);
     expect((err as LogError).code).toBe('CONFLICT');
+    expect((err as LogError).seq).toBe(two);
+    expect(((err as LogError).found?.value as { n: number }).n).toBe(2);
     // A create of a key that exists, and a write expecting the right version.
     expect(await outcome(put(b, 'k', 'again', 0).durable)).toBe('CONFLICT');
-    expect(await outcome(put(b, 'k', 3, 2).durable)).toBe('ok');
-    expect(b.lastSeq).toBe(3);
+    expect(await outcome(put(b, 'k', 3, two).durable)).toBe('ok');
   });
 
-  it('a delete frees the key for a create that expects it absent', async () => {
+  it('a delete carries the state it removed (prev_kv) at its own revision, and frees the key for a create', async () => {
     const [a, b] = await replicas(2);
-    await put(a, 'k', 1, 0).durable;
-    await a.append(() => ({ type: 'delete', key: 'k', value: { last: 1 }, expect: 1 })).durable;
-    await caughtUp(b, 2);
+    const seen: LogEntry[] = [];
+    b.committed$.subscribe((batch) => seen.push(...batch));
+    const one = await put(a, 'k', { metadata: { name: 'k' }, data: 'last' }, 0).durable;
+    const gone = await a.append({ type: 'delete', key: 'k', value: { metadata: { name: 'k' } }, expect: one }).durable;
+    await caughtUp(b, gone);
+    expect(seen.map((e) => [e.seq, e.type, e.value])).toEqual([
+      [one, 'put', { metadata: { name: 'k', resourceVersion: String(one) }, data: 'last' }],
+      [gone, 'delete', { metadata: { name: 'k', resourceVersion: String(gone) }, data: 'last' }],
+    ]);
+    expect(plain((await b.get(gone, 'k'))!)).toEqual(plain(seen[1]));
+    expect(plain((await b.get(gone))!)).toEqual(plain(seen[1]));
     expect(await outcome(put(b, 'k', 'new', 0).durable)).toBe('ok');
+    expect(await outcome(b.append({ type: 'delete', key: 'absent', value: {} }).durable)).toBe('CONFLICT');
   });
 
-  it('stores on two replicas: concurrent creates of one name, one wins; concurrent updates all land, none lost', async () => {
+  it('stores on two replicas: concurrent creates of one name, one wins; server-side updates of one hot object all land; a client\'s stale version is a 409', async () => {
     const logs = await replicas(2);
     const stores = logs.map((log) => new Store({ log }));
     for (const s of stores) {
@@ -128,55 +147,71 @@ describe('EtcdLog with several writers', () => {
       cleanup.push(() => s.close());
     }
     const obj = (n: number): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, data: { n: String(n) } });
-    const creates = await Promise.allSettled(stores.map((s) => s.put('configmaps/default/c', obj(0), 'absent')));
+    const creates = await Promise.allSettled(stores.map((s) => s.put('/configmaps/default/c', obj(0), 'absent')));
     expect(creates.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
     const lost = creates.find((r) => r.status === 'rejected') as PromiseRejectedResult;
     expect(lost.reason).toBeInstanceOf(StoreError);
     expect((lost.reason as StoreError).code).toBe('KEY_EXISTS');
-    // Read-modify-write increments from both replicas at once: each one decides again on a conflict.
-    const increments = 10;
-    await Promise.all(
-      stores.flatMap((s) =>
-        Array.from({ length: increments }, () =>
-          s.update('configmaps/default/c', (cur) => ({ kind: 'put', obj: obj(Number((cur!.obj as unknown as { data: { n: string } }).data.n) + 1) })),
-        ),
-      ),
-    );
-    const seq = Math.max(...logs.map((l) => l.lastSeq));
-    for (const s of stores) await s.waitFor(seq, 5000);
-    for (const s of stores) expect((s.get('configmaps/default/c')!.obj as unknown as { data: { n: string } }).data.n).toBe(String(2 * increments));
-    expect(stores[0].get('configmaps/default/c')!.seq).toBe(stores[1].get('configmaps/default/c')!.seq);
+    const created = (creates.find((r) => r.status === 'fulfilled') as PromiseFulfilledResult<{ seq: number }>).value.seq;
+    // Read-modify-write increments from both replicas at once: each decides again on what etcd holds.
+    const increments = 20;
+    const n = (o: KubeObject) => Number((o as unknown as { data: { n: string } }).data.n);
+    await Promise.all(stores.flatMap((s) => Array.from({ length: increments }, () => s.update('/configmaps/default/c', (cur) => ({ kind: 'put', obj: obj(n(cur!.obj) + 1) })))));
+    const head = Math.max(...logs.map((l) => l.lastSeq));
+    for (const s of stores) await s.waitFor(head, 5000);
+    for (const s of stores) expect(n(s.get('/configmaps/default/c')!.obj)).toBe(2 * increments);
+    // Two clients that read the same version: one wins, the other's precondition fails on the fresh state.
+    const at = stores[0].get('/configmaps/default/c')!.seq;
+    expect(at).toBeGreaterThan(created);
+    const clientWrite = (s: Store) =>
+      s.update('/configmaps/default/c', (cur) => {
+        if (cur!.seq !== at) throw new StoreError('CONFLICT', 'c', `stale: ${at}, not ${cur!.seq}`, cur!.seq);
+        return { kind: 'put', obj: obj(-1) };
+      });
+    const both = await Promise.allSettled(stores.map(clientWrite));
+    expect(both.map((r) => (r.status === 'fulfilled' ? 200 : (r.reason as StoreError).code)).sort()).toEqual([200, 'CONFLICT']);
   });
 
-  it('headSeq is the newest seq any replica wrote, before this replica has applied it', async () => {
+  it('headSeq is etcd\'s newest revision, before this replica has applied it', async () => {
     const [a, b] = await replicas(2);
-    await put(a, 'k', 1).durable;
-    expect(await b.headSeq()).toBe(1);
-    expect(await a.headSeq()).toBe(1);
+    const seq = await put(a, 'k', 1).durable;
+    expect(await b.headSeq()).toBeGreaterThanOrEqual(seq);
   });
 
-  it('a replica sends its next batch once etcd answered the last one, without waiting for its watch to bring that one back', async () => {
-    const [a] = await replicas(1);
-    // The replica's watch, silenced (no end is reported, so it is not made again): nothing comes back.
-    const inside = a as unknown as { watch: { cancel(): void }; follow(): Promise<void> };
-    inside.watch.cancel();
-    const first = put(a, 'first', 1);
-    await until(async () => (await a.headSeq()) === 1);
-    const second = put(a, 'second', 2);
-    expect(second.seq).toBe(2);
-    // In etcd although the first one is not acknowledged yet (its writer hears back after the views applied it).
-    await until(async () => (await a.headSeq()) === 2);
-    expect(a.lastSeq).toBe(0);
-    let acknowledged = false;
-    void first.durable.then(() => (acknowledged = true));
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(acknowledged).toBe(false);
-    // The watch back: both come in, in order, and their writers hear back.
-    await inside.follow();
-    await Promise.all([first.durable, second.durable]);
-    expect(a.lastSeq).toBe(2);
+  it('a foreign writer\'s keys are holes: reads, gets and a consistent read across them still work', async () => {
+    const [a, b] = await replicas(2);
+    const foreign = new Etcd3({ hosts: etcd.url });
+    cleanup.push(async () => foreign.close());
+    const first = await put(a, 'g/c/x', { metadata: {}, n: 1 }).durable;
+    for (let i = 0; i < 5; i++) await foreign.put(`/foreign/${i}`).value('not orchd');
+    const second = await put(a, 'g/c/y', { metadata: {}, n: 2 }).durable;
+    for (let i = 0; i < 5; i++) await foreign.put(`/foreign/after-${i}`).value('not orchd');
+    expect(second - first).toBeGreaterThan(5);
+    // A consistent read on b: the head is a foreign revision, which a progress notification passes.
+    const head = await b.headSeq();
+    expect(head).toBeGreaterThan(second);
+    await until(async () => b.lastSeq >= head);
+    expect((await entriesOf(b, first)).map((e) => [e.seq, e.key])).toEqual([[first, 'g/c/x'], [second, 'g/c/y']]);
+    expect((await b.get(second))?.key).toBe('g/c/y');
+    expect(await b.get(second + 1)).toBeUndefined();
+    // A replica that starts now replays across the holes, and its watch goes on after the head.
+    const [c] = await replicas(1, b);
+    const store = new Store({ log: c });
+    await store.start();
+    cleanup.push(() => store.close());
+    expect([store.get('g/c/x')?.seq, store.get('g/c/y')?.seq]).toEqual([first, second]);
+    expect(store.appliedSeq).toBeGreaterThanOrEqual(head);
+    const third = await put(a, 'g/c/z', { metadata: {}, n: 3 }).durable;
+    expect(await store.waitFor(third, 5000)).toBe(true);
+    expect(store.get('g/c/z')?.obj.metadata.resourceVersion).toBe(String(third));
   });
 });
+
+async function entriesOf(log: EtcdLog, from: number): Promise<LogEntry[]> {
+  const out: LogEntry[] = [];
+  for await (const page of log.read(from)) out.push(...page);
+  return out;
+}
 
 /** Polls check until it holds, for at most ms. */
 async function until(check: () => Promise<boolean>, ms = 5000): Promise<void> {
@@ -186,3 +221,36 @@ async function until(check: () => Promise<boolean>, ms = 5000): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+describe('moving data of the old layout', () => {
+  it('copyOldLayout copies each object\'s newest record to the layout of today, where a replica reads it stamped with its new revision', async () => {
+    const client = new Etcd3({ hosts: etcd.url });
+    try {
+      const old = 'old-layout/';
+      await client.put(`${old}log`).value(Buffer.alloc(0));
+      for (const name of ['a', 'b']) {
+        const value = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, resourceVersion: '7' }, data: { name } };
+        await client.put(Buffer.from(`${old}k//configmaps/default/${name}`)).value(encodeRecord({ type: 'put', key: `/configmaps/default/${name}`, value }));
+      }
+      const to = `/moved-${++prefixes}/`;
+      expect(await copyOldLayout([etcd.url], old, to)).toBe(2);
+      const dir = await mkdtemp(join(tmpdir(), 'orchd-etcd-moved-'));
+      const log = new EtcdLog({ servers: [etcd.url], prefix: to, dir });
+      await log.open();
+      const store = new Store({ log });
+      await store.start();
+      cleanup.push(async () => {
+        await store.close();
+        await log.close();
+        await rm(dir, { recursive: true, force: true });
+      });
+      const a = store.get('/configmaps/default/a')!;
+      expect(a.obj.data).toEqual({ name: 'a' });
+      expect(a.obj.metadata.resourceVersion).toBe(String(a.seq));
+      expect(a.seq).not.toBe(7);
+      expect(store.get('/configmaps/default/b')).toBeDefined();
+    } finally {
+      client.close();
+    }
+  });
+});

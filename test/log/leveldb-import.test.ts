@@ -34,7 +34,7 @@ describe('LevelDbLog.import', () => {
       expect(kept).toEqual(['3 put /namespaces//a a', '7 put /namespaces//b b', '9 put /namespaces//c c']);
       expect((await log.get(3))?.time).toBe(1_700_000_000_000);
       expect((await log.get(5))).toBeUndefined();
-      const next = log.append(() => ({ type: 'put', key: '/namespaces//d', value: { metadata: { name: 'd' } } }));
+      const next = log.append({ type: 'put', key: '/namespaces//d', value: { metadata: { name: 'd' } } });
       expect(next.seq).toBe(12);
       await next.durable;
     } finally {

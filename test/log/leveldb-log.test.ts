@@ -48,8 +48,8 @@ describe('LevelDbLog', () => {
     const log = new LevelDbLog({ path: await tempPath(), onBatch: (size, ms) => reports.push([size, ms]) });
     await log.open();
     try {
-      await Promise.all(Array.from({ length: 7 }, (_, i) => log.append(() => ({ type: 'put', key: 'k', value: i })).durable));
-      await log.append(() => ({ type: 'put', key: 'k', value: 'one' })).durable;
+      await Promise.all(Array.from({ length: 7 }, (_, i) => log.append({ type: 'put', key: 'k', value: i }).durable));
+      await log.append({ type: 'put', key: 'k', value: 'one' }).durable;
       expect(reports.map(([size]) => size)).toEqual([7, 1]);
       for (const [, ms] of reports) expect(ms).toBeGreaterThan(0);
     } finally {
@@ -63,8 +63,8 @@ describe('LevelDbLog', () => {
     await log.open();
     const marker = `GONE${Date.now()}`;
     try {
-      for (let i = 0; i < 20; i++) await log.append(() => ({ type: 'put', key: `k${i}`, value: { note: `${marker}-${i}` } })).durable;
-      await log.append(() => ({ type: 'put', key: 'kept', value: { note: 'KEPT' } })).durable;
+      for (let i = 0; i < 20; i++) await log.append({ type: 'put', key: `k${i}`, value: { note: `${marker}-${i}` } }).durable;
+      await log.append({ type: 'put', key: 'kept', value: { note: 'KEPT' } }).durable;
       const onDisk = async (text: string) => {
         const files = await readdir(path);
         const bytes = await Promise.all(files.map((f) => readFile(join(path, f))));
@@ -85,7 +85,7 @@ describe('LevelDbLog', () => {
     await log.open();
     try {
       await expect(new LevelDbLog({ path }).open()).rejects.toThrow();
-      expect(() => log.append(() => ({ type: 'put', key: 'k', value: 1 }))).not.toThrow();
+      expect(() => log.append({ type: 'put', key: 'k', value: 1 })).not.toThrow();
     } finally {
       await log.close();
     }
@@ -95,7 +95,7 @@ describe('LevelDbLog', () => {
     const path = await tempPath();
     const log = new LevelDbLog({ path });
     await log.open();
-    await Promise.all(Array.from({ length: 300 }, (_, i) => log.append(() => ({ type: 'put', key: `k${i}`, value: i })).durable));
+    await Promise.all(Array.from({ length: 300 }, (_, i) => log.append({ type: 'put', key: `k${i}`, value: i }).durable));
     await log.compact(3);
     await log.saveCheckpoint({ seq: 300, parts: (async function* () { yield [new Uint8Array([1])]; })() });
     await log.close();
@@ -125,7 +125,7 @@ describe('LevelDbLog', () => {
     const log = new LevelDbLog({ path });
     await log.open();
     try {
-      await log.append(() => ({ type: 'put', key: 'k', value: 1 })).durable;
+      await log.append({ type: 'put', key: 'k', value: 1 }).durable;
       await writeFile(checkpointFile(path), Buffer.concat([Buffer.from([0, 0, 0, 0, 0, 0, 0, 1]), Buffer.from('orchd-checkpoint/3\n')]));
       expect(await log.loadCheckpoint()).toBeUndefined();
       await writeFile(checkpointFile(path), Buffer.concat([Buffer.from([0, 0, 0, 0, 0, 0, 0, 1]), Buffer.from('orchd-cp'), Buffer.from([0, 0, 0, 9, 1, 2])]));
@@ -146,7 +146,7 @@ describe('LevelDbLog', () => {
     try {
       const note = 'x'.repeat(200);
       for (let i = 0; i < 3500; i += 500) {
-        const appended = Array.from({ length: 500 }, (_, j) => log.append(() => ({ type: 'put', key: `k${i + j}`, value: { note, i: i + j } })).durable);
+        const appended = Array.from({ length: 500 }, (_, j) => log.append({ type: 'put', key: `k${i + j}`, value: { note, i: i + j } }).durable);
         await Promise.all(appended);
       }
       const readAll = async (from: number, to: number) => {
@@ -173,7 +173,7 @@ describe('LevelDbLog', () => {
     const log = new LevelDbLog({ path });
     await log.open();
     try {
-      await log.append(() => ({ type: 'put', key: 'k', value: 1 })).durable;
+      await log.append({ type: 'put', key: 'k', value: 1 }).durable;
       const file = checkpointFile(path);
       // Parts of 0 to 60 bytes, and three of 2 MiB: those are read into one shared buffer.
       const small = Array.from({ length: 40 }, (_, i) => Buffer.alloc((i * 37) % 61, i));
@@ -215,7 +215,7 @@ describe('LevelDbLog', () => {
     const committed: LogEntry[][] = [];
     log.committed$.subscribe((b) => committed.push(b));
     try {
-      await log.append(() => ({ type: 'put', key: 'c//first', value: { n: 0 } })).durable;
+      await log.append({ type: 'put', key: 'c//first', value: { n: 0 } }).durable;
       // A key past 31 and past 255 bytes takes the longer string heads.
       const records = [
         { type: 'put' as const, key: 'c//a', value: { n: 1, s: 'ä' } },

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { packJson, unpackJson } from '../../src/log/codec.js';
 import { JsonLines, msgpackToJson } from '../../src/log/msgpack-json.js';
+import { stampVersion } from '../../src/log/stamp.js';
 
 /*
  * The JSON of a stored value made straight from its msgpack bytes must be, byte for byte, what
@@ -78,5 +79,30 @@ describe('JsonLines', () => {
     expect(lines.length).toBe(0);
     expect(lines.add(packJson({ again: 1 }))).toBe(true);
     expect(lines.take().toString()).toBe('{"again":1}\n');
+  });
+});
+
+describe('msgpackToJson with a version to stamp', () => {
+  const stampedSlow = (bytes: Buffer, version: number) => JSON.stringify(stampVersion(unpackJson(bytes), version));
+  it.each([
+    ['metadata without a resourceVersion: it goes after the last field', { kind: 'Event', metadata: { name: 'e', labels: { a: 'b' } }, note: 'x' }],
+    ['a resourceVersion in the middle: replaced where it is', { metadata: { name: 'e', resourceVersion: '7', uid: 'u' }, spec: {} }],
+    ['a resourceVersion that is not a string', { metadata: { resourceVersion: 12345678901234 } }],
+    ['empty metadata', { metadata: {} }],
+    ['metadata that is not a map', { metadata: ['x'], data: { metadata: { name: 'deep' } } }],
+    ['a nested metadata is not the object\'s', { spec: { template: { metadata: { name: 't' } } }, metadata: { name: 'top' } }],
+    ['no metadata at all', { kind: 'X' }],
+    ['a value that is not a map', [{ metadata: { name: 'in an array' } }]],
+  ])('%s: the stamped object\'s JSON', (_name, value) => {
+    const bytes = packJson(value);
+    for (const version of [1, 42, 9_007_199_254_740_991]) expect(msgpackToJson(bytes, version)?.json.toString()).toBe(stampedSlow(bytes, version));
+  });
+
+  it('JsonLines stamps each line with its version', () => {
+    const lines = new JsonLines();
+    const bytes = packJson({ metadata: { name: 'a', resourceVersion: '1' } });
+    lines.add(bytes, 0, bytes.length, 5);
+    lines.add(bytes);
+    expect(lines.take().toString()).toBe('{"metadata":{"name":"a","resourceVersion":"5"}}\n{"metadata":{"name":"a","resourceVersion":"1"}}\n');
   });
 });

@@ -234,16 +234,16 @@ describe('negotiateOpenApiV2', () => {
     expect(negotiateOpenApiV2(accept)).toBe(want);
   });
 
-  it('answers protobuf with a valid MIME type and the JSON document’s ETag', () => {
+  it('answers protobuf with a valid MIME type and the JSON document’s ETag', async () => {
     const served = openApiDocuments(fixtureKinds);
-    const pb = served.v2('application/com.github.proto-openapi.spec.v2@v1.0+protobuf');
-    const json = served.v2('application/json');
+    const pb = await served.v2('application/com.github.proto-openapi.spec.v2@v1.0+protobuf');
+    const json = await served.v2('application/json');
     expect(pb?.contentType).toBe(OPENAPI_V2_PROTOBUF);
     expect(OPENAPI_V2_PROTOBUF).not.toContain('@');
     expect(pb?.body).toBeInstanceOf(Uint8Array);
     expect(json?.contentType).toBe('application/json');
     expect(pb?.etag).toBe(json?.etag);
-    expect(served.v2('text/html')).toBeUndefined();
+    expect(await served.v2('text/html')).toBeUndefined();
   });
 });
 
@@ -291,9 +291,11 @@ const extension = (list: Uint8Array[], name: string) => {
   return value && JSON.parse(text(one(read(value), 2)));
 };
 
+const v2Protobuf = await openApiDocuments(fixtureKinds).v2('application/com.github.proto-openapi.spec.v2@v1.0+protobuf');
+
 describe('OpenAPI v2 protobuf (gnostic openapi.v2.Document)', () => {
   const json = openApiV2Document(fixtureKinds) as J;
-  const doc = read(openApiDocuments(fixtureKinds).v2('application/com.github.proto-openapi.spec.v2@v1.0+protobuf')?.body as Uint8Array);
+  const doc = read(v2Protobuf?.body as Uint8Array);
   const definitions = named(all(read(one(doc, 9)), 1));
   const schema = (name: string) => read(definitions.get(name) as Uint8Array);
   const properties = (s: Map<number, (number | Uint8Array)[]>) => named(all(read(one(s, 25)), 1));
@@ -383,14 +385,14 @@ describe('kubectl explain against the documents', () => {
 
   beforeAll(async () => {
     cacheRoot = await mkdtemp(join(tmpdir(), 'orchd-kubectl-'));
-    server = createServer((req, res) => {
+    server = createServer(async (req, res) => {
       const { pathname } = new URL(req.url ?? '/', 'http://localhost');
       const path = pathname.replace(/\/$/, '');
       const segs = path.split('/').slice(1);
       let doc;
       if (path === '/version') doc = discovery.version;
       else if (path === '/api' || path === '/apis') doc = discovery.root(path === '/api' ? 'api' : 'apis', req.headers.accept);
-      else if (path === '/openapi/v2') doc = openapi.v2(req.headers.accept);
+      else if (path === '/openapi/v2') doc = await openapi.v2(req.headers.accept);
       else if (path === '/openapi/v3') doc = openapi.v3Index();
       else if (path.startsWith('/openapi/v3/')) doc = openapi.v3(path.slice('/openapi/v3/'.length));
       else if (segs[0] === 'apis' && segs.length === 2) doc = discovery.group(segs[1]);

@@ -10,19 +10,14 @@ import { CoreV1Api, KubeConfig, makeInformer, type KubernetesListObject, type Ku
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestEtcd } from '../helpers/etcd.js';
 import { KUBECTL } from '../helpers/kubectl.js';
-import { isReady, killAll, spawnServer, type ServerChild } from '../server/child.js';
+import { killAll, type ServerChild } from '../server/child.js';
+import { startReplica } from './replica.js';
 
 let etcd: TestEtcd;
 const dirs: string[] = [];
 let home = '';
 
-async function replica(): Promise<ServerChild> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'orchd-replica-'));
-  dirs.push(dataDir);
-  const child = await spawnServer(dataDir, ['--storage', 'etcd', '--etcd-servers', etcd.url], { lifeMs: 240_000 });
-  await child.waitForLine(isReady, 60_000);
-  return child;
-}
+const replica = () => startReplica(etcd.url, dirs);
 
 let a: ServerChild;
 let b: ServerChild;

@@ -4,12 +4,11 @@
  * under running replicas: they reconnect, and their watches go on without a gap; etcd compacted past
  * what a cut-off replica applied: its watchers get 410 and it moves to etcd's state.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestEtcd } from '../helpers/etcd.js';
-import { isReady, keepAlive, killAll, request, spawnServer, type Reply, type ServerChild } from '../server/child.js';
+import { keepAlive, killAll, request, type Reply, type ServerChild } from '../server/child.js';
+import { startReplica } from './replica.js';
 import { HoldingProxy } from './proxy.js';
 import { names, watch } from './watch.js';
 
@@ -18,13 +17,7 @@ let proxy: HoldingProxy;
 const dirs: string[] = [];
 const agent = keepAlive(16);
 
-async function replica(etcdUrl: string, dir?: string): Promise<ServerChild & { dataDir: string }> {
-  const dataDir = dir ?? (await mkdtemp(join(tmpdir(), 'orchd-replica-')));
-  if (!dir) dirs.push(dataDir);
-  const child = await spawnServer(dataDir, ['--storage', 'etcd', '--etcd-servers', etcdUrl], { lifeMs: 240_000 });
-  await child.waitForLine(isReady, 60_000);
-  return Object.assign(child, { dataDir });
-}
+const replica = (etcdUrl: string, dir?: string) => startReplica(etcdUrl, dirs, dir);
 
 beforeAll(async () => {
   etcd = await TestEtcd.start();
@@ -55,7 +48,7 @@ async function until(req: () => Promise<Reply | undefined>, want: number[], ms: 
 
 describe('faults', () => {
   let a: ServerChild;
-  let cut: ServerChild & { dataDir: string };
+  let cut: ServerChild & { dir: string };
   beforeAll(async () => {
     [a, cut] = await Promise.all([replica(etcd.url), replica(proxy.url)]);
   }, 120_000);

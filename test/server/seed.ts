@@ -8,20 +8,20 @@ export async function seedNamespaces(path: string, count: number): Promise<void>
   try {
     const created = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
     for (let i = 0; i < count; i += 5000) {
-      let last: Promise<void> = Promise.resolve();
+      let last: Promise<number> = Promise.resolve(0);
       for (let j = i; j < Math.min(count, i + 5000); j++) {
         const name = `seed-${j}`;
-        last = log.append((seq) => ({
+        last = log.append({
           type: 'put',
           key: `/namespaces//${name}`,
           value: {
             apiVersion: 'v1',
             kind: 'Namespace',
-            metadata: { name, uid: randomUUID(), resourceVersion: String(seq), creationTimestamp: created, labels: { 'kubernetes.io/metadata.name': name } },
+            metadata: { name, uid: randomUUID(), creationTimestamp: created, labels: { 'kubernetes.io/metadata.name': name } },
             spec: { finalizers: ['kubernetes'] },
             status: { phase: 'Active' },
           },
-        })).durable;
+        }).durable;
       }
       await last;
     }

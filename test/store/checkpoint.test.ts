@@ -3,6 +3,7 @@ import { partBuffer, type Checkpoint, type LogEntry, type SavedCheckpoint } from
 import { decodeCheckpoint, encodeCheckpoint, type ReadRevision } from '../../src/store/checkpoint.js';
 import { encodeStored, LazyObject, peekObject, storedApiVersion, storedOf, View } from '../../src/store/view.js';
 import { decodeEntry, encodeRecord } from '../../src/log/codec.js';
+import { stampVersion } from '../../src/log/stamp.js';
 import type { LazySlots } from '../../src/store/lazy-slots.js';
 
 /*
@@ -20,8 +21,9 @@ const ns = (name: string, seq: number, extra: Record<string, unknown> = {}) => (
 function entries(): LogEntry[] {
   const out: LogEntry[] = [];
   let seq = 0;
-  const put = (key: string, value: unknown) => out.push({ seq: ++seq, type: 'put', key, value });
-  const del = (key: string, value: unknown) => out.push({ seq: ++seq, type: 'delete', key, value });
+  // As a log hands them out: each value carries its entry's seq (log/stamp.ts).
+  const put = (key: string, value: unknown) => out.push({ seq: ++seq, type: 'put', key, value: stampVersion(value, seq) });
+  const del = (key: string, value: unknown) => out.push({ seq: ++seq, type: 'delete', key, value: stampVersion(value, seq) });
   put('/namespaces//b', ns('b', 1));
   put('/namespaces//a', ns('a', 2));
   put('events.orch.io/events/default/e1', { kind: 'Event', metadata: { name: 'e1', namespace: 'default' }, note: 'ключ 🎉', series: null });

@@ -8,7 +8,7 @@ import { createGunzip } from 'node:zlib';
 import { Composer, CST, isAlias, isMap, isNode, isScalar, isSeq, Lexer, Parser } from 'yaml';
 import { FieldPath } from '../../resources/field-errors.js';
 import { decodeJson, DuplicateFields, JsonSyntaxError, setField, type Decoded } from './json-decode.js';
-import { decodeProtobuf, PROTOBUF, ProtobufBodyError } from './protobuf.js';
+import { decodeProtobuf, loadProtobufDecoder, PROTOBUF, ProtobufBodyError } from './protobuf.js';
 import { ApiError, badRequest, entityTooLarge, unsupportedMediaType } from '../respond/status.js';
 
 /** kube-apiserver's default --max-request-body-bytes (3 MiB). */
@@ -41,7 +41,15 @@ export const MAX_YAML_DEPTH = 200;
  * connection (`Connection: close`), since the rest of the body is left unread.
  * `Content-Encoding: gzip` bodies are inflated, the limit applying to the inflated size as well.
  */
-export function readBody(req: IncomingMessage, limit: number = MAX_BODY_BYTES): Promise<Buffer> {
+export async function readBody(req: IncomingMessage, limit: number = MAX_BODY_BYTES): Promise<Buffer> {
+  // A protobuf body's decoder is loaded while its bytes arrive (decodeBody is synchronous).
+  const [body] = await Promise.all([receive(req, limit), isProtobuf(req.headers['content-type']) ? loadProtobufDecoder() : undefined]);
+  return body;
+}
+
+const isProtobuf = (contentType: string | undefined): boolean => contentType?.split(';', 1)[0].trim().toLowerCase() === PROTOBUF;
+
+function receive(req: IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise<Buffer>((resolve, reject) => {
     const gzip = isGzip(req.headers['content-encoding']);
     const declared = Number(req.headers['content-length']);

@@ -55,11 +55,11 @@ export function handleDiscovery(req: IncomingMessage, res: ServerResponse, r: Di
 }
 
 /** /openapi/v2, /openapi/v3 and /openapi/v3/<group-version>?hash=…, as kube-openapi serves them. */
-export function handleOpenApi(req: IncomingMessage, res: ServerResponse, url: URL, path: string, kinds: readonly KindStrategy[]): void {
+export async function handleOpenApi(req: IncomingMessage, res: ServerResponse, url: URL, path: string, kinds: readonly KindStrategy[]): Promise<void> {
   readOnly(req);
   const docs = openApiDocuments(kinds);
   if (path === 'v2') {
-    const doc = docs.v2(req.headers.accept);
+    const doc = await docs.v2(req.headers.accept);
     if (!doc) throw notAcceptable(String(req.headers.accept ?? ''));
     return sendServed(req, res, doc);
   }

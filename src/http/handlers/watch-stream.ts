@@ -1,7 +1,7 @@
 import type { WatchEventTally } from '../../observability/watch-events.js';
 import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { Subscription } from 'rxjs';
+import type { Subscription } from 'rxjs/internal/Subscription';
 import type { WebSocket } from 'ws';
 import { msgpackToJson } from '../../log/msgpack-json.js';
 import type { KindStrategy } from '../../resources/strategy.js';
@@ -208,7 +208,7 @@ const restamped = (obj: KubeObject, apiVersion: string): string => JSON.stringif
  */
 function initialJson(s: StoredObject, apiVersion: string): string | Buffer {
   if (s instanceof LazyObject && !s.isDecoded && !s.json) {
-    const t = msgpackToJson(s.raw);
+    const t = msgpackToJson(s.raw, s.seq);
     if (t && t.apiVersion === apiVersion) return t.json;
   }
   const obj = peekObject(s);

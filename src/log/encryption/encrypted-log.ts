@@ -1,6 +1,8 @@
-import { Subject, type Observable } from 'rxjs';
+import type { Observable } from 'rxjs/internal/Observable';
+import { Subject } from 'rxjs/internal/Subject';
 import { framePart, packJson, unframeParts, unpackJson } from '../codec.js';
 import { partBuffer, type Appended, type Checkpoint, type Log, type LogEntry, type LogRecord, type ReadOptions, type Relist, type SavedCheckpoint } from '../log.js';
+import { stampVersion } from '../stamp.js';
 import { CorruptEntryError, CorruptObjects } from './corrupt-objects.js';
 import type { ResourceProviders } from './providers.js';
 import { StoredValues } from './stored-values.js';
@@ -38,7 +40,11 @@ export class EncryptedLog implements Log {
   /** Providers replaced by a reload, closed once reads that may still use them are over. */
   private readonly retired = new Set<ResourceProviders>();
 
+  readonly shared: boolean;
   readonly headSeq: Log['headSeq'];
+  readonly current: Log['current'];
+  readonly progress$: Log['progress$'];
+  private readonly progressed = new Subject<number>();
   private readonly relists = new Subject<Relist>();
   readonly relisted$: Log['relisted$'];
   /** What the inner log handed on that waits for data keys to be opened, and everything after it (see inOrder). */
@@ -48,7 +54,24 @@ export class EncryptedLog implements Log {
     readonly inner: Log,
     private values: StoredValues,
   ) {
+    this.shared = inner.shared;
     this.headSeq = inner.headSeq && (() => inner.headSeq!());
+    // Only etcd shares a log, and it seals nothing of its own: a current record is opened as a read one is.
+    this.current = inner.current && (async (key) => {
+      const e = await inner.current!(key);
+      if (!e) return e;
+      const values = this.values;
+      if (values.needsPreparing && mayBeSealed(e)) await values.prepare([e]);
+      try {
+        const value = values.open(e.key, e.value);
+        return value === e.value ? e : { seq: e.seq, type: e.type, key: e.key, value: stampVersion(value, e.seq), time: e.time };
+      } catch (err) {
+        throw err instanceof TransformError ? new CorruptEntryError(e.key, e.seq, err.message) : err;
+      }
+    });
+    // In order with the entries: a hole passed must not overtake entries still waiting for a data key.
+    this.progress$ = inner.progress$ && this.progressed.asObservable();
+    inner.progress$?.subscribe((seq) => this.inOrder([], () => this.progressed.next(seq)));
     inner.committed$.subscribe({
       next: (batch) => {
         // Another replica's entries (a shared log) are the ones read from storage.
@@ -146,23 +169,32 @@ export class EncryptedLog implements Log {
     }, graceMs).unref();
   }
 
-  append(make: (seq: number) => LogRecord): Appended {
-    const appended = this.inner.append((seq) => {
-      const r = make(seq);
-      // A seq whose earlier append failed in encoding is handed out again.
-      this.appended.delete(seq);
-      if (this.values.storesPlainly(r.key)) return r;
-      const sealed = this.values.seal(r.key, r.value);
-      this.appended.set(seq, r.value);
-      return { type: r.type, key: r.key, value: sealed, expect: r.expect };
-    });
-    // On a shared log a failed append's seq is another writer's entry: it must not get this value.
-    appended.durable.catch(() => this.appended.delete(appended.seq));
-    if (!this.inner.headSeq) return appended;
+  /**
+   * A sealed value is sealed before its seq is known: its plaintext does not carry its
+   * resourceVersion, which the reader stamps when it opens it (opened()).
+   */
+  append(record: LogRecord): Appended {
+    let appended: Appended;
+    if (this.values.storesPlainly(record.key)) appended = this.inner.append(record);
+    else {
+      const sealed = this.values.seal(record.key, record.value);
+      appended = this.inner.append({ type: record.type, key: record.key, value: sealed, expect: record.expect });
+      const seq = appended.seq;
+      // One writer: committed$ hands on the very object appended, not a decryption of it.
+      if (seq !== undefined) {
+        stampVersion(record.value, seq);
+        this.appended.set(seq, record.value);
+        appended.durable.catch(() => this.appended.delete(seq));
+      }
+    }
+    if (!this.inner.shared) return appended;
     // On a shared log: durable once committed$ handed it on, also when it waits behind another replica's entries.
-    const durable = appended.durable.then(() => this.tail);
+    const durable = appended.durable.then(async (seq) => {
+      await this.tail;
+      return seq;
+    });
     durable.catch(() => undefined);
-    return { seq: appended.seq, durable };
+    return { seq: undefined, durable };
   }
 
   private onCommitted(batch: LogEntry[]): LogEntry[] {
@@ -206,7 +238,7 @@ export class EncryptedLog implements Log {
     try {
       const value = values.open(e.key, e.value);
       if (inOrder) this.corrupt.delete(e.key);
-      return value === e.value ? e : { seq: e.seq, type: e.type, key: e.key, value, time: e.time };
+      return value === e.value ? e : { seq: e.seq, type: e.type, key: e.key, value: stampVersion(value, e.seq), time: e.time };
     } catch (err) {
       if (!(err instanceof TransformError)) throw err;
       // A past version read again: the reader gets the error, not a made-up state.
@@ -224,8 +256,8 @@ export class EncryptedLog implements Log {
     }
   }
 
-  async get(seq: number): Promise<LogEntry | undefined> {
-    const e = await this.inner.get(seq);
+  async get(seq: number, key?: string): Promise<LogEntry | undefined> {
+    const e = await this.inner.get(seq, key);
     if (!e) return e;
     const values = this.values;
     if (values.needsPreparing && mayBeSealed(e)) await values.prepare([e]);

@@ -1,28 +1,30 @@
 import type { Etcd3, IKeyValue } from 'etcd3';
-import { decodeEntry } from '../codec.js';
 import { LogError, type LogEntry } from '../log.js';
 import type { Layout } from './layout.js';
-import { CompactedError, watchKey } from './watch-key.js';
+import { CompactedError, watchPrefix } from './watch-prefix.js';
 
 const PAGE = 1000;
+const noop = () => {};
 
 /** etcd's answer to a read at a compacted revision. */
 export const isCompactedError = (err: unknown): boolean => err instanceof Error && /required revision has been compacted/.test(err.message);
 
-/** The log's revision base, for the readers below. */
 export interface Where {
   client: Etcd3;
   layout: Layout;
-  base: number;
 }
 
 /**
- * Entries start..end, in pages of 1000, from one watch of the log key (etcd replays a key's history
- * to a watch that starts in the past: the way to read many revisions at once). The watch starts now
- * and takes in what etcd sends as fast as it comes, so a compaction that waits for `fetched` cannot
- * pull entries out from under a read that started.
+ * Entries start..end, in pages of 1000, from one watch of the prefix from start (etcd replays its
+ * history to a watch that starts in the past: the way to read many revisions at once). The read ends
+ * at the event of end, or at the first event past it: end may be a hole (a revision of another key),
+ * and when no event of the prefix is known to come after it, fence() writes one (a meta key, which
+ * no reader takes for an entry). Not a progress notification: etcd 3.4 answers a requested one with
+ * its newest revision at once, ahead of the history the watch is still replaying (etcd issue 15220).
+ * The watch takes in what etcd sends as fast as it comes, so a compaction that waits for `fetched`
+ * cannot pull entries out from under a read that started.
  */
-export function readEntries(w: Where, start: number, end: number): { pages: AsyncIterable<LogEntry[]>; fetched: Promise<void> } {
+export function readEntries(w: Where, start: number, end: number, fence?: () => Promise<unknown>): { pages: AsyncIterable<LogEntry[]>; fetched: Promise<void> } {
   const got: LogEntry[] = [];
   let failure: Error | undefined;
   let done = false;
@@ -41,17 +43,22 @@ export function readEntries(w: Where, start: number, end: number): { pages: Asyn
       resolve();
       notify();
     };
-    watchKey(w.client, w.layout.log, w.base + start, (kvs) => {
-      for (const kv of kvs) {
-        const seq = Number(kv.mod_revision) - w.base;
-        if (seq > end) break;
-        got.push(decodeEntry(seq, kv.value));
-      }
-      notify();
-      if (got.length > 0 && got[got.length - 1].seq >= end) finish();
-    }, finish).then((watch) => {
-      if (done) watch.cancel();
-      else stop = () => watch.cancel();
+    watchPrefix(w.client, w.layout.prefix, w.layout.end, start, {
+      onEvents(events) {
+        for (const ev of events) {
+          const seq = Number(ev.kv.mod_revision);
+          if (seq > end) return finish();
+          if (w.layout.isObject(ev.kv.key)) got.push(w.layout.eventEntry(ev));
+        }
+        notify();
+        if (got.length > 0 && got[got.length - 1].seq >= end) finish();
+      },
+      onProgress: noop,
+      onEnd: finish,
+    }).then((watch) => {
+      if (done) return watch.cancel();
+      stop = () => watch.cancel();
+      fence?.().catch(finish);
     }, finish);
   });
   const pages = (async function* () {
@@ -72,11 +79,10 @@ export function readEntries(w: Where, start: number, end: number): { pages: Asyn
   return { pages, fetched };
 }
 
-/** The log key's revision (base: none written), by a linearizable (quorum) read: no replica can have acknowledged a write past it. */
+/** etcd's newest revision, by a linearizable (quorum) read: no replica can have acknowledged a write past it. */
 export async function headRevision(w: Where, deadlineMs: number): Promise<number> {
-  const res = await w.client.kv.range({ key: w.layout.log, keys_only: true }, { deadline: Date.now() + deadlineMs });
-  const kv = res.kvs[0];
-  return kv ? Number(kv.mod_revision) : w.base;
+  const res = await w.client.kv.range({ key: w.layout.secret, keys_only: true }, { deadline: Date.now() + deadlineMs });
+  return Number(res.header.revision);
 }
 
 /** Compacts etcd to revision; another replica may have compacted as far or further. */
@@ -88,50 +94,51 @@ export async function compactTo(w: Where, revision: number): Promise<void> {
   }
 }
 
-/** The record of seq: the log key's value at revision base + seq; undefined when compacted. */
-export async function entryAt(w: Where, seq: number): Promise<LogEntry | undefined> {
+/**
+ * The entry of seq. With the key it wrote: the key at that revision (a put), or the state it held
+ * before when it was deleted then. Without: the first event of the prefix at seq, if there is one.
+ */
+export async function entryAt(w: Where, seq: number, key: string | undefined, fence: () => Promise<unknown>): Promise<LogEntry | undefined> {
   try {
-    const res = await w.client.kv.range({ key: w.layout.log, revision: w.base + seq });
-    const kv = res.kvs[0];
-    return kv && Number(kv.mod_revision) === w.base + seq ? decodeEntry(seq, kv.value) : undefined;
+    if (key === undefined) {
+      for await (const page of readEntries(w, seq, seq, fence).pages) return page.find((e) => e.seq === seq);
+      return undefined;
+    }
+    const object = w.layout.object(key);
+    const at = (await w.client.kv.range({ key: object, revision: seq })).kvs[0];
+    if (at) return Number(at.mod_revision) === seq ? w.layout.entryOf(at) : undefined;
+    const before = (await w.client.kv.range({ key: object, revision: seq - 1 })).kvs[0];
+    return before && w.layout.eventEntry({ type: 'Delete', kv: { ...before, key: object, mod_revision: String(seq) }, prev_kv: before });
   } catch (err) {
-    if (isCompactedError(err)) return undefined;
+    if (isCompactedError(err) || (err instanceof LogError && err.code === 'COMPACTED')) return undefined;
     throw err;
   }
 }
 
-/**
- * The object keys as of a revision, in key order, a page at a time: after a compaction to it, each
- * key's record at that revision is what etcd kept (the key's state at the horizon).
- */
-export async function* objectsAt(w: Where, revision: number, keysOnly: boolean): AsyncIterable<IKeyValue[]> {
-  for (let from = w.layout.objects; ; ) {
-    const res = await w.client.kv.range({ key: from, range_end: w.layout.objectsEnd, revision, limit: PAGE, keys_only: keysOnly });
-    if (res.kvs.length > 0) yield res.kvs;
+/** The key's newest record, by a quorum read. */
+export async function currentOf(w: Where, key: string): Promise<LogEntry | undefined> {
+  const kv = (await w.client.kv.range({ key: w.layout.object(key) })).kvs[0];
+  return kv && w.layout.entryOf(kv);
+}
+
+/** The object keys as of a revision, in key order, a page at a time. */
+async function* objectsAt(w: Where, revision: number, keysOnly: boolean): AsyncIterable<IKeyValue[]> {
+  for (let from = w.layout.prefix; ; ) {
+    const res = await w.client.kv.range({ key: from, range_end: w.layout.end, revision, limit: PAGE, keys_only: keysOnly });
+    const kvs = res.kvs.filter((kv) => w.layout.isObject(kv.key));
+    if (kvs.length > 0) yield kvs;
     if (!res.more || res.kvs.length === 0) return;
     from = Buffer.concat([res.kvs[res.kvs.length - 1].key, Buffer.from([0])]);
-  }
-}
-
-/** The kept record of key: its object key's value at revision, if it was last written at seq. */
-export async function keptEntry(w: Where, key: string, seq: number, revision: number): Promise<LogEntry | undefined> {
-  try {
-    const res = await w.client.kv.range({ key: w.layout.object(key), revision });
-    const kv = res.kvs[0];
-    return kv && Number(kv.mod_revision) === w.base + seq ? decodeEntry(seq, kv.value) : undefined;
-  } catch (err) {
-    if (isCompactedError(err)) return undefined;
-    throw err;
   }
 }
 
 /** seq → storage key of each key's record at horizon - 1 (what etcd's compaction keeps) that keep() keeps. */
 export async function keptAt(w: Where, horizon: number, keep: (seq: number) => boolean): Promise<Map<number, string>> {
   const kept = new Map<number, string>();
-  for await (const kvs of objectsAt(w, w.base + horizon - 1, true)) {
+  for await (const kvs of objectsAt(w, horizon - 1, true)) {
     for (const kv of kvs) {
-      const seq = Number(kv.mod_revision) - w.base;
-      if (seq < horizon && keep(seq)) kept.set(seq, w.layout.keyOf(kv.key));
+      const seq = Number(kv.mod_revision);
+      if (seq < horizon && keep(seq)) kept.set(seq, kv.key.toString('utf8', w.layout.prefix.length));
     }
   }
   return kept;
@@ -143,10 +150,10 @@ export async function keptAt(w: Where, horizon: number, keep: (seq: number) => b
  */
 export async function keptEntries(w: Where, start: number, horizon: number, kept: Map<number, string> | undefined): Promise<LogEntry[][]> {
   const out: LogEntry[] = [];
-  for await (const kvs of objectsAt(w, w.base + horizon - 1, false)) {
+  for await (const kvs of objectsAt(w, horizon - 1, false)) {
     for (const kv of kvs) {
-      const seq = Number(kv.mod_revision) - w.base;
-      if (seq >= start && seq < horizon && (!kept || kept.has(seq))) out.push(decodeEntry(seq, kv.value));
+      const seq = Number(kv.mod_revision);
+      if (seq >= start && seq < horizon && (!kept || kept.has(seq))) out.push(w.layout.entryOf(kv));
     }
   }
   out.sort((a, b) => a.seq - b.seq);
@@ -155,7 +162,29 @@ export async function keptEntries(w: Where, start: number, horizon: number, kept
   return pages;
 }
 
-/** Every key's newest entry at seq (as of the log key's revision then), in seq order: a relist. */
+/** Every key's newest entry at seq, in seq order: a relist. */
 export async function stateAt(w: Where, seq: number): Promise<LogEntry[]> {
   return (await keptEntries(w, 1, seq + 1, undefined)).flat();
+}
+
+/** etcd's compaction revision (0: none): the oldest revision a read at a revision may name, found by binary search below head. */
+export async function compactedTo(w: Where, head: number): Promise<number> {
+  const readable = async (rev: number) => {
+    try {
+      await w.client.kv.range({ key: w.layout.secret, revision: rev, keys_only: true });
+      return true;
+    } catch (err) {
+      if (isCompactedError(err)) return false;
+      throw err;
+    }
+  };
+  if (head <= 1 || (await readable(1))) return 0;
+  let lo = 1; // not readable
+  let hi = head; // readable
+  while (hi - lo > 1) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (await readable(mid)) hi = mid;
+    else lo = mid;
+  }
+  return hi;
 }

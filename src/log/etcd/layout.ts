@@ -1,40 +1,62 @@
+import type { IEvent, IKeyValue } from 'etcd3';
+import { decodeEntry, StoredEntry } from '../codec.js';
+import type { LogEntry } from '../log.js';
+import { stampVersion } from '../stamp.js';
+
 /*
- * How the log lies in etcd, under a prefix (default "orchd/"):
+ * How the log lies in etcd, as kube-apiserver lays out its objects (default prefix "/orchd/registry/"):
  *
- *   <prefix>log        the log itself: one key rewritten by every append with the encoded record
- *                      (codec.ts, as on LevelDB). Its history is the log: the record of seq s is this
- *                      key's value at revision base + s. It is created once, empty, at revision base.
- *   <prefix>secret     32 random bytes written with the log key: what replicas sign continue tokens
- *                      with, so that a list's next page can be asked of any replica.
- *   <prefix>k/<key>    each storage key's latest record (deleted with it): the mod revision an
- *                      append's expect is checked against in the same transaction, and the state
- *                      etcd's compaction keeps for every key at the horizon.
+ *   <prefix><key>      each storage key's newest record (codec.ts's record bytes: type, commit time,
+ *                      key, value), written by one transaction per write whose compare on the key's
+ *                      mod revision is the optimistic lock, and deleted (not tombstoned) by a delete.
+ *                      etcd's own MVCC history is the log: the entry of seq s is the event etcd gives
+ *                      at revision s (a delete's value is the state it removed: prev_kv).
+ *   <prefix>#fence     rewritten, empty, when a read of the history needs an event past its end.
+ *   <prefix>#secret    32 random bytes: what replicas sign continue tokens with, so that a list's next
+ *                      page can be asked of any replica. '#' starts no storage key (those start with a
+ *                      group name or, for the core group, '/'), and readers skip it.
  *
- * seq = revision - base: resourceVersions count 1, 2, 3… from the log's creation, without holes, as
- * long as nothing else writes to this etcd (every append checks that the log key was last written at
- * the revision just before its own, and a revision that comes out otherwise stops the log).
+ * seq = resourceVersion = the etcd revision, with no offset: `etcdctl get --rev`, etcd's compaction
+ * and orchd speak the same numbers. Other keys and other writers take revisions too, so the seqs of
+ * this log have holes.
  */
 export class Layout {
-  readonly log: Buffer;
+  /** The range of every object key: [prefix, end). */
+  readonly prefix: Buffer;
+  readonly end: Buffer;
   readonly secret: Buffer;
-  /** The range of every object key: [objects, objectsEnd). */
-  readonly objects: Buffer;
-  readonly objectsEnd: Buffer;
+  /** Written when a read of the history must be shown where it ends (history.ts readEntries). */
+  readonly fence: Buffer;
 
-  constructor(readonly prefix: string) {
-    this.log = Buffer.from(`${prefix}log`);
-    this.secret = Buffer.from(`${prefix}secret`);
-    this.objects = Buffer.from(`${prefix}k/`);
-    this.objectsEnd = prefixEnd(this.objects);
+  constructor(readonly name: string) {
+    this.prefix = Buffer.from(name);
+    this.end = prefixEnd(this.prefix);
+    this.secret = Buffer.from(`${name}#secret`);
+    this.fence = Buffer.from(`${name}#fence`);
   }
 
   object(key: string): Buffer {
-    return Buffer.concat([this.objects, Buffer.from(key)]);
+    return Buffer.concat([this.prefix, Buffer.from(key)]);
   }
 
-  /** The storage key of an object key. */
-  keyOf(objectKey: Buffer): string {
-    return objectKey.toString('utf8', this.objects.length);
+  /** Whether an etcd key under the prefix is an object's (not one of the log's own). */
+  isObject(etcdKey: Buffer): boolean {
+    return etcdKey[this.prefix.length] !== 0x23;
+  }
+
+  /** The entry an object key's value holds, at the revision it was written. */
+  entryOf(kv: IKeyValue): LogEntry {
+    return decodeEntry(Number(kv.mod_revision), kv.value);
+  }
+
+  /** The entry a watch event is: a put's record, or a delete at its revision carrying the state it removed. */
+  eventEntry(ev: IEvent): LogEntry {
+    const seq = Number(ev.kv.mod_revision);
+    if (ev.type === 'Put') return decodeEntry(seq, ev.kv.value);
+    const key = ev.kv.key.toString('utf8', this.prefix.length);
+    if (!ev.prev_kv) return { seq, type: 'delete', key, value: null };
+    const prev = decodeEntry(Number(ev.prev_kv.mod_revision), ev.prev_kv.value);
+    return prev instanceof StoredEntry ? new StoredEntry(seq, 'delete', key, prev.bytes, prev.start, prev.end, undefined) : { seq, type: 'delete', key, value: stampVersion(prev.value, seq) };
   }
 }
 
@@ -48,4 +70,10 @@ function prefixEnd(prefix: Buffer): Buffer {
     }
   }
   return Buffer.from([0]);
+}
+
+/** The resource of a storage key (`<group>/<plural>/…`) as Kubernetes names it: `<plural>.<group>`, the core group's plural alone. */
+export function resourceOf(key: string): string {
+  const [group, plural] = key.split('/', 2);
+  return group ? `${plural}.${group}` : (plural ?? key);
 }

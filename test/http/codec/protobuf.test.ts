@@ -1,7 +1,8 @@
 /** Protobuf bodies: the `k8s\0` envelope around a core/v1 Namespace, written here field by field. */
 import protobuf from 'protobufjs';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeBody, OBJECT_MEDIA_TYPES } from '../../../src/http/codec/body.js';
+import { loadProtobufDecoder } from '../../../src/http/codec/protobuf.js';
 import { ApiError } from '../../../src/http/respond/status.js';
 
 const PB = 'application/vnd.kubernetes.protobuf';
@@ -40,6 +41,8 @@ const failure = (f: () => unknown): ApiError => {
 };
 
 describe('protobuf bodies', () => {
+  beforeAll(loadProtobufDecoder);
+
   it('decodes a core/v1 Namespace to the JSON object it stands for', () => {
     const got = decodeBody(envelope('v1', 'Namespace', namespace), PB, { accept: OBJECT_MEDIA_TYPES });
     expect(got.mediaType).toBe(PB);

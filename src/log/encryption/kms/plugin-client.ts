@@ -1,10 +1,4 @@
-import { credentials, loadPackageDefinition, status, type GrpcObject, type ServiceClientConstructor, type ServiceDefinition } from '@grpc/grpc-js';
-import { kmsV2Package } from './kms-v2-api.js';
-
-const KeyManagementService = (loadPackageDefinition(kmsV2Package).v2 as GrpcObject).KeyManagementService as ServiceClientConstructor;
-
-/** The KMS v2 service, for a server that implements it (a plugin, a test's stand-in). */
-export const kmsServiceDefinition: ServiceDefinition = KeyManagementService.service;
+import type { ServiceClientConstructor } from '@grpc/grpc-js';
 
 export interface StatusResponse {
   version: string;
@@ -30,19 +24,14 @@ type Unary = (request: unknown, options: { deadline: number }, callback: (err: E
  * deadline of `timeoutMs` (the provider's `timeout`), so a plugin that hangs costs a bounded wait.
  */
 export class KmsPluginClient {
-  private readonly client: InstanceType<ServiceClientConstructor>;
+  /** Made at the first call: gRPC is loaded only by a server that has a KMS provider. */
+  private client: Promise<InstanceType<ServiceClientConstructor>> | undefined;
+  private closed = false;
 
   constructor(
-    endpoint: string,
+    private readonly endpoint: string,
     private readonly timeoutMs: number,
-  ) {
-    this.client = new KeyManagementService(endpoint, credentials.createInsecure(), {
-      // grpc's default reconnect backoff grows to 2 minutes; a plugin that restarts should be found
-      // again by the next health poll (every 10 s while failing), not minutes later.
-      'grpc.initial_reconnect_backoff_ms': 500,
-      'grpc.max_reconnect_backoff_ms': 5000,
-    });
-  }
+  ) {}
 
   status(): Promise<StatusResponse> {
     return this.call('Status', {});
@@ -57,17 +46,26 @@ export class KmsPluginClient {
   }
 
   close(): void {
-    this.client.close();
+    this.closed = true;
+    void this.client?.then((c) => c.close());
   }
 
-  private call<T>(method: string, request: unknown): Promise<T> {
-    const fn = (this.client as unknown as Record<string, Unary>)[method].bind(this.client);
+  private async call<T>(method: string, request: unknown): Promise<T> {
+    this.client ??= import('./kms-service.js').then(({ kmsClient }) => kmsClient(this.endpoint));
+    const client = await this.client;
+    if (this.closed) client.close();
+    const fn = (client as unknown as Record<string, Unary>)[method].bind(client);
     return new Promise<T>((resolve, reject) => fn(request, { deadline: Date.now() + this.timeoutMs }, (err, res) => (err ? reject(err) : resolve(res as T))));
   }
 }
 
+/** gRPC status codes (grpc/doc/statuscodes.md), fixed by the protocol: named here so that this file need not load gRPC. */
+const UNAVAILABLE = 14;
+const DEADLINE_EXCEEDED = 4;
+const RESOURCE_EXHAUSTED = 8;
+
 /** Whether a failed call may succeed when tried again: the plugin was unreachable, too slow or busy. */
 export function mayPass(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
-  return code === status.UNAVAILABLE || code === status.DEADLINE_EXCEEDED || code === status.RESOURCE_EXHAUSTED;
+  return code === UNAVAILABLE || code === DEADLINE_EXCEEDED || code === RESOURCE_EXHAUSTED;
 }

@@ -1,4 +1,4 @@
-import type { Etcd3, IKeyValue, IWatchResponse } from 'etcd3';
+import type { Etcd3, IEvent, IWatchResponse } from 'etcd3';
 
 /** The revisions a watch asked for are compacted: etcd keeps revisions from compactRevision on. */
 export class CompactedError extends Error {
@@ -15,24 +15,28 @@ export class CompactedError extends Error {
  */
 const CREATE_DEADLINE_MS = 3000;
 
-export interface KeyWatch {
+export interface PrefixWatch {
+  /** Asks etcd for a progress notification (KEP-2340): onProgress is told the revision it has sent everything through. */
+  requestProgress(): void;
   /** Stops the watch; onEnd is not called after it. */
   cancel(): void;
 }
 
+export interface PrefixWatchHandlers {
+  /** Each message's events, in revision order (with prev_kv). */
+  onEvents(events: IEvent[], revision: number): void;
+  /** A progress notification: every event through revision has been sent on this stream. */
+  onProgress(revision: number): void;
+  /** Called once, when the stream fails or etcd cancels the watch. */
+  onEnd(err: Error): void;
+}
+
 /**
- * One etcd watch of one key from a revision, on a gRPC stream of its own (not etcd3's shared
- * WatchManager, which resumes by itself and drops the compact revision a cancelled watch reports:
- * the log decides what a lost stream means). onValues gets each message's key-values in revision
- * order; onEnd is called once, when the stream fails or etcd cancels the watch.
+ * One etcd watch of a key range from a revision, with prev_kv (a delete's event carries the value it
+ * removed), on a gRPC stream of its own (not etcd3's shared WatchManager, which resumes by itself and
+ * drops the compact revision a cancelled watch reports: the log decides what a lost stream means).
  */
-export async function watchKey(
-  client: Etcd3,
-  key: Buffer,
-  fromRevision: number,
-  onValues: (kvs: IKeyValue[]) => void,
-  onEnd: (err: Error) => void,
-): Promise<KeyWatch> {
+export async function watchPrefix(client: Etcd3, key: Buffer, rangeEnd: Buffer, fromRevision: number, h: PrefixWatchHandlers): Promise<PrefixWatch> {
   const stream = await client.watchClient.watch();
   let done = false;
   const end = (err: Error) => {
@@ -40,23 +44,28 @@ export async function watchKey(
     done = true;
     clearTimeout(unconfirmed);
     stream.cancel();
-    onEnd(err);
+    h.onEnd(err);
   };
   const unconfirmed = setTimeout(() => end(new Error(`etcd did not confirm the watch within ${CREATE_DEADLINE_MS} ms`)), CREATE_DEADLINE_MS);
   stream.on('data', (res: IWatchResponse) => {
     if (done) return;
-    clearTimeout(unconfirmed);
+    if (res.created) return void clearTimeout(unconfirmed);
     if (res.canceled) {
       const compacted = Number(res.compact_revision);
       end(compacted > 0 ? new CompactedError(compacted) : new Error(`etcd cancelled the watch: ${res.cancel_reason}`));
       return;
     }
-    if (res.events?.length) onValues(res.events.map((e) => e.kv));
+    const revision = Number(res.header.revision);
+    if (res.events?.length) h.onEvents(res.events, revision);
+    else h.onProgress(revision);
   });
   stream.on('error', (err) => end(err));
   stream.on('end', () => end(new Error('the etcd watch stream ended')));
-  stream.write({ create_request: { key, start_revision: fromRevision } });
+  stream.write({ create_request: { key, range_end: rangeEnd, start_revision: fromRevision, prev_kv: true } });
   return {
+    requestProgress() {
+      if (!done) stream.write({ progress_request: {} });
+    },
     cancel() {
       if (done) return;
       done = true;
@@ -64,21 +73,4 @@ export async function watchKey(
       stream.cancel();
     },
   };
-}
-
-/** etcd's compaction revision (0: none past fromRevision), as a watch of key from it reports it. */
-export function compactedTo(client: Etcd3, key: Buffer, fromRevision: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    let watch: KeyWatch | undefined;
-    let settled = false;
-    const done = (rev: number) => {
-      settled = true;
-      watch?.cancel();
-      resolve(rev);
-    };
-    watchKey(client, key, fromRevision, () => done(0), (err) => {
-      if (err instanceof CompactedError) done(err.compactRevision);
-      else reject(err);
-    }).then((w) => (settled ? w.cancel() : (watch = w)), reject);
-  });
 }
