@@ -87,6 +87,7 @@ export function runWatch(store: Store, spec: WatchSpec, sink: WatchSink, limits:
     sub?.unsubscribe();
     sink.end();
   };
+  const framesKey = `${spec.apiVersion} ${sink.framing}`;
   sub = watch$(store, { ...spec, stallTimeoutMs: limits.stallTimeoutMs }, flow).subscribe({
     next: (events) => {
       if (!spec.render && sink.writeChanges && events.every(isChange)) {
@@ -94,12 +95,20 @@ export function runWatch(store: Store, spec: WatchSpec, sink: WatchSink, limits:
         if (tally) for (let i = 0; i < sizes.length; i++) tally.sent(sizes[i]);
         return;
       }
+      // Watchers handed the same events (watch.ts eventsOf) share their frames when they encode alike.
+      if (!spec.render && events === lastShared.events && framesKey === lastShared.key) {
+        if (tally) for (const n of lastShared.sizes) tally.sent(n);
+        return sink.write(lastShared.frames);
+      }
       const frames: Buffer[] = [];
+      const sizes: number[] = [];
       for (const e of events) {
         const from = frames.length;
         encode(e, frames);
-        if (tally) tally.sent(bytesFrom(frames, from));
+        sizes.push(bytesFrom(frames, from));
       }
+      if (tally) for (const n of sizes) tally.sent(n);
+      if (!spec.render && 'change' in events[0]!) lastShared = { events, key: framesKey, frames, sizes };
       sink.write(frames);
     },
     // Whatever ends a watch from the server's side says why first, so clients log it and resume.
@@ -121,6 +130,14 @@ export function runWatch(store: Store, spec: WatchSpec, sink: WatchSink, limits:
 }
 
 const isChange = (e: WatchEvent): e is ChangeEvent => 'change' in e;
+
+/**
+ * The frames last made for a batch of events, by apiVersion and framing, with each event's size (for
+ * the watch event metrics): a batch reaches its watchers one after another, so those that get the
+ * same events array take these frames (and the sink then its bytes, joined once: madeOnce) instead
+ * of each building its own list.
+ */
+let lastShared: { events: WatchEvent[]; key: string; frames: Buffer[]; sizes: number[] } = { events: [], key: '', frames: [], sizes: [] };
 
 const bytesFrom = (frames: Buffer[], from: number): number => {
   let n = 0;
@@ -180,13 +197,18 @@ const eventLine = (type: WatchEventType, objectJson: string | Buffer): Buffer =>
 
 /**
  * A change's stored JSON when the requested version is the stored one (the common case); else re-stamped.
- * Encoded first, then compared: an object written since the start is still its log bytes, which
- * become JSON without being decoded (half the CPU of decoding, then encoding the tree, and no tree
- * kept on the heap), kept on the change, and its writer's answer is then these same bytes (Store.put).
+ * Encoded first where the version cannot be read for free: an object written since the start is
+ * still its log bytes, which become JSON without being decoded (half the CPU of decoding, then
+ * encoding the tree, and no tree kept on the heap), kept on the change, and its writer's answer is
+ * then these same bytes (Store.put). Where the version is free to read (a tree, or JSON already
+ * made), a watcher of another version neither makes nor keeps the stored JSON no one may read.
  */
 function objectJson(c: Change, apiVersion: string): string | Buffer {
-  const json = (c.json ??= encodeObject(c.cur));
-  return storedApiVersion(c.cur) === apiVersion ? json : restamped(c.cur.obj, apiVersion);
+  const s = c.cur;
+  const known = c.json !== undefined || !(s instanceof LazyObject) || s.isDecoded;
+  if (known && storedApiVersion(s) !== apiVersion) return restamped(s.obj, apiVersion);
+  const json = (c.json ??= encodeObject(s));
+  return storedApiVersion(s) === apiVersion ? json : restamped(s.obj, apiVersion);
 }
 
 const restamped = (obj: KubeObject, apiVersion: string): string => JSON.stringify({ ...obj, apiVersion });
@@ -232,7 +254,7 @@ function madeOnce(make: (frames: Buffer[]) => Buffer): (frames: Buffer[]) => Buf
   let last: Buffer[] = [];
   let out: Buffer = Buffer.alloc(0);
   return (frames) => {
-    if (frames.length !== last.length || frames.some((f, i) => f !== last[i])) {
+    if (frames !== last && (frames.length !== last.length || frames.some((f, i) => f !== last[i]))) {
       last = frames;
       out = make(frames);
     }
