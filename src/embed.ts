@@ -127,7 +127,7 @@ export async function startOrchd(options: StartOrchdOptions = {}): Promise<Orchd
     throw err;
   }
   const { url } = running;
-  const { store } = running.api.context.objects;
+  const { store } = running;
   const certificateAuthority = url.startsWith('https:') ? await servedCertificate(files, options.dataDir) : undefined;
   const baseline = baselineOf(store);
   // One reset at a time, and stop() after the one under way; nothing after stop().

@@ -97,6 +97,11 @@ export interface Running {
   port: number;
   logger: Logger;
   api: ApiServer;
+  /**
+   * The store behind the registry: for the composition's own parts (startOrchd's reset and history,
+   * tests that compact or read the log); requests and controllers reach it only through api.context.objects.
+   */
+  store: Store;
   /** Applies the history retention policy periodically; runOnce() compacts now. */
   compactor: Compactor;
   /** Re-reads the encryption configuration file, when asked to (check() reads it now). */
@@ -217,6 +222,8 @@ async function start(opts: ServeOptions, logger: Logger, closers: Closers): Prom
   const configuredAuthorizer = opts.config?.authorization ? { authorizer } : {};
   const objects = buildRegistry(store, kinds, {
     logger,
+    // Replicas share one: a list's next page may be asked of another replica.
+    secret: etcdLog?.secret ?? (await loadSecret(dataDir)),
     ...(opts.now ? { now: opts.now } : {}),
     egress,
     ...configuredAuthorizer,
@@ -224,13 +231,10 @@ async function start(opts: ServeOptions, logger: Logger, closers: Closers): Prom
     ...(webhookAdmission ? { webhooks: { credentials: (hostPort: string) => credentialsFor(webhookAdmission, hostPort) } } : {}),
   });
   const api = createApiServer({
-    store,
     kinds,
     objects,
     metrics,
     logger,
-    // Replicas share one: a list's next page may be asked of another replica.
-    secret: etcdLog?.secret ?? (await loadSecret(dataDir)),
     bookmarkIntervalMs: opts.bookmarkIntervalMs,
     watchLimits: {
       ...(opts.watchBuffer !== undefined ? { maxBuffered: opts.watchBuffer } : {}),
@@ -291,6 +295,7 @@ async function start(opts: ServeOptions, logger: Logger, closers: Closers): Prom
     port,
     logger,
     api,
+    store,
     compactor,
     encryptionReloader,
     close: () =>

@@ -52,6 +52,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Level } from 'level';
 import { createApiServer, type ApiServer } from '../src/http/server.js';
+import { buildRegistry } from '../src/registry/build.js';
 import { jsonLogger, silentLogger, type Logger } from '../src/observability/logger.js';
 import { Metrics } from '../src/observability/metrics.js';
 import type { Authorizer } from '../src/auth/authorizer.js';
@@ -244,11 +245,10 @@ export async function startReplay(opts: ReplayOptions): Promise<Replaying> {
     if (corrupt) throw unreadable(corrupt[0], corrupt[1].seq, corrupt[1].message);
     const logger = opts.logger ?? silentLogger;
     const api = createApiServer({
-      store,
+      objects: buildRegistry(store, kinds, { logger, secret: randomBytes(32), authorizer: readOnly }),
       kinds,
       metrics: new Metrics(),
       logger,
-      secret: randomBytes(32),
       ...(opts.bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs: opts.bookmarkIntervalMs } : {}),
       authorizer: readOnly,
     });

@@ -10,12 +10,11 @@ import { clusterRole } from '../resources/cluster-role.js';
 import { cloneJson, isSet, jsonEqual, listAt, objectAt } from '../resources/json-access.js';
 import type { KindStrategy } from '../resources/strategy.js';
 import type { KubeObject } from '../resources/types.js';
-import { collectionOf } from '../store/keys.js';
 import { matchesLabels } from '../selectors/label-selector.js';
 import type { Logger } from '../observability/logger.js';
 import type { ObjectStore } from '../registry/object-store.js';
 import { isRegistryError } from '../registry/errors.js';
-import { filter, map, startWith } from 'rxjs';
+import { map, startWith } from 'rxjs';
 import { coalesce, runSerially } from './work-queue.js';
 
 /** The rules an aggregated role should have, given every ClusterRole (in name order, as the store lists them). */
@@ -32,7 +31,6 @@ export function aggregatedRules(role: KubeObject, all: readonly KubeObject[]): u
 
 export function startClusterRoleAggregation(objects: ObjectStore, kinds: readonly KindStrategy[], log: Logger): () => void {
   if (!kinds.includes(clusterRole)) return () => {};
-  const prefix = `${collectionOf(clusterRole)}/`;
   const reconcileAll = async () => {
     const all = [...objects.list(clusterRole, undefined)].map((s) => s.obj);
     for (const role of all) {
@@ -50,8 +48,7 @@ export function startClusterRoleAggregation(objects: ObjectStore, kinds: readonl
   };
 
   // Any number of changes that come together are one pass: it reads every role as it is then.
-  const changed = objects.store.changes$.pipe(
-    filter((batch) => batch.some((c) => c.key.startsWith(prefix))),
+  const changed = objects.changes(clusterRole).pipe(
     map(() => 'all roles'),
     startWith('all roles'),
     coalesce(),

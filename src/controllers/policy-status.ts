@@ -2,7 +2,6 @@ import { typeCheckPolicy } from '../admission/index.js';
 import { numberAt, objectAt } from '../resources/json-access.js';
 import type { KindStrategy } from '../resources/strategy.js';
 import type { KubeObject } from '../resources/types.js';
-import { storageKey } from '../store/keys.js';
 import type { Logger } from '../observability/logger.js';
 import type { ObjectStore } from '../registry/object-store.js';
 import { isRegistryError, notFound } from '../registry/errors.js';
@@ -21,7 +20,6 @@ import { coalesce, runSerially } from './work-queue.js';
 export function startPolicyStatus(objects: ObjectStore, kinds: readonly KindStrategy[], log: Logger): () => void {
   const kind = kinds.find((k) => k.group === 'admissionregistration.orch.io' && k.kind === 'ValidatingAdmissionPolicy');
   if (!kind) return () => {};
-  const prefix = storageKey(kind, '', '');
   const stale = (o: KubeObject) => (o.metadata.generation ?? 1) > (numberAt(objectAt(o, 'status'), 'observedGeneration') ?? 0);
 
   const withStatus = (cur: KubeObject | undefined, name: string): KubeObject => {
@@ -43,8 +41,8 @@ export function startPolicyStatus(objects: ObjectStore, kinds: readonly KindStra
   const stalePolicies = merge(
     // Policies written while no controller ran (before a restart, or during the log replay).
     defer(() => from(objects.list(kind, undefined))).pipe(map((s) => s.obj)),
-    objects.store.changes$.pipe(
-      mergeMap((batch) => batch.filter((c) => c.type !== 'DELETED' && c.key.startsWith(prefix))),
+    objects.changes(kind).pipe(
+      mergeMap((batch) => batch.filter((c) => c.type !== 'DELETED')),
       map((c) => c.cur.obj),
     ),
   ).pipe(

@@ -64,7 +64,7 @@ export async function ensureBootstrapPolicy(objects: ObjectStore, kinds: readonl
   if (!kinds.includes(clusterRole) || !kinds.includes(clusterRoleBinding)) return;
   const ensure = async (kind: KindStrategy, obj: KubeObject) => {
     const name = obj.metadata.name ?? '';
-    if (objects.store.get(objects.key(kind, undefined, name))) return;
+    if (objects.current(kind, undefined, name)) return;
     await objects.create(kind, undefined, structuredClone(obj), { dryRun: false }).catch((err: unknown) => {
       logger.warn('could not create bootstrap RBAC policy', { kind: kind.kind, name, error: String(err) });
     });

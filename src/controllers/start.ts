@@ -1,5 +1,4 @@
 import type { KindStrategy } from '../resources/strategy.js';
-import { storageKey } from '../store/keys.js';
 import type { ObjectStore } from '../registry/object-store.js';
 import type { Logger } from '../observability/logger.js';
 import { startClusterRoleAggregation } from './cluster-role-aggregation.js';
@@ -33,7 +32,7 @@ export async function startControllers(objects: ObjectStore, kinds: readonly Kin
   const { logger } = opts;
   const nsKind = kinds.find((k) => k.group === '' && k.plural === 'namespaces');
   for (const name of nsKind ? SYSTEM_NAMESPACES : []) {
-    if (objects.store.get(storageKey(nsKind!, '', name))) continue;
+    if (objects.current(nsKind!, undefined, name)) continue;
     await objects.create(nsKind!, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, { dryRun: false }).catch((err: unknown) => {
       logger.warn('could not create system namespace', { name, error: String(err) });
     });

@@ -1,5 +1,5 @@
 import { auditTime, buffer, catchError, concatMap, connect, defer, EMPTY, ignoreElements, mergeMap, type MonoTypeOperatorFunction, type Observable, type Subscription } from 'rxjs';
-import { runAsSystem } from '../admission/index.js';
+import { asSystem } from '../registry/request.js';
 import type { Logger } from '../observability/logger.js';
 
 /**
@@ -9,7 +9,7 @@ import type { Logger } from '../observability/logger.js';
  * failure is logged under the controller's name and ends this run only.
  */
 export function systemJob(name: string, log: Logger, work: () => Promise<void>): Observable<never> {
-  return defer(() => runAsSystem(work)).pipe(
+  return defer(() => asSystem(work)).pipe(
     ignoreElements(),
     catchError((err: unknown) => {
       log.warn(name, { error: String(err) });

@@ -5,18 +5,17 @@ import type { ObjectStore } from '../registry/object-store.js';
 import type { Output } from './respond/respond.js';
 import type { ResourceRoute } from './router.js';
 import type { Logger } from '../observability/logger.js';
-import type { ContinueTokens } from '../store/continue-token.js';
 import type { UserInfo } from '../auth/user.js';
 
 /** What every handler is given: the parsed request and the server's parts, passed explicitly. */
 export interface Server {
+  /** The one door to the objects: every get, list, watch and write goes through it. */
   objects: ObjectStore;
   kinds: readonly KindStrategy[];
   metrics: Metrics;
   logger: Logger;
   /** Called with every open watch so shutdown can end them. */
   watches: Set<() => void>;
-  tokens: ContinueTokens;
   bookmarkIntervalMs: number;
   /** Overrides of the watch sinks' buffer bound, high-water mark, grace period and stall timeout (flags, tests). */
   watchLimits?: { maxBuffered?: number; highWater?: number; graceMs?: number; stallTimeoutMs?: number };

@@ -4,10 +4,9 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { KindStrategy } from '../resources/strategy.js';
 import { kindIndex } from '../resources/registry.js';
-import type { Store } from '../store/store.js';
-import { rfc3339, type ObjectStore } from '../registry/object-store.js';
-import { buildRegistry } from '../registry/build.js';
-import { ContinueTokens } from '../store/continue-token.js';
+import type { ObjectStore } from '../registry/object-store.js';
+import { rfc3339 } from '../registry/object-meta.js';
+import { asRequest } from '../registry/request.js';
 import type { Server } from './context.js';
 import { RequestAudit } from './audit-log.js';
 import type { Logger } from '../observability/logger.js';
@@ -20,7 +19,6 @@ import { handleDiscovery, handleOpenApi } from './handlers/discovery.js';
 import { type ApiError, pathNotFound, serviceUnavailable, unauthorized } from './respond/status.js';
 import { toApiError } from './respond/errors.js';
 import { RequestAuthenticator, type Authenticator } from '../auth/authenticate.js';
-import { runWithAdmissionContext } from '../admission/index.js';
 import { traceRequest } from './request-span.js';
 import { alwaysAllow } from '../auth/authorization-chain.js';
 import type { Authorizer } from '../auth/authorizer.js';
@@ -33,11 +31,11 @@ import { DEFAULT_INFLIGHT_LIMITS, InflightLimiter, type InflightLimits } from '.
 import { DEFAULT_REQUEST_TIMEOUT_MS, arrivalBounds, cutSlowClients } from './slow-clients.js';
 
 export interface ApiServerOptions {
-  store: Store;
+  /** The one door to the objects (registry/build.ts builds it with admission as configured). */
+  objects: ObjectStore;
   kinds: readonly KindStrategy[];
   metrics: Metrics;
   logger: Logger;
-  secret: Buffer;
   bookmarkIntervalMs?: number;
   /** Watch buffer bound and stall timeout (--watch-buffer, --watch-stall-timeout). */
   watchLimits?: Server['watchLimits'];
@@ -47,11 +45,6 @@ export interface ApiServerOptions {
   authorizer?: Authorizer & { gauges?(): Record<string, number> };
   /** Serve HTTPS with this certificate (PEM, leaf first) and key. */
   tls?: { cert: Buffer; key: Buffer };
-  /**
-   * The registry writes go through (serve.ts builds it with admission as configured); by default one
-   * with admission policies only, judged by the authorizer above.
-   */
-  objects?: ObjectStore;
   /** Checks /readyz and /healthz run besides readiness (kms-providers): each failing one with why. */
   healthChecks?: () => { check: string; problem: string }[];
   /** Requests served at once (`--max-requests-inflight`, `--max-mutating-requests-inflight`); Kubernetes' 400 and 200 by default. */
@@ -80,14 +73,13 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
   const index = kindIndex(opts.kinds);
   const lookup = (g: string, v: string, p: string) => index.resource(g, v, p);
   const authorizer: NonNullable<ApiServerOptions['authorizer']> = opts.authorizer ?? alwaysAllow;
-  const objects = opts.objects ?? buildRegistry(opts.store, opts.kinds, { logger: opts.logger, authorizer });
+  const { objects } = opts;
   const context: Server = {
     objects,
     kinds: opts.kinds,
     metrics: opts.metrics,
     logger: opts.logger,
     watches: new Set(),
-    tokens: new ContinueTokens(opts.secret),
     bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
     ...(opts.watchLimits ? { watchLimits: opts.watchLimits } : {}),
   };
@@ -133,14 +125,14 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
           ]);
         case 'metrics':
           res.setHeader('Content-Type', 'text/plain; version=0.0.4');
-          res.end(opts.metrics.render({ orchd_log_last_seq: opts.store.log.lastSeq, orchd_objects: opts.store.view.size, orchd_view_unmade_parts: opts.store.view.unmadeParts, ...historyMetrics(opts.store), ...authenticator.gauges?.(), ...authorizer.gauges?.(), ...limiter.gauges() }));
+          res.end(opts.metrics.render({ ...objects.gauges(), ...authenticator.gauges?.(), ...authorizer.gauges?.(), ...limiter.gauges() }));
           return;
         case 'discovery':
           return handleDiscovery(req, res, r, opts.kinds);
         case 'openapi':
           return handleOpenApi(req, res, url, r.path, opts.kinds);
         case 'timeline':
-          await handleTimeline(res, url, r.path, opts.store);
+          await handleTimeline(res, url, r.path, objects);
           return;
         case 'resource': {
           resource = r.kind.plural;
@@ -148,7 +140,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
           if (!ready) throw serviceUnavailable(`the server is not ready: ${notReady}`);
           audit = new RequestAudit(req, r, auth.user);
           const admission = { user: auth.user, warn: (w: readonly string[]) => addWarnings(res, w), annotate: audit.annotate };
-          verb = await runWithAdmissionContext(admission, () => handleResource({ req, res, url, route: r, out, server: context, user: auth.user }));
+          verb = await asRequest(admission, () => handleResource({ req, res, url, route: r, out, server: context, user: auth.user }));
           return;
         }
       }
@@ -224,16 +216,6 @@ function attributesOrUndefined(req: IncomingMessage, target: RequestTarget, user
 function refuseUpgrade(socket: Duplex, err: ApiError): void {
   const body = JSON.stringify(err.status);
   socket.end(`HTTP/1.1 ${err.code} ${STATUS_CODES[err.code]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
-}
-
-/** The compaction horizon and the last compaction, as gauges. */
-function historyMetrics(store: Store): Record<string, number> {
-  return {
-    orchd_history_oldest_version: store.oldestVersion,
-    orchd_compactions_total: store.compactions,
-    orchd_compaction_last_duration_seconds: (store.lastCompaction?.ms ?? 0) / 1000,
-    orchd_compaction_last_kept_entries: store.lastCompaction?.kept ?? 0,
-  };
 }
 
 /** ok, or each failed check on a line of its own as kube-apiserver lists them. */

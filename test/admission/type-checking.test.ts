@@ -10,8 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { typeCheckPolicy } from '../../src/admission/index.js';
 import { silentLogger } from '../../src/observability/logger.js';
-import { Metrics } from '../../src/observability/metrics.js';
-import { createApiServer } from '../../src/http/server.js';
+import { buildRegistry } from '../../src/registry/build.js';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
 import { kinds } from '../../src/resources/registry.js';
 import { Store } from '../../src/store/store.js';
@@ -158,9 +157,9 @@ describe('the status controller', () => {
       await log.open();
       const store = new Store({ log });
       await store.start();
-      const api = createApiServer({ store, kinds, metrics: new Metrics(), logger: silentLogger, secret: Buffer.alloc(32, 1) });
+      const objects = buildRegistry(store, kinds, { logger: silentLogger });
       const vapKind = kinds.find((k) => k.kind === 'ValidatingAdmissionPolicy')!;
-      await api.context.objects.create(vapKind, undefined, policy('offline', { validations: [{ expression: 'object.spek' }] }), { dryRun: false });
+      await objects.create(vapKind, undefined, policy('offline', { validations: [{ expression: 'object.spek' }] }), { dryRun: false });
       await store.close();
       await log.close();
 

@@ -41,7 +41,7 @@ const path = (who: ReturnType<typeof user>, verb: string, p: string): Authorizat
 const events = (ns: string, extra: Partial<AuthorizationAttributes> = {}) => ({ apiGroup: 'events.orch.io', resource: 'events', namespace: ns, ...extra });
 
 beforeAll(async () => {
-  source = new StoreRbacSource(file.server.api.context.objects.store);
+  source = new StoreRbacSource(file.server.store);
   const authz = rbacAuthorizer(source);
   authorize = (a) => authz.authorize(a);
   for (const ns of ['dev', 'prod']) await create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });

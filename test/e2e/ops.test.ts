@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiServer } from '../../src/http/server.js';
+import { buildRegistry } from '../../src/registry/build.js';
 import { startControllers } from '../../src/controllers/start.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { Metrics } from '../../src/observability/metrics.js';
@@ -47,7 +48,7 @@ describe('health', () => {
     const log = new LevelDbLog({ path: join(dir, 'log') });
     await log.open();
     const store = new Store({ log });
-    const api = createApiServer({ store, kinds, metrics: new Metrics(), logger: silentLogger, secret: Buffer.alloc(32, 1) });
+    const api = createApiServer({ objects: buildRegistry(store, kinds, { logger: silentLogger }), kinds, metrics: new Metrics(), logger: silentLogger });
     await new Promise<void>((resolve) => api.http.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(api.http.address() as AddressInfo).port}`;
     const stops: (() => void)[] = [];
@@ -148,7 +149,7 @@ describe('event expiry (--event-ttl)', () => {
     expect((await call(url, 'GET', mwc.item(other))).status).toBe(200);
 
     // The expiry is a delete record in the log, after the create.
-    const log = short.api.context.objects.store.log;
+    const log = short.store.log;
     let deletes = 0;
     for await (const page of log.read(Number(created.body.metadata.resourceVersion) + 1)) {
       for (const e of page) if (e.type === 'delete' && e.key.endsWith(`/${name}`)) deletes++;

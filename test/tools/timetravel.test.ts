@@ -241,7 +241,7 @@ describe('bad input: one line, exit 1', () => {
       await createNamespace(s.url, 'c1');
       const horizon = await createNamespace(s.url, 'c2');
       await createNamespace(s.url, 'c3');
-      await s.api.context.objects.store.compact(horizon);
+      await s.store.compact(horizon);
       for (const [flag, source] of [['--data-dir', dir], ['--server', s.url]]) {
         oneLine(await run('state', flag, source, '--at', '2'), new RegExp(`--at 2: gone \\(410\\): the log is compacted below it; the oldest version kept is ${horizon - 1}`));
       }

@@ -84,7 +84,7 @@ describe('initial events and the view', () => {
     if (srv) await rm(srv.dataDir, { recursive: true, force: true });
   });
 
-  const seeded = () => [...srv.api.context.objects.store.view.objects()].filter((s) => /^\/namespaces\/\/seed-/.test(s.key));
+  const seeded = () => [...srv.store.view.objects()].filter((s) => /^\/namespaces\/\/seed-/.test(s.key));
   const untouched = (s: StoredObject) => s instanceof LazyObject && !s.isDecoded && s.json === undefined;
 
   async function streamingList(query = '', over: 'http' | 'websocket' = 'http'): Promise<WatchEvent[]> {
