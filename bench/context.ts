@@ -12,7 +12,7 @@ export interface BenchContext {
   orchdCli: string;
   /** The compiled bare node:http peer (bench/peers/bare-http-server.js), unless the default. */
   bareHttpScript?: string;
-  /** The compiled local KMS v2 plugin (tools/kms-plugin.js), unless the default. */
+  /** The compiled local KMS v2 plugin (bench/peers/local-kms-plugin.js), unless the default. */
   kmsPluginScript?: string;
   /** etcd, when the run compares with it. */
   etcd?: Etcd;

@@ -39,7 +39,9 @@ export async function stageCounters(http: HttpClient): Promise<StageCounters> {
   };
   for (const m of text.matchAll(/^orchd_stage_(seconds_total|total)\{stage="([^"]+)"\} ([0-9.eE+-]+)$/gm)) add(m[2], m[1] === 'seconds_total', m[3]);
   // The whole create as the server timed it (routing, authorization and body reading included), as the stage "request".
-  for (const m of text.matchAll(/^apiserver_request_duration_seconds_(sum|count)\{verb="POST",resource="events"\} ([0-9.eE+-]+)$/gm)) add('request', m[1] === 'sum', m[2]);
+  for (const m of text.matchAll(/^apiserver_request_duration_seconds_(sum|count)\{([^}]*)\} ([0-9.eE+-]+)$/gm)) {
+    if (m[2].includes('verb="POST"') && m[2].includes('resource="events"')) add('request', m[1] === 'sum', m[3]);
+  }
   return stages;
 }
 

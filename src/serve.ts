@@ -337,7 +337,8 @@ async function encryptedLog(opts: ServeOptions, logger: Logger, metrics: Metrics
       problem === undefined ? logger.info('kms plugin healthy', { name }) : logger.error('kms plugin failed health check probe (retried)', { name, problem }),
   };
   const onBatch = (size: number, ms: number) => metrics.logBatch(size, ms);
-  const etcdLog = opts.etcd ? new EtcdLog({ servers: opts.etcd.servers, dir: join(opts.dataDir ?? '', 'etcd'), onBatch }) : undefined;
+  const onRequest = (operation: string, type: string, seconds: number) => metrics.etcdRequest(operation, type, seconds);
+  const etcdLog = opts.etcd ? new EtcdLog({ servers: opts.etcd.servers, dir: join(opts.dataDir ?? '', 'etcd'), onBatch, onRequest }) : undefined;
   const log = encryptAtRest(
     etcdLog ?? (opts.storage === 'memory' ? new MemoryLog({ onBatch }) : new LevelDbLog({ path: join(opts.dataDir ?? '', 'log'), onBatch })),
     encryption?.value,

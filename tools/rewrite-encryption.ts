@@ -4,7 +4,7 @@
  * `kubectl get secrets -A -o json | kubectl replace -f -`). Offline: run it on the data folder of a
  * stopped server (LevelDB's lock refuses a running one), with the configuration the server will use.
  *
- *   node dist/tools/rewrite-encryption.js --data-dir DIR --encryption-provider-config enc.yaml [--keep-history]
+ *   orchd rewrite-encryption --data-dir DIR --encryption-provider-config enc.yaml [--keep-history]
  *
  * Each object is written again through the log (a new resourceVersion, the same content), then a
  * checkpoint is saved and, unless --keep-history, the history before the rewrite is compacted away:
@@ -12,14 +12,12 @@
  * need them. Objects that no configured key opens are listed and left as they are (exit code 1).
  */
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
+import { command, CommandError, nonEmpty, UsageError, type Flags } from '../src/cli/flags.js';
 import type { EncryptionConfiguration } from '../src/config/encryption.js';
-import { problemLine } from '../src/config/load.js';
-import { loadServerConfig } from '../src/config/server-config.js';
 import { encryptAtRest } from '../src/log/encryption/index.js';
 import { LevelDbLog } from '../src/log/leveldb-log.js';
 import { Store } from '../src/store/store.js';
+import { encryptionFrom } from './timetravel/source.js';
 
 export interface RewriteResult {
   rewritten: number;
@@ -40,7 +38,7 @@ export async function rewriteEncryption(opts: { dataDir: string; config: Encrypt
   try {
     // Values sealed by a KMS plugin read back only through it.
     const waitMs = opts.kmsWaitMs ?? KMS_WAIT_MS;
-    if (!(await log.ready(waitMs))) throw new Error(`the KMS plugins did not answer within ${waitMs} ms: ${log.health().map((h) => h.problem).join('; ')}`);
+    if (!(await log.ready(waitMs))) throw new CommandError(`the KMS plugins did not answer within ${waitMs} ms: ${log.health().map((h) => h.problem).join('; ')}`);
     await store.start();
     let rewritten = 0;
     // A snapshot of the keys: each rewrite adds a version of the key it writes.
@@ -58,37 +56,25 @@ export async function rewriteEncryption(opts: { dataDir: string; config: Encrypt
   }
 }
 
-async function main(): Promise<number> {
-  const { values } = parseArgs({
-    options: {
-      'data-dir': { type: 'string' },
-      'encryption-provider-config': { type: 'string' },
-      'keep-history': { type: 'boolean', default: false },
-    },
-  });
-  const dataDir = values['data-dir'];
-  const file = values['encryption-provider-config'];
-  if (!dataDir || !file) {
-    process.stderr.write('usage: rewrite-encryption --data-dir DIR --encryption-provider-config FILE [--keep-history]\n');
-    return 2;
-  }
-  const loaded = loadServerConfig({ encryption: file });
-  if (!loaded.ok) {
-    for (const p of loaded.problems) process.stderr.write(problemLine(p) + '\n');
-    return 2;
-  }
-  const result = await rewriteEncryption({ dataDir, config: loaded.config.encryption!.value, keepHistory: values['keep-history'] });
-  process.stdout.write(`rewrote ${result.rewritten} objects; log now holds versions ${result.firstSeq}..${result.lastSeq}\n`);
-  for (const c of result.corrupt) process.stderr.write(`cannot read ${c.key}: ${c.message} (left as it is)\n`);
-  return result.corrupt.length > 0 ? 1 : 0;
-}
+const FLAGS = {
+  'data-dir': { value: 'DIR', help: 'the data folder of a stopped orchd (required)', parse: nonEmpty },
+  'encryption-provider-config': { value: 'FILE', help: 'the EncryptionConfiguration the server will use (required)', parse: nonEmpty },
+  'keep-history': { help: 'keep the history before the rewrite (its entries stay sealed with the old keys)' },
+} as const satisfies Flags;
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main().then(
-    (code) => process.exit(code),
-    (err: unknown) => {
-      process.stderr.write(`rewrite-encryption: ${err instanceof Error ? err.message : String(err)}\n`);
-      process.exit(1);
-    },
-  );
-}
+export const rewriteEncryptionCommand = command({
+  name: 'rewrite-encryption',
+  summary: 'Re-encrypt every stored object with the first provider of the encryption configuration, offline, so an old key can be removed.',
+  flags: FLAGS,
+  notes: 'Objects that no configured key opens are listed and left as they are (exit status 1).',
+  async run({ values }, io) {
+    const dataDir = values['data-dir'];
+    const file = values['encryption-provider-config'];
+    if (!dataDir || !file) throw new UsageError('--data-dir and --encryption-provider-config are required');
+    const config = (await encryptionFrom(file))!;
+    const result = await rewriteEncryption({ dataDir, config, keepHistory: values['keep-history'] });
+    io.out.write(`rewrote ${result.rewritten} objects; log now holds versions ${result.firstSeq}..${result.lastSeq}\n`);
+    for (const c of result.corrupt) io.err.write(`cannot read ${c.key}: ${c.message} (left as it is)\n`);
+    return result.corrupt.length > 0 ? 1 : 0;
+  },
+});

@@ -1,4 +1,4 @@
-/** The local KMS v2 plugin (tools/kms-plugin.ts) as a child process, for kms providers in a benchmark. */
+/** The local KMS v2 plugin (local-kms-plugin.ts) as a child process, for kms providers in a benchmark. */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Child } from '../child.js';
@@ -14,8 +14,8 @@ export class KmsPlugin {
     return this.child.pid;
   }
 
-  /** Serves on socket until stop(); script: the compiled tool (dist/tools/ beside dist/bench/ unless given). */
-  static async start(socket: string, script: string = fileURLToPath(new URL('../../tools/kms-plugin.js', import.meta.url))): Promise<KmsPlugin> {
+  /** Serves on socket until stop(); script: the compiled plugin beside this file unless given. */
+  static async start(socket: string, script: string = fileURLToPath(new URL('./local-kms-plugin.js', import.meta.url))): Promise<KmsPlugin> {
     if (!existsSync(script)) throw new Error(`${script} is missing: run npm run build first`);
     const child = Child.start('kms-plugin', process.execPath, [script, '--socket', socket]);
     await child.waitForLine((l) => l.includes('serving KMS v2 at'), 15_000);

@@ -1,7 +1,7 @@
 /**
  * encryption: Event creates over HTTP keep-alive (closed loop, each acknowledged once durable) with
  * Events encrypted at rest by aesgcm, secretbox and a KMS v2 plugin (the local plugin of
- * tools/kms-plugin.ts, its own process, on a unix socket), side by side with identity (stored
+ * bench/peers/local-kms-plugin.ts, its own process, on a unix socket), side by side with identity (stored
  * plainly, the same as no EncryptionConfiguration at all).
  */
 import { randomBytes } from 'node:crypto';
@@ -93,7 +93,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const notes = [
     `Each cell: ${ctx.opts.warmupMs} ms warm-up, then ${ctx.opts.durationMs} ms measured (at most ${ctx.opts.maxOps} operations); closed loop, one keep-alive connection per client; a fresh orchd per provider.`,
     'A create is a POST of a ~1 KB Event, answered 201 only after its log batch is synced; the EncryptionConfiguration selects events.events.orch.io only, with the one provider of the column.',
-    'kms: KMS v2 through the local plugin (tools/kms-plugin.ts, its own process, gRPC on a unix socket); the plugin seals one data key seed per key id, so writes seal locally (HKDF-derived AES-256-GCM key per write) and never call it.',
+    'kms: KMS v2 through the local plugin (bench/peers/local-kms-plugin.ts, its own process, gRPC on a unix socket); the plugin seals one data key seed per key id, so writes seal locally (HKDF-derived AES-256-GCM key per write) and never call it.',
     ...PROVIDERS.flatMap((p) => clients.flatMap((c) => errorNote(`${p.id} ${c} clients`, runs.get(p.id)!.get(c)!))),
   ];
   const series: Series[] = PROVIDERS.map((p) => ({ name: p.id, points: clients.map((c) => [c, runs.get(p.id)!.get(c)!.throughput]) }));

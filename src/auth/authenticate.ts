@@ -17,14 +17,15 @@ import { bearerToken } from './bearer.js';
 import { celClaimsCompiler } from './cel-claims.js';
 import { JwtAuthenticator, type JwtAuthenticatorDeps } from './jwt-authenticator.js';
 import { anonymousUser, withAuthenticatedGroup, type UserInfo } from './user.js';
+import type { Sample } from '../observability/samples.js';
 
 export type AuthOutcome = { ok: true; user: UserInfo } | { ok: false; reason: string };
 
 /** What the HTTP server asks: who sent this request. */
 export interface Authenticator {
   authenticate(headers: IncomingHttpHeaders, path: string): Promise<AuthOutcome>;
-  /** Gauges for /metrics, when the authenticator has any. */
-  gauges?(): Record<string, number>;
+  /** Readings for /metrics, when the authenticator has any. */
+  samples?(): Sample[];
 }
 
 export interface RequestAuthenticatorOptions extends JwtAuthenticatorDeps {

@@ -17,6 +17,7 @@
 import type { AuthorizationConfiguration, AuthorizerConfiguration, AuthorizerType } from '../config/authorization.js';
 import type { AuthorizationAttributes, AuthorizationDecision, Authorizer } from './authorizer.js';
 import { WebhookAuthorizer, type WebhookDeps } from './webhook-authorizer.js';
+import type { Sample } from '../observability/samples.js';
 
 export const PRIVILEGED_GROUP = 'system:masters';
 
@@ -92,18 +93,20 @@ export class AuthorizerChain implements Authorizer {
     for (const l of this.links) if (l.authorizer instanceof WebhookAuthorizer) l.authorizer.close();
   }
 
-  gauges(): Record<string, number> {
-    const out: Record<string, number> = {};
+  /** Decisions by authorizer, and each webhook's cache and calls, for /metrics. */
+  samples(): Sample[] {
+    const out: Sample[] = [];
+    const counter = (name: string, help: string, labels: Record<string, string>, value: number) => out.push({ name, help, type: 'counter', labels, value });
     for (const { type, name, decisions } of this.links) {
-      for (const [decision, n] of Object.entries(decisions)) out[`orchd_authorization_decisions_total{type="${type}",name="${name}",decision="${decision}"}`] = n;
+      for (const [decision, n] of Object.entries(decisions)) counter('orchd_authorization_decisions_total', 'Decisions by authorizer of the chain.', { type, name, decision }, n);
     }
     for (const { authorizer: a } of this.links) {
       if (!(a instanceof WebhookAuthorizer)) continue;
-      const name = `name="${a.name}"`;
-      out[`orchd_authorization_webhook_cache_hits_total{${name}}`] = a.counters.cacheHits;
-      out[`orchd_authorization_webhook_cache_misses_total{${name}}`] = a.counters.cacheMisses;
-      out[`orchd_authorization_webhook_match_condition_exclusions_total{${name}}`] = a.counters.skipped;
-      for (const [result, n] of Object.entries(a.counters.calls)) out[`orchd_authorization_webhook_evaluations_total{${name},result="${result}"}`] = n;
+      const name = { name: a.name };
+      counter('orchd_authorization_webhook_cache_hits_total', "Decisions answered from a webhook authorizer's cache.", name, a.counters.cacheHits);
+      counter('orchd_authorization_webhook_cache_misses_total', "Decisions a webhook authorizer's cache did not have.", name, a.counters.cacheMisses);
+      counter('orchd_authorization_webhook_match_condition_exclusions_total', "Requests a webhook authorizer's matchConditions left out.", name, a.counters.skipped);
+      for (const [result, n] of Object.entries(a.counters.calls)) counter('orchd_authorization_webhook_evaluations_total', 'Calls to a webhook authorizer by result.', { ...name, result }, n);
     }
     return out;
   }

@@ -8,6 +8,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { AuthenticationConfiguration } from '../config/authentication.js';
 import { RequestAuthenticator, type AuthOutcome, type Authenticator } from './authenticate.js';
 import { ConfigReloader, type ParseConfig, type ReloadResult } from '../config/reloader.js';
+import type { Sample } from '../observability/samples.js';
 
 export interface ReloadOptions {
   file: string;
@@ -53,7 +54,7 @@ export class ReloadingAuthenticator implements Authenticator {
     return this.reloader.check();
   }
 
-  gauges(): Record<string, number> {
-    return this.reloader.gauges();
+  samples(): Sample[] {
+    return this.reloader.samples();
   }
 }

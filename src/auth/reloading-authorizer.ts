@@ -11,6 +11,7 @@ import type { AuthorizationConfiguration } from '../config/authorization.js';
 import type { AuthorizationAttributes, AuthorizationDecision, Authorizer } from './authorizer.js';
 import { buildAuthorizationChain, type AuthorizerChain, type ChainDeps } from './authorization-chain.js';
 import { ConfigReloader, type ParseConfig } from '../config/reloader.js';
+import type { Sample } from '../observability/samples.js';
 
 export interface AuthorizerReloadOptions {
   file: string;
@@ -54,7 +55,7 @@ export class ReloadingAuthorizer implements Authorizer {
     this.reloader.close();
   }
 
-  gauges(): Record<string, number> {
-    return { ...this.reloader.current.gauges(), ...this.reloader.gauges() };
+  samples(): Sample[] {
+    return [...this.reloader.current.samples(), ...this.reloader.samples()];
   }
 }

@@ -9,6 +9,7 @@
 import { readFile } from 'node:fs/promises';
 import type { DocumentKind } from './document.js';
 import { loadDocumentText, problemLine } from './load.js';
+import type { Sample } from '../observability/samples.js';
 
 export const RELOAD_INTERVAL_MS = 60_000;
 
@@ -141,14 +142,15 @@ export class ConfigReloader<C, B> {
     return 'failed';
   }
 
-  gauges(): Record<string, number> {
+  /** The reloads so far and the last one's outcome, for /metrics under metricPrefix. */
+  samples(): Sample[] {
     const p = this.o.metricPrefix;
-    if (p === undefined) return {};
-    return {
-      [`${p}_reloads_succeeded`]: this.succeeded,
-      [`${p}_reloads_failed`]: this.failed,
-      [`${p}_last_reload_success`]: this.lastOutcome === 'failure' ? 0 : 1,
-      [`${p}_last_reload_timestamp_seconds`]: Math.floor(this.lastAt / 1000),
-    };
+    if (p === undefined) return [];
+    return [
+      { name: `${p}_reloads_succeeded`, help: 'Reloads of the configuration file that took effect.', type: 'counter', value: this.succeeded },
+      { name: `${p}_reloads_failed`, help: 'Reloads of the configuration file refused (the last good configuration still serves).', type: 'counter', value: this.failed },
+      { name: `${p}_last_reload_success`, help: 'Whether the last reload took effect (1) or was refused (0).', type: 'gauge', value: this.lastOutcome === 'failure' ? 0 : 1 },
+      { name: `${p}_last_reload_timestamp_seconds`, help: 'When the configuration file was last reloaded.', type: 'gauge', value: Math.floor(this.lastAt / 1000) },
+    ];
   }
 }

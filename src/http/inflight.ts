@@ -13,6 +13,7 @@
 import type { AuthorizationAttributes } from '../auth/authorizer.js';
 import type { UserInfo } from '../auth/user.js';
 import { tooManyRequests } from './respond/status.js';
+import type { Sample } from '../observability/samples.js';
 
 export interface InflightLimits {
   /** `--max-requests-inflight`: read-only requests at once; 0 is no limit. Kubernetes' default 400. */
@@ -63,8 +64,12 @@ export class InflightLimiter {
   }
 
   /** Requests counted now, for /metrics (kube-apiserver's apiserver_current_inflight_requests). */
-  gauges(): Record<string, number> {
-    return { 'apiserver_current_inflight_requests{request_kind="readOnly"}': this.readOnly, 'apiserver_current_inflight_requests{request_kind="mutating"}': this.mutating };
+  samples(): Sample[] {
+    const help = 'Maximal number of currently used inflight request limit of this apiserver per request kind in last second.';
+    return [
+      { name: 'apiserver_current_inflight_requests', help, type: 'gauge', labels: { request_kind: 'readOnly' }, value: this.readOnly },
+      { name: 'apiserver_current_inflight_requests', help, type: 'gauge', labels: { request_kind: 'mutating' }, value: this.mutating },
+    ];
   }
 }
 

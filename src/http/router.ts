@@ -99,9 +99,19 @@ function item(kind: KindStrategy, version: string, namespace: string | undefined
 }
 
 /**
+ * A list or watch at `namespaces//<resource>` reads every namespace, as Kubernetes reads it (its
+ * authorization already saw the empty namespace: a cluster-wide request). Any other verb keeps the
+ * empty namespace for checkRouteNames to refuse.
+ */
+export function readingEveryNamespace(r: ResourceRoute, method: string): ResourceRoute {
+  if (r.namespace !== '' || r.name !== undefined || method !== 'GET') return r;
+  const { namespace: _, ...everyNamespace } = r;
+  return everyNamespace;
+}
+
+/**
  * What kube-apiserver's storage refuses (400) before it reads or writes anything: an empty namespace
- * (`namespaces//events` is not "all namespaces", which has a path of its own; Kubernetes lists every
- * namespace there, orchd refuses it for every verb, issue 18) and a name that is no path segment
+ * on any request but a list or watch (readingEveryNamespace), and a name that is no path segment
  * (`.`, `..`, or with '/' or '%': Kubernetes' IsValidPathSegmentName).
  */
 export function checkRouteNames(r: ResourceRoute): void {

@@ -10,7 +10,9 @@ import { asRequest } from '../registry/request.js';
 import type { Server } from './context.js';
 import { RequestAudit } from './audit-log.js';
 import type { Logger } from '../observability/logger.js';
-import type { Metrics } from '../observability/metrics.js';
+import type { Metrics, RequestLabels } from '../observability/metrics.js';
+import type { Sample } from '../observability/samples.js';
+import { requestLabels } from './request-labels.js';
 import { addWarnings, sendError, type Output } from './respond/respond.js';
 import { route, type Route } from './router.js';
 import { handleResource, outputFor } from './handlers/resource.js';
@@ -42,7 +44,7 @@ export interface ApiServerOptions {
   /** Who is asking; without one every request is anonymous (no authentication configured). */
   authenticator?: Authenticator;
   /** What each user may do; without one everything is allowed (no authorization configured). */
-  authorizer?: Authorizer & { gauges?(): Record<string, number> };
+  authorizer?: Authorizer & { samples?(): Sample[] };
   /** Serve HTTPS with this certificate (PEM, leaf first) and key. */
   tls?: { cert: Buffer; key: Buffer };
   /** Checks /readyz and /healthz run besides readiness (kms-providers): each failing one with why. */
@@ -90,6 +92,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
   let drained: (() => void) | undefined;
   const limiter = new InflightLimiter(opts.inflight ?? DEFAULT_INFLIGHT_LIMITS);
   const authenticator: Authenticator = opts.authenticator ?? new RequestAuthenticator(undefined);
+  opts.metrics.readAtScrape(() => [...objects.samples(opts.kinds), ...(authenticator.samples?.() ?? []), ...(authorizer.samples?.() ?? []), ...limiter.samples()]);
   /** Kube's answer to failed authentication: the reason goes to the log, never to the client. */
   const unauthenticated = (req: IncomingMessage, reason: string): ApiError => {
     opts.logger.info('unable to authenticate the request', { method: req.method, path: req.url?.split('?')[0], reason });
@@ -99,8 +102,9 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const started = performance.now();
     inFlight++;
-    let verb = req.method ?? 'GET';
-    let resource = '';
+    const verb = req.method ?? 'GET';
+    /** Set once the path names a resource: the request is then counted in /metrics. */
+    let counted: RequestLabels | undefined;
     let out: Output = { format: 'json', pretty: false };
     let audit: RequestAudit | undefined;
     let release: (() => void) | undefined;
@@ -111,11 +115,13 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       if (!auth.ok) throw unauthenticated(req, auth.reason);
       // A path whose attributes cannot be read is counted by its method; the authorizer then refuses it.
       const attributes = attributesOrUndefined(req, target, auth.user);
+      const r: Route | undefined = route(target.path, lookup);
+      // Refusals (429, 403) are counted too, as kube-apiserver counts them; paths naming no resource are not.
+      if (r?.type === 'resource' && attributes) counted = requestLabels(r, attributes, req.headers['content-type']);
       release = limiter.admit(attributes ?? { verb: verb.toLowerCase(), isResourceRequest: false }, auth.user);
       // Awaited only when the chain went over the network: a cached decision costs no extra turn.
       const authorized = opts.authorizer && authorize(opts.authorizer, attributes ?? requestAttributes(req, target, auth.user));
       if (authorized) await authorized;
-      const r: Route | undefined = route(target.path, lookup);
       if (!r) throw pathNotFound();
       switch (r.type) {
         case 'health':
@@ -123,10 +129,12 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
             ...(r.check === 'readyz' && !ready ? [{ check: 'readyz', problem: notReady }] : []),
             ...(r.check === 'livez' ? [] : (opts.healthChecks?.() ?? [])),
           ]);
-        case 'metrics':
-          res.setHeader('Content-Type', 'text/plain; version=0.0.4');
-          res.end(opts.metrics.render({ ...objects.gauges(), ...authenticator.gauges?.(), ...authorizer.gauges?.(), ...limiter.gauges() }));
+        case 'metrics': {
+          const text = await opts.metrics.render();
+          res.setHeader('Content-Type', opts.metrics.contentType);
+          res.end(text);
           return;
+        }
         case 'discovery':
           return handleDiscovery(req, res, r, opts.kinds);
         case 'openapi':
@@ -135,12 +143,11 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
           await handleTimeline(res, url, r.path, objects);
           return;
         case 'resource': {
-          resource = r.kind.plural;
           out = outputFor(req, url);
           if (!ready) throw serviceUnavailable(`the server is not ready: ${notReady}`);
           audit = new RequestAudit(req, r, auth.user);
           const admission = { user: auth.user, warn: (w: readonly string[]) => addWarnings(res, w), annotate: audit.annotate };
-          verb = await asRequest(admission, () => handleResource({ req, res, url, route: r, out, server: context, user: auth.user }));
+          await asRequest(admission, () => handleResource({ req, res, url, route: r, out, server: context, user: auth.user }));
           return;
         }
       }
@@ -152,7 +159,9 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       release?.();
       inFlight--;
       audit?.write(opts.logger, res.statusCode);
-      if (resource && verb !== 'WATCH') opts.metrics.request(verb, resource, res.statusCode, (performance.now() - started) / 1000);
+      // A watch is counted when it ends, as kube-apiserver counts long-running requests.
+      if (counted?.verb === 'WATCH') res.once('close', () => opts.metrics.request(counted!, res.statusCode, (performance.now() - started) / 1000));
+      else if (counted) opts.metrics.request(counted, res.statusCode, (performance.now() - started) / 1000);
       if (inFlight === 0) drained?.();
     }
   };

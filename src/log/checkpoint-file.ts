@@ -75,20 +75,51 @@ export async function* readParts(file: string, seq: number): AsyncIterable<PartB
   let walked = false;
   try {
     if (readCheckpointHead(parts.read(0, CHECKPOINT_HEAD_BYTES)) !== seq) throw new Error(`checkpoint file ${file} changed while it was read`);
-    const total = fstatSync(parts.fd).size;
-    for (let at = CHECKPOINT_HEAD_BYTES, n = 0; at < total; n++) {
-      const length = at + PART_LENGTH_BYTES <= total ? parts.read(at, at + PART_LENGTH_BYTES).readUInt32BE(0) : Infinity;
-      const from = at + PART_LENGTH_BYTES;
-      if (from + length > total) throw new Error(`checkpoint file ${file} ends inside a part (at byte ${at})`);
-      yield parts.part(from, length);
-      at = from + length;
-      if (n % YIELD_EVERY === YIELD_EVERY - 1) await nextTurn();
+    let n = 0;
+    for (const { at, length } of partFrames(file, parts.fd)) {
+      yield parts.part(at, length);
+      if (n++ % YIELD_EVERY === YIELD_EVERY - 1) await nextTurn();
     }
     walked = true;
   } finally {
     // Stopped early (not a checkpoint the store reads, or a bad one): nothing will read its parts.
     if (!walked) parts.close();
     else parts.walked();
+  }
+}
+
+/** Where each part's bytes lie in the open checkpoint file fd (after the head), read from their frames. */
+function* partFrames(file: string, fd: number): Iterable<{ at: number; length: number }> {
+  const total = fstatSync(fd).size;
+  const frame = Buffer.alloc(PART_LENGTH_BYTES);
+  for (let at = CHECKPOINT_HEAD_BYTES; at < total; ) {
+    const length = at + PART_LENGTH_BYTES <= total && readSync(fd, frame, 0, PART_LENGTH_BYTES, at) === PART_LENGTH_BYTES ? frame.readUInt32BE(0) : Infinity;
+    const from = at + PART_LENGTH_BYTES;
+    if (from + length > total) throw new Error(`checkpoint file ${file} ends inside a part (at byte ${at})`);
+    yield { at: from, length };
+    at = from + length;
+  }
+}
+
+/**
+ * The checkpoint in file laid out: its seq and where each part's bytes lie, without reading them
+ * (a reader of the file that picks the few parts it needs: the time-travel tools). undefined when
+ * there is no file, or it is not a checkpoint this code wrote.
+ */
+export function checkpointLayout(file: string): { seq: number; parts: { at: number; length: number }[] } | undefined {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  try {
+    const head = Buffer.alloc(CHECKPOINT_HEAD_BYTES);
+    const seq = readCheckpointHead(head.subarray(0, readSync(fd, head, 0, head.length, 0)));
+    return seq === undefined ? undefined : { seq, parts: [...partFrames(file, fd)] };
+  } finally {
+    closeSync(fd);
   }
 }
 

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { Level } from 'level';
 import { AbstractLog, type Batch, type Found, type LogOptions } from './abstract-log.js';
 import { loadCheckpointFile, saveCheckpointFile } from './checkpoint-file.js';
-import { HORIZON_KEY, decodeEntry, readSeq, seqKey } from './codec.js';
+import { HORIZON_KEY, decodeEntry, encodeStoredRecord, readSeq, seqKey, stampTime } from './codec.js';
 import { LogError, type Checkpoint, type LogEntry, type SavedCheckpoint } from './log.js';
 
 export interface LevelDbLogOptions extends LogOptions {
@@ -13,6 +13,15 @@ export interface LevelDbLogOptions extends LogOptions {
    * after a crash: the replay tool's served copy in a temp folder, which it rebuilds every run.
    */
   sync?: boolean;
+}
+
+/** An entry of LevelDbLog.import: its stored bytes at its own seq. */
+export interface ImportedEntry {
+  seq: number;
+  type: 'put' | 'delete';
+  key: string;
+  raw: Uint8Array;
+  time?: number;
 }
 
 /** Entries only: every meta key (0xff…) sorts after the largest seq key. */
@@ -150,6 +159,35 @@ export class LevelDbLog extends AbstractLog {
 
   protected _loadCheckpoint(): Promise<SavedCheckpoint | undefined> {
     return loadCheckpointFile(checkpointFile(this.path));
+  }
+
+  /**
+   * Writes entries into the empty log folder at path, not open, at their own seqs, then the
+   * horizon: a log opened on it reads the entries as the state a compaction kept below the horizon
+   * (the key index of a restart finds them), and its next append takes seq horizon. How a state read
+   * elsewhere (a recording's snapshot, another folder's state at a version) becomes a log that goes
+   * on from it. Each entry's value is its stored msgpack bytes; time, when given, is its commit time.
+   */
+  static async import(path: string, pages: AsyncIterable<readonly ImportedEntry[]> | Iterable<readonly ImportedEntry[]>, horizon: number): Promise<void> {
+    const db = new Level<Buffer, Buffer>(path, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+    await db.open();
+    try {
+      const [held] = await db.keys({ ...ENTRY_RANGE, limit: 1 }).all();
+      if (held) throw new Error(`import into ${path}: the log already holds entries (entry ${readSeq(held)})`);
+      for await (const page of pages) {
+        const chain = db.batch();
+        for (const e of page) {
+          if (e.seq >= horizon) throw new Error(`import into ${path}: entry ${e.seq} (${e.key}) is not below the horizon ${horizon}`);
+          const record = encodeStoredRecord(e.type, e.key, e.raw);
+          if (e.time !== undefined) stampTime(record, e.time);
+          chain.put(seqKey(e.seq), record);
+        }
+        await chain.write();
+      }
+      await db.put(HORIZON_KEY, seqKey(horizon), { sync: true });
+    } finally {
+      await db.close();
+    }
   }
 }
 

@@ -1,113 +1,169 @@
 /**
- * Prometheus metrics in the text exposition format. Hand-written because the set is small and fixed:
- * request counts and latencies by verb and resource, log append latency and batch sizes.
+ * /metrics on prom-client, with the families named as kube-apiserver names them so that existing
+ * dashboards and alerts read orchd: requests (apiserver_request_total, _duration_seconds), watch
+ * events, the log's batches, etcd's request latency, and the readings other rooms give at scrape
+ * time (in-flight requests, registered watchers, stored objects: SampleSource). One Metrics per
+ * server, each with its own registry (a test process runs several servers); the process's own
+ * metrics (process_*, nodejs_*) are shared by all of them.
  */
-import { renderStages } from './stage-timing.js';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { processMetrics } from './process-metrics.js';
+import type { Sample, SampleSource } from './samples.js';
+import { STAGES, stageTimingOn, stageTotals } from './stage-timing.js';
+import { WatchEventCounts } from './watch-events.js';
 
-const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** kube-apiserver's latency buckets, with two below its 5 ms (most of orchd's requests take less). */
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
+const FAST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-/** A sample's label set as written after its name; none at all rather than an empty `{}`. */
-const braced = (labels: string): string => (labels ? `{${labels}}` : '');
-
-class Histogram {
-  readonly counts = new Map<string, { buckets: number[]; sum: number; count: number }>();
-  constructor(
-    readonly name: string,
-    readonly help: string,
-    readonly buckets = BUCKETS,
-  ) {}
-  observe(labels: string, value: number): void {
-    let h = this.counts.get(labels);
-    if (!h) this.counts.set(labels, (h = { buckets: new Array(this.buckets.length).fill(0), sum: 0, count: 0 }));
-    for (let i = 0; i < this.buckets.length; i++) if (value <= this.buckets[i]) h.buckets[i]++;
-    h.sum += value;
-    h.count++;
-  }
-  render(out: string[]): void {
-    out.push(`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`);
-    for (const [labels, h] of this.counts) {
-      const sep = labels ? ',' : '';
-      for (let i = 0; i < this.buckets.length; i++) out.push(`${this.name}_bucket{${labels}${sep}le="${this.buckets[i]}"} ${h.buckets[i]}`);
-      out.push(`${this.name}_bucket{${labels}${sep}le="+Inf"} ${h.count}`);
-      out.push(`${this.name}_sum${braced(labels)} ${h.sum}`, `${this.name}_count${braced(labels)} ${h.count}`);
-    }
-  }
+/** What kube-apiserver labels a request with (its RequestInfo), but the code. */
+export interface RequestLabels {
+  /** LIST, GET, WATCH, POST, PUT, PATCH, APPLY, DELETE, DELETECOLLECTION. */
+  verb: string;
+  group: string;
+  version: string;
+  resource: string;
+  subresource: string;
+  /** cluster, namespace or resource (one named object). */
+  scope: string;
 }
 
-class Counter {
-  readonly values = new Map<string, number>();
-  constructor(
-    readonly name: string,
-    readonly help: string,
-  ) {}
-  inc(labels: string, by = 1): void {
-    this.values.set(labels, (this.values.get(labels) ?? 0) + by);
-  }
-  render(out: string[]): void {
-    out.push(`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`);
-    for (const [labels, v] of this.values) out.push(`${this.name}${braced(labels)} ${v}`);
-  }
-}
-
-const label = (pairs: Record<string, string | number>): string =>
-  Object.entries(pairs)
-    .map(([k, v]) => `${k}="${String(v).replace(/["\\\n]/g, (c) => (c === '\n' ? '\\n' : `\\${c}`))}"`)
-    .join(',');
+const REQUEST_LABELS = ['verb', 'group', 'version', 'resource', 'subresource', 'scope', 'component'] as const;
 
 export class Metrics {
-  private readonly requests = new Counter('apiserver_request_total', 'Requests by verb, resource and HTTP code.');
-  private readonly latency = new Histogram('apiserver_request_duration_seconds', 'Request latency by verb and resource.');
-  private readonly append = new Histogram('orchd_log_append_duration_seconds', 'Time from a batch start to its durable sync.');
-  private readonly batch = new Histogram('orchd_log_batch_size', 'Records per synced log batch.', [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]);
-  private readonly watchers = new Map<string, number>();
-  private readonly encryptionReloads = new Counter(
-    'apiserver_encryption_config_controller_automatic_reloads_total',
-    'Automatic reloads of the encryption configuration by status (success: new providers serve; failure: the last good ones still do).',
-  );
-  private readonly encryptionReloadAt = new Map<string, number>();
+  readonly registry = new Registry();
+  private readonly requests = new Counter({
+    name: 'apiserver_request_total',
+    help: 'Counter of apiserver requests broken out for each verb, group, version, resource, scope, component, and HTTP response code.',
+    labelNames: [...REQUEST_LABELS, 'code'],
+    registers: [this.registry],
+  });
+  private readonly latency = new Histogram({
+    name: 'apiserver_request_duration_seconds',
+    help: 'Response latency distribution in seconds for each verb, group, version, resource, subresource, scope and component (WATCH not included).',
+    labelNames: REQUEST_LABELS,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly batchSize = new Histogram({
+    name: 'orchd_log_batch_size',
+    help: 'Records per synced log batch (concurrent writes share one).',
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024],
+    registers: [this.registry],
+  });
+  private readonly syncLatency = new Histogram({
+    name: 'orchd_log_append_duration_seconds',
+    help: "Time from a log batch's first append to its durable sync.",
+    buckets: FAST_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly etcd = new Histogram({
+    name: 'etcd_request_duration_seconds',
+    help: 'Etcd request latency in seconds for each operation and object type.',
+    labelNames: ['operation', 'type'],
+    buckets: FAST_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly encryptionReloads = new Counter({
+    name: 'apiserver_encryption_config_controller_automatic_reloads_total',
+    help: 'Automatic reloads of the encryption configuration by status (success: new providers serve; failure: the last good ones still do).',
+    labelNames: ['status'],
+    registers: [this.registry],
+  });
+  private readonly encryptionReloadAt = new Gauge({
+    name: 'apiserver_encryption_config_controller_automatic_reload_last_timestamp_seconds',
+    help: 'When the encryption configuration was last reloaded, by status.',
+    labelNames: ['status'],
+    registers: [this.registry],
+  });
+  /** Each event sent to each watcher, by kind. */
+  readonly watchEvents = new WatchEventCounts(this.registry);
+  private readonly sources: SampleSource[] = [];
+  /** The families of the sources' samples, made at the first scrape that shows each name. */
+  private readonly sampled = new Map<string, Counter | Gauge>();
 
-  request(verb: string, resource: string, code: number, seconds: number): void {
-    this.requests.inc(label({ verb, resource, code }));
-    this.latency.observe(label({ verb, resource }), seconds);
+  constructor() {
+    // Off unless ORCHD_STAGE_TIMING=1: then a write's stages, as the writes benchmark reads them.
+    if (stageTimingOn) this.stageFamilies();
+  }
+
+  request(labels: RequestLabels, code: number, seconds: number): void {
+    const l = { ...labels, component: 'apiserver' };
+    this.requests.inc({ ...l, code });
+    if (labels.verb !== 'WATCH') this.latency.observe(l, seconds);
   }
 
   logBatch(size: number, ms: number): void {
-    this.batch.observe('', size);
-    this.append.observe('', ms / 1000);
+    this.batchSize.observe(size);
+    this.syncLatency.observe(ms / 1000);
+  }
+
+  /** One request to etcd: operation (create, update, delete, get) and type (the resource). */
+  etcdRequest(operation: string, type: string, seconds: number): void {
+    this.etcd.observe({ operation, type }, seconds);
   }
 
   encryptionConfigReload(status: 'success' | 'failure', atMs: number): void {
-    this.encryptionReloads.inc(label({ status }));
-    this.encryptionReloadAt.set(label({ status }), atMs / 1000);
+    this.encryptionReloads.inc({ status });
+    this.encryptionReloadAt.set({ status }, atMs / 1000);
   }
 
-  watcherDelta(resource: string, delta: number): void {
-    this.watchers.set(resource, (this.watchers.get(resource) ?? 0) + delta);
+  /** Adds readings taken at every scrape. */
+  readAtScrape(source: SampleSource): void {
+    this.sources.push(source);
   }
 
-  render(extra: Record<string, number> = {}): string {
-    const out: string[] = [];
-    this.requests.render(out);
-    this.latency.render(out);
-    this.append.render(out);
-    this.batch.render(out);
-    renderStages(out);
-    out.push('# HELP apiserver_registered_watchers Open watches by resource.', '# TYPE apiserver_registered_watchers gauge');
-    for (const [r, n] of this.watchers) out.push(`apiserver_registered_watchers{${label({ resource: r })}} ${n}`);
-    if (this.encryptionReloadAt.size > 0) {
-      this.encryptionReloads.render(out);
-      const name = 'apiserver_encryption_config_controller_automatic_reload_last_timestamp_seconds';
-      out.push(`# HELP ${name} When the encryption configuration was last reloaded, by status.`, `# TYPE ${name} gauge`);
-      for (const [labels, at] of this.encryptionReloadAt) out.push(`${name}{${labels}} ${at}`);
+  readonly contentType = this.registry.contentType;
+
+  /** The text exposition: the process's metrics, then this server's. */
+  async render(): Promise<string> {
+    this.takeSamples();
+    return (await processMetrics().metrics()) + '\n' + (await this.registry.metrics());
+  }
+
+  private takeSamples(): void {
+    const byName = new Map<string, Sample[]>();
+    for (const source of this.sources) {
+      for (const s of source()) {
+        const list = byName.get(s.name);
+        if (list) list.push(s);
+        else byName.set(s.name, [s]);
+      }
     }
-    // A gauge may carry labels in its key (`name{a="b"}`): one TYPE line per metric name.
-    const typed = new Set<string>();
-    for (const [key, v] of Object.entries(extra)) {
-      const name = key.split('{')[0];
-      if (!typed.has(name)) out.push(`# TYPE ${name} gauge`);
-      typed.add(name);
-      out.push(`${key} ${v}`);
+    for (const family of this.sampled.values()) family.reset();
+    for (const [name, samples] of byName) {
+      let family = this.sampled.get(name);
+      if (!family) {
+        const { help, type } = samples[0];
+        const labelNames = [...new Set(samples.flatMap((s) => Object.keys(s.labels ?? {})))];
+        const config = { name, help, labelNames, registers: [this.registry] };
+        this.sampled.set(name, (family = type === 'counter' ? new Counter(config) : new Gauge(config)));
+      }
+      for (const s of samples) (family instanceof Counter ? family.inc.bind(family) : family.set.bind(family))(s.labels ?? {}, s.value);
     }
-    return out.join('\n') + '\n';
+  }
+
+  private stageFamilies(): void {
+    const registers = [this.registry];
+    new Counter({
+      name: 'orchd_stage_seconds_total',
+      help: 'Wall time spent in each stage of a write (ORCHD_STAGE_TIMING=1).',
+      labelNames: ['stage'],
+      registers,
+      collect() {
+        this.reset();
+        for (const stage of STAGES) this.inc({ stage }, stageTotals(stage).ms / 1000);
+      },
+    });
+    new Counter({
+      name: 'orchd_stage_total',
+      help: 'Times each stage of a write ran.',
+      labelNames: ['stage'],
+      registers,
+      collect() {
+        this.reset();
+        for (const stage of STAGES) this.inc({ stage }, stageTotals(stage).count);
+      },
+    });
   }
 }

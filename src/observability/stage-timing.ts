@@ -1,8 +1,9 @@
 /**
- * Where a write's time goes, stage by stage (decode, checks, …): wall time summed per stage, read
- * from /metrics as `orchd_stage_seconds_total{stage=…}` and `orchd_stage_total{stage=…}` (the
+ * Where a write's time goes, stage by stage (decode, checks, …): wall time summed per stage, which
+ * metrics.ts publishes as `orchd_stage_seconds_total{stage=…}` and `orchd_stage_total{stage=…}` (the
  * writes benchmark divides them by its creates). Off unless the process starts with
  * ORCHD_STAGE_TIMING=1: then every call returns at once, so the hot path pays a predictable branch.
+ * The sums are the process's (the code's time, whichever server ran it), as process_cpu_seconds is.
  *
  *   let t = stageStart();
  *   decode();
@@ -16,7 +17,9 @@
 export const STAGES = ['decode', 'checks', 'fieldManager', 'defaults', 'admission', 'validation', 'encode', 'append', 'respond'] as const;
 export type Stage = (typeof STAGES)[number];
 
-const on = process.env.ORCHD_STAGE_TIMING === '1';
+/** Whether this process times stages (ORCHD_STAGE_TIMING=1 at its start). */
+export const stageTimingOn = process.env.ORCHD_STAGE_TIMING === '1';
+const on = stageTimingOn;
 const index = new Map<Stage, number>(STAGES.map((s, i) => [s, i]));
 const ms = new Float64Array(STAGES.length);
 const counts = new Float64Array(STAGES.length);
@@ -36,11 +39,8 @@ export function stageLap(stage: Stage, since: number): number {
   return now;
 }
 
-/** The stage counters in the Prometheus text format (nothing when timing is off). */
-export function renderStages(out: string[]): void {
-  if (!on) return;
-  out.push('# HELP orchd_stage_seconds_total Wall time spent in each stage of a write (ORCHD_STAGE_TIMING=1).', '# TYPE orchd_stage_seconds_total counter');
-  for (let i = 0; i < STAGES.length; i++) out.push(`orchd_stage_seconds_total{stage="${STAGES[i]}"} ${ms[i] / 1000}`);
-  out.push('# HELP orchd_stage_total Times each stage of a write ran.', '# TYPE orchd_stage_total counter');
-  for (let i = 0; i < STAGES.length; i++) out.push(`orchd_stage_total{stage="${STAGES[i]}"} ${counts[i]}`);
+/** Wall time (ms) summed in a stage and the times it ran, since the process started. */
+export function stageTotals(stage: Stage): { ms: number; count: number } {
+  const i = index.get(stage)!;
+  return { ms: ms[i], count: counts[i] };
 }

@@ -10,6 +10,8 @@ import { qualified } from '../resources/qualified.js';
 import type { KindStrategy } from '../resources/strategy.js';
 import type { ContinueTokens } from '../store/continue-token.js';
 import { collectionOf, storageKey, suffixOf } from '../store/keys.js';
+import type { Sample } from '../observability/samples.js';
+import { storeSamples } from '../store/samples.js';
 import type { Store } from '../store/store.js';
 import type { Change, StoredObject } from '../store/stored-object.js';
 import { planOf, settle, type VersionRequest } from './consistency.js';
@@ -148,17 +150,8 @@ export class ObjectReads {
     return versionsOfKey(this.store, key);
   }
 
-  /** The store's figures for /metrics: entries, objects, the history horizon and the last compaction. */
-  gauges(): Record<string, number> {
-    const s = this.store;
-    return {
-      orchd_log_last_seq: s.log.lastSeq,
-      orchd_objects: s.view.size,
-      orchd_view_unmade_parts: s.view.unmadeParts,
-      orchd_history_oldest_version: s.oldestVersion,
-      orchd_compactions_total: s.compactions,
-      orchd_compaction_last_duration_seconds: (s.lastCompaction?.ms ?? 0) / 1000,
-      orchd_compaction_last_kept_entries: s.lastCompaction?.kept ?? 0,
-    };
+  /** What the store shows /metrics at each scrape: objects and watchers by resource, the log's head, the history kept. */
+  samples(kinds: readonly KindStrategy[]): Sample[] {
+    return storeSamples(this.store, kinds);
   }
 }

@@ -34,6 +34,28 @@ export interface PartHead {
   n: number[];
 }
 
+/** Where a part's head starts: after its length (u32 big-endian). Its objects start after the head. */
+export const HEAD_AT = 4;
+
+/** A part's head from its bytes (the ones after HEAD_AT, as long as the part's first 4 bytes say). */
+export const decodePartHead = (bytes: Buffer): PartHead => unpackJson(bytes) as PartHead;
+
+/**
+ * The collection a part's head names, from the first bytes of the head (a few hundred are enough):
+ * its first field, as encodeCheckpoint writes {c, k, r, n} (a map, then "c" and a string). Lets a
+ * reader that wants one collection skip the other parts without decoding their heads; undefined
+ * when the bytes are laid out otherwise.
+ */
+export function collectionOfHead(b: Buffer): string | undefined {
+  let at = b[0] >= 0x80 && b[0] <= 0x8f ? 1 : b[0] === 0xde ? 3 : -1;
+  if (at < 0 || b[at] !== 0xa1 || b[at + 1] !== 0x63) return undefined;
+  at += 2;
+  const m = b[at];
+  const [length, start] = m >= 0xa0 && m <= 0xbf ? [m & 0x1f, at + 1] : m === 0xd9 ? [b[at + 1], at + 2] : m === 0xda ? [b.readUInt16BE(at + 1), at + 3] : [-1, 0];
+  if (length < 0 || start + length > b.length) return undefined;
+  return b.toString('utf8', start, start + length);
+}
+
 /** The object a key held at revision rev, read from the log. */
 export type ReadRevision = (key: string, rev: number) => Promise<StoredObject>;
 
@@ -77,7 +99,7 @@ async function* parts(view: View, seq: number, collections: { collection: string
       const written = await Promise.all(bodies);
       head.n = written.map((b) => b.length);
       const packed = packJson(head);
-      const length = Buffer.allocUnsafe(4);
+      const length = Buffer.allocUnsafe(HEAD_AT);
       length.writeUInt32BE(packed.length, 0);
       yield [length, packed, ...written];
     }
@@ -107,10 +129,10 @@ export async function decodeCheckpoint(cp: SavedCheckpoint): Promise<View | unde
       marked = true;
       continue;
     }
-    const headLength = part.read(0, 4).readUInt32BE(0);
-    const objectsAt = 4 + headLength;
+    const headLength = part.read(0, HEAD_AT).readUInt32BE(0);
+    const objectsAt = HEAD_AT + headLength;
     if (objectsAt > part.length) throw new Error(`checkpoint at ${cp.seq}: a part ends inside its head`);
-    const head = unpackJson(part.read(4, objectsAt)) as PartHead;
+    const head = decodePartHead(part.read(HEAD_AT, objectsAt));
     const c = head.c;
     const prefix = c.length + 1;
     const held = listIn(current, c);

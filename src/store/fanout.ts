@@ -33,6 +33,23 @@ export class CollectionStreams {
   private closed = false;
   /** The watchers catching up from the log take turns, page by page, behind live work (see watch.ts catchUp$). */
   readonly catchUpTurns = new Turns();
+  /** Open watches by collection, whatever they are doing (initial state, catch-up, live): for /metrics. */
+  private readonly watching = new Map<string, number>();
+
+  /** Counts a watch of collection open until the returned function is called. */
+  watcherOpened(collection: string): () => void {
+    this.watching.set(collection, (this.watching.get(collection) ?? 0) + 1);
+    return () => {
+      const n = this.watching.get(collection)! - 1;
+      if (n === 0) this.watching.delete(collection);
+      else this.watching.set(collection, n);
+    };
+  }
+
+  /** Open watches by collection (collections without any left out). */
+  watchers(): ReadonlyMap<string, number> {
+    return this.watching;
+  }
 
   /** The committed changes of one collection, one array per commit batch that touched it. */
   of(collection: string): Observable<Change[]> {

@@ -3,6 +3,7 @@ import {
   defer,
   EMPTY,
   filter,
+  finalize,
   from,
   ignoreElements,
   interval,
@@ -124,7 +125,10 @@ export function watch$(store: Store, req: WatchRequest, flow: WatchFlow): Observ
             ),
           ),
         );
-  return events$.pipe(takeUntil(timer(Math.min(req.timeoutMs, MAX_TIMER_MS))));
+  return defer(() => {
+    const closed = store.streams.watcherOpened(req.collection);
+    return events$.pipe(takeUntil(timer(Math.min(req.timeoutMs, MAX_TIMER_MS))), finalize(closed));
+  });
 }
 
 const bookmark = (seq: number, initialEventsEnd?: boolean): WatchEvent =>

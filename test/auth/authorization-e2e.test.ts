@@ -138,7 +138,7 @@ describe('orchd with a webhook authorizer', () => {
     expect(Number(/^orchd_authorization_webhook_cache_hits_total\{name="hook"\} (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(6);
     expect(metrics).toMatch(/^orchd_authorization_webhook_evaluations_total\{name="hook",result="success"\} \d+$/m);
     expect(Number(/^orchd_authorization_decisions_total\{type="Webhook",name="hook",decision="noOpinion"\} (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(3);
-    expect(metrics.match(/^# TYPE orchd_authorization_decisions_total gauge$/gm)).toHaveLength(1);
+    expect(metrics.match(/^# TYPE orchd_authorization_decisions_total counter$/gm)).toHaveLength(1);
   });
 
   it('lets system:masters through without asking the webhook', async () => {

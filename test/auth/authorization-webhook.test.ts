@@ -16,6 +16,7 @@ import { authorizationDocument } from '../../src/config/authorization.js';
 import { loadDocumentText } from '../../src/config/load.js';
 import { directEgress } from '../../src/egress/egress.js';
 import { SarWebhook, webhookEntry } from './sar-webhook.js';
+import { keyed } from '../helpers/samples.js';
 
 const webhook = new SarWebhook();
 let dir: string;
@@ -116,7 +117,7 @@ describe('a Webhook authorizer', () => {
     clock += 5 * 60_000;
     await ask(chain, listEvents('alice'));
     expect(webhook.hits).toBe(5);
-    const gauges = chain.gauges();
+    const gauges = keyed(chain.samples());
     expect(gauges['orchd_authorization_webhook_cache_hits_total{name="cached"}']).toBe(6);
     expect(gauges['orchd_authorization_webhook_cache_misses_total{name="cached"}']).toBe(5);
     expect(gauges['orchd_authorization_webhook_evaluations_total{name="cached",result="success"}']).toBe(5);
@@ -149,7 +150,7 @@ describe('a Webhook authorizer', () => {
     const d = await ask(strict, listEvents('bob'));
     expect(d.decision).toBe('deny');
     expect(d.error).toMatch(/^Post "https:\/\/127\.0\.0\.1:\d+\/authorize": timed out after 200ms$/);
-    expect(strict.gauges()['orchd_authorization_webhook_evaluations_total{name="slow",result="timeout"}']).toBe(1);
+    expect(keyed(strict.samples())['orchd_authorization_webhook_evaluations_total{name="slow",result="timeout"}']).toBe(1);
     // Alone, a failing NoOpinion webhook leaves the request un-allowed, with the error.
     const alone = chainOf([webhookEntry('slow', kubeconfig, { timeout: '200ms', failurePolicy: 'NoOpinion' })]);
     expect(await ask(alone, listEvents('bob'))).toMatchObject({ decision: 'noOpinion', error: expect.stringMatching(/timed out/) });
@@ -166,7 +167,7 @@ describe('a Webhook authorizer', () => {
     webhook.failing = { status: 403, count: 1 };
     expect(await ask(chain, listEvents('alice', [], { namespace: 'third' }))).toMatchObject({ decision: 'deny', error: expect.stringMatching(/status code 403/) });
     expect(webhook.hits).toBe(9);
-    expect(chain.gauges()['orchd_authorization_webhook_evaluations_total{name="flaky",result="error"}']).toBe(8);
+    expect(keyed(chain.samples())['orchd_authorization_webhook_evaluations_total{name="flaky",result="error"}']).toBe(8);
   });
 
   it('treats an unreachable webhook as a failure too, never caching it', async () => {
@@ -188,7 +189,7 @@ describe('a Webhook authorizer', () => {
     expect(webhook.hits).toBe(0);
     expect(await ask(chain, listEvents('alice'))).toEqual({ decision: 'allow' });
     expect(webhook.hits).toBe(1);
-    expect(chain.gauges()['orchd_authorization_webhook_match_condition_exclusions_total{name="matched"}']).toBe(3);
+    expect(keyed(chain.samples())['orchd_authorization_webhook_match_condition_exclusions_total{name="matched"}']).toBe(3);
 
     // Reading a field a non-resource request does not have is an error: failurePolicy decides.
     const erring = [{ expression: "request.resourceAttributes.verb == 'list'" }];

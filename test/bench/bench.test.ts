@@ -36,7 +36,7 @@ async function buildIfStale(): Promise<void> {
     }
     return m;
   };
-  const outputs = ['src/cli.js', 'bench/peers/bare-http-server.js', 'bench/main.js', 'tools/kms-plugin.js'].map((f) => join(OUT, f));
+  const outputs = ['src/cli.js', 'bench/peers/bare-http-server.js', 'bench/main.js', 'bench/peers/local-kms-plugin.js'].map((f) => join(OUT, f));
   const oldest = Math.min(...(await Promise.all(outputs.map(async (f) => (await stat(f).catch(() => undefined))?.mtimeMs ?? 0))));
   const sources = Math.max(await newest(join(ROOT, 'src')), await newest(join(ROOT, 'bench')), await newest(join(ROOT, 'tools')));
   if (oldest > sources) return;
@@ -268,7 +268,7 @@ describe('a tiny encryption run end to end', () => {
   it('puts every provider side by side with identity, one row per client count, and stops its children (the KMS plugin too)', async () => {
     const opts = parseOptions(['encryption', '--clients', '1,2', '--duration', '200ms', '--warmup', '50ms', '--max-ops', '30']);
     if (opts === 'help') throw new Error('help');
-    const ctx: BenchContext = { opts, orchdCli: join(OUT, 'src/cli.js'), kmsPluginScript: join(OUT, 'tools/kms-plugin.js'), log: () => undefined };
+    const ctx: BenchContext = { opts, orchdCli: join(OUT, 'src/cli.js'), kmsPluginScript: join(OUT, 'bench/peers/local-kms-plugin.js'), log: () => undefined };
     const results = await runScenarios(ctx, () => undefined);
     expect(runningChildren()).toBe(0);
     const [table] = results[0].tables;

@@ -42,4 +42,27 @@ describe('kubectl create namespace', () => {
     expect(got.body).toMatchObject({ kind: 'Namespace', apiVersion: 'v1', metadata: { name }, status: { phase: 'Active' } });
     expect(got.body.metadata.managedFields?.[0]?.manager).toBe('kubectl-create');
   });
+
+  // What differs between two creates whatever the encoding: the name, and what the server stamps.
+  const normalized = (o: Record<string, any>) => {
+    const { name, uid, resourceVersion, creationTimestamp, ...metadata } = o.metadata;
+    expect([typeof name, typeof uid, typeof resourceVersion, typeof creationTimestamp]).toEqual(['string', 'string', 'string', 'string']);
+    const managedFields = metadata.managedFields.map((m: Record<string, unknown>) => ({ ...m, time: typeof m.time }));
+    return { ...o, metadata: { ...metadata, managedFields } };
+  };
+
+  it.skipIf(!VERSIONS.some(([v]) => v === '1.31') || !VERSIONS.some(([v]) => v === '1.33'))('stores the same Namespace from protobuf (1.33) as from JSON (1.31), managedFields included', async () => {
+    const bin = (v: string) => VERSIONS.find(([x]) => x === v)![1];
+    for (const [v, name] of [['1.31', 'same-json'], ['1.33', 'same-pb']] as const) expect((await run(bin(v), ['create', 'namespace', name])).code).toBe(0);
+    const json = (await call(server.url, 'GET', '/api/v1/namespaces/same-json')).body;
+    const pb = (await call(server.url, 'GET', '/api/v1/namespaces/same-pb')).body;
+    expect(pb.metadata).not.toHaveProperty('generateName');
+    expect(pb.metadata).not.toHaveProperty('selfLink');
+    expect(JSON.stringify(pb.metadata.managedFields[0].fieldsV1)).not.toContain('generateName');
+    expect(pb.metadata.labels).toEqual({ 'kubernetes.io/metadata.name': 'same-pb' });
+    const { labels: jsonLabels, ...jsonRest } = normalized(json).metadata;
+    const { labels: pbLabels, ...pbRest } = normalized(pb).metadata;
+    expect(Object.keys(pbLabels)).toEqual(Object.keys(jsonLabels));
+    expect({ ...normalized(pb), metadata: pbRest }).toStrictEqual({ ...normalized(json), metadata: jsonRest });
+  });
 });

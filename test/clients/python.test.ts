@@ -101,6 +101,12 @@ describe('python3-kubernetes', () => {
     ]);
   });
 
+  it('lists and watches every namespace at namespace "" (namespaces//events)', () => {
+    expect(out.everyNamespace.created).toHaveLength(2);
+    expect(out.everyNamespace.listed).toEqual(out.everyNamespace.created);
+    expect(out.everyNamespace.watched).toEqual(out.everyNamespace.created);
+  });
+
   it('creates an Event in namespace default and pages the list with limit=1', () => {
     expect(out.event).toMatchObject({
       apiVersion: 'events.orch.io/v1',

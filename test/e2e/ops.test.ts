@@ -87,14 +87,16 @@ describe('metrics', () => {
     const r = await call(file.base, 'GET', '/metrics');
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toMatch(/^text\/plain/);
-    const resource = 'mutatingwebhookconfigurations';
-    expect(sample(r.text, 'apiserver_request_total', { verb: 'POST', resource, code: '201' })).toBe(3);
-    expect(sample(r.text, 'apiserver_request_total', { verb: 'POST', resource, code: '409' })).toBe(1);
-    expect(sample(r.text, 'apiserver_request_total', { verb: 'GET', resource, code: '200' })).toBe(1);
-    expect(sample(r.text, 'apiserver_request_total', { verb: 'LIST', resource, code: '200' })).toBe(1);
-    expect(sample(r.text, 'apiserver_request_total', { verb: 'DELETE', resource, code: '200' })).toBe(1);
-    expect(sample(r.text, 'apiserver_request_duration_seconds_count', { verb: 'POST', resource })).toBe(4);
-    expect(sample(r.text, 'apiserver_request_duration_seconds_bucket', { verb: 'POST', resource, le: '+Inf' })).toBe(4);
+    const kind = { group: 'admissionregistration.orch.io', version: 'v1', resource: 'mutatingwebhookconfigurations', subresource: '', component: 'apiserver' };
+    const collection = { ...kind, scope: 'cluster' };
+    const one = { ...kind, scope: 'resource' };
+    expect(sample(r.text, 'apiserver_request_total', { ...collection, verb: 'POST', code: '201' })).toBe(3);
+    expect(sample(r.text, 'apiserver_request_total', { ...collection, verb: 'POST', code: '409' })).toBe(1);
+    expect(sample(r.text, 'apiserver_request_total', { ...one, verb: 'GET', code: '200' })).toBe(1);
+    expect(sample(r.text, 'apiserver_request_total', { ...collection, verb: 'LIST', code: '200' })).toBe(1);
+    expect(sample(r.text, 'apiserver_request_total', { ...one, verb: 'DELETE', code: '200' })).toBe(1);
+    expect(sample(r.text, 'apiserver_request_duration_seconds_count', { ...collection, verb: 'POST' })).toBe(4);
+    expect(sample(r.text, 'apiserver_request_duration_seconds_bucket', { ...collection, verb: 'POST', le: '+Inf' })).toBe(4);
 
     // Writes so far: the system namespaces, 3 creates and a delete, each in some synced batch.
     const batches = r.text.match(/^orchd_log_batch_size_count (\d+)$/m);
@@ -103,6 +105,20 @@ describe('metrics', () => {
     expect(Number(records?.[1])).toBeGreaterThanOrEqual(4 + 4);
     expect(r.text).toMatch(/^orchd_log_append_duration_seconds_count [1-9]\d*$/m);
     expect(r.text).toMatch(/^# TYPE orchd_log_append_duration_seconds histogram$/m);
+  });
+
+  it('counts a watch when it ends, a server-side apply as APPLY, and reads stored objects from the views', async () => {
+    const name = unique('m');
+    const kind = { group: 'admissionregistration.orch.io', version: 'v1', resource: 'mutatingwebhookconfigurations', subresource: '', component: 'apiserver' };
+    const before = sample((await call(file.base, 'GET', '/metrics')).text, 'apiserver_request_total', { ...kind, scope: 'cluster', verb: 'WATCH', code: '200' }) ?? 0;
+    expect((await call(file.base, 'GET', `${mwc.collection()}?watch=true&timeoutSeconds=1`)).status).toBe(200);
+    const applied = await call(file.base, 'PATCH', `${mwc.item(name)}?fieldManager=m`, JSON.stringify(mwc.make(name)), { 'Content-Type': 'application/apply-patch+yaml' });
+    expect(applied.status, applied.text).toBe(201);
+    const text = (await call(file.base, 'GET', '/metrics')).text;
+    expect(sample(text, 'apiserver_request_total', { ...kind, scope: 'cluster', verb: 'WATCH', code: '200' })).toBe(before + 1);
+    expect(sample(text, 'apiserver_request_total', { ...kind, scope: 'resource', verb: 'APPLY', code: '201' })).toBe(1);
+    const listed = (await call(file.base, 'GET', mwc.collection())).body.items.length;
+    expect(sample(text, 'apiserver_storage_objects', { resource: 'mutatingwebhookconfigurations.admissionregistration.orch.io' })).toBe(listed);
   });
 
   it('does not count unknown paths as resources', async () => {

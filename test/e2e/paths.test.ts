@@ -46,14 +46,11 @@ beforeAll(async () => {
   expect(events).toHaveLength(4);
 });
 
-describe('an empty namespace segment is not "all namespaces" (item 5)', () => {
+describe('an empty namespace segment: every namespace for a list or watch, 400 for any other request', () => {
   const body = JSON.stringify(event.make('z'));
   it.each([
     ['DELETE', `${EVENTS}/namespaces//events`],
     ['DELETE', `${EVENTS}/namespaces//events?labelSelector=a%21%3Db`],
-    ['GET', `${EVENTS}/namespaces//events`],
-    ['GET', `${EVENTS}/namespaces//events?watch=true`],
-    ['GET', `${EVENTS}/watch/namespaces//events`],
     ['POST', `${EVENTS}/namespaces//events`],
     ['GET', `${EVENTS}/namespaces//events/x`],
     ['PUT', `${EVENTS}/namespaces//events/x`],
@@ -61,6 +58,19 @@ describe('an empty namespace segment is not "all namespaces" (item 5)', () => {
   ])('%s %s: 400 Namespace parameter required, nothing deleted', async (method, target) => {
     expectStatus(await send(method, target, method === 'POST' || method === 'PUT' ? body : undefined), 400, 'BadRequest', /^Namespace parameter required\.$/);
     expect(await everything()).toEqual({ policies, events });
+  });
+
+  it('GET namespaces//events lists the Events of every namespace, as /events does', async () => {
+    const r = await send('GET', `${EVENTS}/namespaces//events`);
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.items.map((o: any) => `${o.metadata.namespace}/${o.metadata.name}`).sort()).toEqual(events);
+  });
+
+  it.each([`${EVENTS}/namespaces//events?watch=true&timeoutSeconds=1`, `${EVENTS}/watch/namespaces//events?timeoutSeconds=1`])('GET %s watches every namespace', async (target) => {
+    const r = await send('GET', target);
+    expect(r.status, r.text).toBe(200);
+    const added = r.text.split('\r\n\r\n').slice(1).join('').split('\n').filter((l) => l.includes('"ADDED"'));
+    expect(added.map((l) => JSON.parse(l.slice(l.indexOf('{'))).object).map((o: any) => `${o.metadata.namespace}/${o.metadata.name}`).sort()).toEqual(events);
   });
 });
 
@@ -133,12 +143,12 @@ describe('unparseable paths and odd methods: a 4xx Status, never a 500 or a drop
     expect(await everything()).toEqual({ policies, events });
   });
 
-  it('a WebSocket watch of a path that names nothing, or an empty namespace, is refused with a Status (the server keeps serving)', async () => {
+  it('a WebSocket watch of a path that names nothing is refused with a Status (the server keeps serving); one of an empty namespace watches every namespace', async () => {
     const upgrade = { Upgrade: 'websocket', Connection: 'Upgrade', 'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Key': 'dGhlIHNhbXBsZSBub25jZQ==' };
     const ws = (target: string) => socketCall(file.base, `GET ${target} HTTP/1.1\r\nHost: orchd\r\n${Object.entries(upgrade).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`);
     expectStatus(await ws('//'), 404, 'NotFound');
     expectStatus(await ws(`${VAPS}/%zz?watch=true`), 400, 'BadRequest');
-    expectStatus(await ws(`${EVENTS}/namespaces//events?watch=true`), 400, 'BadRequest', /^Namespace parameter required\.$/);
+    expect((await ws(`${EVENTS}/namespaces//events?watch=true&timeoutSeconds=1`)).text).toMatch(/^HTTP\/1\.1 101 /);
     expect((await call(file.base, 'GET', '/readyz')).status).toBe(200);
   });
 });

@@ -101,7 +101,7 @@ describe('the command line refuses what it cannot do', () => {
   it('--storage must be leveldb, memory or etcd (usage error, status 2)', async () => {
     const r = await run(process.execPath, [cli, 'serve', '--storage', 'disk', '--port', '0']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('orchd: --storage: "disk" is not one of leveldb, memory, etcd');
+    expect(r.stderr).toContain('orchd serve: --storage: "disk" is not one of leveldb, memory, etcd');
   });
 
   it('orchd kubeconfig: the default server, a CA file and a token are written; a bad URL or a missing file is refused', async () => {

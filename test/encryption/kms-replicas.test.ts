@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Running, ServeOptions } from '../../src/serve.js';
-import { LocalKmsPlugin } from '../../tools/kms-plugin.js';
+import { LocalKmsPlugin } from '../../bench/peers/local-kms-plugin.js';
 import { TestEtcd } from '../helpers/etcd.js';
 import { HoldingProxy } from '../replicas/proxy.js';
 import { watch } from '../replicas/watch.js';
@@ -10,7 +10,7 @@ import { configOf, create, event, eventsConfig, EVENTS, kmsProvider, marker, sta
 
 /*
  * KMS v2 on replicas sharing one log on etcd: each replica makes a data key of its own, sealed by
- * the one plugin (tools/kms-plugin.ts, gRPC on a unix socket). A value written by one replica
+ * the one plugin (bench/peers/local-kms-plugin.ts, gRPC on a unix socket). A value written by one replica
  * reaches the other through etcd sealed under a data key that replica never made: it has the plugin
  * open the key (as kube-apiserver does with the encrypted DEK stored beside each value) and caches it.
  */

@@ -4,13 +4,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Logger } from '../../src/observability/logger.js';
 import { decodeEncryptedObject } from '../../src/log/encryption/kms/encrypted-object.js';
 import type { Running, ServeOptions } from '../../src/serve.js';
-import { LocalKmsPlugin } from '../../tools/kms-plugin.js';
+import { LocalKmsPlugin } from '../../bench/peers/local-kms-plugin.js';
 import { rewriteEncryption } from '../../tools/rewrite-encryption.js';
 import { call } from '../helpers/server.js';
 import { configOf, create, dropCheckpoint, entryPrefixes, event, eventsConfig, EVENTS, keyed, kmsProvider, marker, onDisk, secret, start, storedEventValues, tempDir } from './helpers.js';
 
 /*
- * KMS v2 end to end: orchd on loopback, a real KMS v2 plugin (tools/kms-plugin.ts, gRPC on a unix
+ * KMS v2 end to end: orchd on loopback, a real KMS v2 plugin (bench/peers/local-kms-plugin.ts, gRPC on a unix
  * socket in a temp folder), the real LevelDB log. Timings are shortened so polls, expiries and cache
  * TTLs happen within a test.
  */

@@ -9,7 +9,7 @@ import { encryptAtRest } from '../../src/log/encryption/index.js';
 import { providerSwap } from '../../src/log/encryption/provider-swap.js';
 import { ConfigReloader } from '../../src/config/reloader.js';
 import { MemoryLog } from '../../src/log/memory-log.js';
-import { LocalKmsPlugin } from '../../tools/kms-plugin.js';
+import { LocalKmsPlugin } from '../../bench/peers/local-kms-plugin.js';
 import { call } from '../helpers/server.js';
 import { builtCli, killAll, spawnCli } from '../server/child.js';
 import { configOf, create, entryPrefixes, eventsConfig, EVENTS, keyed, kmsProvider, marker, onDisk, secret, start, tempDir } from './helpers.js';

@@ -4,6 +4,7 @@ import { InflightLimiter } from '../../src/http/inflight.js';
 import { anonymousUser } from '../../src/auth/user.js';
 import { call, serverForFile } from '../helpers/server.js';
 import { HttpWatch } from '../watch/stream.js';
+import { keyed } from '../helpers/samples.js';
 
 /*
  * --max-requests-inflight / --max-mutating-requests-inflight, as kube-apiserver's max-in-flight
@@ -118,7 +119,7 @@ describe('InflightLimiter', () => {
     limiter.admit(attrs('proxy'), user);
     for (const sub of ['exec', 'attach', 'log', 'portforward', 'proxy']) limiter.admit(attrs('create', sub), user);
     expect(() => limiter.admit(attrs('create', 'status'), user)).toThrow('Too many requests');
-    expect(limiter.gauges()).toEqual({ 'apiserver_current_inflight_requests{request_kind="readOnly"}': 1, 'apiserver_current_inflight_requests{request_kind="mutating"}': 1 });
+    expect(keyed(limiter.samples())).toEqual({ 'apiserver_current_inflight_requests{request_kind="readOnly"}': 1, 'apiserver_current_inflight_requests{request_kind="mutating"}': 1 });
   });
 
   it('a member of system:masters is served past the limit; a limit of 0 is no limit', () => {

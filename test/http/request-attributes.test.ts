@@ -94,6 +94,9 @@ const rows: { name: string; method: string; path: string; want: Record<string, u
   },
   { name: 'an encoded dot is the name .', method: 'DELETE', path: '/apis/g.io/v1/widgets/%2E', want: { ...resource('delete', 'g.io', 'v1', 'widgets', { name: '.' }), path: '/apis/g.io/v1/widgets/.' } },
   { name: 'an empty namespace stays empty', method: 'DELETE', path: '/api/v1/namespaces//events', want: { ...resource('deletecollection', '', 'v1', 'events'), path: '/api/v1/namespaces//events' } },
+  // A list or watch there reads every namespace: authorized as the cluster-wide request it is.
+  { name: 'a list at an empty namespace is cluster-wide', method: 'GET', path: '/api/v1/namespaces//events', want: { ...resource('list', '', 'v1', 'events'), path: '/api/v1/namespaces//events' } },
+  { name: 'a watch at an empty namespace is cluster-wide', method: 'GET', path: '/api/v1/watch/namespaces//events', want: { ...resource('watch', '', 'v1', 'events'), path: '/api/v1/watch/namespaces//events' } },
   {
     name: 'an encoded slash separates segments once decoded, as in Kubernetes',
     method: 'GET',

@@ -109,7 +109,8 @@ describe('orchd command line', () => {
     const child = spawnCli(cli, args, { cwd });
     expect(await child.exited).toEqual({ code: 2, signal: null });
     expect(child.output.stderr).toContain(message);
-    expect(child.output.stderr).toContain("Run 'orchd --help' for usage.");
+    // Where to read more: the command's own usage, or the list of commands for an unknown one.
+    expect(child.output.stderr).toContain(args[0] === 'serve' ? "Run 'orchd serve --help' for usage." : "Run 'orchd --help' for usage.");
     expect(child.output.stdout).toBe('');
     // Refused before doing anything: no ./data made.
     expect(await exists(join(cwd, 'data'))).toBe(false);
@@ -170,7 +171,7 @@ describe('orchd command line', () => {
     const padding = 'x'.repeat(60 * 1024);
     const watching = async () => {
       const m = await request(agent, String(ready.url), 'GET', '/metrics');
-      return /apiserver_registered_watchers\{resource="namespaces"\} 1/.test(String(m.body));
+      return /apiserver_registered_watchers\{group="",kind="Namespace"\} 1/.test(String(m.body));
     };
     // Up to 12 MiB: past the kernel's socket buffers and the 64 KiB bound, so the watcher falls
     // behind, and is ended once it has not read for the stall timeout. Reading starts as soon as it is

@@ -15,7 +15,7 @@ missing=()
 [ -x "$root/usr/bin/chromium" ] || missing+=(chromium)
 # etcd-server: the etcd log backend and replicas run a real etcd (test/helpers/etcd.ts).
 [ -x "$root/usr/bin/etcd" ] || missing+=(etcd-server)
-# prometheus: scrapes /metrics as a real Prometheus server does.
+# prometheus: scrapes /metrics as a real Prometheus server does (test/observability/prometheus.test.ts).
 [ -x "$root/usr/bin/prometheus" ] || missing+=(prometheus)
 
 if [ ${#missing[@]} -gt 0 ] && [ "${1:-}" != --check ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

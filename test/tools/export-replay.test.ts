@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startReplay } from '../../tools/replay.js';
-import { MAGIC, entryFrame, frame, readRecording, type Recording } from '../../tools/timetravel/recording.js';
+import { MAGIC, entryFrame, frame, type Recording } from '../../tools/timetravel/recording-format.js';
+import { readRecording } from '../../tools/timetravel/recording-read.js';
 import { serveControl } from '../../tools/timetravel/replay-control.js';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 import { EVENTS, createEvent, createNamespace, labelEvent } from '../watch/objects.js';
-import { eventInformer, run } from './helpers.js';
+import { eventInformer, run, startReplayOf } from './helpers.js';
 
 /*
  * A real run is exported (from its data folder while it runs, and from its API) and the recording
@@ -71,7 +71,7 @@ describe('orchd export', () => {
 
 describe('orchd replay of a recording', () => {
   it('an @kubernetes/client-node informer sees every recorded event in order with the recorded resourceVersions', async () => {
-    const r = await startReplay({ recording: file, speed: 'max', watchers: 1 });
+    const r = await startReplayOf({ file }, { speed: 'max', watchers: 1 });
     expect(r.initialVersion).toBe(initial);
     const { informer, seen, errors } = eventInformer(r.url, NS);
     const names = new Set<string>();
@@ -101,7 +101,7 @@ describe('orchd replay of a recording', () => {
   }, 60_000);
 
   it('pauses at --pause-at, steps one entry, jumps to a version, resumes: over the control endpoint', async () => {
-    const r = await startReplay({ recording: file, speed: 'max', pauseAt: initial + 2 });
+    const r = await startReplayOf({ file }, { speed: 'max', pauseAt: initial + 2 });
     const controls = await serveControl(r.control, 0);
     const post = async (path: string) => {
       const res = await fetch(controls.url + path, { method: 'POST' });
@@ -157,7 +157,7 @@ describe('a recording of many reads (4 MiB each)', () => {
     expect(bytes.length).toBeGreaterThan(6 << 20);
     const whole = join(work, 'big.orchlog');
     await writeFile(whole, bytes);
-    const r = await startReplay({ recording: whole, speed: 'max', watchers: 1 });
+    const r = await startReplayOf({ file: whole }, { speed: 'max', watchers: 1 });
     const { informer, seen, errors } = eventInformer(r.url, NS);
     const expected = Array.from({ length: N }, (_, j) => `${j < 1000 ? 'ADDED' : 'MODIFIED'} ${NS}/big${(j + 1) % 1000} ${rec.header.from + j + 1}`);
     try {
@@ -175,7 +175,7 @@ describe('a recording of many reads (4 MiB each)', () => {
     damaged[bytes.length - frame({ end: N }).length - 10] ^= 0xff;
     const bad = join(work, 'big-damaged.orchlog');
     await writeFile(bad, damaged);
-    const d = await startReplay({ recording: bad, speed: 'max' });
+    const d = await startReplayOf({ file: bad }, { speed: 'max' });
     try {
       await expect(d.done).rejects.toThrow(new RegExp(`checksum mismatch in record ${N + 1} \\(entry ${N}\\)`));
       const head = Number((await call(d.url, 'GET', `${EVENTS}/namespaces/${NS}/events`)).body.metadata.resourceVersion);
@@ -224,7 +224,7 @@ describe('the example recording in bench/', () => {
     expect(bytes.length).toBeLessThan(300 * 1024);
     const ex = await readRecording(example);
     expect(ex.entries.length).toBeGreaterThanOrEqual(100);
-    const r = await startReplay({ recording: example, speed: 'max' });
+    const r = await startReplayOf({ file: example }, { speed: 'max' });
     try {
       const report = await r.done;
       expect([report.from, report.to, report.entries]).toEqual([ex.header.from + 1, ex.entries[ex.entries.length - 1].rv, ex.entries.length]);

@@ -1,6 +1,8 @@
 import { Writable } from 'node:stream';
 import { CustomObjectsApi, KubeConfig, makeInformer, type Informer, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
-import { runTimeTravel } from '../../tools/timetravel/commands.js';
+import { runOrchd } from '../../src/cli/orchd.js';
+import { startReplay, type ReplayOptions, type Replaying } from '../../tools/timetravel/replay-server.js';
+import { openHistory } from '../../tools/timetravel/source.js';
 import { EVENTS } from '../watch/objects.js';
 
 export interface Run {
@@ -21,10 +23,10 @@ export function sink(): Writable & { text: string } {
   return w;
 }
 
-/** Runs an `orchd` time-travel command in this process, its output into out. */
+/** Runs an `orchd` command in this process, its output into out. */
 export async function runOn(out: Writable & { text: string }, command: string, ...args: string[]): Promise<Run> {
   const err = sink();
-  const code = await runTimeTravel(command, args, { out, err });
+  const code = await runOrchd([command, ...args], { out, err });
   return { code, out: out.text, err: err.text };
 }
 
@@ -56,4 +58,9 @@ export function eventInformer(url: string, ns: string): { informer: Informer<Kub
   }
   informer.on('error', (err) => errors.push(err));
   return { informer, seen, errors };
+}
+
+/** A replay of the history the source flags name (a data folder or a recording), as `orchd replay` starts it. */
+export async function startReplayOf(source: { 'data-dir'?: string; file?: string; 'encryption-provider-config'?: string }, opts: Omit<ReplayOptions, 'history'>): Promise<Replaying> {
+  return startReplay({ ...opts, history: await openHistory(source) });
 }

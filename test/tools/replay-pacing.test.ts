@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Pacer, parseSpeed, stampedTimeMs } from '../../tools/replay-pacing.js';
+import { Pacer, parseSpeed, stampedTimeMs } from '../../tools/timetravel/replay-pacing.js';
 
 const at = (creation?: string, managed: string[] = [], deletion?: string) => ({
   metadata: {
@@ -19,7 +19,7 @@ describe('parseSpeed', () => {
   ])('%s is %s', (text, speed) => expect(parseSpeed(text)).toBe(speed));
 
   it.each(['0', '-1', 'fast', '', 'Infinity', 'NaN'])('%j is refused', (text) => {
-    expect(() => parseSpeed(text)).toThrow('--speed: must be a positive number or max');
+    expect(() => parseSpeed(text)).toThrow('must be a positive number or max');
   });
 });
 

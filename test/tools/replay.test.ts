@@ -2,18 +2,17 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadServerConfig } from '../../src/config/server-config.js';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
-import { main, startReplay, type ReplayReport } from '../../tools/replay.js';
-import type { Speed } from '../../tools/replay-pacing.js';
+import { loadServerConfig } from '../../src/config/server-config.js';
+import type { ReplayReport } from '../../tools/timetravel/replay-loop.js';
+import type { Speed } from '../../tools/timetravel/replay-pacing.js';
 import { eventsConfig, keyed, secret } from '../encryption/helpers.js';
 import { call, startServer } from '../helpers/server.js';
 import { EVENTS, createEvent, createNamespace, labelEvent } from '../watch/objects.js';
 import { HttpWatch } from '../watch/stream.js';
-import { eventInformer } from './helpers.js';
+import { eventInformer, run, startReplayOf } from './helpers.js';
 
 /*
  * A real run is recorded (an orchd with a data folder, written to over HTTP in three steps about a
@@ -97,7 +96,7 @@ afterAll(async () => {
 
 /** Replays the recording after `initial` to two watches opened at the replay's initial version. */
 async function replay(speed: Speed) {
-  const r = await startReplay({ dataDir: recording, speed, from: initial + 1, watchers: WATCHED.length, bookmarkIntervalMs: 100 });
+  const r = await startReplayOf({ 'data-dir': recording }, { speed, from: initial + 1, watchers: WATCHED.length, bookmarkIntervalMs: 100 });
   const watches: HttpWatch[] = [];
   try {
     expect(r.initialVersion).toBe(initial);
@@ -149,7 +148,7 @@ describe('tools/replay', () => {
   });
 
   it('an @kubernetes/client-node informer lists, then follows the replayed Events as they were recorded', async () => {
-    const r = await startReplay({ dataDir: recording, speed: 10, from: initial + 1, watchers: 1 });
+    const r = await startReplayOf({ 'data-dir': recording }, { speed: 10, from: initial + 1, watchers: 1 });
     const { informer, seen, errors } = eventInformer(r.url, NS);
     const expected = recorded[0].filter((line) => line.includes(` ${NS}/`));
     try {
@@ -165,7 +164,7 @@ describe('tools/replay', () => {
   });
 
   it('by default from the recording’s first entry: the server’s own start-up writes are replayed, not made again', async () => {
-    const r = await startReplay({ dataDir: recording, speed: 'max' });
+    const r = await startReplayOf({ 'data-dir': recording }, { speed: 'max' });
     try {
       expect([r.initialVersion, r.from, r.to]).toEqual([0, 1, last]);
       expect((await r.done).entries).toBe(last);
@@ -176,12 +175,10 @@ describe('tools/replay', () => {
   });
 
   it('the command replays a range and prints its figures', async () => {
-    let text = '';
-    const out = new Writable({ write: (chunk, _enc, done) => ((text += String(chunk)), done()) });
-    const code = await main(['--data-dir', recording, '--speed', 'max', '--from', String(initial + 1), '--to', String(initial + 3)], out);
-    expect(code).toBe(0);
-    expect(text).toMatch(new RegExp(`^serving http://127\\.0\\.0\\.1:\\d+: the state at resourceVersion ${initial}, then entries ${initial + 1}\\.\\.${initial + 3}\n`));
-    expect(text).toMatch(new RegExp(`replayed 3 entries \\(seq ${initial + 1}\\.\\.${initial + 3}\\) at speed max in [\\d.]+ s: \\d+ entries/s \\(recorded span \\d+ s\\)\n$`));
+    const r = await run('replay', '--data-dir', recording, '--speed', 'max', '--from', String(initial + 1), '--to', String(initial + 3));
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(new RegExp(`^serving http://127\\.0\\.0\\.1:\\d+: the state at resourceVersion ${initial}, then entries ${initial + 1}\\.\\.${initial + 3}\n`));
+    expect(r.out).toMatch(new RegExp(`replayed 3 entries \\(seq ${initial + 1}\\.\\.${initial + 3}\\) at speed max in [\\d.]+ s: \\d+ entries/s \\(recorded span \\d+ s\\)\n$`));
   });
 
   describe('bad input is refused with a clear error', () => {
@@ -195,16 +192,20 @@ describe('tools/replay', () => {
     afterAll(() => rm(empty, { recursive: true, force: true }));
 
     it.each([
-      ['no --data-dir', () => [], () => /give a recording or --data-dir/],
-      ['a folder with no log', () => ['--data-dir', join(tmpdir(), 'orchd-no-such-folder')], () => /no orchd log there/],
-      ['an empty log', () => ['--data-dir', empty], () => /the recording holds no log entries/],
-      ['a bad speed', () => ['--data-dir', recording, '--speed', 'fast'], () => /--speed: must be a positive number or max, not "fast"/],
-      ['a bad --from', () => ['--data-dir', recording, '--from', 'x'], () => /--from: must be a whole number of at least 1/],
-      ['--to past the end', () => ['--data-dir', recording, '--to', String(last + 1)], () => new RegExp(`--to ${last + 1}: the recording ends at ${last}`)],
-      ['--from after --to', () => ['--data-dir', recording, '--from', String(initial + 3), '--to', String(initial + 2)], () => /is after --to/],
-      ['an unknown flag', () => ['--data-dir', recording, '--fast'], () => /Unknown option '--fast'/],
-    ])('%s', async (_name, args, error) => {
-      await expect(main(args(), new Writable({ write: (_c, _e, done) => done() }))).rejects.toThrow(error());
+      ['no --data-dir', () => [], 2, () => /give exactly one of --data-dir, --server and --file/],
+      ['a folder with no log', () => ['--data-dir', join(tmpdir(), 'orchd-no-such-folder')], 1, () => /no orchd log there/],
+      ['an empty log', () => ['--data-dir', empty], 1, () => /the recording holds no log entries/],
+      ['a bad speed', () => ['--data-dir', recording, '--speed', 'fast'], 2, () => /--speed: must be a positive number or max, not "fast"/],
+      ['a bad --from', () => ['--data-dir', recording, '--from', 'x'], 2, () => /--from: must be a whole number of at least 1/],
+      ['--to past the end', () => ['--data-dir', recording, '--to', String(last + 1)], 1, () => new RegExp(`--to ${last + 1}: the recording ends at ${last}`)],
+      ['--from after --to', () => ['--data-dir', recording, '--from', String(initial + 3), '--to', String(initial + 2)], 1, () => /is after --to/],
+      ['an unknown flag', () => ['--data-dir', recording, '--fast'], 2, () => /Unknown option '--fast'/],
+      ['a port out of range', () => ['--data-dir', recording, '--port', '70000'], 2, () => /--port: "70000" is not a port number \(0-65535\)/],
+    ])('%s', async (_name, args, code, error) => {
+      const r = await run('replay', ...args());
+      expect(r.code).toBe(code);
+      expect(r.err.split('\n')[0]).toMatch(error());
+      expect(r.err.trim().split('\n')).toHaveLength(code === 2 ? 2 : 1);
     });
   });
 
@@ -212,7 +213,6 @@ describe('tools/replay', () => {
     let dir: string;
     let file: string;
     let lastSealed: number;
-    const quiet = () => new Writable({ write: (_c, _e, done) => done() });
     beforeAll(async () => {
       dir = await mkdtemp(join(tmpdir(), 'orchd-sealed-'));
       file = join(dir, 'enc.yaml');
@@ -230,8 +230,7 @@ describe('tools/replay', () => {
     afterAll(() => rm(dir, { recursive: true, force: true }));
 
     it('is replayed with the configuration it was written with', async () => {
-      const loaded = loadServerConfig({ encryption: file });
-      const r = await startReplay({ dataDir: join(dir, 'data'), speed: 'max', encryption: loaded.ok ? loaded.config.encryption!.value : undefined });
+      const r = await startReplayOf({ 'data-dir': join(dir, 'data'), 'encryption-provider-config': file }, { speed: 'max' });
       try {
         expect((await r.done).entries).toBe(lastSealed);
         const got = await call(r.url, 'GET', `${EVENTS}/namespaces/default/events/sealed-2`);
@@ -239,19 +238,18 @@ describe('tools/replay', () => {
       } finally {
         await r.close();
       }
-      let text = '';
-      const out = new Writable({ write: (chunk, _enc, done) => ((text += String(chunk)), done()) });
-      expect(await main(['--data-dir', join(dir, 'data'), '--speed', 'max', '--encryption-provider-config', file], out)).toBe(0);
-      expect(text).toContain(`replayed ${lastSealed} entries`);
+      const ran = await run('replay', '--data-dir', join(dir, 'data'), '--speed', 'max', '--encryption-provider-config', file);
+      expect(ran.code).toBe(0);
+      expect(ran.out).toContain(`replayed ${lastSealed} entries`);
     });
 
     it.each([
       ['in the replayed entries', () => [] as string[]],
       ['in the state before --from', () => ['--from', String(lastSealed)]],
     ])('without it, an entry no key opens stops the replay with an error naming it (%s)', async (_name, extra) => {
-      await expect(main(['--data-dir', join(dir, 'data'), '--speed', 'max', ...extra()], quiet())).rejects.toThrow(
-        /log entry \d+ \(events\.orch\.io\/events\/default\/sealed-1\) cannot be read: .* needs the --encryption-provider-config it was written with/,
-      );
+      const r = await run('replay', '--data-dir', join(dir, 'data'), '--speed', 'max', ...extra());
+      expect(r.code).toBe(1);
+      expect(r.err).toMatch(/^orchd replay: log entry \d+ \(events\.orch\.io\/events\/default\/sealed-1\) cannot be read: .* needs the --encryption-provider-config it was written with\n$/);
     });
   });
 

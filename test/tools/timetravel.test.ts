@@ -230,7 +230,10 @@ describe('bad input: one line, exit 1', () => {
     const source = flag === '--data-dir' ? dataDir : server.url;
     oneLine(await run('log', flag, source, '--kind', 'pods'), /unknown kind "pods": orchd serves namespaces, events/);
     oneLine(await run('state', flag, source, '--at', '99999999'), /--at 99999999: not written yet: the newest version is \d+/);
-    oneLine(await run('state', flag, source, '--at', 'yesterday'), /neither a resourceVersion .* nor a time/);
+    const notATime = await run('state', flag, source, '--at', 'yesterday');
+    // A value that is no version at all is a mistake in the command line: status 2, with where to look.
+    expect(notATime.code).toBe(2);
+    expect(notATime.err).toMatch(/^orchd state: --at: "yesterday": neither a resourceVersion .* nor a time .*\nRun 'orchd state --help' for usage\.\n$/);
     oneLine(await run('history', flag, source, 'events/nope', '-n', NS), /no version of it in the log/);
   });
 

@@ -10,13 +10,11 @@
  * checkpoint and the version overrides both. The objects stay bytes: the caller writes their JSON
  * from them (src/log/msgpack-json.ts), a part (about 1 MiB) at a time.
  */
-import { closeSync, readSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
-import { PART_LENGTH_BYTES } from '../../src/log/codec.js';
 import type { Log, LogEntry } from '../../src/log/log.js';
-import type { PartHead } from '../../src/store/checkpoint.js';
+import { HEAD_AT, type PartHead } from '../../src/store/checkpoint.js';
 import { LazyObject, storedOf, type StoredObject } from '../../src/store/stored-object.js';
-import { checkedHead, checkpointIndex, openCheckpoint, type Part } from './checkpoint-index.js';
+import { checkedHead, checkpointIndex, readHeadBytes, type Part } from './checkpoint-index.js';
 import { TimeTravelError } from './history.js';
 
 /** A value encryption at rest sealed: msgpack binary where an object would be. */
@@ -41,14 +39,7 @@ export interface CheckpointState {
  * head.
  */
 export function openCheckpointState(file: string, log: Log): CheckpointState | undefined {
-  const fd = openCheckpoint(file);
-  if (fd === undefined) return undefined;
-  let index;
-  try {
-    index = checkpointIndex(fd);
-  } finally {
-    closeSync(fd);
-  }
+  const index = checkpointIndex(file);
   if (!index || index.seq < log.firstSeq - 1 || index.seq > log.lastSeq) return undefined;
   const { seq, parts } = index;
   return {
@@ -201,23 +192,18 @@ async function resolve(items: Item[], body: Buffer | undefined, log: Log, rv: nu
   return out.filter((s) => s !== undefined);
 }
 
-let headBuffer = Buffer.alloc(0);
-
-/** A part's head, read on its own (a few hundred KiB at most): a part none of whose keys are wanted is not read further. */
+/** A part's head, read on its own: a part none of whose keys are wanted is not read further. */
 function readHead(file: string, fh: FileHandle, part: Part): PartHead {
-  if (headBuffer.length < part.headLength) headBuffer = Buffer.allocUnsafe(part.headLength * 2);
-  const bytes = headBuffer.subarray(0, part.headLength);
-  readSync(fh.fd, bytes, 0, part.headLength, part.at + PART_LENGTH_BYTES);
   // Decoded into strings and numbers of their own: the buffer is read into again for the next head.
-  const head = checkedHead(bytes);
+  const head = checkedHead(readHeadBytes(fh.fd, part));
   if (!head || head.c !== part.collection) throw notAsWritten(file, part);
   return head;
 }
 
 /** A part's objects' bytes, one after another as the head lists them: into `into` when it is large enough. */
 async function readBody(fh: FileHandle, part: Part, into?: Buffer): Promise<Buffer> {
-  const from = part.at + PART_LENGTH_BYTES + part.headLength;
-  const length = part.length - PART_LENGTH_BYTES - part.headLength;
+  const from = part.at + HEAD_AT + part.headLength;
+  const length = part.length - HEAD_AT - part.headLength;
   const body = into && into.length >= length ? into.subarray(0, length) : Buffer.allocUnsafe(length);
   const { bytesRead } = await fh.read(body, 0, length, from);
   if (bytesRead !== length) throw new TimeTravelError(`checkpoint file ends inside a part (at byte ${from + bytesRead})`);

@@ -142,7 +142,23 @@ class DataDirHistory implements History {
     const store = new Store({ log, checkpointEvery: Number.MAX_SAFE_INTEGER });
     await store.start();
     this.store = store;
+    this.checkOpened();
     return store;
+  }
+
+  /**
+   * Throws when an entry read through encryption at rest did not open (its key is not in the
+   * configuration given, or none was): the encrypted log hands such an entry on as a delete of its
+   * key, which would be a wrong answer, not a missing one.
+   */
+  private checkOpened(e?: LogEntry): void {
+    const corrupt = this.encrypted?.corrupt;
+    if (!corrupt) return;
+    const found = e ? (corrupt.get(e.key)?.seq === e.seq ? ([e.key, corrupt.get(e.key)!] as const) : undefined) : corrupt.entries().next().value;
+    if (found) {
+      const [key, { seq, message }] = found;
+      throw new TimeTravelError(`log entry ${seq} (${key}) cannot be read: ${message}; an encrypted log needs the --encryption-provider-config it was written with`);
+    }
   }
 
   get oldest(): number {
@@ -211,6 +227,7 @@ class DataDirHistory implements History {
     const at = new Map<string, StoredObject>();
     for await (const page of (await this.encryptedLog()).read(1, rv)) {
       for (const e of page) {
+        this.checkOpened(e);
         if (e.type === 'delete') at.delete(e.key);
         else at.set(e.key, storedOf(e, e.key, e.seq));
       }
@@ -274,7 +291,10 @@ class DataDirHistory implements History {
 
   async *storedEntries(from: number, to: number): AsyncIterable<LogEntry[]> {
     // Through encryption at rest, as the store reads them: a sealed value comes opened, or as the stub of a corrupt one.
-    yield* (await this.encryptedLog()).read(Math.max(from, 1), to);
+    for await (const page of (await this.encryptedLog()).read(Math.max(from, 1), to)) {
+      for (const e of page) this.checkOpened(e);
+      yield page;
+    }
   }
 
   async versionAt(timeMs: number): Promise<number> {

@@ -5,6 +5,7 @@
  */
 import type { LogEntry } from '../../src/log/log.js';
 import type { KubeObject } from '../../src/resources/types.js';
+import { CommandError } from '../../src/cli/flags.js';
 import { kinds } from '../../src/resources/registry.js';
 import type { KindStrategy } from '../../src/resources/strategy.js';
 import { matchesLabels, parseLabelSelector, SelectorError, type Requirement } from '../../src/selectors/label-selector.js';
@@ -76,7 +77,7 @@ export async function* stateInPages(h: History, rv: number, filter: Filter): Asy
 }
 
 /** A mistake the user can fix: said in one line, exit status 1, no stack trace. */
-export class TimeTravelError extends Error {}
+export class TimeTravelError extends CommandError {}
 
 /** What a command reads: some kinds, one namespace, a name, a label selector. */
 export interface Filter {
@@ -149,14 +150,15 @@ export class StampClock {
 /** A version given as a number (a resourceVersion) or a time (RFC 3339, e.g. 2026-11-26T02:14:00Z). */
 export type VersionSpec = { rv: number } | { timeMs: number };
 
-export function parseVersionSpec(flag: string, text: string): VersionSpec {
+/** A version as a flag's text gives it: a resourceVersion or an RFC 3339 time (the flag table names the flag in its error). */
+export function parseVersionSpec(text: string): VersionSpec {
   if (/^\d+$/.test(text)) {
     const rv = Number(text);
-    if (!Number.isSafeInteger(rv)) throw new TimeTravelError(`${flag} ${text}: not a resourceVersion`);
+    if (!Number.isSafeInteger(rv)) throw new Error(`${text}: not a resourceVersion`);
     return { rv };
   }
   const ms = /^\d{4}-\d\d-\d\d/.test(text) ? Date.parse(text) : NaN;
-  if (Number.isNaN(ms)) throw new TimeTravelError(`${flag} ${JSON.stringify(text)}: neither a resourceVersion (a number) nor a time (RFC 3339, e.g. 2026-11-26T02:14:00Z)`);
+  if (Number.isNaN(ms)) throw new Error(`${JSON.stringify(text)}: neither a resourceVersion (a number) nor a time (RFC 3339, e.g. 2026-11-26T02:14:00Z)`);
   return { timeMs: ms };
 }
 
@@ -176,4 +178,12 @@ function checkVersion(history: History, flag: string, rv: number): number {
   }
   if (rv > history.head) throw new TimeTravelError(`${flag} ${rv}: not written yet: the newest version is ${history.head}`);
   return rv;
+}
+
+/** The versions from..to a command reads: by default from the oldest readable to the head. */
+export async function resolveRange(h: History, from: VersionSpec | undefined, to: VersionSpec | undefined): Promise<{ from: number; to: number }> {
+  const f = from === undefined ? Math.max(h.oldest, 1) : await resolveVersion(h, '--from', from);
+  const t = to === undefined ? h.head : await resolveVersion(h, '--to', to);
+  if (f > t) throw new TimeTravelError(`--from ${f} is after --to ${t}`);
+  return { from: f, to: t };
 }

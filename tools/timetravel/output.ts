@@ -12,15 +12,6 @@ import { kindOfKey, type Change, type Stored } from './history.js';
 
 export type Format = 'table' | 'yaml' | 'json';
 
-export function parseFormat(text: string | undefined, allowed: readonly string[], flag = '-o'): string {
-  const f = text ?? allowed[0];
-  if (!allowed.includes(f)) throw new UsageError(`${flag} ${JSON.stringify(f)}: must be one of ${allowed.join(', ')}`);
-  return f;
-}
-
-/** A mistake in the command line (exit status 2, as for `orchd serve`). */
-export class UsageError extends Error {}
-
 /** `plural.group`, as kubectl names a resource (`namespaces` for the core group). */
 export function resourceOf(key: string): string {
   const k = kindOfKey(key);

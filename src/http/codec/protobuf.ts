@@ -75,7 +75,7 @@ export function decodeProtobuf(buf: Buffer): Decoded {
   const message = decodeMessage(type, envelope.raw ?? new Uint8Array());
   let object: Record<string, unknown>;
   try {
-    object = toJson(message) as Record<string, unknown>;
+    object = toJson(message, type) as Record<string, unknown>;
   } catch (err) {
     // managedFields that are not JSON, a time out of range: malformed, not a server error.
     throw new ProtobufBodyError(`the protobuf body could not be decoded: ${(err as Error).message}`);
@@ -91,24 +91,40 @@ function decodeMessage(type: protobuf.Type, bytes: Uint8Array): Record<string, u
   }
 }
 
-/** Messages as Kubernetes' JSON writes them: Time as RFC 3339 (null for the zero time), FieldsV1 as its JSON. */
-function toJson(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(toJson);
-  if (typeof v !== 'object' || v === null) return v;
-  const o = v as Record<string, unknown>;
+/**
+ * The scalar fields whose empty value Kubernetes' JSON writes, by message: Go fields without
+ * `omitempty` (OwnerReference's four names, a condition's type and status) and pointers, where the
+ * zero is a value set (`deletionGracePeriodSeconds: 0`, `controller: false`). Every other scalar is
+ * a Go value with `omitempty`: Go's protobuf marshaller writes it even when empty (kubectl sends
+ * `generateName: ""`), and its JSON leaves it out, so decoding drops it as well.
+ */
+const KEPT_WHEN_EMPTY: Readonly<Record<string, ReadonlySet<string>>> = {
+  OwnerReference: new Set(['apiVersion', 'kind', 'name', 'uid', 'controller', 'blockOwnerDeletion']),
+  ObjectMeta: new Set(['deletionGracePeriodSeconds']),
+  NamespaceCondition: new Set(['type', 'status']),
+};
+
+const isEmptyScalar = (v: unknown): boolean => v === '' || v === 0 || v === false;
+
+/** Messages as Kubernetes' JSON writes them: empty scalars left out, Time as RFC 3339 (left out for the zero time), FieldsV1 as its JSON. */
+function toJson(v: unknown, type: protobuf.Type): unknown {
+  if (Array.isArray(v)) return v.map((x) => toJson(x, type));
+  if (!isObject(v)) return v;
   const out: Record<string, unknown> = {};
-  for (const [k, x] of Object.entries(o)) {
+  const kept = KEPT_WHEN_EMPTY[type.name];
+  for (const [k, x] of Object.entries(v)) {
+    const field = type.fields[k];
+    const message = field?.resolvedType instanceof protobuf.Type ? field.resolvedType : undefined;
     if (k === 'fieldsV1' && isObject(x)) out[k] = JSON.parse(Buffer.from((x.Raw as number[] | undefined) ?? []).toString('utf8') || '{}');
-    else if (isTime(k) && isObject(x)) {
+    else if (message?.name === 'Time' && isObject(x)) {
       const time = rfc3339(x);
       if (time !== undefined) out[k] = time;
-    } else out[k] = toJson(x);
+    } else if (message) out[k] = toJson(x, message);
+    else if (field?.map || Array.isArray(x) || !isEmptyScalar(x) || kept?.has(k)) out[k] = x;
   }
   return out;
 }
 
-const TIME_FIELDS = new Set(['creationTimestamp', 'deletionTimestamp', 'time', 'lastTransitionTime']);
-const isTime = (k: string): boolean => TIME_FIELDS.has(k);
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** An empty Time message is how Kubernetes marshals the zero time. */

@@ -13,7 +13,7 @@ import { addWarnings, send, type Output } from '../respond/respond.js';
 import * as E from '../respond/status.js';
 import { isRegistryError } from '../../registry/errors.js';
 import { handleWatch } from './watch.js';
-import { checkRouteNames } from '../router.js';
+import { checkRouteNames, readingEveryNamespace } from '../router.js';
 import { stageLap, stageStart } from '../../observability/stage-timing.js';
 
 /** Picks the response rendering from Accept and pretty; a Table is decided per verb. */
@@ -22,10 +22,11 @@ export function outputFor(req: IncomingMessage, url: URL): Output {
 }
 
 /** Dispatches one resource request by method and path shape. Returns the verb for metrics. */
-export async function handleResource(r: Request): Promise<string> {
-  const { route, req } = r;
+export async function handleResource(request: Request): Promise<string> {
+  const method = request.req.method ?? 'GET';
+  const r = { ...request, route: readingEveryNamespace(request.route, method) };
+  const { route } = r;
   checkRouteNames(route);
-  const method = req.method ?? 'GET';
   const params = r.url.searchParams;
   if (route.watchPrefix || (method === 'GET' && route.name === undefined && Q.flag(params, 'watch'))) {
     if (method !== 'GET') throw E.methodNotAllowed(method);

@@ -1,3 +1,4 @@
+import type { WatchEventTally } from '../../observability/watch-events.js';
 import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Subscription } from 'rxjs';
@@ -64,7 +65,7 @@ export const DEFAULT_SINK_LIMITS: SinkLimits = { maxBuffered: 4 * 1024 * 1024, h
  * this only encodes each batch, from bytes shared by every watcher where it can, and writes it.
  * Returns stop.
  */
-export function runWatch(open: OpenWatch, spec: WatchSpec, sink: WatchSink, limits: SinkLimits = DEFAULT_SINK_LIMITS): () => void {
+export function runWatch(open: OpenWatch, spec: WatchSpec, sink: WatchSink, limits: SinkLimits = DEFAULT_SINK_LIMITS, tally?: WatchEventTally): () => void {
   const flow: WatchFlow = {
     needsDrain: () => sink.buffered() > limits.highWater,
     drained: () => sink.drained(limits.highWater),
@@ -82,7 +83,11 @@ export function runWatch(open: OpenWatch, spec: WatchSpec, sink: WatchSink, limi
   sub = open(flow, limits.stallTimeoutMs).subscribe({
     next: (events) => {
       const frames: Buffer[] = [];
-      for (const e of events) encode(e, frames);
+      for (const e of events) {
+        const from = frames.length;
+        encode(e, frames);
+        if (tally) tally.sent(bytesFrom(frames, from));
+      }
       sink.write(frames);
     },
     // Whatever ends a watch from the server's side says why first, so clients log it and resume.
@@ -102,6 +107,12 @@ export function runWatch(open: OpenWatch, spec: WatchSpec, sink: WatchSink, limi
   });
   return finish;
 }
+
+const bytesFrom = (frames: Buffer[], from: number): number => {
+  let n = 0;
+  for (let i = from; i < frames.length; i++) n += frames[i].length;
+  return n;
+};
 
 interface Encoder {
   (e: WatchEvent, into: Buffer[]): void;

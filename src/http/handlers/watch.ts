@@ -7,7 +7,7 @@ import type { Request, Server } from '../context.js';
 import * as Q from '../codec/query.js';
 import { apiVersion } from '../respond/render.js';
 import { toStatus } from '../respond/respond.js';
-import { checkRouteNames, type ResourceRoute } from '../router.js';
+import { checkRouteNames, readingEveryNamespace, type ResourceRoute } from '../router.js';
 import { selectorsOf } from './read.js';
 import * as E from '../respond/status.js';
 import { tableFor, wantsTable } from '../respond/table.js';
@@ -67,9 +67,8 @@ export function handleWatch(r: Request): void {
   startWatch(r.server, r.route, open, spec, httpSink(res, limits.graceMs), limits);
 }
 
-/** Runs a watch and counts it as open until it ends (even if its connection still drains) or closes. */
+/** Runs a watch, its events counted for /metrics, and holds it among the open watches until it ends (even if its connection still drains) or closes. */
 function startWatch(server: Server, route: ResourceRoute, openWatch: OpenWatch, spec: WatchSpec, sink: WatchSink, limits: SinkLimits): void {
-  server.metrics.watcherDelta(route.kind.plural, 1);
   let open = true;
   // runWatch may end the watch before it returns (a 410 found at once), so stop may not be set yet.
   let stop: (() => void) | undefined;
@@ -77,7 +76,6 @@ function startWatch(server: Server, route: ResourceRoute, openWatch: OpenWatch, 
     if (!open) return;
     open = false;
     if (stop) server.watches.delete(stop);
-    server.metrics.watcherDelta(route.kind.plural, -1);
   };
   const counted: WatchSink = {
     ...sink,
@@ -87,7 +85,7 @@ function startWatch(server: Server, route: ResourceRoute, openWatch: OpenWatch, 
     },
   };
   sink.onClose(release);
-  stop = runWatch(openWatch, spec, counted, limits);
+  stop = runWatch(openWatch, spec, counted, limits, server.metrics.watchEvents.of(route.kind.group, route.version, route.kind.kind));
   if (open) server.watches.add(stop);
 }
 
@@ -129,9 +127,10 @@ export function upgradeWatch(
   req: IncomingMessage,
   socket: Duplex,
   head: Buffer,
-  r: { url: URL; route: ResourceRoute; server: Server },
+  request: { url: URL; route: ResourceRoute; server: Server },
 ): void {
   let watch: ReturnType<typeof watchSpec>;
+  const r = { ...request, route: readingEveryNamespace(request.route, req.method ?? 'GET') };
   try {
     if (req.method !== 'GET') throw E.methodNotAllowed(req.method ?? '');
     checkRouteNames(r.route);

@@ -20,6 +20,8 @@ export interface EtcdLogOptions extends LogOptions {
   prefix?: string;
   /** This replica's own folder: its checkpoints. */
   dir: string;
+  /** Told of each request to etcd and how long it took (kube-apiserver's etcd_request_duration_seconds). */
+  onRequest?: (operation: 'create' | 'update' | 'delete' | 'get', type: string, seconds: number) => void;
 }
 
 type State = 'new' | 'opening' | 'open' | 'closing' | 'closed';
@@ -29,6 +31,12 @@ const REWATCH_MS = 500;
 /** How long a quorum read of the newest revision may take: a consistent read waits for it. */
 const HEAD_DEADLINE_MS = 2000;
 const noop = () => {};
+
+/** The resource of a storage key (`<group>/<plural>/…`) as Kubernetes names it: `<plural>.<group>`, or the core group's plural alone. */
+function resourceOf(key: string): string {
+  const [group, plural] = key.split('/', 2);
+  return group ? `${plural}.${group}` : (plural ?? key);
+}
 
 /**
  * The log on etcd, shared by every orchd replica that names the same etcd and prefix. An append is
@@ -240,7 +248,11 @@ export class EtcdLog implements Log {
       p.entry.time = time;
     }
     void (async () => {
-      for (const p of batch.items) await sendAppend(this.client, this.layout, this.base, p);
+      for (const p of batch.items) {
+        const started = performance.now();
+        await sendAppend(this.client, this.layout, this.base, p);
+        this.options.onRequest?.(p.entry.type === 'delete' ? 'delete' : p.expect === 0 ? 'create' : 'update', resourceOf(p.entry.key), (performance.now() - started) / 1000);
+      }
       this.sending = undefined;
       this.settled(batch);
     })();
@@ -348,7 +360,10 @@ export class EtcdLog implements Log {
 
   async headSeq(): Promise<number> {
     this.checkReadable();
-    return (await headRevision(this.where, HEAD_DEADLINE_MS)) - this.base;
+    const started = performance.now();
+    const head = await headRevision(this.where, HEAD_DEADLINE_MS);
+    this.options.onRequest?.('get', 'revision', (performance.now() - started) / 1000);
+    return head - this.base;
   }
 
   private checkpointFile(): string {

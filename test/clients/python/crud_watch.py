@@ -114,6 +114,16 @@ out["event"] = event.to_dict()
 page = custom.list_namespaced_custom_object("events.orch.io", "v1", "default", "events", limit=1)
 out["eventPage"] = {"kind": page["kind"], "names": [i["metadata"]["name"] for i in page["items"]]}
 
+# namespace "" reads every namespace, as list_namespaced_event('') relies on (the path is namespaces//events).
+other = events.create(namespace="kube-system", body={**event.to_dict(), "metadata": {"generateName": "py-"}})
+every = custom.list_namespaced_custom_object("events.orch.io", "v1", "", "events")
+out["everyNamespace"] = {
+    "created": sorted([event.metadata.name, other.metadata.name]),
+    "listed": sorted(i["metadata"]["name"] for i in every["items"]),
+    "watched": sorted(e["object"]["metadata"]["name"] for e in watch.Watch().stream(
+        custom.list_namespaced_custom_object, "events.orch.io", "v1", "", "events", timeout_seconds=1)),
+}
+
 # The typed CoreV1Api on core v1 Namespaces: its models parse creationTimestamp into a datetime and send
 # it back as "+00:00" on replace, which the server must take as the same time.
 core = client.CoreV1Api(api)

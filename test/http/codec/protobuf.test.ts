@@ -64,4 +64,35 @@ describe('protobuf bodies', () => {
     const far = failure(() => decodeBody(envelope('v1', 'Namespace', bytes((w) => w.uint32(10).bytes(farTime))), PB, { accept: OBJECT_MEDIA_TYPES }));
     expect(far.status).toMatchObject({ code: 400, reason: 'BadRequest' });
   });
+  it('leaves out the empty scalars Go writes and its JSON omits, and keeps those Kubernetes\' JSON writes empty', () => {
+    const owner = bytes((w) =>
+      w
+        .uint32(10).string('') // kind: no omitempty, kept
+        .uint32(26).string('o') // name
+        .uint32(34).string('') // uid: kept
+        .uint32(42).string('v1') // apiVersion
+        .uint32(48).bool(false), // controller: a pointer, false is a value
+    );
+    const emptyMeta = bytes((w) =>
+      w
+        .uint32(10).string('team-b')
+        .uint32(18).string('') // generateName
+        .uint32(34).string('') // selfLink
+        .uint32(42).string('') // uid
+        .uint32(56).int64(0) // generation
+        .uint32(80).int64(0) // deletionGracePeriodSeconds: a pointer, 0 is a value
+        .uint32(90).bytes(entry('empty', '')) // a label whose value is empty
+        .uint32(106).bytes(owner),
+    );
+    const condition = bytes((w) => w.uint32(10).string('').uint32(18).string('').uint32(42).string('').uint32(50).string(''));
+    const status = bytes((w) => w.uint32(10).string('').uint32(18).bytes(condition));
+    const got = decodeBody(envelope('v1', 'Namespace', bytes((w) => w.uint32(10).bytes(emptyMeta).uint32(26).bytes(status))), PB, { accept: OBJECT_MEDIA_TYPES });
+    expect(got.value).toStrictEqual({
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: 'team-b', deletionGracePeriodSeconds: 0, labels: { empty: '' }, ownerReferences: [{ kind: '', name: 'o', uid: '', apiVersion: 'v1', controller: false }] },
+      status: { conditions: [{ type: '', status: '' }] },
+    });
+  });
 });
+

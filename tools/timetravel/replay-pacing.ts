@@ -16,7 +16,7 @@
  * 12:00:03 or older), 12:00:05 are due at 0, 0, 300, 300 and 500 ms after the replay starts.
  */
 
-import { stampedTimeMs } from '../src/store/versions.js';
+import { stampedTimeMs } from '../../src/store/versions.js';
 
 /** `max` sends every entry as soon as the one before it is durable (and its watchers have sent the page before: replay.ts). */
 export type Speed = number | 'max';
@@ -25,7 +25,7 @@ export type Speed = number | 'max';
 export function parseSpeed(text: string): Speed {
   if (text === 'max') return 'max';
   const n = Number(text);
-  if (text.trim() === '' || !Number.isFinite(n) || n <= 0) throw new Error(`--speed: must be a positive number or max, not ${JSON.stringify(text)}`);
+  if (text.trim() === '' || !Number.isFinite(n) || n <= 0) throw new Error(`must be a positive number or max, not ${JSON.stringify(text)}`);
   return n;
 }
 

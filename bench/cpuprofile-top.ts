@@ -2,7 +2,7 @@
  * Where a V8 CPU profile (node --cpu-prof, e.g. from `npm run bench -- writes --cpu-prof DIR`) spends
  * its time: the functions with the most self time, and self time summed per source file.
  *
- *   node dist/tools/cpuprofile-top.js DIR/CPU.….cpuprofile [--top 25]
+ *   node dist/bench/cpuprofile-top.js DIR/CPU.….cpuprofile [--top 25]
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -51,7 +51,7 @@ export function hotSpots(p: Profile): { functions: Hot[]; files: Hot[]; totalMs:
 function main(): void {
   const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string', default: '25' } } });
   if (positionals.length !== 1) {
-    process.stderr.write('usage: node dist/tools/cpuprofile-top.js FILE.cpuprofile [--top N]\n');
+    process.stderr.write('usage: node dist/bench/cpuprofile-top.js FILE.cpuprofile [--top N]\n');
     process.exit(2);
   }
   const p = JSON.parse(readFileSync(positionals[0], 'utf8')) as Profile;

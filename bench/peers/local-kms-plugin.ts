@@ -4,7 +4,7 @@
  * memory only (so what it sealed is lost when it stops: a development and test stand-in, never a
  * place for real keys). Tests and the benchmark run it in process; by hand:
  *
- *   node dist/tools/kms-plugin.js --socket /tmp/kms.sock
+ *   npm run build && node dist/bench/peers/local-kms-plugin.js --socket /tmp/kms.sock
  *   # EncryptionConfiguration: - kms: {apiVersion: v2, name: local, endpoint: unix:///tmp/kms.sock}
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
@@ -13,7 +13,7 @@ import { rm } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Server, ServerCredentials, status as grpcStatus, type ServerUnaryCall, type sendUnaryData } from '@grpc/grpc-js';
-import { kmsServiceDefinition, type DecryptRequest } from '../src/log/encryption/kms/plugin-client.js';
+import { kmsServiceDefinition, type DecryptRequest } from '../../src/log/encryption/kms/plugin-client.js';
 
 const NONCE = 12;
 const TAG = 16;

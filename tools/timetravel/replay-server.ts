@@ -1,0 +1,164 @@
+/**
+ * A replay: a history's entries served again as a watch stream, at the recorded pace, ten times
+ * faster or as fast as its watchers read, so a controller can be tried against a realistic stream
+ * that is the same every run.
+ *
+ * The source is a History (a data folder, a recording): its state just before --from is imported
+ * into a new log in a temp folder (LevelDbLog.import: each object at its own resourceVersion, below
+ * a horizon at --from), which a real orchd API server on 127.0.0.1 serves (discovery, OpenAPI, get,
+ * list, watch over HTTP and WebSocket, bookmarks, tables). The source's entries from --from to --to
+ * are then appended to it as the bytes they were stored as, each at its recorded sequence number
+ * (replay-loop.ts): a controller listing and watching the replay server sees the recorded objects,
+ * events and resourceVersions, in the recorded order. The server makes no writes of its own (no
+ * system namespaces, bootstrap RBAC or controllers) and answers every request but get, list and
+ * watch with 403, so nothing else gets into the stream. The source is only read: a data folder
+ * through a snapshot of its log (data-dir.ts), opened with the encryption at rest it was written
+ * with; the served copy, a temp folder, holds plain values.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Authorizer } from '../../src/auth/authorizer.js';
+import { createApiServer, listenOn } from '../../src/http/server.js';
+import { buildRegistry } from '../../src/registry/build.js';
+import { packJson } from '../../src/log/codec.js';
+import { LevelDbLog, type ImportedEntry } from '../../src/log/leveldb-log.js';
+import { silentLogger, type Logger } from '../../src/observability/logger.js';
+import { Metrics } from '../../src/observability/metrics.js';
+import { kinds } from '../../src/resources/registry.js';
+import { Store } from '../../src/store/store.js';
+import { stateInPages, TimeTravelError, type History } from './history.js';
+import { ReplayControl } from './replay-control.js';
+import { connectionsDrained, openConnections, replayEntries, storedWriter, type ReplayReport } from './replay-loop.js';
+import type { Speed } from './replay-pacing.js';
+
+export interface ReplayOptions {
+  /** What is replayed; the replay closes it when it closes. */
+  history: History;
+  /** Pause before the first entry past this version. */
+  pauseAt?: number;
+  speed: Speed;
+  /** 0 (the default) picks a free port. */
+  port?: number;
+  /** First entry replayed; default the history's first readable one. */
+  from?: number;
+  /** Last entry replayed; default the history's last. */
+  to?: number;
+  /** Hold the replay until this many watches are open. */
+  watchers?: number;
+  logger?: Logger;
+  bookmarkIntervalMs?: number;
+}
+
+export interface Replaying {
+  url: string;
+  /** The served state before the first replayed entry: list at it, then watch from it. */
+  initialVersion: number;
+  from: number;
+  to: number;
+  /** Settles when the last entry is durable; rejects if the replay failed or was closed early. */
+  done: Promise<ReplayReport>;
+  control: ReplayControl;
+  close(): Promise<void>;
+}
+
+/** The replay server is read-only, like a user bound to the `view` role. */
+const readOnly: Authorizer = {
+  authorize: (a) =>
+    a.verb === 'get' || a.verb === 'list' || a.verb === 'watch'
+      ? { decision: 'allow' }
+      : { decision: 'noOpinion', reason: 'the replay server serves a recorded log: only get, list and watch' },
+};
+
+/** The range to replay, checked against what the history holds. */
+function rangeOf(h: History, from?: number, to?: number): { from: number; to: number } {
+  if (h.head === 0 || h.head <= h.oldest) throw new TimeTravelError('the recording holds no log entries');
+  const f = from ?? h.oldest + 1;
+  const t = to ?? h.head;
+  if (f <= h.oldest) throw new TimeTravelError(`--from ${f}: the recording's history starts at ${h.oldest + 1} (the state at ${h.oldest} is the oldest it holds)`);
+  if (t > h.head) throw new TimeTravelError(`--to ${t}: the recording ends at ${h.head}`);
+  if (f > t) throw new TimeTravelError(`--from ${f} is after --to ${t}`);
+  return { from: f, to: t };
+}
+
+/** The state at rv as entries to import: each object's stored bytes at the version that wrote it. */
+async function* stateEntries(h: History, rv: number): AsyncIterable<ImportedEntry[]> {
+  if (rv <= 0) return;
+  for await (const page of stateInPages(h, rv, { kinds })) {
+    yield page.map((s) => ({ seq: s.seq ?? Number(s.object.metadata.resourceVersion), type: 'put' as const, key: s.key, raw: s.msgpack?.() ?? packJson(s.object) }));
+  }
+}
+
+export async function startReplay(opts: ReplayOptions): Promise<Replaying> {
+  const work = await mkdtemp(join(tmpdir(), 'orchd-replay-'));
+  const opened: { close(): Promise<void> }[] = [opts.history];
+  const cleanUp = async () => {
+    for (const o of opened.reverse()) await o.close();
+    await rm(work, { recursive: true, force: true });
+  };
+  try {
+    const { history } = opts;
+    if (!history.storedEntries) throw new TimeTravelError('replay reads a data folder or a recording, not a server');
+    const { from, to } = rangeOf(history, opts.from, opts.to);
+    const served = join(work, 'log');
+    await LevelDbLog.import(served, stateEntries(history, from - 1), from);
+    // The served log lives in a temp folder removed on close: a synced write per batch bought nothing.
+    const log = new LevelDbLog({ path: served, sync: false });
+    await log.open();
+    opened.push(log);
+    // Never restarted (its folder goes on close): a checkpoint every 100k entries was work for nothing.
+    const store = new Store({ log, checkpointEvery: Number.MAX_SAFE_INTEGER });
+    opened.push(store);
+    await store.start();
+    const logger = opts.logger ?? silentLogger;
+    const api = createApiServer({
+      objects: buildRegistry(store, kinds, { logger, secret: randomBytes(32), authorizer: readOnly }),
+      kinds,
+      metrics: new Metrics(),
+      logger,
+      ...(opts.bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs: opts.bookmarkIntervalMs } : {}),
+      authorizer: readOnly,
+    });
+    const connections = openConnections(api);
+    await listenOn(api, opts.port ?? 0, '127.0.0.1');
+    opened.push(api);
+    await api.start();
+    let closed = false;
+    const isClosed = () => closed;
+    const control = new ReplayControl(from - 1, opts.pauseAt);
+    const done = replayEntries({
+      pages: history.storedEntries(from, to),
+      control,
+      writer: storedWriter(log),
+      drained: () => connectionsDrained(connections, isClosed),
+      watching: () => api.context.watches.size,
+      from,
+      to,
+      speed: opts.speed,
+      watchers: opts.watchers ?? 0,
+      isClosed,
+    });
+    // Not a failure until someone asks: close() may stop the replay on purpose.
+    done.catch(() => undefined);
+    let closing: Promise<void> | undefined;
+    return {
+      url: `http://127.0.0.1:${(api.http.address() as AddressInfo).port}`,
+      initialVersion: from - 1,
+      from,
+      to,
+      done,
+      control,
+      close: () =>
+        (closing ??= (async () => {
+          closed = true;
+          await done.catch(() => undefined);
+          await cleanUp();
+        })()),
+    };
+  } catch (err) {
+    await cleanUp();
+    throw err;
+  }
+}

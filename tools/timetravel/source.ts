@@ -1,0 +1,71 @@
+/**
+ * Where a time-travel command reads its history (exactly one of a data folder, a running server or
+ * a recording), the flags that say so and the ones that filter what it reads: one table each, shared
+ * by every command. What only some sources need (the HTTP reader, encryption at rest, the store) is
+ * imported when they are opened: a command's own time includes node loading modules.
+ */
+import type { Flags } from '../../src/cli/flags.js';
+import { UsageError, type Io } from '../../src/cli/flags.js';
+import type { EncryptionConfiguration } from '../../src/config/encryption.js';
+import { makeFilter, parseVersionSpec, TimeTravelError, type Filter, type History } from './history.js';
+
+export const SOURCE = {
+  'data-dir': { value: 'DIR', help: "an orchd's data folder, of a stopped or a running server (a snapshot of its log is read)" },
+  server: { value: 'URL', help: 'a running orchd, read through its API' },
+  file: { value: 'RECORDING', short: 'f', help: 'a recording made by orchd export' },
+  'encryption-provider-config': { value: 'FILE', help: 'the EncryptionConfiguration the data folder was written with, when it is encrypted at rest' },
+} as const satisfies Flags;
+
+export const FILTERS = {
+  kind: { value: 'KIND', multiple: true, help: 'only this kind (as kubectl names it: events, ns, validatingadmissionpolicies.admissionregistration.orch.io); repeat or comma-separate for several' },
+  namespace: { value: 'NS', short: 'n', help: 'only objects in this namespace' },
+  selector: { value: 'SELECTOR', short: 'l', help: 'only objects whose labels match (app=x, tier in (a,b), !gone)' },
+} as const satisfies Flags;
+
+/** A version flag: a resourceVersion or a time. */
+export const version = (help: string) => ({ value: 'RV|TIME', help, parse: parseVersionSpec }) as const;
+
+export const TIME_NOTE = 'TIME is RFC 3339 (2026-11-26T02:14:00Z): the newest version committed at or before it.';
+
+interface SourceValues {
+  'data-dir'?: string;
+  server?: string;
+  file?: string;
+  'encryption-provider-config'?: string;
+}
+
+/** The EncryptionConfiguration in file, checked as the server checks it. */
+export async function encryptionFrom(file: string | undefined): Promise<EncryptionConfiguration | undefined> {
+  if (file === undefined) return undefined;
+  const { loadServerConfig } = await import('../../src/config/server-config.js');
+  const { problemLine } = await import('../../src/config/load.js');
+  const loaded = loadServerConfig({ encryption: file });
+  if (!loaded.ok) throw new TimeTravelError(loaded.problems.map(problemLine).join('; '));
+  return loaded.config.encryption!.value;
+}
+
+/** The history the flags name: exactly one of --data-dir, --server and --file. */
+export async function openHistory(values: SourceValues): Promise<History> {
+  const given = (['data-dir', 'server', 'file'] as const).filter((f) => values[f] !== undefined);
+  if (given.length !== 1) throw new UsageError(`give exactly one of --data-dir, --server and --file${given.length > 1 ? ` (not ${given.map((f) => `--${f}`).join(' and ')})` : ''}`);
+  if (values['encryption-provider-config'] !== undefined && values['data-dir'] === undefined) throw new UsageError('--encryption-provider-config goes with --data-dir');
+  if (values.server !== undefined) return (await import('./server.js')).openServer(values.server);
+  if (values.file !== undefined) return (await import('./recording-history.js')).openRecordingHistory(values.file);
+  const encryption = await encryptionFrom(values['encryption-provider-config']);
+  return (await import('./data-dir.js')).openDataDir(values['data-dir']!, encryption);
+}
+
+/** Runs a command on the history the flags name, and closes it. */
+export async function withHistory<T>(values: SourceValues, io: Io, run: (h: History) => Promise<T>): Promise<T> {
+  const history = await openHistory(values);
+  try {
+    const result = await run(history);
+    // Said after the output, and only when there was some: an error stays one line.
+    if (!history.timesFromLog) io.err.write(`orchd: note: times are taken from the objects' own timestamps (to the second), not from the log: ${values.server ? 'the API carries no commit times' : 'this log was written before it kept commit times'}\n`);
+    return result;
+  } finally {
+    await history.close();
+  }
+}
+
+export const filterOf = (v: { kind?: string[]; namespace?: string; selector?: string }, name?: string): Filter => makeFilter({ kind: v.kind, namespace: v.namespace, selector: v.selector, name });
