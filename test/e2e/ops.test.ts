@@ -2,9 +2,7 @@
  * Operations endpoints (/healthz, /livez, /readyz, /metrics), readiness before the views are
  * rebuilt, and Event expiry (--event-ttl) through ordinary deletes in the log.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiServer } from '../../src/http/server.js';
@@ -17,6 +15,7 @@ import { kinds } from '../../src/resources/registry.js';
 import { Store } from '../../src/store/store.js';
 import { call, serverForFile, startServer, type TestServer } from '../helpers/server.js';
 import { eventually, kindCase, unique } from './support.js';
+import { tempDir } from '../helpers/temp.js';
 
 const file = serverForFile();
 
@@ -44,7 +43,7 @@ describe('health', () => {
   });
 
   it('is live but not ready until the views are rebuilt, and refuses resource requests meanwhile', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'orchd-ready-'));
+    const dir = tempDir('orchd-ready-');
     const log = new LevelDbLog({ path: join(dir, 'log') });
     await log.open();
     const store = new Store({ log });
@@ -70,7 +69,6 @@ describe('health', () => {
       await api.close();
       await store.close();
       await log.close();
-      await rm(dir, { recursive: true, force: true });
     }
   });
 });
@@ -174,32 +172,28 @@ describe('event expiry (--event-ttl)', () => {
   });
 
   it('after a restart, an Event expires by the newest time it carries', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'orchd-ttl-'));
+    const dir = tempDir('orchd-ttl-');
+    const first = await startServer({ dataDir: dir });
+    const oldName = unique('old');
+    const fresh = unique('fresh');
+    const stale = event.make(oldName);
+    expect((await call(first.url, 'POST', event.collection('default'), stale)).status).toBe(201);
+    await first.stop();
+
+    // The same data with a 1 h ttl: nothing expires, and a new Event written now stays.
+    const second = await startServer({ dataDir: dir });
+    expect((await call(second.url, 'POST', event.collection('default'), event.make(fresh))).status).toBe(201);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await call(second.url, 'GET', event.item(oldName))).status).toBe(200);
+    await second.stop();
+
+    // With a 1 s ttl, both go once a second has passed since the times they carry (creation, eventTime).
+    const third = await startServer({ dataDir: dir, eventTtlSeconds: 1 });
     try {
-      const first = await startServer({ dataDir: dir });
-      const oldName = unique('old');
-      const fresh = unique('fresh');
-      const stale = event.make(oldName);
-      expect((await call(first.url, 'POST', event.collection('default'), stale)).status).toBe(201);
-      await first.stop();
-
-      // The same data with a 1 h ttl: nothing expires, and a new Event written now stays.
-      const second = await startServer({ dataDir: dir });
-      expect((await call(second.url, 'POST', event.collection('default'), event.make(fresh))).status).toBe(201);
-      await new Promise((r) => setTimeout(r, 300));
-      expect((await call(second.url, 'GET', event.item(oldName))).status).toBe(200);
-      await second.stop();
-
-      // With a 1 s ttl, both go once a second has passed since the times they carry (creation, eventTime).
-      const third = await startServer({ dataDir: dir, eventTtlSeconds: 1 });
-      try {
-        const gone = await eventually(async () => (await call(third.url, 'GET', event.collection('default'))).body.items.length === 0, 8000);
-        expect(gone).toBe(true);
-      } finally {
-        await third.stop();
-      }
+      const gone = await eventually(async () => (await call(third.url, 'GET', event.collection('default'))).body.items.length === 0, 8000);
+      expect(gone).toBe(true);
     } finally {
-      await rm(dir, { recursive: true, force: true });
+      await third.stop();
     }
   });
 });

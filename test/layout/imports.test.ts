@@ -5,11 +5,11 @@
  * they are one table: ROOMS below, src/README.md's, and ../shared/design.md's (outside the
  * repository; compared wherever it is beside the checkout, as in CI).
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/temp.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SRC = join(ROOT, 'src');
@@ -196,7 +196,7 @@ describe('import cycles', () => {
 
 describe('the checks themselves', () => {
   const tree = (files: Record<string, string>) => {
-    const dir = mkdtempSync(join(tmpdir(), 'orchd-layout-'));
+    const dir = tempDir('orchd-layout-');
     for (const [path, text] of Object.entries(files)) {
       mkdirSync(dirname(join(dir, path)), { recursive: true });
       writeFileSync(join(dir, path), text);
@@ -210,13 +210,9 @@ describe('the checks themselves', () => {
       'b/y.ts': "import type { Z } from '../c/z.js';\nexport const y: Z = 1;\n",
       'c/z.ts': "import type { x } from '../a/x.js';\nexport type Z = typeof x;\n",
     });
-    try {
-      // a may import b, b may import c: a still may not import c itself (it does not), nor c a.
-      expect(strayImports(dir, { a: ['b'], b: ['c'], c: [] })).toEqual(['c/z.ts -> a/x.ts']);
-      expect(importCycles(dir)).toEqual([['a/x.ts', 'b/y.ts', 'c/z.ts']]);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    // a may import b, b may import c: a still may not import c itself (it does not), nor c a.
+    expect(strayImports(dir, { a: ['b'], b: ['c'], c: [] })).toEqual(['c/z.ts -> a/x.ts']);
+    expect(importCycles(dir)).toEqual([['a/x.ts', 'b/y.ts', 'c/z.ts']]);
   });
 
   it('read a rooms table with reasons, shared rows and a room of a row with more', () => {

@@ -2,11 +2,11 @@
  * The style rule of ../shared/style.md: files of src/ and tools/ at most 400 lines, functions of src/ at
  * most 80 unless a comment says why they are long.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/temp.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SRC = join(ROOT, 'src');
@@ -66,15 +66,11 @@ describe('size', () => {
   });
 
   it('the scan finds a long function without its reason, and accepts one with it', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'orchd-size-'));
-    try {
-      const body = Array.from({ length: MAX_FUNCTION_LINES }, (_, i) => `  const a${i} = '{';`).join('\n');
-      writeFileSync(join(dir, 'bare.ts'), `/** Adds. */\nexport function bare(): void {\n${body}\n}\n`);
-      writeFileSync(join(dir, 'said.ts'), `/** Long: a table written out. */\nexport const said = (): void => {\n${body}\n};\n`);
-      expect(longFunctions(join(dir, 'bare.ts'))).toHaveLength(1);
-      expect(longFunctions(join(dir, 'said.ts'))).toEqual([]);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const dir = tempDir('orchd-size-');
+    const body = Array.from({ length: MAX_FUNCTION_LINES }, (_, i) => `  const a${i} = '{';`).join('\n');
+    writeFileSync(join(dir, 'bare.ts'), `/** Adds. */\nexport function bare(): void {\n${body}\n}\n`);
+    writeFileSync(join(dir, 'said.ts'), `/** Long: a table written out. */\nexport const said = (): void => {\n${body}\n};\n`);
+    expect(longFunctions(join(dir, 'bare.ts'))).toHaveLength(1);
+    expect(longFunctions(join(dir, 'said.ts'))).toEqual([]);
   });
 });

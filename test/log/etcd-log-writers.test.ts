@@ -2,9 +2,6 @@
  * Several writers on one etcd log: what the shared contract suite cannot show with one. Each replica
  * is an EtcdLog (and a Store over it) of its own on the same etcd and prefix.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { EtcdLog } from '../../src/log/etcd/etcd-log.js';
 import { LogError, type LogEntry } from '../../src/log/log.js';
@@ -12,6 +9,7 @@ import type { KubeObject } from '../../src/resources/types.js';
 import { StoreError } from '../../src/store/errors.js';
 import { Store } from '../../src/store/store.js';
 import { TestEtcd } from '../helpers/etcd.js';
+import { tempDir } from '../helpers/temp.js';
 
 let etcd: TestEtcd;
 let prefixes = 0;
@@ -32,13 +30,12 @@ async function replicas(n: number): Promise<EtcdLog[]> {
   const prefix = `writers-${++prefixes}/`;
   const logs: EtcdLog[] = [];
   for (let i = 0; i < n; i++) {
-    const dir = await mkdtemp(join(tmpdir(), 'orchd-etcd-writer-'));
+    const dir = tempDir('orchd-etcd-writer-');
     const log = new EtcdLog({ servers: [etcd.url], prefix, dir });
     await log.open();
     logs.push(log);
     cleanup.push(async () => {
       await log.close();
-      await rm(dir, { recursive: true, force: true });
     });
   }
   return logs;

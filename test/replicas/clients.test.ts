@@ -3,22 +3,20 @@
  * @kubernetes/client-node informer follows the other.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig, makeInformer, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestEtcd } from '../helpers/etcd.js';
 import { KUBECTL } from '../helpers/kubectl.js';
 import { isReady, killAll, spawnServer, type ServerChild } from '../server/child.js';
+import { tempDir } from '../helpers/temp.js';
 
 let etcd: TestEtcd;
-const dirs: string[] = [];
 let home = '';
 
 async function replica(): Promise<ServerChild> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'orchd-replica-'));
-  dirs.push(dataDir);
+  const dataDir = tempDir('orchd-replica-', { until: 'file' });
   const child = await spawnServer(dataDir, ['--storage', 'etcd', '--etcd-servers', etcd.url], { lifeMs: 240_000 });
   await child.waitForLine(isReady, 60_000);
   return child;
@@ -30,14 +28,13 @@ let b: ServerChild;
 beforeAll(async () => {
   etcd = await TestEtcd.start();
   [a, b] = await Promise.all([replica(), replica()]);
-  home = await mkdtemp(join(tmpdir(), 'orchd-kubectl-'));
+  home = tempDir('orchd-kubectl-');
   await writeFile(join(home, 'kubeconfig'), 'apiVersion: v1\nkind: Config\n');
 }, 120_000);
 
 afterAll(async () => {
   await killAll();
   await etcd?.destroy();
-  await Promise.all([...dirs, home].filter(Boolean).map((d) => rm(d, { recursive: true, force: true })));
 });
 
 function kubectl(server: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {

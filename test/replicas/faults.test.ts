@@ -4,23 +4,19 @@
  * under running replicas: they reconnect, and their watches go on without a gap; etcd compacted past
  * what a cut-off replica applied: its watchers get 410 and it moves to etcd's state.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestEtcd } from '../helpers/etcd.js';
 import { isReady, keepAlive, killAll, request, spawnServer, type Reply, type ServerChild } from '../server/child.js';
 import { HoldingProxy } from './proxy.js';
 import { names, watch } from './watch.js';
+import { tempDir } from '../helpers/temp.js';
 
 let etcd: TestEtcd;
 let proxy: HoldingProxy;
-const dirs: string[] = [];
 const agent = keepAlive(16);
 
 async function replica(etcdUrl: string, dir?: string): Promise<ServerChild & { dataDir: string }> {
-  const dataDir = dir ?? (await mkdtemp(join(tmpdir(), 'orchd-replica-')));
-  if (!dir) dirs.push(dataDir);
+  const dataDir = dir ?? tempDir('orchd-replica-', { until: 'file' });
   const child = await spawnServer(dataDir, ['--storage', 'etcd', '--etcd-servers', etcdUrl], { lifeMs: 240_000 });
   await child.waitForLine(isReady, 60_000);
   return Object.assign(child, { dataDir });
@@ -35,7 +31,6 @@ afterAll(async () => {
   await killAll();
   await proxy?.close();
   await etcd?.destroy();
-  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
   agent.destroy();
 });
 

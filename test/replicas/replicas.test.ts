@@ -2,21 +2,17 @@
  * Several orchd replicas sharing one log on a real etcd (issue 17): each replica is `orchd serve
  * --storage etcd` as a child process with a data folder of its own, on one single-member etcd.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestEtcd } from '../helpers/etcd.js';
 import { isReady, keepAlive, killAll, request, spawnServer, type ServerChild } from '../server/child.js';
 import { names, watch } from './watch.js';
+import { tempDir } from '../helpers/temp.js';
 
 let etcd: TestEtcd;
-const dirs: string[] = [];
 const agent = keepAlive(16);
 
 async function replica(dir?: string): Promise<ServerChild & { dir: string }> {
-  const dataDir = dir ?? (await mkdtemp(join(tmpdir(), 'orchd-replica-')));
-  if (!dir) dirs.push(dataDir);
+  const dataDir = dir ?? tempDir('orchd-replica-', { until: 'file' });
   const child = await spawnServer(dataDir, ['--storage', 'etcd', '--etcd-servers', etcd.url], { lifeMs: 240_000 });
   await child.waitForLine(isReady, 60_000);
   return Object.assign(child, { dir: dataDir });
@@ -29,7 +25,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await killAll();
   await etcd?.destroy();
-  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
   agent.destroy();
 });
 
