@@ -11,9 +11,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
-import { runWatch, type WatchSink, type WatchSpec } from '../../src/http/handlers/watch-stream.js';
+import { runWatch, type WatchSink } from '../../src/http/handlers/watch-stream.js';
 import type { KubeObject } from '../../src/resources/types.js';
 import type { WatchRoute } from '../../src/store/fanout.js';
+import { watch$, type WatchRequest } from '../../src/store/watch.js';
 import { Store } from '../../src/store/store.js';
 import { widget } from '../helpers/fixture-kinds.js';
 
@@ -65,9 +66,7 @@ describe('live batches shared by a bucket of watchers', () => {
     const watchers: { ns: string; general: boolean; framing: WatchSink['framing']; apiVersion: string; sink: ReturnType<typeof collecting>; stop: () => void }[] = [];
     const open = (ns: string, general: boolean, framing: WatchSink['framing'], apiVersion: string) => {
       const route: WatchRoute = general ? { by: 'scan' } : { by: 'namespace', namespace: ns };
-      const spec: WatchSpec = {
-        kind: widget,
-        apiVersion,
+      const request: Omit<WatchRequest, 'stallTimeoutMs'> = {
         collection: C,
         keyPrefix: `${C}/${ns}/`,
         route,
@@ -78,7 +77,7 @@ describe('live batches shared by a bucket of watchers', () => {
         current: () => [],
       };
       const sink = collecting(framing);
-      watchers.push({ ns, general, framing, apiVersion, sink, stop: runWatch(store, spec, sink) });
+      watchers.push({ ns, general, framing, apiVersion, sink, stop: runWatch((flow, stallTimeoutMs) => watch$(store, { ...request, stallTimeoutMs }, flow), { kind: widget, apiVersion }, sink) });
     };
     for (const ns of NAMESPACES) {
       for (const framing of ['line', 'websocket'] as const) {

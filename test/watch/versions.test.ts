@@ -40,8 +40,9 @@ describe('watchers of different versions of one kind', () => {
     expect(r.status).toBe(201);
     const [added] = await w.count(1);
     expect([added.type, added.object.apiVersion, added.object.metadata.name]).toEqual(['ADDED', 'admissionregistration.orch.io/v1beta1', 'alone.example.com']);
-    const store = srv.api.context.objects.store;
-    const stored = [...store.list('admissionregistration.orch.io/mutatingadmissionpolicies')].find((s) => s.obj.metadata.name === 'alone.example.com');
+    const { objects, kinds } = srv.api.context;
+    const kind = kinds.find((k) => k.plural === 'mutatingadmissionpolicies')!;
+    const stored = objects.current(kind, undefined, 'alone.example.com');
     expect(stored?.obj.apiVersion).toBe('admissionregistration.orch.io/v1');
     expect(stored?.json).toBeUndefined();
   });
