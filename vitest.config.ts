@@ -7,6 +7,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
     globalSetup: ['test/setup/global.ts'],
+    setupFiles: ['test/setup/each-file.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Two cores: end-to-end suites start servers and real clients; more forks only thrash.

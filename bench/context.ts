@@ -37,8 +37,9 @@ export async function startOrchd(ctx: BenchContext, dataDir?: string, args?: str
   return Orchd.start({ cli: ctx.orchdCli, dataDir, cpuProfDir: ctx.opts.cpuProf, ...(args ? { args } : {}), ...(env ? { env } : {}) });
 }
 
-export async function withBareHttp<T>(ctx: BenchContext, fn: (bare: BareHttp) => Promise<T>): Promise<T> {
-  const bare = await BareHttp.start(ctx.bareHttpScript);
+/** The bare node:http peer for fn; given a folder, it also answers POST /durable with a LevelDB there. */
+export async function withBareHttp<T>(ctx: BenchContext, dataDir: string | undefined, fn: (bare: BareHttp) => Promise<T>): Promise<T> {
+  const bare = await BareHttp.start(ctx.bareHttpScript, dataDir);
   try {
     return await fn(bare);
   } finally {

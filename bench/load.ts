@@ -24,6 +24,8 @@ export interface RunResult {
   latency: LatencyLog;
   /** % of one core over the measured window, per watched process, and `client` for the harness. */
   cpu: Record<string, number>;
+  /** The same for each watched process's main thread alone (its JavaScript thread, for Node). */
+  mainThreadCpu: Record<string, number>;
   /** Peak RSS (bytes) of each watched process at the end of the run. */
   peakRss: Record<string, number>;
   firstError?: string;
@@ -34,18 +36,20 @@ export type Op = (client: number, i: number) => Promise<boolean>;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function measure(watched: Watched): { finish: () => Pick<RunResult, 'cpu' | 'peakRss'> } {
-  const windows = Object.entries(watched).map(([name, pid]) => [name, pid, new CpuWindow(pid)] as const);
+function measure(watched: Watched): { finish: () => Pick<RunResult, 'cpu' | 'mainThreadCpu' | 'peakRss'> } {
+  const windows = Object.entries(watched).map(([name, pid]) => [name, pid, new CpuWindow(pid), new CpuWindow(pid, true)] as const);
   const self = new CpuWindow(process.pid);
   return {
     finish: () => {
       const cpu: Record<string, number> = { client: self.percent() };
+      const mainThreadCpu: Record<string, number> = {};
       const peakRss: Record<string, number> = {};
-      for (const [name, pid, w] of windows) {
+      for (const [name, pid, w, main] of windows) {
         cpu[name] = w.percent();
+        mainThreadCpu[name] = main.percent();
         peakRss[name] = memory(pid)?.peakRss ?? NaN;
       }
-      return { cpu, peakRss };
+      return { cpu, mainThreadCpu, peakRss };
     },
   };
 }

@@ -13,6 +13,8 @@ export type WatchTransport = (typeof WATCH_TRANSPORTS)[number];
 export interface BenchOptions {
   scenarios: ScenarioId[];
   clients: number[];
+  /** writes: rounds per client count, each system's cells taken in turn (the table shows the median round). */
+  rounds: number;
   readClients: number;
   durationMs: number;
   warmupMs: number;
@@ -49,6 +51,7 @@ export const usage = `usage: npm run bench -- [scenario ...] [options]
 scenarios: ${SCENARIOS.join(', ')} (default: all)
 
   --clients 1,16,64,256     concurrent clients for writes (and encryption)
+  --rounds 3                writes: rounds per client count, orchd and etcd in turn (median shown)
   --read-clients 16         concurrent clients for reads, patches and admission
   --duration 5s             measured time per cell (after the warm-up)
   --warmup 1s               warm-up per cell, not recorded
@@ -138,6 +141,7 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
     tokens: true,
     options: {
       clients: { type: 'string', default: '1,16,64,256' },
+      rounds: { type: 'string', default: '3' },
       'read-clients': { type: 'string', default: '16' },
       duration: { type: 'string', default: '5s' },
       warmup: { type: 'string', default: '1s' },
@@ -176,6 +180,7 @@ export function parseOptions(argv: string[]): BenchOptions | 'help' {
   return {
     scenarios: positionals.length ? [...new Set(positionals as ScenarioId[])] : [...SCENARIOS],
     clients: positiveInts('clients', values.clients),
+    rounds: positiveInt('rounds', values.rounds),
     readClients: positiveInt('read-clients', values['read-clients']),
     durationMs,
     warmupMs: parseDurationMs(values.warmup),

@@ -20,9 +20,21 @@ function clockTicks(): number {
 
 /** User + system CPU seconds the process has used so far; undefined once it is gone. */
 export function cpuSeconds(pid: number): number | undefined {
+  return statCpuSeconds(`/proc/${pid}/stat`);
+}
+
+/**
+ * User + system CPU seconds of the process's main thread alone (its JavaScript thread, for Node):
+ * the rest of cpuSeconds is other threads' (libuv's pool, LevelDB's, V8's compiler and GC helpers).
+ */
+export function mainThreadCpuSeconds(pid: number): number | undefined {
+  return statCpuSeconds(`/proc/${pid}/task/${pid}/stat`);
+}
+
+function statCpuSeconds(path: string): number | undefined {
   let stat: string;
   try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    stat = readFileSync(path, 'utf8');
   } catch {
     return undefined;
   }
@@ -84,17 +96,22 @@ export async function waitIdle(pid: number, maxMs = 10_000, windowMs = 250): Pro
   return false;
 }
 
-/** CPU use of one process over a window, as a percentage of one core. */
+/** CPU use of one process (or of its main thread alone) over a window, as a percentage of one core. */
 export class CpuWindow {
   private readonly cpu0: number;
   private readonly t0 = performance.now();
+  private readonly read: (pid: number) => number | undefined;
 
-  constructor(private readonly pid: number) {
-    this.cpu0 = cpuSeconds(pid) ?? NaN;
+  constructor(
+    private readonly pid: number,
+    mainThread = false,
+  ) {
+    this.read = mainThread ? mainThreadCpuSeconds : cpuSeconds;
+    this.cpu0 = this.read(pid) ?? NaN;
   }
 
   percent(): number {
-    const cpu1 = cpuSeconds(this.pid) ?? NaN;
+    const cpu1 = this.read(this.pid) ?? NaN;
     const wall = (performance.now() - this.t0) / 1000;
     return wall > 0 ? ((cpu1 - this.cpu0) / wall) * 100 : NaN;
   }

@@ -165,6 +165,7 @@ function clientNode(): typeof import('@kubernetes/client-node') {
   }
 }
 
+/** Long: orchd composed in a test process, then the Orchd it hands back, whose methods share this closure's state (the server, the baseline, the reset under way). */
 export async function startOrchd(options: StartOrchdOptions = {}): Promise<Orchd> {
   const storage = options.storage ?? (options.dataDir !== undefined ? 'leveldb' : 'memory');
   const { files, folder } = await configFiles(options.config ?? {});
@@ -187,7 +188,7 @@ export async function startOrchd(options: StartOrchdOptions = {}): Promise<Orchd
     throw err;
   }
   const { url } = running;
-  const { store } = running.api.context.objects;
+  const { store } = running;
   try {
     await installCrds(running.api.context, options.crds ?? []);
   } catch (err) {
@@ -295,7 +296,7 @@ async function installCrds(context: Server, list: (Record<string, unknown> | str
   }
   const established = () => names.every((n) => crdCondition(objects.get(crdKind, undefined, n).obj, 'Established'));
   if (established()) return;
-  await firstValueFrom(objects.store.changes$.pipe(filter(established), timeout({ first: 10_000, with: () => throwError(() => new Error(`CustomResourceDefinitions not Established in 10 s: ${names.join(', ')}`)) })));
+  await firstValueFrom(objects.changes(crdKind).pipe(filter(established), timeout({ first: 10_000, with: () => throwError(() => new Error(`CustomResourceDefinitions not Established in 10 s: ${names.join(', ')}`)) })));
 }
 
 /** A resourceVersion as the log's sequence number. */

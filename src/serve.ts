@@ -20,9 +20,7 @@ import { buildRegistry } from './registry/build.js';
 import { jsonLogger, type Logger } from './observability/logger.js';
 import { Metrics } from './observability/metrics.js';
 import type { ServerConfig } from './config/server-config.js';
-import { RequestAuthenticator, type Authenticator } from './auth/authenticate.js';
-import { ReloadingAuthenticator } from './auth/reloading-authenticator.js';
-import { authenticationDocument } from './config/authentication.js';
+import { authenticatorFromConfig } from './auth/from-config.js';
 import { authorizationDocument } from './config/authorization.js';
 import { buildAuthorizationChain } from './auth/authorization-chain.js';
 import { ReloadingAuthorizer } from './auth/reloading-authorizer.js';
@@ -100,6 +98,11 @@ export interface Running {
   port: number;
   logger: Logger;
   api: ApiServer;
+  /**
+   * The store behind the registry: for the composition's own parts (startOrchd's reset and history,
+   * tests that compact or read the log); requests and controllers reach it only through api.context.objects.
+   */
+  store: Store;
   /** Applies the history retention policy periodically; runOnce() compacts now. */
   compactor: Compactor;
   /** Re-reads the encryption configuration file, when asked to (check() reads it now). */
@@ -174,7 +177,12 @@ async function start(opts: ServeOptions, logger: Logger, closers: Closers): Prom
     const tracing = (await import('./observability/tracing.js')).startTracing(opts.config.tracing.value);
     closers.push('tracing', () => tracing.shutdown());
   }
-  const authenticator = await authenticatorFor(opts, logger, egress);
+  const authenticator = await authenticatorFromConfig(opts.config?.authentication, {
+    logger,
+    egress,
+    ...(opts.authenticationReloadIntervalMs !== undefined ? { reloadIntervalMs: opts.authenticationReloadIntervalMs } : {}),
+    ...(opts.config?.authentication ? reloadLog(logger, 'authentication', opts.config.authentication.file) : {}),
+  });
   closers.push('authenticator', () => authenticator.close());
   const tls = await servingTls({
     host: opts.host,
@@ -223,6 +231,8 @@ async function start(opts: ServeOptions, logger: Logger, closers: Closers): Prom
   const kindRegistry = new KindRegistry(kinds);
   const objects = buildRegistry(store, kindRegistry.all, {
     logger,
+    // Replicas share one: a list's next page may be asked of another replica.
+    secret: etcdLog?.secret ?? (await loadSecret(dataDir)),
     ...(opts.now ? { now: opts.now } : {}),
     egress,
     ...configuredAuthorizer,
@@ -231,13 +241,10 @@ async function start(opts: ServeOptions, logger: Logger, closers: Closers): Prom
   });
   const api = createApiServer({
     audit: opts.auditLogPath === undefined ? undefined : AuditFile.open(opts.auditLogPath, opts.config?.auditPolicy?.value),
-    store,
     kinds: kindRegistry.all,
     objects,
     metrics,
     logger,
-    // Replicas share one: a list's next page may be asked of another replica.
-    secret: etcdLog?.secret ?? (await loadSecret(dataDir)),
     bookmarkIntervalMs: opts.bookmarkIntervalMs,
     watchLimits: {
       ...(opts.watchBuffer !== undefined ? { maxBuffered: opts.watchBuffer } : {}),
@@ -301,6 +308,7 @@ async function start(opts: ServeOptions, logger: Logger, closers: Closers): Prom
     port,
     logger,
     api,
+    store,
     compactor,
     encryptionReloader,
     close: () =>
@@ -309,25 +317,6 @@ async function start(opts: ServeOptions, logger: Logger, closers: Closers): Prom
         logger.info('stopped', { seq: log.lastSeq, checkpoint: store.appliedSeq });
       })()),
   };
-}
-
-/** Who is asking: the configured authenticators, reloaded from their file when there is one. */
-async function authenticatorFor(opts: ServeOptions, logger: Logger, egress: Egress): Promise<Authenticator & { start(): void; close(): void }> {
-  // Built before anything opens: an authenticator that cannot be built (CEL) stops the start.
-  const authentication = opts.config?.authentication;
-  const authOptions = {
-    egress,
-    onInitError: (issuer: string, err: Error) => logger.error('oidc authenticator: initializing (retried every 10s)', { issuer, error: err.message }),
-    onInitialized: (issuer: string, jwksUri: string) => logger.info('oidc authenticator: initialized', { issuer, jwksUri }),
-  };
-  const initial = new RequestAuthenticator(authentication?.value, authOptions);
-  if (!authentication) return initial;
-  return new ReloadingAuthenticator(initial, {
-    ...(await reloadableFile(authentication.file, authenticationDocument)),
-    build: (config) => new RequestAuthenticator(config, authOptions),
-    ...(opts.authenticationReloadIntervalMs !== undefined ? { intervalMs: opts.authenticationReloadIntervalMs } : {}),
-    ...reloadLog(logger, 'authentication', authentication.file),
-  });
 }
 
 /**

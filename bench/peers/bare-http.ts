@@ -13,10 +13,10 @@ export class BareHttp {
     return this.child.pid;
   }
 
-  /** script: the compiled server (the .js beside this module unless given). */
-  static async start(script = fileURLToPath(new URL('./bare-http-server.js', import.meta.url))): Promise<BareHttp> {
+  /** script: the compiled server (the .js beside this module unless given); dataDir: where POST /durable keeps its LevelDB (none: no /durable). */
+  static async start(script = fileURLToPath(new URL('./bare-http-server.js', import.meta.url)), dataDir?: string): Promise<BareHttp> {
     if (!existsSync(script)) throw new Error(`${script} is missing: run npm run build first`);
-    const child = Child.start('bare-http', process.execPath, [script]);
+    const child = Child.start('bare-http', process.execPath, [script, ...(dataDir ? [dataDir] : [])]);
     const line = await child.waitForLine((l) => l.includes('"msg":"ready"'), 15_000);
     return new BareHttp(child, (JSON.parse(line) as { url: string }).url);
   }

@@ -109,7 +109,7 @@ async function orchdCells(ctx: BenchContext, size: number): Promise<{ cells: Cel
 }
 
 async function httpCells(ctx: BenchContext, cells: Cell[]): Promise<void> {
-  await withBareHttp(ctx, async (bare) => {
+  await withBareHttp(ctx, undefined, async (bare) => {
     const http = new HttpClient(bare.url, Math.max(ctx.opts.readClients, 1));
     for (const cell of cells) {
       if (!cell.sample) continue;

@@ -7,7 +7,7 @@ import type { AdmissionRequestAttributes } from '../cel/index.js';
 import { isObject } from '../resources/json-access.js';
 import type { KindStrategy } from '../resources/strategy.js';
 import type { KubeObject } from '../resources/types.js';
-import type { UserInfo } from '../resources/user-info.js';
+import type { UserInfo } from '../config/user-info.js';
 import { storageKey } from '../store/keys.js';
 import type { Store } from '../store/store.js';
 import type { MatchAttributes, Operation } from './matching.js';

@@ -6,11 +6,11 @@ import { admissionAttributes, type AdmissionOptions } from './attributes.js';
 import type { Operation } from './matching.js';
 import type { KubeObject } from '../resources/types.js';
 import { MutatingPolicyPlugin } from './mutating-policy-plugin.js';
-import { runMutatingPlugins, type MutatingPlugin } from './mutation.js';
+import { beginPlugins, runPasses, type MutatingPlugin } from './mutation.js';
 import { MutatingWebhooks, type WebhookAdmissionOptions } from './mutating-webhooks.js';
 import { currentAdmissionContext } from './request-context.js';
 import { ValidatingAdmission } from './validating-admission.js';
-import { inSpan } from '../observability/spans.js';
+import { activeSpanRecorded, inSpan } from '../observability/spans.js';
 
 export { runWithAdmissionContext, runAsSystem, currentAdmissionContext, currentWriter } from './request-context.js';
 export { typeCheckPolicy } from './type-checking.js';
@@ -46,13 +46,21 @@ export function admissionFor(store: Store, kinds: readonly KindStrategy[], opts:
   const namespaceKind = kinds.find((k) => k.group === '' && k.kind === 'Namespace');
   const attributes = (...[op, kind, obj, old, opts]: Parameters<AdmissionHooks['mutate']>) =>
     admissionAttributes(store, namespaceKind, op, kind, obj, old, currentAdmissionContext().user, opts);
-  // One span per phase, a child of the request's (see src/http/request-span.ts).
+  // One span per phase, a child of the request's (see src/http/request-span.ts). A phase with
+  // nothing to run in a request whose span is not recorded (no tracing, or not sampled) skips the
+  // span and its async wrapper: most writes, and a span nobody sees.
   const phase = <T>(name: 'mutate' | 'validate', op: string, kind: KindStrategy, obj: KubeObject, run: () => Promise<T>) =>
     inSpan(`admission.${name}`, { 'admission.operation': op, 'k8s.resource': kind.plural, 'k8s.object.name': obj.metadata.name ?? obj.metadata.generateName ?? '' }, run);
   return {
-    mutate: (op, kind, obj, old, opts) =>
-      phase('mutate', op, kind, obj, () => runMutatingPlugins(mutating, op, kind, () => attributes(op, kind, obj, old, opts), obj)),
-    validate: (op, kind, obj, old, opts) =>
-      phase('validate', op, kind, obj, async () => (validating?.applies(kind) ? validating.validate(attributes(op, kind, obj, old, opts)) : undefined)),
+    mutate: (op, kind, obj, old, opts) => {
+      const passes = beginPlugins(mutating, op, kind);
+      if (passes.length === 0 && !activeSpanRecorded()) return Promise.resolve(obj);
+      return phase('mutate', op, kind, obj, () => runPasses(passes, () => attributes(op, kind, obj, old, opts), obj));
+    },
+    validate: (op, kind, obj, old, opts) => {
+      const applies = validating?.applies(kind) ?? false;
+      if (!applies && !activeSpanRecorded()) return Promise.resolve();
+      return phase('validate', op, kind, obj, async () => (applies ? validating!.validate(attributes(op, kind, obj, old, opts)) : undefined));
+    },
   };
 }

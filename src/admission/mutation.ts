@@ -29,8 +29,16 @@ export interface MutatingPlugin {
 }
 
 /** Runs the plugins on object; attributes() is called only when one of them applies. */
-export async function runMutatingPlugins(plugins: readonly MutatingPlugin[], operation: Operation, kind: KindStrategy, attributes: () => AdmissionAttributes, object: KubeObject): Promise<KubeObject> {
-  const passes = plugins.map((p) => p.begin(operation, kind)).filter((p): p is MutatingPass => p !== undefined);
+export function runMutatingPlugins(plugins: readonly MutatingPlugin[], operation: Operation, kind: KindStrategy, attributes: () => AdmissionAttributes, object: KubeObject): Promise<KubeObject> {
+  return runPasses(beginPlugins(plugins, operation, kind), attributes, object);
+}
+
+/** The passes of the plugins that can apply to this operation on this kind. */
+export const beginPlugins = (plugins: readonly MutatingPlugin[], operation: Operation, kind: KindStrategy): MutatingPass[] =>
+  plugins.map((p) => p.begin(operation, kind)).filter((p): p is MutatingPass => p !== undefined);
+
+/** Runs the passes begun (beginPlugins) on object, with one reinvocation round. */
+export async function runPasses(passes: readonly MutatingPass[], attributes: () => AdmissionAttributes, object: KubeObject): Promise<KubeObject> {
   if (passes.length === 0) return object;
   const attrs = attributes();
   let current = object;

@@ -6,7 +6,7 @@
  * status) run as the system user, unwarned and unaudited.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { UserInfo } from '../resources/user-info.js';
+import type { UserInfo } from '../config/user-info.js';
 
 export interface AdmissionRequestContext {
   user: UserInfo;

@@ -1,4 +1,4 @@
-import type { UserInfo } from '../resources/user-info.js';
+import type { UserInfo } from '../config/user-info.js';
 
 export type { UserInfo };
 

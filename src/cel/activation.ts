@@ -10,7 +10,6 @@
  */
 import { authorizerValue, type AuthorizerValue, type CelAuthorizer, type CelUserInfo } from './lib/authorizer.js';
 import { DEFAULT_COST_LIMIT, DEFAULT_TIMEOUT_MS, type EvaluationBounds } from './budget.js';
-import type { CelProgram } from './compiler.js';
 import { REQUEST_SCHEMA, type EnvSchemas } from './admission-env.js';
 import type { CelSchema } from './schema.js';
 import { jsonToCel } from './values.js';
@@ -62,12 +61,20 @@ export class ConvertedValues {
   }
 }
 
+/**
+ * What an activation needs of a policy's variable: a program it evaluates on itself, when an
+ * expression first reads the variable (the compiler's CelProgram is one).
+ */
+export interface VariableProgram {
+  evaluate(activation: Activation): unknown;
+}
+
 export interface ActivationOptions {
   schemas?: EnvSchemas;
   /** Conversions to share with the request's other activations. */
   converted?: ConvertedValues;
   /** The policy's variables (PolicyCompiler.variables). */
-  variables?: ReadonlyMap<string, CelProgram>;
+  variables?: ReadonlyMap<string, VariableProgram>;
   bounds?: Partial<EvaluationBounds>;
 }
 
@@ -112,7 +119,7 @@ class ActivationContext {
   readonly #activation: Activation;
   readonly #input: ActivationInput;
   readonly #schemas: EnvSchemas;
-  readonly #programs: ReadonlyMap<string, CelProgram> | undefined;
+  readonly #programs: ReadonlyMap<string, VariableProgram> | undefined;
   /** Without a shared one, this activation's own: each value is still converted once. */
   #converted: ConvertedValues | undefined;
   #authorizer: Memo | undefined;
@@ -168,7 +175,7 @@ const VARIABLE_STATE = Symbol('variables');
 
 interface VariableState {
   activation: Activation;
-  programs: ReadonlyMap<string, CelProgram>;
+  programs: ReadonlyMap<string, VariableProgram>;
   memos: Map<string, Memo>;
 }
 
@@ -177,9 +184,9 @@ interface VariableState {
  * of a value only when it is an own property of a plain object, so each activation's `variables`
  * gets them as own properties, in one call, without a closure per variable.
  */
-const variableGetters = new WeakMap<ReadonlyMap<string, CelProgram>, PropertyDescriptorMap>();
+const variableGetters = new WeakMap<ReadonlyMap<string, VariableProgram>, PropertyDescriptorMap>();
 
-function gettersOf(programs: ReadonlyMap<string, CelProgram>): PropertyDescriptorMap {
+function gettersOf(programs: ReadonlyMap<string, VariableProgram>): PropertyDescriptorMap {
   let getters = variableGetters.get(programs);
   if (!getters) {
     getters = {};
@@ -199,7 +206,7 @@ function gettersOf(programs: ReadonlyMap<string, CelProgram>): PropertyDescripto
   return getters;
 }
 
-function variablesOf(activation: Activation, programs: ReadonlyMap<string, CelProgram> | undefined): Record<string, unknown> {
+function variablesOf(activation: Activation, programs: ReadonlyMap<string, VariableProgram> | undefined): Record<string, unknown> {
   if (!programs || programs.size === 0) return NO_VARIABLES;
   const vars = Object.create(null, gettersOf(programs)) as Record<string | symbol, unknown>;
   const state: VariableState = { activation, programs, memos: new Map() };

@@ -13,6 +13,7 @@
 import type { ASTNode, Environment, ParseResult, TypeCheckResult } from '@marcbachmann/cel-js';
 import { checkerFor, evaluatorFor, hasVariablesVariable, REQUEST_SCHEMA, variableNames, type EnvKind, type EnvSchemas } from './admission-env.js';
 import type { EvaluationBounds } from './budget.js';
+import type { VariableProgram } from './activation.js';
 import { withBounds } from './budget.js';
 import { costExceededDetail, estimate, fromSchema, STATIC_COST_LIMIT, type Estimate } from './cost.js';
 import { CelEvaluationError, compileFieldError, type CelFieldError, type CelIssue } from './errors.js';
@@ -28,7 +29,7 @@ export interface CompileOptions {
   returns?: readonly string[];
 }
 
-export interface CelProgram {
+export interface CelProgram extends VariableProgram {
   readonly expression: string;
   readonly fieldPath: string;
   /** The checked result type: bool, string, list<…>, Object, dyn… */

@@ -9,7 +9,7 @@
  */
 import { FieldPath, duplicate, invalid, notSupported, required, tooMany, type FieldError } from '../resources/field-errors.js';
 import type { JsonObject } from '../resources/json-access.js';
-import { isDNS1123Label } from '../selectors/name-formats.js';
+import { isDNS1123Label } from '../resources/field-errors.js';
 import { arrayOf, bool, obj, str, type Schema } from '../resources/schema.js';
 import { Seen, durationOf, formatDuration, objectOf, objectsOf, optBool, optString, regularFileErrors, stringOf } from './checks.js';
 import { V1, V1BETA1, type DocumentKind, type ReadContext } from './document.js';

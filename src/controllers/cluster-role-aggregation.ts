@@ -5,17 +5,15 @@
  * aggregated role is recomputed after each change; a role whose rules already agree is not written.
  * The writes are ordinary updates in the log, so watchers and the RBAC authorizer see them.
  */
-import { selectorRequirements } from '../resources/label-selector-object.js';
-import { clusterRole } from '../resources/cluster-role.js';
-import { cloneJson, isSet, jsonEqual, listAt, objectAt } from '../resources/json-access.js';
-import type { KindStrategy } from '../resources/strategy.js';
-import type { KubeObject } from '../resources/types.js';
-import { collectionOf } from '../store/keys.js';
-import { matchesLabels } from '../selectors/label-selector.js';
+import { selectorRequirements } from '../registry/kinds.js';
+import { clusterRole } from '../registry/kinds.js';
+import { cloneJson, isSet, jsonEqual, listAt, objectAt } from '../registry/kinds.js';
+import type { KindStrategy } from '../registry/kinds.js';
+import type { KubeObject } from '../registry/kinds.js';
+import { matchesLabels } from '../registry/selectors.js';
 import type { Logger } from '../observability/logger.js';
 import type { ObjectStore } from '../registry/object-store.js';
 import { isRegistryError } from '../registry/errors.js';
-import { filter } from 'rxjs/internal/operators/filter';
 import { map } from 'rxjs/internal/operators/map';
 import { startWith } from 'rxjs/internal/operators/startWith';
 import { coalesce, runSerially } from './work-queue.js';
@@ -34,7 +32,6 @@ export function aggregatedRules(role: KubeObject, all: readonly KubeObject[]): u
 
 export function startClusterRoleAggregation(objects: ObjectStore, kinds: readonly KindStrategy[], log: Logger): () => void {
   if (!kinds.includes(clusterRole)) return () => {};
-  const prefix = `${collectionOf(clusterRole)}/`;
   const reconcileAll = async () => {
     const all = [...objects.list(clusterRole, undefined)].map((s) => s.obj);
     for (const role of all) {
@@ -52,8 +49,7 @@ export function startClusterRoleAggregation(objects: ObjectStore, kinds: readonl
   };
 
   // Any number of changes that come together are one pass: it reads every role as it is then.
-  const changed = objects.store.changes$.pipe(
-    filter((batch) => batch.some((c) => c.key.startsWith(prefix))),
+  const changed = objects.changes(clusterRole).pipe(
     map(() => 'all roles'),
     startWith('all roles'),
     coalesce(),

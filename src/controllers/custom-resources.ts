@@ -14,14 +14,14 @@
  * applied, so nothing asks for a kind that half exists. The status writes follow, one CRD at a time.
  */
 import { defer, from, merge, mergeMap, Subject, type Subscription } from 'rxjs';
-import { CRD_CLEANUP_FINALIZER } from '../resources/custom-resource-definition.js';
-import { customKindOf, namesOf, type CustomNames } from '../resources/crd/custom-kind.js';
-import { isObject, listAt, objectAt, stringAt } from '../resources/json-access.js';
-import type { KindRegistry } from '../resources/registry.js';
-import type { KindStrategy } from '../resources/strategy.js';
-import type { KubeObject } from '../resources/types.js';
-import { collectionOf } from '../store/keys.js';
-import type { Change } from '../store/view.js';
+import { CRD_CLEANUP_FINALIZER } from '../registry/kinds.js';
+import { customKindOf, namesOf, type CustomNames } from '../registry/kinds.js';
+import { isObject, listAt, objectAt, stringAt } from '../registry/kinds.js';
+import type { KindRegistry } from '../registry/kinds.js';
+import type { KindStrategy } from '../registry/kinds.js';
+import type { KubeObject } from '../registry/kinds.js';
+import { collectionOf } from '../registry/keys.js';
+import type { Change } from '../registry/stored.js';
 import type { Logger } from '../observability/logger.js';
 import { isRegistryError } from '../registry/errors.js';
 import type { ObjectStore } from '../registry/object-store.js';
@@ -64,14 +64,14 @@ class CustomResources {
     const existing = [...this.objects.list(this.crdKind, undefined)].map((s) => s.obj);
     existing.sort((a, b) => (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? ''));
     for (const crd of existing) this.apply(crd, crd.metadata.name ?? '');
-    const changes = this.objects.store.changes$.subscribe((batch) => {
+    const changes = this.objects.changes(this.crdKind).subscribe((batch) => {
       for (const c of batch) if (c.key.startsWith(this.prefix)) this.apply(c.type === 'DELETED' ? undefined : c.cur.obj, c.key.slice(this.prefix.length));
     });
     const triggers = merge(
       defer(() => from(existing.map((c) => c.metadata.name ?? ''))),
       this.work,
       // A terminating CRD waits for its objects: each of their deletes looks at it again.
-      this.objects.store.changes$.pipe(mergeMap((batch) => this.ownersOfDeleted(batch))),
+      this.objects.changes().pipe(mergeMap((batch) => this.ownersOfDeleted(batch))),
     ).pipe(coalesce());
     const sub: Subscription = runSerially('custom resource definitions', this.log, triggers, (name) => this.reconcile(name));
     return () => {
@@ -128,7 +128,7 @@ class CustomResources {
   }
 
   private async reconcile(name: string): Promise<void> {
-    const crd = this.objects.store.get(`${this.prefix}${name}`)?.obj;
+    const crd = this.objects.current(this.crdKind, undefined, name)?.obj;
     if (!crd) return;
     const served = this.accepted.get(name);
     if (crd.metadata.deletionTimestamp) {

@@ -1,8 +1,8 @@
-import type { KindStrategy } from '../resources/strategy.js';
-import type { KubeObject } from '../resources/types.js';
+import type { KindStrategy } from '../registry/kinds.js';
+import type { KubeObject } from '../registry/kinds.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { splitKey } from '../store/keys.js';
-import { peekObject } from '../store/view.js';
+import { splitKey } from '../registry/keys.js';
+import { peekObject } from '../registry/stored.js';
 import type { ObjectStore } from '../registry/object-store.js';
 import type { Logger } from '../observability/logger.js';
 import { Subscription } from 'rxjs/internal/Subscription';
@@ -29,10 +29,9 @@ export function startEventExpiry(
 ): () => void {
   const lastWrite = new Map<string, number>();
   const subs = new Subscription();
-  subs.add(objects.store.changes$.subscribe((batch) => {
+  subs.add(objects.changes(kind).subscribe((batch) => {
     const now = Date.now();
     for (const c of batch) {
-      if (!c.key.startsWith(`${kind.group}/${kind.plural}/`)) continue;
       if (c.type === 'DELETED') lastWrite.delete(c.key);
       else lastWrite.set(c.key, now);
     }
@@ -50,7 +49,7 @@ export function startEventExpiry(
         let t = lastWrite.get(s.key);
         if (t === undefined) {
           // Gone or rewritten since the page was taken (the changes above saw it): not this one.
-          if (objects.store.get(s.key) !== s) continue;
+          if (objects.currentAt(s.key) !== s) continue;
           lastWrite.set(s.key, (t = writtenAt(peekObject(s))));
         }
         if (t <= cutoff) expired.push(peekObject(s));

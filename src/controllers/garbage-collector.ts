@@ -1,9 +1,9 @@
-import type { KindStrategy } from '../resources/strategy.js';
-import { perList } from '../resources/kind-revisions.js';
-import type { KubeObject, OwnerReference } from '../resources/types.js';
-import { collectionOf, splitKey, storageKey } from '../store/keys.js';
+import type { KindStrategy } from '../registry/kinds.js';
+import { perList } from '../registry/kinds.js';
+import type { KubeObject, OwnerReference } from '../registry/kinds.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { LazyObject, peekObject, type Change, type StoredObject } from '../store/view.js';
+import { peekObject, undecodedBytes, type Change, type StoredObject } from '../registry/stored.js';
+import { collectionOf, splitKey } from '../registry/keys.js';
 import type { Logger } from '../observability/logger.js';
 import { Subscription } from 'rxjs/internal/Subscription';
 import { EMPTY } from 'rxjs/internal/observable/empty';
@@ -16,7 +16,7 @@ import { mergeMap } from 'rxjs/internal/operators/mergeMap';
 import { shareReplay } from 'rxjs/internal/operators/shareReplay';
 import { runSerially } from './work-queue.js';
 import type { ObjectStore } from '../registry/object-store.js';
-import { cloneJson } from '../resources/json-access.js';
+import { cloneJson } from '../registry/kinds.js';
 
 /**
  * The garbage collector for ownerReferences, as Kubernetes' runs beside its API server:
@@ -65,14 +65,14 @@ export function startGarbageCollector(objects: ObjectStore, kinds: readonly Kind
     if (!kind) return undefined;
     // A namespaced owner is in its dependent's namespace; a cluster-scoped one in none.
     const { suffix } = splitKey(dependentKey);
-    const key = storageKey(kind, kind.namespaced ? suffix.slice(0, suffix.indexOf('/')) : '', ref.name);
-    const obj = objects.store.get(key)?.obj;
+    const key = objects.key(kind, suffix.slice(0, suffix.indexOf('/')), ref.name);
+    const obj = objects.currentAt(key)?.obj;
     return obj && obj.metadata.uid === ref.uid ? { key, obj } : undefined;
   };
 
   const target = (key: string) => {
     const kind = lookups().byCollection.get(splitKey(key).collection);
-    const s = objects.store.get(key);
+    const s = objects.currentAt(key);
     return kind && s ? { kind, obj: s.obj } : undefined;
   };
 
@@ -142,9 +142,7 @@ export function startGarbageCollector(objects: ObjectStore, kinds: readonly Kind
 
   // The keys as of now, taken synchronously with subscribing to the changes below: every later
   // change waits (delayWhen) until the index of these is whole, and is then handled in order.
-  const view = objects.store.view;
-  const snapshot = Array.from(view.collections, ([collection, keys]) => ({ collection, suffixes: keys.toArray() }));
-  const indexed = from(indexInSlices(snapshot, view, index)).pipe(
+  const indexed = from(indexInSlices(objects.everyKey(), index)).pipe(
     ignoreElements(),
     catchError((err: unknown) => {
       log.warn('garbage collector: indexing', { error: String(err) });
@@ -155,7 +153,7 @@ export function startGarbageCollector(objects: ObjectStore, kinds: readonly Kind
   );
   const subs = new Subscription();
   subs.add(indexed.subscribe());
-  const work = objects.store.changes$.pipe(
+  const work = objects.changes().pipe(
     delayWhen(() => indexed),
     // Indexed as each change comes, in order; its jobs run one at a time after those before.
     mergeMap((batch) => batch.flatMap((c) => [...forOwner(c), ...forDependent(c)])),
@@ -168,22 +166,16 @@ export function startGarbageCollector(objects: ObjectStore, kinds: readonly Kind
  * Indexes the objects of a snapshot that may have owners, yielding between slices of SLICE_MS so
  * requests go through meanwhile; its consumer stops it between slices.
  */
-async function* indexInSlices(
-  snapshot: readonly { collection: string; suffixes: readonly string[] }[],
-  view: ObjectStore['store']['view'],
-  index: (key: string, obj: KubeObject) => void,
-): AsyncGenerator<void> {
-  for (const { collection, suffixes } of snapshot) {
-    const slots = view.slotsOf(collection);
-    for (let i = 0; i < suffixes.length; ) {
-      for (const until = performance.now() + SLICE_MS; i < suffixes.length && (i % 64 !== 0 || performance.now() < until); i++) {
-        // The current state of each key: a change that waits re-indexes its key again, in order.
-        const s = slots?.get(suffixes[i])?.cur;
-        if (s && mayHaveOwners(s)) index(s.key, peekObject(s));
-      }
-      await nextTurn();
-      yield;
+async function* indexInSlices(snapshot: Iterator<StoredObject>, index: (key: string, obj: KubeObject) => void): AsyncGenerator<void> {
+  for (let done = false; !done; ) {
+    for (let i = 0, until = performance.now() + SLICE_MS; i % 64 !== 0 || performance.now() < until; i++) {
+      // The current state of each key: a change that waits re-indexes its key again, in order.
+      const r = snapshot.next();
+      if ((done = r.done === true)) break;
+      if (mayHaveOwners(r.value)) index(r.value.key, peekObject(r.value));
     }
+    await nextTurn();
+    yield;
   }
 }
 
@@ -193,5 +185,7 @@ const SLICE_MS = 1;
 const OWNER_REFERENCES = Buffer.from('ownerReferences');
 
 /** Whether an object may name owners: a look at its bytes when it is still bytes (a native scan), not a decode. */
-const mayHaveOwners = (s: StoredObject): boolean =>
-  s instanceof LazyObject && !s.isDecoded ? s.raw.indexOf(OWNER_REFERENCES) !== -1 : (s.obj.metadata.ownerReferences?.length ?? 0) > 0;
+const mayHaveOwners = (s: StoredObject): boolean => {
+  const raw = undecodedBytes(s);
+  return raw ? raw.indexOf(OWNER_REFERENCES) !== -1 : (s.obj.metadata.ownerReferences?.length ?? 0) > 0;
+};

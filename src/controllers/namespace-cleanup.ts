@@ -1,6 +1,5 @@
-import type { KindStrategy } from '../resources/strategy.js';
-import { collectionOf } from '../store/keys.js';
-import type { Change } from '../store/view.js';
+import type { KindStrategy } from '../registry/kinds.js';
+import type { Change } from '../registry/stored.js';
 import type { Logger } from '../observability/logger.js';
 import { defer } from 'rxjs/internal/observable/defer';
 import { from } from 'rxjs/internal/observable/from';
@@ -19,7 +18,6 @@ import { isRegistryError } from '../registry/errors.js';
 export function startNamespaceCleanup(objects: ObjectStore, kinds: readonly KindStrategy[], log: Logger): () => void {
   const nsKind = kinds.find((k) => k.group === '' && k.plural === 'namespaces');
   if (!nsKind) return () => {};
-  const prefix = `${collectionOf(nsKind)}//`;
   // Asked each time: a CRD's namespaced kind is emptied too.
   const namespaced = () => kinds.filter((k) => k.namespaced);
 
@@ -38,9 +36,8 @@ export function startNamespaceCleanup(objects: ObjectStore, kinds: readonly Kind
 
   /** The namespace a change asks to be emptied: one marked for deletion just now, or gone. */
   const toEmpty = (c: Change): string[] => {
-    if (!c.key.startsWith(prefix)) return [];
     if (c.type !== 'DELETED' && (!c.cur.obj.metadata.deletionTimestamp || c.prev?.obj.metadata.deletionTimestamp)) return [];
-    return [c.key.slice(prefix.length)];
+    return [c.cur.obj.metadata.name ?? ''];
   };
 
   /** What a previous run left undone (it stopped mid-cleanup). */
@@ -48,8 +45,8 @@ export function startNamespaceCleanup(objects: ObjectStore, kinds: readonly Kind
     const pending = new Set<string>();
     for (const kind of namespaced()) {
       // Namespace by namespace, not object by object: a million Events in a few namespaces are a few steps.
-      for (const ns of objects.store.namespaces(collectionOf(kind))) {
-        const owner = objects.store.get(`${prefix}${ns}`)?.obj;
+      for (const ns of objects.namespacesOf(kind)) {
+        const owner = objects.current(nsKind, undefined, ns)?.obj;
         if (!owner || owner.metadata.deletionTimestamp) pending.add(ns);
       }
     }
@@ -58,7 +55,7 @@ export function startNamespaceCleanup(objects: ObjectStore, kinds: readonly Kind
 
   const namespaces = merge(
     defer(() => from(leftOver())),
-    objects.store.changes$.pipe(mergeMap((batch) => batch.flatMap(toEmpty))),
+    objects.changes(nsKind).pipe(mergeMap((batch) => batch.flatMap(toEmpty))),
   );
   const sub = runSerially('namespace cleanup', log, namespaces, empty);
   return () => sub.unsubscribe();

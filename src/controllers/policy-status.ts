@@ -1,12 +1,11 @@
-import { typeCheckPolicy } from '../admission/index.js';
-import { numberAt, objectAt } from '../resources/json-access.js';
-import type { KindStrategy } from '../resources/strategy.js';
-import type { KubeObject } from '../resources/types.js';
-import { storageKey } from '../store/keys.js';
+import { typeCheckPolicy } from '../registry/admission.js';
+import { numberAt, objectAt } from '../registry/kinds.js';
+import type { KindStrategy } from '../registry/kinds.js';
+import type { KubeObject } from '../registry/kinds.js';
 import type { Logger } from '../observability/logger.js';
 import type { ObjectStore } from '../registry/object-store.js';
 import { isRegistryError, notFound } from '../registry/errors.js';
-import { qualified } from '../resources/qualified.js';
+import { qualified } from '../registry/kinds.js';
 import { defer } from 'rxjs/internal/observable/defer';
 import { from } from 'rxjs/internal/observable/from';
 import { merge } from 'rxjs/internal/observable/merge';
@@ -26,7 +25,6 @@ import { coalesce, runSerially } from './work-queue.js';
 export function startPolicyStatus(objects: ObjectStore, kinds: readonly KindStrategy[], log: Logger): () => void {
   const kind = kinds.find((k) => k.group === 'admissionregistration.orch.io' && k.kind === 'ValidatingAdmissionPolicy');
   if (!kind) return () => {};
-  const prefix = storageKey(kind, '', '');
   const stale = (o: KubeObject) => (o.metadata.generation ?? 1) > (numberAt(objectAt(o, 'status'), 'observedGeneration') ?? 0);
 
   const withStatus = (cur: KubeObject | undefined, name: string): KubeObject => {
@@ -48,8 +46,8 @@ export function startPolicyStatus(objects: ObjectStore, kinds: readonly KindStra
   const stalePolicies = merge(
     // Policies written while no controller ran (before a restart, or during the log replay).
     defer(() => from(objects.list(kind, undefined))).pipe(map((s) => s.obj)),
-    objects.store.changes$.pipe(
-      mergeMap((batch) => batch.filter((c) => c.type !== 'DELETED' && c.key.startsWith(prefix))),
+    objects.changes(kind).pipe(
+      mergeMap((batch) => batch.filter((c) => c.type !== 'DELETED')),
       map((c) => c.cur.obj),
     ),
   ).pipe(

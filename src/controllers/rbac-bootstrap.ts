@@ -7,11 +7,11 @@
  * A missing one is created; an existing one is left as it is, edited or not (Kubernetes also
  * reconciles those marked autoupdate, adding back what was removed; orchd does not yet).
  */
-import { clusterRoleBinding } from '../resources/cluster-role-binding.js';
-import { clusterRole } from '../resources/cluster-role.js';
-import { RBAC_GROUP } from '../resources/rbac-shared.js';
-import type { KindStrategy } from '../resources/strategy.js';
-import type { KubeObject } from '../resources/types.js';
+import { clusterRoleBinding } from '../registry/kinds.js';
+import { clusterRole } from '../registry/kinds.js';
+import { RBAC_GROUP } from '../registry/kinds.js';
+import type { KindStrategy } from '../registry/kinds.js';
+import type { KubeObject } from '../registry/kinds.js';
 import type { Logger } from '../observability/logger.js';
 import type { ObjectStore } from '../registry/object-store.js';
 
@@ -64,7 +64,7 @@ export async function ensureBootstrapPolicy(objects: ObjectStore, kinds: readonl
   if (!kinds.includes(clusterRole) || !kinds.includes(clusterRoleBinding)) return;
   const ensure = async (kind: KindStrategy, obj: KubeObject) => {
     const name = obj.metadata.name ?? '';
-    if (objects.store.get(objects.key(kind, undefined, name))) return;
+    if (objects.current(kind, undefined, name)) return;
     await objects.create(kind, undefined, structuredClone(obj), { dryRun: false }).catch((err: unknown) => {
       logger.warn('could not create bootstrap RBAC policy', { kind: kind.kind, name, error: String(err) });
     });

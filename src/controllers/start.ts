@@ -1,10 +1,9 @@
-import type { KindStrategy } from '../resources/strategy.js';
-import { storageKey } from '../store/keys.js';
+import type { KindStrategy } from '../registry/kinds.js';
 import type { ObjectStore } from '../registry/object-store.js';
 import type { Logger } from '../observability/logger.js';
 import { startClusterRoleAggregation } from './cluster-role-aggregation.js';
 import { startCustomResources } from './custom-resources.js';
-import type { KindRegistry } from '../resources/registry.js';
+import type { KindRegistry } from '../registry/kinds.js';
 import { startEventExpiry } from './event-expiry.js';
 import { startGarbageCollector } from './garbage-collector.js';
 import { startNamespaceCleanup } from './namespace-cleanup.js';
@@ -37,7 +36,7 @@ export async function startControllers(objects: ObjectStore, kinds: readonly Kin
   const { logger } = opts;
   const nsKind = kinds.find((k) => k.group === '' && k.plural === 'namespaces');
   for (const name of nsKind ? SYSTEM_NAMESPACES : []) {
-    if (objects.store.get(storageKey(nsKind!, '', name))) continue;
+    if (objects.current(nsKind!, undefined, name)) continue;
     await objects.create(nsKind!, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, { dryRun: false }).catch((err: unknown) => {
       logger.warn('could not create system namespace', { name, error: String(err) });
     });

@@ -10,7 +10,7 @@ import { connect } from 'rxjs/internal/operators/connect';
 import { ignoreElements } from 'rxjs/internal/operators/ignoreElements';
 import { mergeMap } from 'rxjs/internal/operators/mergeMap';
 import type { MonoTypeOperatorFunction } from 'rxjs/internal/types';
-import { runAsSystem } from '../admission/index.js';
+import { asSystem } from '../registry/request.js';
 import type { Logger } from '../observability/logger.js';
 
 /**
@@ -20,7 +20,7 @@ import type { Logger } from '../observability/logger.js';
  * failure is logged under the controller's name and ends this run only.
  */
 export function systemJob(name: string, log: Logger, work: () => Promise<void>): Observable<never> {
-  return defer(() => runAsSystem(work)).pipe(
+  return defer(() => asSystem(work)).pipe(
     ignoreElements(),
     catchError((err: unknown) => {
       log.warn(name, { error: String(err) });

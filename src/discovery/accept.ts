@@ -79,8 +79,23 @@ const specificity = (r: MediaRange): number => (r.type === '*' ? 0 : r.subtype =
  *   → [{type:'application', subtype:'json', params:{as:'Table', v:'v1', g:'meta.k8s.io'}, q:1},
  *      {type:'application', subtype:'json', params:{}, q:1}]
  */
-export function parseAccept(header: string | string[] | undefined): MediaRange[] {
+export function parseAccept(header: string | string[] | undefined): readonly Readonly<MediaRange>[] {
   const text = Array.isArray(header) ? header.join(',') : (header ?? '');
+  let ranges = parsed.get(text);
+  if (!ranges) {
+    // A client sends the same few headers on every request; past the bound (headers made up per
+    // request) the cache starts over rather than grow.
+    if (parsed.size >= PARSED_MAX) parsed.clear();
+    parsed.set(text, (ranges = Object.freeze(parseRanges(text))));
+  }
+  return ranges;
+}
+
+/** Accept headers already parsed: every request's answer asks (its format, then whether a Table), three times or so a request. */
+const parsed = new Map<string, readonly MediaRange[]>();
+const PARSED_MAX = 256;
+
+function parseRanges(text: string): MediaRange[] {
   const ranges = splitOutsideQuotes(text, ',')
     .map((part) => part.trim())
     .filter((part) => part !== '')

@@ -7,7 +7,7 @@ import { createHash, generateKeyPairSync, randomFillSync, sign, type KeyObject }
 import { isIP } from 'node:net';
 import { AsnConvert, OctetString } from '@peculiar/asn1-schema';
 import * as x509 from '@peculiar/asn1-x509';
-import { altNamesFor, isUnspecified } from './tls.js';
+import { altNamesFor, isUnspecified } from './host-names.js';
 
 /** kube-apiserver's self-signed certificates last a year. */
 const VALIDITY_MS = 365 * 24 * 3600 * 1000;

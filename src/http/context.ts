@@ -1,15 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { KindStrategy } from '../resources/strategy.js';
+import type { KindStrategy } from '../registry/kinds.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { ObjectStore } from '../registry/object-store.js';
 import type { Output } from './respond/respond.js';
 import type { ResourceRoute } from './router.js';
 import type { Logger } from '../observability/logger.js';
-import type { ContinueTokens } from '../store/continue-token.js';
 import type { UserInfo } from '../auth/user.js';
 
 /** What every handler is given: the parsed request and the server's parts, passed explicitly. */
 export interface Server {
+  /** The one door to the objects: every get, list, watch and write goes through it. */
   objects: ObjectStore;
   kinds: readonly KindStrategy[];
   metrics: Metrics;
@@ -18,7 +18,6 @@ export interface Server {
   watches: Set<() => void>;
   /** Told whenever a watch opens or ends (startOrchd's watchers() waits on it). */
   watchesChanged?: () => void;
-  tokens: ContinueTokens;
   bookmarkIntervalMs: number;
   /** Overrides of the watch sinks' buffer bound, high-water mark, grace period and stall timeout (flags, tests). */
   watchLimits?: { maxBuffered?: number; highWater?: number; graceMs?: number; stallTimeoutMs?: number };

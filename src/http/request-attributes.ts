@@ -16,8 +16,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { AuthorizationAttributes } from '../auth/authorizer.js';
 import type { UserInfo } from '../auth/user.js';
-import { isPathSegmentName } from '../selectors/name-formats.js';
-import { parseFieldSelector } from '../selectors/field-selector.js';
+import { isPathSegmentName } from '../registry/selectors.js';
+import { parseFieldSelector } from '../registry/selectors.js';
 import { flag } from './codec/query.js';
 import { internalError } from './respond/status.js';
 import type { RequestTarget } from './request-target.js';

@@ -1,5 +1,5 @@
-import type { KindStrategy } from '../resources/strategy.js';
-import { isPathSegmentName } from '../selectors/name-formats.js';
+import type { KindStrategy } from '../registry/kinds.js';
+import { isPathSegmentName } from '../registry/selectors.js';
 import { badRequest } from './respond/status.js';
 
 /** What a request path names, before the verb is known. */

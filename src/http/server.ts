@@ -2,18 +2,16 @@ import { STATUS_CODES, createServer, type IncomingMessage, type Server as HttpSe
 import { createServer as createHttpsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import type { WebSocketServer } from 'ws';
-import type { KindStrategy } from '../resources/strategy.js';
-import { kindIndex } from '../resources/registry.js';
-import type { Store } from '../store/store.js';
-import { rfc3339, type ObjectStore } from '../registry/object-store.js';
-import { buildRegistry } from '../registry/build.js';
-import { ContinueTokens } from '../store/continue-token.js';
+import type { KindStrategy } from '../registry/kinds.js';
+import { kindIndex } from '../registry/kinds.js';
+import type { ObjectStore } from '../registry/object-store.js';
+import { rfc3339 } from '../registry/object-meta.js';
+import { asRequest } from '../registry/request.js';
 import type { Server } from './context.js';
 import { DECISION_ANNOTATION, RequestAudit, type AuditSink } from './audit-log.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics, RequestLabels } from '../observability/metrics.js';
 import type { Sample } from '../observability/samples.js';
-import { storeSamples } from '../store/samples.js';
 import { requestLabels } from './request-labels.js';
 import { addWarnings, sendError, type Output } from './respond/respond.js';
 import { route, type Route } from './router.js';
@@ -23,7 +21,6 @@ import { handleDiscovery, handleOpenApi } from './handlers/discovery.js';
 import { type ApiError, pathNotFound, serviceUnavailable, unauthorized } from './respond/status.js';
 import { toApiError, toStatus } from './respond/errors.js';
 import { RequestAuthenticator, type Authenticator } from '../auth/authenticate.js';
-import { runWithAdmissionContext } from '../admission/index.js';
 import { managerFromUserAgent } from '../registry/field-manager.js';
 import { traceRequest } from './request-span.js';
 import { alwaysAllow } from '../auth/authorization-chain.js';
@@ -38,11 +35,11 @@ import { DEFAULT_INFLIGHT_LIMITS, InflightLimiter, type InflightLimits } from '.
 import { DEFAULT_REQUEST_TIMEOUT_MS, arrivalBounds, cutSlowClients } from './slow-clients.js';
 
 export interface ApiServerOptions {
-  store: Store;
+  /** The one door to the objects (registry/build.ts builds it with admission as configured). */
+  objects: ObjectStore;
   kinds: readonly KindStrategy[];
   metrics: Metrics;
   logger: Logger;
-  secret: Buffer;
   bookmarkIntervalMs?: number;
   /** Watch buffer bound and stall timeout (--watch-buffer, --watch-stall-timeout). */
   watchLimits?: Server['watchLimits'];
@@ -52,11 +49,6 @@ export interface ApiServerOptions {
   authorizer?: Authorizer & { samples?(): Sample[] };
   /** Serve HTTPS with this certificate (PEM, leaf first) and key. */
   tls?: { cert: Buffer; key: Buffer };
-  /**
-   * The registry writes go through (serve.ts builds it with admission as configured); by default one
-   * with admission policies only, judged by the authorizer above.
-   */
-  objects?: ObjectStore;
   /** Checks /readyz and /healthz run besides readiness (kms-providers): each failing one with why. */
   healthChecks?: () => { check: string; problem: string }[];
   /** Requests served at once (`--max-requests-inflight`, `--max-mutating-requests-inflight`); Kubernetes' 400 and 200 by default. */
@@ -89,14 +81,13 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
   // Asked per request: a CRD's kind comes and goes while the server runs (the index follows the list).
   const lookup = (g: string, v: string, p: string) => kindIndex(opts.kinds).resource(g, v, p);
   const authorizer: NonNullable<ApiServerOptions['authorizer']> = opts.authorizer ?? alwaysAllow;
-  const objects = opts.objects ?? buildRegistry(opts.store, opts.kinds, { logger: opts.logger, authorizer });
+  const { objects } = opts;
   const context: Server = {
     objects,
     kinds: opts.kinds,
     metrics: opts.metrics,
     logger: opts.logger,
     watches: new Set(),
-    tokens: new ContinueTokens(opts.secret),
     bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
     ...(opts.watchLimits ? { watchLimits: opts.watchLimits } : {}),
   };
@@ -107,7 +98,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
   let drained: (() => void) | undefined;
   const limiter = new InflightLimiter(opts.inflight ?? DEFAULT_INFLIGHT_LIMITS);
   const authenticator: Authenticator = opts.authenticator ?? new RequestAuthenticator(undefined);
-  opts.metrics.readAtScrape(() => [...storeSamples(opts.store, opts.kinds), ...(authenticator.samples?.() ?? []), ...(authorizer.samples?.() ?? []), ...limiter.samples()]);
+  opts.metrics.readAtScrape(() => [...objects.samples(opts.kinds), ...(authenticator.samples?.() ?? []), ...(authorizer.samples?.() ?? []), ...limiter.samples()]);
   /** Kube's answer to failed authentication: the reason goes to the log, never to the client. */
   const unauthenticated = (req: IncomingMessage, reason: string): ApiError => {
     opts.logger.info('unable to authenticate the request', { method: req.method, path: req.url?.split('?')[0], reason });
@@ -160,10 +151,10 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
           return;
         case 'timeline':
           // The debugging page (and its diff library) is loaded by its first visit.
-          await (await import('./handlers/timeline.js')).handleTimeline(res, url, r.path, opts.store, opts.forks ?? []);
+          await (await import('./handlers/timeline.js')).handleTimeline(res, url, r.path, objects, opts.forks ?? []);
           return;
         case 'debugLog':
-          await handleDebugLog(res, url, r.path, opts.store, opts.kinds, (a) => (opts.authorizer ? authorize(opts.authorizer, { ...a, user: auth.user }) : undefined));
+          await handleDebugLog(res, url, r.path, objects.logReader(), opts.kinds, (a) => (opts.authorizer ? authorize(opts.authorizer, { ...a, user: auth.user }) : undefined));
           return;
         case 'resource': {
           out = outputFor(req, url);
@@ -173,7 +164,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
           // What the log keeps of each entry this request writes: who, how, with which field manager.
           const write = { verb: attributes?.verb ?? verb.toLowerCase(), ...(r.subresource ? { subresource: r.subresource } : {}), manager: url.searchParams.get('fieldManager') ?? managerFromUserAgent(req.headers['user-agent']) };
           const admission = { user: auth.user, warn: (w: readonly string[]) => addWarnings(res, w), annotate: audit.annotate, write };
-          await runWithAdmissionContext(admission, () => handleResource({ req, res, url, route: r, out, server: context, user: auth.user }));
+          await asRequest(admission, () => handleResource({ req, res, url, route: r, out, server: context, user: auth.user }));
           return;
         }
       }

@@ -8,10 +8,10 @@
  */
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { readFile, rename, writeFile } from 'node:fs/promises';
-import { hostname } from 'node:os';
-import { isIP } from 'node:net';
 import { join } from 'node:path';
 import type { ServingCertificate } from '../config/server-config.js';
+import { isIP } from 'node:net';
+import { altNamesFor } from './host-names.js';
 
 export const SELF_SIGNED_CERT_FILE = 'apiserver.crt';
 export const SELF_SIGNED_KEY_FILE = 'apiserver.key';
@@ -27,21 +27,12 @@ export interface ServingTls {
 }
 
 const isLoopback = (host: string): boolean => host === 'localhost' || host === '::1' || /^127\./.test(host);
-export const isUnspecified = (host: string): boolean => host === '0.0.0.0' || host === '::' || host === '';
 
 /** Whether the server must speak HTTPS. */
 export function needsTls(o: { host: string; given?: ServingCertificate; authenticationConfigured: boolean }): boolean {
   return o.given !== undefined || o.authenticationConfigured || !isLoopback(o.host);
 }
 
-/** The names a self-signed certificate for this bind address answers to. */
-export function altNamesFor(host: string): string[] {
-  const names = ['localhost', '127.0.0.1', '::1'];
-  if (!isUnspecified(host)) names.push(host);
-  const own = hostname();
-  if (own && isIP(own) === 0) names.push(own);
-  return [...new Set(names)];
-}
 
 /** Why a kept self-signed pair cannot be used any more (undefined: it can). */
 function unusable(cert: Buffer, key: Buffer, host: string, now: Date): string | undefined {

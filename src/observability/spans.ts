@@ -17,6 +17,9 @@ export function tracer(): Tracer {
   return cached.tracer;
 }
 
+/** Whether the active span (a request's) is recorded: false without tracing, or when not sampled. */
+export const activeSpanRecorded = (): boolean => trace.getActiveSpan()?.isRecording() ?? false;
+
 /** Marks a span failed by err (recording it), as every instrumented place does. */
 export function failSpan(span: Span, err: unknown): void {
   span.recordException(err instanceof Error ? err : String(err));

@@ -4,12 +4,15 @@ import type { Authorizer } from '../cel/index.js';
 import type { Egress } from '../egress/egress.js';
 import type { Logger } from '../observability/logger.js';
 import type { KindStrategy } from '../resources/strategy.js';
+import { ContinueTokens } from '../store/continue-token.js';
 import type { Store } from '../store/store.js';
 import { ObjectStore } from './object-store.js';
 import { withRbacEscalationPrevention, type EscalationCheck } from './rbac-escalation-hook.js';
 
 export interface RegistryOptions {
   logger: Logger;
+  /** The key continue tokens are signed with (replicas share it: any of them continues a list); default a fresh one. */
+  secret?: Buffer;
   /** What admission expressions' `authorizer` asks; without one everything is allowed (AlwaysAllow). */
   authorizer?: Authorizer;
   /** How outbound HTTPS (webhooks) is dialed per egress selection; default direct. */
@@ -22,7 +25,7 @@ export interface RegistryOptions {
   now?: () => number;
 }
 
-/** The registry every write goes through: the kinds' strategies, admission as configured, the store. */
+/** The registry every read and write goes through: the kinds' strategies, admission as configured, the store. */
 export function buildRegistry(store: Store, kinds: readonly KindStrategy[], opts: RegistryOptions): ObjectStore {
   const admission = admissionFor(store, kinds, {
     ...opts.webhooks,
@@ -30,5 +33,10 @@ export function buildRegistry(store: Store, kinds: readonly KindStrategy[], opts
     onFailOpen: (webhook, error) => opts.logger.warn('failed calling webhook, failing open', { webhook, error }),
     authorizer: opts.authorizer ?? alwaysAllow,
   });
-  return new ObjectStore(store, { now: opts.now ? () => new Date(opts.now!()) : () => new Date() }, opts.escalationCheck ? withRbacEscalationPrevention(admission, opts.escalationCheck) : admission);
+  return new ObjectStore(
+    store,
+    { now: opts.now ? () => new Date(opts.now!()) : () => new Date() },
+    opts.escalationCheck ? withRbacEscalationPrevention(admission, opts.escalationCheck) : admission,
+    opts.secret ? new ContinueTokens(opts.secret) : undefined,
+  );
 }

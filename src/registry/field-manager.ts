@@ -6,7 +6,7 @@
 import { applyConfig, recordUpdate, type WriteScope } from '../patch/managed-fields.js';
 import { apiVersionOf, type KindStrategy } from '../resources/strategy.js';
 import type { KubeObject } from '../resources/types.js';
-import { rfc3339 } from './object-store.js';
+import { rfc3339 } from './object-meta.js';
 
 /** What a write is: the kind and version it was made through, and the subresource (status) if any. */
 export interface WriteTarget {

@@ -1,33 +1,49 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { FieldError } from '../resources/field-errors.js';
 import { cloneJson, jsonEqual } from '../resources/json-access.js';
 import { apiVersionOf, type KindStrategy } from '../resources/strategy.js';
 import type { KubeObject } from '../resources/types.js';
 import type { AdmissionHooks } from '../admission/index.js';
-import type { CorruptObject } from '../log/encryption/index.js';
-import { LogError } from '../log/log.js';
-import { StoreError } from '../store/errors.js';
-import { collectionOf, storageKey, suffixOf } from '../store/keys.js';
+import { ContinueTokens } from '../store/continue-token.js';
+import { storageKey } from '../store/keys.js';
 import type { Store, UpdateResult } from '../store/store.js';
-import type { StoredObject } from '../store/view.js';
+import type { StoredObject } from '../store/stored-object.js';
 import * as E from './errors.js';
+import { LogError, StoreError } from './errors.js';
 import { qualified } from '../resources/qualified.js';
 import { validateCreate, validateUpdate } from './validate.js';
 import { WriteGate } from './write-gate.js';
-import { gcFinalizers, randomSuffix, rfc3339, sameObject, specOf } from './object-rules.js';
 import { stageLap, stageStart } from '../observability/stage-timing.js';
+import { gcFinalizers, mainUpdate, randomSuffix, rfc3339, sameObject, specOf, statusUpdate } from './object-meta.js';
+import { trackApply, trackUpdate, type WriteTarget } from './field-manager.js';
+import { ObjectReads } from './reads.js';
 
 /**
- * Kubernetes' generic registry store: the fixed sequence every kind goes through on create, update
- * and delete (system metadata, strategy hooks, validation, preconditions, the write), written once.
- * It never switches on kind: differences come from the KindStrategy.
+ * The one door to the objects. Writes: Kubernetes' generic registry store, the fixed sequence every
+ * kind goes through on create, update and delete (the field manager, system metadata, strategy hooks,
+ * admission, validation, preconditions, the write), written once. Reads (reads.ts): get, list, watch
+ * and the changes controllers follow. It never switches on kind: differences come from the
+ * KindStrategy, so a kind added at run time goes through it like any other.
  */
 export interface Clock {
   now(): Date;
 }
 
+/** Who writes, for managedFields: the manager's name and the version the request was made in. */
+export interface FieldManagement {
+  manager: string;
+  version: string;
+}
+
 export interface WriteOptions {
   dryRun: boolean;
+  /** Records the write in managedFields (an Update by this manager); unset: not recorded. */
+  fieldManager?: FieldManagement;
+}
+
+export interface UpdateOptions extends WriteOptions {
+  subresource?: 'status';
+  allowCreate?: boolean;
 }
 
 export interface DeleteOptions extends WriteOptions {
@@ -49,40 +65,18 @@ export type UpdateTransform = (current: KubeObject | undefined) => KubeObject | 
 
 export { rfc3339 };
 
-export class ObjectStore {
+export class ObjectStore extends ObjectReads {
   /** The writes in flight, and the gate reset() closes while it runs. */
   readonly writes = new WriteGate();
 
   constructor(
-    readonly store: Store,
+    store: Store,
     private readonly clock: Clock,
     private readonly admission?: AdmissionHooks,
-  ) {}
-
-  key(kind: KindStrategy, namespace: string | undefined, name: string): string {
-    return storageKey(kind, kind.namespaced ? namespace ?? '' : '', name);
-  }
-
-  get(kind: KindStrategy, namespace: string | undefined, name: string): StoredObject {
-    const key = this.key(kind, namespace, name);
-    const s = this.store.get(key);
-    if (!s) throw this.corruptError(key) ?? E.notFound(qualified(kind, name));
-    return s;
-  }
-
-  /** The stored state of key that cannot be read (encryption at rest: no provider opens it), if so. */
-  corrupt(key: string): CorruptObject | undefined {
-    return this.store.corrupt(key);
-  }
-
-  private corruptError(key: string): E.RegistryError | undefined {
-    const c = this.corrupt(key);
-    return c && E.corruptObject(key, c.seq, c.message);
-  }
-
-  /** Committed objects of a kind, one namespace or all, in key order, starting after a key. */
-  list(kind: KindStrategy, namespace: string | undefined, after?: string): IterableIterator<StoredObject> {
-    return this.store.list(collectionOf(kind), kind.namespaced && namespace ? suffixOf(namespace, '') : '', after);
+    /** Continue tokens of lists; replicas share the secret, so any of them continues a list. */
+    tokens = new ContinueTokens(randomBytes(32)),
+  ) {
+    super(store, tokens);
   }
 
   async create(kind: KindStrategy, namespace: string | undefined, incoming: KubeObject, opts: WriteOptions): Promise<KubeObject> {
@@ -98,6 +92,10 @@ export class ObjectStore {
     let t = stageStart();
     const refusal = kind.refuseCreate?.();
     if (refusal) throw E.methodNotAllowed(refusal);
+    if (opts.fieldManager) {
+      trackUpdate(target(kind, opts), undefined, incoming, opts.fieldManager.manager);
+      t = stageLap('fieldManager', t);
+    }
     let obj = incoming;
     const meta = obj.metadata;
     if (!meta.name && meta.generateName) meta.name = meta.generateName + randomSuffix();
@@ -142,8 +140,9 @@ export class ObjectStore {
   }
 
   /**
-   * PUT of the main resource or of /status. Status in a main-resource write is ignored and the spec
-   * of a /status write is ignored, each taken from the stored object.
+   * PUT of the main resource or of /status, or a patch (a transform of the latest object). Status in
+   * a main-resource write is ignored and the spec of a /status write is ignored, each taken from the
+   * stored object.
    */
   update(
     kind: KindStrategy,
@@ -160,7 +159,7 @@ export class ObjectStore {
     namespace: string | undefined,
     name: string,
     incoming: KubeObject | UpdateTransform,
-    opts: WriteOptions & { subresource?: 'status'; allowCreate?: boolean },
+    opts: UpdateOptions,
   ): Promise<{ obj: KubeObject; created: boolean }> {
     const key = this.key(kind, namespace, name);
     const corrupt = this.corruptError(key);
@@ -170,7 +169,10 @@ export class ObjectStore {
     try {
       const { stored } = await this.store.update(key, async (cur): Promise<UpdateResult> => {
         created = false;
-        const obj: KubeObject = typeof incoming === 'function' ? await incoming(cur ? cloneJson(cur.obj) : undefined) : cloneJson(incoming);
+        const live = cur ? cloneJson(cur.obj) : undefined;
+        const obj: KubeObject = typeof incoming === 'function' ? await incoming(live) : cloneJson(incoming);
+        // Inside the retry loop: the managedFields follow the object actually replaced.
+        if (opts.fieldManager) trackUpdate(target(kind, opts), live, obj, opts.fieldManager.manager);
         if (!cur) {
           if (!opts.allowCreate || opts.subresource) throw E.notFound(qualified(kind, name));
           created = true;
@@ -189,9 +191,9 @@ export class ObjectStore {
         }
         const rv = obj.metadata.resourceVersion;
         if (rv !== undefined && rv !== '' && rv !== String(cur.seq)) {
-          throw E.conflict(qualified(kind, name), 'the object has been modified; please apply your changes to the latest version and try again');
+          throw E.conflict(qualified(kind, name), MODIFIED);
         }
-        let next = opts.subresource === 'status' ? this.statusUpdate(old, obj) : this.mainUpdate(kind, old, obj);
+        let next = opts.subresource === 'status' ? statusUpdate(old, obj) : mainUpdate(kind, old, obj);
         if (opts.subresource !== 'status') kind.prepareForUpdate?.(next, old);
         kind.applyDefaults(next);
         if (this.admission) {
@@ -213,38 +215,25 @@ export class ObjectStore {
     }
   }
 
-  private mainUpdate(kind: KindStrategy, old: KubeObject, obj: KubeObject): KubeObject {
-    const m = obj.metadata;
-    const o = old.metadata;
-    // System fields come from the stored object; an attempt to change them is caught by validation.
-    m.uid ??= o.uid;
-    // Kubernetes ignores a changed creationTimestamp rather than refusing it: typed clients (client-node)
-    // send it back re-serialized with milliseconds.
-    if (o.creationTimestamp) m.creationTimestamp = o.creationTimestamp;
-    m.generation = o.generation;
-    if (o.deletionTimestamp) {
-      m.deletionTimestamp = o.deletionTimestamp;
-      m.deletionGracePeriodSeconds = o.deletionGracePeriodSeconds;
-    } else {
-      delete m.deletionTimestamp;
-      delete m.deletionGracePeriodSeconds;
-    }
-    m.namespace = o.namespace;
-    if (m.namespace === undefined) delete m.namespace;
-    if (kind.hasStatus) {
-      if (old.status !== undefined) obj.status = old.status;
-      else delete obj.status;
-    }
-    return obj;
-  }
-
-  private statusUpdate(old: KubeObject, obj: KubeObject): KubeObject {
-    const next = cloneJson(old);
-    if (obj.status !== undefined) next.status = obj.status;
-    else delete next.status;
-    // managedFields record the /status writer too (the caller computed them from old).
-    if (obj.metadata.managedFields !== undefined) next.metadata.managedFields = obj.metadata.managedFields;
-    return next;
+  /**
+   * A server-side apply of config by opts.fieldManager: the field manager merges it into the latest
+   * object by who owns which field (conflicts refused unless force), then it is an update like any
+   * other; an object that does not exist is created.
+   */
+  apply(
+    kind: KindStrategy,
+    namespace: string | undefined,
+    name: string,
+    config: KubeObject,
+    opts: UpdateOptions & { fieldManager: FieldManagement; force: boolean },
+  ): Promise<{ obj: KubeObject; created: boolean }> {
+    const { fieldManager, force, ...rest } = opts;
+    const merged = (live: KubeObject | undefined): KubeObject => {
+      const obj = trackApply(target(kind, opts), live, config, fieldManager.manager, force);
+      obj.metadata.name = name;
+      return obj;
+    };
+    return this.update(kind, namespace, name, merged, { ...rest, allowCreate: true });
   }
 
   /**
@@ -338,14 +327,12 @@ export class ObjectStore {
     if (errors.length > 0) throw E.invalid(qualified(kind, name), errors);
   }
 
-  /** The one place storage errors become wire errors. */
+  /** A write's storage errors in the registry's terms, about the object written (its clients tolerate some by code). */
   private translate(err: unknown, kind: KindStrategy, name: string | undefined): unknown {
     // From a log shared by replicas (etcd): unreachable (the write may have happened), or other
     // replicas kept writing first.
     if (err instanceof LogError && err.code === 'UNAVAILABLE') return E.unavailable(`storage is unavailable: ${err.message}`);
-    if (err instanceof LogError && err.code === 'CONFLICT') {
-      return E.conflict(qualified(kind, name), 'the object has been modified; please apply your changes to the latest version and try again');
-    }
+    if (err instanceof LogError && err.code === 'CONFLICT') return E.conflict(qualified(kind, name), MODIFIED);
     if (!(err instanceof StoreError)) return err;
     switch (err.code) {
       case 'KEY_EXISTS':
@@ -354,9 +341,18 @@ export class ObjectStore {
         return E.notFound(qualified(kind, name));
       case 'CONFLICT':
       case 'TOO_MANY_RETRIES':
-        return E.conflict(qualified(kind, name), 'the object has been modified; please apply your changes to the latest version and try again');
+        return E.conflict(qualified(kind, name), MODIFIED);
       default:
-        return E.internal(err.message);
+        // COMPACTED, FUTURE_SEQ: worded by the error table.
+        return err;
     }
   }
 }
+
+const MODIFIED = 'the object has been modified; please apply your changes to the latest version and try again';
+
+const target = (kind: KindStrategy, opts: { fieldManager?: FieldManagement; subresource?: 'status' }): WriteTarget => ({
+  kind,
+  version: opts.fieldManager?.version ?? kind.versions[0],
+  ...(opts.subresource ? { subresource: opts.subresource } : {}),
+});

@@ -96,3 +96,6 @@ export function formatFieldError(e: FieldError): string {
       return e.value === undefined ? `${head}${e.detail ? `: ${e.detail}` : ''}` : `${head}: ${describe(e.value)}${e.detail ? `: ${e.detail}` : ''}`;
   }
 }
+
+/** Name formats, for the configuration files' checks (config may import resources, not selectors). */
+export { isDNS1123Label, isDNS1123Subdomain, regexError } from '../selectors/name-formats.js';

@@ -10,7 +10,6 @@ import { race } from 'rxjs/internal/observable/race';
 import { throwError } from 'rxjs/internal/observable/throwError';
 import { timer } from 'rxjs/internal/observable/timer';
 import { concatMap } from 'rxjs/internal/operators/concatMap';
-import { filter } from 'rxjs/internal/operators/filter';
 import { finalize } from 'rxjs/internal/operators/finalize';
 import { ignoreElements } from 'rxjs/internal/operators/ignoreElements';
 import { map } from 'rxjs/internal/operators/map';
@@ -18,8 +17,6 @@ import { mergeWith } from 'rxjs/internal/operators/mergeWith';
 import { repeat } from 'rxjs/internal/operators/repeat';
 import { take } from 'rxjs/internal/operators/take';
 import { takeUntil } from 'rxjs/internal/operators/takeUntil';
-import { takeWhile } from 'rxjs/internal/operators/takeWhile';
-import { tap } from 'rxjs/internal/operators/tap';
 import { StoredEntry } from '../log/codec.js';
 import { LogError, type LogEntry } from '../log/log.js';
 import type { KubeObject } from '../resources/types.js';
@@ -224,9 +221,7 @@ function follow$(store: WatchSource, req: WatchRequest, flow: WatchFlow, after: 
       // A segment ends when the watcher falls behind (live) or has read a page (catch-up); a closed
       // store ends the watch.
       repeat({ delay: () => (store.isClosed ? EMPTY : of(0)) }),
-      tap((s) => (p.through = Math.max(p.through, s.through))),
-      map((s) => eventsOf(s.changes, req.matches)),
-      filter((events) => events.length > 0),
+      stepEvents(p, req.matches),
     );
     if (req.bookmarkIntervalMs === undefined) return changes$;
     // A live watcher has been handed every committed change (delivery is synchronous with the commit).
@@ -235,24 +230,57 @@ function follow$(store: WatchSource, req: WatchRequest, flow: WatchFlow, after: 
   });
 }
 
-/** Live changes, until the connection is past its bound: the batch that finds it so is left to the log. */
+/**
+ * Each step as the watcher's events, the version it passed noted, steps with none for it dropped:
+ * one operator where a tap, a map and a filter were three subscribers for every watcher to pass
+ * every batch through (a broadcast to a thousand watchers spent most of its time in those hops).
+ */
+const stepEvents =
+  (p: Progress, matches: WatchRequest['matches']) =>
+  (steps: Observable<Step>): Observable<WatchEvent[]> =>
+    new Observable<WatchEvent[]>((sub) =>
+      steps.subscribe({
+        next: (s) => {
+          if (s.through > p.through) p.through = s.through;
+          const events = eventsOf(s.changes, matches);
+          if (events.length > 0) sub.next(events);
+        },
+        error: (err: unknown) => sub.error(err),
+        complete: () => sub.complete(),
+      }),
+    );
+
+/**
+ * Live changes, until the connection is past its bound: the batch that finds it so is left to the
+ * log. One subscriber, not a takeWhile and a map: a broadcast passes every batch through it for
+ * every watcher. A batch all of whose changes are the watcher's (the usual case: its index bucket
+ * holds only its namespace) is handed on as it came, so the watchers of one bucket share it.
+ */
 function live$(store: WatchSource, req: WatchRequest, flow: WatchFlow, p: Progress): Observable<Step> {
   p.live = true;
-  return store.streams.live(req.collection, req.route).pipe(
-    takeWhile((batch) => {
-      if (!flow.behind()) return true;
-      p.live = false;
-      p.through = Math.max(p.through, batch[0].seq - 1);
-      return false;
+  return new Observable<Step>((sub) =>
+    store.streams.live(req.collection, req.route).subscribe({
+      next: (batch) => {
+        if (flow.behind()) {
+          p.live = false;
+          p.through = Math.max(p.through, batch[0].seq - 1);
+          return sub.complete();
+        }
+        // A version ahead of the view (a client's guess) is not an error for a watch, as in
+        // Kubernetes' watch cache: changes up to it are skipped as they arrive.
+        sub.next({ changes: allAfter(batch, p.through, req.keyPrefix) ? batch : batch.filter((c) => c.seq > p.through && c.key.startsWith(req.keyPrefix)), through: batch[batch.length - 1].seq });
+      },
+      error: (err: unknown) => sub.error(err),
+      complete: () => sub.complete(),
     }),
-    map((batch) => ({
-      // A version ahead of the view (a client's guess) is not an error for a watch, as in Kubernetes'
-      // watch cache: changes up to it are skipped as they arrive.
-      changes: batch.filter((c) => c.seq > p.through && c.key.startsWith(req.keyPrefix)),
-      through: batch[batch.length - 1].seq,
-    })),
   );
 }
+
+const allAfter = (batch: readonly Change[], through: number, prefix: string): boolean => {
+  if (batch[0].seq <= through) return false;
+  for (const c of batch) if (!c.key.startsWith(prefix)) return false;
+  return true;
+};
 
 /**
  * One page of the log after p.through, once the connection has drained, in the store's catch-up
@@ -308,15 +336,23 @@ async function replayed(store: WatchSource, e: LogEntry, needPrev: boolean): Pro
 /**
  * Changes as one watcher's events. With a selector, Kubernetes' transitions: an object that starts
  * matching is ADDED, one that stops is DELETED (with its new state), one that never matched is not sent.
+ * Without one, the events of a batch are made once for the watchers it is handed to one after
+ * another (the same array, see live$), and they share the array: the encoder then finds the
+ * batch's bytes made already (watch-stream.ts).
  */
 function eventsOf(changes: Change[], matches: ((o: KubeObject) => boolean) | undefined): WatchEvent[] {
+  if (!matches && changes === lastUnselected.changes) return lastUnselected.events;
   const events: WatchEvent[] = [];
   for (const c of changes) {
     const type = matches ? typeFor(c, matches) : c.type;
     if (type) events.push({ type, change: c });
   }
+  if (!matches) lastUnselected = { changes, events };
   return events;
 }
+
+/** The last batch made into events for watchers without a selector (one batch reaches its watchers in a row). */
+let lastUnselected: { changes: Change[]; events: WatchEvent[] } = { changes: [], events: [] };
 
 function typeFor(c: Change, m: (o: KubeObject) => boolean): ChangeType | undefined {
   if (c.type === 'DELETED') return (c.prev ? m(c.prev.obj) : m(c.cur.obj)) ? 'DELETED' : undefined;

@@ -55,7 +55,7 @@ function labeller(value: string | undefined): MutatingPlugin {
 function mutate(plugin: MutatingPolicyPlugin, later: MutatingPlugin): Promise<KubeObject> {
   const e = fixtures.event();
   e.metadata = { name: 'e', namespace: 'default' };
-  const store = file.server.api.context.objects.store;
+  const store = file.server.store;
   const attrs = admissionAttributes(store, undefined, 'CREATE', eventKind, e, undefined, { username: 'alice', uid: '', groups: [], extra: {} }, { dryRun: false });
   return runMutatingPlugins([plugin, later], 'CREATE', eventKind, () => attrs, e);
 }
@@ -75,7 +75,7 @@ describe('reinvocation by a later plugin', () => {
     ['Never → runs once', 'Never', 'x', '1'],
     ['IfNeeded, the later plugin changed nothing → runs once', 'IfNeeded', undefined, '1'],
   ])('%s', async (_, reinvocationPolicy, later, runs) => {
-    const plugin = new MutatingPolicyPlugin(file.server.api.context.objects.store, kinds);
+    const plugin = new MutatingPolicyPlugin(file.server.store, kinds);
     await install('counter', { ...counter, reinvocationPolicy });
     try {
       const out = await mutate(plugin, labeller(later));
@@ -89,7 +89,7 @@ describe('reinvocation by a later plugin', () => {
 
 describe('compilation and variables', () => {
   test('a policy compiles once per generation; variables reach the mutations', async () => {
-    const plugin = new MutatingPolicyPlugin(file.server.api.context.objects.store, kinds);
+    const plugin = new MutatingPolicyPlugin(file.server.store, kinds);
     await install('with-vars', {
       variables: [{ name: 'who', expression: "request.userInfo.username + '-' + object.reason" }],
       mutations: [{ patchType: 'ApplyConfiguration', applyConfiguration: { expression: 'Object{metadata: Object.metadata{labels: {"who": variables.who}}}' } }],

@@ -4,8 +4,7 @@
  * certificate, and they arrive at the webhook (which asks for and verifies client certificates); a
  * webhook on another host gets neither. A configuration that breaks a rule stops the start.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { loadServerConfig } from '../../src/config/server-config.js';
@@ -13,9 +12,10 @@ import { makeCertificate } from '../config/support.js';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 import { fixtures } from '../resources/fixtures.js';
 import { addLabel, WebhookServer } from './webhook-server.js';
+import { tempDir } from '../helpers/temp.js';
 
 const MWC = '/apis/admissionregistration.orch.io/v1/mutatingwebhookconfigurations';
-const dir = mkdtempSync(join(tmpdir(), 'orchd-webhook-config-'));
+const dir = tempDir('orchd-webhook-config-');
 // A self-signed client certificate (CN orchd-test) that the webhooks trust as their client CA.
 const pair = makeCertificate(dir);
 const client = { caPem: pair.certPem, cert: pair.certPem, key: readFileSync(pair.key, 'utf8') };
@@ -65,7 +65,6 @@ afterAll(async () => {
   await srv?.stop();
   await known?.stop();
   await stranger?.stop();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 const webhook = (name: string, server: WebhookServer) => ({

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { Logger } from '../../src/observability/logger.js';
 import { Metrics } from '../../src/observability/metrics.js';
 import { createApiServer, type ApiServer } from '../../src/http/server.js';
+import { buildRegistry } from '../../src/registry/build.js';
 import { startControllers } from '../../src/controllers/start.js';
 import { MemoryLog } from '../../src/log/memory-log.js';
 import { event } from '../../src/resources/event.js';
@@ -39,7 +40,8 @@ beforeAll(async () => {
   log = new MemoryLog();
   await log.open();
   store = new Store({ log });
-  api = createApiServer({ store, kinds: kinds.map((k) => (k === event ? twoVersions : k)), metrics: new Metrics(), logger, secret: randomBytes(32) });
+  const served = kinds.map((k) => (k === event ? twoVersions : k));
+  api = createApiServer({ objects: buildRegistry(store, served, { logger, secret: randomBytes(32) }), kinds: served, metrics: new Metrics(), logger });
   await new Promise<void>((resolve) => api.http.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(api.http.address() as AddressInfo).port}`;
   await store.start();

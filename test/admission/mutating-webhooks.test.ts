@@ -220,10 +220,10 @@ describe('a stored configuration the API would refuse now', () => {
       await created(MWC, { apiVersion: 'admissionregistration.orch.io/v1', kind: 'MutatingWebhookConfiguration', metadata: { name }, webhooks: [webhook('url.example.com', '/label', { failurePolicy })] });
       try {
         // Put in the store as an older release could have left it: the API validates URLs on write.
-        const objects = srv.api.context.objects;
+        const { objects } = srv.api.context;
         const kind = srv.api.context.kinds.find((k) => k.kind === 'MutatingWebhookConfiguration')!;
         const bad = webhook('url.example.com', '/label', { failurePolicy, clientConfig: { url: 'https://[::1/label', caBundle: hook.caBundle } });
-        await objects.store.update(objects.key(kind, undefined, name), (cur) => ({ kind: 'put', obj: { ...cur!.obj, webhooks: [bad] } }));
+        await srv.store.update(objects.key(kind, undefined, name), (cur) => ({ kind: 'put', obj: { ...cur!.obj, webhooks: [bad] } }));
         const r = await call(srv.url, 'POST', events(ns), event(name));
         if (failurePolicy === 'Ignore') {
           expect(r.status, r.text).toBe(201);
@@ -334,7 +334,7 @@ describe('dry run', () => {
       // under looser rules (Kubernetes' v1beta1) keeps it. Such an object is put in the store here.
       const objects = srv.api.context.objects;
       const kind = srv.api.context.kinds.find((k) => k.kind === 'MutatingWebhookConfiguration')!;
-      await objects.store.update(objects.key(kind, undefined, name), (cur) => ({ kind: 'put', obj: { ...cur!.obj, webhooks: [webhook('side.example.com', '/label', { sideEffects: 'Some' })] } }));
+      await srv.store.update(objects.key(kind, undefined, name), (cur) => ({ kind: 'put', obj: { ...cur!.obj, webhooks: [webhook('side.example.com', '/label', { sideEffects: 'Some' })] } }));
       const before = calls('/label');
       const r = await call(srv.url, 'POST', `${events(ns)}?dryRun=All`, event('dry'));
       expect(r.status).toBe(400);

@@ -20,7 +20,7 @@ let srv: TestServer;
 let adm: ValidatingAdmission;
 beforeAll(async () => {
   srv = await startServer();
-  adm = new ValidatingAdmission(srv.api.context.objects.store, kinds);
+  adm = new ValidatingAdmission(srv.store, kinds);
 });
 afterAll(async () => {
   await srv?.stop();
@@ -39,7 +39,7 @@ async function remove(name: string): Promise<void> {
 }
 /** The policies' verdict on a CREATE of e, as the object store would ask for it. */
 const validateCreate = (e: KubeObject, username: string, admission = adm) =>
-  admission.validate(admissionAttributes(srv.api.context.objects.store, undefined, 'CREATE', eventKind, e, undefined, user(username), { dryRun: false }));
+  admission.validate(admissionAttributes(srv.store, undefined, 'CREATE', eventKind, e, undefined, user(username), { dryRun: false }));
 const user = (username: string) => ({ username, uid: '', groups: ['dev'], extra: {} });
 /** Admits a CREATE of an event as `username`: undefined when admitted, else the denial message. */
 async function admit(over: Record<string, unknown> = {}, username = 'alice', admission = adm): Promise<string | undefined> {
@@ -121,7 +121,7 @@ describe('policy registry', () => {
   test('an authorizer check reached only through a variable waits for a chain that answers later', async () => {
     // Only alice may list events, and the chain answers a tick later (as a webhook would).
     const later: Authorizer = { authorize: (at) => new Promise((resolve) => setTimeout(() => resolve({ decision: at.user.username === 'alice' && at.verb === 'list' ? 'allow' : 'noOpinion' }), 1)) };
-    const withChain = new ValidatingAdmission(srv.api.context.objects.store, kinds, later);
+    const withChain = new ValidatingAdmission(srv.store, kinds, later);
     await install('via-var', {
       variables: [{ name: 'mayList', expression: "authorizer.group('events.orch.io').resource('events').namespace('default').check('list').allowed()" }],
       validations: [{ expression: 'variables.mayList', message: 'only listers' }],

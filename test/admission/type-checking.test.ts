@@ -4,18 +4,16 @@
  * the controller on a real orchd (a typo is reported without any request failing, a fix clears it,
  * observedGeneration follows the generation, and nothing is written when the status is current).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { typeCheckPolicy } from '../../src/admission/index.js';
 import { silentLogger } from '../../src/observability/logger.js';
-import { Metrics } from '../../src/observability/metrics.js';
-import { createApiServer } from '../../src/http/server.js';
+import { buildRegistry } from '../../src/registry/build.js';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
 import { kinds } from '../../src/resources/registry.js';
 import { Store } from '../../src/store/store.js';
 import { call, serverForFile, startServer } from '../helpers/server.js';
+import { tempDir } from '../helpers/temp.js';
 
 const VAP = '/apis/admissionregistration.orch.io/v1/validatingadmissionpolicies';
 const nsRule = { apiGroups: [''], apiVersions: ['v1'], resources: ['namespaces'], operations: ['CREATE', 'UPDATE'] };
@@ -151,28 +149,24 @@ describe('the status controller', () => {
   });
 
   test('a policy stored while no controller ran is checked when the server starts', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'orchd-typecheck-'));
-    try {
-      // The store alone, as a server in its log replay holds it: the write happens, no controller runs.
-      const log = new LevelDbLog({ path: join(dataDir, 'log') });
-      await log.open();
-      const store = new Store({ log });
-      await store.start();
-      const api = createApiServer({ store, kinds, metrics: new Metrics(), logger: silentLogger, secret: Buffer.alloc(32, 1) });
-      const vapKind = kinds.find((k) => k.kind === 'ValidatingAdmissionPolicy')!;
-      await api.context.objects.create(vapKind, undefined, policy('offline', { validations: [{ expression: 'object.spek' }] }), { dryRun: false });
-      await store.close();
-      await log.close();
+    const dataDir = tempDir('orchd-typecheck-');
+    // The store alone, as a server in its log replay holds it: the write happens, no controller runs.
+    const log = new LevelDbLog({ path: join(dataDir, 'log') });
+    await log.open();
+    const store = new Store({ log });
+    await store.start();
+    const objects = buildRegistry(store, kinds, { logger: silentLogger });
+    const vapKind = kinds.find((k) => k.kind === 'ValidatingAdmissionPolicy')!;
+    await objects.create(vapKind, undefined, policy('offline', { validations: [{ expression: 'object.spek' }] }), { dryRun: false });
+    await store.close();
+    await log.close();
 
-      const srv = await startServer({ dataDir, policyStatus: true });
-      try {
-        const r = await untilAt(srv.url, 'offline', observed(1));
-        expect(r.status.typeChecking.expressionWarnings[0]).toMatchObject({ fieldRef: 'spec.validations[0].expression', warning: expect.stringContaining("undefined field 'spek'") });
-      } finally {
-        await srv.stop();
-      }
+    const srv = await startServer({ dataDir, policyStatus: true });
+    try {
+      const r = await untilAt(srv.url, 'offline', observed(1));
+      expect(r.status.typeChecking.expressionWarnings[0]).toMatchObject({ fieldRef: 'spec.validations[0].expression', warning: expect.stringContaining("undefined field 'spek'") });
     } finally {
-      await rm(dataDir, { recursive: true, force: true });
+      await srv.stop();
     }
   });
 });

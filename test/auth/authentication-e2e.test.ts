@@ -6,8 +6,7 @@
  */
 import { X509Certificate } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
@@ -18,6 +17,7 @@ import { runKubectl, versionedKubectl } from '../helpers/kubectl.js';
 import { call, startServer } from '../helpers/server.js';
 import { httpsCall } from './https-call.js';
 import { TestIssuer } from './oidc-issuer.js';
+import { tempDir } from '../helpers/temp.js';
 
 const VAP = '/apis/admissionregistration.orch.io/v1/validatingadmissionpolicies';
 const UNAUTHORIZED = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Unauthorized', reason: 'Unauthorized', code: 401 };
@@ -28,12 +28,11 @@ const running: Running[] = [];
 
 beforeAll(async () => {
   await issuer.start();
-  dir = await mkdtemp(join(tmpdir(), 'orchd-authn-'));
+  dir = tempDir('orchd-authn-');
 });
 afterAll(async () => {
   for (const r of running) await r.close();
   await issuer.stop();
-  await rm(dir, { recursive: true, force: true });
 });
 
 function authDoc(anonymous: unknown, extra: Record<string, unknown> = {}) {

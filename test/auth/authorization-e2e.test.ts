@@ -6,8 +6,7 @@
  * ValidatingAdmissionPolicy's `authorizer` checks are answered by the same chain; the file is
  * reloaded while running, keeping the last good chain when a new one is broken.
  */
-import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
@@ -19,6 +18,7 @@ import { runKubectl, versionedKubectl } from '../helpers/kubectl.js';
 import { httpsCall } from './https-call.js';
 import { TestIssuer } from './oidc-issuer.js';
 import { SarWebhook, defaultDecision, webhookEntry, type Review } from './sar-webhook.js';
+import { tempDir } from '../helpers/temp.js';
 
 const EVENTS = '/apis/events.orch.io/v1/namespaces/default/events';
 const ADM = '/apis/admissionregistration.orch.io/v1';
@@ -34,13 +34,12 @@ const decide = (r: Review) => (/^\/(api|apis|openapi)(\/|$)/.test(r.spec.nonReso
 beforeAll(async () => {
   await issuer.start();
   await webhook.start();
-  dir = await mkdtemp(join(tmpdir(), 'orchd-authz-e2e-'));
+  dir = tempDir('orchd-authz-e2e-');
 });
 afterAll(async () => {
   for (const r of running) await r.close();
   await webhook.stop();
   await issuer.stop();
-  await rm(dir, { recursive: true, force: true });
 });
 beforeEach(() => {
   webhook.decide = decide;

@@ -5,8 +5,6 @@
  * policy both ways, match conditions, the v1beta1 wire shape, selectors, credentials from the
  * connection file, and the configurations that cannot be built.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
@@ -17,6 +15,7 @@ import { loadDocumentText } from '../../src/config/load.js';
 import { directEgress } from '../../src/egress/egress.js';
 import { SarWebhook, webhookEntry } from './sar-webhook.js';
 import { keyed } from '../helpers/samples.js';
+import { tempDir } from '../helpers/temp.js';
 
 const webhook = new SarWebhook();
 let dir: string;
@@ -26,13 +25,12 @@ const chains: AuthorizerChain[] = [];
 
 beforeAll(async () => {
   await webhook.start();
-  dir = await mkdtemp(join(tmpdir(), 'orchd-authz-'));
+  dir = tempDir('orchd-authz-');
   kubeconfig = await webhook.kubeconfig(dir);
 });
 afterAll(async () => {
   for (const c of chains) c.close();
   await webhook.stop();
-  await rm(dir, { recursive: true, force: true });
 });
 beforeEach(() => {
   webhook.reviews.length = 0;

@@ -3,14 +3,13 @@
  * cluster, or the only one, over https) and how orchd proves itself (its user's certificate or
  * token), read with the kubeconfig rules of src/config/kubeconfig.ts; every refusal names the file.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readClientConnection } from '../../src/auth/kubeconfig.js';
+import { tempDir } from '../helpers/temp.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'orchd-kubeconfig-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('orchd-kubeconfig-');
 let n = 0;
 const file = (text: string): string => {
   const f = join(dir, `k${++n}.yaml`);

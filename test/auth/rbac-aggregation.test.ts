@@ -63,7 +63,7 @@ describe('the aggregation controller', () => {
       subjects: [{ kind: 'Group', name: 'monitors' }],
     });
     expect(bound.status).toBe(201);
-    const source = new StoreRbacSource(file.server.api.context.objects.store);
+    const source = new StoreRbacSource(file.server.store);
     try {
       const authz = rbacAuthorizer(source);
       const listNamespaces = () => authz.authorize({ user: { username: 'm', groups: ['monitors'] }, verb: 'list', isResourceRequest: true, apiGroup: '', resource: 'namespaces' });

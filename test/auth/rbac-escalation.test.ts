@@ -30,7 +30,7 @@ const bob = { username: 'bob', groups: ['system:authenticated'] };
 const READ_EVENTS = { apiGroups: ['events.orch.io'], resources: ['events'], verbs: ['get', 'list'] };
 
 beforeAll(async () => {
-  source = new StoreRbacSource(file.server.api.context.objects.store);
+  source = new StoreRbacSource(file.server.store);
   check = rbacEscalationCheck(source, rbacAuthorizer(source));
   for (const ns of ['dev', 'prod']) await create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
   await create(`${V1}/namespaces/dev/roles`, { kind: 'Role', metadata: { name: 'event-reader' }, rules: [READ_EVENTS] });
@@ -124,7 +124,7 @@ describe('covering rules', () => {
 
 describe('on the write path', () => {
   // The server's own store and generic write sequence, with the escalation hook in front of validation.
-  const guarded = () => new ObjectStore(file.server.api.context.objects.store, { now: () => new Date() }, withRbacEscalationPrevention(undefined, check));
+  const guarded = () => new ObjectStore(file.server.store, { now: () => new Date() }, withRbacEscalationPrevention(undefined, check));
   const asBob = <T>(fn: () => Promise<T>) => runWithAdmissionContext({ user: { ...bob, uid: '', extra: {} }, warn() {}, annotate() {} }, fn);
   const roleObj = (name: string, rules: object[]): KubeObject => ({ apiVersion: `${G}/v1`, kind: 'Role', metadata: { name }, rules }) as KubeObject;
   /** The Status a refused write is answered with (src/http's error table words the registry's error). */

@@ -2,14 +2,12 @@
  * RBAC end to end: roles and bindings written through the real HTTP server, and the RBAC authorizer
  * deciding over what the store holds (through the same store-backed source orchd wires in).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StoreRbacSource } from '../../src/registry/rbac-source.js';
 import { rbacAuthorizer } from '../../src/auth/rbac-authorizer.js';
 import type { AuthorizationAttributes, AuthorizationDecision } from '../../src/auth/authorizer.js';
 import { call, serverForFile, startServer } from '../helpers/server.js';
+import { tempDir } from '../helpers/temp.js';
 
 const G = 'rbac.authorization.orch.io';
 const V1 = `/apis/${G}/v1`;
@@ -41,7 +39,7 @@ const path = (who: ReturnType<typeof user>, verb: string, p: string): Authorizat
 const events = (ns: string, extra: Partial<AuthorizationAttributes> = {}) => ({ apiGroup: 'events.orch.io', resource: 'events', namespace: ns, ...extra });
 
 beforeAll(async () => {
-  source = new StoreRbacSource(file.server.api.context.objects.store);
+  source = new StoreRbacSource(file.server.store);
   const authz = rbacAuthorizer(source);
   authorize = (a) => authz.authorize(a);
   for (const ns of ['dev', 'prod']) await create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
@@ -279,26 +277,22 @@ describe('RBAC decisions over stored roles', () => {
 
 describe('bootstrap policy across restarts', () => {
   it('recreates a deleted default role and keeps an edited one as it was edited', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'orchd-rbac-restart-'));
+    const dataDir = tempDir('orchd-rbac-restart-');
+    const first = await startServer({ dataDir });
     try {
-      const first = await startServer({ dataDir });
-      try {
-        expect((await call(first.url, 'DELETE', `${V1}/clusterroles/system:basic-user`)).status).toBe(200);
-        const discovery = (await call(first.url, 'GET', `${V1}/clusterroles/system:discovery`)).body;
-        discovery.rules[0].nonResourceURLs = ['/version'];
-        expect((await call(first.url, 'PUT', `${V1}/clusterroles/system:discovery`, discovery)).status).toBe(200);
-      } finally {
-        await first.stop();
-      }
-      const second = await startServer({ dataDir });
-      try {
-        expect((await call(second.url, 'GET', `${V1}/clusterroles/system:basic-user`)).status).toBe(200);
-        expect((await call(second.url, 'GET', `${V1}/clusterroles/system:discovery`)).body.rules[0].nonResourceURLs).toEqual(['/version']);
-      } finally {
-        await second.stop();
-      }
+      expect((await call(first.url, 'DELETE', `${V1}/clusterroles/system:basic-user`)).status).toBe(200);
+      const discovery = (await call(first.url, 'GET', `${V1}/clusterroles/system:discovery`)).body;
+      discovery.rules[0].nonResourceURLs = ['/version'];
+      expect((await call(first.url, 'PUT', `${V1}/clusterroles/system:discovery`, discovery)).status).toBe(200);
     } finally {
-      await rm(dataDir, { recursive: true, force: true });
+      await first.stop();
+    }
+    const second = await startServer({ dataDir });
+    try {
+      expect((await call(second.url, 'GET', `${V1}/clusterroles/system:basic-user`)).status).toBe(200);
+      expect((await call(second.url, 'GET', `${V1}/clusterroles/system:discovery`)).body.rules[0].nonResourceURLs).toEqual(['/version']);
+    } finally {
+      await second.stop();
     }
   });
 });

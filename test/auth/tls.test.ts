@@ -4,22 +4,19 @@
  */
 import { execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:https';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { generateSelfSigned } from '../../src/http/certificates.js';
 import { needsTls, servingTls } from '../../src/http/tls.js';
 import { httpsCall } from './https-call.js';
+import { tempDir } from '../helpers/temp.js';
 
 let dir: string;
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'orchd-tls-'));
-});
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
+  dir = tempDir('orchd-tls-');
 });
 
 const splitPem = (bundle: string): string[] => bundle.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----\n/g) ?? [];

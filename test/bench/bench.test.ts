@@ -198,7 +198,7 @@ describe('a tiny writes run end to end', () => {
   beforeAll(buildIfStale, 180_000);
 
   it('reports a table with the documented columns, one row per client count, and stops its children', async () => {
-    const opts = parseOptions(['writes', '--clients', '1,2', '--duration', '300ms', '--warmup', '100ms', '--max-ops', '40']);
+    const opts = parseOptions(['writes', '--clients', '1,2', '--duration', '300ms', '--warmup', '100ms', '--max-ops', '40', '--rounds', '2']);
     if (opts === 'help') throw new Error('help');
     const ctx: BenchContext = {
       opts,
@@ -213,23 +213,31 @@ describe('a tiny writes run end to end', () => {
     expect(results.map((r) => r.id)).toEqual(['writes']);
     const [table] = results[0].tables;
     expect(table.columns.map((c) => c.title)).toEqual([
-      'clients', 'orchd creates/s', 'p50 ms', 'p99 ms', 'max ms', 'errors', 'orchd CPU', 'client CPU', 'records/batch', 'batch wait ms',
-      'bare http echo/s', 'orchd/http', 'LevelDB entries/s', 'orchd/LevelDB',
+      'clients', 'orchd creates/s', 'p50 ms', 'p99 ms', 'max ms', 'errors', 'orchd CPU', 'client CPU', 'orchd CPU per create ms', 'of it main thread ms',
+      'records/batch', 'batch wait ms', 'bare http echo/s', 'orchd/http', 'bare durable echo/s', 'durable echo p50', 'CPU per durable echo ms',
+      'of it main thread ms', 'LevelDB entries/s', 'orchd/LevelDB',
     ]);
     expect(table.rows.map((r) => r.clients)).toEqual([1, 2]);
     for (const row of table.rows) {
       expect(row.orchdErrors).toBe(0);
-      for (const k of ['orchdRate', 'orchdP50', 'orchdP99', 'orchdMax', 'httpRate', 'leveldbRate']) {
+      for (const k of ['orchdRate', 'orchdP50', 'orchdP99', 'orchdMax', 'httpRate', 'durableRate', 'leveldbRate', 'orchdCpuPerOp', 'durableCpuPerOp']) {
         expect(typeof row[k]).toBe('number');
         expect(row[k] as number).toBeGreaterThan(0);
       }
       expect(row.orchdP50 as number).toBeLessThanOrEqual(row.orchdP99 as number);
       expect(row.orchdP99 as number).toBeLessThanOrEqual(row.orchdMax as number);
+      // The main thread's share of the CPU is part of the whole.
+      expect(row.orchdMainPerOp as number).toBeLessThanOrEqual(row.orchdCpuPerOp as number);
     }
     expect(results[0].targets[0]).toMatchObject({ scenario: 'writes', met: null }); // no 64-client cell
 
+    // Every round is shown, the first table's row being the median one.
+    const rounds = results[0].tables[1];
+    expect(rounds.rows.map((r) => [r.clients, r.round])).toEqual([[1, 1], [1, 2], [2, 1], [2, 2]]);
+    for (const row of table.rows) expect(rounds.rows.filter((r) => r.clients === row.clients).map((r) => r.orchdRate)).toContain(row.orchdRate);
+
     // The breakdown: every stage measured by orchd itself, each within the server's time for the create.
-    const breakdown = results[0].tables[1];
+    const breakdown = results[0].tables[2];
     expect(breakdown.columns.map((c) => c.title)).toEqual([
       'clients', 'decode', 'checks', 'field manager', 'defaults', 'admission', 'validation', 'encode', 'respond', 'sum (CPU stages)',
       'append and sync wait', 'server request time', 'orchd CPU per create',
@@ -244,7 +252,7 @@ describe('a tiny writes run end to end', () => {
     }
 
     // Updates (PUT) and merge patches of the Events created: every one a real write, answered 200.
-    const changes = results[0].tables[2];
+    const changes = results[0].tables[3];
     expect(changes.rows.map((r) => [r.change, r.clients])).toEqual([['update (PUT)', 1], ['update (PUT)', 2], ['merge patch', 1], ['merge patch', 2]]);
     for (const row of changes.rows) {
       expect(row.orchdErrors).toBe(0);

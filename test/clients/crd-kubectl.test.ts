@@ -129,7 +129,8 @@ describe('kubectl and CustomResourceDefinitions', () => {
           const gone = await home.kubectl(['get', 'gateways.net.example.com']);
           expect(gone.code).toBe(1);
           expect(gone.stderr).toMatch(/the server doesn't have a resource type "gateways"|no matches for kind|the server could not find the requested resource/);
-          expect((await server.api.context.objects.store.list('net.example.com/gateways', '').next()).done).toBe(true);
+          const { objects } = server.api.context;
+          expect((await objects.everyObjectAt(objects.logReader().appliedSeq)).filter((s) => s.key.startsWith('net.example.com/gateways/'))).toEqual([]);
         } finally {
           await home.remove();
           await server.stop();

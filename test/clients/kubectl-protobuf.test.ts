@@ -3,12 +3,12 @@
  * a core/v1 Namespace); 1.27-1.31 send JSON. Each version creates its namespace against a real server.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { versionedKubectl } from '../helpers/kubectl.js';
 import { call, startServer, type TestServer } from '../helpers/server.js';
+import { tempDir } from '../helpers/temp.js';
 
 const VERSIONS = ['1.31', '1.32', '1.33'].map((v) => [v, versionedKubectl(v)] as const);
 
@@ -17,12 +17,11 @@ describe('kubectl create namespace', () => {
   let home: string;
   beforeAll(async () => {
     server = await startServer();
-    home = await mkdtemp(join(tmpdir(), 'orchd-kubectl-pb-'));
+    home = tempDir('orchd-kubectl-pb-');
     await writeFile(join(home, 'kubeconfig'), 'apiVersion: v1\nkind: Config\n');
   });
   afterAll(async () => {
     await server?.stop();
-    if (home) await rm(home, { recursive: true, force: true });
   });
   const run = (bin: string, args: string[]) =>
     new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {

@@ -5,13 +5,12 @@
  * python/crud_watch.py does the calls and prints what it saw; this file asserts on it.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { tempDir } from '../helpers/temp.js';
 
 const run = promisify(execFile);
 const PYTHON = '/usr/bin/python3';
@@ -24,7 +23,7 @@ describe('python3-kubernetes', () => {
 
   beforeAll(async () => {
     server = await startServer();
-    cacheDir = await mkdtemp(join(tmpdir(), 'orchd-py-'));
+    cacheDir = tempDir('orchd-py-');
     // The script's two watches end by the server closing them (2 s and 1 s); 60 s bounds a hang.
     const { stdout } = await run(PYTHON, [SCRIPT, server.url, cacheDir], {
       timeout: 60_000,
@@ -35,7 +34,6 @@ describe('python3-kubernetes', () => {
 
   afterAll(async () => {
     await server?.stop();
-    if (cacheDir) await rm(cacheDir, { recursive: true, force: true });
   });
 
   it('discovers our kinds through /apis and the group-version documents', () => {

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { admissionDocument } from '../../src/config/admission.js';
 import { V1, V1BETA1 } from '../../src/config/document.js';
 import { credentialsFor } from '../../src/config/webhook-admission.js';
-import { check, makeCertificate, tempDir, writeFile } from './support.js';
+import { check, makeCertificate, writeFile } from './support.js';
+import { tempDir } from '../helpers/temp.js';
 
 const dir = tempDir();
 const pair = makeCertificate(dir);

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { authenticationDocument } from '../../src/config/authentication.js';
 import { V1, V1BETA1 } from '../../src/config/document.js';
-import { check, clone, makeCertificate, tempDir } from './support.js';
+import { check, clone, makeCertificate } from './support.js';
+import { tempDir } from '../helpers/temp.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 type Doc = any;

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { authorizationDocument } from '../../src/config/authorization.js';
 import { V1, V1BETA1 } from '../../src/config/document.js';
-import { check, clone, tempDir, writeFile } from './support.js';
+import { check, clone, writeFile } from './support.js';
+import { tempDir } from '../helpers/temp.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 type Doc = any;

@@ -4,7 +4,8 @@ import { get as httpsGet } from 'node:https';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { builtCli } from './built-cli.js';
-import { makeCertificate, tempDir, writeFile } from './support.js';
+import { makeCertificate, writeFile } from './support.js';
+import { tempDir } from '../helpers/temp.js';
 
 /*
  * `orchd serve` with configuration files, as a user runs it: a bad set stops it at start with every

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { V1, V1BETA1 } from '../../src/config/document.js';
 import { egressSelectorDocument } from '../../src/config/egress-selector.js';
-import { check, tempDir, writeFile } from './support.js';
+import { check, writeFile } from './support.js';
+import { tempDir } from '../helpers/temp.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 type Doc = any;

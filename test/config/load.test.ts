@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { authenticationDocument } from '../../src/config/authentication.js';
 import { V1, V1BETA1 } from '../../src/config/document.js';
 import { loadDocumentFile, problemLine } from '../../src/config/load.js';
-import { check, tempDir, writeFile } from './support.js';
+import { check, writeFile } from './support.js';
+import { tempDir } from '../helpers/temp.js';
 
 const yamlDoc = `# the authenticators of the test cluster
 apiVersion: apiserver.config.orch.io/v1

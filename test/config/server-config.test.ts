@@ -2,7 +2,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { problemLine } from '../../src/config/load.js';
 import { loadServerConfig } from '../../src/config/server-config.js';
-import { makeCertificate, tempDir, writeFile } from './support.js';
+import { makeCertificate, writeFile } from './support.js';
+import { tempDir } from '../helpers/temp.js';
 
 const dir = tempDir();
 const certs = makeCertificate(dir);

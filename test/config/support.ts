@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DocumentKind } from '../../src/config/document.js';
@@ -27,9 +27,6 @@ export function check<T>(kind: DocumentKind<T>, doc: object | string, file = joi
 }
 
 export const clone = <T>(v: T): T => structuredClone(v);
-
-/** A fresh temporary folder. */
-export const tempDir = (): string => mkdtempSync(join(tmpdir(), 'orchd-config-'));
 
 export function writeFile(dir: string, name: string, text: string): string {
   const file = join(dir, name);

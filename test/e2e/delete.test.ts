@@ -2,12 +2,10 @@
  * DELETE options and their effects: finalizers and deletionTimestamp, preconditions, grace periods,
  * the propagationPolicy/orphanDependents rule, and the garbage collector following ownerReferences.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { call, serverForFile, startServer } from '../helpers/server.js';
 import { eventually, kindCase, unique } from './support.js';
+import { tempDir } from '../helpers/temp.js';
 
 const file = serverForFile();
 
@@ -146,34 +144,30 @@ describe('garbage collection of dependents (ownerReferences)', () => {
   });
 
   it('dependents restored from the log after a restart still go with their owner', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'orchd-gc-restart-'));
+    const dataDir = tempDir('orchd-gc-restart-');
+    let srv = await startServer({ dataDir });
+    const make = async (k: typeof vap, o: any) => {
+      const r = await call(srv.url, 'POST', k.collection(k.namespaced ? 'default' : undefined), o);
+      expect(r.status, r.text).toBe(201);
+      return r.body;
+    };
+    const owned = (k: typeof vap, owner: any) => {
+      const o = k.make(unique('dep'));
+      ownedBy(owner)(o);
+      return o;
+    };
+    const owner = await make(vap, vap.make(unique('owner')));
+    const deps = [await make(binding, owned(binding, owner)), await make(event, owned(event, owner))];
+    const bystander = await make(binding, binding.make(unique('other')));
+    await srv.stop();
+    srv = await startServer({ dataDir });
     try {
-      let srv = await startServer({ dataDir });
-      const make = async (k: typeof vap, o: any) => {
-        const r = await call(srv.url, 'POST', k.collection(k.namespaced ? 'default' : undefined), o);
-        expect(r.status, r.text).toBe(201);
-        return r.body;
-      };
-      const owned = (k: typeof vap, owner: any) => {
-        const o = k.make(unique('dep'));
-        ownedBy(owner)(o);
-        return o;
-      };
-      const owner = await make(vap, vap.make(unique('owner')));
-      const deps = [await make(binding, owned(binding, owner)), await make(event, owned(event, owner))];
-      const bystander = await make(binding, binding.make(unique('other')));
-      await srv.stop();
-      srv = await startServer({ dataDir });
-      try {
-        expect((await call(srv.url, 'DELETE', vap.item(owner.metadata.name))).status).toBe(200);
-        const gone = await eventually(async () => (await call(srv.url, 'GET', binding.item(deps[0].metadata.name))).status === 404 && (await call(srv.url, 'GET', event.item(deps[1].metadata.name))).status === 404);
-        expect(gone).toBe(true);
-        expect((await call(srv.url, 'GET', binding.item(bystander.metadata.name))).status).toBe(200);
-      } finally {
-        await srv.stop();
-      }
+      expect((await call(srv.url, 'DELETE', vap.item(owner.metadata.name))).status).toBe(200);
+      const gone = await eventually(async () => (await call(srv.url, 'GET', binding.item(deps[0].metadata.name))).status === 404 && (await call(srv.url, 'GET', event.item(deps[1].metadata.name))).status === 404);
+      expect(gone).toBe(true);
+      expect((await call(srv.url, 'GET', binding.item(bystander.metadata.name))).status).toBe(200);
     } finally {
-      await rm(dataDir, { recursive: true, force: true });
+      await srv.stop();
     }
   });
 

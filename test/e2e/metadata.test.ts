@@ -59,7 +59,7 @@ describe('system metadata', () => {
     const name = unique('rv');
     const created = (await call(file.base, 'POST', vap.collection(), vap.make(name))).body;
     const rv1 = Number(created.metadata.resourceVersion);
-    const entry = await file.server.api.context.objects.store.log.get(rv1);
+    const entry = await file.server.store.log.get(rv1);
     expect(entry?.type).toBe('put');
     expect(entry?.key).toContain(name);
     expect((entry?.value as any).metadata.uid).toBe(created.metadata.uid);
@@ -67,10 +67,10 @@ describe('system metadata', () => {
     const put = (await call(file.base, 'PUT', vap.item(name), { ...created, metadata: { ...created.metadata, labels: { a: 'b' } } })).body;
     const rv2 = Number(put.metadata.resourceVersion);
     expect(rv2).toBeGreaterThan(rv1);
-    expect((await file.server.api.context.objects.store.log.get(rv2))?.key).toBe(entry?.key);
+    expect((await file.server.store.log.get(rv2))?.key).toBe(entry?.key);
     const list = await call(file.base, 'GET', vap.collection());
     expect(Number(list.body.metadata.resourceVersion)).toBeGreaterThanOrEqual(rv2);
-    expect(Number(list.body.metadata.resourceVersion)).toBe(file.server.api.context.objects.store.log.lastSeq);
+    expect(Number(list.body.metadata.resourceVersion)).toBe(file.server.store.log.lastSeq);
   });
 
   it('bumps generation on spec changes only, not on labels, annotations or status', async () => {

@@ -2,14 +2,13 @@
  * Namespaces as scopes: content lives only in namespaces that exist, a namespace being deleted is
  * Terminating and takes no new content, and deleting one deletes what is in it.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
 import { Store } from '../../src/store/store.js';
 import { call, serverForFile, startServer } from '../helpers/server.js';
 import { eventually, kindCase, unique } from './support.js';
+import { tempDir } from '../helpers/temp.js';
 
 const file = serverForFile();
 
@@ -92,37 +91,33 @@ describe('namespaces', () => {
 
 describe('a cleanup a previous run left undone', () => {
   it('objects left in a namespace that is gone are deleted at the next start; other namespaces keep theirs', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'orchd-ns-cleanup-'));
-    try {
-      let srv = await startServer({ dataDir });
-      for (const name of ['gone-ns', 'kept-ns']) {
-        expect((await call(srv.url, 'POST', ns.collection(), ns.make(name))).status).toBe(201);
-        const e = event.make('left');
-        e.metadata.namespace = name;
-        const r = await call(srv.url, 'POST', event.collection(name), e);
-        expect(r.status, r.text).toBe(201);
-      }
-      await srv.stop();
-      // The namespace goes from the log while no server runs: nothing cleaned up after it.
-      const log = new LevelDbLog({ path: join(dataDir, 'log') });
-      await log.open();
-      const store = new Store({ log });
-      await store.start();
-      const key = '/namespaces//gone-ns';
-      await store.remove(key, store.get(key)!.obj, 'any');
-      await store.close();
-      await log.close();
+    const dataDir = tempDir('orchd-ns-cleanup-');
+    let srv = await startServer({ dataDir });
+    for (const name of ['gone-ns', 'kept-ns']) {
+      expect((await call(srv.url, 'POST', ns.collection(), ns.make(name))).status).toBe(201);
+      const e = event.make('left');
+      e.metadata.namespace = name;
+      const r = await call(srv.url, 'POST', event.collection(name), e);
+      expect(r.status, r.text).toBe(201);
+    }
+    await srv.stop();
+    // The namespace goes from the log while no server runs: nothing cleaned up after it.
+    const log = new LevelDbLog({ path: join(dataDir, 'log') });
+    await log.open();
+    const store = new Store({ log });
+    await store.start();
+    const key = '/namespaces//gone-ns';
+    await store.remove(key, store.get(key)!.obj, 'any');
+    await store.close();
+    await log.close();
 
-      srv = await startServer({ dataDir });
-      try {
-        const gone = await eventually(async () => (await call(srv.url, 'GET', `${event.collection('gone-ns')}/left`)).status === 404);
-        expect(gone).toBe(true);
-        expect((await call(srv.url, 'GET', `${event.collection('kept-ns')}/left`)).status).toBe(200);
-      } finally {
-        await srv.stop();
-      }
+    srv = await startServer({ dataDir });
+    try {
+      const gone = await eventually(async () => (await call(srv.url, 'GET', `${event.collection('gone-ns')}/left`)).status === 404);
+      expect(gone).toBe(true);
+      expect((await call(srv.url, 'GET', `${event.collection('kept-ns')}/left`)).status).toBe(200);
     } finally {
-      await rm(dataDir, { recursive: true, force: true });
+      await srv.stop();
     }
   });
 });

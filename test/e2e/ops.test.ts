@@ -2,12 +2,11 @@
  * Operations endpoints (/healthz, /livez, /readyz, /metrics), readiness before the views are
  * rebuilt, and Event expiry (--event-ttl) through ordinary deletes in the log.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiServer } from '../../src/http/server.js';
+import { buildRegistry } from '../../src/registry/build.js';
 import { startControllers } from '../../src/controllers/start.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { Metrics } from '../../src/observability/metrics.js';
@@ -16,6 +15,7 @@ import { kinds } from '../../src/resources/registry.js';
 import { Store } from '../../src/store/store.js';
 import { call, serverForFile, startServer, type TestServer } from '../helpers/server.js';
 import { eventually, kindCase, unique } from './support.js';
+import { tempDir } from '../helpers/temp.js';
 
 const file = serverForFile();
 
@@ -43,11 +43,11 @@ describe('health', () => {
   });
 
   it('is live but not ready until the views are rebuilt, and refuses resource requests meanwhile', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'orchd-ready-'));
+    const dir = tempDir('orchd-ready-');
     const log = new LevelDbLog({ path: join(dir, 'log') });
     await log.open();
     const store = new Store({ log });
-    const api = createApiServer({ store, kinds, metrics: new Metrics(), logger: silentLogger, secret: Buffer.alloc(32, 1) });
+    const api = createApiServer({ objects: buildRegistry(store, kinds, { logger: silentLogger }), kinds, metrics: new Metrics(), logger: silentLogger });
     await new Promise<void>((resolve) => api.http.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(api.http.address() as AddressInfo).port}`;
     const stops: (() => void)[] = [];
@@ -69,7 +69,6 @@ describe('health', () => {
       await api.close();
       await store.close();
       await log.close();
-      await rm(dir, { recursive: true, force: true });
     }
   });
 });
@@ -164,7 +163,7 @@ describe('event expiry (--event-ttl)', () => {
     expect((await call(url, 'GET', mwc.item(other))).status).toBe(200);
 
     // The expiry is a delete record in the log, after the create.
-    const log = short.api.context.objects.store.log;
+    const log = short.store.log;
     let deletes = 0;
     for await (const page of log.read(Number(created.body.metadata.resourceVersion) + 1)) {
       for (const e of page) if (e.type === 'delete' && e.key.endsWith(`/${name}`)) deletes++;
@@ -173,32 +172,28 @@ describe('event expiry (--event-ttl)', () => {
   });
 
   it('after a restart, an Event expires by the newest time it carries', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'orchd-ttl-'));
+    const dir = tempDir('orchd-ttl-');
+    const first = await startServer({ dataDir: dir });
+    const oldName = unique('old');
+    const fresh = unique('fresh');
+    const stale = event.make(oldName);
+    expect((await call(first.url, 'POST', event.collection('default'), stale)).status).toBe(201);
+    await first.stop();
+
+    // The same data with a 1 h ttl: nothing expires, and a new Event written now stays.
+    const second = await startServer({ dataDir: dir });
+    expect((await call(second.url, 'POST', event.collection('default'), event.make(fresh))).status).toBe(201);
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await call(second.url, 'GET', event.item(oldName))).status).toBe(200);
+    await second.stop();
+
+    // With a 1 s ttl, both go once a second has passed since the times they carry (creation, eventTime).
+    const third = await startServer({ dataDir: dir, eventTtlSeconds: 1 });
     try {
-      const first = await startServer({ dataDir: dir });
-      const oldName = unique('old');
-      const fresh = unique('fresh');
-      const stale = event.make(oldName);
-      expect((await call(first.url, 'POST', event.collection('default'), stale)).status).toBe(201);
-      await first.stop();
-
-      // The same data with a 1 h ttl: nothing expires, and a new Event written now stays.
-      const second = await startServer({ dataDir: dir });
-      expect((await call(second.url, 'POST', event.collection('default'), event.make(fresh))).status).toBe(201);
-      await new Promise((r) => setTimeout(r, 300));
-      expect((await call(second.url, 'GET', event.item(oldName))).status).toBe(200);
-      await second.stop();
-
-      // With a 1 s ttl, both go once a second has passed since the times they carry (creation, eventTime).
-      const third = await startServer({ dataDir: dir, eventTtlSeconds: 1 });
-      try {
-        const gone = await eventually(async () => (await call(third.url, 'GET', event.collection('default'))).body.items.length === 0, 8000);
-        expect(gone).toBe(true);
-      } finally {
-        await third.stop();
-      }
+      const gone = await eventually(async () => (await call(third.url, 'GET', event.collection('default'))).body.items.length === 0, 8000);
+      expect(gone).toBe(true);
     } finally {
-      await rm(dir, { recursive: true, force: true });
+      await third.stop();
     }
   });
 });

@@ -10,7 +10,7 @@ const file = serverForFile();
 
 const vap = kindCase('ValidatingAdmissionPolicy');
 const event = kindCase('Event');
-const lastSeq = (): number => file.server.api.context.objects.store.log.lastSeq;
+const lastSeq = (): number => file.server.store.log.lastSeq;
 
 describe('dryRun=All', () => {
   it('create: answers the object as it would be, validates, and writes nothing', async () => {

@@ -1,19 +1,19 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createServer, request, type Agent, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Connection, EgressSelectorConfiguration } from '../../src/config/egress-selector.js';
 import { egressFromConfig } from '../../src/egress/from-config.js';
 import { testPki } from '../auth/oidc-issuer.js';
 import { ConnectProxy, type ProxyListen } from './connect-proxy.js';
+import { tempDir } from '../helpers/temp.js';
 
 /** The destination every test reaches: an HTTPS server with its own CA, naming the path it served. */
 const destinationPki = testPki('destination');
 let destination: Server;
 let destinationUrl = '';
-const dir = mkdtempSync(join(tmpdir(), 'orchd-egress-'));
+const dir = tempDir('orchd-egress-');
 
 beforeAll(async () => {
   destination = createServer({ cert: destinationPki.cert, key: destinationPki.key }, (req, res) => res.end(JSON.stringify({ served: req.url })));
@@ -23,7 +23,6 @@ beforeAll(async () => {
 afterAll(async () => {
   destination.closeAllConnections();
   await new Promise<void>((resolve) => destination.close(() => resolve()));
-  rmSync(dir, { recursive: true, force: true });
 });
 
 const proxies: ConnectProxy[] = [];

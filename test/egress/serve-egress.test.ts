@@ -4,8 +4,7 @@
  * on 127.0.0.1; a selection orchd cannot serve stops the start.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
@@ -16,6 +15,7 @@ import { startServer } from '../helpers/server.js';
 import { httpsCall } from '../auth/https-call.js';
 import { TestIssuer } from '../auth/oidc-issuer.js';
 import { ConnectProxy } from './connect-proxy.js';
+import { tempDir } from '../helpers/temp.js';
 
 const VAP = '/apis/admissionregistration.orch.io/v1/validatingadmissionpolicies';
 const issuer = new TestIssuer();
@@ -25,11 +25,10 @@ const running: Running[] = [];
 
 beforeAll(async () => {
   await issuer.start();
-  dir = await mkdtemp(join(tmpdir(), 'orchd-oidc-egress-'));
+  dir = tempDir('orchd-oidc-egress-');
 });
 afterAll(async () => {
   await issuer.stop();
-  await rm(dir, { recursive: true, force: true });
 });
 afterEach(async () => {
   for (const r of running.splice(0)) await r.close();

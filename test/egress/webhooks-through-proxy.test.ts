@@ -4,8 +4,7 @@
  * admission webhook's AdmissionReview, which Kubernetes dials as controlplane traffic for URL
  * webhooks) go through the proxy's tunnels; the destination's own TLS (caBundle) still holds inside.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { stringify } from 'yaml';
@@ -15,6 +14,7 @@ import { SarWebhook, webhookEntry } from '../auth/sar-webhook.js';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 import { fixtures } from '../resources/fixtures.js';
 import { ConnectProxy } from './connect-proxy.js';
+import { tempDir } from '../helpers/temp.js';
 
 let dir: string;
 let proxy: ConnectProxy;
@@ -23,7 +23,7 @@ let sar: SarWebhook;
 let srv: TestServer;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'orchd-egress-webhooks-'));
+  dir = tempDir('orchd-egress-webhooks-');
   [proxy, admissionHook, sar] = await Promise.all([new ConnectProxy({ tcp: true }).start(), new WebhookServer().start(), new SarWebhook().start()]);
   admissionHook.on('/label', (r) => admissionHook.allow(r, { patch: addLabel(r.request.object, 'via', 'proxy') }));
   const egressFile = join(dir, 'egress.yaml');
@@ -48,7 +48,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await srv?.stop();
   await Promise.all([proxy?.stop(), admissionHook?.stop(), sar?.stop()]);
-  await rm(dir, { recursive: true, force: true });
 });
 
 test('authorizer and admission webhook calls go through the CONNECT proxy', async () => {

@@ -3,26 +3,25 @@
  * the kubeconfig the command prints (and the one startOrchd gives).
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOrchd } from '../../src/index.js';
 import { builtCli } from '../config/built-cli.js';
 import { KUBECTL, type Ran } from '../helpers/kubectl.js';
 import { isReady, killAll, spawnCli } from '../server/child.js';
+import { tempDir } from '../helpers/temp.js';
 
 let cli: string;
 let home: string;
 
 beforeAll(async () => {
   cli = await builtCli();
-  home = await mkdtemp(join(tmpdir(), 'orchd-embed-cli-'));
+  home = tempDir('orchd-embed-cli-');
 }, 120_000);
 
 afterAll(async () => {
   await killAll();
-  await rm(home, { recursive: true, force: true });
 });
 
 /** Runs a command to its end (bounded to 30 s) with HOME in the test's folder. */

@@ -3,14 +3,14 @@
  * @kubernetes/client-node through the KubeConfig it hands out and by raw HTTP; history, state,
  * waitForVersion and reset asserted on real writes.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CoreV1Api, KubernetesObjectApi, CustomObjectsApi, makeInformer, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import { generateSelfSigned } from '../../src/http/certificates.js';
 import { OrchdExpiredError, startOrchd, type Orchd } from '../../src/index.js';
 import { WebhookServer } from '../admission/webhook-server.js';
+import { tempDir } from '../helpers/temp.js';
 
 const event = (name: string, labels?: Record<string, string>): KubernetesObject & Record<string, unknown> => ({
   apiVersion: 'events.orch.io/v1',
@@ -291,10 +291,7 @@ describe('reset() and the writes around it', () => {
 describe('startOrchd options', () => {
   let dir: string;
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'orchd-embed-'));
-  });
-  afterAll(async () => {
-    await rm(dir, { recursive: true, force: true });
+    dir = tempDir('orchd-embed-');
   });
 
   it('{ dataDir }: a LevelDB log that a later start finds, history and all; a reset returns to what that start found, durably', async () => {

@@ -8,12 +8,12 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { access, cp, mkdir, mkdtemp, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { access, cp, mkdir, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/temp.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CACHE = join(ROOT, 'node_modules/.cache/orchd-package-test');
@@ -72,7 +72,7 @@ async function project(name: string, dist: string, withClientNode: boolean): Pro
 
 beforeAll(async () => {
   const dist = await build();
-  home = await mkdtemp(join(tmpdir(), 'orchd-package-'));
+  home = tempDir('orchd-package-');
   consumer = await project('consumer', dist, true);
   bare = await project('bare', dist, false);
 }, 240_000);

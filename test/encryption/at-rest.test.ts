@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { decodeEntry, encodeRecord } from '../../src/log/codec.js';
 import { rewriteEncryption } from '../../tools/rewrite-encryption.js';
 import { call } from '../helpers/server.js';
-import { configOf, create, diskBytes, dropCheckpoint, entryPrefixes, event, eventsConfig, EVENTS, keyed, marker, onDisk, secret, start, tempDir } from './helpers.js';
+import { configOf, create, diskBytes, dropCheckpoint, entryPrefixes, event, eventsConfig, EVENTS, keyed, marker, onDisk, secret, start } from './helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 describe.each([
   ['aesgcm', keyed('aesgcm', ['key1', secret(16)])],
@@ -13,7 +14,7 @@ describe.each([
   ['aescbc', keyed('aescbc', ['key1', secret()])],
 ])('%s at rest', (type, providers) => {
   it('keeps no plaintext of encrypted events on disk, keeps unselected namespaces plain, and decrypts after a restart', async () => {
-    const dataDir = await tempDir();
+    const dataDir = tempDir();
     const config = await configOf(eventsConfig(providers));
     const ev = marker();
     const ns = marker();
@@ -48,7 +49,7 @@ describe.each([
 
 describe('key rotation', () => {
   it('reads entries of the old key, writes with the new first key, and after the rewrite tool the old key can go', async () => {
-    const dataDir = await tempDir();
+    const dataDir = tempDir();
     const k1 = keyed('aesgcm', ['key1', secret()]);
     const k2 = keyed('secretbox', ['key2', secret()]);
     const m1 = marker();
@@ -77,7 +78,7 @@ describe('key rotation', () => {
     // Without the rewrite the log entry of e1 is still under the old key: a start that replays the
     // log (no checkpoint, which is sealed whole with the new key) cannot read it without that key.
     const onlyNew = await configOf(eventsConfig(k2));
-    const copy = await tempDir();
+    const copy = tempDir();
     await cp(dataDir, copy, { recursive: true });
     await dropCheckpoint(copy);
     s = await start(copy, onlyNew);
@@ -108,7 +109,7 @@ describe('key rotation', () => {
 
 describe('rewrite-encryption of a plaintext log', () => {
   it('leaves no plaintext in any file of the data folder', async () => {
-    const dataDir = await tempDir();
+    const dataDir = tempDir();
     const m = marker();
     let s = await start(dataDir);
     try {
@@ -132,7 +133,7 @@ describe('rewrite-encryption of a plaintext log', () => {
 
 describe('corrupt objects', () => {
   it('a removed key: reads and writes answer corrupt-object errors, the unsafe delete removes them', async () => {
-    const dataDir = await tempDir();
+    const dataDir = tempDir();
     let s = await start(dataDir, await configOf(eventsConfig(keyed('aesgcm', ['key1', secret()]))));
     try {
       await create(s.url, 'e1', marker(), { finalizers: ['orch.io/hold'] });
@@ -197,7 +198,7 @@ describe('corrupt objects', () => {
   });
 
   it('garbled and cut-short ciphertext is reported as corrupt, never a crash', async () => {
-    const dataDir = await tempDir();
+    const dataDir = tempDir();
     const config = await configOf(eventsConfig(keyed('aesgcm', ['key1', secret()])));
     let s = await start(dataDir, config);
     try {

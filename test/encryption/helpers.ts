@@ -1,27 +1,15 @@
-/** What the encryption-at-rest suites share: temp data folders, configurations, the disk grep, events. */
+/** What the encryption-at-rest suites share: configurations, the disk grep, events. */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Level } from 'level';
-import { afterAll, expect } from 'vitest';
+import { expect } from 'vitest';
 import { loadServerConfig, type ServerConfig } from '../../src/config/server-config.js';
 import { decodeEntry } from '../../src/log/codec.js';
 import { checkpointFile } from '../../src/log/leveldb-log.js';
 import { type Running, type ServeOptions } from '../../src/serve.js';
 import { call, startServer } from '../helpers/server.js';
-
-const dirs: string[] = [];
-afterAll(async () => {
-  for (const d of dirs) await rm(d, { recursive: true, force: true });
-});
-
-/** A fresh folder, removed after the file's tests. */
-export async function tempDir(): Promise<string> {
-  const d = await mkdtemp(join(tmpdir(), 'orchd-enc-'));
-  dirs.push(d);
-  return d;
-}
+import { tempDir } from '../helpers/temp.js';
 
 export const secret = (n = 32) => randomBytes(n).toString('base64');
 
@@ -41,7 +29,7 @@ export const kmsProvider = (name: string, endpoint: string, timeout?: string) =>
 
 /** The configuration loaded from a file holding yaml, as the command line loads it. */
 export async function configOf(yaml: string): Promise<ServerConfig> {
-  const file = join(await tempDir(), 'enc.yaml');
+  const file = join(tempDir('orchd-enc-'), 'enc.yaml');
   await writeFile(file, yaml);
   const loaded = loadServerConfig({ encryption: file });
   if (!loaded.ok) throw new Error(loaded.problems.map((p) => p.message).join('; '));

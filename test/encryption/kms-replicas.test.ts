@@ -6,7 +6,8 @@ import { TestEtcd } from '../helpers/etcd.js';
 import { HoldingProxy } from '../replicas/proxy.js';
 import { watch } from '../replicas/watch.js';
 import { call } from '../helpers/server.js';
-import { configOf, create, event, eventsConfig, EVENTS, kmsProvider, marker, start, tempDir } from './helpers.js';
+import { configOf, create, event, eventsConfig, EVENTS, kmsProvider, marker, start } from './helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 /*
  * KMS v2 on replicas sharing one log on etcd: each replica makes a data key of its own, sealed by
@@ -22,7 +23,7 @@ const servers: Running[] = [];
 const etcds: TestEtcd[] = [];
 
 beforeAll(async () => {
-  plugin = new LocalKmsPlugin(join(await tempDir(), 'kms.sock'));
+  plugin = new LocalKmsPlugin(join(tempDir(), 'kms.sock'));
   await plugin.start();
 }, 60_000);
 afterEach(async () => {
@@ -39,7 +40,7 @@ async function replicas(via?: (etcd: TestEtcd) => Promise<string>): Promise<[Run
   const etcd = await TestEtcd.start();
   etcds.push(etcd);
   const one = async (url: string) => {
-    const s = await start(await tempDir(), config, { storage: 'etcd', etcd: { servers: [url] }, kmsTimings: FAST });
+    const s = await start(tempDir(), config, { storage: 'etcd', etcd: { servers: [url] }, kmsTimings: FAST });
     servers.push(s);
     return s;
   };

@@ -1,6 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Server, ServerCredentials, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -10,6 +8,7 @@ import { kmsServiceDefinition } from '../../src/log/encryption/kms/kms-service.j
 import { KmsPluginClient } from '../../src/log/encryption/kms/plugin-client.js';
 import { openWithSeed, sealWithSeed } from '../../src/log/encryption/kms/seed-gcm.js';
 import { TransformError } from '../../src/log/encryption/transformer.js';
+import { tempDir } from '../helpers/temp.js';
 
 const ctx = Buffer.from('events.orch.io/events/default/e1');
 const plain = Buffer.from('{"marker":"PLAINTEXT-MARKER-1234"}');
@@ -70,7 +69,7 @@ describe('encrypted object', () => {
 
 /** A KMS v2 server whose answers the test writes, on a unix socket. */
 async function fakePlugin(answers: { status: () => object; encrypt?: (plaintext: Buffer) => object }): Promise<{ endpoint: string; close(): Promise<void> }> {
-  const dir = await mkdtemp(join(tmpdir(), 'orchd-kms-'));
+  const dir = tempDir('orchd-kms-');
   const server = new Server();
   const unary =
     (f: (req: any) => object) =>
@@ -87,7 +86,6 @@ async function fakePlugin(answers: { status: () => object; encrypt?: (plaintext:
     endpoint: `unix://${socket}`,
     async close() {
       server.forceShutdown();
-      await rm(dir, { recursive: true, force: true });
     },
   };
 }
@@ -142,14 +140,13 @@ describe('KMS v2 Status checks', () => {
   });
 
   it('honours the timeout on every call: a Status that never answers fails after it', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'orchd-kms-'));
+    const dir = tempDir('orchd-kms-');
     const server = new Server();
     server.addService(kmsServiceDefinition, { Status: () => undefined, Encrypt: () => undefined, Decrypt: () => undefined });
     const socket = join(dir, 'kms.sock');
     await new Promise<void>((resolve, reject) => server.bindAsync(`unix://${socket}`, ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())));
     closers.push(async () => {
       server.forceShutdown();
-      await rm(dir, { recursive: true, force: true });
     });
     const client = new KmsPluginClient(`unix://${socket}`, 200);
     closers.push(() => client.close());

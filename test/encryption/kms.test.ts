@@ -7,7 +7,8 @@ import type { Running, ServeOptions } from '../../src/serve.js';
 import { LocalKmsPlugin } from '../../bench/peers/local-kms-plugin.js';
 import { rewriteEncryption } from '../../tools/rewrite-encryption.js';
 import { call } from '../helpers/server.js';
-import { configOf, create, dropCheckpoint, entryPrefixes, event, eventsConfig, EVENTS, keyed, kmsProvider, marker, onDisk, secret, start, storedEventValues, tempDir } from './helpers.js';
+import { configOf, create, dropCheckpoint, entryPrefixes, event, eventsConfig, EVENTS, keyed, kmsProvider, marker, onDisk, secret, start, storedEventValues } from './helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 /*
  * KMS v2 end to end: orchd on loopback, a real KMS v2 plugin (bench/peers/local-kms-plugin.ts, gRPC on a unix
@@ -26,7 +27,7 @@ afterEach(async () => {
 });
 
 async function plugin(): Promise<LocalKmsPlugin> {
-  const p = new LocalKmsPlugin(join(await tempDir(), 'kms.sock'));
+  const p = new LocalKmsPlugin(join(tempDir(), 'kms.sock'));
   plugins.push(p);
   await p.start();
   return p;
@@ -48,7 +49,7 @@ async function stop(s: Running): Promise<void> {
  * version (rv1, no labels) is history, sealed with a data key the restart has to open again.
  */
 async function restartedWithTwoVersions(p: LocalKmsPlugin, seedCacheTtlMs: number): Promise<{ s: Running; rv1: string }> {
-  const dataDir = await tempDir();
+  const dataDir = tempDir();
   const first = await serveWith(dataDir, p);
   const rv1 = await create(first.url, 'e1', marker());
   const upd = await call(first.url, 'PATCH', `${EVENTS}/e1`, { metadata: { labels: { v: '2' } } }, { 'Content-Type': 'application/merge-patch+json' });
@@ -77,7 +78,7 @@ async function envelopes(dataDir: string): Promise<{ keyId: string; dek: string 
 describe('kms v2 at rest', () => {
   it('stores no plaintext, reads back, and after a restart (empty data key cache) opens the data key through the plugin', async () => {
     const p = await plugin();
-    const dataDir = await tempDir();
+    const dataDir = tempDir();
     const m = marker();
     let s = await serveWith(dataDir, p);
     // One data key for the whole run: sealed once by the plugin, not per write.
@@ -112,7 +113,7 @@ describe('kms v2 at rest', () => {
 
   it('makes a new data key when the plugin key id changes; values of the old one still read', async () => {
     const p = await plugin();
-    const dataDir = await tempDir();
+    const dataDir = tempDir();
     const s = await serveWith(dataDir, p);
     const old = p.keyId;
     await create(s.url, 'before', marker());
@@ -137,9 +138,9 @@ describe('kms v2 at rest', () => {
   });
 
   it('waits for a plugin that is down at start, with /readyz failing the kms-providers check, and serves once it is up', async () => {
-    const p = new LocalKmsPlugin(join(await tempDir(), 'kms.sock'));
+    const p = new LocalKmsPlugin(join(tempDir(), 'kms.sock'));
     plugins.push(p);
-    const dataDir = await tempDir();
+    const dataDir = tempDir();
     let url = '';
     const logger: Logger = {
       info: (msg, fields) => {
@@ -165,7 +166,7 @@ describe('kms v2 at rest', () => {
 
   it('keeps writing while the plugin is briefly down, then fails writes clearly once the data key expires, and recovers', async () => {
     const p = await plugin();
-    const dataDir = await tempDir();
+    const dataDir = tempDir();
     const s = await serveWith(dataDir, p, { kmsTimings: { ...FAST, writeKeyTtlMs: 1500 } });
     await create(s.url, 'e1', marker());
     await p.stop();
@@ -191,7 +192,7 @@ describe('kms v2 at rest', () => {
 
   it('stops cleanly while the plugin is down past the data key expiry (no checkpoint then), and the next start has every write', async () => {
     const p = await plugin();
-    const dataDir = await tempDir();
+    const dataDir = tempDir();
     const s = await serveWith(dataDir, p, { kmsTimings: { ...FAST, writeKeyTtlMs: 500 } });
     await create(s.url, 'e1', marker());
     const written = ['e1'];
@@ -213,7 +214,7 @@ describe('kms v2 at rest', () => {
 
   it('tries a failed Decrypt that may pass again, so a plugin hiccup at the replay does not leave corrupt objects', async () => {
     const p = await plugin();
-    const dataDir = await tempDir();
+    const dataDir = tempDir();
     let s = await serveWith(dataDir, p);
     await create(s.url, 'e1', marker());
     await stop(s);
@@ -226,7 +227,7 @@ describe('kms v2 at rest', () => {
 
   it('a data key the plugin does not open in time is a corrupt object (500) after the timeout, not a hang', async () => {
     const p = await plugin();
-    const dataDir = await tempDir();
+    const dataDir = tempDir();
     let s = await serveWith(dataDir, p, {}, '300ms');
     await create(s.url, 'e1', marker());
     await stop(s);
@@ -245,7 +246,7 @@ describe('kms v2 at rest', () => {
 
   it('a data key the plugin refuses is a corrupt object; the unsafe delete removes it', async () => {
     const p = await plugin();
-    const dataDir = await tempDir();
+    const dataDir = tempDir();
     let s = await serveWith(dataDir, p);
     await create(s.url, 'e1', marker());
     await stop(s);
@@ -305,7 +306,7 @@ describe('kms v2 at rest', () => {
 
   it('the rewrite tool moves values from aesgcm to the kms plugin', async () => {
     const p = await plugin();
-    const dataDir = await tempDir();
+    const dataDir = tempDir();
     const aes = keyed('aesgcm', ['key1', secret()]);
     let s = await start(dataDir, await configOf(eventsConfig(aes)));
     const m = marker();
@@ -315,7 +316,7 @@ describe('kms v2 at rest', () => {
     const result = await rewriteEncryption({ dataDir, config: both.encryption!.value });
     expect(result.corrupt).toEqual([]);
     expect(await entryPrefixes(dataDir)).toEqual([PREFIX]);
-    const copy = await tempDir();
+    const copy = tempDir();
     await cp(dataDir, copy, { recursive: true });
     await dropCheckpoint(copy);
     s = await serveWith(copy, p);

@@ -12,7 +12,8 @@ import { MemoryLog } from '../../src/log/memory-log.js';
 import { LocalKmsPlugin } from '../../bench/peers/local-kms-plugin.js';
 import { call } from '../helpers/server.js';
 import { builtCli, killAll, spawnCli } from '../server/child.js';
-import { configOf, create, entryPrefixes, eventsConfig, EVENTS, keyed, kmsProvider, marker, onDisk, secret, start, tempDir } from './helpers.js';
+import { configOf, create, entryPrefixes, eventsConfig, EVENTS, keyed, kmsProvider, marker, onDisk, secret, start } from './helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 /*
  * --encryption-provider-config-automatic-reload: the running orchd re-reads its EncryptionConfiguration
@@ -33,7 +34,7 @@ afterAll(killAll);
 async function reloading(yaml: string, extra: Partial<ServeOptions> = {}): Promise<{ s: Running; file: string; dataDir: string; logged: string[] }> {
   const config = await configOf(yaml);
   const file = config.encryption!.file;
-  const dataDir = await tempDir();
+  const dataDir = tempDir();
   const logged: string[] = [];
   const note = (msg: string, fields?: Record<string, unknown>) => logged.push(`${msg} ${JSON.stringify(fields ?? {})}`);
   const logger: Logger = { info: note, warn: note, error: note };
@@ -100,7 +101,7 @@ describe('encryption configuration reload', () => {
   });
 
   it('is re-read on its own every interval, and can move writes to a kms plugin', async () => {
-    const p = new LocalKmsPlugin(join(await tempDir(), 'kms.sock'));
+    const p = new LocalKmsPlugin(join(tempDir(), 'kms.sock'));
     plugins.push(p);
     await p.start();
     const aes = keyed('aesgcm', ['key1', secret()]);
@@ -138,7 +139,7 @@ describe('EncryptionReloader', () => {
       onFailed: (problems) => failures.push(problems),
     });
     try {
-      const socket = join(await tempDir(), 'kms.sock');
+      const socket = join(tempDir(), 'kms.sock');
       await writeFile(file, eventsConfig(kmsProvider('late', `unix://${socket}`) + aes));
       expect(await reloader.check()).toBe('failed');
       expect(failures[0].join('\n')).toContain('health check for new transformers failed: failed to perform status section of the healthz check for KMS Provider late');
@@ -164,19 +165,19 @@ describe('orchd serve (built) with encryption flags', () => {
     const help = spawnCli(cli, ['--help']);
     await help.exited;
     expect(help.output.stdout).toContain('--encryption-provider-config-automatic-reload');
-    const bad = spawnCli(cli, ['serve', '--encryption-provider-config-automatic-reload', '--data-dir', await tempDir()]);
+    const bad = spawnCli(cli, ['serve', '--encryption-provider-config-automatic-reload', '--data-dir', tempDir()]);
     expect((await bad.exited).code).toBe(2);
     expect(bad.output.stderr).toContain('--encryption-provider-config-automatic-reload must be set with --encryption-provider-config');
   }, 120_000);
 
   it('serves with a kms provider from the command line', async () => {
     const cli = await builtCli();
-    const p = new LocalKmsPlugin(join(await tempDir(), 'kms.sock'));
+    const p = new LocalKmsPlugin(join(tempDir(), 'kms.sock'));
     plugins.push(p);
     await p.start();
-    const file = join(await tempDir(), 'enc.yaml');
+    const file = join(tempDir(), 'enc.yaml');
     await writeFile(file, eventsConfig(kmsProvider('plugin', p.endpoint)));
-    const dataDir = await tempDir();
+    const dataDir = tempDir();
     const child = spawnCli(cli, ['serve', '--port', '0', '--data-dir', dataDir, '--encryption-provider-config', file, '--encryption-provider-config-automatic-reload']);
     const ready = await child.waitForLine((l) => l.msg === 'ready');
     const m = marker();

@@ -1,9 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
+import { removeDir, tempDir } from './temp.js';
 
 /** Debian's etcd-server (installed by test/setup/system-packages.sh). */
 export const ETCD_BINARY = process.env.ORCHD_TEST_ETCD ?? '/usr/bin/etcd';
@@ -45,7 +44,7 @@ export class TestEtcd {
   }
 
   static async start(): Promise<TestEtcd> {
-    const etcd = new TestEtcd(await mkdtemp(join(tmpdir(), 'orchd-test-etcd-')), await freePort(), await freePort());
+    const etcd = new TestEtcd(tempDir('orchd-test-etcd-', { until: 'file' }), await freePort(), await freePort());
     await etcd.start();
     return etcd;
   }
@@ -53,7 +52,7 @@ export class TestEtcd {
   /** A cluster of n members on loopback, started together (each waits for a quorum). */
   static async cluster(n: number): Promise<TestEtcd[]> {
     const members: TestEtcd[] = [];
-    for (let i = 0; i < n; i++) members.push(new TestEtcd(await mkdtemp(join(tmpdir(), 'orchd-test-etcd-')), await freePort(), await freePort(), `m${i}`));
+    for (let i = 0; i < n; i++) members.push(new TestEtcd(tempDir('orchd-test-etcd-', { until: 'file' }), await freePort(), await freePort(), `m${i}`));
     const initial = members.map((m) => `${m.name}=http://127.0.0.1:${m.peerPort}`).join(',');
     for (const m of members) m.initialCluster = initial;
     await Promise.all(members.map((m) => m.start()));
@@ -120,6 +119,6 @@ export class TestEtcd {
 
   async destroy(): Promise<void> {
     await this.stop();
-    await rm(this.dataDir, { recursive: true, force: true });
+    removeDir(this.dataDir);
   }
 }

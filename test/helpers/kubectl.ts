@@ -5,11 +5,11 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, realpathSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { delimiter, dirname, join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { startServer, type TestServer } from './server.js';
+import { removeDir, tempDir } from './temp.js';
 
 /**
  * kubectl on PATH. Every machine of this kind has it (test/setup/system-packages.sh checks it before
@@ -89,7 +89,7 @@ export interface KubectlHome {
 
 /** An empty kubectl configuration for the server at url, in a fresh folder; kubectl runs in cwd (default: that folder). */
 export async function kubectlHome(url: string, o: { binary?: string; cwd?: string } = {}): Promise<KubectlHome> {
-  const home = await mkdtemp(join(tmpdir(), 'orchd-kubectl-'));
+  const home = tempDir('orchd-kubectl-', { until: 'file' });
   const kubeconfig = join(home, 'kubeconfig');
   await writeFile(kubeconfig, 'apiVersion: v1\nkind: Config\n');
   const base = ['--server', url, '--kubeconfig', kubeconfig, '--cache-dir', join(home, 'cache')];
@@ -104,7 +104,7 @@ export async function kubectlHome(url: string, o: { binary?: string; cwd?: strin
       await writeFile(path, text);
       return path;
     },
-    remove: () => rm(home, { recursive: true, force: true }),
+    remove: async () => removeDir(home),
   };
 }
 

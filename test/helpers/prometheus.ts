@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { freePort } from './etcd.js';
+import { removeDir, tempDir } from './temp.js';
 
 /** Debian's prometheus (installed by .ci/run). */
 export const PROMETHEUS_BINARY = process.env.ORCHD_TEST_PROMETHEUS ?? '/usr/bin/prometheus';
@@ -27,7 +27,7 @@ export class TestPrometheus {
   ) {}
 
   static async start(target: string, scrapeSeconds = 1): Promise<TestPrometheus> {
-    const dir = await mkdtemp(join(tmpdir(), 'orchd-test-prometheus-'));
+    const dir = tempDir('orchd-test-prometheus-', { until: 'file' });
     const port = await freePort();
     const config = join(dir, 'prometheus.yml');
     // JSON is YAML: the scrape of one orchd, as an operator would point Prometheus at it.
@@ -85,6 +85,6 @@ export class TestPrometheus {
       await exited;
       clearTimeout(timer);
     }
-    await rm(this.dir, { recursive: true, force: true });
+    removeDir(this.dir);
   }
 }

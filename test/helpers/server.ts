@@ -1,9 +1,7 @@
 import { afterAll, beforeAll } from 'vitest';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { silentLogger } from '../../src/observability/logger.js';
 import { serve, type Running, type ServeOptions } from '../../src/serve.js';
+import { removeDir, tempDir } from './temp.js';
 
 export interface TestServer extends Running {
   dataDir: string;
@@ -19,7 +17,7 @@ export interface TestServer extends Running {
  * the resourceVersion their create answered would meet a 409, as they would on Kubernetes.
  */
 export async function startServer(opts: Partial<ServeOptions> = {}): Promise<TestServer> {
-  const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'orchd-test-')));
+  const dataDir = opts.dataDir ?? tempDir('orchd-test-', { until: 'file' });
   const running = await serve({
     port: 0,
     host: '127.0.0.1',
@@ -34,7 +32,7 @@ export async function startServer(opts: Partial<ServeOptions> = {}): Promise<Tes
     dataDir,
     async stop() {
       await running.close();
-      if (!opts.dataDir) await rm(dataDir, { recursive: true, force: true });
+      if (!opts.dataDir) removeDir(dataDir);
     },
   };
 }

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Authorizer } from '../../src/auth/authorizer.js';
+import { buildRegistry } from '../../src/registry/build.js';
 import { createApiServer, listenOn, type ApiServer } from '../../src/http/server.js';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
 import { silentLogger } from '../../src/observability/logger.js';
@@ -41,7 +42,7 @@ beforeAll(async () => {
   await log.open();
   store = new Store({ log });
   await store.start();
-  api = createApiServer({ store, kinds, metrics: new Metrics(), logger: silentLogger, secret: randomBytes(32), authorizer, authenticator: { authenticate: async (headers) => ({ ok: true, user: { username: String(headers['x-user'] ?? 'someone'), uid: '', groups: ['system:authenticated'], extra: {} } }) } });
+  api = createApiServer({ objects: buildRegistry(store, kinds, { logger: silentLogger, secret: randomBytes(32), authorizer }), kinds, metrics: new Metrics(), logger: silentLogger, authorizer, authenticator: { authenticate: async (headers) => ({ ok: true, user: { username: String(headers['x-user'] ?? 'someone'), uid: '', groups: ['system:authenticated'], extra: {} } }) } });
   await listenOn(api, 0, '127.0.0.1');
   await api.start();
   base = `http://127.0.0.1:${(api.http.address() as AddressInfo).port}`;

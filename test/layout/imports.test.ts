@@ -1,166 +1,219 @@
 /**
- * The rooms of ../shared/design.md: every import between two folders of src/ points down the rooms
- * table. A new import that points up fails here with the file that made it.
+ * The rooms of src/: each room imports only the rooms of its row in the rooms table, directly (a room
+ * does not inherit what the rooms it imports may import: http reaches the store only through the
+ * registry), and no file imports itself back through others. The table is written three times and
+ * they are one table: ROOMS below, src/README.md's, and ../shared/design.md's (outside the
+ * repository; compared wherever it is beside the checkout, as in CI).
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/temp.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SRC = join(ROOT, 'src');
+const DESIGN = join(ROOT, '../shared/design.md');
 
-/**
- * What each room may import directly (the "may import" column, with what those rooms may import in
- * turn). Where this differs from design.md the reason is beside it.
- */
-const DIRECT: Record<string, string[]> = {
+/** What each room may import directly: the "may import" column. Why a room imports a room, where it is not plain, is said in its row of the table. */
+const ROOMS: Record<string, string[]> = {
   log: [],
   selectors: [],
-  // The admission kinds' variables may only name variables declared before them: resources reads
-  // the references with the CEL room's lexer (cel/variable-references.ts). cel imports nothing, so
-  // it sits below resources and this adds no cycle (design.md: cel above resources in the table).
+  cel: [],
   resources: ['selectors', 'cel'],
+  config: ['resources', 'log'],
   store: ['log', 'selectors', 'resources'],
   patch: ['resources'],
-  cel: [],
-  // Configuration files are validated with the kinds' field errors and name formats, into the shapes
-  // the rooms they configure declare (encryption at rest: log).
-  config: ['resources', 'log'],
-  // Outbound connections are dialed as the egress selector configuration says.
   egress: ['config'],
-  // Webhooks are dialed through egress with the admission configuration's credentials; apply
-  // mutations reuse the patch room's merge.
   admission: ['cel', 'resources', 'selectors', 'store', 'patch', 'egress', 'config'],
   auth: ['cel', 'selectors', 'store', 'egress', 'config'],
   registry: ['log', 'selectors', 'resources', 'store', 'patch', 'cel', 'admission', 'auth', 'config', 'egress'],
   controllers: ['registry'],
   discovery: ['resources'],
   openapi: ['resources', 'discovery'],
-  http: ['registry', 'auth', 'discovery', 'openapi'],
-  // The logger, metrics and spans are used by every room; they import only the tracing configuration.
+  http: ['registry', 'auth', 'discovery', 'openapi', 'config'],
   observability: ['config'],
   serve: ['*'],
-  cli: ['*'],
-  // startOrchd: orchd inside a process, a composition like serve.ts; index.ts is the package entry.
   embed: ['*'],
+  cli: ['*'],
   index: ['*'],
 };
 /** Imported by every room. */
 const CROSS_CUTTING = new Set(['observability']);
 
-/** Imports that point up today and are being removed (issue 14); the list only shrinks. */
-const PENDING = new Set<string>([
-]);
-
-function closure(room: string, seen = new Set<string>()): Set<string> {
-  for (const r of DIRECT[room] ?? []) {
-    if (seen.has(r)) continue;
-    seen.add(r);
-    closure(r, seen);
-  }
-  return seen;
-}
-
-function roomOf(file: string): string {
-  const parts = relative(SRC, file).split('/');
-  return parts.length > 1 ? parts[0] : parts[0].replace(/\.ts$/, '');
-}
-
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+    e.isDirectory() ? (e.name === 'node_modules' || e.name.startsWith('.') ? [] : sources(join(dir, e.name))) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
   );
 }
 
-function upwardImports(): string[] {
+/** The files a file imports, static or dynamic, values or types, re-exports too (relative paths only). */
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const found = [...text.matchAll(/(?:^|[\s;])(?:import|export)\b[^'";]*?\bfrom\s*['"](\.{1,2}\/[^'"]+)['"]|\bimport\s*\(\s*['"](\.{1,2}\/[^'"]+)['"]/g)];
+  return found.map((m) => resolve(dirname(file), (m[1] ?? m[2])!).replace(/\.js$/, '.ts'));
+}
+
+function roomOf(file: string, src = SRC): string {
+  const parts = relative(src, file).split('/');
+  return parts.length > 1 ? parts[0] : parts[0].replace(/\.ts$/, '');
+}
+
+/** Every import from one room of src/ to another that the importing room's row does not name. */
+function strayImports(src: string, rooms: Record<string, string[]>): string[] {
   const found: string[] = [];
-  for (const file of sources(SRC)) {
-    const from = roomOf(file);
-    const allowed = closure(from);
-    const text = readFileSync(file, 'utf8');
-    for (const m of text.matchAll(/(?:from|import)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g)) {
-      const to = roomOf(resolve(dirname(file), m[1]));
-      if (to === from || CROSS_CUTTING.has(to) || allowed.has('*') || allowed.has(to)) continue;
-      found.push(`${relative(ROOT, file)} -> ${relative(ROOT, resolve(dirname(file), m[1]))}`);
+  for (const file of sources(src)) {
+    const from = roomOf(file, src);
+    const allowed = rooms[from] ?? [];
+    for (const target of importsOf(file)) {
+      const to = roomOf(target, src);
+      if (to === from || CROSS_CUTTING.has(to) || allowed.includes('*') || allowed.includes(to)) continue;
+      found.push(`${relative(src, file)} -> ${relative(src, target)}`);
     }
   }
   return found;
 }
 
+/** The import cycles among the files under root: each a set of files that import one another round (Tarjan's components). */
+function importCycles(root: string, files = sources(root)): string[][] {
+  const graph = new Map(files.map((f) => [f, importsOf(f)]));
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const cycles: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue;
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const members: string[] = [];
+    for (let w = stack.pop()!; ; w = stack.pop()!) {
+      onStack.delete(w);
+      members.push(relative(root, w));
+      if (w === v) break;
+    }
+    if (members.length > 1 || graph.get(v)!.includes(v)) cycles.push(members.sort());
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return cycles;
+}
+
+/**
+ * The rooms table of a page: the rows naming folders or files of src/, each room with the rooms its
+ * "may import" cell names. A note in parentheses after a room is a reason, except `(room: rooms)`,
+ * which gives a room of the same row more ("resources (openapi: discovery)").
+ */
+function roomsTable(markdown: string): Record<string, string[]> {
+  const table: Record<string, string[]> = {};
+  for (const line of markdown.split('\n')) {
+    const cells = line.split('|').map((c) => c.trim());
+    if (cells.length < 4 || !cells[1].startsWith('`src/')) continue;
+    const rooms = [...cells[1].matchAll(/`src\/([\w-]+)(?:\/|\.ts)`/g)].map((m) => m[1]);
+    const cell = cells[3];
+    const extra = new Map<string, string[]>();
+    const named: string[] = [];
+    if (cell === 'all') named.push('*');
+    else if (cell !== '—') {
+      for (const item of splitTopLevel(cell)) {
+        const m = /^([\w-]+)\s*(?:\((.*)\))?$/s.exec(item);
+        if (!m) throw new Error(`rooms table: cannot read ${JSON.stringify(item)} in ${JSON.stringify(cells[1])}`);
+        named.push(m[1]);
+        const more = m[2] && /^([\w-]+):\s*(.*)$/.exec(m[2]);
+        if (more && rooms.includes(more[1])) extra.set(more[1], more[2].split(/,\s*/));
+      }
+    }
+    for (const room of rooms) table[room] = [...named, ...(extra.get(room) ?? [])];
+  }
+  return table;
+}
+
+/** Comma-separated items, commas inside parentheses left alone. */
+function splitTopLevel(text: string): string[] {
+  const items: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] === '(') depth++;
+    else if (text[i] === ')') depth--;
+    else if (text[i] === ',' && depth === 0) {
+      items.push(text.slice(start, i).trim());
+      start = i + 1;
+    }
+  }
+  items.push(text.slice(start).trim());
+  return items;
+}
+
+/** A table with its rooms and each row's rooms in order, for comparing two tables. */
+const sorted = (t: Record<string, string[]>) => Object.fromEntries(Object.keys(t).sort().map((k) => [k, [...t[k]].sort()]));
+
 describe('rooms', () => {
   it('every room of src/ is in the table', () => {
-    const rooms = new Set(sources(SRC).map(roomOf));
-    for (const r of rooms) expect(Object.keys(DIRECT), `room ${r}`).toContain(r);
+    const rooms = new Set(sources(SRC).map((f) => roomOf(f)));
+    for (const r of rooms) expect(Object.keys(ROOMS), `room ${r}`).toContain(r);
   });
 
-  it('no import points up the rooms table', () => {
-    const up = upwardImports();
-    expect(up.filter((e) => !PENDING.has(e))).toEqual([]);
-    // A pending exception that no longer exists is removed from the list.
-    expect([...PENDING].filter((e) => !up.includes(e))).toEqual([]);
+  it('each room imports only the rooms of its row, directly', () => {
+    expect(strayImports(SRC, ROOMS)).toEqual([]);
+  });
+
+  it("is src/README.md's table", () => {
+    expect(sorted(roomsTable(readFileSync(join(SRC, 'README.md'), 'utf8')))).toEqual(sorted(ROOMS));
+  });
+
+  it.runIf(existsSync(DESIGN))("is ../shared/design.md's table", () => {
+    expect(sorted(roomsTable(readFileSync(DESIGN, 'utf8')))).toEqual(sorted(ROOMS));
   });
 });
 
-/** The style rule of ../shared/style.md: files of src/ at most this long, functions too unless a comment says why. */
-const MAX_FILE_LINES = 400;
-const MAX_FUNCTION_LINES = 80;
+describe('import cycles', () => {
+  const cycles = importCycles(ROOT, ['src', 'tools', 'bench', 'test'].flatMap((d) => sources(join(ROOT, d))));
 
-const FUNCTION_START = [
-  /^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?function\*?\s+(\w+)/,
-  /^\s*(?:export\s+)?(?:const|let)\s+(\w+)\s*(?::[^=]+)?=\s*(?:async\s*)?(?:\([^)]*\)|\w+)\s*(?::[^=]+)?=>\s*\{\s*$/,
-  /^\s*(?:(?:public|private|protected|static|async|get|set)\s+)*(\w+)\s*\([^;]*\)\s*(?::\s*[^{;]+)?\{\s*$/,
-];
-const NOT_A_FUNCTION = /^\s*(?:if|for|while|switch|catch|return|else)\b/;
-/** A line without its strings and trailing comment, for counting braces. */
-const code = (line: string): string => line.replace(/'(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*"|`[^`]*`|\/\/.*$/g, '');
+  it('no file of src/, tools/, bench/ or test/ imports itself back through others', () => {
+    expect(cycles).toEqual([]);
+  });
+});
 
-/** Functions of a file longer than the limit whose leading comment does not say why ("long"). */
-function longFunctions(file: string): string[] {
-  const lines = readFileSync(file, 'utf8').split('\n');
-  const found: string[] = [];
-  lines.forEach((line, start) => {
-    const name = NOT_A_FUNCTION.test(line) ? undefined : FUNCTION_START.map((re) => re.exec(line)?.[1]).find((n) => n !== undefined);
-    if (name === undefined) return;
-    let depth = 0;
-    let end = start;
-    for (let opened = false; end < lines.length; end++) {
-      const c = code(lines[end]);
-      depth += (c.match(/\{/g)?.length ?? 0) - (c.match(/\}/g)?.length ?? 0);
-      opened ||= c.includes('{');
-      if (opened && depth <= 0) break;
+describe('the checks themselves', () => {
+  const tree = (files: Record<string, string>) => {
+    const dir = tempDir('orchd-layout-');
+    for (const [path, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(dir, path)), { recursive: true });
+      writeFileSync(join(dir, path), text);
     }
-    if (end - start + 1 <= MAX_FUNCTION_LINES) return;
-    let above = start - 1;
-    while (above >= 0 && /^\s*(?:\/\*\*|\*|\/\/)/.test(lines[above])) above--;
-    const comment = lines.slice(above + 1, start).join('\n');
-    if (!/\blong\b/i.test(comment)) found.push(`${relative(ROOT, file)} ${name}`);
-  });
-  return found;
-}
+    return dir;
+  };
 
-describe('size', () => {
-  it(`no file of src/ or tools/ is over ${MAX_FILE_LINES} lines`, () => {
-    const long = [...sources(SRC), ...sources(join(ROOT, 'tools'))].filter((f) => readFileSync(f, 'utf8').split('\n').length > MAX_FILE_LINES);
-    expect(long.map((f) => relative(ROOT, f))).toEqual([]);
-  });
-
-  it(`no function of src/ is over ${MAX_FUNCTION_LINES} lines without a comment saying why it is long`, () => {
-    const found = sources(SRC).flatMap(longFunctions);
-    expect(found).toEqual([]);
+  it('find an import past the row (no closure), and a cycle through a type-only import', () => {
+    const dir = tree({
+      'a/x.ts': "import { y } from '../b/y.js';\nexport const x = y;\n",
+      'b/y.ts': "import type { Z } from '../c/z.js';\nexport const y: Z = 1;\n",
+      'c/z.ts': "import type { x } from '../a/x.js';\nexport type Z = typeof x;\n",
+    });
+    // a may import b, b may import c: a still may not import c itself (it does not), nor c a.
+    expect(strayImports(dir, { a: ['b'], b: ['c'], c: [] })).toEqual(['c/z.ts -> a/x.ts']);
+    expect(importCycles(dir)).toEqual([['a/x.ts', 'b/y.ts', 'c/z.ts']]);
   });
 
-  it('the scan finds a long function without its reason, and accepts one with it', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'orchd-size-'));
-    try {
-      const body = Array.from({ length: MAX_FUNCTION_LINES }, (_, i) => `  const a${i} = '{';`).join('\n');
-      writeFileSync(join(dir, 'bare.ts'), `/** Adds. */\nexport function bare(): void {\n${body}\n}\n`);
-      writeFileSync(join(dir, 'said.ts'), `/** Long: a table written out. */\nexport const said = (): void => {\n${body}\n};\n`);
-      expect(longFunctions(join(dir, 'bare.ts'))).toHaveLength(1);
-      expect(longFunctions(join(dir, 'said.ts'))).toEqual([]);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+  it('read a rooms table with reasons, shared rows and a room of a row with more', () => {
+    const md = [
+      '| folder | holds | may import |',
+      '|---|---|---|',
+      '| `src/log/` | the log | — |',
+      '| `src/config/` | files | resources (field errors, names), log |',
+      '| `src/discovery/`, `src/openapi/` | documents | resources (openapi: discovery) |',
+      '| `src/serve.ts`, `src/cli.ts` | roots | all |',
+      '| `bench/` | harness | src |',
+    ].join('\n');
+    expect(roomsTable(md)).toEqual({ log: [], config: ['resources', 'log'], discovery: ['resources'], openapi: ['resources', 'discovery'], serve: ['*'], cli: ['*'] });
   });
 });

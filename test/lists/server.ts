@@ -1,10 +1,8 @@
 /** A real orchd for the list tests, with the history retention knobs the shared helper does not pass. */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { type Running } from '../../src/serve.js';
 import type { RetentionPolicy } from '../../src/store/retention.js';
 import { call, startServer } from '../helpers/server.js';
+import { removeDir, tempDir } from '../helpers/temp.js';
 
 export interface ListServer extends Running {
   dataDir: string;
@@ -14,7 +12,7 @@ export interface ListServer extends Running {
 }
 
 export async function startListServer(opts: { dataDir?: string; historyRetention?: RetentionPolicy } = {}): Promise<ListServer> {
-  const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'orchd-lists-')));
+  const dataDir = opts.dataDir ?? tempDir('orchd-lists-', { until: 'file' });
   const running = await startServer({
     dataDir,
     policyStatus: true,
@@ -34,7 +32,7 @@ export async function startListServer(opts: { dataDir?: string; historyRetention
     stop,
     async cleanup() {
       await stop();
-      await rm(dataDir, { recursive: true, force: true });
+      removeDir(dataDir);
     },
   };
 }

@@ -1,14 +1,14 @@
 import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { Level } from 'level';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeEntry, readSeq } from '../../src/log/codec.js';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
+import { tempDir } from '../helpers/temp.js';
 
 /*
  * Crash tests at the log level: a child process appends as fast as it can and dies by SIGKILL, from
@@ -158,17 +158,12 @@ async function verify(path: string, acked: Map<number, string>): Promise<Found> 
   }
 }
 
-const dirs: string[] = [];
 async function tempPath(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'orchd-log-crash-'));
-  dirs.push(dir);
+  const dir = tempDir('orchd-log-crash-', { until: 'file' });
   return join(dir, 'log');
 }
 
 beforeAll(buildIfStale);
-afterAll(async () => {
-  await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
-});
 
 describe('LevelDbLog after a crash', () => {
   it.each([

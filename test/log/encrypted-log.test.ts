@@ -4,16 +4,14 @@
  * has gone through sealing and opening.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll } from 'vitest';
 import type { EncryptionConfiguration } from '../../src/config/encryption.js';
 import { encryptAtRest, type EncryptedLog } from '../../src/log/encryption/index.js';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
 import type { Log } from '../../src/log/log.js';
 import { MemoryLog } from '../../src/log/memory-log.js';
 import { runLogContract } from './contract.js';
+import { tempDir } from '../helpers/temp.js';
 
 /** One key for every log of the file: a reopened log must open what the one before it sealed. */
 const everythingSealed: EncryptionConfiguration = {
@@ -38,16 +36,10 @@ runLogContract({
   },
 });
 
-const dirs: string[] = [];
-afterAll(async () => {
-  await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
-});
-
 runLogContract({
   name: 'EncryptedLog over LevelDbLog',
   newLog: async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'orchd-encrypted-log-'));
-    dirs.push(dir);
+    const dir = tempDir('orchd-encrypted-log-', { until: 'file' });
     return encrypted(new LevelDbLog({ path: join(dir, 'log') }));
   },
   reopen: async (log) => {

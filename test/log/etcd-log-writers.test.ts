@@ -2,9 +2,6 @@
  * Several writers on one etcd log: what the shared contract suite cannot show with one. Each replica
  * is an EtcdLog (and a Store over it) of its own on the same etcd and prefix.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { encodeRecord } from '../../src/log/codec.js';
@@ -15,6 +12,7 @@ import type { KubeObject } from '../../src/resources/types.js';
 import { StoreError } from '../../src/store/errors.js';
 import { Store } from '../../src/store/store.js';
 import { TestEtcd } from '../helpers/etcd.js';
+import { tempDir } from '../helpers/temp.js';
 
 let etcd: TestEtcd;
 let prefixes = 0;
@@ -36,14 +34,13 @@ async function replicas(n: number, like?: EtcdLog): Promise<EtcdLog[]> {
   const prefix = like ? prefixOf.get(like)! : `/writers-${++prefixes}/`;
   const logs: EtcdLog[] = [];
   for (let i = 0; i < n; i++) {
-    const dir = await mkdtemp(join(tmpdir(), 'orchd-etcd-writer-'));
+    const dir = tempDir('orchd-etcd-writer-');
     const log = new EtcdLog({ servers: [etcd.url], prefix, dir });
     await log.open();
     prefixOf.set(log, prefix);
     logs.push(log);
     cleanup.push(async () => {
       await log.close();
-      await rm(dir, { recursive: true, force: true });
     });
   }
   return logs;
@@ -234,7 +231,7 @@ describe('moving data of the old layout', () => {
       }
       const to = `/moved-${++prefixes}/`;
       expect(await copyOldLayout([etcd.url], old, to)).toBe(2);
-      const dir = await mkdtemp(join(tmpdir(), 'orchd-etcd-moved-'));
+      const dir = tempDir('orchd-etcd-moved-');
       const log = new EtcdLog({ servers: [etcd.url], prefix: to, dir });
       await log.open();
       const store = new Store({ log });
@@ -242,7 +239,6 @@ describe('moving data of the old layout', () => {
       cleanup.push(async () => {
         await store.close();
         await log.close();
-        await rm(dir, { recursive: true, force: true });
       });
       const a = store.get('/configmaps/default/a')!;
       expect(a.obj.data).toEqual({ name: 'a' });

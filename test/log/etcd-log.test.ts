@@ -1,13 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { EtcdLog } from '../../src/log/etcd/etcd-log.js';
 import { TestEtcd } from '../helpers/etcd.js';
 import { runLogContract } from './contract.js';
+import { tempDir } from '../helpers/temp.js';
 
 let etcd: TestEtcd;
-const dirs: string[] = [];
 let logs = 0;
 
 beforeAll(async () => {
@@ -16,7 +13,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await etcd?.destroy();
-  await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
 });
 
 /** Each log under a prefix of its own on the one etcd: the other logs' revisions are holes in its seqs. */
@@ -31,8 +27,7 @@ const where = new WeakMap<EtcdLog, { prefix: string; dir: string }>();
 runLogContract({
   name: 'EtcdLog',
   newLog: async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'orchd-etcd-log-'));
-    dirs.push(dir);
+    const dir = tempDir('orchd-etcd-log-', { until: 'file' });
     const at = { prefix: `/contract-${++logs}/`, dir };
     const log = await newEtcdLog(at.prefix, at.dir);
     where.set(log, at);

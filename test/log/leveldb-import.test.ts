@@ -1,9 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { packJson } from '../../src/log/codec.js';
 import { LevelDbLog, type ImportedEntry } from '../../src/log/leveldb-log.js';
+import { tempDir } from '../helpers/temp.js';
 
 /*
  * LevelDbLog.import: a state read elsewhere written into a new log folder at its own versions below
@@ -11,13 +10,10 @@ import { LevelDbLog, type ImportedEntry } from '../../src/log/leveldb-log.js';
  * and goes on from the horizon. The tools build a replay's served log this way.
  */
 
-const dirs: string[] = [];
 const folder = async () => {
-  const d = await mkdtemp(join(tmpdir(), 'orchd-import-'));
-  dirs.push(d);
+  const d = tempDir('orchd-import-', { until: 'file' });
   return join(d, 'log');
 };
-afterAll(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
 
 const put = (seq: number, name: string, time?: number): ImportedEntry => ({ seq, type: 'put', key: `/namespaces//${name}`, raw: packJson({ metadata: { name, resourceVersion: String(seq) } }), ...(time ? { time } : {}) });
 

@@ -1,27 +1,21 @@
 import { readdirSync, readlinkSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Level } from 'level';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { decodeEntry, encodeRecord, encodeStoredRecord, packJson, readSeq, StoredEntry } from '../../src/log/codec.js';
 import type { LogEntry } from '../../src/log/log.js';
 import { checkpointFile, LevelDbLog } from '../../src/log/leveldb-log.js';
 import { readParts } from '../../src/log/checkpoint-file.js';
 import type { PartBytes } from '../../src/log/log.js';
 import { runLogContract } from './contract.js';
+import { tempDir } from '../helpers/temp.js';
 
-const dirs: string[] = [];
 async function tempPath(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'orchd-log-'));
-  dirs.push(dir);
+  const dir = tempDir('orchd-log-', { until: 'file' });
   // A directory that does not exist yet: the log creates it.
   return join(dir, 'log');
 }
-
-afterAll(async () => {
-  await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
-});
 
 runLogContract({
   name: 'LevelDbLog',

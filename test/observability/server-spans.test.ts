@@ -5,8 +5,7 @@
  * rate decides for requests that come without one.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
@@ -17,6 +16,7 @@ import { call, startServer } from '../helpers/server.js';
 import { OtlpCollector, type CollectedSpan } from './otlp-collector.js';
 import { addLabel, WebhookServer } from '../admission/webhook-server.js';
 import { SarWebhook, webhookEntry } from '../auth/sar-webhook.js';
+import { tempDir } from '../helpers/temp.js';
 
 const collector = new OtlpCollector();
 let dir: string;
@@ -24,11 +24,10 @@ let n = 0;
 
 beforeAll(async () => {
   await collector.start();
-  dir = await mkdtemp(join(tmpdir(), 'orchd-tracing-'));
+  dir = tempDir('orchd-tracing-');
 });
 afterAll(async () => {
   await collector.stop();
-  await rm(dir, { recursive: true, force: true });
 });
 beforeEach(() => {
   collector.spans.length = 0;

@@ -1,7 +1,6 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { discoveryDocuments } from '../../src/discovery/discovery.js';
@@ -9,6 +8,7 @@ import { etag, kindNames, negotiateOpenApiV2, notModified, openApiDocuments, ope
 import { encodeOpenApiV2 } from '../../src/openapi/v2-protobuf.js';
 import { fixtureKinds, gadget, widget } from '../helpers/fixture-kinds.js';
 import { runKubectl, versionedKubectl } from '../helpers/kubectl.js';
+import { tempDir } from '../helpers/temp.js';
 
 type J = any;
 
@@ -384,7 +384,7 @@ describe('kubectl explain against the documents', () => {
   const openapi = openApiDocuments(fixtureKinds);
 
   beforeAll(async () => {
-    cacheRoot = await mkdtemp(join(tmpdir(), 'orchd-kubectl-'));
+    cacheRoot = tempDir('orchd-kubectl-');
     server = createServer(async (req, res) => {
       const { pathname } = new URL(req.url ?? '/', 'http://localhost');
       const path = pathname.replace(/\/$/, '');
@@ -416,7 +416,6 @@ describe('kubectl explain against the documents', () => {
 
   afterAll(async () => {
     await new Promise((ok) => server?.close(ok));
-    if (cacheRoot) await rm(cacheRoot, { recursive: true, force: true });
   });
 
   /** Runs a kubectl binary with its own cache; it is killed (by its PID) after the timeout. */

@@ -3,8 +3,7 @@
  * @kubernetes/client-node informer follows the other.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig, makeInformer, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,12 +11,12 @@ import { TestEtcd } from '../helpers/etcd.js';
 import { KUBECTL } from '../helpers/kubectl.js';
 import { killAll, type ServerChild } from '../server/child.js';
 import { startReplica } from './replica.js';
+import { tempDir } from '../helpers/temp.js';
 
 let etcd: TestEtcd;
-const dirs: string[] = [];
 let home = '';
 
-const replica = () => startReplica(etcd.url, dirs);
+const replica = () => startReplica(etcd.url);
 
 let a: ServerChild;
 let b: ServerChild;
@@ -25,14 +24,13 @@ let b: ServerChild;
 beforeAll(async () => {
   etcd = await TestEtcd.start();
   [a, b] = await Promise.all([replica(), replica()]);
-  home = await mkdtemp(join(tmpdir(), 'orchd-kubectl-'));
+  home = tempDir('orchd-kubectl-');
   await writeFile(join(home, 'kubeconfig'), 'apiVersion: v1\nkind: Config\n');
 }, 120_000);
 
 afterAll(async () => {
   await killAll();
   await etcd?.destroy();
-  await Promise.all([...dirs, home].filter(Boolean).map((d) => rm(d, { recursive: true, force: true })));
 });
 
 function kubectl(server: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {

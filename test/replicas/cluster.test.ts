@@ -2,20 +2,16 @@
  * Replicas on a three-member etcd cluster: a kill -9 of an etcd member under write load through both
  * replicas loses no acknowledged write, and the member rejoins.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestEtcd } from '../helpers/etcd.js';
 import { isReady, keepAlive, killAll, request, spawnServer, type ServerChild } from '../server/child.js';
+import { tempDir } from '../helpers/temp.js';
 
 let members: TestEtcd[] = [];
-const dirs: string[] = [];
 const agent = keepAlive(16);
 
 async function replica(servers: string): Promise<ServerChild> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'orchd-replica-'));
-  dirs.push(dataDir);
+  const dataDir = tempDir('orchd-replica-', { until: 'file' });
   const child = await spawnServer(dataDir, ['--storage', 'etcd', '--etcd-servers', servers], { lifeMs: 240_000 });
   await child.waitForLine(isReady, 60_000);
   return child;
@@ -28,7 +24,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await killAll();
   await Promise.all(members.map((m) => m.destroy()));
-  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
   agent.destroy();
 });
 

@@ -4,7 +4,6 @@
  * under running replicas: they reconnect, and their watches go on without a gap; etcd compacted past
  * what a cut-off replica applied: its watchers get 410 and it moves to etcd's state.
  */
-import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestEtcd } from '../helpers/etcd.js';
 import { keepAlive, killAll, request, type Reply, type ServerChild } from '../server/child.js';
@@ -14,10 +13,9 @@ import { names, watch } from './watch.js';
 
 let etcd: TestEtcd;
 let proxy: HoldingProxy;
-const dirs: string[] = [];
 const agent = keepAlive(16);
 
-const replica = (etcdUrl: string, dir?: string) => startReplica(etcdUrl, dirs, dir);
+const replica = (etcdUrl: string, dir?: string) => startReplica(etcdUrl, dir);
 
 beforeAll(async () => {
   etcd = await TestEtcd.start();
@@ -28,7 +26,6 @@ afterAll(async () => {
   await killAll();
   await proxy?.close();
   await etcd?.destroy();
-  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
   agent.destroy();
 });
 

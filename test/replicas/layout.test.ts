@@ -17,7 +17,7 @@ let foreign: Etcd3;
 const dirs: string[] = [];
 const agent = keepAlive(64);
 
-const replica = () => startReplica(etcd.url, dirs);
+const replica = () => startReplica(etcd.url);
 
 beforeAll(async () => {
   etcd = await TestEtcd.start();

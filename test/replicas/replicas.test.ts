@@ -2,7 +2,6 @@
  * Several orchd replicas sharing one log on a real etcd (issue 17): each replica is `orchd serve
  * --storage etcd` as a child process with a data folder of its own, on one single-member etcd.
  */
-import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestEtcd } from '../helpers/etcd.js';
 import { keepAlive, killAll, request, type ServerChild } from '../server/child.js';
@@ -10,10 +9,9 @@ import { startReplica } from './replica.js';
 import { names, watch } from './watch.js';
 
 let etcd: TestEtcd;
-const dirs: string[] = [];
 const agent = keepAlive(16);
 
-const replica = (dir?: string) => startReplica(etcd.url, dirs, dir);
+const replica = (dir?: string) => startReplica(etcd.url, dir);
 
 beforeAll(async () => {
   etcd = await TestEtcd.start();
@@ -22,7 +20,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await killAll();
   await etcd?.destroy();
-  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
   agent.destroy();
 });
 

@@ -1,10 +1,10 @@
-import { access, copyFile, mkdir, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
+import { access, copyFile, mkdir, mkdtemp, readFile, symlink } from 'node:fs/promises';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { connect, createServer, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { builtCli, isReady, keepAlive, killAll, request, ROOT, spawnCli, spawnProcess, type Child } from './child.js';
+import { tempDir } from '../helpers/temp.js';
 
 /*
  * The `orchd` command as a user runs it: `node <cli> serve …`, `npx orchd serve …` and `npm start`
@@ -21,7 +21,7 @@ const grandchildren = new Set<number>();
 
 beforeAll(async () => {
   cli = await builtCli();
-  root = await mkdtemp(join(tmpdir(), 'orchd-server-cli-'));
+  root = tempDir('orchd-server-cli-');
   pkg = join(root, 'package');
   await mkdir(pkg);
   await copyFile(join(ROOT, 'package.json'), join(pkg, 'package.json'));
@@ -41,7 +41,6 @@ afterAll(async () => {
       // already gone
     }
   }
-  await rm(root, { recursive: true, force: true });
 });
 
 const exists = (p: string) => access(p).then(() => true, () => false);

@@ -1,11 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOOTSTRAP_CLUSTER_ROLE_BINDINGS, BOOTSTRAP_CLUSTER_ROLES } from '../../src/controllers/rbac-bootstrap.js';
 import { builtCli, isReady, keepAlive, killAll, request, spawnServer } from './child.js';
 import { startLoad, untilAcked, type Acked } from './load.js';
 import { expectContiguousLog, expectCreatesOnly, readServed } from './state.js';
+import { tempDir } from '../helpers/temp.js';
 
 /*
  * Issue 3's promise at the process level: the real server, as a child process, under 16 concurrent
@@ -21,12 +20,11 @@ const STARTUP_BATCHES = 4 + BOOTSTRAP_CLUSTER_ROLES.length + BOOTSTRAP_CLUSTER_R
 
 let dataDir: string;
 beforeAll(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), 'orchd-server-crash-'));
+  dataDir = tempDir('orchd-server-crash-');
   await builtCli();
 }, 120_000);
 afterAll(async () => {
   await killAll();
-  await rm(dataDir, { recursive: true, force: true });
 });
 
 describe('orchd killed with SIGKILL under load', () => {
@@ -75,37 +73,33 @@ describe('orchd killed with SIGKILL under load', () => {
   it.each(['before-batch-write', 'after-batch-write-before-ack'])(
     'dies at crash point %s of a random batch under load: all acknowledged there, the rest whole or absent',
     async (point) => {
-      const dir = await mkdtemp(join(tmpdir(), 'orchd-server-crashpoint-'));
-      try {
-        const server = await spawnServer(dir, [], { crashPoint: `${point}:${STARTUP_BATCHES + randomInt(6, 36)}` });
-        const agent = keepAlive(CLIENTS);
-        await server.waitForLine(isReady);
-        const load = startLoad({ agent, url: server.url, prefix: 'cp', clients: CLIENTS, perClient: 2000, maxMs: 15_000 });
-        const exit = await server.exited;
-        await load.done;
-        agent.destroy();
-        expect(exit.signal, server.output.stderr).toBe('SIGKILL');
-        expect(load.acked.length).toBeGreaterThan(0);
-        const lastSeq = await expectContiguousLog(join(dir, 'log'));
-        const maxAcked = Math.max(...load.acked.map((a) => Number(a.resourceVersion)));
-        // Written but never acknowledged: the batch is on disk all the same. (An earlier batch may be
-        // durable and acknowledged inside the server with its answers still unsent, so the log may hold
-        // more than the clients heard of at either point.)
-        if (point === 'after-batch-write-before-ack') expect(lastSeq).toBeGreaterThan(maxAcked);
-        else expect(lastSeq).toBeGreaterThanOrEqual(maxAcked);
+      const dir = tempDir('orchd-server-crashpoint-');
+      const server = await spawnServer(dir, [], { crashPoint: `${point}:${STARTUP_BATCHES + randomInt(6, 36)}` });
+      const agent = keepAlive(CLIENTS);
+      await server.waitForLine(isReady);
+      const load = startLoad({ agent, url: server.url, prefix: 'cp', clients: CLIENTS, perClient: 2000, maxMs: 15_000 });
+      const exit = await server.exited;
+      await load.done;
+      agent.destroy();
+      expect(exit.signal, server.output.stderr).toBe('SIGKILL');
+      expect(load.acked.length).toBeGreaterThan(0);
+      const lastSeq = await expectContiguousLog(join(dir, 'log'));
+      const maxAcked = Math.max(...load.acked.map((a) => Number(a.resourceVersion)));
+      // Written but never acknowledged: the batch is on disk all the same. (An earlier batch may be
+      // durable and acknowledged inside the server with its answers still unsent, so the log may hold
+      // more than the clients heard of at either point.)
+      if (point === 'after-batch-write-before-ack') expect(lastSeq).toBeGreaterThan(maxAcked);
+      else expect(lastSeq).toBeGreaterThanOrEqual(maxAcked);
 
-        const again = await spawnServer(dir);
-        await again.waitForLine(isReady);
-        const agent2 = keepAlive(2);
-        const served = await readServed(agent2, again.url);
-        agent2.destroy();
-        expect(served.listVersion).toBe(lastSeq);
-        expectCreatesOnly(served, load.acked);
-        again.signal('SIGKILL');
-        await again.exited;
-      } finally {
-        await rm(dir, { recursive: true, force: true });
-      }
+      const again = await spawnServer(dir);
+      await again.waitForLine(isReady);
+      const agent2 = keepAlive(2);
+      const served = await readServed(agent2, again.url);
+      agent2.destroy();
+      expect(served.listVersion).toBe(lastSeq);
+      expectCreatesOnly(served, load.acked);
+      again.signal('SIGKILL');
+      await again.exited;
     },
     60_000,
   );

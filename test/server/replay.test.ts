@@ -1,11 +1,11 @@
-import { cp, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOOTSTRAP_CLUSTER_ROLE_BINDINGS, BOOTSTRAP_CLUSTER_ROLES } from '../../src/controllers/rbac-bootstrap.js';
 import { builtCli, isReady, keepAlive, killAll, request, spawnServer, type LogLine, type Reply } from './child.js';
 import { bodyOf, pathOf, type Kind } from './load.js';
 import { seedNamespaces } from './seed.js';
+import { tempDir } from '../helpers/temp.js';
 
 /*
  * Startup: the server listens before it replays, says it is alive but not ready while the log is
@@ -20,7 +20,7 @@ let root: string;
 /** A data folder whose log holds SEEDED namespaces and no checkpoint; tests replay copies of it. */
 let seeded: string;
 beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), 'orchd-server-replay-'));
+  root = tempDir('orchd-server-replay-');
   seeded = join(root, 'seeded');
   await Promise.all([builtCli(), seedNamespaces(join(seeded, 'log'), SEEDED)]);
 }, 120_000);
@@ -32,7 +32,6 @@ async function copyOfSeeded(name: string): Promise<string> {
 }
 afterAll(async () => {
   await killAll();
-  await rm(root, { recursive: true, force: true });
 });
 
 describe('startup replay', () => {

@@ -1,13 +1,12 @@
-import { mkdtemp, rm } from 'node:fs/promises';
 import { get } from 'node:http';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { builtCli, isReady, keepAlive, killAll, request, spawnServer } from './child.js';
 import { pathOf, startLoad, untilAcked } from './load.js';
 import { expectContiguousLog, expectCreatesOnly, readServed } from './state.js';
+import { tempDir } from '../helpers/temp.js';
 
 /*
  * SIGTERM while 16 keep-alive clients are creating: the server stops taking work, finishes what it
@@ -20,12 +19,11 @@ const randomInt = (min: number, max: number) => min + Math.floor(Math.random() *
 
 let dataDir: string;
 beforeAll(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), 'orchd-server-term-'));
+  dataDir = tempDir('orchd-server-term-');
   await builtCli();
 }, 120_000);
 afterAll(async () => {
   await killAll();
-  await rm(dataDir, { recursive: true, force: true });
 });
 
 interface HttpWatch {

@@ -1,5 +1,3 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
@@ -7,8 +5,8 @@ import type { KubeObject } from '../../src/resources/types.js';
 import { Compactor } from '../../src/store/compactor.js';
 import { getAt } from '../../src/store/list.js';
 import { Store } from '../../src/store/store.js';
+import { tempDir } from '../helpers/temp.js';
 
-const dirs: string[] = [];
 const open: { store: Store; log: LevelDbLog }[] = [];
 
 afterEach(async () => {
@@ -16,7 +14,6 @@ afterEach(async () => {
     await store.close();
     await log.close();
   }
-  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
 });
 
 async function start(dir: string, now: () => number) {
@@ -32,8 +29,7 @@ const obj = (name: string, v: number): KubeObject => ({ apiVersion: 'v1', kind: 
 
 describe('compaction by age', () => {
   it('drops versions applied before the age limit, keeps the state at the horizon, and survives a restart', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'orchd-compactor-'));
-    dirs.push(dir);
+    const dir = tempDir('orchd-compactor-');
     let t = 0;
     const { store, log } = await start(dir, () => t);
     await store.put('g/x//a', obj('a', 1), 'absent');

@@ -1,5 +1,3 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
@@ -7,6 +5,7 @@ import type { KubeObject } from '../../src/resources/types.js';
 import { indexableTerms, matchesLabels, parseLabelSelector } from '../../src/selectors/label-selector.js';
 import { listObjects, type ListQuery } from '../../src/store/list.js';
 import { Store } from '../../src/store/store.js';
+import { tempDir } from '../helpers/temp.js';
 
 const C = 'events.orch.io/events';
 let dir: string;
@@ -34,7 +33,7 @@ function randomLabels(): Record<string, string> {
 const obj = (ns: string, name: string, labels: Record<string, string>): KubeObject => ({ apiVersion: 'v1', kind: 'X', metadata: { name, namespace: ns, labels } });
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'orchd-label-index-'));
+  dir = tempDir('orchd-label-index-');
   log = new LevelDbLog({ path: join(dir, 'log') });
   await log.open();
   store = new Store({ log });
@@ -44,7 +43,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await store?.close();
   await log?.close();
-  await rm(dir, { recursive: true, force: true });
 });
 
 const SELECTORS = ['app=a', 'app in (a,b)', 'tier=,x', 'app=a,tier in (b,c,d)', 'orch.io/zone in (a,d),app!=b', 'x=c,!tier', 'app=b,tier=b,x=b', 'app in (zzz)'];

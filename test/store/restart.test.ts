@@ -2,13 +2,13 @@
  * The log is the truth: whatever happened to the checkpoint, a restart on a compacted log rebuilds
  * the current state from the entries compaction kept plus everything after the horizon.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
 import type { KubeObject } from '../../src/resources/types.js';
 import { Store } from '../../src/store/store.js';
+import { tempDir } from '../helpers/temp.js';
 
 const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -32,7 +32,7 @@ const state = (store: Store) => [...store.view.objects()].map((s) => [s.key, s.s
 
 describe('restart after compaction', () => {
   it('rebuilds the current state from the log alone when the checkpoint is not usable', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'orchd-restart-'));
+    const dir = tempDir('orchd-restart-');
     cleanup.push(() => rm(dir, { recursive: true, force: true }));
     const path = join(dir, 'log');
     const first = await open(path);
@@ -62,7 +62,7 @@ describe('restart after compaction', () => {
 
 describe('restart from a checkpoint file', () => {
   it('reads only the heads at start; each part\'s objects come from the file when first used, exact, and a new checkpoint renamed over the file meanwhile changes nothing read', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'orchd-restart-'));
+    const dir = tempDir('orchd-restart-');
     cleanup.push(() => rm(dir, { recursive: true, force: true }));
     const path = join(dir, 'log');
     const first = await open(path);

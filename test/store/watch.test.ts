@@ -4,8 +4,6 @@
  * draining and stalling can be made to happen exactly.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Subscription } from 'rxjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +12,7 @@ import type { KubeObject } from '../../src/resources/types.js';
 import type { WatchRoute } from '../../src/store/fanout.js';
 import { Store } from '../../src/store/store.js';
 import { watch$, WatchError, type WatchEvent, type WatchFlow, type WatchRequest } from '../../src/store/watch.js';
+import { tempDir } from '../helpers/temp.js';
 
 const C = 'test.orch.io/things';
 let dir: string;
@@ -22,7 +21,7 @@ let store: Store;
 const subs: Subscription[] = [];
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'orchd-watch-engine-'));
+  dir = tempDir('orchd-watch-engine-');
   log = new LevelDbLog({ path: join(dir, 'log') });
   await log.open();
   store = new Store({ log });
@@ -34,7 +33,6 @@ afterEach(() => {
 afterAll(async () => {
   await store?.close();
   await log?.close();
-  await rm(dir, { recursive: true, force: true });
 });
 
 /** A seeded generator: the random stream is the same on every run, so a failure can be replayed. */

@@ -1,5 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +11,7 @@ import { serveControl } from '../../tools/timetravel/replay-control.js';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 import { EVENTS, createEvent, createNamespace, labelEvent } from '../watch/objects.js';
 import { eventInformer, run, startReplayOf } from './helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 /*
  * A real run is exported (from its data folder while it runs, and from its API) and the recording
@@ -28,7 +28,7 @@ let initial: number;
 let rec: Recording;
 
 beforeAll(async () => {
-  work = await mkdtemp(join(tmpdir(), 'orchd-export-'));
+  work = tempDir('orchd-export-');
   dataDir = join(work, 'data');
   server = await startServer({ dataDir });
   const base = server.url;
@@ -48,7 +48,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.close();
-  await rm(work, { recursive: true, force: true });
 });
 
 describe('orchd export', () => {

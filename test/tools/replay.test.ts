@@ -1,8 +1,8 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
 import { loadServerConfig } from '../../src/config/server-config.js';
 import type { ReplayReport } from '../../tools/timetravel/replay-loop.js';
@@ -13,6 +13,7 @@ import { call, startServer } from '../helpers/server.js';
 import { EVENTS, createEvent, createNamespace, labelEvent } from '../watch/objects.js';
 import { HttpWatch } from '../watch/stream.js';
 import { eventInformer, run, startReplayOf } from './helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 /*
  * A real run is recorded (an orchd with a data folder, written to over HTTP in three steps about a
@@ -46,7 +47,7 @@ let finalNamespaces: string[];
 let recordingPrint: Buffer;
 
 beforeAll(async () => {
-  recording = await mkdtemp(join(tmpdir(), 'orchd-recording-'));
+  recording = tempDir('orchd-recording-');
   const server = await startServer({ dataDir: recording, bookmarkIntervalMs: 100 });
   const base = server.url;
   const watches: HttpWatch[] = [];
@@ -77,10 +78,6 @@ beforeAll(async () => {
     await server.stop();
   }
   recordingPrint = await folderContents(recording);
-});
-
-afterAll(async () => {
-  if (recording) await rm(recording, { recursive: true, force: true });
 });
 
 /** Replays the recording after `initial` to two watches opened at the replay's initial version. */
@@ -190,12 +187,11 @@ describe('tools/replay', () => {
   describe('bad input is refused with a clear error', () => {
     let empty: string;
     beforeAll(async () => {
-      empty = await mkdtemp(join(tmpdir(), 'orchd-empty-'));
+      empty = tempDir('orchd-empty-');
       const log = new LevelDbLog({ path: join(empty, 'log') });
       await log.open();
       await log.close();
     });
-    afterAll(() => rm(empty, { recursive: true, force: true }));
 
     it.each([
       ['no --data-dir', () => [], 2, () => /give exactly one of --data-dir, --server and --file/],
@@ -220,7 +216,7 @@ describe('tools/replay', () => {
     let file: string;
     let lastSealed: number;
     beforeAll(async () => {
-      dir = await mkdtemp(join(tmpdir(), 'orchd-sealed-'));
+      dir = tempDir('orchd-sealed-');
       file = join(dir, 'enc.yaml');
       await writeFile(file, eventsConfig(keyed('aesgcm', ['k1', secret()])));
       const loaded = loadServerConfig({ encryption: file });
@@ -233,7 +229,6 @@ describe('tools/replay', () => {
         await server.stop();
       }
     });
-    afterAll(() => rm(dir, { recursive: true, force: true }));
 
     it('is replayed with the configuration it was written with', async () => {
       const r = await startReplayOf({ 'data-dir': join(dir, 'data'), 'encryption-provider-config': file }, { speed: 'max' });

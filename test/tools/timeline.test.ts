@@ -68,7 +68,7 @@ describe('/debug/timeline in a browser', () => {
     expect([bad.status, bad.body.reason]).toEqual([400, 'BadRequest']);
     const first = await call(server.url, 'GET', `/debug/timeline/history?key=${encodeURIComponent(`events.orch.io/events/${NS}/e1`)}`);
     expect(first.body.versions.map((v: any) => v.type)).toEqual(['ADDED', 'MODIFIED']);
-    await server.api.context.objects.store.compact(rv.label);
+    await server.store.compact(rv.label);
     const gone = await call(server.url, 'GET', '/debug/timeline/state?rv=1');
     expect([gone.status, gone.body.message]).toEqual([410, `too old resource version: 1 (${rv.label - 1})`]);
     expect((await call(server.url, 'GET', `${EVENTS}/namespaces/${NS}/events`)).status).toBe(200);

@@ -1,5 +1,4 @@
-import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkpointFile, LevelDbLog } from '../../src/log/leveldb-log.js';
@@ -8,6 +7,7 @@ import { snapshotLogFolder } from '../../tools/timetravel/log-snapshot.js';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 import { EVENTS, createEvent, createNamespace, labelEvent } from '../watch/objects.js';
 import { run } from './helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 /*
  * How a data folder is read (tools/timetravel/data-dir.ts): a hard-linked snapshot of its log
@@ -23,7 +23,7 @@ let server: TestServer;
 const rv: Record<string, number> = {};
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), 'orchd-tt-dd-'));
+  dataDir = tempDir('orchd-tt-dd-');
   const first = await startServer({ dataDir });
   await createNamespace(first.url, NS);
   rv.created = await createEvent(first.url, 'h1', NS, { step: '1' });
@@ -48,7 +48,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.close();
-  await rm(dataDir, { recursive: true, force: true });
 });
 
 const patches = (text: string) =>
@@ -125,34 +124,30 @@ describe('the state at a version from the checkpoint file and the log after it',
 
 describe('the snapshot of a log folder a server is writing', () => {
   it('links the table files (the same inode), copies the rest, and opens with every acknowledged entry', async () => {
-    const to = await mkdtemp(join(tmpdir(), 'orchd-tt-snap-'));
+    const to = tempDir('orchd-tt-snap-');
+    const folder = join(dataDir, 'log');
+    const head = rv.recreated;
+    await snapshotLogFolder(folder, join(to, 'log'));
+    const names = await readdir(join(to, 'log'));
+    expect(names).not.toContain('LOCK');
+    const tables = names.filter((n) => n.endsWith('.ldb'));
+    expect(tables.length).toBeGreaterThan(0);
+    for (const n of tables) {
+      const [a, b] = await Promise.all([stat(join(folder, n)).catch(() => undefined), stat(join(to, 'log', n))]);
+      // A table the server's compaction removed meanwhile is the snapshot's alone.
+      if (a) expect(b.ino).toBe(a.ino);
+    }
+    for (const n of names.filter((x) => x === 'CURRENT' || x.startsWith('MANIFEST-') || x.endsWith('.log'))) {
+      const [a, b] = await Promise.all([stat(join(folder, n)).catch(() => undefined), stat(join(to, 'log', n))]);
+      if (a) expect(b.ino).not.toBe(a.ino);
+    }
+    const log = new LevelDbLog({ path: join(to, 'log') });
+    await log.open();
     try {
-      const folder = join(dataDir, 'log');
-      const head = rv.recreated;
-      await snapshotLogFolder(folder, join(to, 'log'));
-      const names = await readdir(join(to, 'log'));
-      expect(names).not.toContain('LOCK');
-      const tables = names.filter((n) => n.endsWith('.ldb'));
-      expect(tables.length).toBeGreaterThan(0);
-      for (const n of tables) {
-        const [a, b] = await Promise.all([stat(join(folder, n)).catch(() => undefined), stat(join(to, 'log', n))]);
-        // A table the server's compaction removed meanwhile is the snapshot's alone.
-        if (a) expect(b.ino).toBe(a.ino);
-      }
-      for (const n of names.filter((x) => x === 'CURRENT' || x.startsWith('MANIFEST-') || x.endsWith('.log'))) {
-        const [a, b] = await Promise.all([stat(join(folder, n)).catch(() => undefined), stat(join(to, 'log', n))]);
-        if (a) expect(b.ino).not.toBe(a.ino);
-      }
-      const log = new LevelDbLog({ path: join(to, 'log') });
-      await log.open();
-      try {
-        expect(log.lastSeq).toBeGreaterThanOrEqual(head);
-        expect((await log.get(head))?.key).toBe(KEY);
-      } finally {
-        await log.close();
-      }
+      expect(log.lastSeq).toBeGreaterThanOrEqual(head);
+      expect((await log.get(head))?.key).toBe(KEY);
     } finally {
-      await rm(to, { recursive: true, force: true });
+      await log.close();
     }
   });
 });

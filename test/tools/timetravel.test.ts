@@ -1,6 +1,4 @@
 import { execFile, spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Level } from 'level';
@@ -12,6 +10,7 @@ import { call, startServer, type TestServer } from '../helpers/server.js';
 import { builtCli } from '../server/child.js';
 import { EVENTS, createEvent, createNamespace, event, labelEvent } from '../watch/objects.js';
 import { run, runOn, sink, type Run } from './helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 /*
  * A real orchd run with a data folder, still running while the commands read it: each command is run
@@ -43,7 +42,7 @@ const jsonLines = (text: string): any[] =>
 const timeless = (lines: any[]) => lines.map(({ time: _t, timeSource: _s, ...rest }) => rest);
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), 'orchd-timetravel-'));
+  dataDir = tempDir('orchd-timetravel-');
   server = await startServer({ dataDir });
   const base = server.url;
   started = Date.now();
@@ -69,7 +68,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.close();
-  await rm(dataDir, { recursive: true, force: true });
 });
 
 describe('orchd log', () => {
@@ -180,40 +178,36 @@ describe('orchd history', () => {
 
 describe('a log written before it kept commit times', () => {
   it('still reads: times come from the objects own timestamps, and the command says so', async () => {
-    const old = await mkdtemp(join(tmpdir(), 'orchd-timetravel-old-'));
-    try {
-      // The layout an older orchd wrote: {t, k, v}, no commit time.
-      await snapshotLogFolder(join(dataDir, 'log'), join(old, 'log'));
-      const db = new Level<Buffer, Buffer>(join(old, 'log'), { keyEncoding: 'buffer', valueEncoding: 'buffer' });
-      await db.open();
-      let rewritten = 0;
-      for await (const [k, v] of db.iterator({ lt: Buffer.from([0xff]) })) {
-        const e = decodeEntry(0, v);
-        await db.put(k, packJson({ t: e.type === 'put' ? 'p' : 'd', k: e.key, v: e.value }));
-        rewritten++;
-      }
-      await db.close();
-      expect(rewritten).toBeGreaterThan(5);
-      const before = await run('log', '--data-dir', dataDir, '-o', 'json', '--from', String(rv.ns), '--to', String(rv.nsBLabel));
-      const after = await run('log', '--data-dir', old, '-o', 'json', '--from', String(rv.ns), '--to', String(rv.nsBLabel));
-      expect(after.code).toBe(0);
-      expect(after.err).toMatch(/note: times are taken from the objects' own timestamps \(to the second\), not from the log: this log was written before it kept commit times/);
-      const lines = jsonLines(after.out);
-      // The same changes; the old layout kept no writers.
-      expect(lines.every((l) => l.writer === null)).toBe(true);
-      expect(timeless(lines).map(({ writer: _w, ...l }) => l)).toEqual(timeless(jsonLines(before.out)).map(({ writer: _w, ...l }) => l));
-      expect(new Set(lines.map((l) => l.timeSource))).toEqual(new Set(['object-timestamps']));
-      expect(lines.every((l) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/.test(l.time))).toBe(true);
-      // A time finds its version by those stamps: the newest version stamped at or before it.
-      const at = await run('state', '--data-dir', old, '--at', lines[lines.length - 1].time, '--kind', 'events', '-n', NS, '-o', 'json');
-      expect(jsonLines(at.out).map((o) => o.metadata.name)).toEqual(['e1', 'e3']);
-      // Past the newest stamp, as past the head: not written yet.
-      const later = await run('state', '--data-dir', old, '--at', new Date(Date.parse(lines[lines.length - 1].time) + 5000).toISOString());
-      expect(later.code).toBe(1);
-      expect(later.err).toMatch(/not written yet: the newest version is \d+, committed at /);
-    } finally {
-      await rm(old, { recursive: true, force: true });
+    const old = tempDir('orchd-timetravel-old-');
+    // The layout an older orchd wrote: {t, k, v}, no commit time.
+    await snapshotLogFolder(join(dataDir, 'log'), join(old, 'log'));
+    const db = new Level<Buffer, Buffer>(join(old, 'log'), { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+    await db.open();
+    let rewritten = 0;
+    for await (const [k, v] of db.iterator({ lt: Buffer.from([0xff]) })) {
+      const e = decodeEntry(0, v);
+      await db.put(k, packJson({ t: e.type === 'put' ? 'p' : 'd', k: e.key, v: e.value }));
+      rewritten++;
     }
+    await db.close();
+    expect(rewritten).toBeGreaterThan(5);
+    const before = await run('log', '--data-dir', dataDir, '-o', 'json', '--from', String(rv.ns), '--to', String(rv.nsBLabel));
+    const after = await run('log', '--data-dir', old, '-o', 'json', '--from', String(rv.ns), '--to', String(rv.nsBLabel));
+    expect(after.code).toBe(0);
+    expect(after.err).toMatch(/note: times are taken from the objects' own timestamps \(to the second\), not from the log: this log was written before it kept commit times/);
+    const lines = jsonLines(after.out);
+    // The same changes; the old layout kept no writers.
+    expect(lines.every((l) => l.writer === null)).toBe(true);
+    expect(timeless(lines).map(({ writer: _w, ...l }) => l)).toEqual(timeless(jsonLines(before.out)).map(({ writer: _w, ...l }) => l));
+    expect(new Set(lines.map((l) => l.timeSource))).toEqual(new Set(['object-timestamps']));
+    expect(lines.every((l) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/.test(l.time))).toBe(true);
+    // A time finds its version by those stamps: the newest version stamped at or before it.
+    const at = await run('state', '--data-dir', old, '--at', lines[lines.length - 1].time, '--kind', 'events', '-n', NS, '-o', 'json');
+    expect(jsonLines(at.out).map((o) => o.metadata.name)).toEqual(['e1', 'e3']);
+    // Past the newest stamp, as past the head: not written yet.
+    const later = await run('state', '--data-dir', old, '--at', new Date(Date.parse(lines[lines.length - 1].time) + 5000).toISOString());
+    expect(later.code).toBe(1);
+    expect(later.err).toMatch(/not written yet: the newest version is \d+, committed at /);
   });
 });
 
@@ -245,19 +239,18 @@ describe('bad input: one line, exit 1', () => {
   });
 
   it('a version below the compaction horizon is gone (410), with the oldest version kept, from both', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'orchd-timetravel-compacted-'));
+    const dir = tempDir('orchd-timetravel-compacted-');
     const s = await startServer({ dataDir: dir });
     try {
       await createNamespace(s.url, 'c1');
       const horizon = await createNamespace(s.url, 'c2');
       await createNamespace(s.url, 'c3');
-      await s.api.context.objects.store.compact(horizon);
+      await s.store.compact(horizon);
       for (const [flag, source] of [['--data-dir', dir], ['--server', s.url]]) {
         oneLine(await run('state', flag, source, '--at', '2'), new RegExp(`--at 2: gone \\(410\\): the log is compacted below it; the oldest version kept is ${horizon - 1}`));
       }
     } finally {
       await s.close();
-      await rm(dir, { recursive: true, force: true });
     }
   });
 

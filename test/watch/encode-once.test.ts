@@ -3,8 +3,6 @@
  * is those same bytes, not a second encoding. Without a watcher nothing is kept on the stored object.
  */
 import { get } from 'node:http';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
@@ -12,13 +10,14 @@ import { Store } from '../../src/store/store.js';
 import { encodeStored } from '../../src/store/view.js';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 import { EVENTS, event } from './objects.js';
+import { tempDir } from '../helpers/temp.js';
 
 describe('a written version is encoded once, for its watchers and its writer', () => {
   let dir: string;
   let log: LevelDbLog;
   let store: Store;
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'orchd-encode-once-'));
+    dir = tempDir('orchd-encode-once-');
     log = new LevelDbLog({ path: join(dir, 'log') });
     await log.open();
     store = new Store({ log });
@@ -27,7 +26,6 @@ describe('a written version is encoded once, for its watchers and its writer', (
   afterAll(async () => {
     await store?.close();
     await log?.close();
-    await rm(dir, { recursive: true, force: true });
   });
 
   it('the put answers the very bytes a watcher encoded; without a watcher it carries none and the view keeps none', async () => {

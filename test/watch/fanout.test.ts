@@ -1,5 +1,5 @@
 /**
- * Fan-out without HTTP: runWatch against the server's real store with in-process sinks. Every
+ * Fan-out without HTTP: runWatch of watches the server's registry prepares, with in-process sinks. Every
  * watcher of the shared JSON form is handed the very same bytes for an event (encoded once); a
  * WebSocket watcher the same bytes behind a frame header; a watcher that renders its own form
  * (Tables) gets its own; a sink whose peer reads nothing is ended alone.
@@ -40,18 +40,11 @@ function captureSink(framing: WatchSink['framing'] = 'line'): WatchSink & { writ
   return s;
 }
 
-const spec = (after: number, extra: Partial<WatchSpec> = {}): WatchSpec => ({
-  kind: eventKind,
-  apiVersion: 'events.orch.io/v1',
-  collection: 'events.orch.io/events',
-  keyPrefix: 'events.orch.io/events/fan/',
-  route: { by: 'namespace', namespace: 'fan' },
-  after,
-  initialEventsEnd: false,
-  timeoutMs: 60_000,
-  current: () => [],
-  ...extra,
-});
+const spec = (extra: Partial<WatchSpec> = {}): WatchSpec => ({ kind: eventKind, apiVersion: 'events.orch.io/v1', ...extra });
+
+/** The changes after a version: of namespace fan (filed under it in the live index), or of every namespace (scanned). */
+const watchAfter = (resourceVersion: number, namespace: string | undefined = 'fan') =>
+  srv.api.context.objects.watch(eventKind, namespace, { selectors: {}, resourceVersion, timeoutMs: 60_000 });
 
 const until = async (cond: () => boolean) => {
   const deadline = Date.now() + 10_000;
@@ -63,15 +56,14 @@ const ROOMY = { ...DEFAULT_SINK_LIMITS, maxBuffered: Infinity, highWater: Infini
 
 describe('fan-out', () => {
   it('hands every JSON watcher the same encoded bytes, a WebSocket watcher a frame header on those bytes, a Table watcher its own', async () => {
-    const store = srv.api.context.objects.store;
-    const from = store.appliedSeq;
+    const from = srv.store.appliedSeq;
     const sinks = Array.from({ length: 5 }, () => captureSink());
     const ws = captureSink('websocket');
     const table = captureSink();
     const stops = [
-      ...sinks.map((s) => runWatch(store, spec(from), s, ROOMY)),
-      runWatch(store, spec(from, { route: { by: 'scan' } }), ws, ROOMY),
-      runWatch(store, spec(from, { render: (o) => ({ kind: 'Table', rows: [{ cells: [o.metadata.name] }] }) }), table, ROOMY),
+      ...sinks.map((s) => runWatch(watchAfter(from), spec(), s, ROOMY)),
+      runWatch(watchAfter(from, undefined), spec(), ws, ROOMY),
+      runWatch(watchAfter(from), spec({ render: (o) => ({ kind: 'Table', rows: [{ cells: [o.metadata.name] }] }) }), table, ROOMY),
     ];
     await createEvent(srv.url, 'f1', 'fan');
     await createEvent(srv.url, 'f2', 'fan');
@@ -90,12 +82,11 @@ describe('fan-out', () => {
   });
 
   it('a watcher whose peer takes nothing stops getting live bytes past its bound and is ended, with an ERROR carrying its last version, after the stall timeout', async () => {
-    const store = srv.api.context.objects.store;
-    const from = store.appliedSeq;
+    const from = srv.store.appliedSeq;
     const full = captureSink();
     const healthy = captureSink();
-    runWatch(store, spec(from), full, { ...DEFAULT_SINK_LIMITS, maxBuffered: 10, highWater: 5, stallTimeoutMs: 400 });
-    const stop = runWatch(store, spec(from), healthy, ROOMY);
+    runWatch(watchAfter(from), spec(), full, { ...DEFAULT_SINK_LIMITS, maxBuffered: 10, highWater: 5, stallTimeoutMs: 400 });
+    const stop = runWatch(watchAfter(from), spec(), healthy, ROOMY);
     const versions = [await createEvent(srv.url, 's1', 'fan'), await createEvent(srv.url, 's2', 'fan'), await createEvent(srv.url, 's3', 'fan')];
     await until(() => full.ended);
     const events = full.writes.flat().map((b) => JSON.parse(b.toString()));

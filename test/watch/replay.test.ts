@@ -22,7 +22,7 @@ afterAll(async () => {
   await srv?.stop();
 });
 
-const store = () => srv.api.context.objects.store;
+const store = () => srv.store;
 
 interface Expected {
   seq: number;

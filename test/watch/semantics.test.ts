@@ -273,7 +273,7 @@ describe('Table watches (kubectl get -w)', () => {
 
   it('an ERROR stays a Status in a Table watch', async () => {
     await createEvent(base, 't2', 'tbl');
-    await srv.api.context.objects.store.compact(await currentVersion(base));
+    await srv.store.compact(await currentVersion(base));
     const w = await watch(`${EVENTS}/namespaces/tbl/events?watch=true&resourceVersion=1`, { Accept: TABLE });
     const [e] = await w.count(1);
     expect(e).toMatchObject({ type: 'ERROR', object: { kind: 'Status', code: 410 } });

@@ -1,5 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runningChildren } from '../../bench/child.js';
@@ -10,6 +9,7 @@ import { call, startServer, type TestServer } from '../helpers/server.js';
 import { builtCli } from '../server/child.js';
 import { seedNamespaces } from '../server/seed.js';
 import { HttpWatch, WsWatch, type WatchEvent } from './stream.js';
+import { tempDir } from '../helpers/temp.js';
 
 /*
  * A streaming list (sendInitialEvents=true) of 100k objects costs the server a small fraction of
@@ -39,12 +39,9 @@ describe('streaming list memory', () => {
   let root: string;
   let cli: string;
   beforeAll(async () => {
-    root = await mkdtemp(join(tmpdir(), 'orchd-streaming-memory-'));
+    root = tempDir('orchd-streaming-memory-');
     [cli] = await Promise.all([builtCli(), seedNamespaces(join(root, 'log'), OBJECTS)]);
   }, 120_000);
-  afterAll(async () => {
-    await rm(root, { recursive: true, force: true });
-  });
 
   it('a streaming list of 100k objects grows the server by a small fraction of what a plain list does', async () => {
     // The least of three reads of each kind, each on a fresh server (see listReadCosts).
@@ -75,7 +72,7 @@ describe('initial events and the view', () => {
   const COUNT = 300;
   let srv: TestServer;
   beforeAll(async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'orchd-initial-events-'));
+    const dataDir = tempDir('orchd-initial-events-');
     await seedNamespaces(join(dataDir, 'log'), COUNT);
     srv = await startServer({ dataDir });
   });
@@ -84,7 +81,7 @@ describe('initial events and the view', () => {
     if (srv) await rm(srv.dataDir, { recursive: true, force: true });
   });
 
-  const seeded = () => [...srv.api.context.objects.store.view.objects()].filter((s) => /^\/namespaces\/\/seed-/.test(s.key));
+  const seeded = () => [...srv.store.view.objects()].filter((s) => /^\/namespaces\/\/seed-/.test(s.key));
   const untouched = (s: StoredObject) => s instanceof LazyObject && !s.isDecoded && s.json === undefined;
 
   async function streamingList(query = '', over: 'http' | 'websocket' = 'http'): Promise<WatchEvent[]> {

@@ -31,6 +31,22 @@ const policy = (name: string) => ({
 });
 
 describe('watchers of different versions of one kind', () => {
+  // First: the other test's v1 watchers stay open until the file ends, and they do encode v1.
+  it('a watcher of another version alone does not make (nor keep) the stored version\'s JSON', async () => {
+    const from = await currentVersion(srv.url);
+    const w = await HttpWatch.open(srv.url, `${GROUP}/v1beta1/mutatingadmissionpolicies?watch=true&resourceVersion=${from}`);
+    open.push(w);
+    const r = await call(srv.url, 'POST', `${GROUP}/v1/mutatingadmissionpolicies`, policy('alone.example.com'));
+    expect(r.status).toBe(201);
+    const [added] = await w.count(1);
+    expect([added.type, added.object.apiVersion, added.object.metadata.name]).toEqual(['ADDED', 'admissionregistration.orch.io/v1beta1', 'alone.example.com']);
+    const { objects, kinds } = srv.api.context;
+    const kind = kinds.find((k) => k.plural === 'mutatingadmissionpolicies')!;
+    const stored = objects.current(kind, undefined, 'alone.example.com');
+    expect(stored?.obj.apiVersion).toBe('admissionregistration.orch.io/v1');
+    expect(stored?.json).toBeUndefined();
+  });
+
   it('each receive the change stamped with their own apiVersion, over HTTP and WebSocket', async () => {
     const from = await currentVersion(srv.url);
     const path = (v: string) => `${GROUP}/${v}/mutatingadmissionpolicies?watch=true&resourceVersion=${from}`;
@@ -55,4 +71,5 @@ describe('watchers of different versions of one kind', () => {
       ]);
     }
   });
+
 });

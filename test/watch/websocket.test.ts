@@ -64,7 +64,7 @@ describe('WebSocket watches', () => {
   it('a version past the compaction horizon is an ERROR event with 410 Expired on the open socket', async () => {
     await createEvent(srv.url, 'c-1', 'ws-a');
     const head = await createEvent(srv.url, 'c-2', 'ws-a');
-    await srv.api.context.objects.store.compact(head);
+    await srv.store.compact(head);
     const w = await watch(`${EVENTS}/events?watch=true&resourceVersion=${head - 2}`);
     const [e] = await w.count(1);
     expect(e).toMatchObject({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired' } });

@@ -20,6 +20,7 @@ import type { Authorizer } from '../../src/auth/authorizer.js';
 import { createApiServer, listenOn } from '../../src/http/server.js';
 import { StoredEntry } from '../../src/log/codec.js';
 import type { LogEntry } from '../../src/log/log.js';
+import { buildRegistry } from '../../src/registry/build.js';
 import { silentLogger, type Logger } from '../../src/observability/logger.js';
 import { Metrics } from '../../src/observability/metrics.js';
 import { kinds } from '../../src/resources/registry.js';
@@ -105,12 +106,12 @@ export async function startReplay(opts: ReplayOptions): Promise<Replaying> {
     const store = new Store({ log, checkpointEvery: Number.MAX_SAFE_INTEGER });
     opened.push(store);
     await store.start();
+    const logger = opts.logger ?? silentLogger;
     const api = createApiServer({
-      store,
+      objects: buildRegistry(store, kinds, { logger, secret: randomBytes(32), authorizer: readOnly }),
       kinds,
       metrics: new Metrics(),
-      logger: opts.logger ?? silentLogger,
-      secret: randomBytes(32),
+      logger,
       ...(opts.bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs: opts.bookmarkIntervalMs } : {}),
       authorizer: readOnly,
     });

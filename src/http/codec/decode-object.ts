@@ -1,9 +1,9 @@
-import { formatFieldError } from '../../resources/field-errors.js';
-import { isObject } from '../../resources/json-access.js';
-import type { KindStrategy } from '../../resources/strategy.js';
-import type { KubeObject } from '../../resources/types.js';
-import { checkFields } from '../../resources/field-check.js';
-import { unknownFieldMessage } from '../../resources/unknown-fields.js';
+import { formatFieldError } from '../../registry/kinds.js';
+import { isObject } from '../../registry/kinds.js';
+import type { KindStrategy } from '../../registry/kinds.js';
+import type { KubeObject } from '../../registry/kinds.js';
+import { checkFields } from '../../registry/kinds.js';
+import { unknownFieldMessage } from '../../registry/kinds.js';
 import { decodeBody, OBJECT_MEDIA_TYPES, readBody } from './body.js';
 import type { Request } from '../context.js';
 import type { FieldValidation } from './query.js';

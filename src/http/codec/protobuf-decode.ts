@@ -10,7 +10,7 @@
  */
 import protobuf from 'protobufjs';
 import type { Decoded } from './json-decode.js';
-import { ProtobufBodyError } from './protobuf.js';
+import { ProtobufBodyError } from './protobuf-error.js';
 
 const MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
 

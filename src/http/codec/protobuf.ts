@@ -7,15 +7,7 @@ import type { Decoded } from './json-decode.js';
 
 export const PROTOBUF = 'application/vnd.kubernetes.protobuf';
 
-export class ProtobufBodyError extends Error {
-  constructor(
-    message: string,
-    /** 415: a type with no protobuf form here; otherwise the body is malformed (400). */
-    readonly unsupportedType = false,
-  ) {
-    super(message);
-  }
-}
+export { ProtobufBodyError } from './protobuf-error.js';
 
 let decoder: typeof import('./protobuf-decode.js') | undefined;
 

@@ -15,7 +15,7 @@ import {
   required,
   tooLong,
   type FieldError,
-} from '../../resources/field-errors.js';
+} from '../../registry/kinds.js';
 import { APPLY_PATCH } from './body.js';
 import { badRequest, invalid, type ApiError } from '../respond/status.js';
 import type { IncludeObject } from '../respond/table.js';

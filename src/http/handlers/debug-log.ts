@@ -15,11 +15,9 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { AuthorizationAttributes } from '../../auth/authorizer.js';
-import type { LogEntry } from '../../log/log.js';
-import type { KindStrategy } from '../../resources/strategy.js';
-import { splitKey } from '../../store/keys.js';
-import type { Store } from '../../store/store.js';
-import { revisionsOf, stampedTimeMs, versionsOf } from '../../store/versions.js';
+import type { KindStrategy } from '../../registry/kinds.js';
+import { stampedTimeMs, type LogEntry, type LogReader } from '../../registry/history.js';
+import { splitKey } from '../../registry/keys.js';
 import * as E from '../respond/status.js';
 
 /** How often a follow looks for entries committed since. */
@@ -54,11 +52,11 @@ async function readableKinds(url: URL, kinds: readonly KindStrategy[], namespace
 }
 
 /** An entry as a JSON line: its type as a watch reports it, from the key index. */
-function line(store: Store, e: LogEntry): string {
+function line(store: LogReader, e: LogEntry): string {
   const time = e.time ?? stampedTimeMs(e.value) ?? null;
   let type = 'DELETED';
   if (e.type === 'put') {
-    const revs = revisionsOf(store, e.key);
+    const revs = store.revisionsOf(e.key);
     const i = revs.findIndex((r) => Math.abs(r) === e.seq);
     type = i > 0 && revs[i - 1] > 0 ? 'MODIFIED' : 'ADDED';
   }
@@ -73,7 +71,7 @@ async function send(res: ServerResponse, text: string): Promise<boolean> {
   return !res.destroyed;
 }
 
-async function entries(res: ServerResponse, url: URL, store: Store, kinds: readonly KindStrategy[], check: CheckRead): Promise<void> {
+async function entries(res: ServerResponse, url: URL, store: LogReader, kinds: readonly KindStrategy[], check: CheckRead): Promise<void> {
   const namespace = url.searchParams.get('namespace') ?? undefined;
   const wanted = new Set((await readableKinds(url, kinds, namespace, check)).map(collectionOf));
   const from = wholeNumber(url, 'from', Math.max(store.oldestVersion, 1));
@@ -108,7 +106,7 @@ async function entries(res: ServerResponse, url: URL, store: Store, kinds: reado
 }
 
 /** The newest version committed at or before ms, by halves (commit times never decrease along the log). */
-async function versionAt(store: Store, ms: number): Promise<number> {
+async function versionAt(store: LogReader, ms: number): Promise<number> {
   let lo = store.log.firstSeq - 1;
   let hi = store.appliedSeq;
   while (lo < hi) {
@@ -122,7 +120,7 @@ async function versionAt(store: Store, ms: number): Promise<number> {
 }
 
 /** Answers /debug/log and its reads; path is what follows /debug/log. */
-export async function handleDebugLog(res: ServerResponse, url: URL, path: string, store: Store, kinds: readonly KindStrategy[], check: CheckRead): Promise<void> {
+export async function handleDebugLog(res: ServerResponse, url: URL, path: string, store: LogReader, kinds: readonly KindStrategy[], check: CheckRead): Promise<void> {
   switch (path) {
     case '':
       return entries(res, url, store, kinds, check);
@@ -142,7 +140,7 @@ export async function handleDebugLog(res: ServerResponse, url: URL, path: string
       if (!kind) throw E.badRequest(`key: ${JSON.stringify(key)} names no resource of this server`);
       await check({ verb: 'get', isResourceRequest: true, apiGroup: kind.group, apiVersion: kind.versions[0], resource: kind.plural, ...(kind.namespaced ? { namespace: suffix.slice(0, suffix.indexOf('/')) } : {}), name: suffix.slice(suffix.indexOf('/') + 1) });
       res.setHeader('Content-Type', 'application/json');
-      res.end((await versionsOf(store, key)).map(({ entry }) => line(store, entry)).join(''));
+      res.end((await store.versionsOf(key)).map(({ entry }) => line(store, entry)).join(''));
       return;
     }
     case 'at':

@@ -3,22 +3,22 @@
  * Content-Type: JSON patch, merge patch, strategic merge patch and server-side apply. The patch is
  * applied inside the store's retry loop to the latest object, so a patch never fails on a write
  * race (last write wins) unless it carries metadata.resourceVersion itself. Every non-apply patch
- * is an Update for managedFields; apply tracks ownership and conflicts (src/registry/field-manager.ts).
+ * is an Update for managedFields; apply tracks ownership and conflicts (both recorded by the registry's
+ * field manager, src/registry/field-manager.ts).
  */
-import { applyJsonPatch } from '../../patch/json-patch.js';
-import { applyMergePatch } from '../../patch/merge-patch.js';
-import { applyStrategicMergePatch } from '../../patch/strategic-merge.js';
-import { isObject } from '../../resources/json-access.js';
-import type { KubeObject } from '../../resources/types.js';
+import { applyJsonPatch } from '../../registry/patches.js';
+import { applyMergePatch } from '../../registry/patches.js';
+import { applyStrategicMergePatch } from '../../registry/patches.js';
+import { isObject } from '../../registry/kinds.js';
+import type { KubeObject } from '../../registry/kinds.js';
 import { APPLY_PATCH, decodeBody, PATCH_MEDIA_TYPES, readBody, type BodyMediaType } from '../codec/body.js';
 import type { Request } from '../context.js';
 import { checkObject } from '../codec/decode-object.js';
-import { managerFromUserAgent, trackApply, trackUpdate } from '../../registry/field-manager.js';
+import { fieldManagerOf } from '../codec/field-manager.js';
 import * as Q from '../codec/query.js';
 import { sendObject } from '../respond/render.js';
 import { addWarnings } from '../respond/respond.js';
 import * as E from '../respond/status.js';
-import { statusOrMain } from '../router.js';
 
 /**
  * The name and namespace in a body must be the URL's, or absent. An absent name stays absent in a
@@ -74,35 +74,27 @@ export async function handlePatch(r: Request): Promise<void> {
   const { route, server, req } = r;
   const body = decodeBody(await readBody(req), req.headers['content-type'], { accept: PATCH_MEDIA_TYPES });
   const opts = Q.patchOptions(r.url.searchParams, body.mediaType);
-  const manager = opts.fieldManager ?? managerFromUserAgent(req.headers['user-agent']);
-  const isApply = body.mediaType === APPLY_PATCH;
-  let warnings: string[] = [];
+  const fieldManager = fieldManagerOf(r, opts.fieldManager);
+  const common = { dryRun: opts.dryRun, fieldManager, ...(route.subresource === 'status' ? { subresource: route.subresource } : {}) };
 
-  let config: KubeObject | undefined;
-  if (isApply) {
+  if (body.mediaType === APPLY_PATCH) {
     checkApplyTypeMeta(r, body.value);
     // Unknown fields of a configuration are dropped (or refused) before it claims any field.
     const checked = checkObject(route.kind, route.version, body.value, body.duplicates, opts.fieldValidation);
-    config = named(r, checked.obj);
-    warnings = checked.warnings;
+    const { obj, created } = await server.objects.apply(route.kind, route.namespace, route.name!, named(r, checked.obj), { ...common, force: opts.force });
+    addWarnings(r.res, checked.warnings);
+    return sendObject(r, created ? 201 : 200, obj);
   }
 
+  let warnings: string[] = [];
   const transform = (cur: KubeObject | undefined): KubeObject => {
-    if (config) return named(r, trackApply(statusOrMain(r.route), cur, config, manager, opts.force));
     if (!cur) throw E.notFound(E.qualified(route.kind, route.name));
     const checked = checkObject(route.kind, route.version, patched(body.mediaType, cur, body.value, r), body.duplicates, opts.fieldValidation);
     warnings = checked.warnings;
     checkIdentity(r, checked.obj);
-    trackUpdate(statusOrMain(r.route), cur, checked.obj, manager);
     return checked.obj;
   };
-
-  const { obj, created } = await server.objects.update(route.kind, route.namespace, route.name!, transform, {
-    dryRun: opts.dryRun,
-    ...(route.subresource === 'status' ? { subresource: route.subresource } : {}),
-    allowCreate: isApply,
-  });
+  const { obj, created } = await server.objects.update(route.kind, route.namespace, route.name!, transform, common);
   addWarnings(r.res, warnings);
   sendObject(r, created ? 201 : 200, obj);
 }
-

@@ -1,11 +1,10 @@
 import type { IncomingMessage } from 'node:http';
 import { decodeBody, OBJECT_MEDIA_TYPES, readBody } from '../codec/body.js';
 import type { Request } from '../context.js';
-import type { KubeObject } from '../../resources/types.js';
 import { decodeObject } from '../codec/decode-object.js';
 import { negotiateResponse } from '../codec/media.js';
 import { handlePatch } from './patch.js';
-import { managerFromUserAgent, trackUpdate } from '../../registry/field-manager.js';
+import { fieldManagerOf } from '../codec/field-manager.js';
 import * as Q from '../codec/query.js';
 import { deleteCollectionOptions, deleteOptionsFrom } from '../codec/delete-options.js';
 import { handleGet, handleList, listPage } from './read.js';
@@ -15,8 +14,7 @@ import * as E from '../respond/status.js';
 import { isRegistryError } from '../../registry/errors.js';
 import { handleWatch } from './watch.js';
 import { handleScale } from './scale.js';
-import { cloneJson } from '../../resources/json-access.js';
-import { checkRouteNames, readingEveryNamespace, statusOrMain } from '../router.js';
+import { checkRouteNames, readingEveryNamespace } from '../router.js';
 import { stageLap, stageStart } from '../../observability/stage-timing.js';
 
 /** Picks the response rendering from Accept and pretty; a Table is decided per verb. */
@@ -82,10 +80,7 @@ async function create(r: Request): Promise<void> {
   if (obj.metadata.namespace && route.namespace !== undefined && obj.metadata.namespace !== route.namespace) {
     throw E.badRequest('the namespace of the provided object does not match the namespace sent on the request');
   }
-  const t = stageStart();
-  trackUpdate(statusOrMain(route), undefined, obj, opts.fieldManager ?? managerFromUserAgent(r.req.headers['user-agent']));
-  stageLap('fieldManager', t);
-  const created = await server.objects.createStored(route.kind, route.namespace, obj, { dryRun: opts.dryRun });
+  const created = await server.objects.createStored(route.kind, route.namespace, obj, { dryRun: opts.dryRun, fieldManager: fieldManagerOf(r, opts.fieldManager) });
   const sent = stageStart();
   addWarnings(r.res, warnings);
   sendObject(r, 201, created.obj, created.json);
@@ -103,15 +98,9 @@ async function replace(r: Request): Promise<void> {
     throw E.badRequest('the namespace of the provided object does not match the namespace sent on the request');
   }
   obj.metadata.name = route.name;
-  // Inside the store's retry loop: the managedFields follow the object actually replaced.
-  const manager = opts.fieldManager ?? managerFromUserAgent(r.req.headers['user-agent']);
-  const withManagedFields = (cur: KubeObject | undefined): KubeObject => {
-    const next = cloneJson(obj);
-    trackUpdate(statusOrMain(route), cur, next, manager);
-    return next;
-  };
-  const { obj: out, created } = await server.objects.update(route.kind, route.namespace, route.name!, withManagedFields, {
+  const { obj: out, created } = await server.objects.update(route.kind, route.namespace, route.name!, obj, {
     dryRun: opts.dryRun,
+    fieldManager: fieldManagerOf(r, opts.fieldManager),
     ...(route.subresource === 'status' ? { subresource: route.subresource } : {}),
     allowCreate: route.kind.allowCreateOnUpdate === true,
   });

@@ -4,12 +4,12 @@
  * autoscalers. A write changes only the desired replicas (a main-resource update, so admission and
  * validation see it), under the Scale's resourceVersion when it carries one.
  */
-import { applyJsonPatch } from '../../patch/json-patch.js';
-import { applyMergePatch } from '../../patch/merge-patch.js';
+import { applyJsonPatch } from '../../registry/patches.js';
+import { applyMergePatch } from '../../registry/patches.js';
 import { managerFromUserAgent, trackUpdate } from '../../registry/field-manager.js';
-import { cloneJson, isObject } from '../../resources/json-access.js';
-import type { ScaleSubresource } from '../../resources/strategy.js';
-import type { KubeObject } from '../../resources/types.js';
+import { cloneJson, isObject } from '../../registry/kinds.js';
+import type { ScaleSubresource } from '../../registry/kinds.js';
+import type { KubeObject } from '../../registry/kinds.js';
 import { decodeBody, OBJECT_MEDIA_TYPES, PATCH_MEDIA_TYPES, readBody } from '../codec/body.js';
 import * as Q from '../codec/query.js';
 import type { Request } from '../context.js';

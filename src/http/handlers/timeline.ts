@@ -16,10 +16,10 @@ import type { ServerResponse } from 'node:http';
 import { createPatch } from 'diff';
 import { stringify } from 'yaml';
 import type { ForkPoint } from '../../config/fork-origin.js';
-import type { KubeObject } from '../../resources/types.js';
-import { splitKey } from '../../store/keys.js';
-import type { Store } from '../../store/store.js';
-import { attribution, collectionsInHistory, objectsAt, stampedTimeMs, versionsOf } from '../../store/versions.js';
+import type { KubeObject } from '../../registry/kinds.js';
+import { attribution, stampedTimeMs } from '../../registry/history.js';
+import { splitKey } from '../../registry/keys.js';
+import type { ObjectStore } from '../../registry/object-store.js';
 import * as E from '../respond/status.js';
 import { TIMELINE_PAGE } from './timeline-page.js';
 
@@ -52,20 +52,12 @@ function intParam(url: URL, name: string, fallback?: number): number {
   return Number(text);
 }
 
-/** A version readable now: not compacted, not in the future. */
-function readableVersion(store: Store, rv: number): number {
-  if (rv < store.oldestVersion) throw E.gone(`too old resource version: ${rv} (${store.oldestVersion})`);
-  if (rv > store.appliedSeq) throw E.tooLargeResourceVersion(rv, store.appliedSeq);
-  return rv;
-}
-
-async function writes(store: Store, buckets: number, forks: readonly ForkPoint[]): Promise<unknown> {
-  const head = store.appliedSeq;
-  const from = Math.max(store.log.firstSeq, head - WINDOW + 1);
+async function writes(objects: ObjectStore, buckets: number, forks: readonly ForkPoint[]): Promise<unknown> {
+  const { oldest, head, from, pages } = objects.recentWrites(WINDOW);
   const points: { rv: number; time: number; resource: string }[] = [];
   let timesFromLog = true;
   let newest = 0;
-  for await (const page of store.log.read(from, head)) {
+  for await (const page of pages) {
     for (const e of page) {
       if (e.time === undefined) timesFromLog = false;
       // Never back in time along the log, so buckets hold contiguous versions.
@@ -88,19 +80,17 @@ async function writes(store: Store, buckets: number, forks: readonly ForkPoint[]
   // An empty bucket shows the state it lies in: that of the bucket before it.
   for (let i = 1; i < out.length; i++) if (out[i].firstRv === 0) out[i].firstRv = out[i].lastRv = out[i - 1].lastRv;
   const resources = [...new Set(points.map((p) => p.resource))].sort();
-  return { oldest: store.oldestVersion, head, from, timesFromLog, bucketMs: width, resources, buckets: out, forks: forks.map((f) => ({ source: f.source, at: f.at })) };
+  return { oldest, head, from, timesFromLog, bucketMs: width, resources, buckets: out, forks: forks.map((f) => ({ source: f.source, at: f.at })) };
 }
 
-async function state(store: Store, rv: number): Promise<unknown> {
-  const objects = await objectsAt(store, readableVersion(store, rv), collectionsInHistory(store));
-  return { rv, items: objects.map((s) => ({ ...describe(s.key), resourceVersion: String(s.seq) })) };
+async function state(objects: ObjectStore, rv: number): Promise<unknown> {
+  const items = await objects.everyObjectAt(rv);
+  return { rv, items: items.map((s) => ({ ...describe(s.key), resourceVersion: String(s.seq) })) };
 }
 
-async function history(store: Store, key: string): Promise<unknown> {
-  const { collection } = splitKey(key);
-  if (!store.view.history.has(collection)) throw E.badRequest(`key: ${JSON.stringify(key)} names no collection of this server`);
+async function history(objects: ObjectStore, key: string): Promise<unknown> {
   let before: KubeObject | undefined;
-  const versions = (await versionsOf(store, key)).map(({ entry, type }) => {
+  const versions = (await objects.versionsOf(key)).map(({ entry, type }) => {
     const object = entry.value as KubeObject;
     const after = type === 'DELETED' ? undefined : object;
     const who = attribution(object, before);
@@ -120,20 +110,20 @@ async function history(store: Store, key: string): Promise<unknown> {
 }
 
 /** Answers /debug/timeline and its data reads; path is what follows /debug/timeline. */
-export async function handleTimeline(res: ServerResponse, url: URL, path: string, store: Store, forks: readonly ForkPoint[]): Promise<void> {
+export async function handleTimeline(res: ServerResponse, url: URL, path: string, objects: ObjectStore, forks: readonly ForkPoint[]): Promise<void> {
   switch (path) {
     case '':
       res.setHeader('Content-Type', 'text/html; charset=utf-8');
       res.end(TIMELINE_PAGE);
       return;
     case 'writes':
-      return json(res, await writes(store, Math.min(MAX_BUCKETS, Math.max(1, intParam(url, 'buckets', 60))), forks));
+      return json(res, await writes(objects, Math.min(MAX_BUCKETS, Math.max(1, intParam(url, 'buckets', 60))), forks));
     case 'state':
-      return json(res, await state(store, intParam(url, 'rv')));
+      return json(res, await state(objects, intParam(url, 'rv')));
     case 'history': {
       const key = url.searchParams.get('key');
       if (!key) throw E.badRequest('key: Required value');
-      return json(res, await history(store, key));
+      return json(res, await history(objects, key));
     }
     default:
       throw E.pathNotFound();

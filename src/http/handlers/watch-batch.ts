@@ -8,8 +8,7 @@
  * change keeps a view of its JSON in that buffer (Change.json): a watcher that gets it in another
  * batch, and the write's answer, reuse it.
  */
-import { transcodeInto } from '../../log/msgpack-json.js';
-import { encodeObject, LazyObject, storedApiVersion, type Change, type ChangeType } from '../../store/view.js';
+import { encodeObject, LazyObject, storedApiVersion, transcodeInto, type Change, type ChangeType } from '../../registry/stored.js';
 
 export interface ChangeEvent {
   type: ChangeType;

@@ -3,12 +3,10 @@ import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Subscription } from 'rxjs/internal/Subscription';
 import type { WebSocket } from 'ws';
-import { msgpackToJson } from '../../log/msgpack-json.js';
-import type { KindStrategy } from '../../resources/strategy.js';
-import type { KubeObject } from '../../resources/types.js';
-import type { Store } from '../../store/store.js';
-import { encodeObject, LazyObject, peekObject, storedApiVersion, type Change, type ChangeType, type StoredObject } from '../../store/view.js';
-import { watch$, type WatchEvent, type WatchFlow, type WatchRequest } from '../../store/watch.js';
+import type { KindStrategy } from '../../registry/kinds.js';
+import type { KubeObject } from '../../registry/kinds.js';
+import { changeJson, peekObject, transientJson, type Change, type ChangeType } from '../../registry/stored.js';
+import type { OpenWatch, WatchEvent, WatchFlow } from '../../registry/watch.js';
 import { toStatus } from '../respond/errors.js';
 import { framedBatch, type ChangeEvent } from './watch-batch.js';
 import { frameHeader } from './websocket-frame.js';
@@ -47,8 +45,8 @@ export interface WatchSink {
   onClose(fn: () => void): void;
 }
 
-/** What the handler decided for one watch: the engine's request, and how this watcher encodes. */
-export interface WatchSpec extends Omit<WatchRequest, 'stallTimeoutMs'> {
+/** How one watcher encodes its events. */
+export interface WatchSpec {
   kind: KindStrategy;
   apiVersion: string;
   /** Renders an object for this watcher (Table rows for kubectl); undefined = the shared JSON. */
@@ -69,10 +67,11 @@ export interface SinkLimits {
 export const DEFAULT_SINK_LIMITS: SinkLimits = { maxBuffered: 4 * 1024 * 1024, highWater: 64 * 1024, graceMs: 5000, stallTimeoutMs: 60_000 };
 
 /**
- * Runs one watch: the store's engine decides what the watcher gets (src/store/watch.ts); this only
- * encodes each batch, from bytes shared by every watcher where it can, and writes it. Returns stop.
+ * Runs one watch the registry prepared: its engine decides what the watcher gets (src/store/watch.ts);
+ * this only encodes each batch, from bytes shared by every watcher where it can, and writes it.
+ * Returns stop.
  */
-export function runWatch(store: Store, spec: WatchSpec, sink: WatchSink, limits: SinkLimits = DEFAULT_SINK_LIMITS, tally?: WatchEventTally): () => void {
+export function runWatch(open: OpenWatch, spec: WatchSpec, sink: WatchSink, limits: SinkLimits = DEFAULT_SINK_LIMITS, tally?: WatchEventTally): () => void {
   const flow: WatchFlow = {
     needsDrain: () => sink.buffered() > limits.highWater,
     drained: () => sink.drained(limits.highWater),
@@ -87,19 +86,28 @@ export function runWatch(store: Store, spec: WatchSpec, sink: WatchSink, limits:
     sub?.unsubscribe();
     sink.end();
   };
-  sub = watch$(store, { ...spec, stallTimeoutMs: limits.stallTimeoutMs }, flow).subscribe({
+  const framesKey = `${spec.apiVersion} ${sink.framing}`;
+  sub = open(flow, limits.stallTimeoutMs).subscribe({
     next: (events) => {
       if (!spec.render && sink.writeChanges && events.every(isChange)) {
         const sizes = sink.writeChanges(events, spec.apiVersion);
         if (tally) for (let i = 0; i < sizes.length; i++) tally.sent(sizes[i]);
         return;
       }
+      // Watchers handed the same events (watch.ts eventsOf) share their frames when they encode alike.
+      if (!spec.render && events === lastShared.events && framesKey === lastShared.key) {
+        if (tally) for (const n of lastShared.sizes) tally.sent(n);
+        return sink.write(lastShared.frames);
+      }
       const frames: Buffer[] = [];
+      const sizes: number[] = [];
       for (const e of events) {
         const from = frames.length;
         encode(e, frames);
-        if (tally) tally.sent(bytesFrom(frames, from));
+        sizes.push(bytesFrom(frames, from));
       }
+      if (tally) for (const n of sizes) tally.sent(n);
+      if (!spec.render && 'change' in events[0]!) lastShared = { events, key: framesKey, frames, sizes };
       sink.write(frames);
     },
     // Whatever ends a watch from the server's side says why first, so clients log it and resume.
@@ -122,6 +130,14 @@ export function runWatch(store: Store, spec: WatchSpec, sink: WatchSink, limits:
 
 const isChange = (e: WatchEvent): e is ChangeEvent => 'change' in e;
 
+/**
+ * The frames last made for a batch of events, by apiVersion and framing, with each event's size (for
+ * the watch event metrics): a batch reaches its watchers one after another, so those that get the
+ * same events array take these frames (and the sink then its bytes, joined once: madeOnce) instead
+ * of each building its own list.
+ */
+let lastShared: { events: WatchEvent[]; key: string; frames: Buffer[]; sizes: number[] } = { events: [], key: '', frames: [], sizes: [] };
+
 const bytesFrom = (frames: Buffer[], from: number): number => {
   let n = 0;
   for (let i = from; i < frames.length; i++) n += frames[i].length;
@@ -130,7 +146,7 @@ const bytesFrom = (frames: Buffer[], from: number): number => {
 
 interface Encoder {
   (e: WatchEvent, into: Buffer[]): void;
-  line(type: WatchEventType, objectJson: string | Buffer, into: Buffer[]): void;
+  line(type: WatchEventType, json: string | Buffer, into: Buffer[]): void;
 }
 
 /**
@@ -139,8 +155,8 @@ interface Encoder {
  * bytes and adds only its header.
  */
 function encoderFor(spec: WatchSpec, framing: WatchSink['framing']): Encoder {
-  const line = (type: WatchEventType, objectJson: string | Buffer, into: Buffer[]) => {
-    const l = eventLine(type, objectJson);
+  const line = (type: WatchEventType, json: string | Buffer, into: Buffer[]) => {
+    const l = eventLine(type, json);
     if (framing === 'websocket') into.push(frameHeader(l.length));
     into.push(l);
   };
@@ -150,7 +166,7 @@ function encoderFor(spec: WatchSpec, framing: WatchSink['framing']): Encoder {
       const metadata = { resourceVersion: String(e.seq), ...(e.initialEventsEnd ? { annotations: { [INITIAL_EVENTS_END]: 'true' } } : {}) };
       return line('BOOKMARK', JSON.stringify({ kind: spec.kind.kind, apiVersion: spec.apiVersion, metadata }), into);
     }
-    if ('initial' in e) return line('ADDED', spec.render ? rendered(peekObject(e.initial)) : initialJson(e.initial, spec.apiVersion), into);
+    if ('initial' in e) return line('ADDED', spec.render ? rendered(peekObject(e.initial)) : transientJson(e.initial, spec.apiVersion), into);
     if (spec.render) return line(e.type, rendered(e.change.cur.obj), into);
     sharedFrames(e.change, e.type, spec.apiVersion, framing, into);
   };
@@ -162,7 +178,7 @@ function sharedFrames(c: Change, type: ChangeType, apiVersion: string, framing: 
   const lines = (c.lines ??= new Map());
   const key = `${type} ${apiVersion}`;
   let l = lines.get(key);
-  if (!l) lines.set(key, (l = eventLine(type, objectJson(c, apiVersion))));
+  if (!l) lines.set(key, (l = eventLine(type, changeJson(c, apiVersion))));
   if (framing === 'websocket') {
     const hk = `${key} ws`;
     let h = lines.get(hk);
@@ -173,39 +189,8 @@ function sharedFrames(c: Change, type: ChangeType, apiVersion: string, framing: 
 }
 
 const LINE_END = Buffer.from('}\n');
-const eventLine = (type: WatchEventType, objectJson: string | Buffer): Buffer =>
-  typeof objectJson === 'string'
-    ? Buffer.from(`{"type":"${type}","object":${objectJson}}\n`)
-    : Buffer.concat([Buffer.from(`{"type":"${type}","object":`), objectJson, LINE_END]);
-
-/**
- * A change's stored JSON when the requested version is the stored one (the common case); else re-stamped.
- * Encoded first, then compared: an object written since the start is still its log bytes, which
- * become JSON without being decoded (half the CPU of decoding, then encoding the tree, and no tree
- * kept on the heap), kept on the change, and its writer's answer is then these same bytes (Store.put).
- */
-function objectJson(c: Change, apiVersion: string): string | Buffer {
-  const json = (c.json ??= encodeObject(c.cur));
-  return storedApiVersion(c.cur) === apiVersion ? json : restamped(c.cur.obj, apiVersion);
-}
-
-const restamped = (obj: KubeObject, apiVersion: string): string => JSON.stringify({ ...obj, apiVersion });
-
-/**
- * One object of the initial state, encoded for this watcher and kept by nothing: an object still held
- * as bytes is encoded from them (a tree built per object only to be dropped was most of a streaming
- * list's garbage), and JSON a get, list or live event already cached is reused. Caching every
- * object's JSON made a streaming list of the whole store leave as much behind as a plain list (see
- * test/watch/streaming-memory.test.ts).
- */
-function initialJson(s: StoredObject, apiVersion: string): string | Buffer {
-  if (s instanceof LazyObject && !s.isDecoded && !s.json) {
-    const t = msgpackToJson(s.raw, s.seq);
-    if (t && t.apiVersion === apiVersion) return t.json;
-  }
-  const obj = peekObject(s);
-  return obj.apiVersion === apiVersion ? (s.json ?? JSON.stringify(obj)) : restamped(obj, apiVersion);
-}
+const eventLine = (type: WatchEventType, json: string | Buffer): Buffer =>
+  typeof json === 'string' ? Buffer.from(`{"type":"${type}","object":${json}}\n`) : Buffer.concat([Buffer.from(`{"type":"${type}","object":`), json, LINE_END]);
 
 /**
  * A batch's frames as one buffer, so it is one socket write (and one HTTP chunk). Joined rather
@@ -232,7 +217,7 @@ function madeOnce(make: (frames: Buffer[]) => Buffer): (frames: Buffer[]) => Buf
   let last: Buffer[] = [];
   let out: Buffer = Buffer.alloc(0);
   return (frames) => {
-    if (frames.length !== last.length || frames.some((f, i) => f !== last[i])) {
+    if (frames !== last && (frames.length !== last.length || frames.some((f, i) => f !== last[i]))) {
       last = frames;
       out = make(frames);
     }

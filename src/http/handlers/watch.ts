@@ -1,19 +1,14 @@
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ServerOptions, WebSocket, WebSocketServer } from 'ws';
-import type { KindStrategy } from '../../resources/strategy.js';
-import type { KubeObject } from '../../resources/types.js';
-import { parseFieldSelector } from '../../selectors/field-selector.js';
-import { parseLabelSelector } from '../../selectors/label-selector.js';
-import type { WatchRoute } from '../../store/fanout.js';
-import { collectionOf, suffixOf } from '../../store/keys.js';
-import { readPlan } from '../../store/read-plan.js';
+import type { KubeObject } from '../../registry/kinds.js';
+import type { OpenWatch } from '../../registry/watch.js';
 import type { Request, Server } from '../context.js';
 import * as Q from '../codec/query.js';
 import { apiVersion } from '../respond/render.js';
 import { toStatus } from '../respond/respond.js';
 import { checkRouteNames, readingEveryNamespace, type ResourceRoute } from '../router.js';
-import { selectorOf } from '../codec/selectors.js';
+import { selectorsOf } from './read.js';
 import * as E from '../respond/status.js';
 import { tableFor, wantsTable } from '../respond/table.js';
 import { DEFAULT_SINK_LIMITS, httpSink, runWatch, webSocketSink, type SinkLimits, type WatchSink, type WatchSpec } from './watch-stream.js';
@@ -27,34 +22,20 @@ export const MIN_REQUEST_TIMEOUT_SECONDS = 1800;
 export const watchTimeoutMs = (timeoutSeconds: number | undefined, random: () => number = Math.random): number =>
   (timeoutSeconds ? timeoutSeconds : MIN_REQUEST_TIMEOUT_SECONDS * (1 + random())) * 1000;
 
-function watchSpec(req: IncomingMessage, url: URL, route: ResourceRoute, server: Server): WatchSpec {
+/** A watch as the request asks for it: the registry's prepared stream, and how this watcher encodes. */
+function watchSpec(req: IncomingMessage, url: URL, route: ResourceRoute, server: Server): { open: OpenWatch; spec: WatchSpec } {
   const params = url.searchParams;
   const opts = Q.listOptions(params, { watch: true });
   const kind = route.kind;
-  let matches = selectorOf(kind, params);
-  if (route.name !== undefined) {
-    // The deprecated /watch/<plural>/<name> path watches one object: a name field selector.
-    const name = route.name;
-    const rest = matches;
-    matches = (o) => o.metadata.name === name && (!rest || rest(o));
-  }
-  const collection = collectionOf(kind);
-  const prefix = kind.namespaced && route.namespace !== undefined ? suffixOf(route.namespace, '') : '';
-  const store = server.objects.store;
-
-  // Where the stream starts, as Kubernetes' watch cache decides it (the read plan's watch rows).
-  const plan = readPlan(
-    {
-      watch: true,
-      resourceVersion: Q.parseResourceVersion(opts.resourceVersion),
-      ...(opts.resourceVersionMatch ? { resourceVersionMatch: opts.resourceVersionMatch } : {}),
-      sendInitialEvents: opts.sendInitialEvents,
-    },
-    { horizon: store.oldestVersion, head: store.appliedSeq },
-  );
-  const start: Pick<WatchSpec, 'after' | 'freshAs'> =
-    plan.kind === 'watchAfter' ? { after: plan.seq } : plan.kind === 'watchInitial' && plan.freshAs !== undefined ? { freshAs: plan.freshAs } : {};
-
+  const open = server.objects.watch(kind, route.namespace, {
+    ...(route.name !== undefined ? { name: route.name } : {}),
+    selectors: selectorsOf(params),
+    resourceVersion: Q.parseResourceVersion(opts.resourceVersion),
+    ...(opts.resourceVersionMatch ? { resourceVersionMatch: opts.resourceVersionMatch } : {}),
+    sendInitialEvents: opts.sendInitialEvents,
+    ...(opts.allowWatchBookmarks ? { bookmarkIntervalMs: server.bookmarkIntervalMs } : {}),
+    timeoutMs: watchTimeoutMs(opts.timeoutSeconds),
+  });
   const table = wantsTable(req.headers.accept);
   let render: WatchSpec['render'];
   if (table) {
@@ -68,50 +49,14 @@ function watchSpec(req: IncomingMessage, url: URL, route: ResourceRoute, server:
       return t;
     };
   }
-  return {
-    kind,
-    apiVersion: apiVersion(route),
-    collection,
-    keyPrefix: `${collection}/${prefix}`,
-    route: routeOf(kind, params, route),
-    ...start,
-    initialEventsEnd: opts.sendInitialEvents,
-    ...(opts.allowWatchBookmarks ? { bookmarkIntervalMs: server.bookmarkIntervalMs } : {}),
-    timeoutMs: watchTimeoutMs(opts.timeoutSeconds),
-    ...(matches ? { matches } : {}),
-    ...(render ? { render } : {}),
-    current: () => store.list(collection, prefix),
-  };
+  return { open, spec: { kind, apiVersion: apiVersion(route), ...(render ? { render } : {}) } };
 }
-
-/**
- * Where the live index files a watcher: under one exact term of its request, the most selective
- * first (a field, as the kubelet's spec.nodeName; a label; its namespace), or on the scanned list.
- * The selector was validated by selectorOf already.
- */
-function routeOf(kind: KindStrategy, params: URLSearchParams, route: ResourceRoute): WatchRoute {
-  const fields: Partial<Record<string, (o: KubeObject) => string>> = { ...BUILTIN_FIELDS, ...kind.fieldSelectors };
-  if (route.name !== undefined) return { by: 'field', path: 'metadata.name', value: route.name, get: fields['metadata.name']! };
-  for (const r of parseFieldSelector(params.get('fieldSelector') ?? '')) {
-    const get = fields[r.field];
-    if (r.op === '=' && get) return { by: 'field', path: r.field, value: r.value, get };
-  }
-  for (const r of parseLabelSelector(params.get('labelSelector') ?? '')) {
-    if ((r.op === '=' || r.op === 'in') && r.values.length === 1) return { by: 'label', key: r.key, value: r.values[0]! };
-  }
-  return kind.namespaced && route.namespace !== undefined ? { by: 'namespace', namespace: route.namespace } : { by: 'scan' };
-}
-
-const BUILTIN_FIELDS: Record<string, (o: KubeObject) => string> = {
-  'metadata.name': (o) => o.metadata.name ?? '',
-  'metadata.namespace': (o) => o.metadata.namespace ?? '',
-};
 
 const limitsOf = (server: Server): SinkLimits => ({ ...DEFAULT_SINK_LIMITS, ...server.watchLimits });
 
 /** A watch over a chunked HTTP response, one JSON event per line. */
 export function handleWatch(r: Request): void {
-  const spec = watchSpec(r.req, r.url, r.route, r.server);
+  const { open, spec } = watchSpec(r.req, r.url, r.route, r.server);
   const { res } = r;
   res.statusCode = 200;
   // Watches are JSON whatever else was asked (Tables are JSON too); Accept */* (client-node) gets JSON.
@@ -119,11 +64,11 @@ export function handleWatch(r: Request): void {
   res.setHeader('Cache-Control', 'no-cache, private');
   res.flushHeaders();
   const limits = limitsOf(r.server);
-  startWatch(r.server, r.route, spec, httpSink(res, limits.graceMs), limits);
+  startWatch(r.server, r.route, open, spec, httpSink(res, limits.graceMs), limits);
 }
 
 /** Runs a watch, its events counted for /metrics, and holds it among the open watches until it ends (even if its connection still drains) or closes. */
-function startWatch(server: Server, route: ResourceRoute, spec: WatchSpec, sink: WatchSink, limits: SinkLimits): void {
+function startWatch(server: Server, route: ResourceRoute, openWatch: OpenWatch, spec: WatchSpec, sink: WatchSink, limits: SinkLimits): void {
   let open = true;
   // runWatch may end the watch before it returns (a 410 found at once), so stop may not be set yet.
   let stop: (() => void) | undefined;
@@ -141,7 +86,7 @@ function startWatch(server: Server, route: ResourceRoute, spec: WatchSpec, sink:
     },
   };
   sink.onClose(release);
-  stop = runWatch(server.objects.store, spec, counted, limits, server.metrics.watchEvents.of(route.kind.group, route.version, route.kind.kind));
+  stop = runWatch(openWatch, spec, counted, limits, server.metrics.watchEvents.of(route.kind.group, route.version, route.kind.kind));
   if (open) {
     server.watches.add(stop);
     server.watchesChanged?.();
@@ -188,7 +133,7 @@ export function upgradeWatch(
   head: Buffer,
   request: { url: URL; route: ResourceRoute; server: Server },
 ): void {
-  let spec: WatchSpec;
+  let watch: ReturnType<typeof watchSpec>;
   const r = { ...request, route: readingEveryNamespace(request.route, req.method ?? 'GET') };
   try {
     if (req.method !== 'GET') throw E.methodNotAllowed(req.method ?? '');
@@ -202,7 +147,7 @@ export function upgradeWatch(
       // Only watches upgrade; a plain GET has no stream to carry.
       throw E.badRequest('only watch requests can be upgraded to a WebSocket');
     }
-    spec = watchSpec(req, r.url, r.route, r.server);
+    watch = watchSpec(req, r.url, r.route, r.server);
   } catch (err) {
     const status = toStatus(err);
     const body = JSON.stringify(status);
@@ -214,7 +159,7 @@ export function upgradeWatch(
   wss.handleUpgrade(req, socket, head, (ws: WebSocket) => {
     // The client sends nothing on a watch; what it sends is ignored, as Kubernetes ignores it.
     const limits = limitsOf(r.server);
-    startWatch(r.server, r.route, spec, webSocketSink(ws, socket, limits.graceMs), limits);
+    startWatch(r.server, r.route, watch.open, watch.spec, webSocketSink(ws, socket, limits.graceMs), limits);
   });
 }
 

@@ -1,15 +1,13 @@
 /**
  * The one error table: every room throws its own coded error (the registry's, admission's, patch's,
- * the log's, the store's) and this is the only place any of them becomes a `kind: Status`. A row
- * is a class and a code; the first row whose class and code match the thrown value words it.
+ * the log's, the store's, the watch engine's) and this is the only place any of them becomes a
+ * `kind: Status`. A row is a class and a code; the first row whose class and code match the thrown
+ * value words it. The rooms behind the registry are reached through it (src/registry/errors.ts).
  * Errors src/http raises itself are ApiErrors that already know their Status.
  */
-import { AdmissionError } from '../../admission/errors.js';
-import { CorruptEntryError } from '../../log/encryption/index.js';
-import { conflictMessage, describeManager } from '../../patch/managed-fields.js';
-import { PatchError } from '../../patch/errors.js';
-import { RegistryError } from '../../registry/errors.js';
-import { WatchError } from '../../store/watch.js';
+import { conflictMessage, describeManager } from '../../registry/patches.js';
+import { PatchError } from '../../registry/patches.js';
+import { AdmissionError, CorruptEntryError, LogError, qualifiedOfKey, RegistryError, StoreError, WatchError } from '../../registry/errors.js';
 import * as E from './status.js';
 
 // Rows are matched by class at run time; `any` lets each row's word function take its own class.
@@ -41,6 +39,11 @@ function denial(err: AdmissionError, message?: string): E.ApiError {
   });
 }
 
+const MODIFIED = 'the object has been modified; please apply your changes to the latest version and try again';
+
+/** A version newer than storage has, as storage words it (no current version to name). */
+const tooLarge = (message: string): E.ApiError => failure(504, 'Timeout', `Timeout: ${message}`, { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }] });
+
 export const ROWS: readonly Row<Error>[] = [
   row(E.ApiError, undefined, (e) => e),
   row(RegistryError, 'NotFound', (e) => E.notFound(e.target)),
@@ -53,6 +56,12 @@ export const ROWS: readonly Row<Error>[] = [
   row(RegistryError, 'CorruptObject', (e) => E.corruptObject(e.extra.key ?? '', e.extra.seq ?? 0, e.message)),
   row(RegistryError, 'Internal', (e) => E.internalError(e.message)),
   row(RegistryError, 'Unavailable', (e) => E.serviceUnavailable(e.message, 1)),
+  // A version below the compaction horizon; a list's continue carries a token that goes on from now.
+  row(RegistryError, 'Expired', (e) => E.resourceExpired(e.message, e.extra.continue)),
+  row(RegistryError, 'TooLargeResourceVersion', (e) => E.tooLargeResourceVersion(e.extra.seq ?? 0, e.extra.current ?? 0, e.extra.retryAfterSeconds ?? 0)),
+  row(RegistryError, 'StorageReadError', (e) =>
+    E.storeReadError(e.target, e.extra.key ?? '', (e.extra.failures ?? []).map((f) => ({ key: f.key, message: E.corruptObjectMessage(f.key, f.seq, f.why) }))),
+  ),
   row(AdmissionError, 'Forbidden', (e) => denial(e)),
   // The first failure's message as it is, not the Forbidden wording around it.
   row(AdmissionError, 'PolicyDenied', (e) => denial(e, e.message)),
@@ -80,6 +89,21 @@ export const ROWS: readonly Row<Error>[] = [
   // Kubernetes answers a patch it cannot apply with a bare "rejected our request"; the reason is added here.
   row(PatchError, 'Unprocessable', (e) => failure(422, 'Invalid', `the server rejected our request due to an error in our request: ${e.message}`, {})),
   row(CorruptEntryError, undefined, (e) => E.corruptObject(e.key, e.seq, e.why)),
+  // The store's own errors, as a write or read the registry did not word meets them: about their key.
+  row(StoreError, 'KEY_EXISTS', (e) => E.alreadyExists(qualifiedOfKey(e.key))),
+  row(StoreError, 'NOT_FOUND', (e) => E.notFound(qualifiedOfKey(e.key))),
+  row(StoreError, 'CONFLICT', (e) => E.conflict(qualifiedOfKey(e.key), MODIFIED)),
+  row(StoreError, 'TOO_MANY_RETRIES', (e) => E.conflict(qualifiedOfKey(e.key), MODIFIED)),
+  row(StoreError, 'COMPACTED', (e) => E.gone(`too old resource version: ${e.seq ?? 0}`)),
+  row(StoreError, 'FUTURE_SEQ', (e) => tooLarge(e.message)),
+  // The log's: a log shared by replicas (etcd) that cannot be reached (the write may have happened),
+  // or other replicas that kept writing first.
+  row(LogError, 'UNAVAILABLE', (e) => E.serviceUnavailable(`storage is unavailable: ${e.message}`, 1)),
+  row(LogError, 'CONFLICT', () => failure(409, 'Conflict', `Operation cannot be fulfilled: ${MODIFIED}`, {})),
+  row(LogError, 'RACED', () => failure(409, 'Conflict', `Operation cannot be fulfilled: ${MODIFIED}`, {})),
+  row(LogError, 'CLOSED', (e) => E.serviceUnavailable(`storage is closed: ${e.message}`, 1)),
+  row(LogError, 'COMPACTED', (e) => E.gone(`too old resource version: ${e.seq ?? 0}`)),
+  row(LogError, 'FUTURE_SEQ', (e) => tooLarge(e.message)),
   row(WatchError, 'COMPACTED', (e) => E.gone(`too old resource version: ${e.seq ?? 0} (${e.current})`)),
   row(WatchError, 'TOO_LARGE_VERSION', (e) => E.tooLargeResourceVersion(e.seq ?? 0, e.current)),
   // Kubernetes ends a watcher that cannot keep up; the InternalError makes client-go watch again

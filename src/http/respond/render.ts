@@ -1,6 +1,6 @@
-import { apiVersionOf } from '../../resources/strategy.js';
-import type { KubeObject } from '../../resources/types.js';
-import { encodeStored, storedApiVersion, type StoredObject } from '../../store/view.js';
+import { apiVersionOf } from '../../registry/kinds.js';
+import type { KubeObject } from '../../registry/kinds.js';
+import { storedJsonAt, type StoredObject } from '../../registry/stored.js';
 import type { Request } from '../context.js';
 import { includeObject } from '../codec/query.js';
 import { send } from './respond.js';
@@ -22,8 +22,8 @@ function objectOut(route: ResourceRoute, obj: KubeObject): KubeObject {
  */
 export function sendStored(r: Request, code: number, s: StoredObject): void {
   if (!wantsTable(r.req.headers.accept)) {
-    const json = encodeStored(s);
-    if (storedApiVersion(s) === apiVersion(r.route)) return send(r.res, code, undefined, r.out, json);
+    const json = storedJsonAt(s, apiVersion(r.route));
+    if (json) return send(r.res, code, undefined, r.out, json);
   }
   // A Table, or another version: made from the object, not from its stored encoding.
   sendObject(r, code, s.obj);

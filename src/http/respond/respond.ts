@@ -40,7 +40,8 @@ export function send(res: ServerResponse, code: number, body: unknown, out: Outp
   res.setHeader('Content-Length', size);
   span.setAttribute('http.response.body.size', size);
   // 'finish' comes before 'close', where the request's span ends: the child ends inside its parent.
-  res.once('finish', () => span.end());
+  // A span not recorded (no tracing, or not sampled) has nothing to end: no listener for every answer.
+  if (span.isRecording()) res.once('finish', () => span.end());
   // A string body would carry the headers out in its own encoding (UTF-8), re-encoding addWarnings' bytes.
   res.end(typeof text === 'string' ? Buffer.from(text) : text);
 }
@@ -67,7 +68,7 @@ export async function sendParts(res: ServerResponse, code: number, parts: readon
   res.setHeader('Content-Type', JSON_TYPE);
   res.setHeader('Content-Length', size);
   span.setAttribute('http.response.body.size', size);
-  res.once('finish', () => span.end());
+  if (span.isRecording()) res.once('finish', () => span.end());
   for (let from = 0; from < parts.length; ) {
     let bytes = 0;
     let to = from;

@@ -1,7 +1,7 @@
-import { formatFieldError, type FieldError } from '../../resources/field-errors.js';
-import type { Qualified } from '../../resources/qualified.js';
+import { formatFieldError, type FieldError } from '../../registry/kinds.js';
+import type { Qualified } from '../../registry/kinds.js';
 
-export { qualified, type Qualified } from '../../resources/qualified.js';
+export { qualified, type Qualified } from '../../registry/kinds.js';
 
 /** Kubernetes' metav1.Status, the body of every error answer. */
 export interface Status {

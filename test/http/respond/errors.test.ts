@@ -10,12 +10,14 @@ import { PatchError } from '../../../src/patch/errors.js';
 import * as R from '../../../src/registry/errors.js';
 import { ROWS, toStatus } from '../../../src/http/respond/errors.js';
 import { badRequest as httpBadRequest } from '../../../src/http/respond/status.js';
+import { LogError } from '../../../src/log/log.js';
 import { StoreError } from '../../../src/store/errors.js';
 import { WatchError } from '../../../src/store/watch.js';
 
 const policies = { group: 'admissionregistration.orch.io', resource: 'validatingadmissionpolicies', kind: 'ValidatingAdmissionPolicy', name: 'demo' };
 const ns = { group: '', resource: 'namespaces', kind: 'Namespace', name: 'team' };
 const failure = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure' };
+const MODIFIED = 'the object has been modified; please apply your changes to the latest version and try again';
 
 const rows: [string, unknown, Record<string, unknown>][] = [
   ['an ApiError of src/http as it is', httpBadRequest('bad'), { ...failure, code: 400, reason: 'BadRequest', message: 'bad' }],
@@ -69,6 +71,38 @@ const rows: [string, unknown, Record<string, unknown>][] = [
   ],
   ['registry MethodNotAllowed: why, as the message', R.methodNotAllowed('create not allowed while custom resource definition is terminating'), { ...failure, code: 405, reason: 'MethodNotAllowed', message: 'create not allowed while custom resource definition is terminating' }],
   ['registry Unavailable: retry after a second', R.unavailable('storage is unavailable: down'), { ...failure, code: 503, reason: 'ServiceUnavailable', message: 'storage is unavailable: down', details: { retryAfterSeconds: 1 } }],
+  ['registry Expired', R.expired('The resourceVersion for the provided list is too old.'), { ...failure, code: 410, reason: 'Expired', message: 'The resourceVersion for the provided list is too old.' }],
+  [
+    'registry Expired continue: a token that goes on from the current state',
+    R.expired('too old to continue', 'tok'),
+    { ...failure, metadata: { continue: 'tok' }, code: 410, reason: 'Expired', message: 'too old to continue' },
+  ],
+  [
+    'registry TooLargeResourceVersion, not waited for: no Retry-After',
+    R.tooLargeResourceVersion(90, 12, 0),
+    { ...failure, code: 504, reason: 'Timeout', message: 'Timeout: Too large resource version: 90, current: 12', details: { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }] } },
+  ],
+  [
+    'registry StorageReadError: each unreadable key a cause',
+    R.storageReadError(ns, '/namespaces/', [{ key: '/namespaces//team', seq: 7, why: 'no provider' }]),
+    {
+      ...failure,
+      code: 500,
+      reason: 'StorageReadError',
+      message: 'failed to read one or more namespaces from the storage',
+      details: {
+        kind: 'namespaces',
+        name: '/namespaces/',
+        causes: [
+          {
+            reason: 'UnexpectedServerResponse',
+            message: 'StorageError: corrupt object, Code: 7, Key: /namespaces//team, ResourceVersion: 0, AdditionalErrorMsg: data from the storage is not transformable revision=7: no provider',
+            field: '/namespaces//team',
+          },
+        ],
+      },
+    },
+  ],
   ['registry Internal', R.internal('boom'), { ...failure, code: 500, reason: 'InternalError', message: 'Internal error occurred: boom', details: { causes: [{ message: 'boom' }] } }],
   [
     'admission Forbidden',
@@ -138,6 +172,37 @@ const rows: [string, unknown, Record<string, unknown>][] = [
       details: { causes: [{ message: 'StorageError: corrupt object, Code: 7, Key: /events/ns/e, ResourceVersion: 0, AdditionalErrorMsg: data from the storage is not transformable revision=3: bad tag' }] },
     },
   ],
+  [
+    'store KEY_EXISTS: about the key\'s object',
+    new StoreError('KEY_EXISTS', 'events.orch.io/events/ns/e', 'key exists at 4', 4),
+    { ...failure, code: 409, reason: 'AlreadyExists', message: 'events.events.orch.io "e" already exists', details: { name: 'e', group: 'events.orch.io', kind: 'events' } },
+  ],
+  ['store NOT_FOUND', new StoreError('NOT_FOUND', '/namespaces//team', 'key not found'), { ...failure, code: 404, reason: 'NotFound', message: 'namespaces "team" not found', details: { name: 'team', kind: 'namespaces' } }],
+  [
+    'store CONFLICT',
+    new StoreError('CONFLICT', '/namespaces//team', 'key is at 5, not 4', 5),
+    { ...failure, code: 409, reason: 'Conflict', message: `Operation cannot be fulfilled on namespaces "team": ${MODIFIED}`, details: { name: 'team', kind: 'namespaces' } },
+  ],
+  [
+    'store TOO_MANY_RETRIES',
+    new StoreError('TOO_MANY_RETRIES', '/namespaces//team', 'too many concurrent writes'),
+    { ...failure, code: 409, reason: 'Conflict', message: `Operation cannot be fulfilled on namespaces "team": ${MODIFIED}`, details: { name: 'team', kind: 'namespaces' } },
+  ],
+  ['store COMPACTED', new StoreError('COMPACTED', '', 'version 3 is compacted', 3), { ...failure, code: 410, reason: 'Expired', message: 'too old resource version: 3' }],
+  [
+    'store FUTURE_SEQ',
+    new StoreError('FUTURE_SEQ', '/k', 'version 9 is newer than 3', 9),
+    { ...failure, code: 504, reason: 'Timeout', message: 'Timeout: version 9 is newer than 3', details: { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }] } },
+  ],
+  ['log UNAVAILABLE: retry after a second', new LogError('UNAVAILABLE', 'etcd down'), { ...failure, code: 503, reason: 'ServiceUnavailable', message: 'storage is unavailable: etcd down', details: { retryAfterSeconds: 1 } }],
+  ['log CONFLICT', new LogError('CONFLICT', 'moved', 8), { ...failure, code: 409, reason: 'Conflict', message: `Operation cannot be fulfilled: ${MODIFIED}`, details: {} }],
+  ['log CLOSED', new LogError('CLOSED', 'the log is closed'), { ...failure, code: 503, reason: 'ServiceUnavailable', message: 'storage is closed: the log is closed', details: { retryAfterSeconds: 1 } }],
+  ['log COMPACTED', new LogError('COMPACTED', 'gone', 2), { ...failure, code: 410, reason: 'Expired', message: 'too old resource version: 2' }],
+  [
+    'log FUTURE_SEQ',
+    new LogError('FUTURE_SEQ', 'seq 9 is past 3', 9),
+    { ...failure, code: 504, reason: 'Timeout', message: 'Timeout: seq 9 is past 3', details: { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }] } },
+  ],
   ['watch COMPACTED: 410 with the oldest version kept', new WatchError('COMPACTED', 3, 7, 'version 3 is compacted'), { ...failure, code: 410, reason: 'Expired', message: 'too old resource version: 3 (7)' }],
   [
     'watch TOO_LARGE_VERSION: 504 with Retry-After',
@@ -175,7 +240,7 @@ describe('the error table', () => {
   });
 
   it('anything else is a 500 that says only its message', () => {
-    expect(toStatus(new StoreError('FUTURE_SEQ', '/k', 'version 9 is newer than 3'))).toMatchObject({ code: 500, reason: 'InternalError', message: 'Internal error occurred: version 9 is newer than 3' });
+    expect(toStatus(new LogError('BROKEN', 'the disk is full'))).toMatchObject({ code: 500, reason: 'InternalError', message: 'Internal error occurred: the disk is full' });
     expect(toStatus('text')).toMatchObject({ code: 500, reason: 'InternalError', message: 'Internal error occurred: text' });
   });
 });

@@ -1,0 +1,56 @@
+/**
+ * The past through the door, as /debug/timeline reads it: the newest writes of the log, every object
+ * at a version, and every version of one key still in the log.
+ */
+import type { LogEntry } from '../log/log.js';
+import { splitKey } from '../store/keys.js';
+import type { Store } from '../store/store.js';
+import type { StoredObject } from '../store/stored-object.js';
+import { collectionsInHistory, objectsAt, revisionsOf, versionsOf, type KeyVersion } from '../store/versions.js';
+import { badRequest, expired, tooLargeResourceVersion } from './errors.js';
+
+export { attribution, stampedTimeMs, type KeyVersion } from '../store/versions.js';
+export type { LogEntry };
+
+/** The log's newest entries, at most `window` of them, read page by page, and the versions around them. */
+export function recentWrites(store: Store, window: number): { oldest: number; head: number; from: number; pages: AsyncIterable<LogEntry[]> } {
+  const head = store.appliedSeq;
+  const from = Math.max(store.log.firstSeq, head - window + 1);
+  return { oldest: store.oldestVersion, head, from, pages: store.log.read(from, head) };
+}
+
+/** Every object at version rv, of every collection, in key order; 410 below the horizon, 504 past the head. */
+export async function everyObjectAt(store: Store, rv: number): Promise<StoredObject[]> {
+  if (rv < store.oldestVersion) throw expired(`too old resource version: ${rv} (${store.oldestVersion})`);
+  if (rv > store.appliedSeq) throw tooLargeResourceVersion(rv, store.appliedSeq, 1);
+  return objectsAt(store, rv, collectionsInHistory(store));
+}
+
+/** Every version of a key still in the log, oldest first; a key of no collection of this server is BadRequest. */
+export async function versionsOfKey(store: Store, key: string): Promise<KeyVersion[]> {
+  if (!store.view.history.has(splitKey(key).collection)) throw badRequest(`key: ${JSON.stringify(key)} names no collection of this server`);
+  return versionsOf(store, key);
+}
+
+/** The log as /debug/log reads it: its bounds, its entries, and each key's revisions and versions. */
+export interface LogReader {
+  readonly oldestVersion: number;
+  readonly appliedSeq: number;
+  readonly log: { readonly firstSeq: number; read(from: number, to: number): AsyncIterable<LogEntry[]>; get(seq: number): Promise<LogEntry | undefined> };
+  revisionsOf(key: string): number[];
+  versionsOf(key: string): Promise<KeyVersion[]>;
+}
+
+export function logReaderOf(store: Store): LogReader {
+  return {
+    get oldestVersion() {
+      return store.oldestVersion;
+    },
+    get appliedSeq() {
+      return store.appliedSeq;
+    },
+    log: store.log,
+    revisionsOf: (key) => revisionsOf(store, key),
+    versionsOf: (key) => versionsOf(store, key),
+  };
+}
