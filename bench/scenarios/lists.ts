@@ -7,6 +7,7 @@
  * Answers are counted, not kept (bench/http-client.ts keep), except the first 2 KB a walk needs for
  * its continue token; each operation's answer is checked once in full before it is timed.
  */
+import { rm } from 'node:fs/promises';
 import { bounds, startOrchd, type BenchContext, type Scenario } from '../context.js';
 import { cellStats, errorNote, histogramPlot, histogramSeries, orchdColumns, orchdFields } from '../cells.js';
 import { expectStatus, HttpClient } from '../http-client.js';
@@ -170,6 +171,8 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     writer.close();
   } finally {
     await orchd.dispose();
+    // The seeded folder is the harness's own (not the server's to remove).
+    await rm(dataDir, { recursive: true, force: true });
   }
 
   const rows: Row[] = cells.map((c) => ({ size: n, op: c.label, clients: c.clients, ...orchdFields(c.run), bytes: c.replyBytes }));

@@ -4,6 +4,7 @@
  * a selective label list (1 % of objects match). Beside it: the bare node:http server sending the same
  * reply bytes, and etcd's get by key / 500-key range reads over the same number of keys.
  */
+import { rm } from 'node:fs/promises';
 import { bounds, ratio, startOrchd, withBareHttp, type BenchContext, type Scenario } from '../context.js';
 import { cellStats, errorNote, histogramPlot, histogramSeries, orchdColumns, orchdFields, prefixed } from '../cells.js';
 import { expectStatus, HttpClient } from '../http-client.js';
@@ -105,6 +106,8 @@ async function orchdCells(ctx: BenchContext, size: number): Promise<{ cells: Cel
     return { cells, rss: memory(orchd.pid)?.rss ?? NaN };
   } finally {
     await orchd.dispose();
+    // The seeded folder is the harness's own (not the server's to remove).
+    await rm(dataDir, { recursive: true, force: true });
   }
 }
 

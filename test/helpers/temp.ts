@@ -7,8 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { onTestFinished } from 'vitest';
-import { getCurrentTest } from 'vitest/suite';
+import { onTestFinished, TestRunner } from 'vitest';
 
 /** Made outside a (sequential) test: removed after the file's tests. */
 const forTheFile = new Set<string>();
@@ -20,7 +19,7 @@ const forTheFile = new Set<string>();
  */
 export function tempDir(prefix = 'orchd-test-', opts: { until?: 'test' | 'file' } = {}): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
-  const test = getCurrentTest();
+  const test = TestRunner.getCurrentTest();
   // A concurrent test's "current test" may be another one by the time this runs: the file owns it.
   if (test && !test.concurrent && opts.until !== 'file') onTestFinished(() => removeDir(dir));
   else forTheFile.add(dir);

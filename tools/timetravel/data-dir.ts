@@ -15,6 +15,7 @@
  * through encryption at rest. So does everything when --encryption-provider-config is given, or
  * when an entry read turns out sealed (the plain log cannot open it; the encrypted one says which).
  */
+import { rmSync } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -64,6 +65,19 @@ export async function logFolderOf(dataDir: string): Promise<string> {
   return folder;
 }
 
+/**
+ * Snapshot folders not yet removed by their history's close. A command that ends early (`orchd log |
+ * head`: the reader went, and the process exits at once) would leave them in the temp folder.
+ */
+const SNAPSHOTS = new Set<string>();
+let exitHook = false;
+
+function removedAtExit(work: string): void {
+  if (!exitHook) process.once('exit', () => SNAPSHOTS.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+  exitHook = true;
+  SNAPSHOTS.add(work);
+}
+
 export async function openDataDir(dataDir: string, encryption?: EncryptionConfiguration): Promise<History> {
   const folder = await logFolderOf(dataDir);
   const direct = new DataDirHistory(folder, undefined, encryption);
@@ -75,6 +89,7 @@ export async function openDataDir(dataDir: string, encryption?: EncryptionConfig
     if (!(err instanceof LogError && err.code === 'LOCKED')) throw err;
   }
   const work = await mkdtemp(join(tmpdir(), 'orchd-timetravel-'));
+  removedAtExit(work);
   try {
     await snapshotLogFolder(folder, join(work, 'log'));
   } catch (err) {
@@ -370,7 +385,10 @@ class DataDirHistory implements History {
       await this.store?.close();
       await this.log?.close();
     } finally {
-      if (this.work) await rm(this.work, { recursive: true, force: true });
+      if (this.work) {
+        await rm(this.work, { recursive: true, force: true });
+        SNAPSHOTS.delete(this.work);
+      }
     }
   }
 }

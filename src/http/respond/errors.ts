@@ -100,7 +100,6 @@ export const ROWS: readonly Row<Error>[] = [
   // or other replicas that kept writing first.
   row(LogError, 'UNAVAILABLE', (e) => E.serviceUnavailable(`storage is unavailable: ${e.message}`, 1)),
   row(LogError, 'CONFLICT', () => failure(409, 'Conflict', `Operation cannot be fulfilled: ${MODIFIED}`, {})),
-  row(LogError, 'RACED', () => failure(409, 'Conflict', `Operation cannot be fulfilled: ${MODIFIED}`, {})),
   row(LogError, 'CLOSED', (e) => E.serviceUnavailable(`storage is closed: ${e.message}`, 1)),
   row(LogError, 'COMPACTED', (e) => E.gone(`too old resource version: ${e.seq ?? 0}`)),
   row(LogError, 'FUTURE_SEQ', (e) => tooLarge(e.message)),
