@@ -1,7 +1,7 @@
-import { decodeEntry, encodeRecord, stampTime, storedRecordLength, writeStoredRecord } from './codec.js';
+import { decodeEntry, encodeRecord, stampTime } from './codec.js';
 import { crashPoint } from './crash-point.js';
 import { LogSkeleton, noop, type Found, type LogOptions } from './log-skeleton.js';
-import type { Appended, LogEntry, LogRecord, StoredAppended } from './log.js';
+import type { Appended, LogEntry, LogRecord } from './log.js';
 import { stampVersion } from './stamp.js';
 
 export { checkSeq, readBounds, type Found, type LogOptions } from './log-skeleton.js';
@@ -70,33 +70,6 @@ export abstract class AbstractLog extends LogSkeleton {
     return { seq, durable };
   }
 
-  /**
-   * Appends records whose values are already msgpack bytes (a recording's), at the next seqs, in one
-   * batch, neither decoding nor encoding a value; returns the first seq (the rest follow, no gap).
-   * A record's recorded commit time and writer's stored bytes, when given, are kept (a replay serves them).
-   */
-  appendStored(records: readonly { type: LogRecord['type']; key: string; raw: Uint8Array; time?: number; writer?: Uint8Array }[]): StoredAppended {
-    this.checkWritable();
-    const first = this.assigned + 1;
-    // Every record is checked before any takes a seq: a bad one leaves the log as it was.
-    for (const r of records) if (r.type !== 'put' && r.type !== 'delete') throw new TypeError(`log record type must be put or delete, not ${String(r.type)}`);
-    if (records.length === 0) return { seq: first, durable: Promise.resolve() }; // no batch: it would have no last seq to acknowledge
-    // One buffer for the lot, each record a view of it: not a million small ones for the GC to track.
-    let total = 0;
-    for (const r of records) total += storedRecordLength(r.key, r.raw, r.writer);
-    const slab = Buffer.allocUnsafeSlow(total);
-    const batch = (this.queued ??= newBatch());
-    for (let i = 0, at = 0; i < records.length; i++) {
-      const r = records[i];
-      const seq = ++this.assigned;
-      const end = at + storedRecordLength(r.key, r.raw, r.writer);
-      writeStoredRecord(slab, at, r.type, r.key, r.raw, r.time, r.writer);
-      batch.entries.push(decodeEntry(seq, slab, at, end));
-      batch.values.push(slab.subarray(at, end));
-      at = end;
-    }
-    return { seq: first, durable: this.scheduled(batch) };
-  }
 
   /** The batch's durability, its flush scheduled if none is. */
   private scheduled(batch: PendingBatch): Promise<void> {
@@ -122,8 +95,6 @@ export abstract class AbstractLog extends LogSkeleton {
     this.writing = batch;
     const time = (this.lastTime = Math.max(Date.now(), this.lastTime));
     for (let i = 0; i < batch.values.length; i++) {
-      // A record appended with its own time (appendStored) keeps it.
-      if (batch.entries[i].time !== 0) continue;
       stampTime(batch.values[i], time);
       batch.entries[i].time = time;
     }

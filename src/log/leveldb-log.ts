@@ -113,24 +113,10 @@ export class LevelDbLog extends AbstractLog {
 
   protected _read(start: number, end: number): AsyncIterable<LogEntry[]> {
     // The native iterator (and its implicit snapshot) is made here, synchronously.
-    const it = this.db.iterator({ gte: seqKey(start), lte: seqKey(end), highWaterMarkBytes: READ_AHEAD_BYTES });
+    const pages = readAhead(this.db.iterator({ gte: seqKey(start), lte: seqKey(end), highWaterMarkBytes: READ_AHEAD_BYTES }));
     const slabs = new Slabs();
-    return (async function* pages() {
-      // The next page is read (on LevelDB's thread) while the caller folds this one: a replay then
-      // no longer waits for the disk between pages. One read is in flight at a time, as iterators allow.
-      let next: Promise<[Buffer, Buffer][]> | undefined = it.nextv(PAGE);
-      try {
-        for (;;) {
-          const page: [Buffer, Buffer][] = await next;
-          next = undefined;
-          if (page.length === 0) return;
-          next = it.nextv(PAGE);
-          yield decodePage(page, slabs);
-        }
-      } finally {
-        await next?.catch(() => undefined);
-        await it.close();
-      }
+    return (async function* decoded() {
+      for await (const page of pages) yield decodePage(page, slabs);
     })();
   }
 
@@ -142,25 +128,14 @@ export class LevelDbLog extends AbstractLog {
   async *storedRecords(from: number, to?: number): AsyncIterable<{ seqs: number[]; records: Buffer[] }> {
     const { start, end } = readBounds(from, to, undefined, this.firstSeq, this.lastSeq);
     if (start > end) return;
-    const it = this.db.iterator({ gte: seqKey(start), lte: seqKey(end), highWaterMarkBytes: READ_AHEAD_BYTES });
-    let next: Promise<[Buffer, Buffer][]> | undefined = it.nextv(PAGE);
-    try {
-      for (;;) {
-        const page: [Buffer, Buffer][] = await next;
-        next = undefined;
-        if (page.length === 0) return;
-        next = it.nextv(PAGE);
-        const seqs = new Array<number>(page.length);
-        const records = new Array<Buffer>(page.length);
-        for (let i = 0; i < page.length; i++) {
-          seqs[i] = readSeq(page[i][0]);
-          records[i] = page[i][1];
-        }
-        yield { seqs, records };
+    for await (const page of readAhead(this.db.iterator({ gte: seqKey(start), lte: seqKey(end), highWaterMarkBytes: READ_AHEAD_BYTES }))) {
+      const seqs = new Array<number>(page.length);
+      const records = new Array<Buffer>(page.length);
+      for (let i = 0; i < page.length; i++) {
+        seqs[i] = readSeq(page[i][0]);
+        records[i] = page[i][1];
       }
-    } finally {
-      await next?.catch(() => undefined);
-      await it.close();
+      yield { seqs, records };
     }
   }
 
@@ -244,6 +219,27 @@ export class LevelDbLog extends AbstractLog {
       await db.close();
     }
     return last;
+  }
+}
+
+/**
+ * An iterator's pages of up to PAGE entries, the next read (on LevelDB's thread) while the caller
+ * works on this one: a replay then no longer waits for the disk between pages. One read is in flight
+ * at a time, as iterators allow; the iterator is closed however the pages end.
+ */
+async function* readAhead(it: { nextv(n: number): Promise<[Buffer, Buffer][]>; close(): Promise<void> }): AsyncIterable<[Buffer, Buffer][]> {
+  let next: Promise<[Buffer, Buffer][]> | undefined = it.nextv(PAGE);
+  try {
+    for (;;) {
+      const page: [Buffer, Buffer][] = await next;
+      next = undefined;
+      if (page.length === 0) return;
+      next = it.nextv(PAGE);
+      yield page;
+    }
+  } finally {
+    await next?.catch(() => undefined);
+    await it.close();
   }
 }
 

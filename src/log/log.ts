@@ -76,12 +76,6 @@ export interface Appended {
   readonly durable: Promise<number>;
 }
 
-/** What appendStored() gives: the seq of the first record (the rest follow it without a gap), and when they are durable. */
-export interface StoredAppended {
-  seq: number;
-  durable: Promise<void>;
-}
-
 export interface ReadOptions {
   kept?: boolean;
 }

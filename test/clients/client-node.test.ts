@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CoreV1Api, CustomObjectsApi, KubeConfig, KubernetesObjectApi, Watch, makeInformer, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { failure, kubeConfigFor } from '../helpers/client-node.js';
 
 const GROUP = 'admissionregistration.orch.io';
 const API_VERSION = `${GROUP}/v1`;
@@ -39,29 +40,12 @@ function event(name: string): KubernetesObject & Record<string, unknown> {
   };
 }
 
-/** Error thrown by client-node for a non-2xx answer: `code` is the HTTP status, `body` the Status text. */
-async function failure(p: Promise<unknown>): Promise<{ code: number; status: any }> {
-  try {
-    await p;
-  } catch (e: any) {
-    return { code: e.code, status: typeof e.body === 'string' ? JSON.parse(e.body) : e.body };
-  }
-  throw new Error('expected the call to fail');
-}
-
 let server: TestServer;
 let kc: KubeConfig;
 
 beforeAll(async () => {
   server = await startServer();
-  kc = new KubeConfig();
-  kc.loadFromOptions({
-    // 1.4.0 refuses plain http unless the cluster says skipTLSVerify (clients.md 3).
-    clusters: [{ name: 'orchd', server: server.url, skipTLSVerify: true }],
-    users: [{ name: 'anonymous' }],
-    contexts: [{ name: 'orchd', cluster: 'orchd', user: 'anonymous' }],
-    currentContext: 'orchd',
-  });
+  kc = kubeConfigFor(server.url);
 });
 
 afterAll(async () => {

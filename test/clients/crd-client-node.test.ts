@@ -11,19 +11,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CustomObjectsApi, KubeConfig, KubernetesObjectApi, PatchStrategy, makeInformer, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { failure, kubeConfigFor } from '../helpers/client-node.js';
 
 const FIXTURES = fileURLToPath(new URL('./fixtures/crds/', import.meta.url));
 const docs = (file: string): any[] => parseAllDocuments(readFileSync(FIXTURES + file, 'utf8')).map((d) => d.toJS());
-
-/** client-node's error for a non-2xx answer: `code` is the HTTP status, `body` the Status. */
-async function failure(p: Promise<unknown>): Promise<{ code: number; status: any }> {
-  try {
-    await p;
-  } catch (e: any) {
-    return { code: e.code, status: typeof e.body === 'string' ? JSON.parse(e.body) : e.body };
-  }
-  throw new Error('expected the call to fail');
-}
 
 let server: TestServer;
 let kc: KubeConfig;
@@ -32,13 +23,7 @@ let custom: CustomObjectsApi;
 
 beforeAll(async () => {
   server = await startServer();
-  kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'orchd', server: server.url, skipTLSVerify: true }],
-    users: [{ name: 'anonymous' }],
-    contexts: [{ name: 'orchd', cluster: 'orchd', user: 'anonymous' }],
-    currentContext: 'orchd',
-  });
+  kc = kubeConfigFor(server.url);
   objects = KubernetesObjectApi.makeApiClient(kc);
   custom = kc.makeApiClient(CustomObjectsApi);
 });

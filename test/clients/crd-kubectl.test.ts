@@ -9,26 +9,12 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { everyKubectl, kubectlHome, type Ran } from '../helpers/kubectl.js';
+import { everyKubectl, kubectlHome, limiter, type Ran } from '../helpers/kubectl.js';
 import { startServer } from '../helpers/server.js';
 
 const FIXTURES = fileURLToPath(new URL('./fixtures/crds/', import.meta.url));
 
 /** At most two kubectl sequences at a time: two cores, and other suites run beside this one. */
-function limiter(max: number) {
-  let active = 0;
-  const waiting: (() => void)[] = [];
-  return async <T>(job: () => Promise<T>): Promise<T> => {
-    if (active >= max) await new Promise<void>((r) => waiting.push(r));
-    active++;
-    try {
-      return await job();
-    } finally {
-      active--;
-      waiting.shift()?.();
-    }
-  };
-}
 const slot = limiter(2);
 
 /** kubectl's column output as rows of cells, cut where the headings start (an empty cell stays one). */

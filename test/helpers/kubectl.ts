@@ -149,3 +149,19 @@ export function kubectlForFile(opts?: Parameters<typeof startServer>[0]): Kubect
     file: (name, text) => started().file(name, text),
   };
 }
+
+/** Runs at most max jobs at once; the rest wait their turn, in order. */
+export function limiter(max: number) {
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  return async <T>(job: () => Promise<T>): Promise<T> => {
+    if (active >= max) await new Promise<void>((r) => waiting.push(r));
+    active++;
+    try {
+      return await job();
+    } finally {
+      active--;
+      waiting.shift()?.();
+    }
+  };
+}

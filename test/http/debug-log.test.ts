@@ -1,8 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Authorizer } from '../../src/auth/authorizer.js';
 import { buildRegistry } from '../../src/registry/build.js';
@@ -14,6 +11,7 @@ import { kinds } from '../../src/resources/registry.js';
 import { Store } from '../../src/store/store.js';
 import { call } from '../helpers/server.js';
 import { EVENTS, createEvent, createNamespace, labelEvent } from '../watch/objects.js';
+import { tempStore } from '../helpers/temp-store.js';
 
 /*
  * /debug/log on a real server over a real LevelDB: the log's entries with their commit times and
@@ -22,7 +20,6 @@ import { EVENTS, createEvent, createNamespace, labelEvent } from '../watch/objec
  * even get one).
  */
 
-let dir: string;
 let log: LevelDbLog;
 let store: Store;
 let api: ApiServer;
@@ -37,11 +34,7 @@ const authorizer: Authorizer = {
 };
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'orchd-debug-log-'));
-  log = new LevelDbLog({ path: join(dir, 'log') });
-  await log.open();
-  store = new Store({ log });
-  await store.start();
+  ({ log, store } = await tempStore('orchd-debug-log-'));
   api = createApiServer({ objects: buildRegistry(store, kinds, { logger: silentLogger, secret: randomBytes(32), authorizer }), kinds, metrics: new Metrics(), logger: silentLogger, authorizer, authenticator: { authenticate: async (headers) => ({ ok: true, user: { username: String(headers['x-user'] ?? 'someone'), uid: '', groups: ['system:authenticated'], extra: {} } }) } });
   await listenOn(api, 0, '127.0.0.1');
   await api.start();
@@ -57,7 +50,6 @@ afterAll(async () => {
   await api?.close();
   await store?.close();
   await log?.close();
-  await rm(dir, { recursive: true, force: true });
 });
 
 const lines = (text: string) => text.split('\n').filter(Boolean).map((l) => JSON.parse(l));

@@ -1,15 +1,18 @@
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readlinkSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Level } from 'level';
 import { describe, expect, it } from 'vitest';
 import { decodeEntry, encodeRecord, encodeStoredRecord, packJson, readSeq, StoredEntry } from '../../src/log/codec.js';
-import type { LogEntry } from '../../src/log/log.js';
 import { checkpointFile, LevelDbLog } from '../../src/log/leveldb-log.js';
 import { readParts } from '../../src/log/checkpoint-file.js';
 import type { PartBytes } from '../../src/log/log.js';
 import { runLogContract } from './contract.js';
 import { tempDir } from '../helpers/temp.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 async function tempPath(): Promise<string> {
   const dir = tempDir('orchd-log-', { until: 'file' });
@@ -78,8 +81,13 @@ describe('LevelDbLog', () => {
     const log = new LevelDbLog({ path });
     await log.open();
     try {
-      await expect(new LevelDbLog({ path }).open()).rejects.toThrow();
+      const second = new LevelDbLog({ path });
+      await expect(second.open()).rejects.toThrow(/open in this process already/);
+      await second.close();
       expect(() => log.append({ type: 'put', key: 'k', value: 1 })).not.toThrow();
+      // The refusal kept the lock: another process still cannot open the folder beside this one.
+      const other = spawnSync(process.execPath, ['--input-type=module', '-e', `import { Level } from 'level'; await new Level(${JSON.stringify(path)}).open().then(() => console.log('opened'), (e) => console.log(e.cause?.code))`], { cwd: ROOT, encoding: 'utf8' });
+      expect(other.stdout.trim()).toBe('LEVEL_LOCKED');
     } finally {
       await log.close();
     }
@@ -203,39 +211,19 @@ describe('LevelDbLog', () => {
     }
   });
 
-  it('appendStored writes records around values already in msgpack at the next seqs, as append would, and refuses a bad one whole', async () => {
-    const log = new LevelDbLog({ path: await tempPath() });
-    await log.open();
-    const committed: LogEntry[][] = [];
-    log.committed$.subscribe((b) => committed.push(b));
-    try {
-      await log.append({ type: 'put', key: 'c//first', value: { n: 0 } }).durable;
-      // A key past 31 and past 255 bytes takes the longer string heads.
-      const records = [
-        { type: 'put' as const, key: 'c//a', value: { n: 1, s: 'ä' } },
-        { type: 'put' as const, key: `c//${'k'.repeat(40)}`, value: { n: 2 } },
-        { type: 'delete' as const, key: `c//${'z'.repeat(300)}`, value: { n: 3 } },
-      ];
-      const bad = [{ type: 'put', key: 'c//b', raw: packJson({}) }, { type: 'patch', key: 'c//b', raw: packJson({}) }];
-      expect(() => log.appendStored(bad as never)).toThrow(/type must be put or delete/);
-      await log.appendStored([]).durable;
-      const { seq, durable } = log.appendStored(records.map((r) => ({ type: r.type, key: r.key, raw: packJson(r.value) })));
-      await durable;
-      // The refused call took no seq.
-      expect(seq).toBe(2);
-      expect(log.lastSeq).toBe(4);
-      const batch = committed[committed.length - 1];
-      expect(batch.map((e) => [e.seq, e.type, e.key, e.value])).toEqual(records.map((r, i) => [i + 2, r.type, r.key, r.value]));
-      expect(batch.every((e) => e instanceof StoredEntry && typeof e.time === 'number' && e.time > 0)).toBe(true);
-      // Read back from disk: the same records, with the batch's commit time, byte for byte what append writes.
-      const read: LogEntry[] = [];
-      for await (const page of log.read(2)) read.push(...page);
-      expect(read.map((e) => [e.seq, e.type, e.key, e.value, e.time])).toEqual(batch.map((e) => [e.seq, e.type, e.key, e.value, e.time]));
-      const bytes = await log.get(3);
-      expect(bytes?.raw?.equals(packJson(records[1].value))).toBe(true);
-      expect(encodeStoredRecord('put', records[1].key, packJson(records[1].value)).equals(encodeRecord({ type: 'put', key: records[1].key, value: records[1].value }))).toBe(true);
-    } finally {
-      await log.close();
+  it('a record made around a value already in msgpack (export, import) is byte for byte what append writes, with every key head', () => {
+    // A key past 31 and past 255 bytes takes the longer string heads.
+    const records = [
+      { type: 'put' as const, key: 'c//a', value: { n: 1, s: 'ä' } },
+      { type: 'put' as const, key: `c//${'k'.repeat(40)}`, value: { n: 2 } },
+      { type: 'delete' as const, key: `c//${'z'.repeat(300)}`, value: { n: 3 } },
+    ];
+    for (const r of records) {
+      const stored = encodeStoredRecord(r.type, r.key, packJson(r.value));
+      expect(stored.equals(encodeRecord(r))).toBe(true);
+      const e = decodeEntry(7, stored);
+      expect([e.seq, e.type, e.key, e.value]).toEqual([7, r.type, r.key, r.value]);
     }
   });
+
 });

@@ -5,13 +5,14 @@
 import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CoreV1Api, KubeConfig, makeInformer, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
+import { CoreV1Api, makeInformer, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestEtcd } from '../helpers/etcd.js';
 import { KUBECTL } from '../helpers/kubectl.js';
 import { killAll, type ServerChild } from '../server/child.js';
 import { startReplica } from './replica.js';
 import { tempDir } from '../helpers/temp.js';
+import { kubeConfigFor } from '../helpers/client-node.js';
 
 let etcd: TestEtcd;
 let home = '';
@@ -46,13 +47,7 @@ function kubectl(server: string, args: string[]): Promise<{ code: number; stdout
 
 describe('kubectl on one replica, a client-node informer on the other', () => {
   it('the informer on B sees what kubectl does on A, with A\'s resourceVersions', async () => {
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'b', server: b.url, skipTLSVerify: true }],
-      users: [{ name: 'anonymous' }],
-      contexts: [{ name: 'b', cluster: 'b', user: 'anonymous' }],
-      currentContext: 'b',
-    });
+    const kc = kubeConfigFor(b.url);
     const core = kc.makeApiClient(CoreV1Api);
     const informer = makeInformer(kc, '/api/v1/namespaces', () => core.listNamespace() as Promise<KubernetesListObject<KubernetesObject>>);
     const seen: string[] = [];

@@ -1,14 +1,12 @@
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
 import type { KubeObject } from '../../src/resources/types.js';
 import { indexableTerms, matchesLabels, parseLabelSelector } from '../../src/selectors/label-selector.js';
 import { listObjects, type ListQuery } from '../../src/store/list.js';
 import { Store } from '../../src/store/store.js';
-import { tempDir } from '../helpers/temp.js';
+import { tempStore } from '../helpers/temp-store.js';
 
 const C = 'events.orch.io/events';
-let dir: string;
 let log: LevelDbLog;
 let store: Store;
 
@@ -33,11 +31,7 @@ function randomLabels(): Record<string, string> {
 const obj = (ns: string, name: string, labels: Record<string, string>): KubeObject => ({ apiVersion: 'v1', kind: 'X', metadata: { name, namespace: ns, labels } });
 
 beforeAll(async () => {
-  dir = tempDir('orchd-label-index-');
-  log = new LevelDbLog({ path: join(dir, 'log') });
-  await log.open();
-  store = new Store({ log });
-  await store.start();
+  ({ log, store } = await tempStore('orchd-label-index-'));
 });
 
 afterAll(async () => {

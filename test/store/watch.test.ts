@@ -4,7 +4,6 @@
  * draining and stalling can be made to happen exactly.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { join } from 'node:path';
 import type { Subscription } from 'rxjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
@@ -12,20 +11,15 @@ import type { KubeObject } from '../../src/resources/types.js';
 import type { WatchRoute } from '../../src/store/fanout.js';
 import { Store } from '../../src/store/store.js';
 import { watch$, WatchError, type WatchEvent, type WatchFlow, type WatchRequest } from '../../src/store/watch.js';
-import { tempDir } from '../helpers/temp.js';
+import { tempStore } from '../helpers/temp-store.js';
 
 const C = 'test.orch.io/things';
-let dir: string;
 let log: LevelDbLog;
 let store: Store;
 const subs: Subscription[] = [];
 
 beforeAll(async () => {
-  dir = tempDir('orchd-watch-engine-');
-  log = new LevelDbLog({ path: join(dir, 'log') });
-  await log.open();
-  store = new Store({ log });
-  await store.start();
+  ({ log, store } = await tempStore('orchd-watch-engine-'));
 });
 afterEach(() => {
   for (const s of subs.splice(0)) s.unsubscribe();

@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
-import { CustomObjectsApi, KubeConfig, makeInformer, type Informer, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
+import { CustomObjectsApi, makeInformer, type Informer, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import { runOrchd } from '../../src/cli/orchd.js';
+import { kubeConfigFor } from '../helpers/client-node.js';
 import { startReplay, type ReplayOptions, type Replaying } from '../../tools/timetravel/replay-server.js';
 import { openHistory } from '../../tools/timetravel/source.js';
 import { EVENTS } from '../watch/objects.js';
@@ -32,17 +33,7 @@ export async function runOn(out: Writable & { text: string }, command: string, .
 
 export const run = (command: string, ...args: string[]): Promise<Run> => runOn(sink(), command, ...args);
 
-/** A client-node configuration for the server at url, as an anonymous user. */
-export function kubeConfigFor(url: string): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'orchd', server: url, skipTLSVerify: true }],
-    users: [{ name: 'anonymous' }],
-    contexts: [{ name: 'orchd', cluster: 'orchd', user: 'anonymous' }],
-    currentContext: 'orchd',
-  });
-  return kc;
-}
+export { kubeConfigFor };
 
 /**
  * A client-node informer on the Events of one namespace of the server at url: what it sees, as

@@ -3,25 +3,19 @@
  * is those same bytes, not a second encoding. Without a watcher nothing is kept on the stored object.
  */
 import { get } from 'node:http';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
 import { Store } from '../../src/store/store.js';
 import { changeJson } from '../../src/registry/stored.js';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 import { EVENTS, event } from './objects.js';
-import { tempDir } from '../helpers/temp.js';
+import { tempStore } from '../helpers/temp-store.js';
 
 describe('a written version is encoded once, for its watchers and its writer', () => {
-  let dir: string;
   let log: LevelDbLog;
   let store: Store;
   beforeAll(async () => {
-    dir = tempDir('orchd-encode-once-');
-    log = new LevelDbLog({ path: join(dir, 'log') });
-    await log.open();
-    store = new Store({ log });
-    await store.start();
+    ({ log, store } = await tempStore('orchd-encode-once-'));
   });
   afterAll(async () => {
     await store?.close();

@@ -6,9 +6,6 @@
  * namespace that takes the general path (a scan watcher, whose batches are filtered for it, with a
  * selector that matches everything, whose events are its own), over both framings and two versions.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
 import { runWatch, type WatchSink } from '../../src/http/handlers/watch-stream.js';
@@ -17,24 +14,19 @@ import type { WatchRoute } from '../../src/store/fanout.js';
 import { watch$, type WatchRequest } from '../../src/store/watch.js';
 import { Store } from '../../src/store/store.js';
 import { widget } from '../helpers/fixture-kinds.js';
+import { tempStore } from '../helpers/temp-store.js';
 
 const C = 'test.orch.io/widgets';
 const NAMESPACES = ['a', 'b', 'c'];
-let dir: string;
 let log: LevelDbLog;
 let store: Store;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'orchd-shared-delivery-'));
-  log = new LevelDbLog({ path: join(dir, 'log') });
-  await log.open();
-  store = new Store({ log });
-  await store.start();
+  ({ log, store } = await tempStore('orchd-shared-delivery-'));
 });
 afterAll(async () => {
   await store?.close();
   await log?.close();
-  await rm(dir, { recursive: true, force: true });
 });
 
 /** A seeded generator: the random stream is the same on every run, so a failure can be replayed. */
