@@ -1,5 +1,7 @@
 import type { Observable } from 'rxjs/internal/Observable';
-import { filter, take, timeout } from 'rxjs';
+import { filter } from 'rxjs/internal/operators/filter';
+import { take } from 'rxjs/internal/operators/take';
+import { timeout } from 'rxjs/internal/operators/timeout';
 import { LogError, type Log, type Writer as EntryWriter } from '../log/log.js';
 import { corruptObjectsOf, type CorruptObject } from '../log/encryption/index.js';
 import type { KubeObject } from '../resources/types.js';

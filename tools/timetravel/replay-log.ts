@@ -13,7 +13,7 @@
  * them), so append() is refused too.
  */
 import { Subject } from 'rxjs/internal/Subject';
-import type { Observable } from 'rxjs';
+import type { Observable } from 'rxjs/internal/Observable';
 import { readBounds } from '../../src/log/log-skeleton.js';
 import { LogError, type Appended, type Log, type LogEntry, type ReadOptions, type SavedCheckpoint } from '../../src/log/log.js';
 
