@@ -7,4 +7,11 @@ export type { HistoryEntry } from './store/history.js';
 export { kubeconfigYaml, type KubeconfigOptions } from './config/kubeconfig-yaml.js';
 export type { Logger } from './observability/logger.js';
 export type { StorageKind } from './serve.js';
-export { copyOldLayout } from './log/etcd/copy-old-layout.js';
+
+/**
+ * Moves what an older orchd kept in etcd under `orchd/` to kube-apiserver's layout (README, etcd).
+ * The etcd client (and gRPC, protobufjs) is loaded by the call, not by importing orchd.
+ */
+export async function copyOldLayout(...args: Parameters<typeof import('./log/etcd/copy-old-layout.js').copyOldLayout>): Promise<number> {
+  return (await import('./log/etcd/copy-old-layout.js')).copyOldLayout(...args);
+}
