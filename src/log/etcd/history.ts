@@ -81,9 +81,20 @@ export function readEntries(w: Where, start: number, end: number, fence?: () => 
 
 /** etcd's newest revision, by a linearizable (quorum) read: no replica can have acknowledged a write past it. */
 export async function headRevision(w: Where, deadlineMs: number): Promise<number> {
-  const res = await w.client.kv.range({ key: w.layout.secret, keys_only: true }, { deadline: Date.now() + deadlineMs });
-  return Number(res.header.revision);
+  const deadline = Date.now() + deadlineMs;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const res = await w.client.kv.range({ key: w.layout.secret, keys_only: true }, { deadline });
+      return Number(res.header.revision);
+    } catch (err) {
+      // A read, safe to send again: the client sets aside a member that went away (kill -9, a
+      // partition), so the next try goes to another, within the same deadline.
+      if (attempt === HEAD_TRIES || Date.now() >= deadline) throw err;
+    }
+  }
 }
+
+const HEAD_TRIES = 3;
 
 /** Compacts etcd to revision; another replica may have compacted as far or further. */
 export async function compactTo(w: Where, revision: number): Promise<void> {
