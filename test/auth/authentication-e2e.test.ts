@@ -17,6 +17,7 @@ import { runKubectl, versionedKubectl } from '../helpers/kubectl.js';
 import { call, startServer } from '../helpers/server.js';
 import { httpsCall } from './https-call.js';
 import { TestIssuer } from './oidc-issuer.js';
+import { replaceFile } from '../helpers/replace-file.js';
 import { tempDir } from '../helpers/temp.js';
 
 const VAP = '/apis/admissionregistration.orch.io/v1/validatingadmissionpolicies';
@@ -254,23 +255,24 @@ describe('reloading the authentication configuration', () => {
 
     const widened = authDoc({ enabled: false });
     Object.assign(widened.jwt[0]!.issuer, { audiences: ['orchd', 'later'], audienceMatchPolicy: 'MatchAny' });
-    await writeFile(s.file, stringify(widened));
+    await replaceFile(s.file, stringify(widened));
     await until('the widened audiences', async () => (await get()) === 200);
     expect(await gauge('orchd_authentication_config_reloads_succeeded')).toBe(1);
 
     // Breaks a rule: the server keeps the widened configuration.
     const invalid = authDoc({ enabled: false });
     Object.assign(invalid.jwt[0]!.issuer, { audiences: [] });
-    await writeFile(s.file, stringify(invalid));
-    await until('the failed reload', async () => (await gauge('orchd_authentication_config_reloads_failed')) >= 1);
+    const failedBefore = await gauge('orchd_authentication_config_reloads_failed');
+    await replaceFile(s.file, stringify(invalid));
+    await until('the failed reload', async () => (await gauge('orchd_authentication_config_reloads_failed')) > failedBefore);
     expect(await gauge('orchd_authentication_config_last_reload_success')).toBe(0);
     expect(await get()).toBe(200);
 
     // Valid but its issuer cannot be discovered: not swapped in either.
     const unreachable = authDoc({ enabled: false });
     Object.assign(unreachable.jwt[0]!.issuer, { url: 'https://127.0.0.1:1' });
-    await writeFile(s.file, stringify(unreachable));
-    await until('the second failed reload', async () => (await gauge('orchd_authentication_config_reloads_failed')) >= 2);
+    await replaceFile(s.file, stringify(unreachable));
+    await until('the second failed reload', async () => (await gauge('orchd_authentication_config_reloads_failed')) > failedBefore + 1);
     expect(await get()).toBe(200);
   });
 });

@@ -6,7 +6,7 @@
  * ValidatingAdmissionPolicy's `authorizer` checks are answered by the same chain; the file is
  * reloaded while running, keeping the last good chain when a new one is broken.
  */
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
@@ -18,6 +18,7 @@ import { runKubectl, versionedKubectl } from '../helpers/kubectl.js';
 import { httpsCall } from './https-call.js';
 import { TestIssuer } from './oidc-issuer.js';
 import { SarWebhook, defaultDecision, webhookEntry, type Review } from './sar-webhook.js';
+import { replaceFile } from '../helpers/replace-file.js';
 import { tempDir } from '../helpers/temp.js';
 
 const EVENTS = '/apis/events.orch.io/v1/namespaces/default/events';
@@ -80,12 +81,6 @@ async function start(name: string, authorizers: unknown[], authorizationReloadIn
   });
   running.push(server);
   return { server, ca: await readFile(join(dataDir, 'apiserver.crt')), authzFile };
-}
-
-/** Replaces a watched file in one step: a reload check never reads it half written. */
-async function replaceFile(file: string, text: string): Promise<void> {
-  await writeFile(`${file}.next`, text);
-  await rename(`${file}.next`, file);
 }
 
 const tokens = new Map<string, string>();

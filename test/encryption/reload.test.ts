@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { replaceFile } from '../helpers/replace-file.js';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Logger } from '../../src/observability/logger.js';
@@ -62,7 +62,7 @@ describe('encryption configuration reload', () => {
     const rv1 = await create(s.url, 'e1', m1);
     expect(await s.encryptionReloader!.check()).toBe('unchanged');
 
-    await writeFile(file, eventsConfig(keyed('secretbox', ['key2', secret()]) + aes));
+    await replaceFile(file, eventsConfig(keyed('secretbox', ['key2', secret()]) + aes));
     expect(await s.encryptionReloader!.check()).toBe('reloaded');
     expect(logged.some((l) => l.startsWith('encryption configuration reloaded'))).toBe(true);
     expect(await reloads(s.url, 'success')).toBe(1);
@@ -81,7 +81,7 @@ describe('encryption configuration reload', () => {
 
   it('an invalid file is logged and counted, and the last good configuration keeps serving', async () => {
     const { s, file, dataDir, logged } = await reloading(eventsConfig(keyed('aesgcm', ['key1', secret()])));
-    await writeFile(file, eventsConfig(keyed('aesgcm', ['key1', Buffer.from('short').toString('base64')])));
+    await replaceFile(file, eventsConfig(keyed('aesgcm', ['key1', Buffer.from('short').toString('base64')])));
     expect(await s.encryptionReloader!.check()).toBe('failed');
     const line = logged.find((l) => l.startsWith('encryption configuration not reloaded: keeping the last good one'));
     expect(line).toContain('resources[0].providers[0].aesgcm.keys[0].secret: Invalid value');
@@ -89,7 +89,7 @@ describe('encryption configuration reload', () => {
     expect(await reloads(s.url, 'success')).toBe(0);
     // The same bad text is not counted again; a new bad one is.
     expect(await s.encryptionReloader!.check()).toBe('unchanged');
-    await writeFile(file, 'kind: EncryptionConfiguration\n');
+    await replaceFile(file, 'kind: EncryptionConfiguration\n');
     expect(await s.encryptionReloader!.check()).toBe('failed');
     expect(await reloads(s.url, 'failure')).toBe(2);
 
@@ -107,7 +107,7 @@ describe('encryption configuration reload', () => {
     const aes = keyed('aesgcm', ['key1', secret()]);
     const { s, file, dataDir } = await reloading(eventsConfig(aes), { encryptionReloadIntervalMs: 100, kmsTimings: { pollIntervalMs: 100, failedPollIntervalMs: 100 } });
     await create(s.url, 'e1', marker());
-    await writeFile(file, eventsConfig(kmsProvider('plugin', p.endpoint) + aes));
+    await replaceFile(file, eventsConfig(kmsProvider('plugin', p.endpoint) + aes));
     const deadline = Date.now() + 10_000;
     while ((await reloads(s.url, 'success')) === 0) {
       if (Date.now() > deadline) throw new Error('the file was not reloaded');
@@ -140,7 +140,7 @@ describe('EncryptionReloader', () => {
     });
     try {
       const socket = join(tempDir(), 'kms.sock');
-      await writeFile(file, eventsConfig(kmsProvider('late', `unix://${socket}`) + aes));
+      await replaceFile(file, eventsConfig(kmsProvider('late', `unix://${socket}`) + aes));
       expect(await reloader.check()).toBe('failed');
       expect(failures[0].join('\n')).toContain('health check for new transformers failed: failed to perform status section of the healthz check for KMS Provider late');
       // Writes still go out under the last good configuration's aesgcm key.
@@ -176,7 +176,7 @@ describe('orchd serve (built) with encryption flags', () => {
     plugins.push(p);
     await p.start();
     const file = join(tempDir(), 'enc.yaml');
-    await writeFile(file, eventsConfig(kmsProvider('plugin', p.endpoint)));
+    await replaceFile(file, eventsConfig(kmsProvider('plugin', p.endpoint)));
     const dataDir = tempDir();
     const child = spawnCli(cli, ['serve', '--port', '0', '--data-dir', dataDir, '--encryption-provider-config', file, '--encryption-provider-config-automatic-reload']);
     const ready = await child.waitForLine((l) => l.msg === 'ready');

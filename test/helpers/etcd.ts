@@ -28,8 +28,8 @@ export class TestEtcd {
 
   private constructor(
     readonly dataDir: string,
-    readonly clientPort: number,
-    readonly peerPort: number,
+    public clientPort: number,
+    public peerPort: number,
     readonly name = 'test',
     /** Every member's name=peer URL (a single member: itself). */
     private initialCluster = '',
@@ -44,19 +44,31 @@ export class TestEtcd {
   }
 
   static async start(): Promise<TestEtcd> {
-    const etcd = new TestEtcd(tempDir('orchd-test-etcd-', { until: 'file' }), await freePort(), await freePort());
-    await etcd.start();
-    return etcd;
+    return (await TestEtcd.cluster(1, 'test'))[0]!;
   }
 
-  /** A cluster of n members on loopback, started together (each waits for a quorum). */
-  static async cluster(n: number): Promise<TestEtcd[]> {
+  /**
+   * A cluster of n members on loopback, started together (each waits for a quorum). A free port
+   * can be taken by another test file between freePort() and etcd's bind: then the members start
+   * again, on other ports.
+   */
+  static async cluster(n: number, name = 'm'): Promise<TestEtcd[]> {
     const members: TestEtcd[] = [];
-    for (let i = 0; i < n; i++) members.push(new TestEtcd(tempDir('orchd-test-etcd-', { until: 'file' }), await freePort(), await freePort(), `m${i}`));
-    const initial = members.map((m) => `${m.name}=http://127.0.0.1:${m.peerPort}`).join(',');
-    for (const m of members) m.initialCluster = initial;
-    await Promise.all(members.map((m) => m.start()));
-    return members;
+    for (let i = 0; i < n; i++) members.push(new TestEtcd(tempDir('orchd-test-etcd-', { until: 'file' }), 0, 0, n === 1 ? name : `${name}${i}`));
+    for (let attempt = 1; ; attempt++) {
+      for (const m of members) [m.clientPort, m.peerPort, m.output.length] = [await freePort(), await freePort(), 0];
+      const initial = members.map((m) => `${m.name}=http://127.0.0.1:${m.peerPort}`).join(',');
+      for (const m of members) m.initialCluster = initial;
+      const started = await Promise.allSettled(members.map((m) => m.start()));
+      const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (!failed) return members;
+      await Promise.all(members.map((m) => m.stop()));
+      if (attempt === 3 || !String(failed.reason).includes('address already in use')) {
+        for (const m of members) removeDir(m.dataDir);
+        throw failed.reason;
+      }
+      for (const m of members) removeDir(join(m.dataDir, 'data'));
+    }
   }
 
   async start(): Promise<void> {
