@@ -43,7 +43,9 @@ describe('replicas on the kube-apiserver layout', () => {
   }, 120_000);
 
   it('a resourceVersion is the etcd revision of the write; the watchers on both replicas, the create\'s answer, a get and etcd\'s stored record agree field for field', async () => {
-    const start = (await request(agent, a.url, 'GET', CM)).body.metadata.resourceVersion as string;
+    const first = await request(agent, a.url, 'GET', CM);
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    const start = first.body.metadata.resourceVersion as string;
     const watchers = [a, b].map((r) => watch(r.url, `${CM}?watch=1&resourceVersion=${start}`));
     try {
       const created = await request(agent, a.url, 'POST', CM, { ...cm('parity'), metadata: { name: 'parity', labels: { x: 'y' }, annotations: { note: 'a "quoted" value, ключ 🎉' } } });
@@ -80,7 +82,9 @@ describe('replicas on the kube-apiserver layout', () => {
   });
 
   it('another writer\'s keys in the same etcd are holes: lists, continue tokens across replicas, watches and consistent reads go on', async () => {
-    const before = (await request(agent, a.url, 'GET', CM)).body.metadata.resourceVersion as string;
+    const first = await request(agent, a.url, 'GET', CM);
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    const before = first.body.metadata.resourceVersion as string;
     const w = watch(b.url, `${CM}?watch=1&resourceVersion=${before}`);
     try {
       const made: string[] = [];
