@@ -4,10 +4,12 @@
  * each policy bound with Deny and running one matchCondition and two validations (all passing) on
  * every create; throughput as a ratio to the run without policies, and the CEL evaluations the
  * server did per second. Beside it, the in-process ceilings: one of those expressions compiled and
- * evaluated back to back against the same Event, no HTTP, no store.
+ * evaluated back to back against the same Event, no HTTP, no store; and what hostile expressions
+ * cost (bench/cel-regex.ts).
  */
 import { Activation, PolicyCompiler } from '../../src/cel/index.js';
 import { kinds } from '../../src/resources/registry.js';
+import { celRegexTable } from '../cel-regex.js';
 import { bounds, ratio, startOrchd, type BenchContext, type Scenario } from '../context.js';
 import { errorNote, histogramPlot, histogramSeries, orchdColumns, orchdFields } from '../cells.js';
 import { expectStatus, HttpClient } from '../http-client.js';
@@ -108,6 +110,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   }
   ctx.log('admission: CEL evaluations in process');
   const ceiling = celCeilings(ctx);
+  const hostile = celRegexTable();
 
   const none = runs.get(0)!;
   const rows: Row[] = counts.map((count) => {
@@ -149,6 +152,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
         ],
         notes: [`\`${validations(0)[0].expression}\` compiled once against the Event schema, evaluated back to back on one core against the bench Event; no HTTP, no store.`],
       },
+      hostile,
     ],
     plots,
     targets,

@@ -19,6 +19,7 @@ import { httpsCall } from './https-call.js';
 import { TestIssuer } from './oidc-issuer.js';
 import { replaceFile } from '../helpers/replace-file.js';
 import { tempDir } from '../helpers/temp.js';
+import { eventually } from '../helpers/poll.js';
 
 const VAP = '/apis/admissionregistration.orch.io/v1/validatingadmissionpolicies';
 const UNAUTHORIZED = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Unauthorized', reason: 'Unauthorized', code: 401 };
@@ -234,13 +235,7 @@ describe('serving certificate and anonymous settings', () => {
 });
 
 describe('reloading the authentication configuration', () => {
-  async function until(what: string, check: () => Promise<boolean>): Promise<void> {
-    const deadline = Date.now() + 10_000;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
+  const until = (what: string, check: () => Promise<boolean>) => eventually(check, { stepMs: 50, what });
 
   it('swaps in a changed valid file, and keeps the last good one when the new file is invalid or its issuer unreachable', async () => {
     const s = await start('reload', authDoc({ enabled: false }), {}, { authenticationReloadIntervalMs: 100 });

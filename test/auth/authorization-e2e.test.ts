@@ -20,6 +20,7 @@ import { TestIssuer } from './oidc-issuer.js';
 import { SarWebhook, defaultDecision, webhookEntry, type Review } from './sar-webhook.js';
 import { replaceFile } from '../helpers/replace-file.js';
 import { tempDir } from '../helpers/temp.js';
+import { eventually } from '../helpers/poll.js';
 
 const EVENTS = '/apis/events.orch.io/v1/namespaces/default/events';
 const ADM = '/apis/admissionregistration.orch.io/v1';
@@ -238,13 +239,7 @@ describe('the authorizer of admission expressions', () => {
 });
 
 describe('reloading the authorization configuration', () => {
-  async function until(what: string, check: () => Promise<boolean>): Promise<void> {
-    const deadline = Date.now() + 10_000;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
+  const until = (what: string, check: () => Promise<boolean>) => eventually(check, { stepMs: 50, what });
 
   it('swaps in a changed valid file and keeps the last good chain when the new one is broken', async () => {
     const kubeconfig = await webhook.kubeconfig(dir, 'reload.kubeconfig');

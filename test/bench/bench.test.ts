@@ -333,8 +333,10 @@ describe('a tiny admission run end to end', () => {
     const ctx: BenchContext = { opts, orchdCli: join(OUT, 'src/cli.js'), log: () => undefined };
     const results = await runScenarios(ctx, () => undefined);
     expect(runningChildren()).toBe(0);
-    const [creates, ceiling] = results[0].tables;
+    const [creates, ceiling, hostile] = results[0].tables;
     expect(creates.rows.map((r) => r.policies)).toEqual([0, 3]);
+    // Each hostile expression ended as the CEL tests require, every run.
+    expect(hostile.rows.map((r) => r.ok)).toEqual(['yes', 'yes', 'yes', 'yes']);
     for (const row of creates.rows) {
       expect(row.orchdErrors).toBe(0);
       expect(row.orchdRate as number).toBeGreaterThan(0);

@@ -206,15 +206,14 @@ describe('cost and time bounds', () => {
     if (!r.ok) throw new Error(r.errors[0].detail);
     const l = Array.from({ length: 400 }, (_, i) => i); // 64M steps: minutes without the bound
     const act = new Activation({ object: { l }, oldObject: null, request }, { bounds: { costLimit: Number.MAX_SAFE_INTEGER, timeoutMs: 50 } });
-    const started = Date.now();
     let err: unknown;
     try {
       r.program.evaluate(act);
     } catch (e) {
       err = e;
     }
+    // How soon it stops is measured by the admission bench (bench/cel-regex.ts).
     expect(err).toBeInstanceOf(CelTimeoutError);
-    expect(Date.now() - started).toBeLessThan(20_000);
   });
   test("a variable's steps count toward the expression that reads it, though that expression has no comprehension of its own", () => {
     const c = new PolicyCompiler({ kind: 'validating', costLimit: Infinity });
@@ -303,12 +302,11 @@ describe('regular expressions are RE2 (linear time, RE2 syntax, runtime cost)', 
   const evalOn = (expr: string, object: unknown, costLimit = 1_000_000) =>
     celToJson(compileOk(expr).evaluate(new Activation({ object, oldObject: null, request }, { bounds: { costLimit, timeoutMs: 60_000 } })));
 
-  test('a pattern that backtracks exponentially in JavaScript answers at once', () => {
-    const started = performance.now();
-    // JavaScript's engine takes seconds on 26 letters (×3.5 per two more); RE2 is linear.
+  test('a pattern that backtracks exponentially in JavaScript answers', () => {
+    // JavaScript's engine takes seconds on 26 letters (×3.5 per two more) and would not finish the
+    // second within the test's timeout; RE2 is linear (its time: the admission bench, bench/cel-regex.ts).
     expect(evalOn("object.note.matches('^([a-z]+ ?)+$')", { note: 'a'.repeat(26) + '!' })).toBe(false);
     expect(evalOn("object.note.find('([a-z]+ ?)+$')", { note: 'a'.repeat(5000) + '!' })).toBe('');
-    expect(performance.now() - started).toBeLessThan(2000);
   });
   test("syntax and semantics are RE2's, not JavaScript's", () => {
     expect(evalOn("object.s.matches('(?i)b')", { s: 'aB' })).toBe(true);
@@ -362,9 +360,7 @@ describe('regular expressions are RE2 (linear time, RE2 syntax, runtime cost)', 
     // under the limit, and the find takes seconds (every position starts a 1001-state match).
     // By its states it is 10001 × 251, past the 1,000,000 limit: refused at once.
     const s = ('a'.repeat(999) + '!').repeat(100);
-    const started = performance.now();
     expect(() => evalOn("object.s.find('[a-z]{1000}!')", { s })).toThrow('operation cancelled: actual cost limit exceeded');
-    expect(performance.now() - started).toBeLessThan(1000);
     // The same pattern on a string its cost allows still runs: ceil(3001 × 0.1) × 251 = 75,551.
     expect(evalOn("object.s.find('[a-z]{1000}!')", { s: s.slice(0, 3000) })).toBe('');
     expect(evalOn("object.s.find('[a-z]{999}!')", { s: s.slice(0, 3000) })).toBe('a'.repeat(999) + '!');

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { builtCli } from './built-cli.js';
 import { makeCertificate, writeFile } from './support.js';
 import { tempDir } from '../helpers/temp.js';
+import { eventually } from '../helpers/poll.js';
 
 /*
  * `orchd serve` with configuration files, as a user runs it: a bad set stops it at start with every
@@ -41,14 +42,6 @@ function run(cli: string, args: string[], cwd: string): Run {
   };
   running.add(r);
   return r;
-}
-
-async function waitFor(pred: () => boolean, what: () => string, ms = 20_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!pred()) {
-    if (Date.now() > until) throw new Error(`timed out waiting: ${what()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 let cli: string;
@@ -149,7 +142,7 @@ authorizers:
       '--tls-private-key-file': certs.key,
     };
     const r = run(cli, ['serve', '--port', '0', '--bind-address', '127.0.0.1', '--data-dir', join(dir, 'data-good'), ...Object.entries(files).flat()], dir);
-    await waitFor(() => /"msg":"ready"/.test(r.stderr()), () => r.stderr());
+    await eventually(() => /"msg":"ready"/.test(r.stderr()), { timeoutMs: 20_000, what: () => `ready in: ${r.stderr()}` });
     const url = /"msg":"ready".*?"url":"([^"]+)"/.exec(r.stderr())?.[1];
     // The given pair is served over HTTPS; it names no address, so only its chain is checked here.
     expect(url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);

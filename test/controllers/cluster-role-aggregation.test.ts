@@ -4,7 +4,8 @@ import { startClusterRoleAggregation } from '../../src/controllers/cluster-role-
 import { silentLogger } from '../../src/observability/logger.js';
 import { kinds } from '../../src/resources/registry.js';
 import type { KubeObject } from '../../src/resources/types.js';
-import { eventually, registryPerTest } from '../helpers/registry.js';
+import { eventually } from '../helpers/poll.js';
+import { registryPerTest } from '../helpers/registry.js';
 
 const t = registryPerTest();
 const stops = t.stops;

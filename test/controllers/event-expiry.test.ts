@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { startEventExpiry } from '../../src/controllers/event-expiry.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { fixtures } from '../resources/fixtures.js';
-import { eventually, registryPerTest } from '../helpers/registry.js';
+import { eventually } from '../helpers/poll.js';
+import { registryPerTest } from '../helpers/registry.js';
 
 const t = registryPerTest();
 const stops = t.stops;
@@ -16,6 +17,6 @@ describe('event expiry', () => {
     const name = fixtures.event().metadata.name;
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(t.r.current('Event', 'default', name)).toBeDefined();
-    await eventually(() => !t.r.current('Event', 'default', name), 5000);
+    await eventually(() => !t.r.current('Event', 'default', name), { timeoutMs: 5000 });
   });
 });

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { startGarbageCollector } from '../../src/controllers/garbage-collector.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { kinds } from '../../src/resources/registry.js';
-import { eventually, registryPerTest, roleIn } from '../helpers/registry.js';
+import { eventually } from '../helpers/poll.js';
+import { registryPerTest, roleIn } from '../helpers/registry.js';
 
 const t = registryPerTest();
 const stops = t.stops;

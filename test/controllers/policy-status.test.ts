@@ -4,7 +4,8 @@ import { startPolicyStatus } from '../../src/controllers/policy-status.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { kinds } from '../../src/resources/registry.js';
 import { fixtures } from '../resources/fixtures.js';
-import { eventually, registryPerTest } from '../helpers/registry.js';
+import { eventually } from '../helpers/poll.js';
+import { registryPerTest } from '../helpers/registry.js';
 
 const t = registryPerTest();
 const stops = t.stops;

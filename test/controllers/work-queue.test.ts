@@ -4,7 +4,7 @@ import { Subject } from 'rxjs';
 import { coalesce, runSerially } from '../../src/controllers/work-queue.js';
 import { currentAdmissionContext, runWithAdmissionContext } from '../../src/admission/index.js';
 import type { Logger } from '../../src/observability/logger.js';
-import { eventually } from '../helpers/registry.js';
+import { eventually } from '../helpers/poll.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { call, serverForFile, startServer } from '../helpers/server.js';
-import { eventually, kindCase, unique } from './support.js';
+import { eventually } from '../helpers/poll.js';
+import { kindCase, unique } from './support.js';
 import { tempDir } from '../helpers/temp.js';
 
 const file = serverForFile();

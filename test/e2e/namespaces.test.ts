@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
 import { Store } from '../../src/store/store.js';
 import { call, serverForFile, startServer } from '../helpers/server.js';
-import { eventually, kindCase, unique } from './support.js';
+import { eventually } from '../helpers/poll.js';
+import { kindCase, unique } from './support.js';
 import { tempDir } from '../helpers/temp.js';
 
 const file = serverForFile();
@@ -53,7 +54,7 @@ describe('namespaces', () => {
       expect((await call(file.base, 'POST', event.collection(n), event.make(b))).status).toBe(201);
     }
     expect((await call(file.base, 'DELETE', ns.item(doomed))).status).toBe(200);
-    expect(await eventually(async () => (await names(doomed)).length === 0, 5000)).toBe(true);
+    expect(await eventually(async () => (await names(doomed)).length === 0, { timeoutMs: 5000 })).toBe(true);
     expect((await call(file.base, 'GET', event.collection())).body.items.some((o: any) => o.metadata.namespace === doomed)).toBe(false);
     expect((await names(other)).sort()).toEqual([a, b].sort());
     // A namespace of the same name later starts empty.
@@ -75,7 +76,7 @@ describe('namespaces', () => {
     // The phase is written with the deletion mark, as Kubernetes' namespace delete does.
     expect(del.body.status.phase).toBe('Terminating');
     expect((await call(file.base, 'GET', ns.item(held))).body.status.phase).toBe('Terminating');
-    expect(await eventually(async () => (await names(held)).length === 0, 5000)).toBe(true);
+    expect(await eventually(async () => (await names(held)).length === 0, { timeoutMs: 5000 })).toBe(true);
 
     const late = await call(file.base, 'POST', event.collection(held), event.make(unique('late')));
     expect(late.status).toBe(403);

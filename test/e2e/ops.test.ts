@@ -14,7 +14,8 @@ import { LevelDbLog } from '../../src/log/leveldb-log.js';
 import { kinds } from '../../src/resources/registry.js';
 import { Store } from '../../src/store/store.js';
 import { call, serverForFile, startServer, type TestServer } from '../helpers/server.js';
-import { eventually, kindCase, unique } from './support.js';
+import { eventually } from '../helpers/poll.js';
+import { kindCase, unique } from './support.js';
 import { tempDir } from '../helpers/temp.js';
 
 const file = serverForFile();
@@ -155,7 +156,7 @@ describe('event expiry (--event-ttl)', () => {
     const start = Date.now();
     expect((await call(url, 'GET', event.item(name))).status).toBe(200);
 
-    const gone = await eventually(async () => !(await call(url, 'GET', event.collection('default'))).body.items.some((o: any) => o.metadata.name === name), 8000);
+    const gone = await eventually(async () => !(await call(url, 'GET', event.collection('default'))).body.items.some((o: any) => o.metadata.name === name), { timeoutMs: 8000 });
     expect(gone).toBe(true);
     // Not before the ttl (some slack for a slow, shared machine in the other direction only).
     expect(Date.now() - start).toBeGreaterThanOrEqual(800);
@@ -190,7 +191,7 @@ describe('event expiry (--event-ttl)', () => {
     // With a 1 s ttl, both go once a second has passed since the times they carry (creation, eventTime).
     const third = await startServer({ dataDir: dir, eventTtlSeconds: 1 });
     try {
-      const gone = await eventually(async () => (await call(third.url, 'GET', event.collection('default'))).body.items.length === 0, 8000);
+      const gone = await eventually(async () => (await call(third.url, 'GET', event.collection('default'))).body.items.length === 0, { timeoutMs: 8000 });
       expect(gone).toBe(true);
     } finally {
       await third.stop();

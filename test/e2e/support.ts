@@ -98,16 +98,6 @@ export const apiVersionOfPath = (path: string): string => {
   return m ? `${m[1]}/${m[2]}` : 'v1';
 };
 
-/** Waits (bounded) until check() is true; returns whether it became true. */
-export async function eventually(check: () => Promise<boolean>, timeoutMs = 10_000, stepMs = 100): Promise<boolean> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    if (await check()) return true;
-    await new Promise((r) => setTimeout(r, stepMs));
-  }
-  return check();
-}
-
 export interface RawReply {
   status: number;
   /** Header lines as sent, names lower-cased: a header sent twice appears twice. */

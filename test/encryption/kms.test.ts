@@ -9,6 +9,7 @@ import { rewriteEncryption } from '../../tools/rewrite-encryption.js';
 import { call } from '../helpers/server.js';
 import { configOf, create, dropCheckpoint, entryPrefixes, event, eventsConfig, EVENTS, keyed, kmsProvider, marker, onDisk, secret, start, storedEventValues } from './helpers.js';
 import { tempDir } from '../helpers/temp.js';
+import { eventually } from '../helpers/poll.js';
 
 /*
  * KMS v2 end to end: orchd on loopback, a real KMS v2 plugin (bench/peers/local-kms-plugin.ts, gRPC on a unix
@@ -58,14 +59,8 @@ async function restartedWithTwoVersions(p: LocalKmsPlugin, seedCacheTtlMs: numbe
   return { s: await serveWith(dataDir, p, { kmsTimings: { ...FAST, seedCacheTtlMs } }), rv1 };
 }
 
-/** Polls until check() holds; fails after limitMs. */
-async function until(what: string, check: () => Promise<boolean> | boolean, limitMs = 5000): Promise<void> {
-  const deadline = Date.now() + limitMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** Polls until check() holds; fails after 5 s naming what. */
+const until = (what: string, check: () => Promise<boolean> | boolean) => eventually(check, { timeoutMs: 5000, stepMs: 50, what });
 
 /** The key ids and sealed data keys of the kms values of the event entries, in log order. */
 async function envelopes(dataDir: string): Promise<{ keyId: string; dek: string }[]> {

@@ -9,8 +9,8 @@ export interface PollOptions {
   timeoutMs?: number;
   /** How long between two checks; 20 ms by default. */
   stepMs?: number;
-  /** What is waited for, for the error at the deadline. */
-  what?: string;
+  /** What is waited for, for the error at the deadline (a function: read then, e.g. the last answer seen). */
+  what?: string | (() => string);
 }
 
 export async function eventually<T>(check: () => T | Promise<T>, opts: PollOptions = {}): Promise<NonNullable<T>> {
@@ -19,7 +19,7 @@ export async function eventually<T>(check: () => T | Promise<T>, opts: PollOptio
   for (;;) {
     const v = await check();
     if (v) return v as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`${what} not met within ${timeoutMs} ms`);
+    if (Date.now() > deadline) throw new Error(`${typeof what === 'function' ? what() : what} not met within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, stepMs));
   }
 }

@@ -50,16 +50,6 @@ export async function openRegistry(clock: { now(): Date } = { now: () => new Dat
   };
 }
 
-/** Polls until check passes (a controller acts after the commit that triggers it), at most ms. */
-export async function eventually<T>(check: () => T | undefined | false, ms = 5000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const v = check();
-    if (v) return v;
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 /** A valid Role in a namespace, with extra metadata. */
 export const roleIn = (name: string, namespace: string, extra: Partial<KubeObject['metadata']> = {}): KubeObject => ({

@@ -13,6 +13,7 @@ import { StoreError } from '../../src/store/errors.js';
 import { Store } from '../../src/store/store.js';
 import { TestEtcd } from '../helpers/etcd.js';
 import { tempDir } from '../helpers/temp.js';
+import { eventually } from '../helpers/poll.js';
 
 let etcd: TestEtcd;
 let prefixes = 0;
@@ -187,7 +188,7 @@ describe('EtcdLog with several writers', () => {
     // A consistent read on b: the head is a foreign revision, which a progress notification passes.
     const head = await b.headSeq();
     expect(head).toBeGreaterThan(second);
-    await until(async () => b.lastSeq >= head);
+    await eventually(() => b.lastSeq >= head, { what: `the second writer at ${head}` });
     expect((await entriesOf(b, first)).map((e) => [e.seq, e.key])).toEqual([[first, 'g/c/x'], [second, 'g/c/y']]);
     expect((await b.get(second))?.key).toBe('g/c/y');
     expect(await b.get(second + 1)).toBeUndefined();
@@ -208,15 +209,6 @@ async function entriesOf(log: EtcdLog, from: number): Promise<LogEntry[]> {
   const out: LogEntry[] = [];
   for await (const page of log.read(from)) out.push(...page);
   return out;
-}
-
-/** Polls check until it holds, for at most ms. */
-async function until(check: () => Promise<boolean>, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`not so after ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 describe('moving data of the old layout', () => {

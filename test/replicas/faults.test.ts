@@ -10,6 +10,7 @@ import { keepAlive, killAll, request, type Reply, type ServerChild } from '../se
 import { startReplica } from './replica.js';
 import { HoldingProxy } from './proxy.js';
 import { names, watch } from './watch.js';
+import { eventually } from '../helpers/poll.js';
 
 let etcd: TestEtcd;
 let proxy: HoldingProxy;
@@ -34,13 +35,11 @@ const NS = '/api/v1/namespaces';
 
 /** Retries req until it answers one of want, for at most ms. */
 async function until(req: () => Promise<Reply | undefined>, want: number[], ms: number): Promise<Reply> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const r = await req().catch(() => undefined);
-    if (r && want.includes(r.status)) return r;
-    if (Date.now() > deadline) throw new Error(`no ${want.join('/')} after ${ms} ms: last ${JSON.stringify(r)}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+  let last: Reply | undefined;
+  return eventually(async () => {
+    last = await req().catch(() => undefined);
+    return last && want.includes(last.status) ? last : undefined;
+  }, { timeoutMs: ms, stepMs: 200, what: () => `${want.join('/')} (last answer: ${JSON.stringify(last)})` });
 }
 
 describe('faults', () => {

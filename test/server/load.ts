@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Agent } from 'node:http';
 import { request, type Reply } from './child.js';
+import { eventually } from '../helpers/poll.js';
 
 /*
  * Concurrent creates over HTTP keep-alive, bounded in count and time, that remember exactly what the
@@ -84,9 +85,5 @@ export function startLoad(o: { agent: Agent; url: string; prefix: string; client
 
 /** Resolves once at least n creates were acknowledged (or rejects after ms). */
 export async function untilAcked(load: Load, n: number, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (load.acked.length < n) {
-    if (Date.now() > deadline) throw new Error(`only ${load.acked.length} creates acknowledged after ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await eventually(() => load.acked.length >= n, { timeoutMs: ms, stepMs: 10, what: () => `${n} creates acknowledged (${load.acked.length} so far)` });
 }

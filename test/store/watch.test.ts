@@ -12,6 +12,7 @@ import type { WatchRoute } from '../../src/store/fanout.js';
 import { Store } from '../../src/store/store.js';
 import { watch$, WatchError, type WatchEvent, type WatchFlow, type WatchRequest } from '../../src/store/watch.js';
 import { tempStore } from '../helpers/temp-store.js';
+import { eventually } from '../helpers/poll.js';
 
 const C = 'test.orch.io/things';
 let log: LevelDbLog;
@@ -102,11 +103,7 @@ function watch(req: Partial<WatchRequest> & { after?: number }, flow: WatchFlow 
   return seen;
 }
 
-const until = async (cond: () => boolean, what: string, ms = 30_000) => {
-  const deadline = Date.now() + ms;
-  while (!cond() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-  if (!cond()) throw new Error(`timed out waiting for ${what}`);
-};
+const until = (cond: () => boolean, what: string, ms = 30_000) => eventually(cond, { timeoutMs: ms, stepMs: 5, what });
 
 /** An event as [type, name, version]: what a client sees. */
 const brief = (e: WatchEvent): [string, string, number] =>
@@ -262,8 +259,10 @@ describe('the initial state', () => {
     await until(() => seen.events.length > 0, 'the first chunk');
     const first = seen.events.length;
     expect(first).toBeLessThan(150);
+    // A watcher that is not held back is handed the next write: the held one is handed nothing.
+    const healthy = watch({ after: at, keyPrefix: `${C}/ns-init/` });
     const during = await put('ns-init', 'z-during');
-    await new Promise((r) => setTimeout(r, 50));
+    await until(() => healthy.events.length === 1, 'the write, to a watcher not held back');
     expect(seen.events.length).toBe(first);
     const drainAll = setInterval(() => flow.drain(), 2);
     try {
@@ -312,15 +311,16 @@ describe('a watcher whose connection falls behind', () => {
     // It took live changes until it was past its bound, then nothing more while not drained.
     expect(seen.events.length).toBeLessThan(20);
     const got = seen.events.length;
-    await new Promise((r) => setTimeout(r, 50));
+    seqs.push(await put('ns-slow', 'z-marker'));
+    await until(() => healthy.events.length === 41, 'the marker, to the healthy watcher');
     expect(seen.events.length).toBe(got);
     // Draining lets it read on from the log, each page only once the previous one drained.
     const drainAll = setInterval(() => flow.drain(), 2);
     let after: number;
     try {
-      await until(() => seen.events.length === 40, 'the catch-up');
+      await until(() => seen.events.length === 41, 'the catch-up');
       after = await put('ns-slow', 'after');
-      await until(() => seen.events.length === 41, 'live again');
+      await until(() => seen.events.length === 42, 'live again');
     } finally {
       clearInterval(drainAll);
     }

@@ -108,9 +108,14 @@ describe('replay then live', () => {
       await w.until((e) => seen(e).length >= want.length, `${want.length} changes after ${from}`);
       expect(seen(w.events), `watch from ${from}`).toEqual(want);
     }
-    // Nothing arrives beyond the log (no duplicate delivered late).
-    await new Promise((r) => setTimeout(r, 200));
-    for (const { from, w } of watchers) expect(seen(w.events).length).toBe((await expectedAfter('rp-many', start, from, head)).length);
+    // Nothing arrives beyond the log (no duplicate delivered late): the next event each watcher
+    // sees is a marker written after the head.
+    const marker = await createEvent(base, 'rp-marker', 'rp-many');
+    for (const { from, w } of watchers) {
+      const want = [...(await expectedAfter('rp-many', start, from, head)), { seq: marker, type: 'ADDED', name: 'rp-marker' }];
+      await w.until((e) => seen(e).some((x) => x.name === 'rp-marker'), `the marker after ${from}`);
+      expect(seen(w.events), `watch from ${from}`).toEqual(want);
+    }
   });
 
   it('a client that reconnects with the last version it saw misses nothing and sees nothing twice', async () => {
