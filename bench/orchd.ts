@@ -2,7 +2,7 @@
  * orchd as a child process of the harness, so its own CPU time and peak memory are measured and the
  * load generator's are not mixed in. Its port comes from the `ready` JSON log line on stderr.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -27,10 +27,22 @@ export function freePort(): Promise<number> {
 export function defaultOrchdCli(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 4; i++) {
-    if (existsSync(join(dir, 'package.json'))) return join(dir, 'dist/src/cli.js');
+    if (existsSync(join(dir, 'package.json'))) return builtCommand(join(dir, 'dist'));
     dir = resolve(dir, '..');
   }
   throw new Error('orchd checkout not found above ' + fileURLToPath(import.meta.url));
+}
+
+/**
+ * The `orchd` command a user installs (package.json's bin: the bundle `npm run build` writes); tsc's
+ * dist/src/cli.js when there is no bundle. A bundle older than tsc's output is refused: it would
+ * measure other code than the checkout's.
+ */
+function builtCommand(dist: string): string {
+  const [bundled, compiled] = [join(dist, 'package/cli.js'), join(dist, 'src/cli.js')];
+  if (!existsSync(bundled)) return compiled;
+  if (statSync(bundled).mtimeMs < statSync(compiled).mtimeMs) throw new Error(`${bundled} is older than ${compiled}: run npm run build`);
+  return bundled;
 }
 
 export interface OrchdOptions {

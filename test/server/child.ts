@@ -2,9 +2,10 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { access, mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { Agent, request as httpRequest } from 'node:http';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { bundlePackage } from '../../tools/bundle-package.js';
 
 /*
  * The real orchd as a child process, for the tests that need a process: kill -9, SIGTERM, replay
@@ -97,6 +98,24 @@ async function build(): Promise<string> {
 let built: Promise<string> | undefined;
 /** Path of the compiled cli.js for the current sources (ORCHD_TEST_CLI=<cli.js> runs that one instead, e.g. dist's). */
 export const builtCli = (): Promise<string> => (built ??= process.env.ORCHD_TEST_CLI ? Promise.resolve(process.env.ORCHD_TEST_CLI) : build());
+
+/** The bundles `npm run build` makes (tools/bundle-package.ts), beside the build. */
+async function bundle(): Promise<string> {
+  const dist = dirname(dirname(await builtCli()));
+  const out = join(dist, 'package');
+  if (await exists(join(out, 'cli.js'))) return out;
+  return withBuildLock(async () => {
+    if (await exists(join(out, 'cli.js'))) return out;
+    const tmp = `${out}.tmp-${process.pid}-${Date.now()}`;
+    await bundlePackage([join(dist, 'src/index.js'), join(dist, 'src/cli.js')], tmp);
+    await rename(tmp, out);
+    return out;
+  });
+}
+
+let bundled: Promise<string> | undefined;
+/** The folder of the package's entry and command as installed (index.js, cli.js) for the current sources. */
+export const builtPackage = (): Promise<string> => (bundled ??= bundle());
 
 /** One structured log line of the server (src/observability/logger.ts). */
 export interface LogLine {

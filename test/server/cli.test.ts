@@ -3,7 +3,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { connect, createServer, type Server } from 'node:net';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { builtCli, isReady, keepAlive, killAll, request, ROOT, spawnCli, spawnProcess, type Child } from './child.js';
+import { builtCli, builtPackage, isReady, keepAlive, killAll, request, ROOT, spawnCli, spawnProcess, type Child } from './child.js';
 import { tempDir } from '../helpers/temp.js';
 
 /*
@@ -21,6 +21,8 @@ const grandchildren = new Set<number>();
 
 beforeAll(async () => {
   cli = await builtCli();
+  // package.json's bin is the bundled command.
+  await builtPackage();
   root = tempDir('orchd-server-cli-');
   pkg = join(root, 'package');
   await mkdir(pkg);
@@ -247,9 +249,9 @@ describe('orchd command line', () => {
 
   it("package.json's bin runs as `npx orchd serve …`", async () => {
     const manifest = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8'));
-    expect(manifest.bin).toEqual({ orchd: 'dist/src/cli.js' });
-    // npx runs the file itself: it needs its #! line.
-    expect((await readFile(cli, 'utf8')).startsWith('#!/usr/bin/env node\n')).toBe(true);
+    // The bundled command (tools/bundle-package.ts); npx runs the file itself: it needs its #! line.
+    expect(manifest.bin).toEqual({ orchd: 'dist/package/cli.js' });
+    expect((await readFile(join(await builtPackage(), 'cli.js'), 'utf8')).startsWith('#!/usr/bin/env node\n')).toBe(true);
     const dataDir = join(root, 'npx');
     // --ignore-scripts: npx's install of the package would run `prepare` (the full build) again; the
     // build under test is the one dist points to.
