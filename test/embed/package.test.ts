@@ -1,7 +1,7 @@
 /**
  * The package as a consumer sees it: `import { startOrchd } from 'orchd'` resolved through the
- * `exports` of package.json to the built JavaScript and its declarations. src is compiled with
- * declarations (as `npm run build` does) into a cache folder named by the hash of the sources; a
+ * `exports` of package.json to the bundled JavaScript and the declarations. src is compiled with
+ * declarations and bundled (as `npm run build` does) into a cache folder named by the hash of the sources; a
  * consumer project gets it as npm would install it (node_modules/orchd with package.json and the
  * build, its dependencies beside it), type-checks a file against its declarations and runs one;
  * another project without client-node runs too.
@@ -13,11 +13,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundlePackage } from '../../tools/bundle-package.js';
 import { tempDir } from '../helpers/temp.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CACHE = join(ROOT, 'node_modules/.cache/orchd-package-test');
 const CONFIG = join(ROOT, 'test/embed/fixtures/tsconfig.json');
+const BUNDLER = join(ROOT, 'tools/bundle-package.ts');
 const run = promisify(execFile);
 const exists = (p: string) => access(p).then(() => true, () => false);
 
@@ -31,18 +33,19 @@ async function sources(dir: string): Promise<string[]> {
   return out.sort();
 }
 
-/** dist as `npm run build` makes it (src only), for the current sources. */
+/** dist as `npm run build` makes it (src, then its bundles in dist/package), for the current sources. */
 async function build(): Promise<string> {
   const h = createHash('sha256');
-  for (const f of [join(ROOT, 'tsconfig.json'), join(ROOT, 'tsconfig.build.json'), CONFIG, ...(await sources(join(ROOT, 'src')))]) h.update(f.slice(ROOT.length)).update('\0').update(await readFile(f)).update('\0');
+  for (const f of [join(ROOT, 'tsconfig.json'), join(ROOT, 'tsconfig.build.json'), CONFIG, BUNDLER, ...(await sources(join(ROOT, 'src')))]) h.update(f.slice(ROOT.length)).update('\0').update(await readFile(f)).update('\0');
   const dir = join(CACHE, h.digest('hex').slice(0, 16));
-  if (await exists(join(dir, 'src/index.d.ts'))) return dir;
+  if (await exists(join(dir, 'package/index.js'))) return dir;
   const tmp = `${dir}.tmp-${process.pid}-${Date.now()}`;
   // --noCheck: emit only (declarations too); `npm test` type-checks, and another room's unfinished
   // types must not stop this test.
   await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', CONFIG, '--outDir', tmp, '--noCheck'], { cwd: ROOT, timeout: 180_000 }).catch(async (err) => {
     if (!(await exists(join(tmp, 'src/index.d.ts')))) throw err;
   });
+  await bundlePackage([join(tmp, 'src/index.js'), join(tmp, 'src/cli.js')], join(tmp, 'package'));
   await rename(tmp, dir).catch(() => rm(tmp, { recursive: true, force: true }));
   return dir;
 }
