@@ -175,7 +175,11 @@ async function start(opts: ServeOptions, logger: Logger, closers: Closers): Prom
   // last: the spans of the final writes end when the log has made them durable.
   if (opts.config?.tracing) {
     const tracing = (await import('./observability/tracing.js')).startTracing(opts.config.tracing.value);
-    closers.push('tracing', () => tracing.shutdown());
+    // Spans the collector did not take (it is down) are lost, as kube-apiserver loses them: a
+    // telemetry failure, not a failed shutdown.
+    closers.push('tracing', () =>
+      tracing.shutdown().catch((err: unknown) => logger.warn('tracing: spans not delivered at shutdown', { error: err instanceof Error ? err.message : String(err) })),
+    );
   }
   const authenticator = await authenticatorFromConfig(opts.config?.authentication, {
     logger,

@@ -1,22 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
+import { freePort } from './free-port.js';
 import { removeDir, tempDir } from './temp.js';
 
 /** Debian's etcd-server (installed by test/setup/system-packages.sh). */
 export const ETCD_BINARY = process.env.ORCHD_TEST_ETCD ?? '/usr/bin/etcd';
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => resolve(typeof addr === 'object' && addr ? addr.port : 0));
-    });
-  });
-}
 
 /**
  * A real single-member etcd on loopback with free ports and a temp data folder, stopped by its PID.

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { freePort } from './etcd.js';
+import { freePort } from './free-port.js';
 import { removeDir, tempDir } from './temp.js';
 
 /** Debian's prometheus (installed by .ci/run). */

@@ -16,6 +16,7 @@ import { call, startServer } from '../helpers/server.js';
 import { OtlpCollector, type CollectedSpan } from './otlp-collector.js';
 import { addLabel, WebhookServer } from '../admission/webhook-server.js';
 import { SarWebhook, webhookEntry } from '../auth/sar-webhook.js';
+import { freePort } from '../helpers/free-port.js';
 import { tempDir } from '../helpers/temp.js';
 
 const collector = new OtlpCollector();
@@ -139,6 +140,13 @@ describe('tracing', () => {
     expect(inTrace(sampled.traceId).map((s) => s.name).sort()).toEqual(['POST', 'admission.mutate', 'admission.validate', 'log.append', 'response.write']);
     // Rate 0 samples no root, and the unsampled parent's decision is kept: nothing else was sent.
     expect(collector.spans.filter((s) => s.traceId !== sampled.traceId)).toEqual([]);
+  });
+
+  it('a collector that is down loses the spans, not the shutdown: close() resolves', async () => {
+    const down = await freePort();
+    const server = await start({ endpoint: `127.0.0.1:${down}`, samplingRatePerMillion: 1_000_000 });
+    expect((await createNamespace(server.url, 'collector-down')).status).toBe(201);
+    await expect(server.close()).resolves.toBeUndefined();
   });
 
   it('without a sampling rate, requests without a traceparent are not sampled', async () => {
