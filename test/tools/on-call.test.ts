@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
+import { eventually } from '../helpers/poll.js';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 import { builtCli } from '../server/child.js';
 import { EVENTS, createNamespace, event } from '../watch/objects.js';
@@ -95,7 +96,9 @@ beforeAll(async () => {
   await createNamespace(server.url, 'scratch');
   expect((await call(server.url, 'POST', `${EVENTS}/namespaces/scratch/events`, event('left', 'scratch'))).status).toBe(201);
   expect((await call(server.url, 'DELETE', '/api/v1/namespaces/scratch')).status).toBe(200);
-  for (let i = 0; i < 200 && (await call(server.url, 'GET', '/api/v1/namespaces/scratch')).status !== 404; i++) await settle();
+  // The namespace may be gone before the controller has deleted what it held: head is read once both are.
+  const gone = async (path: string) => (await call(server.url, 'GET', path)).status === 404;
+  await eventually(async () => (await gone('/api/v1/namespaces/scratch')) && (await gone(`${EVENTS}/namespaces/scratch/events/left`)), { what: 'the scratch namespace and its Event deleted' });
   head = Number((await call(server.url, 'GET', `${EVENTS}/events?limit=1`)).body.metadata.resourceVersion);
   const log = await run('log', '--data-dir', join(work, 'data'), '-o', 'json');
   for (const l of log.out.split('\n').filter(Boolean).map((x) => JSON.parse(x))) {
