@@ -34,10 +34,9 @@ export const objectJson = (s: StoredObject, apiVersion: string): string | Buffer
  */
 export function changeJson(c: Change, apiVersion: string): string | Buffer {
   const s = c.cur;
-  const known = c.json !== undefined || !(s instanceof LazyObject) || s.isDecoded;
-  if (known && storedApiVersion(s) !== apiVersion) return restamped(s.obj, apiVersion);
-  const json = (c.json ??= encodeObject(s));
-  return storedApiVersion(s) === apiVersion ? json : restamped(s.obj, apiVersion);
+  if (c.json === undefined && s instanceof LazyObject && !s.isDecoded) c.json = encodeObject(s);
+  if (storedApiVersion(s) !== apiVersion) return restamped(s.obj, apiVersion);
+  return (c.json ??= encodeObject(s));
 }
 
 const restamped = (obj: KubeObject, apiVersion: string): string => JSON.stringify({ ...obj, apiVersion });

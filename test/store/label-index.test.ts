@@ -5,18 +5,12 @@ import { indexableTerms, matchesLabels, parseLabelSelector } from '../../src/sel
 import { listObjects, type ListQuery } from '../../src/store/list.js';
 import { Store } from '../../src/store/store.js';
 import { tempStore } from '../helpers/temp-store.js';
+import { rng } from '../helpers/rng.js';
 
 const C = 'events.orch.io/events';
 let log: LevelDbLog;
 let store: Store;
 
-/** A seeded generator: the random data is the same on every run, so a failure can be replayed. */
-function rng(seed: number): () => number {
-  return () => {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-    return seed / 0x7fffffff;
-  };
-}
 const rand = rng(42);
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)];
 const VALUES = ['a', 'b', 'c', 'd', ''];

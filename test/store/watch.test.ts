@@ -13,6 +13,7 @@ import { Store } from '../../src/store/store.js';
 import { watch$, WatchError, type WatchEvent, type WatchFlow, type WatchRequest } from '../../src/store/watch.js';
 import { tempStore } from '../helpers/temp-store.js';
 import { eventually } from '../helpers/poll.js';
+import { rng } from '../helpers/rng.js';
 
 const C = 'test.orch.io/things';
 let log: LevelDbLog;
@@ -29,14 +30,6 @@ afterAll(async () => {
   await store?.close();
   await log?.close();
 });
-
-/** A seeded generator: the random stream is the same on every run, so a failure can be replayed. */
-function rng(seed: number): () => number {
-  return () => {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-    return seed / 0x7fffffff;
-  };
-}
 
 const thing = (ns: string, name: string, labels: Record<string, string> = {}, kind = 'a'): KubeObject => ({
   apiVersion: 'test.orch.io/v1',

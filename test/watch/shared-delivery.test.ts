@@ -15,6 +15,7 @@ import { watch$, type WatchRequest } from '../../src/store/watch.js';
 import { Store } from '../../src/store/store.js';
 import { widget } from '../helpers/fixture-kinds.js';
 import { tempStore } from '../helpers/temp-store.js';
+import { rng } from '../helpers/rng.js';
 
 const C = 'test.orch.io/widgets';
 const NAMESPACES = ['a', 'b', 'c'];
@@ -28,14 +29,6 @@ afterAll(async () => {
   await store?.close();
   await log?.close();
 });
-
-/** A seeded generator: the random stream is the same on every run, so a failure can be replayed. */
-function rng(seed: number): () => number {
-  return () => {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-    return seed / 0x7fffffff;
-  };
-}
 
 /** A sink that keeps every byte written to it, as the socket would receive them. */
 function collecting(framing: WatchSink['framing']): WatchSink & { bytes(): Buffer } {
