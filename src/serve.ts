@@ -305,7 +305,7 @@ async function start(opts: ServeOptions, logger: Logger, closers: Closers): Prom
     const keys = [...log.corrupt.entries()].slice(0, 10).map(([key, c]) => `${key}: ${c.message}`);
     logger.warn('stored objects that cannot be read (corrupt objects)', { count: log.corrupt.size, first: keys });
   }
-  logger.info('ready', { url, seq: store.appliedSeq, objects: store.view.size, replayMs: Date.now() - started });
+  logger.info('ready', { url, seq: store.appliedSeq, objects: store.view.size, replayMs: Date.now() - started, ...store.startedFrom });
   let closing: Promise<void> | undefined;
   return {
     url,

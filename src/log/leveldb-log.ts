@@ -243,17 +243,27 @@ async function* readAhead(it: { nextv(n: number): Promise<[Buffer, Buffer][]>; c
   }
 }
 
-/** Each page of entries as one unsynced batch; an entry check() refuses leaves its page unwritten. */
+/**
+ * Each page of entries as one unsynced batch, written on LevelDB's thread while the next page is read
+ * and encoded (one batch in flight, in order); an entry check() refuses leaves its page unwritten.
+ */
 async function writePages(db: Level<Buffer, Buffer>, pages: AsyncIterable<readonly ImportedEntry[]> | Iterable<readonly ImportedEntry[]>, check: (e: ImportedEntry) => void): Promise<void> {
-  for await (const page of pages) {
-    const chain = db.batch();
-    for (const e of page) {
-      check(e);
-      const record = encodeStoredRecord(e.type, e.key, e.raw, e.writer);
-      if (e.time !== undefined) stampTime(record, e.time);
-      chain.put(seqKey(e.seq), record);
+  let writing: Promise<void> | undefined;
+  try {
+    for await (const page of pages) {
+      const chain = db.batch();
+      for (const e of page) {
+        check(e);
+        const record = encodeStoredRecord(e.type, e.key, e.raw, e.writer);
+        if (e.time !== undefined) stampTime(record, e.time);
+        chain.put(seqKey(e.seq), record);
+      }
+      await writing;
+      writing = chain.write();
     }
-    await chain.write();
+    await writing;
+  } finally {
+    await writing?.catch(() => undefined);
   }
 }
 

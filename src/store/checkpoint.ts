@@ -21,9 +21,9 @@ import { View } from './view.js';
  * is always correct, compacted or not, because compaction keeps each key's state at the horizon.
  */
 export const MAGIC = Buffer.from('orchd-checkpoint/4\n');
-const PART = 4096;
+export const PART = 4096;
 /** A part also ends once its objects hold this many bytes: each synchronous step handles ~1 MiB. */
-const STEP_BYTES = 1 << 20;
+export const STEP_BYTES = 1 << 20;
 
 export interface PartHead {
   /** The collection. */
@@ -98,14 +98,21 @@ async function* parts(view: View, seq: number, collections: { collection: string
         if (!(body instanceof Promise)) bytes += body.length;
       }
       if (head.k.length === 0) continue;
-      const written = await Promise.all(bodies);
-      head.n = written.map((b) => b.length);
-      const packed = packJson(head);
-      const length = Buffer.allocUnsafe(HEAD_AT);
-      length.writeUInt32BE(packed.length, 0);
-      yield [length, packed, ...written];
+      yield partPieces(head, await Promise.all(bodies));
     }
   }
+}
+
+/**
+ * A part as the pieces a checkpoint file writes: its head (with each object's size) and the objects'
+ * bytes, which are the objects of head.k's keys whose newest revision is a put, in order.
+ */
+export function partPieces(head: PartHead, objects: Buffer[]): Buffer[] {
+  head.n = objects.map((b) => b.length);
+  const packed = packJson(head);
+  const length = Buffer.allocUnsafe(HEAD_AT);
+  length.writeUInt32BE(packed.length, 0);
+  return [length, packed, ...objects];
 }
 
 /** An object's msgpack bytes: its own when it was read from storage, else encoded now. */

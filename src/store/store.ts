@@ -109,10 +109,14 @@ export class Store implements WatchSource, HistorySource {
     return this.compactions_.idle;
   }
 
+  /** How the last start rebuilt the view: the checkpoint's version (0: none) and the log entries folded on top. */
+  startedFrom = { checkpointSeq: 0, replayed: 0 };
+
   /** Rebuild the view from the last checkpoint and the log's tail, then follow the log live. */
   async start(): Promise<void> {
     const r = await recover(this.log, this.commits, this.opts.onReplayProgress);
     this.view = r.view;
+    this.startedFrom = { checkpointSeq: r.checkpointSeq, replayed: r.replayed };
     this.checkpoints.savedSeq = r.checkpointSeq;
     this.checkpoints.counted(r.replayed);
     this.versionClock.note(this.view.appliedSeq, this.now());

@@ -181,6 +181,40 @@ describe('a fork in use', () => {
     expect((await server.exited).code).toBe(0);
   });
 
+  it('a server on a fork starts from the checkpoint the fork wrote, and serves what one folding the whole log serves', async () => {
+    const dir = join(work, 'checkpointed');
+    // The head: the last entry is a delete.
+    const at = head;
+    expect((await run('fork', recording, '--at', String(at), '--data-dir', dir)).code).toBe(0);
+    expect(existsSync(join(dir, 'log', 'checkpoint-spill'))).toBe(false);
+    const folded = join(work, 'folded');
+    expect((await run('fork', recording, '--at', String(at), '--data-dir', folded)).code).toBe(0);
+    await rm(join(folded, 'log', 'orchd-checkpoint'));
+    const fromCheckpoint = await spawnServer(dir);
+    const fromLog = await spawnServer(folded);
+    const ready = [await fromCheckpoint.waitForLine(isReady), await fromLog.waitForLine(isReady)];
+    expect(ready.map((l) => [l.checkpointSeq, l.replayed])).toEqual([
+      [at, 0],
+      [0, expect.any(Number)],
+    ]);
+    expect(ready[1].replayed).toBeGreaterThan(at - start);
+    const exact = (url: string, path: string, v: number) => call(url, 'GET', `${path}?resourceVersion=${v}&resourceVersionMatch=Exact`);
+    for (let v = start; v <= at; v++) {
+      for (const path of [`${EVENTS}/namespaces/${NS}/events`, '/api/v1/namespaces']) {
+        const [a, b] = [await exact(fromCheckpoint.url, path, v), await exact(fromLog.url, path, v)];
+        expect([a.status, a.body.items]).toEqual([b.status, b.body.items]);
+      }
+    }
+    const [a, b] = [await call(fromCheckpoint.url, 'GET', `${EVENTS}/namespaces/${NS}/events/pull-1`), await call(fromLog.url, 'GET', `${EVENTS}/namespaces/${NS}/events/pull-1`)];
+    expect([a.status, a.body]).toEqual([200, b.body]);
+    const created = await call(fromCheckpoint.url, 'POST', `${EVENTS}/namespaces/${NS}/events`, { ...event('after-fork'), reason: 'New' });
+    expect([created.status, Number(created.body.metadata.resourceVersion)]).toEqual([201, at + 1]);
+    for (const s of [fromCheckpoint, fromLog]) {
+      s.signal('SIGTERM');
+      expect((await s.exited).code).toBe(0);
+    }
+  });
+
   it('a fork of an encrypted folder stays encrypted with the configuration given', async () => {
     const file = join(work, 'enc.yaml');
     await writeFile(file, eventsConfig(keyed('aesgcm', ['k1', secret()])));
@@ -212,6 +246,8 @@ describe('a fork in use', () => {
     const fromRecording = join(work, 'recording-sealed');
     expect((await run('fork', recording, '--at', 'HEAD', '--data-dir', fromRecording, '--encryption-provider-config', file)).code).toBe(0);
     expect(await onDisk(fromRecording, NOTE)).toBe(false);
+    // No checkpoint of plain objects beside a sealed log: its server folds the log through the providers.
+    expect(existsSync(join(fromRecording, 'log', 'orchd-checkpoint'))).toBe(false);
     const served = await startServer({ dataDir: fromRecording, config: loaded.config });
     try {
       const r = await call(served.url, 'GET', `${EVENTS}/namespaces/${NS}/events/back-1`);

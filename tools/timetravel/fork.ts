@@ -10,6 +10,8 @@
  * the recording is never held in memory, and no object is decoded (except to seal it, when the
  * fork is encrypted). The folder is made beside the target under another name and renamed into
  * place once whole, so a fork that fails (a damaged recording found half-way) leaves nothing.
+ * Beside the log goes a checkpoint at N (fork-checkpoint.ts), so a server on the fork is ready
+ * without folding the whole history.
  */
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -19,6 +21,7 @@ import type { EncryptionConfiguration } from '../../src/log/encryption/configura
 import { ResourceProviders } from '../../src/log/encryption/providers.js';
 import { StoredValues } from '../../src/log/encryption/stored-values.js';
 import { LevelDbLog, type ImportedEntry } from '../../src/log/leveldb-log.js';
+import { ForkCheckpoint } from './fork-checkpoint.js';
 import { TimeTravelError, writerBytesOf, type History } from './history.js';
 import { progress } from './progress.js';
 import { stateEntries } from './state-entries.js';
@@ -66,13 +69,21 @@ export async function makeFork(o: ForkOptions): Promise<void> {
   const { history: h, at } = o;
   const bar = progress(at - h.oldest, 'fork');
   let seal: Awaited<ReturnType<typeof sealer>> | undefined;
+  let checkpoint: ForkCheckpoint | undefined;
   try {
     if (o.encryption) seal = await sealer(o.encryption);
     const horizon = h.oldest + 1;
     let time: number | null = null;
-    const state = sealed(stateEntries(h, h.oldest), seal?.seal);
-    const history = sealed(entriesUpTo(h, horizon, at, Math.max(at, o.checkTo ?? at), bar.update, (t) => (time = t)), seal?.seal);
-    await LevelDbLog.import(join(building, 'log'), state, horizon, history);
+    const log = join(building, 'log');
+    // Sealed values are opened by the store alone: an encrypted fork's server folds its log instead.
+    checkpoint = seal ? undefined : new ForkCheckpoint(join(building, 'checkpoint-spill'));
+    const tap = (pages: AsyncIterable<ImportedEntry[]>) => (checkpoint ? checkpoint.tap(pages) : pages);
+    const state = sealed(tap(stateEntries(h, h.oldest)), seal?.seal);
+    const history = sealed(tap(entriesUpTo(h, horizon, at, Math.max(at, o.checkTo ?? at), bar.update, (t) => (time = t))), seal?.seal);
+    await LevelDbLog.import(log, state, horizon, history);
+    await checkpoint?.save(log, at);
+    checkpoint?.close();
+    checkpoint = undefined;
     const forks = [...(o.ancestors ?? []), { source: resolve(o.source), at, time, madeAt: new Date().toISOString() }];
     await writeForkPoints(building, forks);
     // Onto an empty target folder too: rename(2) replaces an empty directory.
@@ -80,6 +91,7 @@ export async function makeFork(o: ForkOptions): Promise<void> {
       throw new TimeTravelError(`--data-dir ${o.target}: cannot put the fork there (${err.code ?? err.message}): something was written into it meanwhile`);
     });
   } catch (err) {
+    checkpoint?.close();
     await rm(building, { recursive: true, force: true });
     throw err;
   } finally {
