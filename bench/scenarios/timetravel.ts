@@ -5,7 +5,8 @@
  *
  *   state --at the middle version, from the data folder and from the server;
  *   history of one object with 1,000 versions, from both;
- *   log of every entry and diff from the middle version to the head, from the data folder;
+ *   log of every entry and diff from the middle version to the head, from both;
+ *   log --follow on a fresh server: from a write's answer to its line (timetravel-follow.ts);
  *   export of the whole log, entries per second;
  *   replay --speed max of that recording to 1 watcher and to 100, deliveries per second, beside its
  *   peer: a live server's catch-up watches of the same log from the same version (timetravel-watch.ts);
@@ -33,6 +34,7 @@ import { seedEvents } from '../seed.js';
 import { eventBytes, eventsPath } from '../payload.js';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
 import { forkVersusReplay } from '../timetravel-fork.js';
+import { followLatency } from '../timetravel-follow.js';
 import { catchUpRate, replayRate, type WatchRate } from '../timetravel-watch.js';
 
 const TARGET_ENTRIES = 1_000_000;
@@ -44,6 +46,8 @@ const COMMAND_LIMIT_MS = 600_000;
 const SERVE_ARGS = ['--history-retention', 'none'];
 /** Bumped when what the cached folder holds changes. */
 const CACHE_FORMAT = 1;
+/** Writes timed through `log --follow` (after one that shows it follows). */
+const FOLLOW_WRITES = 20;
 
 /** The wall and CPU seconds of one command (its threads included; CPU read from procfs every 10 ms, so up to that much short). */
 interface Timed {
@@ -165,12 +169,14 @@ async function measure(ctx: BenchContext, cli: string, label: string, n: number,
     row[`${key}Cpu`] = t?.cpu ?? NaN;
     return t;
   };
-  if (wants('state-server') || wants('history-server')) {
+  if (['state-server', 'history-server', 'log-server', 'diff-server'].some(wants)) {
     const { orchd, ready } = await Orchd.start({ cli, dataDir, args: SERVE_ARGS, readyTimeoutMs: COMMAND_LIMIT_MS });
     try {
-      ctx.log(`timetravel (${label}): state and history from the server`);
+      ctx.log(`timetravel (${label}): state, history, log and diff from the server`);
       if (wants('state-server')) await command('stateServer', 'state --server', ['state', '--server', ready.url, '--at', mid, '-o', 'json'], `${label}-server`);
       if (wants('history-server')) await command('historyServer', 'history --server', ['history', '--server', ready.url, ...hot], `${label}-server`);
+      if (wants('log-server')) await command('logServer', 'log --server', ['log', '--server', ready.url, '-o', 'json'], `${label}-server`);
+      if (wants('diff-server')) await command('diffServer', 'diff --server', ['diff', '--server', ready.url, mid, String(built.head), '-o', 'json-patch'], `${label}-server`);
     } finally {
       await orchd.stop();
     }
@@ -181,6 +187,14 @@ async function measure(ctx: BenchContext, cli: string, label: string, n: number,
   // The whole log as JSON lines, and what changed from the middle to the head as JSON patches: more text than one string may hold.
   if (wants('log')) await command('logDir', 'log --data-dir', ['log', '--data-dir', dataDir, '-o', 'json'], label);
   if (wants('diff')) await command('diffDir', 'diff --data-dir', ['diff', '--data-dir', dataDir, mid, String(built.head), '-o', 'json-patch'], label);
+  if (wants('follow')) {
+    ctx.log(`timetravel (${label}): log --follow, a write to its line, over the server and its data folder`);
+    for (const from of ['server', 'data-dir'] as const) {
+      const f = await attempt(ctx, row, `follow --${from}`, () => followLatency(cli, FOLLOW_WRITES, from));
+      row[`follow-${from}`] = f?.p50Ms ?? NaN;
+      row[`follow-${from}-max`] = f?.maxMs ?? NaN;
+    }
+  }
   if (wants('catch-up')) {
     // The peer of the replay rows: the live server's catch-up watches of the same log, from version 1 as the replay's.
     ctx.log(`timetravel (${label}): the live server's catch-up watches from version 1, 1 and 100 watchers`);
@@ -235,7 +249,13 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     ...seconds('historyDir', `history of ${VERSIONS} versions, data folder`),
     ...seconds('historyServer', `history of ${VERSIONS} versions, server`),
     ...seconds('logDir', 'log of every entry -o json, data folder'),
+    ...seconds('logServer', 'log of every entry -o json, server'),
     ...seconds('diffDir', 'diff mid head -o json-patch, data folder'),
+    ...seconds('diffServer', 'diff mid head -o json-patch, server'),
+    col('follow-server', `log --follow, server: write to line p50 (ms, ${FOLLOW_WRITES} writes)`, 'ms'),
+    col('follow-server-max', 'max (ms)', 'ms'),
+    col('follow-data-dir', 'log --follow, data folder: p50 (ms)', 'ms'),
+    col('follow-data-dir-max', 'max (ms)', 'ms'),
     col('exportRate', 'export entries/s', 'rate'),
     col('exportCpuRate', 'export entries per CPU-second', 'rate'),
     col('forkSeconds', 'fork at head (s)', 'seconds'),
@@ -269,7 +289,26 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     measured: !at ? `not at 1M (use --replay-entries 1000000)` : at[key] === undefined ? 'not measured (--only)' : fmt(at[key] as number),
     met: at && at[key] !== undefined ? ok(at[key] as number) : null,
   });
+  // The server's answers against the folder's (issue 31 item 9), on the largest log measured.
+  const largest = rows.filter((r) => r.build === 'this').at(-1);
+  const twice = (what: string, server: string, folder: string): TargetCheck => {
+    const [a, b] = [largest?.[server], largest?.[folder]] as (number | undefined)[];
+    const measured = a !== undefined && b !== undefined && !Number.isNaN(a) && !Number.isNaN(b);
+    return { scenario: 'timetravel', name: `${what} over --server, against the data folder (${largest?.entries ?? '–'} entries)`, target: '≤ 2× the folder', measured: measured ? `${a.toFixed(2)} s vs ${b.toFixed(2)} s` : 'not measured (--only)', met: measured ? a <= 2 * b : null };
+  };
+  const follow = largest?.['follow-server-max'] as number | undefined;
   const targets: TargetCheck[] = [
+    twice('state --at mid', 'stateServer', 'stateDir'),
+    twice('history of one object', 'historyServer', 'historyDir'),
+    twice('log of every entry', 'logServer', 'logDir'),
+    twice('diff mid head', 'diffServer', 'diffDir'),
+    {
+      scenario: 'timetravel',
+      name: 'log --follow --server: a write to its line, the slowest',
+      target: '< 1 s',
+      measured: follow === undefined || Number.isNaN(follow) ? 'not measured (--only)' : `${Math.round(follow)} ms`,
+      met: follow === undefined || Number.isNaN(follow) ? null : follow < 1000,
+    },
     check('state --at the middle of a 1M-entry log (data folder)', '< 2 s', 'stateDir', (v) => v < 2, (v) => `${v.toFixed(2)} s`),
     check(`history of one object with ${VERSIONS} versions (data folder)`, '< 250 ms', 'historyDir', (v) => v < 0.25, (v) => `${(v * 1000).toFixed(0)} ms`),
     check('export of 1M entries', '≥ 200k entries/s', 'exportRate', (v) => v >= 200_000, (v) => `${Math.round(v)} entries/s`),
