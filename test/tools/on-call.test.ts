@@ -218,7 +218,8 @@ describe('the on-call scenario', () => {
     const one = [...labelled].find(([n, v]) => a.has(n) && a.get(n) !== v && b.get(n) === v && !deleted.has(n))![0];
     const d = (await ask('diff', iso(t1), iso(t2), '--kind', 'events', '-n', NS)).out;
     const hunk = d.slice(d.indexOf(`events.events.orch.io/${NS}/${one}@`));
-    expect(hunk.slice(0, hunk.indexOf('\n---') === -1 ? undefined : hunk.indexOf('\n---')).split('\n').filter((l) => /^[-+] /.test(l)).sort()).toEqual(expect.arrayContaining(['+    triaged: yes']));
+    const changedLines = hunk.slice(0, hunk.indexOf('\n---') === -1 ? undefined : hunk.indexOf('\n---')).split('\n').filter((l) => /^[-+] /.test(l));
+    expect(changedLines.sort()).toEqual(['+  labels:', '+    triaged: yes', `+  resourceVersion: "${b.get(one)}"`, `-  resourceVersion: "${a.get(one)}"`].sort());
   });
 
   it('the log of a span is the same from all three, times included, and the refused writes stand beside it', async () => {
@@ -240,9 +241,19 @@ describe('the on-call scenario', () => {
     for (const [flag, source] of sources) {
       const local = await run('state', flag, source, '--at', '2026-11-26T00:43:39');
       expect([local.code, local.err.split('\n')[0]]).toEqual([2, 'orchd state: --at: "2026-11-26T00:43:39": a time must say its zone: 2026-11-26T00:43:39Z for UTC, or an offset such as 2026-11-26T00:43:39+02:00']);
+      const diff = await run('diff', flag, source, '2026-11-26T00:43:39', '2026-11-26T00:43:40Z');
+      expect([diff.code, diff.err.split('\n')[0]]).toEqual([2, 'orchd diff: A: "2026-11-26T00:43:39": a time must say its zone: 2026-11-26T00:43:39Z for UTC, or an offset such as 2026-11-26T00:43:39+02:00']);
       const later = await run('state', flag, source, '--at', iso(timeOf.get(head)! + 60_000));
       expect([later.code, later.err]).toEqual([1, `orchd state: --at ${iso(timeOf.get(head)! + 60_000)}: not written yet: the newest version is ${head}, committed at ${iso(timeOf.get(head)!)}\n`]);
     }
+  });
+
+  it('diff refuses a time without its zone as state does, with no source given too, and in a history\'s @TIME', async () => {
+    const zoneless = (word: string) => `a time must say its zone: ${word}Z for UTC, or an offset such as ${word}+02:00`;
+    const bare = await run('diff', '2026-11-29T10:21:47Z', '2026-11-29T10:21:50');
+    expect([bare.code, bare.err.split('\n')[0]]).toEqual([2, `orchd diff: B: "2026-11-29T10:21:50": ${zoneless('2026-11-29T10:21:50')}`]);
+    const atSource = await run('diff', `${recording}@2026-11-29T10:21:47`, join(work, 'data'));
+    expect([atSource.code, atSource.err.split('\n')[0]]).toEqual([2, `orchd diff: A: "2026-11-29T10:21:47": ${zoneless('2026-11-29T10:21:47')}`]);
   });
 
   it('piped into head, every command ends quietly with status 0', async () => {
