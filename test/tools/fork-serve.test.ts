@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import puppeteer, { type Browser } from 'puppeteer-core';
@@ -142,6 +143,34 @@ describe('orchd replay --fork', () => {
     expect(refused.err).toMatch(/^orchd replay: --data-dir \S+: the folder exists and is not empty/);
     const unasked = await run('replay', recording, '--fork', join(work, 'never'));
     expect([unasked.code, unasked.err.split('\n')[0]]).toEqual([2, 'orchd replay: --fork is asked for on the control port or the terminal: give --control-port, or --pause-at to fork there']);
+  });
+});
+
+describe('orchd replay --fork at the end, and a control port it cannot have', () => {
+  it('with a control port and neither --pause-at nor --keep, it stays up at the end: POST /fork forks there', async () => {
+    const dir = join(work, 'replay-fork-at-end');
+    const child = spawnCli(await builtCli(), ['replay', recording, '--speed', 'max', '--fork', dir, '--control-port', '0'], { lifeMs: 120_000 });
+    const [, controls] = await stdoutLine(child, /^controls at (\S+): .*\/fork/m);
+    const [, url] = await stdoutLine(child, /^serving the final state at (\S+) until interrupted or forked$/m);
+    const forked = await fetch(`${controls}/fork`, { method: 'POST' });
+    expect([forked.status, await forked.json()]).toEqual([200, { forked: dir, at: head, url }]);
+    expect(await createEvent(url, 'after-the-end', NS)).toBe(head + 1);
+    child.signal('SIGTERM');
+    expect(await child.exited).toEqual({ code: 0, signal: null });
+  });
+
+  it('a control port in use: one line, exit status 1, nothing left serving', async () => {
+    const busy = createNetServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const port = (busy.address() as AddressInfo).port;
+    try {
+      // --keep: a replay that got going would serve until interrupted.
+      const child = spawnCli(await builtCli(), ['replay', recording, '--speed', 'max', '--keep', '--control-port', String(port)], { lifeMs: 60_000 });
+      expect(await child.exited).toEqual({ code: 1, signal: null });
+      expect([child.output.stdout, child.output.stderr]).toEqual(['', `orchd replay: --control-port ${port}: 127.0.0.1:${port} is in use\n`]);
+    } finally {
+      await new Promise((resolve) => busy.close(resolve));
+    }
   });
 });
 
