@@ -248,6 +248,20 @@ describe('the on-call scenario', () => {
     }
   });
 
+  it('the recording holds the whole history from the first entry, and --at 0 is before it, from all three', async () => {
+    expect(jsonLines((await ask('log', '-o', 'json')).out).map((l) => Number(l.resourceVersion))).toEqual(Array.from({ length: head }, (_, i) => i + 1));
+    for (const [flag, source] of sources) {
+      const zero = await run('state', flag, source, '--at', '0');
+      expect({ flag, code: zero.code, out: zero.out, err: zero.err }).toEqual({ flag, code: 1, out: '', err: 'orchd state: --at 0: before the first entry: the oldest version is 1\n' });
+    }
+    const first = join(work, 'first.orchlog');
+    const exported = await run('export', '--data-dir', join(work, 'data'), '--from', '0', '--to', '3', '--file', first);
+    expect([exported.code, exported.err]).toEqual([0, `orchd export: the state at 0 and 3 entries to 3 written to ${first}\n`]);
+    const [fromFolder, fromRecording] = await Promise.all([run('log', '--data-dir', join(work, 'data'), '--to', '3', '-o', 'json'), run('log', '--file', first, '-o', 'json')]);
+    expect(jsonLines(fromRecording.out).map((l) => l.resourceVersion)).toEqual(['1', '2', '3']);
+    expect(fromRecording.out).toBe(fromFolder.out);
+  });
+
   it('diff refuses a time without its zone as state does, with no source given too, and in a history\'s @TIME', async () => {
     const zoneless = (word: string) => `a time must say its zone: ${word}Z for UTC, or an offset such as ${word}+02:00`;
     const bare = await run('diff', '2026-11-29T10:21:47Z', '2026-11-29T10:21:50');
