@@ -203,6 +203,9 @@ describe('the on-call scenario', () => {
     const state = jsonLines((await ask('state', '--at', iso(t), '--kind', 'ev', '-n', NS, '-o', 'json')).out);
     const expected = eventsAt(rv);
     expect(state.map((o) => `${o.metadata.name} ${o.metadata.resourceVersion}`)).toEqual([...expected].sort(([a], [b]) => (a < b ? -1 : 1)).map(([n, v]) => `${n} ${v}`));
+    // The kind as kubectl takes it fully qualified, version and all: the same Events.
+    const qualified = jsonLines((await ask('state', '--at', iso(t), '--kind', 'events.v1.events.orch.io', '-n', NS, '-o', 'json')).out);
+    expect(qualified.map((o) => `${o.metadata.name} ${o.metadata.resourceVersion}`)).toEqual(state.map((o) => `${o.metadata.name} ${o.metadata.resourceVersion}`));
   });
 
   it('what changed between T1 and T2, as a summary and object by object', async () => {
@@ -220,6 +223,12 @@ describe('the on-call scenario', () => {
     const hunk = d.slice(d.indexOf(`events.events.orch.io/${NS}/${one}@`));
     const changedLines = hunk.slice(0, hunk.indexOf('\n---') === -1 ? undefined : hunk.indexOf('\n---')).split('\n').filter((l) => /^[-+] /.test(l));
     expect(changedLines.sort()).toEqual(['+  labels:', '+    triaged: yes', `+  resourceVersion: "${b.get(one)}"`, `-  resourceVersion: "${a.get(one)}"`].sort());
+    // managedFields, left out by default, are diffed when asked for: the patch's manager now owns the label.
+    expect(d).not.toContain('managedFields');
+    const withFields = (await ask('diff', iso(t1), iso(t2), '--kind', 'events', '-n', NS, '--show-managed-fields')).out;
+    const fieldsHunk = withFields.slice(withFields.indexOf(`events.events.orch.io/${NS}/${one}@`)).split('\n---')[0];
+    expect(fieldsHunk).toContain('  managedFields:');
+    expect(fieldsHunk.split('\n').filter((l) => /^\+ +f:triaged: \{\}$/.test(l))).toHaveLength(1);
   });
 
   it('the log of a span is the same from all three, times included, and the refused writes stand beside it', async () => {

@@ -11,7 +11,7 @@
  * fork is encrypted). The folder is made beside the target under another name and renamed into
  * place once whole, so a fork that fails (a damaged recording found half-way) leaves nothing.
  */
-import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { writeForkPoints, type ForkPoint } from '../../src/config/fork-origin.js';
 import { packJson, unpackJson } from '../../src/log/codec.js';
@@ -59,7 +59,8 @@ export async function checkForkTarget(target: string): Promise<void> {
 export async function makeFork(o: ForkOptions): Promise<void> {
   await checkForkTarget(o.target);
   const target = resolve(o.target);
-  await mkdir(dirname(target), { recursive: true });
+  // The first folder made for it, if any: a fork that fails leaves none of them.
+  const madeParents = await mkdir(dirname(target), { recursive: true });
   const building = join(dirname(target), `.${basename(target)}.forking-${process.pid}`);
   await rm(building, { recursive: true, force: true });
   await mkdir(building);
@@ -81,10 +82,18 @@ export async function makeFork(o: ForkOptions): Promise<void> {
     });
   } catch (err) {
     await rm(building, { recursive: true, force: true });
+    if (madeParents !== undefined) await rmEmptyUpTo(dirname(target), madeParents);
     throw err;
   } finally {
     bar.stop();
     seal?.close();
+  }
+}
+
+/** Removes dir and its parents up to top (included), each only while it is empty. */
+async function rmEmptyUpTo(dir: string, top: string): Promise<void> {
+  for (let d = dir; ; d = dirname(d)) {
+    if (!(await rmdir(d).then(() => true, () => false)) || d === top || d === dirname(d)) return;
   }
 }
 
