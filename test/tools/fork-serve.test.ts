@@ -159,6 +159,27 @@ describe('orchd replay --fork at the end, and a control port it cannot have', ()
     expect(await child.exited).toEqual({ code: 0, signal: null });
   });
 
+  it('a data folder replayed and forked is left as it was, to the byte', async () => {
+    const folder = join(work, 'replayed-folder');
+    const stopped = await startServer({ dataDir: folder });
+    let end: number;
+    try {
+      end = await createNamespace(stopped.url, 'replayed');
+    } finally {
+      await stopped.close();
+    }
+    const before = await folderBytes(folder);
+    const dir = join(work, 'replay-fork-of-folder');
+    const child = spawnCli(await builtCli(), ['replay', '--data-dir', folder, '--speed', 'max', '--fork', dir, '--control-port', '0'], { lifeMs: 120_000 });
+    const [, controls] = await stdoutLine(child, /^controls at (\S+): .*\/fork/m);
+    await stdoutLine(child, /^serving the final state at \S+ until interrupted or forked$/m);
+    const forked = await fetch(`${controls}/fork`, { method: 'POST' });
+    expect([forked.status, (await forked.json()).at]).toEqual([200, end]);
+    child.signal('SIGTERM');
+    expect(await child.exited).toEqual({ code: 0, signal: null });
+    expect((await folderBytes(folder)).equals(before)).toBe(true);
+  });
+
   it('a control port in use: one line, exit status 1, nothing left serving', async () => {
     const busy = createNetServer();
     await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));

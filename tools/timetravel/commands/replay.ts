@@ -44,7 +44,8 @@ Example: orchd replay incident.orchlog --pause-at 48000 --fork ./what-if   (step
     if (forksAtPause && values['pause-at'] === undefined) throw new UsageError('--fork is asked for on the control port or the terminal: give --control-port, or --pause-at to fork there');
     // Before anything is served: a folder that holds something is refused at once.
     if (values.fork !== undefined) await (await import('../fork.js')).checkForkTarget(values.fork);
-    const history = await openHistory({ ...values, file: recording });
+    // A fork's source is never changed: a folder is read from a snapshot.
+    const history = await openHistory({ ...values, file: recording }, values.fork !== undefined);
     let pauseAt: number | undefined;
     try {
       pauseAt = values['pause-at'] && (await resolveNoted(history, '--pause-at', values['pause-at'], io));
