@@ -224,10 +224,9 @@ describe('the on-call scenario', () => {
     const changedLines = hunk.slice(0, hunk.indexOf('\n---') === -1 ? undefined : hunk.indexOf('\n---')).split('\n').filter((l) => /^[-+] /.test(l));
     expect(changedLines.sort()).toEqual(['+  labels:', '+    triaged: yes', `+  resourceVersion: "${b.get(one)}"`, `-  resourceVersion: "${a.get(one)}"`].sort());
     // managedFields, left out by default, are diffed when asked for: the patch's manager now owns the label.
-    expect(d).not.toContain('managedFields');
+    expect(d).not.toMatch(/managedFields|f:triaged/);
     const withFields = (await ask('diff', iso(t1), iso(t2), '--kind', 'events', '-n', NS, '--show-managed-fields')).out;
     const fieldsHunk = withFields.slice(withFields.indexOf(`events.events.orch.io/${NS}/${one}@`)).split('\n---')[0];
-    expect(fieldsHunk).toContain('  managedFields:');
     expect(fieldsHunk.split('\n').filter((l) => /^\+ +f:triaged: \{\}$/.test(l))).toHaveLength(1);
   });
 

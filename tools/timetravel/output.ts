@@ -1,7 +1,7 @@
 /**
  * How the time-travel commands print: kubectl-like tables, YAML documents, JSON lines, JSON patches
- * (YAML diffs: yaml-diff.ts). YAML is loaded when a command prints it (yaml-text.ts): a command's time includes
- * node loading its modules.
+ * (YAML diffs: yaml-diff.ts). YAML is loaded when a command prints it (yaml-text.ts): a command's
+ * time includes node loading its modules.
  */
 import fastJsonPatch from 'fast-json-patch';
 import { JsonLines } from '../../src/log/msgpack-json.js';
