@@ -23,3 +23,14 @@ export async function folderContents(dir: string): Promise<Buffer> {
   }
   return Buffer.concat(parts);
 }
+
+/**
+ * Every file of a folder, LevelDB's own included, as path and bytes in path order: what a reader
+ * that must not write at all (a fork of the folder) leaves exactly as it was.
+ */
+export async function folderBytes(dir: string): Promise<Buffer> {
+  const files = (await readdir(dir, { withFileTypes: true, recursive: true })).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
+  const parts: Buffer[] = [];
+  for (const f of files.sort()) parts.push(Buffer.from(`${f.slice(dir.length)}\0`), await readFile(f));
+  return Buffer.concat(parts);
+}

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import puppeteer, { type Browser } from 'puppeteer-core';
@@ -8,7 +9,7 @@ import { readForkPoints } from '../../src/config/fork-origin.js';
 import { loadServerConfig } from '../../src/config/server-config.js';
 import { REASON_LABEL, SUMMARY_ANNOTATION, startEventReasons } from '../../examples/event-reasons/controller.js';
 import { eventsConfig, keyed, onDisk, secret } from '../encryption/helpers.js';
-import { folderContents } from '../helpers/folder-contents.js';
+import { folderBytes } from '../helpers/folder-contents.js';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 import { builtCli, isReady, killAll, spawnCli, spawnServer, type Child } from '../server/child.js';
 import { EVENTS, createEvent, createNamespace, deleteEvent, event as eventOf, labelEvent } from '../watch/objects.js';
@@ -145,6 +146,55 @@ describe('orchd replay --fork', () => {
   });
 });
 
+describe('orchd replay --fork at the end, and a control port it cannot have', () => {
+  it('with a control port and neither --pause-at nor --keep, it stays up at the end: POST /fork forks there', async () => {
+    const dir = join(work, 'replay-fork-at-end');
+    const child = spawnCli(await builtCli(), ['replay', recording, '--speed', 'max', '--fork', dir, '--control-port', '0'], { lifeMs: 120_000 });
+    const [, controls] = await stdoutLine(child, /^controls at (\S+): .*\/fork/m);
+    const [, url] = await stdoutLine(child, /^serving the final state at (\S+) until interrupted or forked$/m);
+    const forked = await fetch(`${controls}/fork`, { method: 'POST' });
+    expect([forked.status, await forked.json()]).toEqual([200, { forked: dir, at: head, url }]);
+    expect(await createEvent(url, 'after-the-end', NS)).toBe(head + 1);
+    child.signal('SIGTERM');
+    expect(await child.exited).toEqual({ code: 0, signal: null });
+  });
+
+  it('a data folder replayed and forked is left as it was, to the byte', async () => {
+    const folder = join(work, 'replayed-folder');
+    const stopped = await startServer({ dataDir: folder });
+    let end: number;
+    try {
+      end = await createNamespace(stopped.url, 'replayed');
+    } finally {
+      await stopped.close();
+    }
+    const before = await folderBytes(folder);
+    const dir = join(work, 'replay-fork-of-folder');
+    const child = spawnCli(await builtCli(), ['replay', '--data-dir', folder, '--speed', 'max', '--fork', dir, '--control-port', '0'], { lifeMs: 120_000 });
+    const [, controls] = await stdoutLine(child, /^controls at (\S+): .*\/fork/m);
+    await stdoutLine(child, /^serving the final state at \S+ until interrupted or forked$/m);
+    const forked = await fetch(`${controls}/fork`, { method: 'POST' });
+    expect([forked.status, (await forked.json()).at]).toEqual([200, end]);
+    child.signal('SIGTERM');
+    expect(await child.exited).toEqual({ code: 0, signal: null });
+    expect((await folderBytes(folder)).equals(before)).toBe(true);
+  });
+
+  it('a control port in use: one line, exit status 1, nothing left serving', async () => {
+    const busy = createNetServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const port = (busy.address() as AddressInfo).port;
+    try {
+      // --keep: a replay that got going would serve until interrupted.
+      const child = spawnCli(await builtCli(), ['replay', recording, '--speed', 'max', '--keep', '--control-port', String(port)], { lifeMs: 60_000 });
+      expect(await child.exited).toEqual({ code: 1, signal: null });
+      expect([child.output.stdout, child.output.stderr]).toEqual(['', `orchd replay: --control-port ${port}: 127.0.0.1:${port} is in use\n`]);
+    } finally {
+      await new Promise((resolve) => busy.close(resolve));
+    }
+  });
+});
+
 describe('a fork in use', () => {
   it('examples/event-reasons run against a fork: its writes are what orchd diff shows', async () => {
     const dir = join(work, 'event-reasons');
@@ -234,10 +284,10 @@ describe('a fork in use', () => {
     const unread = await run('fork', '--source-data-dir', join(work, 'sealed'), '--at', 'HEAD', '--data-dir', dir);
     expect([unread.code, unread.err]).toEqual([1, expect.stringMatching(/cannot be read: .* needs the --encryption-provider-config it was written with\n$/)]);
     expect(existsSync(dir)).toBe(false);
-    const sourceBytes = await folderContents(join(work, 'sealed'));
+    const sourceBytes = await folderBytes(join(work, 'sealed'));
     expect((await run('fork', '--source-data-dir', join(work, 'sealed'), '--at', 'HEAD', '--data-dir', dir, '--encryption-provider-config', file)).code).toBe(0);
-    // The source folder is only read: not an entry or a file of it changed.
-    expect((await folderContents(join(work, 'sealed'))).equals(sourceBytes)).toBe(true);
+    // The source folder is only read: not a byte of it changed, LevelDB's own files included.
+    expect((await folderBytes(join(work, 'sealed'))).equals(sourceBytes)).toBe(true);
     expect(await onDisk(dir, NOTE)).toBe(false);
     expect((await run('state', '--data-dir', dir, '--at', 'HEAD')).code).toBe(1);
     const state = await run('state', '--data-dir', dir, '--at', String(last), '--encryption-provider-config', file, '-n', NS, '--kind', 'events', '-o', 'json');
@@ -271,7 +321,9 @@ describe('a fork in use', () => {
     } finally {
       await one.close();
     }
+    const firstBytes = await folderBytes(first);
     expect((await run('fork', '--source-data-dir', first, '--at', 'HEAD', '--data-dir', second)).code).toBe(0);
+    expect((await folderBytes(first)).equals(firstBytes)).toBe(true);
     const server = await startServer({ dataDir: second });
     let browser: Browser | undefined;
     try {

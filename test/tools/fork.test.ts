@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readForkPoints } from '../../src/config/fork-origin.js';
+import { eventsConfig, kmsProvider } from '../encryption/helpers.js';
+import { folderBytes } from '../helpers/folder-contents.js';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 import { killAll, spawnServer, isReady, type ServerChild } from '../server/child.js';
 import { EVENTS, createEvent, createNamespace, deleteEvent, labelEvent } from '../watch/objects.js';
@@ -175,6 +177,30 @@ describe('orchd fork --source-data-dir', () => {
     }
   });
 
+  it('forks a stopped server\'s folder at a time, and not a byte of the folder changes, LevelDB\'s own files included', async () => {
+    const dir = join(work, 'stopped');
+    const stopped = await startServer({ dataDir: dir });
+    let at: number;
+    try {
+      await createNamespace(stopped.url, NS);
+      at = await createEvent(stopped.url, 'kept', NS);
+      // A later commit time than the fork's --at.
+      await new Promise((r) => setTimeout(r, 20));
+      await createEvent(stopped.url, 'later', NS);
+    } finally {
+      await stopped.close();
+    }
+    const log = (await run('log', '--data-dir', dir, '-o', 'json')).out.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    const time = log.find((l) => Number(l.resourceVersion) === at).time;
+    const before = await folderBytes(dir);
+    const target = join(work, 'stopped-fork');
+    const r = await run('fork', '--source-data-dir', dir, '--at', time, '--data-dir', target);
+    expect([r.code, r.out, r.err]).toEqual([0, `forked ${dir} at ${at} into ${target}: versions 1..${at} are the source's, the next write takes ${at + 1}\n`, '']);
+    expect((await folderBytes(dir)).equals(before)).toBe(true);
+    const events = await run('state', '--data-dir', target, '--at', 'HEAD', '--kind', 'events', '-n', NS, '-o', 'json');
+    expect(events.out.split('\n').filter(Boolean).map((l) => `${JSON.parse(l).metadata.name} ${JSON.parse(l).metadata.resourceVersion}`)).toEqual([`kept ${at}`]);
+  });
+
   it('forks a fork: the history reaches back to the first recording\'s start, through both fork points', async () => {
     const branchHead = Number((await call(fork.url, 'GET', '/api/v1/namespaces')).body.metadata.resourceVersion);
     const dir = join(work, 'fork-of-fork');
@@ -249,6 +275,14 @@ describe('bad input: one line, exit status 1, nothing written', () => {
     expect((await run('fork', recording, '--at', String(n), '--data-dir', empty)).code).toBe(0);
     expect((await readForkPoints(empty))[0].at).toBe(n);
   });
+
+  it('a KMS plugin that does not answer: nor are the folders the fork would have been made in left', async () => {
+    const config = join(work, 'kms.yaml');
+    await writeFile(config, eventsConfig(kmsProvider('down', `unix://${join(work, 'no-plugin.sock')}`)));
+    await refused([recording, '--at', String(n), '--encryption-provider-config', config], /^orchd fork: the KMS plugins did not answer within 30 s: /, join(work, 'kdeep', 'p', 'q'));
+    gone(join(work, 'kdeep'));
+    await noLeftovers();
+  }, 90_000);
 
   it('a source folder with no log, and a mistake in the command line (exit status 2)', async () => {
     const target = join(work, 'never-3');

@@ -203,6 +203,9 @@ describe('the on-call scenario', () => {
     const state = jsonLines((await ask('state', '--at', iso(t), '--kind', 'ev', '-n', NS, '-o', 'json')).out);
     const expected = eventsAt(rv);
     expect(state.map((o) => `${o.metadata.name} ${o.metadata.resourceVersion}`)).toEqual([...expected].sort(([a], [b]) => (a < b ? -1 : 1)).map(([n, v]) => `${n} ${v}`));
+    // The kind as kubectl takes it fully qualified, version and all: the same Events.
+    const qualified = jsonLines((await ask('state', '--at', iso(t), '--kind', 'events.v1.events.orch.io', '-n', NS, '-o', 'json')).out);
+    expect(qualified.map((o) => `${o.metadata.name} ${o.metadata.resourceVersion}`)).toEqual(state.map((o) => `${o.metadata.name} ${o.metadata.resourceVersion}`));
   });
 
   it('what changed between T1 and T2, as a summary and object by object', async () => {
@@ -218,7 +221,13 @@ describe('the on-call scenario', () => {
     const one = [...labelled].find(([n, v]) => a.has(n) && a.get(n) !== v && b.get(n) === v && !deleted.has(n))![0];
     const d = (await ask('diff', iso(t1), iso(t2), '--kind', 'events', '-n', NS)).out;
     const hunk = d.slice(d.indexOf(`events.events.orch.io/${NS}/${one}@`));
-    expect(hunk.slice(0, hunk.indexOf('\n---') === -1 ? undefined : hunk.indexOf('\n---')).split('\n').filter((l) => /^[-+] /.test(l)).sort()).toEqual(expect.arrayContaining(['+    triaged: yes']));
+    const changedLines = hunk.slice(0, hunk.indexOf('\n---') === -1 ? undefined : hunk.indexOf('\n---')).split('\n').filter((l) => /^[-+] /.test(l));
+    expect(changedLines.sort()).toEqual(['+  labels:', '+    triaged: yes', `+  resourceVersion: "${b.get(one)}"`, `-  resourceVersion: "${a.get(one)}"`].sort());
+    // managedFields, left out by default, are diffed when asked for: the patch's manager now owns the label.
+    expect(d).not.toMatch(/managedFields|f:triaged/);
+    const withFields = (await ask('diff', iso(t1), iso(t2), '--kind', 'events', '-n', NS, '--show-managed-fields')).out;
+    const fieldsHunk = withFields.slice(withFields.indexOf(`events.events.orch.io/${NS}/${one}@`)).split('\n---')[0];
+    expect(fieldsHunk.split('\n').filter((l) => /^\+ +f:triaged: \{\}$/.test(l))).toHaveLength(1);
   });
 
   it('the log of a span is the same from all three, times included, and the refused writes stand beside it', async () => {
@@ -240,9 +249,33 @@ describe('the on-call scenario', () => {
     for (const [flag, source] of sources) {
       const local = await run('state', flag, source, '--at', '2026-11-26T00:43:39');
       expect([local.code, local.err.split('\n')[0]]).toEqual([2, 'orchd state: --at: "2026-11-26T00:43:39": a time must say its zone: 2026-11-26T00:43:39Z for UTC, or an offset such as 2026-11-26T00:43:39+02:00']);
+      const diff = await run('diff', flag, source, '2026-11-26T00:43:39', '2026-11-26T00:43:40Z');
+      expect([diff.code, diff.err.split('\n')[0]]).toEqual([2, 'orchd diff: A: "2026-11-26T00:43:39": a time must say its zone: 2026-11-26T00:43:39Z for UTC, or an offset such as 2026-11-26T00:43:39+02:00']);
       const later = await run('state', flag, source, '--at', iso(timeOf.get(head)! + 60_000));
       expect([later.code, later.err]).toEqual([1, `orchd state: --at ${iso(timeOf.get(head)! + 60_000)}: not written yet: the newest version is ${head}, committed at ${iso(timeOf.get(head)!)}\n`]);
     }
+  });
+
+  it('the recording holds the whole history from the first entry, and --at 0 is before it, from all three', async () => {
+    expect(jsonLines((await ask('log', '-o', 'json')).out).map((l) => Number(l.resourceVersion))).toEqual(Array.from({ length: head }, (_, i) => i + 1));
+    for (const [flag, source] of sources) {
+      const zero = await run('state', flag, source, '--at', '0');
+      expect({ flag, code: zero.code, out: zero.out, err: zero.err }).toEqual({ flag, code: 1, out: '', err: 'orchd state: --at 0: before the first entry: the oldest version is 1\n' });
+    }
+    const first = join(work, 'first.orchlog');
+    const exported = await run('export', '--data-dir', join(work, 'data'), '--from', '0', '--to', '3', '--file', first);
+    expect([exported.code, exported.err]).toEqual([0, `orchd export: the state at 0 and 3 entries to 3 written to ${first}\n`]);
+    const [fromFolder, fromRecording] = await Promise.all([run('log', '--data-dir', join(work, 'data'), '--to', '3', '-o', 'json'), run('log', '--file', first, '-o', 'json')]);
+    expect(jsonLines(fromRecording.out).map((l) => l.resourceVersion)).toEqual(['1', '2', '3']);
+    expect(fromRecording.out).toBe(fromFolder.out);
+  });
+
+  it('diff refuses a time without its zone as state does, with no source given too, and in a history\'s @TIME', async () => {
+    const zoneless = (word: string) => `a time must say its zone: ${word}Z for UTC, or an offset such as ${word}+02:00`;
+    const bare = await run('diff', '2026-11-29T10:21:47Z', '2026-11-29T10:21:50');
+    expect([bare.code, bare.err.split('\n')[0]]).toEqual([2, `orchd diff: B: "2026-11-29T10:21:50": ${zoneless('2026-11-29T10:21:50')}`]);
+    const atSource = await run('diff', `${recording}@2026-11-29T10:21:47`, join(work, 'data'));
+    expect([atSource.code, atSource.err.split('\n')[0]]).toEqual([2, `orchd diff: A: "2026-11-29T10:21:47": ${zoneless('2026-11-29T10:21:47')}`]);
   });
 
   it('piped into head, every command ends quietly with status 0', async () => {

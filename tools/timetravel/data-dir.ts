@@ -78,15 +78,18 @@ function removedAtExit(work: string): void {
   SNAPSHOTS.add(work);
 }
 
-export async function openDataDir(dataDir: string, encryption?: EncryptionConfiguration): Promise<History> {
+/** untouched: a snapshot even of a folder no server holds, so not a byte of it changes (a fork's source): an open in place rewrites LevelDB's bookkeeping. */
+export async function openDataDir(dataDir: string, encryption?: EncryptionConfiguration, untouched = false): Promise<History> {
   const folder = await logFolderOf(dataDir);
-  const direct = new DataDirHistory(folder, undefined, encryption);
-  try {
-    await direct.open();
-    return direct;
-  } catch (err) {
-    await direct.close();
-    if (!(err instanceof LogError && err.code === 'LOCKED')) throw err;
+  if (!untouched) {
+    const direct = new DataDirHistory(folder, undefined, encryption);
+    try {
+      await direct.open();
+      return direct;
+    } catch (err) {
+      await direct.close();
+      if (!(err instanceof LogError && err.code === 'LOCKED')) throw err;
+    }
   }
   const work = await mkdtemp(join(tmpdir(), 'orchd-timetravel-'));
   removedAtExit(work);

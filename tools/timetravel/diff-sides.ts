@@ -7,7 +7,7 @@
 import { stat } from 'node:fs/promises';
 import { UsageError } from '../../src/cli/flags.js';
 import type { EncryptionConfiguration } from '../../src/config/encryption.js';
-import { parseVersionSpec, resolveVersion, TimeTravelError, type History, type VersionSpec } from './history.js';
+import { parseVersionSpec, resolveVersion, TimeTravelError, ZonelessTime, type History, type VersionSpec } from './history.js';
 
 /** One side of a diff: a history at a version; source names it when the two sides are two histories. */
 export interface DiffSide {
@@ -18,18 +18,24 @@ export interface DiffSide {
 
 type Word = { version: VersionSpec } | { source: string; version: VersionSpec };
 
-/** A word of the command line: a version (RV, TIME, HEAD), or FOLDER|RECORDING[@RV|TIME|HEAD]. */
-function wordOf(text: string): Word {
+/** A word of the command line: a version (RV, TIME, HEAD), or FOLDER|RECORDING[@RV|TIME|HEAD]; name (A or B) for its errors. */
+function wordOf(text: string, name: string): Word {
+  // A time without a zone is refused as --at refuses it, not taken for a folder's name.
+  const refuseZoneless = (err: unknown) => {
+    if (err instanceof ZonelessTime) throw new UsageError(`${name}: ${err.message}`);
+  };
   try {
     return { version: parseVersionSpec(text) };
-  } catch {
+  } catch (err) {
+    refuseZoneless(err);
     // Not a version: a source, with its version after the last @ when one is given.
   }
   const at = text.lastIndexOf('@');
   if (at > 0) {
     try {
       return { source: text.slice(0, at), version: parseVersionSpec(text.slice(at + 1)) };
-    } catch {
+    } catch (err) {
+      refuseZoneless(err);
       // A path with an @ in it.
     }
   }
@@ -38,7 +44,7 @@ function wordOf(text: string): Word {
 
 /** The two words as versions of one history, or as two sources; a mix of both is a usage error. */
 export function parseSides(words: string[]): { versions: [VersionSpec, VersionSpec] } | { sources: [{ source: string; version: VersionSpec }, { source: string; version: VersionSpec }] } {
-  const [a, b] = words.map(wordOf);
+  const [a, b] = [wordOf(words[0], 'A'), wordOf(words[1], 'B')];
   if (!('source' in a) && !('source' in b)) return { versions: [a.version, b.version] };
   if ('source' in a && 'source' in b) return { sources: [a, b] };
   throw new UsageError('give two versions of one history (RV, TIME or HEAD, with --data-dir, --server or --file), or two histories (FOLDER or RECORDING, each with an optional @RV|TIME|HEAD)');

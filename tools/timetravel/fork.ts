@@ -13,7 +13,7 @@
  * Beside the log goes a checkpoint at N (fork-checkpoint.ts), so a server on the fork is ready
  * without folding the whole history.
  */
-import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { writeForkPoints, type ForkPoint } from '../../src/config/fork-origin.js';
 import { packJson, unpackJson } from '../../src/log/codec.js';
@@ -62,7 +62,8 @@ export async function checkForkTarget(target: string): Promise<void> {
 export async function makeFork(o: ForkOptions): Promise<void> {
   await checkForkTarget(o.target);
   const target = resolve(o.target);
-  await mkdir(dirname(target), { recursive: true });
+  // The first folder made for it, if any: a fork that fails leaves none of them.
+  const madeParents = await mkdir(dirname(target), { recursive: true });
   const building = join(dirname(target), `.${basename(target)}.forking-${process.pid}`);
   await rm(building, { recursive: true, force: true });
   await mkdir(building);
@@ -93,10 +94,18 @@ export async function makeFork(o: ForkOptions): Promise<void> {
   } catch (err) {
     checkpoint?.close();
     await rm(building, { recursive: true, force: true });
+    if (madeParents !== undefined) await rmEmptyUpTo(dirname(target), madeParents);
     throw err;
   } finally {
     bar.stop();
     seal?.close();
+  }
+}
+
+/** Removes dir and its parents up to top (included), each only while it is empty. */
+async function rmEmptyUpTo(dir: string, top: string): Promise<void> {
+  for (let d = dir; ; d = dirname(d)) {
+    if (!(await rmdir(d).then(() => true, () => false)) || d === top || d === dirname(d)) return;
   }
 }
 

@@ -188,6 +188,9 @@ export class StampClock {
 /** A version given as a number (a resourceVersion), a time (RFC 3339, e.g. 2026-11-26T02:14:00Z) or HEAD (the newest). */
 export type VersionSpec = { rv: number } | { timeMs: number } | { head: true };
 
+/** A time without a zone: refused wherever a version is read, never taken for something else (a path). */
+export class ZonelessTime extends Error {}
+
 /**
  * A version as a flag's text gives it: a resourceVersion or an RFC 3339 time, which must say its
  * zone (a time without one would be read in whatever zone the machine is set to). The flag table
@@ -201,7 +204,7 @@ export function parseVersionSpec(text: string): VersionSpec {
     return { rv };
   }
   const m = /^(\d{4}-\d\d-\d\d)[Tt ](\d\d:\d\d(?::\d\d(?:\.\d+)?)?)([Zz]|[+-]\d\d:\d\d)?$/.exec(text);
-  if (m && m[3] === undefined) throw new Error(`${JSON.stringify(text)}: a time must say its zone: ${m[1]}T${m[2]}Z for UTC, or an offset such as ${m[1]}T${m[2]}+02:00`);
+  if (m && m[3] === undefined) throw new ZonelessTime(`${JSON.stringify(text)}: a time must say its zone: ${m[1]}T${m[2]}Z for UTC, or an offset such as ${m[1]}T${m[2]}+02:00`);
   const ms = m ? Date.parse(text) : NaN;
   if (Number.isNaN(ms)) throw new Error(`${JSON.stringify(text)}: neither a resourceVersion (a number) nor a time (RFC 3339, e.g. 2026-11-26T02:14:00Z) nor HEAD`);
   return { timeMs: ms };

@@ -1,7 +1,7 @@
 /**
  * How the time-travel commands print: kubectl-like tables, YAML documents, JSON lines, JSON patches
- * (YAML diffs: yaml-diff.ts). YAML is loaded when a command prints it: a command's time includes
- * node loading its modules.
+ * (YAML diffs: yaml-diff.ts). YAML is loaded when a command prints it (yaml-text.ts): a command's
+ * time includes node loading its modules.
  */
 import fastJsonPatch from 'fast-json-patch';
 import { JsonLines } from '../../src/log/msgpack-json.js';
@@ -89,7 +89,7 @@ export async function* printChanges(changes: AsyncIterable<Change | Refused>, fo
     return;
   }
   if (format === 'yaml') {
-    const { stringify } = await import('yaml');
+    const { stringify } = await import('./yaml-text.js');
     for await (const c of changes) yield `---\n${stringify(isRefused(c) ? refusedJson(c) : { ...changeJson(c, timesFromLog), object: shown(c.object, managedFields) })}`;
     return;
   }
@@ -128,7 +128,7 @@ export async function* printState(rv: number, pages: AsyncIterable<Stored[]> | I
     return;
   }
   if (format === 'yaml') {
-    const { stringify } = await import('yaml');
+    const { stringify } = await import('./yaml-text.js');
     // As stringify of the whole List writes it, an item at a time: each item stringified at its place in it.
     const head = { apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: String(rv) } };
     let any = false;

@@ -23,7 +23,8 @@ export async function writeRecording(history: History, from: number, to: number,
     pages.release(f);
   };
   const state = new PageWriter(STATE);
-  for await (const page of stateInPages(history, from, { kinds })) {
+  // The state at 0 is empty (and a server asked for a list at 0 answers with its newest).
+  for await (const page of from === 0 ? [] : stateInPages(history, from, { kinds })) {
     for (const s of page) {
       state.addValue(s.seq ?? Number(s.object.metadata.resourceVersion), 'put', s.key, s.msgpack?.() ?? packJson(s.object), undefined);
       await put(state);

@@ -5,6 +5,7 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { TimeTravelError } from './history.js';
 import type { Speed } from './replay-pacing.js';
 
 const POLL_MS = 50;
@@ -176,7 +177,9 @@ export async function serveControl(control: ReplayControl, port: number): Promis
     answer(200, control.status());
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(new TimeTravelError(`--control-port ${port}: ${err.code === 'EADDRINUSE' ? `127.0.0.1:${port} is in use` : `cannot listen (${err.code ?? err.message})`}`)),
+    );
     server.listen(port, '127.0.0.1', () => resolve());
   });
   return {

@@ -62,15 +62,15 @@ export async function encryptionFrom(file: string | undefined): Promise<Encrypti
   return loaded.config.encryption!.value;
 }
 
-/** The history the flags name: exactly one of --data-dir, --server and --file. */
-export async function openHistory(values: SourceValues): Promise<History> {
+/** The history the flags name: exactly one of --data-dir, --server and --file; untouched: a data folder's bytes are left as they are (data-dir.ts). */
+export async function openHistory(values: SourceValues, untouched = false): Promise<History> {
   const given = (['data-dir', 'server', 'file'] as const).filter((f) => values[f] !== undefined);
   if (given.length !== 1) throw new UsageError(`give exactly one of --data-dir, --server and --file${given.length > 1 ? ` (not ${given.map((f) => `--${f}`).join(' and ')})` : ''}`);
   if (values['encryption-provider-config'] !== undefined && values['data-dir'] === undefined) throw new UsageError('--encryption-provider-config goes with --data-dir');
   if (values.server !== undefined) return (await import('./server.js')).openServer(values.server);
   if (values.file !== undefined) return (await import('./recording-history.js')).openRecordingHistory(values.file);
   const encryption = await encryptionFrom(values['encryption-provider-config']);
-  return (await import('./data-dir.js')).openDataDir(values['data-dir']!, encryption);
+  return (await import('./data-dir.js')).openDataDir(values['data-dir']!, encryption, untouched);
 }
 
 /** Runs a command on the history the flags name, and closes it. */

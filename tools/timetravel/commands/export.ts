@@ -7,7 +7,7 @@ const { file: _recording, ...READ_FROM } = SOURCE;
 
 const FLAGS = {
   ...READ_FROM,
-  from: version('the version whose state the recording starts with (default: the oldest kept)'),
+  from: version('the version whose state the recording starts with, then its entries after it (default: the oldest kept; 0, before the first entry, when the log was never compacted)'),
   to: version('the last entry recorded, included (default: the newest)'),
   file: { value: 'FILE', short: 'f', help: 'write the recording here instead of to stdout' },
 } as const satisfies Flags;
@@ -24,8 +24,11 @@ export const exportCommand = command({
     // --file is where the recording goes, not one to read.
     const source = { 'data-dir': values['data-dir'], server: values.server, 'encryption-provider-config': values['encryption-provider-config'] };
     return withHistory(source, io, async (h) => {
-      // A recording starts with a state, and the oldest readable one is at h.oldest itself.
-      const { from, to } = await rangeNoted(h, values.from ?? { rv: Math.max(h.oldest, 1) }, values.to, io);
+      // A recording starts with a state, the oldest readable one by default: at 0 of a log never
+      // compacted, the empty state before its first entry, so the recording holds every entry.
+      const whole = values.from === undefined || ('rv' in values.from && values.from.rv === 0 && h.oldest === 0);
+      const range = await rangeNoted(h, whole ? undefined : values.from, values.to, io);
+      const [from, to] = [whole ? range.from - 1 : range.from, range.to];
       const fh = values.file === undefined ? undefined : await openFile(values.file, 'w');
       const bar = progress(to - from, 'export', { stream: io.err });
       // A page at a time, one write each; the writer reuses the buffer once it is written.

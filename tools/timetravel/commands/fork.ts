@@ -38,7 +38,7 @@ Example: orchd fork incident.orchlog --at 48211 --data-dir ./what-if && orchd se
     const encryption = await encryptionFrom(values['encryption-provider-config']);
     let history: History;
     if (file !== undefined) history = await (await import('../recording-history.js')).openRecordingHistory(file);
-    else history = await (await import('../data-dir.js')).openDataDir(folder!, encryption);
+    else history = await (await import('../data-dir.js')).openDataDir(folder!, encryption, true);
     try {
       const at = await resolveVersion(history, '--at', values.at);
       const { readForkPoints } = await import('../../../src/config/fork-origin.js');

@@ -46,7 +46,7 @@ export const historyCommand = command({
 /** Each version of an object with what changed since the one before. */
 async function* printHistory(versions: Change[], format: string, timesFromLog: boolean, tty: boolean, managedFields: boolean, shows: (c: Change) => boolean, bar: Progress): AsyncIterable<string> {
   const yaml = format === 'diff' ? await import('../yaml-diff.js') : undefined;
-  const { stringify } = format === 'yaml' ? await import('yaml') : { stringify: undefined };
+  const { stringify } = format === 'yaml' ? await import('../yaml-text.js') : { stringify: undefined };
   let before: Change | undefined;
   let done = 0;
   for (const c of versions) {

@@ -22,7 +22,7 @@ const FLAGS = {
   keep: { help: 'after the last entry, go on serving the final state until interrupted' },
   fork: {
     value: 'DIR',
-    help: 'let the replay be forked: POST /fork on the control port (or the f key) makes DIR a fork at the version the replay has sent and serves it, writable, on the same port (with neither, at --pause-at)',
+    help: 'let the replay be forked: POST /fork on the control port (or the f key) makes DIR a fork at the version the replay has sent and serves it, writable, on the same port (with neither, at --pause-at); the replay stays up at its end until forked or interrupted',
   },
 } as const satisfies Flags;
 
@@ -44,7 +44,8 @@ Example: orchd replay incident.orchlog --pause-at 48000 --fork ./what-if   (step
     if (forksAtPause && values['pause-at'] === undefined) throw new UsageError('--fork is asked for on the control port or the terminal: give --control-port, or --pause-at to fork there');
     // Before anything is served: a folder that holds something is refused at once.
     if (values.fork !== undefined) await (await import('../fork.js')).checkForkTarget(values.fork);
-    const history = await openHistory({ ...values, file: recording });
+    // A fork's source is never changed: a folder is read from a snapshot.
+    const history = await openHistory({ ...values, file: recording }, values.fork !== undefined);
     let pauseAt: number | undefined;
     try {
       pauseAt = values['pause-at'] && (await resolveNoted(history, '--pause-at', values['pause-at'], io));
@@ -68,22 +69,26 @@ Example: orchd replay incident.orchlog --pause-at 48000 --fork ./what-if   (step
     const stop = new Promise<void>((resolve) => (interrupted = resolve));
     process.once('SIGINT', interrupted);
     process.once('SIGTERM', interrupted);
-    const controls = values['control-port'] === undefined ? undefined : await serveControl(replay.control, values['control-port']);
-    const keys = terminalKeys(replay.control, interrupted);
-    const { forkAtPause, forkOnRequest, replayOutcome } = await import('../replay-fork.js');
-    const source = recording ?? values['data-dir']!;
-    const forking = values.fork === undefined ? undefined : forkOnRequest(replay, { history, target: values.fork, source, isRecording: recording !== undefined, encryptionFile: values['encryption-provider-config'], logger });
+    let controls: Awaited<ReturnType<typeof serveControl>> | undefined;
+    let keys: { close(): void } | undefined;
     let fork: Running | undefined;
     let ended = false;
     try {
+      // In the try: a control port that cannot be had ends the replay too, with nothing left serving.
+      if (values['control-port'] !== undefined) controls = await serveControl(replay.control, values['control-port']);
+      keys = terminalKeys(replay.control, interrupted);
+      const { forkAtPause, forkOnRequest, replayOutcome } = await import('../replay-fork.js');
+      const source = recording ?? values['data-dir']!;
+      const forking = values.fork === undefined ? undefined : forkOnRequest(replay, { history, target: values.fork, source, isRecording: recording !== undefined, encryptionFile: values['encryption-provider-config'], logger });
       io.out.write(`serving ${replay.url}: the state at resourceVersion ${replay.initialVersion}, then entries ${replay.from}..${replay.to}\n`);
       if (controls) io.out.write(`controls at ${controls.url}: POST /pause, /resume, /step, /jump?to=RV${forking ? ', /fork' : ''}; GET /status\n`);
       if (forksAtPause) void forkAtPause(replay.control, () => ended || forking!.asked()).catch(() => undefined);
       let outcome = await replayOutcome(replay.done, stop, forking);
       if (outcome && 'report' in outcome) {
         io.out.write(formatReport(outcome.report) + '\n');
-        if (!values.keep) return 0;
-        io.out.write(`serving the final state at ${replay.url} until interrupted\n`);
+        // A replay that may be forked stays up at its end: the fork is still to be asked for.
+        if (!values.keep && !forking) return 0;
+        io.out.write(`serving the final state at ${replay.url} until interrupted${forking ? ' or forked' : ''}\n`);
         outcome = await Promise.race([stop.then(() => undefined), ...(forking ? [forking.serving.then((f) => ({ fork: f }))] : [])]);
         if (!outcome) return 0;
       }
@@ -96,7 +101,7 @@ Example: orchd replay incident.orchlog --pause-at 48000 --fork ./what-if   (step
       ended = true;
       process.off('SIGINT', interrupted);
       process.off('SIGTERM', interrupted);
-      keys.close();
+      keys?.close();
       await controls?.close();
       await replay.close();
       await fork?.close();
