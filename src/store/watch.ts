@@ -120,9 +120,17 @@ export function watch$(store: WatchSource, req: WatchRequest, flow: WatchFlow): 
             ),
           ),
         );
-  return defer(() => {
+  const start = () => {
     const closed = store.streams.watcherOpened(req.collection);
     return events$.pipe(takeUntil(timer(Math.min(req.timeoutMs, MAX_TIMER_MS))), finalize(closed));
+  };
+  return defer(() => {
+    if (!store.resetting) return start();
+    // A reset under way erases every version before its end, though its deletes may not have
+    // committed yet: a watch from one is expired now, never handed the deletes; a watch of the
+    // current state starts from the state the reset leaves.
+    if (req.after !== undefined) return throwError(() => new WatchError('COMPACTED', req.after, store.appliedSeq, `version ${req.after} is compacted: the server is being reset`));
+    return from(store.resetting).pipe(concatMap(start));
   });
 }
 
