@@ -180,7 +180,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const targets: TargetCheck[] = [
     {
       scenario: 'crd',
-      name: 'CRD create to the first create of its kind (p90)',
+      name: 'CRD create to the first create of its kind, p90 (issue 32)',
       target: `< ${ESTABLISH_TARGET_MS} ms`,
       measured: `${first.p90.toFixed(1)} ms`,
       met: first.p90 < ESTABLISH_TARGET_MS,

@@ -12,7 +12,7 @@ import { currentAdmissionContext } from './request-context.js';
 import { ValidatingAdmission } from './validating-admission.js';
 import { activeSpanRecorded, inSpan } from '../observability/spans.js';
 
-export { runWithAdmissionContext, runAsSystem, currentAdmissionContext, currentWriter } from './request-context.js';
+export { runWithAdmissionContext, runAsSystem, runAsWrite, currentAdmissionContext, currentWriter } from './request-context.js';
 export { typeCheckPolicy } from './type-checking.js';
 export { ValidatingAdmission } from './validating-admission.js';
 export { MutatingPolicyPlugin } from './mutating-policy-plugin.js';

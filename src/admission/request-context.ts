@@ -42,6 +42,17 @@ export const currentAdmissionContext = (): AdmissionRequestContext => storage.ge
 export const runAsSystem = <T>(fn: () => T): T => storage.run(SYSTEM, fn);
 
 /**
+ * Runs one write with what it does (its verb, subresource, field manager) known to the log: a
+ * request's own (the server sets it from the HTTP verb) stays; a controller's write, which has none,
+ * gets this one, so the log names the system user's deletes and status updates as it names a
+ * client's.
+ */
+export function runAsWrite<T>(write: NonNullable<AdmissionRequestContext['write']>, fn: () => T): T {
+  const ctx = currentAdmissionContext();
+  return ctx.write ? fn() : storage.run({ ...ctx, write }, fn);
+}
+
+/**
  * Who is writing now, as the log keeps it with each entry (Store writerOf): the request's user, verb,
  * subresource and field manager; a controller's writes are the system user's.
  */

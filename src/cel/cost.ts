@@ -6,6 +6,7 @@
  * does. The result is an upper bound: an expression above the limit is refused when written.
  */
 import type { ASTNode } from '@marcbachmann/cel-js';
+import { RE2_MATCHES } from './lib/regex.js';
 import { propertySchema, type CelSchema } from './schema.js';
 
 /** Kubernetes' per-expression static limit (StaticEstimatedCostLimit). */
@@ -16,7 +17,8 @@ const STRING_FACTOR = 0.1;
 const REGEX_FACTOR = 0.25;
 const COMPREHENSIONS = new Set(['all', 'exists', 'exists_one', 'map', 'filter']);
 const STRING_METHODS = new Set(['contains', 'startsWith', 'endsWith', 'lowerAscii', 'upperAscii', 'trim', 'replace', 'split', 'substring', 'indexOf', 'lastIndexOf', 'charAt', 'join', 'format', 'reverse', 'quote', 'size']);
-const REGEX_METHODS = new Set(['matches', 'find', 'findAll']);
+// matches is compiled to the RE2 implementation (regex-calls.ts) before it is estimated.
+const REGEX_METHODS = new Set(['matches', RE2_MATCHES, 'find', 'findAll']);
 const LIST_METHODS = new Set(['isSorted', 'sum', 'min', 'max', 'indexOf', 'lastIndexOf', 'distinct', 'sort', 'flatten', 'reverse', 'slice', 'join']);
 
 /** What is known of a value: its schema (when it comes from one) and its largest size. */

@@ -157,8 +157,13 @@ export function runMessageExpression(rule: CompiledSchemaRule, scope: SchemaRule
   return rule.message ? run(rule.message, scope.context(rule.optionalOldSelf), budget) : undefined;
 }
 
+/**
+ * One evaluation under the per-call limit, its cost taken from the object's budget afterwards (which
+ * may go below zero: kube-apiserver refuses the rule that overdraws it as out of budget, not as over
+ * the per-call limit).
+ */
 function run(program: CelProgram, context: object, budget: RuleBudget): unknown {
-  const bounds: EvaluationBounds = { costLimit: Math.min(SCHEMA_RULE_CALL_LIMIT, budget.remaining), timeoutMs: budget.timeoutMs };
+  const bounds: EvaluationBounds = { costLimit: SCHEMA_RULE_CALL_LIMIT, timeoutMs: budget.timeoutMs };
   const { value, cost } = measured(bounds, () => program.evaluate({ context, bounds }));
   budget.remaining -= cost;
   return value;

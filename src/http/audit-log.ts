@@ -4,6 +4,7 @@ import type { AuthorizationAttributes } from '../auth/authorizer.js';
 import type { UserInfo } from '../auth/user.js';
 import { auditLevelOf, type AuditPolicy } from '../config/audit-policy.js';
 import type { Logger } from '../observability/logger.js';
+import type { KubeObject, ObjectMeta } from '../registry/kinds.js';
 import type { Status } from './respond/status.js';
 
 /** Where audit events go (`--audit-log-path`: audit-file.ts), and which requests they are for. */
@@ -16,6 +17,8 @@ export interface AuditSink {
 
 /** Kubernetes' audit annotation of the authorizer's decision (orch.io in place of k8s.io, as every annotation key). */
 export const DECISION_ANNOTATION = 'authorization.orch.io/decision';
+
+const nonEmpty = (key: string, value: string | undefined): Record<string, string> => (value ? { [key]: value } : {});
 
 const microTime = (ms: number): string => new Date(ms).toISOString().replace(/Z$/, '000Z');
 
@@ -31,6 +34,8 @@ export class RequestAudit {
   private count = 0;
   private readonly received = Date.now();
   private failure: Status | undefined;
+  /** What the request's own object names, where the URL does not (a create's name). */
+  private carried: Pick<ObjectMeta, 'namespace' | 'name' | 'uid' | 'resourceVersion'> = {};
 
   constructor(
     private readonly req: IncomingMessage,
@@ -43,6 +48,16 @@ export class RequestAudit {
     if (Object.hasOwn(this.annotations, key)) return;
     this.annotations[key] = value;
     this.count++;
+  };
+
+  /**
+   * The object the request carries: its namespace, name, uid and resourceVersion complete the
+   * objectRef where the URL leaves them out, at every level, as kube-apiserver's audit does, so a
+   * refused create is named.
+   */
+  readonly requestObject = (obj: KubeObject): void => {
+    const { namespace, name, uid, resourceVersion } = obj.metadata;
+    this.carried = { namespace, name, uid, resourceVersion };
   };
 
   /** The request was refused or failed with this Status. */
@@ -61,10 +76,12 @@ export class RequestAudit {
         ? {
             objectRef: {
               resource: a.resource,
-              ...(a.namespace ? { namespace: a.namespace } : {}),
-              ...(a.name ? { name: a.name } : {}),
+              ...nonEmpty('namespace', a.namespace || this.carried.namespace),
+              ...nonEmpty('name', a.name || this.carried.name),
+              ...nonEmpty('uid', this.carried.uid),
               apiGroup: a.apiGroup,
               apiVersion: a.apiVersion,
+              ...nonEmpty('resourceVersion', this.carried.resourceVersion),
               ...(a.subresource ? { subresource: a.subresource } : {}),
             },
           }

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { KindStrategy } from '../registry/kinds.js';
+import type { KindStrategy, KubeObject } from '../registry/kinds.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { ObjectStore } from '../registry/object-store.js';
 import type { Output } from './respond/respond.js';
@@ -32,4 +32,6 @@ export interface Request {
   server: Server;
   /** Who is asking (authentication ran before routing): for the authorizer and admission's userInfo. */
   user: UserInfo;
+  /** The object the request carries, decoded (a create's or a replace's): the audit event names it (RequestAudit.requestObject). */
+  requestObject?: (obj: KubeObject) => void;
 }

@@ -159,13 +159,13 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
         case 'resource': {
           out = outputFor(req, url);
           if (!ready) throw serviceUnavailable(`the server is not ready: ${notReady}`);
-          audit ??= new RequestAudit(req, auth.user, attributes);
+          const audited = (audit ??= new RequestAudit(req, auth.user, attributes));
           if (r.kind.deprecationWarning) addWarnings(res, [r.kind.deprecationWarning]);
           // What the log keeps of each entry this request writes: who, how, with which field manager (a read writes nothing).
           const reads = req.method === 'GET' || req.method === 'HEAD';
           const write = reads ? undefined : { verb: attributes?.verb ?? verb.toLowerCase(), ...(r.subresource ? { subresource: r.subresource } : {}), manager: url.searchParams.get('fieldManager') ?? managerFromUserAgent(req.headers['user-agent']) };
-          const admission = { user: auth.user, warn: (w: readonly string[]) => addWarnings(res, w), annotate: audit.annotate, ...(write ? { write } : {}) };
-          await asRequest(admission, () => handleResource({ req, res, url, route: r, out, server: context, user: auth.user }));
+          const admission = { user: auth.user, warn: (w: readonly string[]) => addWarnings(res, w), annotate: audited.annotate, ...(write ? { write } : {}) };
+          await asRequest(admission, () => handleResource({ req, res, url, route: r, out, server: context, user: auth.user, requestObject: audited.requestObject }));
           return;
         }
       }

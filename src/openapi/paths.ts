@@ -131,6 +131,8 @@ export function kindPaths(kind: KindStrategy, version: string, names: KindNames)
   const nameParam = pathParam('name', `Name of the ${kind.kind}.`);
   const scopeParams = kind.namespaced ? [NAMESPACE] : [];
   const K = kind.kind;
+  // A custom resource takes no strategic merge patch, and kubectl's client-side apply reads that here.
+  const patchTypes = kind.strategicMergePatch === false ? PATCH_MEDIA_TYPES.filter((t) => t !== 'application/strategic-merge-patch+json') : PATCH_MEDIA_TYPES;
 
   /** One operation of this kind; `suffix` completes the operationId after verb and group-version. */
   const op = (method: Method, verb: string, action: Action, description: string, rest: Partial<Operation> & { suffix?: string } = {}): Operation => {
@@ -187,7 +189,7 @@ export function kindPaths(kind: KindStrategy, version: string, names: KindNames)
         op('put', 'replace', 'put', `replace the specified ${K}`, { parameters: WRITE_PARAMS, body: { definition: names.object, mediaTypes: BODY_TYPES }, responses: created }),
         op('patch', 'patch', 'patch', `partially update the specified ${K}`, {
           parameters: PATCH_PARAMS,
-          body: { definition: metaNames.patch, mediaTypes: PATCH_MEDIA_TYPES },
+          body: { definition: metaNames.patch, mediaTypes: patchTypes },
           responses: created,
         }),
         op('delete', 'delete', 'delete', `delete ${article(K)} ${K}`, {
@@ -213,7 +215,7 @@ export function kindPaths(kind: KindStrategy, version: string, names: KindNames)
         op('patch', 'patch', 'patch', `partially update status of the specified ${K}`, {
           suffix: `${ns}${K}Status`,
           parameters: PATCH_PARAMS,
-          body: { definition: metaNames.patch, mediaTypes: PATCH_MEDIA_TYPES },
+          body: { definition: metaNames.patch, mediaTypes: patchTypes },
           responses: created,
         }),
       ],

@@ -3,7 +3,7 @@ import type { FieldError } from '../resources/field-errors.js';
 import { cloneJson, jsonEqual } from '../resources/json-access.js';
 import { apiVersionOf, type KindStrategy } from '../resources/strategy.js';
 import type { KubeObject } from '../resources/types.js';
-import type { AdmissionHooks } from '../admission/index.js';
+import { runAsWrite, type AdmissionHooks } from '../admission/index.js';
 import { ContinueTokens } from '../store/continue-token.js';
 import { storageKey } from '../store/keys.js';
 import type { Store, UpdateResult } from '../store/store.js';
@@ -85,7 +85,7 @@ export class ObjectStore extends ObjectReads {
 
   /** create, answering the stored version: with its JSON when a watcher encoded it already (see Store.put). */
   createStored(kind: KindStrategy, namespace: string | undefined, incoming: KubeObject, opts: WriteOptions): Promise<StoredObject> {
-    return this.writes.through(() => this.createInside(kind, namespace, incoming, opts));
+    return this.writes.through(() => runAsWrite(writeOf('create', opts), () => this.createInside(kind, namespace, incoming, opts)));
   }
 
   private async createInside(kind: KindStrategy, namespace: string | undefined, incoming: KubeObject, opts: WriteOptions): Promise<StoredObject> {
@@ -151,7 +151,7 @@ export class ObjectStore extends ObjectReads {
     incoming: KubeObject | UpdateTransform,
     opts: WriteOptions & { subresource?: 'status'; allowCreate?: boolean },
   ): Promise<{ obj: KubeObject; created: boolean }> {
-    return this.writes.through(() => this.updateInside(kind, namespace, name, incoming, opts));
+    return this.writes.through(() => runAsWrite(writeOf('update', opts), () => this.updateInside(kind, namespace, name, incoming, opts)));
   }
 
   private async updateInside(
@@ -233,7 +233,7 @@ export class ObjectStore extends ObjectReads {
       obj.metadata.name = name;
       return obj;
     };
-    return this.update(kind, namespace, name, merged, { ...rest, allowCreate: true });
+    return runAsWrite(writeOf('patch', opts), () => this.update(kind, namespace, name, merged, { ...rest, allowCreate: true }));
   }
 
   /**
@@ -241,7 +241,7 @@ export class ObjectStore extends ObjectReads {
    * it is removed and answered 200 with a Success Status.
    */
   delete(kind: KindStrategy, namespace: string | undefined, name: string, opts: DeleteOptions): Promise<{ deleted: boolean; obj: KubeObject }> {
-    return this.writes.through(() => this.deleteInside(kind, namespace, name, opts));
+    return this.writes.through(() => runAsWrite(writeOf('delete', opts), () => this.deleteInside(kind, namespace, name, opts)));
   }
 
   private async deleteInside(kind: KindStrategy, namespace: string | undefined, name: string, opts: DeleteOptions): Promise<{ deleted: boolean; obj: KubeObject }> {
@@ -350,6 +350,13 @@ export class ObjectStore extends ObjectReads {
 }
 
 const MODIFIED = 'the object has been modified; please apply your changes to the latest version and try again';
+
+/** What a write does, for the log to keep when no request says (a controller's write). */
+const writeOf = (verb: string, opts: { fieldManager?: FieldManagement; subresource?: 'status' }) => ({
+  verb,
+  ...(opts.subresource ? { subresource: opts.subresource } : {}),
+  ...(opts.fieldManager ? { manager: opts.fieldManager.manager } : {}),
+});
 
 const target = (kind: KindStrategy, opts: { fieldManager?: FieldManagement; subresource?: 'status' }): WriteTarget => ({
   kind,

@@ -22,32 +22,35 @@ export const STANDARD_FINALIZERS: readonly string[] = ['kubernetes', 'orphan', '
 
 const root = FieldPath.root('metadata');
 
-/** Metadata of a new object (name already generated, or generateName still pending). */
-export function validateObjectMeta(meta: ObjectMeta, namespaced: boolean, nameFormat: NameFormat = 'dns-subdomain'): FieldError[] {
+/**
+ * Metadata of a new object (name already generated, or generateName still pending); at another path
+ * for the metadata of a resource embedded in a custom resource.
+ */
+export function validateObjectMeta(meta: ObjectMeta, namespaced: boolean, nameFormat: NameFormat = 'dns-subdomain', at: FieldPath = root): FieldError[] {
   const errs: FieldError[] = [];
   const generateName = stringAt(meta, 'generateName');
   const name = stringAt(meta, 'name');
-  if (generateName) errs.push(...checkName(nameFormat, generateName, true).map((m) => invalid(root.child('generateName'), generateName, m)));
+  if (generateName) errs.push(...checkName(nameFormat, generateName, true).map((m) => invalid(at.child('generateName'), generateName, m)));
   // A generateName alone is fine: the store completes the name before writing.
   if (!name) {
-    if (!generateName) errs.push(required(root.child('name'), 'name or generateName is required'));
+    if (!generateName) errs.push(required(at.child('name'), 'name or generateName is required'));
   } else {
-    errs.push(...checkName(nameFormat, name, false).map((m) => invalid(root.child('name'), name, m)));
+    errs.push(...checkName(nameFormat, name, false).map((m) => invalid(at.child('name'), name, m)));
   }
   const namespace = stringAt(meta, 'namespace');
   if (namespaced) {
-    if (!namespace) errs.push(required(root.child('namespace'), ''));
-    else errs.push(...isDNS1123Label(namespace).map((m) => invalid(root.child('namespace'), namespace, m)));
+    if (!namespace) errs.push(required(at.child('namespace'), ''));
+    else errs.push(...isDNS1123Label(namespace).map((m) => invalid(at.child('namespace'), namespace, m)));
   } else if (namespace) {
-    errs.push(forbidden(root.child('namespace'), 'not allowed on this type'));
+    errs.push(forbidden(at.child('namespace'), 'not allowed on this type'));
   }
   const generation = numberAt(meta, 'generation');
-  if (generation !== undefined && generation < 0) errs.push(invalid(root.child('generation'), generation, 'must be greater than or equal to 0'));
-  errs.push(...validateLabels(meta.labels, root.child('labels')));
-  errs.push(...validateAnnotations(meta.annotations, root.child('annotations')));
-  errs.push(...validateOwnerReferences(meta.ownerReferences, root.child('ownerReferences')));
-  errs.push(...validateFinalizers(listAt(meta, 'finalizers'), root.child('finalizers')));
-  errs.push(...validateManagedFields(listAt(meta, 'managedFields'), root.child('managedFields')));
+  if (generation !== undefined && generation < 0) errs.push(invalid(at.child('generation'), generation, 'must be greater than or equal to 0'));
+  errs.push(...validateLabels(meta.labels, at.child('labels')));
+  errs.push(...validateAnnotations(meta.annotations, at.child('annotations')));
+  errs.push(...validateOwnerReferences(meta.ownerReferences, at.child('ownerReferences')));
+  errs.push(...validateFinalizers(listAt(meta, 'finalizers'), at.child('finalizers')));
+  errs.push(...validateManagedFields(listAt(meta, 'managedFields'), at.child('managedFields')));
   return errs;
 }
 

@@ -45,6 +45,11 @@ export interface KindStrategy {
   deleteCollection?: boolean;
   /** Has a /status subresource: status is ignored on writes of the main resource. */
   hasStatus: boolean;
+  /**
+   * false: PATCH takes no strategic merge patch (a custom resource: its schema names no patch
+   * strategies, so kube-apiserver answers 415 and leaves strategic merge out of OpenAPI).
+   */
+  strategicMergePatch?: false;
   /** Has a /scale subresource (an autoscaling/v1 Scale over these paths of the object). */
   scale?: ScaleSubresource;
   /**

@@ -5,7 +5,8 @@
  * collector's index) sees it as it sees writes:
  *
  * 1. Every open watch is ended, as a restart ends them: clients watch again from their last
- *    resourceVersion, which step 3 compacts, so they get 410 Gone and relist.
+ *    resourceVersion, which step 3 compacts, so they get 410 Gone and relist. One that comes back
+ *    before step 3 is done gets the 410 too (store.resetting), never step 2's deletes.
  * 2. One batch deletes every object written since the start and puts back the baseline's objects
  *    (the system namespaces and bootstrap RBAC the start wrote, what a LevelDB log already held)
  *    that were changed or deleted. No finalizer holds a delete.
@@ -28,7 +29,20 @@ export function baselineOf(store: Store): Baseline {
 }
 
 export async function resetTo(store: Store, baseline: Baseline, endWatches: () => void): Promise<void> {
-  endWatches();
+  let done!: () => void;
+  // Set before the watches end, so a watcher that comes straight back is expired (see watch$).
+  store.resetting = new Promise<void>((resolve) => (done = resolve));
+  try {
+    endWatches();
+    await replaceAll(store, baseline);
+    await store.compact(store.appliedSeq + 1);
+  } finally {
+    store.resetting = undefined;
+    done();
+  }
+}
+
+async function replaceAll(store: Store, baseline: Baseline): Promise<void> {
   // Appended in one turn of the event loop: one batch, applied to the views at once.
   const writes: Promise<unknown>[] = [];
   // Preconditions from the newest state (a write still on its way counts), so none of these can fail.
@@ -46,5 +60,4 @@ export async function resetTo(store: Store, baseline: Baseline, endWatches: () =
   }
   for (const [key, base] of baseline) if (!store.get(key)) restore(key, base);
   await Promise.all(writes);
-  await store.compact(store.appliedSeq + 1);
 }

@@ -24,6 +24,8 @@ export interface WatchSource extends VersionedView {
   readonly log: Pick<Log, 'firstSeq' | 'read'>;
   readonly streams: CollectionStreams;
   readonly isClosed: boolean;
+  /** Settles when the reset under way is done; undefined when none is. */
+  readonly resetting: Promise<void> | undefined;
   waitFor(seq: number, ms: number): Promise<boolean>;
 }
 

@@ -49,6 +49,8 @@ export class Store implements WatchSource, HistorySource {
   /** When versions were applied (age-based retention). */
   readonly versionClock = new VersionClock();
   readonly now: () => number;
+  /** Settles when the reset under way (reset.ts) is done; undefined when none is. */
+  resetting: Promise<void> | undefined;
   private readonly writer: Writer;
   private readonly commits: Commits;
   private readonly checkpoints: Checkpoints;

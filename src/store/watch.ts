@@ -120,9 +120,20 @@ export function watch$(store: WatchSource, req: WatchRequest, flow: WatchFlow): 
             ),
           ),
         );
-  return defer(() => {
+  const start = () => {
     const closed = store.streams.watcherOpened(req.collection);
     return events$.pipe(takeUntil(timer(Math.min(req.timeoutMs, MAX_TIMER_MS))), finalize(closed));
+  };
+  return defer(() => {
+    // A watch from a compacted version is expired at once, before it is counted among the open
+    // watches. A reset under way erases every version before its end, though its deletes may not
+    // have committed yet: a watch from one is expired too, never handed the deletes; a watch of the
+    // current state starts from the state the reset leaves.
+    const after = req.after;
+    if (after !== undefined && after + 1 < store.log.firstSeq) return throwError(() => new WatchError('COMPACTED', after, store.oldestVersion, `version ${after} is compacted`));
+    if (!store.resetting) return start();
+    if (after !== undefined) return throwError(() => new WatchError('COMPACTED', after, store.appliedSeq, `version ${after} is compacted: the server is being reset`));
+    return from(store.resetting).pipe(concatMap(start));
   });
 }
 

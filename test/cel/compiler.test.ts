@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { Activation, CelCostLimitError, CelEvaluationError, CelTimeoutError, PolicyCompiler, ProgramCache, celToJson, fieldErrorText, structTypeOf, type CelAuthorizer, type CelSchema } from '../../src/cel/index.js';
+import { Activation, CelCostLimitError, CelEvaluationError, CelTimeoutError, PolicyCompiler, ProgramCache, compileSchemaRule, celToJson, fieldErrorText, structTypeOf, type CelAuthorizer, type CelSchema } from '../../src/cel/index.js';
 import { re2, regexStates } from '../../src/cel/lib/re2.js';
 
 const deployment: CelSchema = {
@@ -191,6 +191,12 @@ describe('cost and time bounds', () => {
     const r = c.compile('object.spec.items.all(a, object.spec.items.all(b, a.name == b.name))', { fieldPath: 'f' });
     expect(r.ok).toBe(true);
     if (r.ok) expect(r.program.estimatedCost).toBeGreaterThan(100 * 100);
+  });
+  test('a constant-pattern matches costs the string\'s size times the pattern\'s, as cel-go estimates it', () => {
+    // ceil(1000 × 0.1) × ceil(40 × 0.25), plus the call and self.
+    const r = compileSchemaRule({ rule: `self.matches('^${'a?'.repeat(19)}$')`, optionalOldSelf: false }, { type: 'string', maxLength: 1000 }, 'f');
+    if (!r.ok) throw new Error(r.errors[0].detail);
+    expect(r.rule.cost).toBe(100 * 10 + 2);
   });
   test('a runtime step limit stops a runaway comprehension with a distinguishable error', () => {
     const c = new PolicyCompiler({ kind: 'validating', costLimit: Infinity });

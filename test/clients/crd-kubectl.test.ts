@@ -93,6 +93,16 @@ describe('kubectl and CustomResourceDefinitions', () => {
             ['ops', 'Apply'],
           ]);
 
+          // A strategic merge patch of a custom resource is refused, as kube-apiserver refuses it (its
+          // schema names no merge keys, so the listeners would be replaced whole).
+          const smp = await home.kubectl(['patch', 'gateway', 'edge', '--type=strategic', '-p', '{"spec":{"listeners":[{"name":"tcp","port":9000,"protocol":"TCP"}]}}']);
+          expect(smp.code).toBe(1);
+          expect(smp.stderr).toContain('the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml');
+          // Client-side apply of a changed object: OpenAPI offers the kind no strategic merge, so kubectl sends a JSON merge patch.
+          const edge = 'apiVersion: net.example.com/v1\nkind: Gateway\nmetadata: { name: edge, namespace: default }\nspec:\n  className: public\n  addresses: [10.0.0.1]\n  listeners:\n    - { name: http, port: 80, protocol: HTTP }\n    - { name: tcp, port: 9000, protocol: TCP }\n  routes:\n    - { path: /, backend: shop }\n';
+          expect(await ok(['apply', '-f', '-'], edge)).toBe('gateway.net.example.com/edge configured\n');
+          expect(parseYaml(await ok(['get', 'gateway', 'edge', '-o', 'yaml'])).spec.listeners.map((l: { name: string }) => l.name)).toEqual(['http', 'tcp']);
+
           // The schema's and the rules' refusals, with their fields.
           const badPort = await fails(['apply', '-f', '-'], 'apiVersion: net.example.com/v1\nkind: Gateway\nmetadata: { name: bad, namespace: default }\nspec:\n  className: x\n  listeners: [{ name: a, port: 70000, protocol: QUIC }]\n');
           expect(badPort.stderr).toContain('spec.listeners[0].port: Invalid value: 70000: spec.listeners[0].port in body should be less than or equal to 65535');

@@ -204,6 +204,33 @@ describe('custom resources get what every kind gets', () => {
     expect((await call(base(), 'GET', '/apis/toys.example.com/v1beta1/namespaces/default/robots/s1/scale')).status).toBe(404);
   });
 
+  it('refuses a strategic merge patch (415, as kube-apiserver: a schema has no patch strategies), and OpenAPI does not offer it', async () => {
+    const before = (await call(base(), 'POST', ROBOTS, robot('p1', { colour: 'red', replicas: 2 }))).body;
+    const accepted = 'application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml';
+    for (const path of [`${ROBOTS}/p1`, `${ROBOTS}/p1/status`, `${ROBOTS}/p1/scale`]) {
+      const r = await call(base(), 'PATCH', path, { spec: { colour: 'blue' } }, { 'Content-Type': 'application/strategic-merge-patch+json' });
+      expect(r.status).toBe(415);
+      expect(r.body).toMatchObject({ kind: 'Status', status: 'Failure', reason: 'UnsupportedMediaType', code: 415 });
+      expect(r.body.message).toBe(`the body of the request was in an unknown format - accepted media types include: ${accepted}`);
+    }
+    expect((await call(base(), 'GET', `${ROBOTS}/p1`)).body.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+    // kubectl's client-side apply reads the PATCH operation's media types: strategic merge only for built-in kinds.
+    const index = await call(base(), 'GET', '/openapi/v3');
+    const v3 = await call(base(), 'GET', index.body.paths['apis/toys.example.com/v1'].serverRelativeURL);
+    const v3Patch = (path: string) => Object.keys(v3.body.paths[path].patch.requestBody.content).sort();
+    const crTypes = ['application/apply-patch+yaml', 'application/json-patch+json', 'application/merge-patch+json'];
+    expect(v3Patch('/apis/toys.example.com/v1/namespaces/{namespace}/robots/{name}')).toEqual(crTypes);
+    expect(v3Patch('/apis/toys.example.com/v1/namespaces/{namespace}/robots/{name}/status')).toEqual(crTypes);
+    const v2 = await call(base(), 'GET', '/openapi/v2');
+    expect([...v2.body.paths['/apis/toys.example.com/v1/namespaces/{namespace}/robots/{name}'].patch.consumes].sort()).toEqual(crTypes);
+    expect(v2.body.paths['/apis/events.orch.io/v1/namespaces/{namespace}/events/{name}'].patch.consumes).toContain('application/strategic-merge-patch+json');
+    // A built-in kind still takes it.
+    const event = { apiVersion: 'events.orch.io/v1', kind: 'Event', metadata: { name: 'smp' }, eventTime: '2026-01-01T00:00:00.000000Z', reportingController: 'a/b', reportingInstance: 'i', action: 'A', reason: 'R', type: 'Normal' };
+    expect((await call(base(), 'POST', '/apis/events.orch.io/v1/namespaces/default/events', event)).status).toBe(201);
+    const smp = await call(base(), 'PATCH', '/apis/events.orch.io/v1/namespaces/default/events/smp', { metadata: { labels: { a: 'b' } } }, { 'Content-Type': 'application/strategic-merge-patch+json' });
+    expect(smp.status).toBe(200);
+  });
+
   it('Tables with its printer columns; field selectors on its selectable fields', async () => {
     await call(base(), 'POST', ROBOTS, robot('green-one', { colour: 'green' }));
     const table = await call(base(), 'GET', `${ROBOTS}?fieldSelector=spec.colour%3Dgreen`, undefined, { accept: TABLE });

@@ -63,9 +63,13 @@ describe('the audit log', () => {
       requestURI: `${EVENTS}/namespaces/au/events`,
       user: { username: 'system:anonymous', groups: ['system:unauthenticated'] },
       userAgent: 'audit-test/1',
-      objectRef: { resource: 'events', namespace: 'au', apiGroup: 'events.orch.io', apiVersion: 'v1' },
+      // Named from the request's object at Metadata level, as kube-apiserver does: `orchd log --audit` names refused creates.
+      objectRef: { resource: 'events', namespace: 'au', name: 'w1', apiGroup: 'events.orch.io', apiVersion: 'v1' },
       responseStatus: { metadata: {}, code: 422, status: 'Failure', reason: 'Invalid' },
     });
+    expect(create.objectRef.uid).toBeUndefined();
+    // A cluster-scoped create: named by its object, in no namespace.
+    expect(got.find((e) => e.verb === 'create' && e.objectRef?.resource === 'namespaces').objectRef).toEqual({ resource: 'namespaces', name: 'au', apiGroup: '', apiVersion: 'v1' });
     expect(create.responseStatus.message).toContain('only Normal');
     expect(JSON.parse(create.annotations['validation.policy.admission.orch.io/validation_failure'])).toMatchObject([{ message: 'only Normal', policy: 'guard', binding: 'guard-b' }]);
     expect(create.auditID).toMatch(/^[0-9a-f-]{36}$/);

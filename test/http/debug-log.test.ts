@@ -73,15 +73,23 @@ describe('/debug/log', () => {
     expect(namespaces.status).toBe(200);
     expect(lines(namespaces.text).map((l) => l.key)).toEqual(['/namespaces//dl']);
     expect((await call(base, 'GET', `/debug/log/versions?key=${encodeURIComponent('events.orch.io/events/dl/e1')}`, undefined, { 'x-user': 'outsider' })).status).toBe(403);
+    // The head and the version at a time tell of the whole log: authorized as its entries are.
+    for (const path of ['/debug/log/head', '/debug/log/at?time=1']) {
+      const denied = await call(base, 'GET', path, undefined, { 'x-user': 'outsider' });
+      expect(denied.status).toBe(403);
+      expect(denied.body).toMatchObject({ kind: 'Status', reason: 'Forbidden', code: 403 });
+      expect(denied.body.message).toContain('events');
+      expect((await call(base, 'GET', `${path}${path.includes('?') ? '&' : '?'}collection=/namespaces`, undefined, { 'x-user': 'outsider' })).status).toBe(200);
+    }
   });
 
   it('one object at a time, the version at a time, the head; bad requests answered with a Status', async () => {
     const versions = await call(base, 'GET', `/debug/log/versions?key=${encodeURIComponent('events.orch.io/events/dl/e1')}`, undefined, { 'x-user': 'events-reader' });
     expect(lines(versions.text).map((l) => `${l.rv} ${l.type}`)).toEqual([`${rv.e1} ADDED`, `${rv.label} MODIFIED`, `${rv.del} DELETED`]);
     const labelTime = (await log.get(rv.label))!.time!;
-    expect((await call(base, 'GET', `/debug/log/at?time=${labelTime}`)).body).toEqual({ rv: Math.max(rv.label, ...(await sameTime(labelTime))) });
-    expect((await call(base, 'GET', '/debug/log/head')).body).toEqual({ oldest: 0, head: rv.del, headTime: (await log.get(rv.del))!.time, timesFromLog: true });
     const reader = { 'x-user': 'events-reader' };
+    expect((await call(base, 'GET', `/debug/log/at?time=${labelTime}`, undefined, reader)).body).toEqual({ rv: Math.max(rv.label, ...(await sameTime(labelTime))) });
+    expect((await call(base, 'GET', '/debug/log/head', undefined, reader)).body).toEqual({ oldest: 0, head: rv.del, headTime: (await log.get(rv.del))!.time, timesFromLog: true });
     expect((await call(base, 'GET', '/debug/log?from=x', undefined, reader)).body).toMatchObject({ reason: 'BadRequest', message: 'from: must be a whole number, not "x"' });
     expect((await call(base, 'GET', '/debug/log?collection=pods', undefined, reader)).body).toMatchObject({ reason: 'BadRequest', message: 'collection: "pods" names no resource of this server' });
     expect((await call(base, 'GET', '/debug/log/nope')).status).toBe(404);

@@ -171,3 +171,58 @@ describe('JSONPath as kubectl writes it', () => {
     expect(evaluateJsonPath(compileJsonPath(path), obj)).toEqual(expected);
   });
 });
+
+describe('refusals of a schema, each with its field path', () => {
+  const kindOf = (properties: Record<string, unknown>) =>
+    servedAt(customKindOf({ ...crd, spec: { ...crd.spec, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties } } } } }] } } as any), 'v1');
+  const refusals = (k: ReturnType<typeof kindOf>, spec: Record<string, unknown>) => messages(k.validate(thing(spec)));
+
+  it('minItems, minLength; null only where nullable', () => {
+    const k = kindOf({ hosts: { type: 'array', minItems: 1, items: { type: 'string', minLength: 2 } }, nick: { type: 'string', nullable: true }, colour: { type: 'string' } });
+    expect(refusals(k, { hosts: [], nick: null, colour: null })).toEqual([
+      'spec.hosts: Invalid value: 0: spec.hosts in body should have at least 1 items',
+      'spec.colour: Invalid value: "null": spec.colour in body must be of type string: "null"',
+    ]);
+    expect(refusals(k, { hosts: ['a', 'bc'] })).toEqual(['spec.hosts[0]: Invalid value: "a": spec.hosts[0] in body should be at least 2 chars long']);
+    expect(refusals(k, { hosts: ['ab'], nick: null, colour: 'red' })).toEqual([]);
+  });
+
+  it('an embedded resource\'s metadata is ObjectMeta: names as path segments, namespace, label and annotation keys', () => {
+    const k = kindOf({ template: { type: 'object', 'x-kubernetes-embedded-resource': true, 'x-kubernetes-preserve-unknown-fields': true } });
+    const meta = { name: 'a/b', generateName: 'x%', namespace: 'Bad_NS', labels: { 'bad key!': 'v', ok: 'bad value!' }, annotations: { 'bad key!': 'x' } };
+    const got = refusals(k, { template: { apiVersion: 'v1', kind: 'Pod', metadata: meta } });
+    expect(got.map((m) => m.slice(0, m.indexOf(': ')))).toEqual([
+      'spec.template.metadata.generateName',
+      'spec.template.metadata.name',
+      'spec.template.metadata.namespace',
+      'spec.template.metadata.labels',
+      'spec.template.metadata.labels',
+      'spec.template.metadata.annotations',
+    ]);
+    expect(got[0]).toBe(`spec.template.metadata.generateName: Invalid value: "x%": may not contain '%'`);
+    expect(got[1]).toBe(`spec.template.metadata.name: Invalid value: "a/b": may not contain '/'`);
+    expect(got[3]).toMatch(/^spec\.template\.metadata\.labels: Invalid value: "bad key!": name part must consist of alphanumeric characters/);
+    expect(got[4]).toMatch(/^spec\.template\.metadata\.labels: Invalid value: "bad value!": a valid label must be/);
+    expect(refusals(k, { template: { apiVersion: 'v1', kind: 'Pod', metadata: 'x' } })).toEqual(['spec.template.metadata: Invalid value: "x": must be an object']);
+    // No name is needed (a template's name is often left to the controller), and a good one passes.
+    expect(refusals(k, { template: { apiVersion: 'v1', kind: 'Pod', metadata: { labels: { app: 'web' } } } })).toEqual([]);
+    expect(refusals(k, { template: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web-0', namespace: 'default', annotations: { 'example.com/a': 'b' } } } })).toEqual([]);
+  });
+
+  it('at run time: a rule over its per-call cost limit, and the rules of one object over their shared budget', () => {
+    // Each match of a long string costs about 250k (kube's regex cost: ceil(100001 × 0.1) ×
+    // ceil(83 × 0.25)): five in one rule are over its 1M per-call limit; each in a rule of its own is
+    // within it, and 60 such rules overdraw the object's 10M budget. (Cost, not time: a regex match is fast.)
+    const pattern = `^x*${'y?'.repeat(40)}$`;
+    const fiveMatches = `[1, 2, 3, 4, 5].all(i, self.s.matches('${pattern}'))`;
+    const perCall = kindOf({ big: { type: 'object', properties: { s: { type: 'string', maxLength: 100_000 } }, 'x-kubernetes-validations': [{ rule: fiveMatches }] } });
+    expect(refusals(perCall, { big: { s: 'x'.repeat(100_000) } })).toEqual([
+      `spec.big: Invalid value: "object": 'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: ${fiveMatches}`,
+    ]);
+    expect(refusals(perCall, { big: { s: 'x'.repeat(1000) } })).toEqual([]);
+    const rules = Array.from({ length: 60 }, (_, i) => ({ rule: `self.s.matches('${pattern}') || ${i} < 0` }));
+    const costly = kindOf({ big: { type: 'object', properties: { s: { type: 'string', maxLength: 100_000 } }, 'x-kubernetes-validations': rules } });
+    expect(refusals(costly, { big: { s: 'x'.repeat(100_000) } })).toEqual(['spec.big: Invalid value: "object": validation failed due to running out of cost budget, no further validation rules will be run']);
+    expect(refusals(costly, { big: { s: 'x'.repeat(1000) } })).toEqual([]);
+  });
+});

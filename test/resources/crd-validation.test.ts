@@ -156,6 +156,18 @@ describe('CEL rules of the schema', () => {
     expect(errorsOf((_c, s) => (spec(s).properties.names = list(20)))).toEqual([]);
   });
 
+  it('rules each within the per-rule limit, together over the limit for the whole schema: the costliest four named, then the total', () => {
+    const rules = (n: number) => Array.from({ length: n }, (_, i) => ({ rule: `self.matches('^x*${'y?'.repeat(48)}$') || ${i} < 0` }));
+    const big = (n: number) => (_c: unknown, s: any) => (spec(s).properties.big = { type: 'string', maxLength: 3_000_000, 'x-kubernetes-validations': rules(n) });
+    const errs = errorsOf(big(14));
+    const rule = (i: number) => ['FieldValueForbidden', `${S}.properties[spec].properties[big].x-kubernetes-validations[${i}].rule`];
+    expect(pairs(errs)).toEqual([rule(0), rule(1), rule(2), rule(3), ['FieldValueForbidden', S]]);
+    expect(formatFieldError(errs[0]!)).toBe(`${S}.properties[spec].properties[big].x-kubernetes-validations[0].rule: Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema`);
+    expect(formatFieldError(errs[4]!)).toMatch(new RegExp(`^${S.replace(/[.[\]]/g, '\\$&')}: Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of [\\d.]+x`));
+    // Fewer of the same rules fit.
+    expect(errorsOf(big(10))).toEqual([]);
+  });
+
   it('refuses every error of a bad CRD at once: schema, rules and names together', () => {
     const errs = errorsOf((c, s) => {
       c.spec.scope = 'Everywhere';

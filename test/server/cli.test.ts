@@ -1,4 +1,4 @@
-import { access, copyFile, mkdir, mkdtemp, readFile, symlink } from 'node:fs/promises';
+import { access, copyFile, mkdir, mkdtemp, readFile, symlink, writeFile } from 'node:fs/promises';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { connect, createServer, type Server } from 'node:net';
 import { dirname, join } from 'node:path';
@@ -269,9 +269,13 @@ describe('orchd command line', () => {
     await mkdir(checkout);
     for (const f of ['package.json', 'tsconfig.json', 'tsconfig.build.json']) await copyFile(join(ROOT, f), join(checkout, f));
     for (const d of ['src', 'bench', 'tools', 'node_modules']) await symlink(join(ROOT, d), join(checkout, d));
+    // What an earlier build left, of a source since removed: the build starts from an empty dist/.
+    await mkdir(join(checkout, 'dist', 'src'), { recursive: true });
+    await writeFile(join(checkout, 'dist', 'src', 'removed.js'), '');
     const child = spawnProcess('npm', ['start'], { cwd: checkout, env: npmEnv() });
     // The build type-checks the whole project first: minutes on a loaded machine.
     await checkAndStop(child, 'http://127.0.0.1:8080', 200_000);
+    expect(await exists(join(checkout, 'dist', 'src', 'removed.js'))).toBe(false);
     expect(await exists(join(checkout, 'data', 'log', 'CURRENT'))).toBe(true);
   }, 240_000);
 });

@@ -188,7 +188,8 @@ describe('the on-call scenario', () => {
     const left = jsonLines((await ask('history', 'events/left', '-n', 'scratch', '-o', 'json-patch')).out);
     expect(left.map((v) => [v.type, v.user, v.manager])).toEqual([
       ['ADDED', 'system:anonymous', 'node (create)'],
-      ['DELETED', 'system:apiserver', '-'],
+      // The namespace cleanup's delete: the system user's, no field manager, verb delete.
+      ['DELETED', 'system:apiserver', '- (delete)'],
     ]);
     const byJanitor = jsonLines((await ask('log', '--manager', 'janitor', '-o', 'json')).out);
     expect(byJanitor.map((l) => l.type)).toEqual(Array(DELETED).fill('DELETED'));

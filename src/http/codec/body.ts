@@ -159,10 +159,10 @@ export function decodeBody(buf: Buffer, contentType: string | undefined, opts: D
   return undefined;
 }
 
-/** 415 worded as Kubernetes words it, listing what this call takes (status.ts's helper names only JSON and YAML). */
+/** 415 worded exactly as Kubernetes words it, listing what this call takes (status.ts's helper names only JSON and YAML). */
 function unsupported(got: string, accepted: readonly string[], what: string): ApiError {
   const status = unsupportedMediaType(got).status;
-  return new ApiError({ ...status, message: `the body of the request was in an unknown format - accepted ${what} include: ${accepted.join(', ')} (got ${got || 'none'})` });
+  return new ApiError({ ...status, message: `the body of the request was in an unknown format - accepted ${what} include: ${accepted.join(', ')}` });
 }
 
 function protobufBody(buf: Buffer, contentType: string, accepted: readonly string[]): Decoded {

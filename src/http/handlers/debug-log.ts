@@ -11,7 +11,9 @@
  *   /debug/log/at?time=MS      {rv}: the newest version committed at or before the time
  *
  * Authorized as a list of each resource it reads (cluster-wide, or in the namespace asked for): a
- * user reads the log of the resources they may list, nothing else.
+ * user reads the log of the resources they may list, nothing else. head and at tell of the whole
+ * log, so they are authorized as the entries would be, for the same collection and namespace
+ * parameters (every resource without them); versions as a get of its object.
  */
 import type { ServerResponse } from 'node:http';
 import type { AuthorizationAttributes } from '../../auth/authorizer.js';
@@ -125,6 +127,7 @@ export async function handleDebugLog(res: ServerResponse, url: URL, path: string
     case '':
       return entries(res, url, store, kinds, check);
     case 'head': {
+      await readableKinds(url, kinds, url.searchParams.get('namespace') ?? undefined, check);
       const head = store.appliedSeq;
       const last = head > 0 ? await store.log.get(head) : undefined;
       const first = store.log.firstSeq <= head ? await store.log.get(store.log.firstSeq) : undefined;
@@ -144,6 +147,7 @@ export async function handleDebugLog(res: ServerResponse, url: URL, path: string
       return;
     }
     case 'at':
+      await readableKinds(url, kinds, url.searchParams.get('namespace') ?? undefined, check);
       res.setHeader('Content-Type', 'application/json');
       res.end(JSON.stringify({ rv: await versionAt(store, wholeNumber(url, 'time')) }));
       return;

@@ -10,7 +10,7 @@ import { applyJsonPatch } from '../../registry/patches.js';
 import { applyMergePatch } from '../../registry/patches.js';
 import { applyStrategicMergePatch } from '../../registry/patches.js';
 import { isObject } from '../../registry/kinds.js';
-import type { KubeObject } from '../../registry/kinds.js';
+import type { KindStrategy, KubeObject } from '../../registry/kinds.js';
 import { APPLY_PATCH, decodeBody, PATCH_MEDIA_TYPES, readBody, type BodyMediaType } from '../codec/body.js';
 import type { Request } from '../context.js';
 import { checkObject } from '../codec/decode-object.js';
@@ -70,9 +70,18 @@ function patched(mediaType: BodyMediaType, current: KubeObject, patch: unknown, 
   }
 }
 
+const NO_STRATEGIC: readonly BodyMediaType[] = PATCH_MEDIA_TYPES.filter((t) => t !== 'application/strategic-merge-patch+json');
+
+/**
+ * The patch types a kind takes. A custom resource's schema names no patch strategies, so
+ * kube-apiserver takes no strategic merge for it (415): merging its lists by guesswork would
+ * silently replace them.
+ */
+export const patchMediaTypesOf = (kind: KindStrategy): readonly BodyMediaType[] => (kind.strategicMergePatch === false ? NO_STRATEGIC : PATCH_MEDIA_TYPES);
+
 export async function handlePatch(r: Request): Promise<void> {
   const { route, server, req } = r;
-  const body = decodeBody(await readBody(req), req.headers['content-type'], { accept: PATCH_MEDIA_TYPES });
+  const body = decodeBody(await readBody(req), req.headers['content-type'], { accept: patchMediaTypesOf(route.kind) });
   const opts = Q.patchOptions(r.url.searchParams, body.mediaType);
   const fieldManager = fieldManagerOf(r, opts.fieldManager);
   const common = { dryRun: opts.dryRun, fieldManager, ...(route.subresource === 'status' ? { subresource: route.subresource } : {}) };

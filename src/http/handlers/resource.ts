@@ -77,6 +77,7 @@ async function create(r: Request): Promise<void> {
   const { route, server } = r;
   const opts = Q.createOptions(r.url.searchParams);
   const { obj, warnings } = await decodeObject(r, opts.fieldValidation);
+  r.requestObject?.(obj);
   if (obj.metadata.namespace && route.namespace !== undefined && obj.metadata.namespace !== route.namespace) {
     throw E.badRequest('the namespace of the provided object does not match the namespace sent on the request');
   }
@@ -91,6 +92,7 @@ async function replace(r: Request): Promise<void> {
   const { route, server } = r;
   const opts = Q.updateOptions(r.url.searchParams);
   const { obj, warnings } = await decodeObject(r, opts.fieldValidation);
+  r.requestObject?.(obj);
   if (obj.metadata.name !== undefined && obj.metadata.name !== route.name) {
     throw E.badRequest(`the name of the object (${obj.metadata.name}) does not match the name on the URL (${route.name})`);
   }

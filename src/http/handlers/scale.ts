@@ -10,7 +10,8 @@ import { managerFromUserAgent, trackUpdate } from '../../registry/field-manager.
 import { cloneJson, isObject } from '../../registry/kinds.js';
 import type { ScaleSubresource } from '../../registry/kinds.js';
 import type { KubeObject } from '../../registry/kinds.js';
-import { decodeBody, OBJECT_MEDIA_TYPES, PATCH_MEDIA_TYPES, readBody } from '../codec/body.js';
+import { patchMediaTypesOf } from './patch.js';
+import { decodeBody, OBJECT_MEDIA_TYPES, readBody } from '../codec/body.js';
 import * as Q from '../codec/query.js';
 import type { Request } from '../context.js';
 import { send } from '../respond/respond.js';
@@ -67,7 +68,7 @@ export async function handleScale(r: Request): Promise<string> {
     return 'GET';
   }
   if (method !== 'PUT' && method !== 'PATCH') throw E.methodNotAllowed(method);
-  const body = decodeBody(await readBody(r.req), r.req.headers['content-type'], { accept: method === 'PUT' ? OBJECT_MEDIA_TYPES : PATCH_MEDIA_TYPES });
+  const body = decodeBody(await readBody(r.req), r.req.headers['content-type'], { accept: method === 'PUT' ? OBJECT_MEDIA_TYPES : patchMediaTypesOf(route.kind) });
   const opts = Q.updateOptions(r.url.searchParams);
   const manager = opts.fieldManager ?? managerFromUserAgent(r.req.headers['user-agent']);
   const target = statusOrMain({ ...route, subresource: undefined });
@@ -92,9 +93,7 @@ function patchedScale(mediaType: string, current: KubeObject, patch: unknown): u
   switch (mediaType) {
     case 'application/json-patch+json':
       return applyJsonPatch(current, patch);
-    // A Scale has no lists: a strategic merge is a merge.
     case 'application/merge-patch+json':
-    case 'application/strategic-merge-patch+json':
       return applyMergePatch(current, patch);
     default:
       throw E.unsupportedMediaType(mediaType);

@@ -99,6 +99,7 @@ function versionStrategy(v: JsonObject, c: Common, opts: CustomKindOptions): Kin
     ...(c.names.categories ? { categories: c.names.categories } : {}),
     namespaced: c.namespaced,
     hasStatus,
+    strategicMergePatch: false,
     ...(scale ? { scale } : {}),
     schema,
     prune: (obj) => pruneResource(obj, raw),

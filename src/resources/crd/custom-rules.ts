@@ -114,6 +114,11 @@ export class SchemaRules {
         errs.push(invalid(p, type, detail));
         continue;
       }
+      // The rule that overdraws the object's budget is refused as out of budget, its result unused.
+      if (budget.remaining < 0) {
+        errs.push(invalid(p, type, BUDGET_GONE));
+        return false;
+      }
       if (result === true) continue;
       const at = r.fieldPath.reduce((fp, name) => fp.child(name), p);
       errs.push(failure(at, shown, this.message(r, scope, budget), r.source.reason));

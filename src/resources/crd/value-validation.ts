@@ -14,7 +14,9 @@
 import { RE2JS } from 're2js';
 import { FieldPath, duplicate, invalid, notSupported, required, tooMany, typeInvalid, type FieldError } from '../field-errors.js';
 import { isObject, jsonEqual } from '../json-access.js';
+import { validateObjectMeta } from '../metadata.js';
 import type { Schema } from '../schema.js';
+import type { ObjectMeta } from '../types.js';
 import { fitsFormat } from './formats.js';
 
 const jsonType = (v: unknown): string =>
@@ -135,7 +137,11 @@ function checkObject(v: Record<string, unknown>, s: Schema, p: FieldPath, errs: 
   if (s['x-kubernetes-embedded-resource']) errs.push(...embeddedResourceErrors(v, p));
 }
 
-/** An embedded resource names its apiVersion and kind (its metadata is kept as ObjectMeta). */
+/**
+ * An embedded resource names its apiVersion and kind, and its metadata is ObjectMeta, checked as
+ * kube-apiserver checks it: names as path segments (no name is needed), a namespace only when given,
+ * labels, annotations, owner references, finalizers.
+ */
 function embeddedResourceErrors(v: Record<string, unknown>, p: FieldPath): FieldError[] {
   const errs: FieldError[] = [];
   for (const key of ['apiVersion', 'kind'] as const) {
@@ -144,7 +150,11 @@ function embeddedResourceErrors(v: Record<string, unknown>, p: FieldPath): Field
     else if (typeof value !== 'string') errs.push(invalid(p.child(key), value, 'must be a string'));
     else if (value === '') errs.push(invalid(p.child(key), value, 'must not be empty'));
   }
-  return errs;
+  const meta = v.metadata;
+  if (meta === undefined) return errs;
+  if (!isObject(meta)) return [...errs, invalid(p.child('metadata'), meta, 'must be an object')];
+  const named = { ...meta, name: typeof meta.name === 'string' && meta.name !== '' ? meta.name : 'fakename' } as ObjectMeta;
+  return [...errs, ...validateObjectMeta(named, typeof meta.namespace === 'string' && meta.namespace !== '', 'path-segment', p.child('metadata'))];
 }
 
 /** allOf, anyOf, oneOf and not: value rules only (a structural schema declares types outside them). */
