@@ -45,7 +45,7 @@ export function* tableLines(header: string[], rows: string[][]): Iterable<string
  */
 export function managerOf(c: Change, before?: KubeObject): string {
   const w = c.writer;
-  // The server's own writes (controllers) name no manager and no verb.
+  // A controller's delete names a verb and no field manager: '- (delete)'.
   if (w) return `${w.manager ?? '-'}${w.verb ? ` (${w.verb}${w.subresource ? `/${w.subresource}` : ''})` : ''}`;
   const a = attribution(c.object, before);
   return a ? `${a.manager}? (${a.operation})` : '<unknown>';
