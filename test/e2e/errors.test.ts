@@ -103,6 +103,17 @@ describe('not found', () => {
     expect(r.body.reason).toBe('BadRequest');
   });
 
+  it('refuses a replace whose body names no object or another one (400), as kube-apiserver checks the name', async () => {
+    const name = unique('named');
+    const created = (await call(file.base, 'POST', vap.collection(), vap.make(name))).body;
+    const { name: _n, ...unnamed } = created.metadata;
+    const none = await call(file.base, 'PUT', vap.item(name), { ...created, metadata: unnamed });
+    expect([none.status, none.body.reason, none.body.message]).toEqual([400, 'BadRequest', `the name of the object (${name} based on URL) was undeterminable: name must be provided`]);
+    const other = await call(file.base, 'PUT', vap.item(name), { ...created, metadata: { ...created.metadata, name: 'other' } });
+    expect([other.status, other.body.message]).toEqual([400, `the name of the object (other) does not match the name on the URL (${name})`]);
+    expect((await call(file.base, 'GET', vap.item(name))).body.metadata.resourceVersion).toBe(created.metadata.resourceVersion);
+  });
+
   it('answers an unknown path with a 404 Status and an unsupported method with 405', async () => {
     for (const path of ['/apis/nothing.example.com/v1/things', '/no/such/path', `/apis/${ADM}/v1/validatingadmissionpolicies/a/b/c`]) {
       const r = await call(file.base, 'GET', path);

@@ -70,7 +70,7 @@ const target = fc.integer({ min: 0, max: KINDS.length - 1 }).chain((i) =>
   ),
 );
 
-/** Text that is neither JSON nor YAML mapping: opens with a character neither can start a document with here. */
+/** Text that is not JSON, opening with `{`; some of it is a YAML flow mapping (`{2}`), an object that names nothing: refused too. */
 const notJson = fc.string({ maxLength: 200 }).map((s) => `{${s}`).filter((s) => {
   try {
     JSON.parse(s);

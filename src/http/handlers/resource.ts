@@ -93,7 +93,9 @@ async function replace(r: Request): Promise<void> {
   const opts = Q.updateOptions(r.url.searchParams);
   const { obj, warnings } = await decodeObject(r, opts.fieldValidation);
   r.requestObject?.(obj);
-  if (obj.metadata.name !== undefined && obj.metadata.name !== route.name) {
+  // A replace names its object in the body too, as kube-apiserver's checkName asks: none is refused, not taken from the URL.
+  if (!obj.metadata.name) throw E.badRequest(`the name of the object (${route.name} based on URL) was undeterminable: name must be provided`);
+  if (obj.metadata.name !== route.name) {
     throw E.badRequest(`the name of the object (${obj.metadata.name}) does not match the name on the URL (${route.name})`);
   }
   if (obj.metadata.namespace && route.namespace !== undefined && obj.metadata.namespace !== route.namespace) {
