@@ -1,7 +1,7 @@
 /** Writes a recording (`orchd export`; recording-format.ts lays it out) from a History. */
 import { crc32 } from 'node:zlib';
 import { packJson, unpackJson, writerBytes } from '../../src/log/codec.js';
-import { kinds } from '../../src/resources/registry.js';
+import { everyKindAt } from './custom-kinds.js';
 import { stateInPages, StampClock, TimeTravelError, writerBytesOf, type History } from './history.js';
 import { FORMAT, frame, MAGIC, type RecordingHeader } from './recording-format.js';
 import { ENTRIES, PageWriter, STATE } from './recording-pages.js';
@@ -23,7 +23,7 @@ export async function writeRecording(history: History, from: number, to: number,
     pages.release(f);
   };
   const state = new PageWriter(STATE);
-  for await (const page of stateInPages(history, from, { kinds })) {
+  for await (const page of stateInPages(history, from, { kinds: await everyKindAt(history, from) })) {
     for (const s of page) {
       state.addValue(s.seq ?? Number(s.object.metadata.resourceVersion), 'put', s.key, s.msgpack?.() ?? packJson(s.object), undefined);
       await put(state);
@@ -54,7 +54,7 @@ export async function writeRecording(history: History, from: number, to: number,
       if (page.length > 0) onEntry?.(page[page.length - 1].seq);
     }
   } else if (to > from) {
-    for await (const c of history.changes(from + 1, to, { kinds })) {
+    for await (const c of history.changes(from + 1, to, {})) {
       pages.addValue(c.rv, c.type === 'DELETED' ? 'delete' : 'put', c.key, packJson(c.object), c.time, writerBytes(c.writer));
       await put(pages);
       onEntry?.(c.rv);

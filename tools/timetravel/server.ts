@@ -7,7 +7,7 @@
 import type { Writer } from '../../src/log/log.js';
 import type { KubeObject } from '../../src/resources/types.js';
 import type { KindStrategy } from '../../src/resources/strategy.js';
-import { collectionOfKind, kindOfKey, selects, TimeTravelError, type Change, type Filter, type History, type Stored } from './history.js';
+import { collectionOfKind, selects, TimeTravelError, type Change, type Filter, type History, type StateFilter, type Stored } from './history.js';
 
 const PAGE = 500;
 
@@ -103,7 +103,8 @@ class ServerHistory implements History {
 
   /** The query that asks /debug/log for the filter's kinds and namespace (the labels are matched here). */
   private query(filter: Filter): string {
-    return [...filter.kinds.map((k) => `collection=${encodeURIComponent(collectionOfKind(k))}`), ...(filter.namespace !== undefined ? [`namespace=${encodeURIComponent(filter.namespace)}`] : [])].join('&');
+    // No collection named: every kind the server serves, the kinds of its CRDs too.
+    return [...(filter.kinds ?? []).map((k) => `collection=${encodeURIComponent(collectionOfKind(k))}`), ...(filter.namespace !== undefined ? [`namespace=${encodeURIComponent(filter.namespace)}`] : [])].join('&');
   }
 
   async *changes(from: number, to: number, filter: Filter): AsyncIterable<Change> {
@@ -120,7 +121,7 @@ class ServerHistory implements History {
     for await (const l of lines<Line>(res)) if (selects(filter, l.key, () => l.object)) yield changeOf(l);
   }
 
-  async stateAt(rv: number, filter: Filter): Promise<Stored[]> {
+  async stateAt(rv: number, filter: StateFilter): Promise<Stored[]> {
     const out: Stored[] = [];
     const sorted = [...filter.kinds].sort((a, b) => collectionOfKind(a).localeCompare(collectionOfKind(b)));
     for (const k of sorted) {
@@ -142,7 +143,6 @@ class ServerHistory implements History {
   }
 
   async versionsOf(key: string): Promise<Change[]> {
-    if (!kindOfKey(key)) return [];
     const res = await get(this.base, `/debug/log/versions?key=${encodeURIComponent(key)}`);
     const out: Change[] = [];
     for await (const l of lines<Line>(res)) out.push(changeOf(l));
@@ -155,7 +155,7 @@ class ServerHistory implements History {
 
   async timeOf(rv: number): Promise<number | undefined> {
     if (rv === this.head) return this.headTime;
-    for await (const c of this.entries(`/debug/log?from=${rv}&to=${rv}`, { kinds: [] as KindStrategy[] } as Filter)) return c.time;
+    for await (const c of this.entries(`/debug/log?from=${rv}&to=${rv}`, {})) return c.time;
     return undefined;
   }
 
