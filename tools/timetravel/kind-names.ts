@@ -54,8 +54,10 @@ const spanText = (s: Span): string => (s.from === s.to ? `at version ${s.to}` : 
 export async function resolveKinds(h: History, texts: readonly string[], spans: readonly Span[]): Promise<KindStrategy[]> {
   const out = texts.map(builtInKind);
   let custom: readonly KindStrategy[] = [];
-  for (const span of spans) {
+  for (const [i, span] of spans.entries()) {
     if (out.every((k) => k !== undefined)) break;
+    // A span the same as one before (a range of one version) is not read again.
+    if (spans.slice(0, i).some((s) => s.from === span.from && s.to === span.to && s.history === span.history)) continue;
     custom = await customKindsIn(span.history ?? h, span.from, span.to);
     texts.forEach((t, i) => (out[i] ??= customKind(t, custom)));
   }
