@@ -59,7 +59,7 @@ export async function resolveKinds(h: History, texts: readonly string[], spans: 
     // A span the same as one before (a range of one version) is not read again.
     if (spans.slice(0, i).some((s) => s.from === span.from && s.to === span.to && s.history === span.history)) continue;
     custom = await customKindsIn(span.history ?? h, span.from, span.to);
-    texts.forEach((t, i) => (out[i] ??= customKind(t, custom)));
+    texts.forEach((t, j) => (out[j] ??= customKind(t, custom)));
   }
   const missing = texts.findIndex((_, i) => out[i] === undefined);
   if (missing >= 0) {
