@@ -61,6 +61,8 @@ export async function writeHistory(base: string): Promise<Versions> {
   });
   const shop = await call(base, 'POST', WEBAPPS, { apiVersion: 'apps.example.com/v1', kind: 'WebApp', metadata: { name: 'shop', labels: { tier: 'web' } }, spec: { replicas: 1 } });
   v.shop = rvOf(shop, 'shop');
+  // Refused (it exists): no log entry, a line of the audit log.
+  expect((await call(base, 'POST', WEBAPPS, { apiVersion: 'apps.example.com/v1', kind: 'WebApp', metadata: { name: 'shop' }, spec: { replicas: 9 } })).status).toBe(409);
   v.shopScaled = rvOf(await call(base, 'PUT', `${WEBAPPS}/shop`, { ...shop.body, spec: { replicas: 3 } }), 'shop scaled');
   v.cart = rvOf(await call(base, 'POST', WEBAPPS, { apiVersion: 'apps.example.com/v1', kind: 'WebApp', metadata: { name: 'cart' }, spec: { replicas: 1 } }), 'cart');
   expect((await call(base, 'DELETE', `${WEBAPPS}/cart`)).status).toBe(200);

@@ -14,6 +14,7 @@ import { run, type Run } from './helpers.js';
 let server: TestServer;
 let dataDir: string;
 let recording: string;
+let auditLog: string;
 let v: Versions;
 
 type Source = 'data-dir' | 'server' | 'file';
@@ -43,7 +44,8 @@ const jsonLines = (text: string): any[] =>
 
 beforeAll(async () => {
   dataDir = tempDir('orchd-crd-tt-');
-  server = await startServer({ dataDir });
+  auditLog = join(tempDir('orchd-crd-audit-'), 'audit.log');
+  server = await startServer({ dataDir, auditLogPath: auditLog });
   v = await writeHistory(server.url);
   recording = join(tempDir('orchd-crd-rec-'), 'crd.orchlog');
   await ok('export', '--data-dir', dataDir, '--from', '1', '--file', recording);
@@ -93,6 +95,17 @@ describe('orchd log with custom resources', () => {
       expect(after.code, s).toBe(1);
       expect(after.err).toContain('unknown kind "gadgets"');
       expect(after.err).toContain('webapps.apps.example.com');
+    }
+  });
+
+  it('--audit shows the refused writes of custom resources beside their changes', async () => {
+    for (const kind of [[], ['--kind', 'wa']]) {
+      const out = jsonLines((await ok('log', ...where('data-dir'), '--audit', auditLog, '-o', 'json', '--from', String(v.shop), '--to', String(v.shopScaled), ...kind)).out);
+      expect(out.map((l) => `${l.type} ${l.resource} ${l.type === 'REFUSED' ? l.code : l.object.metadata.name}`), kind.join(' ')).toEqual([
+        'ADDED webapps.apps.example.com shop',
+        'REFUSED webapps.apps.example.com 409',
+        'MODIFIED webapps.apps.example.com shop',
+      ]);
     }
   });
 
