@@ -11,7 +11,11 @@
  *   /debug/log/at?time=MS      {rv}: the newest version committed at or before the time
  *
  * Authorized as a list of each resource it reads (cluster-wide, or in the namespace asked for): a
- * user reads the log of the resources they may list, nothing else.
+ * user reads the log of the resources they may list, nothing else. The kind of a deleted
+ * CustomResourceDefinition, no longer served, is still in the log. It can be asked for by its
+ * collection, and the request is checked by its group and resource, as RBAC names them. When no
+ * collection is asked for, its entries are included if the user may list that resource and left out
+ * if not.
  */
 import type { ServerResponse } from 'node:http';
 import type { AuthorizationAttributes } from '../../auth/authorizer.js';
