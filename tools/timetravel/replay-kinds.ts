@@ -12,7 +12,9 @@ import type { Store } from '../../src/store/store.js';
 import { collectionOfKind } from './history.js';
 import { CRD_KIND, kindsOfCrds } from './custom-kinds.js';
 
-export function followCustomKinds(store: Store, registry: KindRegistry): () => void {
+/** A registry of the built-in kinds that follows the store's CRDs from now on; stop ends the following. */
+export function replayKinds(store: Store): { registry: KindRegistry; stop: () => void } {
+  const registry = new KindRegistry();
   const prefix = `${collectionOfKind(CRD_KIND)}/`;
   /** Each CRD served: the version of it its kind was made from, and the collection it serves. */
   const served = new Map<string, { seq: number; group: string; plural: string }>();
@@ -24,9 +26,12 @@ export function followCustomKinds(store: Store, registry: KindRegistry): () => v
       const [kind] = kindsOfCrds([s.obj]);
       const before = served.get(s.key);
       if (before && (!kind || before.plural !== kind.plural)) registry.remove(before.group, before.plural);
-      if (kind) registry.define(kind);
-      if (kind) served.set(s.key, { seq: s.seq, group: kind.group, plural: kind.plural });
-      else served.delete(s.key);
+      if (!kind) {
+        served.delete(s.key);
+        continue;
+      }
+      registry.define(kind);
+      served.set(s.key, { seq: s.seq, group: kind.group, plural: kind.plural });
     }
     for (const [key, s] of served) {
       if (present.has(key)) continue;
@@ -38,11 +43,5 @@ export function followCustomKinds(store: Store, registry: KindRegistry): () => v
   const sub = store.changes$.subscribe((batch) => {
     if (batch.some((c) => c.key.startsWith(prefix))) sync();
   });
-  return () => sub.unsubscribe();
-}
-
-/** A registry of the built-in kinds that follows the store's CRDs; stop ends the following. */
-export function replayKinds(store: Store): { registry: KindRegistry; stop: () => void } {
-  const registry = new KindRegistry();
-  return { registry, stop: followCustomKinds(store, registry) };
+  return { registry, stop: () => sub.unsubscribe() };
 }
