@@ -26,11 +26,15 @@ let api: ApiServer;
 let base: string;
 const rv: Record<string, number> = {};
 
+/** events-only lists events too, and may not read the gadgets of a CRD deleted since. */
+const readsEvents = (user: string): boolean => user === 'events-reader' || user === 'events-only';
 const authorizer: Authorizer = {
-  authorize: (a) =>
-    a.resource !== 'events' || a.user.username === 'events-reader' || (a.verb === 'get' ? a.user.username !== 'outsider' : !['list', 'watch'].includes(a.verb))
+  authorize: (a) => {
+    if (a.resource === 'gadgets') return a.user.username === 'events-only' ? { decision: 'noOpinion', reason: 'no gadgets for events-only' } : { decision: 'allow' };
+    return a.resource !== 'events' || readsEvents(a.user.username) || (a.verb === 'get' ? a.user.username !== 'outsider' : !['list', 'watch'].includes(a.verb))
       ? { decision: 'allow' }
-      : { decision: 'noOpinion', reason: 'only events-reader lists events' },
+      : { decision: 'noOpinion', reason: 'only events-reader lists events' };
+  },
 };
 
 beforeAll(async () => {
@@ -44,7 +48,11 @@ beforeAll(async () => {
   rv.label = await labelEvent(base, 'e1', { step: '2' }, 'dl');
   expect((await call(base, 'DELETE', `${EVENTS}/namespaces/dl/events/e1`)).status).toBe(200);
   rv.del = store.appliedSeq;
+  // An object of a kind this server does not serve (now): a deleted CustomResourceDefinition's, its entry still in the log.
+  rv.gadget = (await store.put(GADGET, { apiVersion: 'old.example.com/v1', kind: 'Gadget', metadata: { name: 'g1', namespace: 'dl' } }, 'absent')).seq;
 });
+
+const GADGET = 'old.example.com/gadgets/dl/g1';
 
 afterAll(async () => {
   await api?.close();
@@ -59,7 +67,13 @@ describe('/debug/log', () => {
     const r = await call(base, 'GET', `/debug/log?from=${rv.ns}`, undefined, { 'x-user': 'events-reader' });
     expect(r.status).toBe(200);
     const got = lines(r.text);
-    expect(got.map((l) => `${l.rv} ${l.type} ${l.key}`)).toEqual([`${rv.ns} ADDED /namespaces//dl`, `${rv.e1} ADDED events.orch.io/events/dl/e1`, `${rv.label} MODIFIED events.orch.io/events/dl/e1`, `${rv.del} DELETED events.orch.io/events/dl/e1`]);
+    expect(got.map((l) => `${l.rv} ${l.type} ${l.key}`)).toEqual([
+      `${rv.ns} ADDED /namespaces//dl`,
+      `${rv.e1} ADDED events.orch.io/events/dl/e1`,
+      `${rv.label} MODIFIED events.orch.io/events/dl/e1`,
+      `${rv.del} DELETED events.orch.io/events/dl/e1`,
+      `${rv.gadget} ADDED ${GADGET}`,
+    ]);
     for (const l of got) expect(l.time).toBe((await log.get(l.rv))!.time);
     expect(got[2].object.metadata.labels).toEqual({ step: '2' });
   });
@@ -89,10 +103,31 @@ describe('/debug/log', () => {
     const labelTime = (await log.get(rv.label))!.time!;
     const reader = { 'x-user': 'events-reader' };
     expect((await call(base, 'GET', `/debug/log/at?time=${labelTime}`, undefined, reader)).body).toEqual({ rv: Math.max(rv.label, ...(await sameTime(labelTime))) });
-    expect((await call(base, 'GET', '/debug/log/head', undefined, reader)).body).toEqual({ oldest: 0, head: rv.del, headTime: (await log.get(rv.del))!.time, timesFromLog: true });
+    expect((await call(base, 'GET', '/debug/log/head', undefined, reader)).body).toEqual({ oldest: 0, head: rv.gadget, headTime: (await log.get(rv.gadget))!.time, timesFromLog: true });
     expect((await call(base, 'GET', '/debug/log?from=x', undefined, reader)).body).toMatchObject({ reason: 'BadRequest', message: 'from: must be a whole number, not "x"' });
     expect((await call(base, 'GET', '/debug/log?collection=pods', undefined, reader)).body).toMatchObject({ reason: 'BadRequest', message: 'collection: "pods" names no resource of this server' });
     expect((await call(base, 'GET', '/debug/log/nope')).status).toBe(404);
+  });
+});
+
+describe('/debug/log of a kind no longer served (a deleted CRD’s)', () => {
+  const reader = { 'x-user': 'events-reader' };
+  const only = { 'x-user': 'events-only' };
+
+  it('serves its entries to whoever may list it by its group and resource, and leaves them out for others', async () => {
+    const all = lines((await call(base, 'GET', `/debug/log?from=${rv.gadget}`, undefined, only)).text);
+    expect(all).toEqual([]);
+    const asked = await call(base, 'GET', `/debug/log?collection=${encodeURIComponent('old.example.com/gadgets')}`, undefined, reader);
+    expect(lines(asked.text).map((l) => `${l.rv} ${l.key}`)).toEqual([`${rv.gadget} ${GADGET}`]);
+    expect((await call(base, 'GET', `/debug/log?collection=${encodeURIComponent('old.example.com/gadgets')}`, undefined, only)).status).toBe(403);
+    const versions = await call(base, 'GET', `/debug/log/versions?key=${encodeURIComponent(GADGET)}`, undefined, reader);
+    expect(lines(versions.text).map((l) => `${l.rv} ${l.type}`)).toEqual([`${rv.gadget} ADDED`]);
+    expect((await call(base, 'GET', `/debug/log/versions?key=${encodeURIComponent(GADGET)}`, undefined, only)).status).toBe(403);
+  });
+
+  it('a built-in group’s name that no kind has is still a mistake', async () => {
+    expect((await call(base, 'GET', `/debug/log?collection=${encodeURIComponent('events.orch.io/nope')}`, undefined, reader)).body).toMatchObject({ reason: 'BadRequest', code: 400 });
+    expect((await call(base, 'GET', `/debug/log/versions?key=${encodeURIComponent('/pods/dl/p')}`, undefined, reader)).status).toBe(400);
   });
 });
 

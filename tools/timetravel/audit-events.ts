@@ -6,8 +6,7 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
-import { kinds } from '../../src/resources/registry.js';
-import { collectionOfKind, TimeTravelError, type Change, type Filter } from './history.js';
+import { collectionOfKind, TimeTravelError, type Change, type StateFilter } from './history.js';
 
 /** A write the server answered with an error: when, who, what and why. */
 export interface Refused {
@@ -33,9 +32,8 @@ interface AuditEvent {
 }
 
 /** The refused writes in the audit log file that the filter takes (kind, namespace, name; labels cannot be known), oldest first. */
-export async function refusedWrites(file: string, filter: Filter): Promise<Refused[]> {
+export async function refusedWrites(file: string, filter: StateFilter): Promise<Refused[]> {
   const wanted = new Set(filter.kinds.map(collectionOfKind));
-  const known = new Set(kinds.map(collectionOfKind));
   const out: Refused[] = [];
   await stat(file).catch((err: NodeJS.ErrnoException) => {
     throw new TimeTravelError(`--audit ${file}: cannot read it (${err.code ?? err.message})`);
@@ -56,7 +54,7 @@ export async function refusedWrites(file: string, filter: Filter): Promise<Refus
       const ref = e.objectRef;
       if (!ref?.resource || !WRITES.has(e.verb ?? '') || code < 400) continue;
       const collection = `${ref.apiGroup ?? ''}/${ref.resource}`;
-      if (!known.has(collection) || !wanted.has(collection)) continue;
+      if (!wanted.has(collection)) continue;
       if (filter.namespace !== undefined && ref.namespace !== filter.namespace) continue;
       if (filter.name !== undefined && ref.name !== filter.name) continue;
       const time = Date.parse(e.stageTimestamp ?? '');

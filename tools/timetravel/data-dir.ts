@@ -30,7 +30,7 @@ import { LazyObject, storedOf, type StoredObject } from '../../src/store/stored-
 import { objectsAt, revisionsOf, stampedTimeMs, versionsOf, type KeyVersion } from '../../src/store/versions.js';
 import { checkpointRevisions } from './checkpoint-index.js';
 import { isSealed, openCheckpointState } from './checkpoint-state.js';
-import { collectionOfKind, selects, StampClock, takesKind, TimeTravelError, writerOf, type Change, type Filter, type History, type Stored } from './history.js';
+import { collectionOfKind, selects, StampClock, takesKind, TimeTravelError, writerOf, type Change, type Filter, type History, type StateFilter, type Stored } from './history.js';
 import { snapshotLogFolder } from './log-snapshot.js';
 
 /** The newest version whose state is folded from the log rather than read from a rebuilt store. */
@@ -221,7 +221,7 @@ class DataDirHistory implements History {
     }
   }
 
-  async stateAt(rv: number, filter: Filter): Promise<Stored[]> {
+  async stateAt(rv: number, filter: StateFilter): Promise<Stored[]> {
     const out: Stored[] = [];
     // A loop, not push(...page): a page may be long.
     for await (const page of this.statePages(rv, filter)) for (const s of page) out.push(s);
@@ -233,7 +233,7 @@ class DataDirHistory implements History {
    * and the log after it (checkpoint-state.ts); without one, near the start of a log never
    * compacted, the log folded; else the store, as a server rebuilds it.
    */
-  async *statePages(rv: number, filter: Filter, reuse = false): AsyncIterable<Stored[]> {
+  async *statePages(rv: number, filter: StateFilter, reuse = false): AsyncIterable<Stored[]> {
     const prefix = filter.namespace === undefined ? '' : `${filter.namespace}/`;
     const collections = filter.kinds.map(collectionOfKind);
     let pages: AsyncIterable<StoredObject[]> | Iterable<StoredObject[]> | undefined;

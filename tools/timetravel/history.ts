@@ -7,9 +7,8 @@ import { StoredEntry, writerBytes } from '../../src/log/codec.js';
 import type { LogEntry, Writer } from '../../src/log/log.js';
 import type { KubeObject } from '../../src/resources/types.js';
 import { CommandError } from '../../src/cli/flags.js';
-import { kinds } from '../../src/resources/registry.js';
 import type { KindStrategy } from '../../src/resources/strategy.js';
-import { matchesLabels, parseLabelSelector, SelectorError, type Requirement } from '../../src/selectors/label-selector.js';
+import { matchesLabels, type Requirement } from '../../src/selectors/label-selector.js';
 import { splitKey } from '../../src/store/keys.js';
 import { stampedTimeMs } from '../../src/store/versions.js';
 
@@ -63,13 +62,13 @@ export interface History {
   /** The changes with from <= rv <= to, in log order. */
   changes(from: number, to: number, filter: Filter): AsyncIterable<Change>;
   /** Every object at version rv that the filter selects, in key order. */
-  stateAt(rv: number, filter: Filter): Promise<Stored[]>;
+  stateAt(rv: number, filter: StateFilter): Promise<Stored[]>;
   /**
    * stateAt a page at a time, where the reader can give the state without holding all of it: a
    * state of a million objects is printed as it is read. With reuse, the caller is done with a
    * page when it asks for the next one (the reader may then overwrite what the page's objects hold).
    */
-  statePages?(rv: number, filter: Filter, reuse?: boolean): AsyncIterable<Stored[]>;
+  statePages?(rv: number, filter: StateFilter, reuse?: boolean): AsyncIterable<Stored[]>;
   /** Every version of one object still in the log, oldest first (its state at `oldest` first, if any). */
   versionsOf(key: string): Promise<Change[]>;
   /**
@@ -97,7 +96,7 @@ export interface History {
  * The state at rv a page at a time, each page done with when the next is asked for: from
  * statePages where the reader has it, else stateAt as one page.
  */
-export async function* stateInPages(h: History, rv: number, filter: Filter): AsyncIterable<Stored[]> {
+export async function* stateInPages(h: History, rv: number, filter: StateFilter): AsyncIterable<Stored[]> {
   if (h.statePages) yield* h.statePages(rv, filter, true);
   else yield await h.stateAt(rv, filter);
 }
@@ -107,53 +106,28 @@ export class TimeTravelError extends CommandError {}
 
 /** What a command reads: some kinds, one namespace, a name, a label selector. */
 export interface Filter {
-  kinds: readonly KindStrategy[];
+  /** The kinds read; none given: every kind the log holds, built-in or custom (kind-names.ts names them). */
+  kinds?: readonly KindStrategy[];
   namespace?: string;
   name?: string;
   labels?: readonly Requirement[];
 }
 
+/** A state is read kind by kind: its kinds are named (custom-kinds.ts: everyKindAt). */
+export interface StateFilter extends Filter {
+  kinds: readonly KindStrategy[];
+}
+
 export const collectionOfKind = (k: KindStrategy): string => `${k.group}/${k.plural}`;
-const byCollection = new Map(kinds.map((k) => [collectionOfKind(k), k]));
 
-/** The kind a storage key belongs to. */
-export function kindOfKey(key: string): KindStrategy | undefined {
-  return byCollection.get(splitKey(key).collection);
-}
+const collectionSets = new WeakMap<readonly KindStrategy[], Set<string>>();
 
-/** The initials of a kind of several words (ValidatingAdmissionPolicy: vap), as people shorten them. */
-const initialsOf = (kind: string): string | undefined => {
-  const caps = kind.match(/[A-Z]/g) ?? [];
-  return caps.length > 1 ? caps.join('').toLowerCase() : undefined;
-};
-
-/**
- * A kind named as kubectl takes it: plural, singular, Kind or short name, alone, with its group
- * (events.events.orch.io) or with its version and group (events.v1.events.orch.io); or by the
- * initials of a kind of several words (vap, vapb, mwc).
- */
-export function resolveKind(text: string): KindStrategy {
-  const [name, ...rest] = text.toLowerCase().split('.');
-  const g = rest.join('.');
-  const found = kinds.find(
-    (k) =>
-      (g === '' || k.group === g || (k.versions.includes(rest[0]) && rest.slice(1).join('.') === k.group)) &&
-      [k.plural, k.singular, k.kind.toLowerCase(), ...(k.shortNames ?? []), initialsOf(k.kind)].includes(name),
-  );
-  if (!found) throw new TimeTravelError(`unknown kind ${JSON.stringify(text)}: orchd serves ${kinds.map((k) => k.plural).join(', ')}`);
-  return found;
-}
-
-export function makeFilter(opts: { kind?: string[]; namespace?: string; name?: string; selector?: string }): Filter {
-  let labels: Requirement[] | undefined;
-  try {
-    labels = opts.selector === undefined ? undefined : parseLabelSelector(opts.selector);
-  } catch (err) {
-    if (err instanceof SelectorError) throw new TimeTravelError(`--selector ${JSON.stringify(opts.selector)}: ${err.message}`);
-    throw err;
-  }
-  const named = (opts.kind ?? []).flatMap((k) => k.split(',')).filter((k) => k !== '');
-  return { kinds: named.length > 0 ? named.map(resolveKind) : kinds, namespace: opts.namespace, name: opts.name, labels };
+/** Whether the filter reads the collection (`<group>/<plural>`). */
+export function takesCollection(filter: Filter, collection: string): boolean {
+  if (!filter.kinds) return true;
+  let set = collectionSets.get(filter.kinds);
+  if (!set) collectionSets.set(filter.kinds, (set = new Set(filter.kinds.map(collectionOfKind))));
+  return set.has(collection);
 }
 
 /**
@@ -169,10 +143,7 @@ export function selects(filter: Filter, key: string, object: () => KubeObject): 
   return !filter.labels || matchesLabels(filter.labels, object().metadata?.labels);
 }
 
-export const takesKind = (filter: Filter, key: string): boolean => {
-  const k = kindOfKey(key);
-  return k !== undefined && filter.kinds.includes(k);
-};
+export const takesKind = (filter: Filter, key: string): boolean => takesCollection(filter, splitKey(key).collection);
 
 /** The times stamped into objects, made to never go back along the log: the guess for an old log. */
 export class StampClock {

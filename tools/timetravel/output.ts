@@ -9,14 +9,15 @@ import type { KubeObject } from '../../src/resources/types.js';
 import { splitKey } from '../../src/store/keys.js';
 import { attribution } from '../../src/store/versions.js';
 import type { Refused } from './audit-events.js';
-import { kindOfKey, type Change, type Stored } from './history.js';
+import type { Change, Stored } from './history.js';
 
 export type Format = 'table' | 'yaml' | 'json';
 
-/** `plural.group`, as kubectl names a resource (`namespaces` for the core group). */
+/** `plural.group`, as kubectl names a resource (`namespaces` for the core group), from the key (`<group>/<plural>/…`): a custom kind's as a built-in kind's. */
 export function resourceOf(key: string): string {
-  const k = kindOfKey(key);
-  return k ? (k.group === '' ? k.plural : `${k.plural}.${k.group}`) : splitKey(key).collection;
+  const { collection } = splitKey(key);
+  const slash = collection.indexOf('/');
+  return slash <= 0 ? collection.slice(slash + 1) : `${collection.slice(slash + 1)}.${collection.slice(0, slash)}`;
 }
 
 export function namesOf(key: string): { namespace: string; name: string } {

@@ -6,7 +6,7 @@
  */
 import type { LogEntry } from '../../src/log/log.js';
 import type { KubeObject } from '../../src/resources/types.js';
-import { selects, takesKind, writerOf, type Change, type Filter, type History, type Stored } from './history.js';
+import { selects, takesKind, writerOf, type Change, type Filter, type History, type StateFilter, type Stored } from './history.js';
 import { openRecording, readEntries, type EntriesAt } from './recording-read.js';
 import type { RecordingHeader } from './recording-format.js';
 
@@ -98,7 +98,7 @@ class RecordingHistory implements History {
     }
   }
 
-  async stateAt(rv: number, filter: Filter): Promise<Stored[]> {
+  async stateAt(rv: number, filter: StateFilter): Promise<Stored[]> {
     const at = new Map<string, Stored>();
     for (const e of this.snapshot) at.set(e.key, storedOfEntry(e));
     if (rv > this.oldest) {

@@ -1,7 +1,7 @@
 /** Writes a recording (`orchd export`; recording-format.ts lays it out) from a History. */
 import { crc32 } from 'node:zlib';
 import { packJson, unpackJson, writerBytes } from '../../src/log/codec.js';
-import { kinds } from '../../src/resources/registry.js';
+import { everyKindAt } from './custom-kinds.js';
 import { stateInPages, StampClock, TimeTravelError, writerBytesOf, type History } from './history.js';
 import { FORMAT, frame, MAGIC, type RecordingHeader } from './recording-format.js';
 import { ENTRIES, PageWriter, STATE } from './recording-pages.js';
@@ -24,7 +24,7 @@ export async function writeRecording(history: History, from: number, to: number,
   };
   const state = new PageWriter(STATE);
   // The state at 0 is empty (and a server asked for a list at 0 answers with its newest).
-  for await (const page of from === 0 ? [] : stateInPages(history, from, { kinds })) {
+  for await (const page of from === 0 ? [] : stateInPages(history, from, { kinds: await everyKindAt(history, from) })) {
     for (const s of page) {
       state.addValue(s.seq ?? Number(s.object.metadata.resourceVersion), 'put', s.key, s.msgpack?.() ?? packJson(s.object), undefined);
       await put(state);
@@ -55,7 +55,7 @@ export async function writeRecording(history: History, from: number, to: number,
       if (page.length > 0) onEntry?.(page[page.length - 1].seq);
     }
   } else if (to > from) {
-    for await (const c of history.changes(from + 1, to, { kinds })) {
+    for await (const c of history.changes(from + 1, to, {})) {
       pages.addValue(c.rv, c.type === 'DELETED' ? 'delete' : 'put', c.key, packJson(c.object), c.time, writerBytes(c.writer));
       await put(pages);
       onEntry?.(c.rv);

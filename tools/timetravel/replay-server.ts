@@ -10,7 +10,7 @@
  * revealed at its recorded sequence number as the bytes it was stored as (replay-loop.ts). A
  * controller listing and watching the replay server sees the recorded objects, events and
  * resourceVersions, in the recorded order. The server makes no writes of its own (no system
- * namespaces, bootstrap RBAC or controllers) and answers every request but get, list and watch with
+ * namespaces, bootstrap RBAC or controllers: the kinds of the replayed CRDs follow them, replay-kinds.ts) and answers every request but get, list and watch with
  * 403, so nothing else gets into the stream. The source is only read: a data folder through a
  * snapshot of its log (data-dir.ts), opened with the encryption at rest it was written with.
  */
@@ -23,10 +23,10 @@ import type { LogEntry } from '../../src/log/log.js';
 import { buildRegistry } from '../../src/registry/build.js';
 import { silentLogger, type Logger } from '../../src/observability/logger.js';
 import { Metrics } from '../../src/observability/metrics.js';
-import { kinds } from '../../src/resources/registry.js';
 import { Store } from '../../src/store/store.js';
 import { TimeTravelError, type History } from './history.js';
 import { ReplayControl } from './replay-control.js';
+import { replayKinds } from './replay-kinds.js';
 import { ReplayLog } from './replay-log.js';
 import { connectionsDrained, openConnections, replayEntries, replayWriter, type ReplayReport } from './replay-loop.js';
 import type { Speed } from './replay-pacing.js';
@@ -106,10 +106,13 @@ export async function startReplay(opts: ReplayOptions): Promise<Replaying> {
     const store = new Store({ log, checkpointEvery: Number.MAX_SAFE_INTEGER });
     opened.push(store);
     await store.start();
+    // The built-in kinds and those of the CRDs replayed so far, as a server's registry holds them.
+    const { registry, stop } = replayKinds(store);
+    opened.push({ close: async () => stop() });
     const logger = opts.logger ?? silentLogger;
     const api = createApiServer({
-      objects: buildRegistry(store, kinds, { logger, secret: randomBytes(32), authorizer: readOnly }),
-      kinds,
+      objects: buildRegistry(store, registry.all, { logger, secret: randomBytes(32), authorizer: readOnly }),
+      kinds: registry.all,
       metrics: new Metrics(),
       logger,
       ...(opts.bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs: opts.bookmarkIntervalMs } : {}),

@@ -7,7 +7,7 @@
 import type { Writer } from '../../src/log/log.js';
 import type { KubeObject } from '../../src/resources/types.js';
 import type { KindStrategy } from '../../src/resources/strategy.js';
-import { collectionOfKind, kindOfKey, selects, TimeTravelError, type Change, type Filter, type History, type Stored } from './history.js';
+import { collectionOfKind, selects, TimeTravelError, type Change, type Filter, type History, type StateFilter, type Stored } from './history.js';
 
 const PAGE = 500;
 
@@ -45,12 +45,19 @@ const refusal = async (what: string, res: Response): Promise<TimeTravelError> =>
   return new TimeTravelError(`${what}: ${res.status} ${message}`.trim());
 };
 
-async function get(base: string, path: string): Promise<Response> {
+async function get(base: string, path: string): Promise<Response>;
+async function get(base: string, path: string, allowNotFound: boolean): Promise<Response | undefined>;
+/** GET path; a 404 is undefined when allowed (a resource not served), else every answer but 2xx is an error. */
+async function get(base: string, path: string, allowNotFound = false): Promise<Response | undefined> {
   let res: Response;
   try {
     res = await fetch(base + path, { headers: { accept: 'application/json' } });
   } catch (err) {
     throw new TimeTravelError(`--server ${base}: cannot reach it (${err instanceof Error ? ((err.cause as Error | undefined)?.message ?? err.message) : String(err)})`);
+  }
+  if (allowNotFound && res.status === 404) {
+    await res.body?.cancel();
+    return undefined;
   }
   if (!res.ok) throw await refusal(`GET ${path.split('?')[0]}`, res);
   return res;
@@ -103,7 +110,8 @@ class ServerHistory implements History {
 
   /** The query that asks /debug/log for the filter's kinds and namespace (the labels are matched here). */
   private query(filter: Filter): string {
-    return [...filter.kinds.map((k) => `collection=${encodeURIComponent(collectionOfKind(k))}`), ...(filter.namespace !== undefined ? [`namespace=${encodeURIComponent(filter.namespace)}`] : [])].join('&');
+    // No collection named: every kind the server serves, the kinds of its CRDs too.
+    return [...(filter.kinds ?? []).map((k) => `collection=${encodeURIComponent(collectionOfKind(k))}`), ...(filter.namespace !== undefined ? [`namespace=${encodeURIComponent(filter.namespace)}`] : [])].join('&');
   }
 
   async *changes(from: number, to: number, filter: Filter): AsyncIterable<Change> {
@@ -120,7 +128,7 @@ class ServerHistory implements History {
     for await (const l of lines<Line>(res)) if (selects(filter, l.key, () => l.object)) yield changeOf(l);
   }
 
-  async stateAt(rv: number, filter: Filter): Promise<Stored[]> {
+  async stateAt(rv: number, filter: StateFilter): Promise<Stored[]> {
     const out: Stored[] = [];
     const sorted = [...filter.kinds].sort((a, b) => collectionOfKind(a).localeCompare(collectionOfKind(b)));
     for (const k of sorted) {
@@ -128,7 +136,13 @@ class ServerHistory implements History {
       do {
         // A continue token carries its version: Kubernetes forbids a resourceVersion beside it.
         const q = `limit=${PAGE}&${cont ? `continue=${encodeURIComponent(cont)}` : `resourceVersion=${rv}&resourceVersionMatch=Exact`}`;
-        const list = await getJson<{ items: KubeObject[]; metadata: { continue?: string } }>(this.base, `${pathOf(k, filter.namespace)}?${q}`);
+        const res = await get(this.base, `${pathOf(k, filter.namespace)}?${q}`, !cont);
+        if (!res) {
+          // Not served now: a CRD's kind, the CRD deleted since. Its objects at rv are its log's entries up to rv.
+          for (const s of await this.foldedFromLog(k, rv, filter)) out.push(s);
+          break;
+        }
+        const list = (await res.json()) as { items: KubeObject[]; metadata: { continue?: string } };
         for (const o of list.items) {
           // A list's items carry no apiVersion and kind; the state's objects do, as stored.
           const object = { apiVersion: k.group === '' ? k.versions[0] : `${k.group}/${k.versions[0]}`, kind: k.kind, ...(o as object) } as KubeObject;
@@ -141,8 +155,17 @@ class ServerHistory implements History {
     return out;
   }
 
+  /** The objects of kind k at rv, folded from the log's entries of its collection (as a data folder's state is near its start). */
+  private async foldedFromLog(k: KindStrategy, rv: number, filter: StateFilter): Promise<Stored[]> {
+    const at = new Map<string, Stored>();
+    for await (const c of this.changes(Math.max(this.oldest, 1), rv, { ...filter, kinds: [k], labels: undefined })) {
+      if (c.type === 'DELETED') at.delete(c.key);
+      else at.set(c.key, { key: c.key, object: c.object });
+    }
+    return [...at.values()].filter((s) => selects(filter, s.key, () => s.object)).sort((a, b) => (a.key < b.key ? -1 : 1));
+  }
+
   async versionsOf(key: string): Promise<Change[]> {
-    if (!kindOfKey(key)) return [];
     const res = await get(this.base, `/debug/log/versions?key=${encodeURIComponent(key)}`);
     const out: Change[] = [];
     for await (const l of lines<Line>(res)) out.push(changeOf(l));
@@ -155,7 +178,7 @@ class ServerHistory implements History {
 
   async timeOf(rv: number): Promise<number | undefined> {
     if (rv === this.head) return this.headTime;
-    for await (const c of this.entries(`/debug/log?from=${rv}&to=${rv}`, { kinds: [] as KindStrategy[] } as Filter)) return c.time;
+    for await (const c of this.entries(`/debug/log?from=${rv}&to=${rv}`, {})) return c.time;
     return undefined;
   }
 

@@ -7,8 +7,7 @@
 import type { Flags } from '../../src/cli/flags.js';
 import { UsageError, type Io } from '../../src/cli/flags.js';
 import type { EncryptionConfiguration } from '../../src/config/encryption.js';
-import type { KindStrategy } from '../../src/resources/strategy.js';
-import { makeFilter, parseVersionSpec, resolveKind, resolveVersion, TimeTravelError, type Filter, type History, type VersionSpec } from './history.js';
+import { parseVersionSpec, resolveVersion, TimeTravelError, type History, type VersionSpec } from './history.js';
 
 export const SOURCE = {
   'data-dir': { value: 'DIR', help: "an orchd's data folder, of a stopped or a running server (a snapshot of its log is read)" },
@@ -18,7 +17,7 @@ export const SOURCE = {
 } as const satisfies Flags;
 
 export const FILTERS = {
-  kind: { value: 'KIND', multiple: true, help: 'only this kind (as kubectl names it: events, ns, validatingadmissionpolicies.admissionregistration.orch.io); repeat or comma-separate for several' },
+  kind: { value: 'KIND', multiple: true, help: 'only this kind (as kubectl names it: events, ns, validatingadmissionpolicies.admissionregistration.orch.io, or a kind a CustomResourceDefinition of the versions read defines: webapps, wa, webapps.v1.apps.example.com); repeat or comma-separate for several' },
   namespace: { value: 'NS', short: 'n', help: 'only objects in this namespace' },
   selector: { value: 'SELECTOR', short: 'l', help: 'only objects whose labels match (app=x, tier in (a,b), !gone)' },
 } as const satisfies Flags;
@@ -103,15 +102,3 @@ export async function rangeNoted(h: History, from: VersionSpec | undefined, to: 
   if (f > t) throw new TimeTravelError(`--from ${f} is after --to ${t}`);
   return { from: f, to: t };
 }
-
-/** RESOURCE/NAME as kubectl takes it (events/e1, vap/event-guard), in the namespace given for a namespaced kind. */
-export function targetOf(target: string, namespace: string | undefined): { kind: KindStrategy; name: string; key: string; label: string } {
-  const slash = target.indexOf('/');
-  if (slash <= 0 || slash === target.length - 1) throw new UsageError(`${JSON.stringify(target)}: not RESOURCE/NAME (e.g. events/e1, namespaces/default)`);
-  const kind = resolveKind(target.slice(0, slash));
-  const name = target.slice(slash + 1);
-  if (kind.namespaced && namespace === undefined) throw new UsageError(`${kind.plural} are namespaced: give -n NAMESPACE`);
-  return { kind, name, key: `${kind.group}/${kind.plural}/${kind.namespaced ? namespace : ''}/${name}`, label: `${target}${kind.namespaced ? ` in namespace ${namespace}` : ''}` };
-}
-
-export const filterOf = (v: { kind?: string[]; namespace?: string; selector?: string }, name?: string): Filter => makeFilter({ kind: v.kind, namespace: v.namespace, selector: v.selector, name });

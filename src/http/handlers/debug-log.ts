@@ -13,11 +13,15 @@
  * Authorized as a list of each resource it reads (cluster-wide, or in the namespace asked for): a
  * user reads the log of the resources they may list, nothing else. head and at tell of the whole
  * log, so they are authorized as the entries would be, for the same collection and namespace
- * parameters (every resource without them); versions as a get of its object.
+ * parameters (every resource without them); versions as a get of its object. The kind of a deleted
+ * CustomResourceDefinition, no longer served, is still in the log. It can be asked for by its
+ * collection, and the request is checked by its group and resource, as RBAC names them. When no
+ * collection is asked for, its entries are included if the user may list that resource and left out
+ * if not.
  */
 import type { ServerResponse } from 'node:http';
 import type { AuthorizationAttributes } from '../../auth/authorizer.js';
-import type { KindStrategy } from '../../registry/kinds.js';
+import { kinds as builtInKinds, type KindStrategy } from '../../registry/kinds.js';
 import { stampedTimeMs, type LogEntry, type LogReader } from '../../registry/history.js';
 import { splitKey } from '../../registry/keys.js';
 import * as E from '../respond/status.js';
@@ -29,6 +33,7 @@ const FOLLOW_MS = 100;
 export type CheckRead = (a: Omit<AuthorizationAttributes, 'user'>) => void | Promise<void>;
 
 const collectionOf = (k: KindStrategy): string => `${k.group}/${k.plural}`;
+const BUILT_IN_GROUPS = new Set(builtInKinds.map((k) => k.group));
 
 function wholeNumber(url: URL, name: string, fallback?: number): number {
   const text = url.searchParams.get(name);
@@ -37,20 +42,50 @@ function wholeNumber(url: URL, name: string, fallback?: number): number {
   return Number(text);
 }
 
-/** The kinds asked for (every kind without ?collection=), each checked as a list of it. */
-async function readableKinds(url: URL, kinds: readonly KindStrategy[], namespace: string | undefined, check: CheckRead): Promise<KindStrategy[]> {
+/**
+ * A collection no kind of the server serves now, named as `<group>/<plural>` in a group of its own:
+ * a CustomResourceDefinition's, deleted since, whose objects the log still holds. (The core group
+ * and the built-in ones are all served: a name there that is not is a mistake.)
+ */
+const formerCustom = (c: string, kinds: readonly KindStrategy[]): boolean => {
+  const group = c.slice(0, c.indexOf('/'));
+  return /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+\/[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(c) && !BUILT_IN_GROUPS.has(group) && !kinds.some((k) => collectionOf(k) === c);
+};
+
+/** The read of a collection no kind serves now, checked by its group and resource as RBAC names them. */
+const readOf = (verb: string, collection: string, namespace: string | undefined): Omit<AuthorizationAttributes, 'user'> => {
+  const slash = collection.indexOf('/');
+  return { verb, isResourceRequest: true, apiGroup: collection.slice(0, slash), apiVersion: '', resource: collection.slice(slash + 1), ...(namespace !== undefined ? { namespace } : {}) };
+};
+
+/** Whether a check allows the read (a refusal is not an error here: what may not be read is left out; an authorizer's failure is). */
+const allows = async (check: CheckRead, a: Omit<AuthorizationAttributes, 'user'>): Promise<boolean> => {
+  try {
+    await check(a);
+    return true;
+  } catch (err) {
+    if (err instanceof E.ApiError && err.code === 403) return false;
+    throw err;
+  }
+};
+
+/** The kinds asked for (every kind without ?collection=), each checked as a list of it; and the collections of kinds served no more asked for. */
+async function readableKinds(url: URL, kinds: readonly KindStrategy[], namespace: string | undefined, check: CheckRead): Promise<{ chosen: KindStrategy[]; former: string[] }> {
   const asked = url.searchParams.getAll('collection');
   const chosen: KindStrategy[] = [];
+  const former: string[] = [];
   for (const c of asked.length === 0 ? kinds.map(collectionOf) : asked) {
     const k = kinds.find((kind) => collectionOf(kind) === c);
-    if (!k) throw E.badRequest(`collection: ${JSON.stringify(c)} names no resource of this server`);
+    if (!k && formerCustom(c, kinds)) former.push(c);
+    else if (!k) throw E.badRequest(`collection: ${JSON.stringify(c)} names no resource of this server`);
     // In a namespace, a cluster-scoped kind has no entries: nothing of it is read.
-    if (namespace === undefined || k.namespaced) chosen.push(k);
+    else if (namespace === undefined || k.namespaced) chosen.push(k);
   }
   for (const k of chosen) {
     await check({ verb: 'list', isResourceRequest: true, apiGroup: k.group, apiVersion: k.versions[0], resource: k.plural, ...(k.namespaced && namespace !== undefined ? { namespace } : {}) });
   }
-  return chosen;
+  for (const c of former) await check(readOf('list', c, namespace));
+  return { chosen, former };
 }
 
 /** An entry as a JSON line: its type as a watch reports it, from the key index. */
@@ -73,17 +108,30 @@ async function send(res: ServerResponse, text: string): Promise<boolean> {
   return !res.destroyed;
 }
 
-async function entries(res: ServerResponse, url: URL, store: LogReader, kinds: readonly KindStrategy[], check: CheckRead): Promise<void> {
+async function entries(res: ServerResponse, url: URL, store: LogReader, kinds: readonly KindStrategy[], checkRead: CheckRead): Promise<void> {
   const namespace = url.searchParams.get('namespace') ?? undefined;
-  const wanted = new Set((await readableKinds(url, kinds, namespace, check)).map(collectionOf));
+  const { chosen, former } = await readableKinds(url, kinds, namespace, checkRead);
+  const wanted = new Set([...chosen.map(collectionOf), ...former]);
+  // Asked for every kind: a kind not served now (a deleted CRD's) is read too where the user may list it, decided once per collection.
+  const others = url.searchParams.has('collection') ? undefined : new Map<string, boolean>();
   const from = wholeNumber(url, 'from', Math.max(store.oldestVersion, 1));
   const head = store.appliedSeq;
   const to = Math.min(wholeNumber(url, 'to', head), head);
   if (from < store.oldestVersion) throw E.gone(`too old resource version: ${from} (${store.oldestVersion})`);
   const follow = url.searchParams.get('follow') === 'true';
-  const takes = (key: string): boolean => {
+  /** Whether the entry of key is read; undefined: its collection is of no kind served when the read began, not yet checked. */
+  const takes = (key: string): boolean | undefined => {
     const { collection, suffix } = splitKey(key);
-    return wanted.has(collection) && (namespace === undefined || suffix.startsWith(`${namespace}/`));
+    if (namespace !== undefined && !suffix.startsWith(`${namespace}/`)) return false;
+    if (wanted.has(collection)) return true;
+    // Not served when the read began (a CRD's kind, deleted since or defined after): the user's say decides.
+    return others ? others.get(collection) : false;
+  };
+  const check = async (key: string): Promise<boolean> => {
+    const { collection } = splitKey(key);
+    const ok = await allows(checkRead, readOf('list', collection, namespace));
+    others!.set(collection, ok);
+    return ok;
   };
   res.setHeader('Content-Type', 'application/json');
   let last = from - 1;
@@ -91,7 +139,7 @@ async function entries(res: ServerResponse, url: URL, store: LogReader, kinds: r
     if (upTo <= last) return true;
     for await (const page of store.log.read(last + 1, upTo)) {
       let text = '';
-      for (const e of page) if (takes(e.key)) text += line(store, e);
+      for (const e of page) if (takes(e.key) ?? (await check(e.key))) text += line(store, e);
       last = page.length > 0 ? page[page.length - 1].seq : last;
       if (text !== '' && !(await send(res, text))) return false;
     }
@@ -140,8 +188,13 @@ export async function handleDebugLog(res: ServerResponse, url: URL, path: string
       if (!key) throw E.badRequest('key: Required value');
       const { collection, suffix } = splitKey(key);
       const kind = kinds.find((k) => collectionOf(k) === collection);
-      if (!kind) throw E.badRequest(`key: ${JSON.stringify(key)} names no resource of this server`);
-      await check({ verb: 'get', isResourceRequest: true, apiGroup: kind.group, apiVersion: kind.versions[0], resource: kind.plural, ...(kind.namespaced ? { namespace: suffix.slice(0, suffix.indexOf('/')) } : {}), name: suffix.slice(suffix.indexOf('/') + 1) });
+      const name = suffix.slice(suffix.indexOf('/') + 1);
+      if (kind) {
+        await check({ verb: 'get', isResourceRequest: true, apiGroup: kind.group, apiVersion: kind.versions[0], resource: kind.plural, ...(kind.namespaced ? { namespace: suffix.slice(0, suffix.indexOf('/')) } : {}), name });
+      } else if (formerCustom(collection, kinds)) {
+        // A deleted CRD's kind: namespaced when its key names a namespace.
+        await check({ ...readOf('get', collection, suffix.startsWith('/') ? undefined : suffix.slice(0, suffix.indexOf('/'))), name });
+      } else throw E.badRequest(`key: ${JSON.stringify(key)} names no resource of this server`);
       res.setHeader('Content-Type', 'application/json');
       res.end((await store.versionsOf(key)).map(({ entry }) => line(store, entry)).join(''));
       return;

@@ -1,10 +1,13 @@
 /** `orchd diff A B`: what changed between two versions, or two histories (diff-sides.ts), object by object, as a unified YAML diff or JSON patches. */
 import { command, oneOf, UsageError, type Flags } from '../../../src/cli/flags.js';
 import { parseSides, withSources, type DiffSide } from '../diff-sides.js';
-import { collectionOfKind, stateInPages, type Filter, type Stored } from '../history.js';
+import type { KindStrategy } from '../../../src/resources/strategy.js';
+import { everyKindAt } from '../custom-kinds.js';
+import { collectionOfKind, stateInPages, type StateFilter, type Stored } from '../history.js';
+import { askedOf, filterIn, type Asked } from '../kind-names.js';
 import { jsonPatch, labelOf, shown } from '../output.js';
 import { counted, progress, type Progress } from '../progress.js';
-import { encryptionFrom, FILTERS, filterOf, resolveNoted, SHOW, SOURCE, TIME_NOTE, withHistory } from '../source.js';
+import { encryptionFrom, FILTERS, resolveNoted, SHOW, SOURCE, TIME_NOTE, withHistory } from '../source.js';
 import { writeAll } from '../write-out.js';
 
 const FLAGS = {
@@ -28,10 +31,10 @@ folder or a recording with an optional @RV|TIME|HEAD (its head when none is give
 ${TIME_NOTE}`,
   async run({ values, positionals }, io) {
     const sides = parseSides(positionals);
-    const filter = filterOf(values);
+    const asked = askedOf(values);
     const how = { format: values.stat ? 'stat' : values.output, tty: io.out.isTTY === true, managedFields: values['show-managed-fields'] };
     const bar = progress(undefined, 'diff', { unit: 'objects', stream: io.err, out: io.out });
-    const print = (a: DiffSide, b: DiffSide) => writeAll(io.out, printDiff(a, b, filter, how, bar)).finally(() => bar.stop());
+    const print = async (a: DiffSide, b: DiffSide) => writeAll(io.out, printDiff(a, b, await diffFilter(asked, a, b), how, bar)).finally(() => bar.stop());
     if ('sources' in sides) {
       if (values['data-dir'] !== undefined || values.server !== undefined || values.file !== undefined) throw new UsageError('two histories name their own sources: give no --data-dir, --server or --file');
       await withSources(sides.sources, await encryptionFrom(values['encryption-provider-config']), print);
@@ -45,12 +48,24 @@ ${TIME_NOTE}`,
   },
 });
 
+/** What the diff reads: the kinds named (a custom one as either side's CRDs define it), else every kind either side has. */
+async function diffFilter(asked: Asked, a: DiffSide, b: DiffSide): Promise<StateFilter> {
+  const f = await filterIn(a.history, asked, [
+    { from: a.rv, to: a.rv },
+    { from: b.rv, to: b.rv, history: b.history },
+  ]);
+  if (f.kinds) return { ...f, kinds: f.kinds };
+  const every = new Map<string, KindStrategy>();
+  for (const s of [a, b]) for (const k of await everyKindAt(s.history, s.rv)) every.set(collectionOfKind(k), k);
+  return { ...f, kinds: [...every.values()] };
+}
+
 /**
  * The objects that differ between the states of sides a and b, as the two states are read side by
  * side (each in key order, a kind at a time): neither is held whole, and an object whose revision
  * (in one history) or stored bytes (in two) are the same in both is not decoded.
  */
-async function* printDiff(a: DiffSide, b: DiffSide, filter: Filter, how: { format: string; tty: boolean; managedFields: boolean }, bar: Progress): AsyncIterable<string> {
+async function* printDiff(a: DiffSide, b: DiffSide, filter: StateFilter, how: { format: string; tty: boolean; managedFields: boolean }, bar: Progress): AsyncIterable<string> {
   const yaml = how.format !== 'json-patch' ? await import('../yaml-diff.js') : undefined;
   const same = a.history === b.history ? sameVersion : sameBytes;
   const [from, to] = [a, b].map((s) => (s.source === undefined ? String(s.rv) : `${s.rv} (${s.source})`));

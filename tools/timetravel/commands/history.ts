@@ -4,7 +4,8 @@ import type { KubeObject } from '../../../src/resources/types.js';
 import { TimeTravelError, type Change } from '../history.js';
 import { formatTime, jsonPatch, managerOf, shown, userOf } from '../output.js';
 import { progress, type Progress } from '../progress.js';
-import { FILTERS, madeBy, SHOW, SOURCE, targetOf, WHO, withHistory } from '../source.js';
+import { splitTarget, targetIn } from '../kind-names.js';
+import { FILTERS, madeBy, SHOW, SOURCE, WHO, withHistory } from '../source.js';
 import { writeAll } from '../write-out.js';
 
 const FLAGS = {
@@ -27,10 +28,15 @@ export const historyCommand = command({
   words: 'RESOURCE/NAME',
   positionals: [1, 1],
   flags: FLAGS,
-  notes: 'RESOURCE is as kubectl names it: events/e1, namespaces/default, vap/event-guard.',
+  notes: 'RESOURCE is as kubectl names it: events/e1, namespaces/default, vap/event-guard, or a custom kind its CustomResourceDefinition names (webapps/shop, wa/shop, webapps.apps.example.com/shop).',
   async run({ values, positionals }, io) {
-    const target = targetOf(positionals[0], values.namespace);
+    splitTarget(positionals[0]);
     return withHistory(values, io, async (h) => {
+      // A custom kind: one its CRD defines now, else one any CRD still in the log defined (the object may be of a kind since deleted).
+      const target = await targetIn(h, positionals[0], values.namespace, [
+        { from: h.head, to: h.head },
+        { from: h.oldest, to: h.head },
+      ]);
       const versions = await h.versionsOf(target.key);
       if (versions.length === 0) throw new TimeTravelError(`${target.label}: no version of it in the log (from version ${h.oldest + 1} to ${h.head})`);
       // Each version's diff is from the one before it, whoever made that one.

@@ -1,10 +1,13 @@
 /** `orchd log`: the log's changes in order, filtered, as a table, YAML or JSON lines; --follow goes on past the head. */
 import { command, oneOf, UsageError, type Flags } from '../../../src/cli/flags.js';
+import { kinds } from '../../../src/resources/registry.js';
 import type { Refused } from '../audit-events.js';
+import { customKindsIn } from '../custom-kinds.js';
 import type { Change, Filter, History } from '../history.js';
 import { printChanges } from '../output.js';
 import { progress, type Progress } from '../progress.js';
-import { FILTERS, filterOf, madeBy, openHistory, rangeNoted, SHOW, SOURCE, TIME_NOTE, version, WHO, withHistory } from '../source.js';
+import { askedOf, filterIn } from '../kind-names.js';
+import { FILTERS, madeBy, openHistory, rangeNoted, SHOW, SOURCE, TIME_NOTE, version, WHO, withHistory } from '../source.js';
 import { writeAll } from '../write-out.js';
 
 /** How often --follow looks for what was written since. */
@@ -28,14 +31,17 @@ export const logCommand = command({
   flags: FLAGS,
   notes: TIME_NOTE,
   async run({ values }, io) {
-    const filter = filterOf(values);
+    const asked = askedOf(values);
     const by = madeBy(values);
     const only = async function* <T extends Change | Refused>(changes: AsyncIterable<T>): AsyncIterable<T> {
       for await (const c of changes) if (by(c)) yield c;
     };
     if (values.follow && values.to !== undefined) throw new UsageError('--follow goes on past the head: it takes no --to');
+    let filter!: Filter;
     let last = await withHistory(values, io, async (h) => {
       const { from, to } = await rangeNoted(h, values.from, values.to, io);
+      // A custom kind is named by the CRDs of the versions shown (the ends first: they are read quickest).
+      filter = await filterIn(h, asked, [{ from: to, to }, { from, to: from }, { from, to }]);
       const bar = progress(to - from + 1, 'log', { stream: io.err, out: io.out });
       const changes = only(reported(values.audit === undefined ? h.changes(from, to, filter) : await besideRefusals(h, from, to, filter, values.audit), from, bar));
       await writeAll(io.out, printChanges(changes, values.output, h.timesFromLog, true, values['show-managed-fields']));
@@ -62,7 +68,9 @@ export const logCommand = command({
 /** The changes from..to with the audit log's refused writes of the same span between them. */
 async function besideRefusals(h: History, from: number, to: number, filter: Filter, file: string): Promise<AsyncIterable<Change | Refused>> {
   const { refusedWrites, withRefusals } = await import('../audit-events.js');
-  const refused = await refusedWrites(file, filter);
+  // Writes refused for a resource no kind of these versions is (a 404 of a mistyped path) are left out.
+  const known = filter.kinds ?? [...kinds, ...(await customKindsIn(h, from, to))];
+  const refused = await refusedWrites(file, { ...filter, kinds: known });
   const after = from > 1 ? ((await h.timeOf(from - 1)) ?? -Infinity) : -Infinity;
   const until = to < h.head ? ((await h.timeOf(to + 1)) ?? Infinity) : Infinity;
   return withRefusals(h.changes(from, to, filter), refused, after, until);

@@ -1,9 +1,11 @@
 /** `orchd state --at`: every object as it was at a version (or one of them), filtered, as a table, a YAML List or JSON lines. */
 import { command, oneOf, UsageError, type Flags } from '../../../src/cli/flags.js';
-import { makeFilter, stateInPages } from '../history.js';
+import { everyKindAt } from '../custom-kinds.js';
+import { stateInPages, type StateFilter } from '../history.js';
+import { askedOf, filterIn, splitTarget, targetIn } from '../kind-names.js';
 import { printState } from '../output.js';
 import { counted, progress } from '../progress.js';
-import { FILTERS, filterOf, resolveNoted, SHOW, SOURCE, targetOf, TIME_NOTE, version, withHistory } from '../source.js';
+import { FILTERS, resolveNoted, SHOW, SOURCE, TIME_NOTE, version, withHistory } from '../source.js';
 import { writeAll } from '../write-out.js';
 
 const FLAGS = {
@@ -23,14 +25,24 @@ export const stateCommand = command({
   notes: `${TIME_NOTE}\nExample: orchd state --data-dir ./data --at 2026-11-26T02:14:00Z vap/event-guard -o yaml`,
   async run({ values, positionals }, io) {
     if (values.at === undefined) throw new UsageError('--at RV|TIME is required');
-    let filter = filterOf(values);
-    if (positionals[0] !== undefined) {
+    const asked = askedOf(values);
+    const one = positionals[0];
+    if (one !== undefined) {
       if (values.kind.length > 0) throw new UsageError('give the kind once: as RESOURCE/NAME or as --kind');
-      const target = targetOf(positionals[0], values.namespace);
-      filter = makeFilter({ kind: [`${target.kind.plural}.${target.kind.group}`], namespace: target.kind.namespaced ? values.namespace : undefined, selector: values.selector, name: target.name });
+      splitTarget(one);
     }
     return withHistory(values, io, async (h) => {
       const rv = await resolveNoted(h, '--at', values.at!, io);
+      // A custom kind is one its CRD defines at that version.
+      const at = [{ from: rv, to: rv }];
+      let filter: StateFilter;
+      if (one !== undefined) {
+        const target = await targetIn(h, one, values.namespace, at);
+        filter = { kinds: [target.kind], namespace: target.kind.namespaced ? values.namespace : undefined, labels: asked.labels, name: target.name };
+      } else {
+        const f = await filterIn(h, asked, at);
+        filter = { ...f, kinds: f.kinds ?? (await everyKindAt(h, rv)) };
+      }
       const bar = progress(undefined, 'state', { unit: 'objects', stream: io.err, out: io.out });
       await writeAll(io.out, printState(rv, counted(stateInPages(h, rv, filter), bar), values.output, values['show-managed-fields']));
       bar.stop();
