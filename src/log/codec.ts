@@ -150,9 +150,12 @@ export function decodeEntry(seq: number, bytes: Buffer, start = 0, end = bytes.l
   return entry;
 }
 
+/** Whether stored bytes are a msgpack map (fixmap, map16, map32): an object's, not a value sealed by encryption at rest (binary). */
+export const isPackedMap = (b: Uint8Array): boolean => (b[0] >= 0x80 && b[0] <= 0x8f) || b[0] === 0xde || b[0] === 0xdf;
+
 /** A writer's stored bytes: its msgpack map decoded; sealed bytes (encryption at rest) as they are, for the encrypted log to open. */
 function writerOf(b: Buffer): Writer | Uint8Array {
-  return (b[0] >= 0x80 && b[0] <= 0x8f) || b[0] === 0xde ? (unpackJson(b) as Writer) : b;
+  return isPackedMap(b) ? (unpackJson(b) as Writer) : b;
 }
 
 /**

@@ -200,7 +200,7 @@ function slotsOf(head: PartHead, objects: Buffer): Slot[] {
 }
 
 /** Keys come in order, as they were written from the sorted keys: checked (one pass), not trusted. */
-function inOrder(list: readonly string[]): boolean {
+export function inOrder(list: readonly string[]): boolean {
   for (let i = 1; i < list.length; i++) if (!(list[i - 1] < list[i])) return false;
   return true;
 }

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 import { eventually } from '../helpers/poll.js';
 import { EVENTS, createEvent, createNamespace } from '../watch/objects.js';
+import { crdOf } from '../helpers/crd.js';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -56,17 +57,7 @@ describe('a controller write in the log', () => {
   });
 
   it('CRD status: NamesAccepted and Established are the system user\'s update of the status subresource', async () => {
-    const crd = {
-      apiVersion: 'apiextensions.orch.io/v1',
-      kind: 'CustomResourceDefinition',
-      metadata: { name: 'widgets.writers.example.com' },
-      spec: {
-        group: 'writers.example.com',
-        scope: 'Namespaced',
-        names: { plural: 'widgets', kind: 'Widget' },
-        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
-      },
-    };
+    const crd = crdOf('writers.example.com', 'widgets', 'Widget');
     expect((await call(server.url, 'POST', '/apis/apiextensions.orch.io/v1/customresourcedefinitions', crd)).status).toBe(201);
     const key = 'apiextensions.orch.io/customresourcedefinitions//widgets.writers.example.com';
     await eventually(async () => (await entriesOf(key)).length > 1);

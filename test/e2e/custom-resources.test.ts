@@ -11,42 +11,35 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startServer, type TestServer } from '../helpers/server.js';
+import { crdOf as crdWith } from '../helpers/crd.js';
 
 const CRDS = '/apis/apiextensions.orch.io/v1/customresourcedefinitions';
 const TABLE = 'application/json;as=Table;v=v1;g=meta.k8s.io';
 
 function crdOf(group: string, plural: string, kind: string, more: Record<string, unknown> = {}): any {
-  return {
-    apiVersion: 'apiextensions.orch.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `${plural}.${group}` },
-    spec: {
-      group,
-      scope: 'Namespaced',
-      names: { plural, kind },
-      versions: [
-        {
-          name: 'v1',
-          served: true,
-          storage: true,
-          subresources: { status: {}, scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas' } },
-          selectableFields: [{ jsonPath: '.spec.colour' }],
-          additionalPrinterColumns: [{ name: 'Colour', type: 'string', jsonPath: '.spec.colour' }],
-          schema: {
-            openAPIV3Schema: {
-              type: 'object',
-              properties: {
-                spec: { type: 'object', properties: { colour: { type: 'string' }, replicas: { type: 'integer', default: 1 } } },
-                status: { type: 'object', properties: { replicas: { type: 'integer' }, phase: { type: 'string' } } },
-              },
+  return crdWith(group, plural, kind, {
+    spec: more,
+    versions: [
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        subresources: { status: {}, scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas' } },
+        selectableFields: [{ jsonPath: '.spec.colour' }],
+        additionalPrinterColumns: [{ name: 'Colour', type: 'string', jsonPath: '.spec.colour' }],
+        schema: {
+          openAPIV3Schema: {
+            type: 'object',
+            properties: {
+              spec: { type: 'object', properties: { colour: { type: 'string' }, replicas: { type: 'integer', default: 1 } } },
+              status: { type: 'object', properties: { replicas: { type: 'integer' }, phase: { type: 'string' } } },
             },
           },
         },
-        { name: 'v1beta1', served: true, storage: false, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } },
-      ],
-      ...more,
-    },
-  };
+      },
+      { name: 'v1beta1', served: true, storage: false, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } },
+    ],
+  });
 }
 
 const crd = crdOf('toys.example.com', 'robots', 'Robot');

@@ -7,31 +7,18 @@ import { expect } from 'vitest';
 import { call } from '../helpers/server.js';
 import { eventually } from '../helpers/poll.js';
 import { createEvent, createNamespace } from '../watch/objects.js';
+import { crdOf } from '../helpers/crd.js';
 
 export const NS = 'ck';
 export const CRDS = '/apis/apiextensions.orch.io/v1/customresourcedefinitions';
 export const WEBAPPS = `/apis/apps.example.com/v1/namespaces/${NS}/webapps`;
 
-export function crd(group: string, plural: string, kind: string, scope: 'Namespaced' | 'Cluster', shortNames: string[]): unknown {
-  return {
-    apiVersion: 'apiextensions.orch.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `${plural}.${group}` },
-    spec: {
-      group,
-      scope,
-      names: { plural, singular: kind.toLowerCase(), kind, listKind: `${kind}List`, shortNames },
-      versions: [
-        {
-          name: 'v1',
-          served: true,
-          storage: true,
-          schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } } },
-        },
-      ],
-    },
-  };
-}
+export const crd = (group: string, plural: string, kind: string, scope: 'Namespaced' | 'Cluster', shortNames: string[]): unknown =>
+  crdOf(group, plural, kind, {
+    scope,
+    names: { singular: kind.toLowerCase(), listKind: `${kind}List`, shortNames },
+    schema: { type: 'object', properties: { spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } },
+  });
 
 const rvOf = (r: { status: number; body: any }, what: string): number => {
   expect(r.status, `${what}: ${JSON.stringify(r.body)}`).toBeLessThan(300);

@@ -12,8 +12,9 @@
  */
 import { closeSync, openSync, readSync, rmSync, writevSync } from 'node:fs';
 import { saveCheckpointFile } from '../../src/log/checkpoint-file.js';
+import { isPackedMap } from '../../src/log/codec.js';
 import { checkpointFile, type ImportedEntry } from '../../src/log/leveldb-log.js';
-import { MAGIC, PART, partPieces, STEP_BYTES, type PartHead } from '../../src/store/checkpoint.js';
+import { inOrder, MAGIC, PART, partPieces, STEP_BYTES, type PartHead } from '../../src/store/checkpoint.js';
 import { listIn, splitKey } from '../../src/store/keys.js';
 
 /** At most this many buffers per writev (Linux's IOV_MAX). */
@@ -52,7 +53,7 @@ export class ForkCheckpoint {
     let at = this.spilled;
     for (const e of page) {
       const put = e.type === 'put';
-      if (put && !isMap(e.raw)) {
+      if (put && !isPackedMap(e.raw)) {
         this.usable = false;
         return;
       }
@@ -136,12 +137,4 @@ export class ForkCheckpoint {
     }
     return out;
   }
-}
-
-/** A msgpack map (fixmap, map16, map32): an object's bytes, not a sealed value (binary). */
-const isMap = (b: Uint8Array): boolean => (b[0] >= 0x80 && b[0] <= 0x8f) || b[0] === 0xde || b[0] === 0xdf;
-
-function inOrder(list: readonly string[]): boolean {
-  for (let i = 1; i < list.length; i++) if (!(list[i - 1] < list[i])) return false;
-  return true;
 }
