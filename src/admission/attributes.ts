@@ -9,7 +9,7 @@ import type { KindStrategy } from '../resources/strategy.js';
 import type { KubeObject } from '../resources/types.js';
 import type { UserInfo } from '../config/user-info.js';
 import { storageKey } from '../store/keys.js';
-import type { Store } from '../store/store.js';
+import type { StoreReads } from '../store/store.js';
 import type { MatchAttributes, Operation } from './matching.js';
 
 export interface AdmissionOptions {
@@ -42,7 +42,7 @@ const versionOf = (apiVersion: string | undefined): string | undefined => apiVer
 
 /** Builds the attributes of a write; obj is the stored object on DELETE. */
 export function admissionAttributes(
-  store: Store,
+  store: StoreReads,
   namespaceKind: KindStrategy | undefined,
   op: Operation,
   kind: KindStrategy,

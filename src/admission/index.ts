@@ -1,7 +1,7 @@
 /** Admission on the write path: the hooks the object store calls, and the per-request context they read. */
 import type { Authorizer } from '../cel/index.js';
 import type { KindStrategy } from '../resources/strategy.js';
-import type { Store } from '../store/store.js';
+import type { StoreReads } from '../store/store.js';
 import { admissionAttributes, type AdmissionOptions } from './attributes.js';
 import type { Operation } from './matching.js';
 import type { KubeObject } from '../resources/types.js';
@@ -33,7 +33,7 @@ export interface AdmissionHooks {
  * served. opts: how webhooks are dialed (egress) and what they are shown (credentials); the
  * authorizer answers the `authorizer` variable of policy expressions.
  */
-export function admissionFor(store: Store, kinds: readonly KindStrategy[], opts: WebhookAdmissionOptions & { authorizer?: Authorizer } = {}): AdmissionHooks | undefined {
+export function admissionFor(store: StoreReads, kinds: readonly KindStrategy[], opts: WebhookAdmissionOptions & { authorizer?: Authorizer } = {}): AdmissionHooks | undefined {
   const find = (k: string) => kinds.find((x) => x.kind === k && x.group === 'admissionregistration.orch.io');
   const served = (k: string) => find(k) !== undefined;
   const validating = served('ValidatingAdmissionPolicy') && served('ValidatingAdmissionPolicyBinding') ? new ValidatingAdmission(store, kinds, opts.authorizer) : undefined;

@@ -17,7 +17,7 @@ import { qualified } from '../resources/qualified.js';
 import { jsonEqual, objectAt } from '../resources/json-access.js';
 import type { KindStrategy } from '../resources/strategy.js';
 import type { KubeObject } from '../resources/types.js';
-import type { Store } from '../store/store.js';
+import type { StoreReads } from '../store/store.js';
 import { applyMutation } from './apply-mutation.js';
 import type { AdmissionAttributes } from './attributes.js';
 import { failurePolicyOf } from './compile-policy.js';
@@ -44,7 +44,7 @@ export class MutatingPolicyPlugin implements MutatingPlugin {
   /** Answers the expressions' `authorizer` checks; without one, `authorizer` is null. */
   readonly authorizer: CelAuthorizer | undefined;
 
-  constructor(store: Store, kinds: readonly KindStrategy[], authorizer?: Authorizer) {
+  constructor(store: StoreReads, kinds: readonly KindStrategy[], authorizer?: Authorizer) {
     this.authorizer = authorizer && immediateAuthorizer(authorizer);
     const find = (k: string) => kinds.find((x) => x.kind === k && x.group === 'admissionregistration.orch.io');
     const policyKind = find('MutatingAdmissionPolicy');

@@ -25,7 +25,7 @@ import { applyJsonPatch } from '../patch/json-patch.js';
 import { isObject, jsonEqual, listAt, stringAt, stringsOf } from '../resources/json-access.js';
 import type { KindStrategy } from '../resources/strategy.js';
 import type { KubeObject } from '../resources/types.js';
-import type { Store } from '../store/store.js';
+import type { StoreReads } from '../store/store.js';
 import { admissionReview, asVersion, reviewVersionFor, verifyAdmissionResponse, type Invocation } from './admission-review.js';
 import { withObject, type AdmissionAttributes } from './attributes.js';
 import { errorText, matchConditionsOutcome } from './policy-evaluation.js';
@@ -50,7 +50,7 @@ export class MutatingWebhooks implements MutatingPlugin {
   private readonly client: WebhookClient;
 
   constructor(
-    store: Store,
+    store: StoreReads,
     configurationKind: KindStrategy,
     private readonly opts: WebhookAdmissionOptions = {},
   ) {

@@ -11,7 +11,7 @@ import type { KindStrategy } from '../resources/strategy.js';
 import type { KubeObject } from '../resources/types.js';
 import { matchesLabels } from '../selectors/label-selector.js';
 import { collectionOf, storageKey, suffixOf } from '../store/keys.js';
-import type { Store } from '../store/store.js';
+import type { StoreReads } from '../store/store.js';
 import type { AdmissionAttributes } from './attributes.js';
 import type { PolicySchemas } from './compile-policy.js';
 import { selectorRequirements } from '../resources/label-selector-object.js';
@@ -48,7 +48,7 @@ export class PolicyDispatcher {
   private readonly namespaceKind: KindStrategy | undefined;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: StoreReads,
     private readonly kinds: readonly KindStrategy[],
   ) {
     this.namespaceKind = kinds.find((k) => k.group === '' && k.kind === 'Namespace');

@@ -9,7 +9,7 @@ import { ProgramCache } from '../cel/index.js';
 import type { KindStrategy } from '../resources/strategy.js';
 import type { KubeObject } from '../resources/types.js';
 import { collectionOf } from '../store/keys.js';
-import type { Store } from '../store/store.js';
+import type { StoreReads } from '../store/store.js';
 import type { PolicySchemas } from './compile-policy.js';
 
 /** A policy with the bindings that name it, each list in name order. */
@@ -33,7 +33,7 @@ export class PolicyRegistry<C> {
   private readonly stop: () => void;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: StoreReads,
     private readonly policyKind: KindStrategy,
     private readonly bindingKind: KindStrategy,
     private readonly compile: PolicyCompile<C>,

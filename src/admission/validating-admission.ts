@@ -15,7 +15,7 @@ import { qualified } from '../resources/qualified.js';
 import { listAt, objectAt, stringAt, stringsOf } from '../resources/json-access.js';
 import type { KindStrategy } from '../resources/strategy.js';
 import type { KubeObject } from '../resources/types.js';
-import type { Store } from '../store/store.js';
+import type { StoreReads } from '../store/store.js';
 import type { AdmissionAttributes } from './attributes.js';
 import { compilePolicy, failurePolicyOf, type CompiledPolicy, type PolicySchemas } from './compile-policy.js';
 import { isAdmissionConfigurationKind, isConfigError, PolicyDispatcher, type PolicyConfigError, type PolicyInvocation } from './policy-dispatch.js';
@@ -45,7 +45,7 @@ export class ValidatingAdmission {
   private readonly dispatcher: PolicyDispatcher;
 
   constructor(
-    store: Store,
+    store: StoreReads,
     kinds: readonly KindStrategy[],
     /** Answers the expressions' `authorizer` checks; without one, `authorizer` is null. */
     private readonly authorizer?: Authorizer,

@@ -9,7 +9,7 @@ import { listAt, type JsonObject } from '../resources/json-access.js';
 import type { KindStrategy } from '../resources/strategy.js';
 import type { KubeObject } from '../resources/types.js';
 import { collectionOf } from '../store/keys.js';
-import type { Store } from '../store/store.js';
+import type { StoreReads } from '../store/store.js';
 import { compileConditions, type CompiledMatchCondition } from './compile-policy.js';
 
 export interface WebhookEntry {
@@ -27,7 +27,7 @@ export class WebhookSource {
   private known = new Set<string>();
 
   constructor(
-    private readonly store: Store,
+    private readonly store: StoreReads,
     private readonly kind: KindStrategy,
   ) {
     this.prefix = collectionOf(kind) + '/';

@@ -41,10 +41,23 @@ export type FlagValue<F> = F extends { value: string } ? (F extends { multiple: 
 export type Values<F extends Flags> = { -readonly [K in keyof F]: FlagValue<F[K]> };
 
 /** A mistake in the command line: said on stderr with the command's name, exit status 2. */
-export class UsageError extends Error {}
+export class UsageError extends Error {
+  readonly refusal = 'usage';
+}
 
 /** A mistake the user can fix that is not in the command line's shape (a version not in the log, a missing file): one line, exit status 1. */
-export class CommandError extends Error {}
+export class CommandError extends Error {
+  readonly refusal = 'failed';
+}
+
+/**
+ * How an error is a refusal to print in one line: by its `refusal` field, which the time-travel core's
+ * errors (timetravel/core/errors.ts) carry too, so the rooms below need not import this one.
+ */
+const refusalOf = (err: unknown): 'usage' | 'failed' | undefined => {
+  const r = (err as { refusal?: unknown } | null)?.refusal;
+  return r === 'usage' || r === 'failed' ? r : undefined;
+};
 
 export interface Io {
   out: NodeJS.WritableStream & { isTTY?: boolean };
@@ -103,7 +116,7 @@ function valueOf(name: string, f: Option, text: string): unknown {
   try {
     return f.parse(text);
   } catch (err) {
-    if (err instanceof UsageError || err instanceof CommandError) throw err;
+    if (refusalOf(err)) throw err;
     throw new UsageError(`--${name}: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
@@ -162,12 +175,13 @@ export async function runCommand(c: Command, args: string[], io: Io): Promise<nu
     }
     return await c.run(parsed, io);
   } catch (err) {
-    if (err instanceof UsageError) {
-      io.err.write(`orchd ${c.name}: ${err.message}\nRun 'orchd ${c.name} --help' for usage.\n`);
+    const refusal = refusalOf(err);
+    if (refusal === 'usage') {
+      io.err.write(`orchd ${c.name}: ${(err as Error).message}\nRun 'orchd ${c.name} --help' for usage.\n`);
       return 2;
     }
-    if (err instanceof CommandError) {
-      io.err.write(`orchd ${c.name}: ${err.message}\n`);
+    if (refusal === 'failed') {
+      io.err.write(`orchd ${c.name}: ${(err as Error).message}\n`);
       return 1;
     }
     throw err;

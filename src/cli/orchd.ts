@@ -9,14 +9,14 @@ import { runCommand, usageOf, type Command, type Io } from './flags.js';
 export const COMMANDS: Record<string, () => Promise<Command>> = {
   serve: async () => (await import('./serve.js')).serveCommand,
   kubeconfig: async () => (await import('./kubeconfig.js')).kubeconfigCommand,
-  log: async () => (await import('../../tools/timetravel/commands/log.js')).logCommand,
-  state: async () => (await import('../../tools/timetravel/commands/state.js')).stateCommand,
-  diff: async () => (await import('../../tools/timetravel/commands/diff.js')).diffCommand,
-  history: async () => (await import('../../tools/timetravel/commands/history.js')).historyCommand,
-  export: async () => (await import('../../tools/timetravel/commands/export.js')).exportCommand,
-  replay: async () => (await import('../../tools/timetravel/commands/replay.js')).replayCommand,
-  fork: async () => (await import('../../tools/timetravel/commands/fork.js')).forkCommand,
-  'rewrite-encryption': async () => (await import('../../tools/rewrite-encryption.js')).rewriteEncryptionCommand,
+  log: async () => (await import('./log.js')).logCommand,
+  state: async () => (await import('./state.js')).stateCommand,
+  diff: async () => (await import('./diff.js')).diffCommand,
+  history: async () => (await import('./history.js')).historyCommand,
+  export: async () => (await import('./export.js')).exportCommand,
+  replay: async () => (await import('./replay.js')).replayCommand,
+  fork: async () => (await import('./fork.js')).forkCommand,
+  'rewrite-encryption': async () => (await import('./rewrite-encryption.js')).rewriteEncryptionCommand,
 };
 
 /** `orchd --help`: every command with its summary, then how to serve. */

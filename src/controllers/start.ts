@@ -30,7 +30,7 @@ export interface ControllerOptions {
  * The server's own writes, once the store is rebuilt and before it says ready: the system
  * namespaces and the bootstrap RBAC policy, then the controllers, clients of the registry like any
  * other. Started by serve.ts (the composition root); a server that only serves a recorded log
- * (tools/timetravel/replay-server.ts) does not call this. Returns each controller's stop, in the order started.
+ * (src/timetravel/replay/server.ts) does not call this. Returns each controller's stop, in the order started.
  */
 export async function startControllers(objects: ObjectStore, kinds: readonly KindStrategy[], opts: ControllerOptions): Promise<(() => void)[]> {
   const { logger } = opts;

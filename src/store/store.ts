@@ -40,6 +40,13 @@ export interface StoreOptions {
  * (writer.ts), checkpoints (checkpoints.ts) and compaction (compaction.ts). Reads see only
  * committed (durable) state.
  */
+/**
+ * What a room that reads the store and never writes it (admission, auth: design.md's "store (read
+ * only)") is given: the newest objects and the committed changes. test/layout checks that those rooms
+ * name this and not Store.
+ */
+export type StoreReads = Pick<Store, 'get' | 'list' | 'changes$'>;
+
 export class Store implements WatchSource, HistorySource {
   readonly log: Log;
   /** The materialized view; read-only outside the store. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { command, flagLines, oneOf, parseFlags, portNumber, runCommand, UsageError, usageOf, wholeNumber, type Flags } from '../../src/cli/flags.js';
 import { COMMANDS, runOrchd } from '../../src/cli/orchd.js';
-import { sink } from '../tools/helpers.js';
+import { sink } from '../timetravel/helpers.js';
 
 /*
  * One flag table per command: it reads the command line into typed values and writes the usage.

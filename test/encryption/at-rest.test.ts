@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Level } from 'level';
 import { describe, expect, it } from 'vitest';
 import { decodeEntry, encodeRecord } from '../../src/log/codec.js';
-import { rewriteEncryption } from '../../tools/rewrite-encryption.js';
+import { rewriteEncryption } from '../../src/cli/rewrite-encryption.js';
 import { call } from '../helpers/server.js';
 import { configOf, create, diskBytes, dropCheckpoint, entryPrefixes, event, eventsConfig, EVENTS, keyed, marker, onDisk, secret, start } from './helpers.js';
 import { tempDir } from '../helpers/temp.js';

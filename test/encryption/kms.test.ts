@@ -5,7 +5,7 @@ import type { Logger } from '../../src/observability/logger.js';
 import { decodeEncryptedObject } from '../../src/log/encryption/kms/encrypted-object.js';
 import type { Running, ServeOptions } from '../../src/serve.js';
 import { LocalKmsPlugin } from '../../bench/peers/local-kms-plugin.js';
-import { rewriteEncryption } from '../../tools/rewrite-encryption.js';
+import { rewriteEncryption } from '../../src/cli/rewrite-encryption.js';
 import { call } from '../helpers/server.js';
 import { configOf, create, dropCheckpoint, entryPrefixes, event, eventsConfig, EVENTS, keyed, kmsProvider, marker, onDisk, secret, start, storedEventValues } from './helpers.js';
 import { tempDir } from '../helpers/temp.js';

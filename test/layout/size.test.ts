@@ -1,6 +1,7 @@
 /**
  * The style rule of ../shared/style.md: files of src/ and tools/ at most 400 lines, functions of src/ at
- * most 80 unless a comment says why they are long.
+ * most 80, but for the few in LONG_FUNCTIONS below, each with its reason. A comment in the code does
+ * not exempt a function: the list is here, short, and reviewed with this file.
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -17,7 +18,20 @@ function sources(dir: string): string[] {
   );
 }
 
-/** Files of src/ at most this long, functions too unless a comment says why. */
+/**
+ * The functions of src/ allowed past MAX_FUNCTION_LINES, by file and name, each with why. Shrink it:
+ * the closures among them are state that wants a named object (issue 38).
+ */
+const LONG_FUNCTIONS: Record<string, string> = {
+  'src/controllers/garbage-collector.ts startGarbageCollector': "the handlers share the controller's index as one closure",
+  'src/http/codec/json-decode.ts decodeJson': 'the cursor and the duplicate list are locals of one hand-written scanner',
+  'src/http/server.ts createApiServer': "the request and upgrade handlers share the server's state (readiness, in-flight, closing)",
+  'src/openapi/paths.ts kindPaths': 'the paths are written out one after the other, as the OpenAPI document lists them',
+  'src/embed.ts startOrchd': "the Orchd it hands back has methods that share this closure's state",
+  'src/serve.ts start': 'the order of its lines is the order of the start and, reversed, of the shutdown',
+};
+
+/** Files of src/ at most this long, functions too. */
 const MAX_FILE_LINES = 400;
 const MAX_FUNCTION_LINES = 80;
 
@@ -30,8 +44,8 @@ const NOT_A_FUNCTION = /^\s*(?:if|for|while|switch|catch|return|else)\b/;
 /** A line without its strings and trailing comment, for counting braces. */
 const code = (line: string): string => line.replace(/'(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*"|`[^`]*`|\/\/.*$/g, '');
 
-/** Functions of a file longer than the limit whose leading comment does not say why ("long"). */
-function longFunctions(file: string): string[] {
+/** Functions of a file longer than the limit, but those allowed (by `file name`). */
+function longFunctions(file: string, allowed: Record<string, string> = LONG_FUNCTIONS): string[] {
   const lines = readFileSync(file, 'utf8').split('\n');
   const found: string[] = [];
   lines.forEach((line, start) => {
@@ -46,10 +60,8 @@ function longFunctions(file: string): string[] {
       if (opened && depth <= 0) break;
     }
     if (end - start + 1 <= MAX_FUNCTION_LINES) return;
-    let above = start - 1;
-    while (above >= 0 && /^\s*(?:\/\*\*|\*|\/\/)/.test(lines[above])) above--;
-    const comment = lines.slice(above + 1, start).join('\n');
-    if (!/\blong\b/i.test(comment)) found.push(`${relative(ROOT, file)} ${name}`);
+    const id = `${relative(ROOT, file)} ${name}`;
+    if (!Object.hasOwn(allowed, id)) found.push(id);
   });
   return found;
 }
@@ -60,17 +72,19 @@ describe('size', () => {
     expect(long.map((f) => relative(ROOT, f))).toEqual([]);
   });
 
-  it(`no function of src/ is over ${MAX_FUNCTION_LINES} lines without a comment saying why it is long`, () => {
-    const found = sources(SRC).flatMap(longFunctions);
+  it(`no function of src/ is over ${MAX_FUNCTION_LINES} lines but those listed, and each listed one still is`, () => {
+    const found = sources(SRC).flatMap((f) => longFunctions(f));
     expect(found).toEqual([]);
+    // An entry whose function got short (or went) leaves the list.
+    const stillLong = new Set(sources(SRC).flatMap((f) => longFunctions(f, {})));
+    expect(Object.keys(LONG_FUNCTIONS).filter((id) => !stillLong.has(id))).toEqual([]);
   });
 
-  it('the scan finds a long function without its reason, and accepts one with it', () => {
+  it('the scan finds a long function, whatever its comment says, and passes one on the list', () => {
     const dir = tempDir('orchd-size-');
     const body = Array.from({ length: MAX_FUNCTION_LINES }, (_, i) => `  const a${i} = '{';`).join('\n');
-    writeFileSync(join(dir, 'bare.ts'), `/** Adds. */\nexport function bare(): void {\n${body}\n}\n`);
     writeFileSync(join(dir, 'said.ts'), `/** Long: a table written out. */\nexport const said = (): void => {\n${body}\n};\n`);
-    expect(longFunctions(join(dir, 'bare.ts'))).toHaveLength(1);
-    expect(longFunctions(join(dir, 'said.ts'))).toEqual([]);
+    expect(longFunctions(join(dir, 'said.ts'))).toHaveLength(1);
+    expect(longFunctions(join(dir, 'said.ts'), { [`${relative(ROOT, join(dir, 'said.ts'))} said`]: 'a table' })).toEqual([]);
   });
 });

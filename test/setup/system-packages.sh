@@ -11,7 +11,7 @@ root="${ORCHD_SYSTEM_ROOT:-}"
 missing=()
 # python3-kubernetes: a real client, run by Debian's /usr/bin/python3 (test/clients/python.test.ts).
 "$root/usr/bin/python3" -c 'import kubernetes' >/dev/null 2>&1 || missing+=(python3-kubernetes)
-# chromium: drives the /debug/timeline page headless (test/tools/timeline.test.ts).
+# chromium: drives the /debug/timeline page headless (test/timetravel/timeline.test.ts).
 [ -x "$root/usr/bin/chromium" ] || missing+=(chromium)
 # etcd-server: the etcd log backend and replicas run a real etcd (test/helpers/etcd.ts).
 [ -x "$root/usr/bin/etcd" ] || missing+=(etcd-server)

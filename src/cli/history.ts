@@ -1,0 +1,81 @@
+/** `orchd history RESOURCE/NAME`: every version of one object still in the log, each with what changed, who and when. */
+import { command, oneOf, type Flags } from './flags.js';
+import type { KubeObject } from '../resources/types.js';
+import { type Change } from '../timetravel/core/history.js';
+import { TimeTravelError } from '../timetravel/core/errors.js';
+import { formatTime, jsonPatch, managerOf, shown, userOf } from '../timetravel/print/output.js';
+import { progress, type Progress } from '../timetravel/print/progress.js';
+import { splitTarget, targetIn } from '../timetravel/core/kind-names.js';
+import { madeBy, withHistory } from '../timetravel/core/source.js';
+import { FILTERS, SHOW, SOURCE, WHO } from './timetravel-flags.js';
+import { writeAll } from '../timetravel/print/write-out.js';
+
+const FLAGS = {
+  ...SOURCE,
+  namespace: FILTERS.namespace,
+  ...WHO,
+  output: {
+    value: 'FORMAT',
+    short: 'o',
+    default: 'diff',
+    help: 'diff (YAML hunks under a line per version), yaml (each version whole, a document each) or json-patch (one version per line)',
+    parse: oneOf('diff', 'yaml', 'json-patch'),
+  },
+  ...SHOW,
+} as const satisfies Flags;
+
+export const historyCommand = command({
+  name: 'history',
+  summary: 'Every version of one object still in the log, with its diff, manager and time.',
+  words: 'RESOURCE/NAME',
+  positionals: [1, 1],
+  flags: FLAGS,
+  notes: 'RESOURCE is as kubectl names it: events/e1, namespaces/default, vap/event-guard, or a custom kind its CustomResourceDefinition names (webapps/shop, wa/shop, webapps.apps.example.com/shop).',
+  async run({ values, positionals }, io) {
+    splitTarget(positionals[0]);
+    return withHistory(values, io, async (h) => {
+      // A custom kind: one its CRD defines now, else one any CRD still in the log defined (the object may be of a kind since deleted).
+      const target = await targetIn(h, positionals[0], values.namespace, [
+        { from: h.head, to: h.head },
+        { from: h.oldest, to: h.head },
+      ]);
+      const versions = await h.versionsOf(target.key);
+      if (versions.length === 0) throw new TimeTravelError(`${target.label}: no version of it in the log (from version ${h.oldest + 1} to ${h.head})`);
+      // Each version's diff is from the one before it, whoever made that one.
+      const by = madeBy(values);
+      const bar = progress(versions.length, 'history', { unit: 'versions', stream: io.err, out: io.out });
+      await writeAll(io.out, printHistory(versions, values.output, h.timesFromLog, io.out.isTTY === true, values['show-managed-fields'], by, bar));
+      bar.stop();
+      return 0;
+    });
+  },
+});
+
+/** Each version of an object with what changed since the one before. */
+async function* printHistory(versions: Change[], format: string, timesFromLog: boolean, tty: boolean, managedFields: boolean, shows: (c: Change) => boolean, bar: Progress): AsyncIterable<string> {
+  const yaml = format === 'diff' ? await import('../timetravel/print/yaml-diff.js') : undefined;
+  const { stringify } = format === 'yaml' ? await import('../timetravel/print/yaml-text.js') : { stringify: undefined };
+  let before: Change | undefined;
+  let done = 0;
+  for (const c of versions) {
+    bar.update(++done);
+    if (!shows(c)) {
+      before = c;
+      continue;
+    }
+    // A delete's value is the object's last state: its diff is the object going away.
+    const prev = before?.type === 'DELETED' || !before ? undefined : shown(before.object, managedFields);
+    const next: KubeObject | undefined = c.type === 'DELETED' ? undefined : shown(c.object, managedFields);
+    const time = c.time === undefined ? null : formatTime(c.time, timesFromLog);
+    const who = managerOf(c, before?.type === 'DELETED' ? undefined : before?.object);
+    const about = { resourceVersion: String(c.rv), time, type: c.type, user: userOf(c), manager: who };
+    if (stringify) yield `---\n${stringify({ ...about, object: shown(c.object, managedFields) })}`;
+    else if (!yaml) yield JSON.stringify({ ...about, patch: jsonPatch(prev, next) }) + '\n';
+    else {
+      const head = `# ${c.rv}   ${formatTime(c.time, timesFromLog)}   ${c.type}   ${userOf(c)}   ${who}\n`;
+      const body = yaml.hunks(prev, next);
+      yield tty ? yaml.colour(head + body) : head + body;
+    }
+    before = c;
+  }
+}

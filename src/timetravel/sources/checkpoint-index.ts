@@ -1,0 +1,125 @@
+/**
+ * The revisions of one key as a checkpoint file holds them, read without loading the checkpoint.
+ * A checkpoint (src/store/checkpoint.ts) is the store's key index as of its version: each key of a
+ * collection with every revision still in the log, in parts of up to a few thousand keys in key
+ * order. Loading it whole is reading every object of the store (a gigabyte at a million Events);
+ * `history` of one object needs one key's revisions. So this takes where the parts lie from the log
+ * (checkpointLayout), reads the first bytes of each part's head for its collection, and searches
+ * the parts of the key's collection by halves, decoding the heads of a handful of parts. The file's
+ * layout is the log's and the heads' the store's: both are read through their functions.
+ */
+import { closeSync, openSync, readSync } from 'node:fs';
+import { checkpointLayout } from '../../log/checkpoint-file.js';
+import { collectionOfHead, decodePartHead, HEAD_AT, MAGIC, type PartHead } from '../../store/checkpoint.js';
+
+/** What is read of a part before its head is decoded: its head's length and collection. */
+const PEEK = 512;
+
+export interface Part {
+  /** Where the part's bytes start in the file, and how many they are. */
+  at: number;
+  length: number;
+  headLength: number;
+  collection: string | undefined;
+  /** The part's first key, when the bytes peeked at hold it: parts of another namespace are then skipped unread. */
+  first: string | undefined;
+}
+
+/**
+ * The checkpoint's version and key's revisions in it (oldest first, a delete negative; none when the
+ * key is not in it); undefined when the file is no checkpoint this code reads (none, another
+ * format, or sealed by encryption at rest): the caller then loads the store as a server does.
+ */
+export function checkpointRevisions(file: string, key: string): { seq: number; revisions: number[] } | undefined {
+  const index = checkpointIndex(file);
+  if (index === undefined) return undefined;
+  const fd = openSync(file, 'r');
+  try {
+    const { seq, parts } = index;
+    const collection = key.slice(0, key.indexOf('/', key.indexOf('/') + 1));
+    let own = parts.filter((p) => p.collection === collection);
+    // With their first keys known, only the part that would hold the key is read: the last one starting at or before it.
+    if (own.every((p) => p.first !== undefined)) {
+      let i = own.length - 1;
+      while (i >= 0 && own[i].first! > key) i--;
+      own = i < 0 ? [] : [own[i]];
+    }
+    // By halves over the collection's parts, which hold its keys in order.
+    let lo = 0;
+    let hi = own.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const h = checkedHead(readHeadBytes(fd, own[mid]));
+      // Not as the store writes them (src/store/checkpoint.ts checks the same when it loads).
+      if (h === undefined) return undefined;
+      if (key < h.k[0]) hi = mid - 1;
+      else if (key > h.k[h.k.length - 1]) lo = mid + 1;
+      else {
+        const i = h.k.indexOf(key);
+        const r = i < 0 ? [] : h.r[i];
+        return { seq, revisions: typeof r === 'number' ? [r] : r };
+      }
+    }
+    return { seq, revisions: [] };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The checkpoint's version and its parts (each with its collection); undefined when there is none,
+ * or it is no checkpoint this code reads (another format, sealed by encryption at rest).
+ */
+export function checkpointIndex(file: string): { seq: number; parts: Part[] } | undefined {
+  // Each part's first bytes come with its frame, in one read.
+  const layout = checkpointLayout(file, PEEK);
+  if (!layout || layout.parts.length === 0) return undefined;
+  const [mark, ...rest] = layout.parts;
+  if (mark.length !== MAGIC.length || !mark.peek?.equals(MAGIC)) return undefined;
+  const parts: Part[] = [];
+  for (const { at, length, peek } of rest) {
+    if (!peek || peek.length < HEAD_AT) return undefined;
+    const headLength = peek.readUInt32BE(0);
+    const head = peek.subarray(HEAD_AT, Math.min(peek.length, HEAD_AT + headLength));
+    const collection = collectionOfHead(head);
+    if (collection === undefined) return undefined;
+    parts.push({ at, length, headLength, collection, first: firstKeyOfHead(head, collection) });
+  }
+  return { seq: layout.seq, parts };
+}
+
+/**
+ * The first key of a part's head from its first bytes: after the collection ("c", its string), "k"
+ * and the array of keys, as encodeCheckpoint writes the head; undefined when the bytes do not reach
+ * it or are laid out otherwise.
+ */
+function firstKeyOfHead(b: Buffer, collection: string): string | undefined {
+  let at = (b[0] === 0xde ? 3 : 1) + 2;
+  at += b[at] >= 0xa0 && b[at] <= 0xbf ? 1 : b[at] === 0xd9 ? 2 : 3;
+  at += Buffer.byteLength(collection);
+  if (b[at] !== 0xa1 || b[at + 1] !== 0x6b) return undefined;
+  at += 2;
+  const a = b[at];
+  at += a >= 0x90 && a <= 0x9f ? 1 : a === 0xdc ? 3 : a === 0xdd ? 5 : NaN;
+  const m = b[at];
+  const [length, start] = m >= 0xa0 && m <= 0xbf ? [m & 0x1f, at + 1] : m === 0xd9 ? [b[at + 1], at + 2] : m === 0xda ? [b.readUInt16BE(at + 1), at + 3] : [-1, 0];
+  return length < 0 || !(start + length <= b.length) ? undefined : b.toString('utf8', start, start + length);
+}
+
+/** A part's head bytes (a few hundred KiB at most), into a buffer reused from one call to the next. */
+export function readHeadBytes(fd: number, part: Part): Buffer {
+  if (headBuffer.length < part.headLength) headBuffer = Buffer.allocUnsafe(part.headLength * 2);
+  const bytes = headBuffer.subarray(0, part.headLength);
+  readSync(fd, bytes, 0, part.headLength, part.at + HEAD_AT);
+  return bytes;
+}
+
+let headBuffer = Buffer.alloc(0);
+
+/** A part's head from its bytes; undefined when its keys are none or not in order (not as the store writes them). */
+export function checkedHead(bytes: Buffer): PartHead | undefined {
+  const head = decodePartHead(bytes);
+  if (head.k.length === 0) return undefined;
+  for (let i = 1; i < head.k.length; i++) if (!(head.k[i - 1] < head.k[i])) return undefined;
+  return head;
+}

@@ -1,0 +1,398 @@
+/**
+ * The history in a data folder. When no server holds the folder (LevelDB's lock is free), its log is
+ * opened where it is and only read, the lock held meanwhile so that no server starts on it. A folder
+ * a running orchd holds is never opened itself: a snapshot of its log folder is (log-snapshot.ts:
+ * hard links to LevelDB's immutable table files, copies of the few small files that change), made
+ * in a temp folder and removed on close. (The snapshot, its links and their removal were a third of
+ * `history`'s time on a million-entry folder.)
+ *
+ * What a command asks is answered with as little as it needs. The log alone says the horizon, the
+ * head and commit times; `history` of one object reads that object's revisions from the checkpoint
+ * file's index (checkpoint-index.ts) and the log's tail after it, then those entries; the state at a
+ * version reads the objects' bytes from the checkpoint file's parts and the log (checkpoint-state.ts).
+ * The rest (the log's changes with their types) opens the copy as the server opens it: a
+ * Store rebuilt from the checkpoint and the log's tail, whose key index answers reads at a version,
+ * through encryption at rest. So does everything when --encryption-provider-config is given, or
+ * when an entry read turns out sealed (the plain log cannot open it; the encrypted one says which).
+ */
+import { rmSync } from 'node:fs';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { EncryptionConfiguration } from '../../config/encryption.js';
+import type { EncryptedLog } from '../../log/encryption/index.js';
+import { checkpointFile, LevelDbLog } from '../../log/leveldb-log.js';
+import { LogError, type Log, type LogEntry } from '../../log/log.js';
+import type { KubeObject } from '../../resources/types.js';
+import type { Store } from '../../store/store.js';
+import { splitKey } from '../../store/keys.js';
+import { LazyObject, storedOf, type StoredObject } from '../../store/stored-object.js';
+import { objectsAt, revisionsOf, stampedTimeMs, versionsOf, type KeyVersion } from '../../store/versions.js';
+import { checkpointRevisions } from './checkpoint-index.js';
+import { isSealed, openCheckpointState } from './checkpoint-state.js';
+import { collectionOfKind, selects, StampClock, takesKind, writerOf, type Change, type Filter, type History, type StateFilter, type Stored } from '../core/history.js';
+import { TimeTravelError } from '../core/errors.js';
+import { snapshotLogFolder } from './log-snapshot.js';
+
+/** The newest version whose state is folded from the log rather than read from a rebuilt store. */
+const FOLD_MAX = 100_000;
+/** An object's versions are read as one range of the log when it spans at most this many entries per version. */
+const SPAN_PER_VERSION = 8;
+/** Gets of an object's versions sent to LevelDB at once. */
+const GETS_AT_ONCE = 64;
+/** How long the tool waits for KMS plugins to answer before it gives up. */
+const KMS_WAIT_MS = 30_000;
+
+/**
+ * Opens a copy of a recorded log through its encryption at rest, once its KMS plugins answer. sync
+ * false: a copy written to that nobody reads after a crash (the replay's served log).
+ */
+export async function openLogCopy(path: string, encryption: EncryptionConfiguration | undefined, sync = true): Promise<EncryptedLog> {
+  const { encryptAtRest } = await import('../../log/encryption/index.js');
+  const log = encryptAtRest(new LevelDbLog({ path, sync }), encryption);
+  await log.open();
+  if (!(await log.ready(KMS_WAIT_MS))) {
+    await log.close();
+    throw new TimeTravelError(`the KMS plugins did not answer within ${KMS_WAIT_MS} ms: ${log.health().map((h) => h.problem).join('; ')}`);
+  }
+  return log;
+}
+
+/** The data folder's log folder, or an error saying there is none. */
+export async function logFolderOf(dataDir: string): Promise<string> {
+  const folder = join(dataDir, 'log');
+  const s = await stat(folder).catch(() => undefined);
+  if (!s?.isDirectory()) throw new TimeTravelError(`--data-dir ${dataDir}: no orchd log there (no folder ${folder})`);
+  return folder;
+}
+
+/**
+ * Snapshot folders not yet removed by their history's close. A command that ends early (`orchd log |
+ * head`: the reader went, and the process exits at once) would leave them in the temp folder.
+ */
+const SNAPSHOTS = new Set<string>();
+let exitHook = false;
+
+function removedAtExit(work: string): void {
+  if (!exitHook) process.once('exit', () => SNAPSHOTS.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+  exitHook = true;
+  SNAPSHOTS.add(work);
+}
+
+/** untouched: a snapshot even of a folder no server holds, so not a byte of it changes (a fork's source): an open in place rewrites LevelDB's bookkeeping. */
+export async function openDataDir(dataDir: string, encryption?: EncryptionConfiguration, untouched = false): Promise<History> {
+  const folder = await logFolderOf(dataDir);
+  if (!untouched) {
+    const direct = new DataDirHistory(folder, undefined, encryption);
+    try {
+      await direct.open();
+      return direct;
+    } catch (err) {
+      await direct.close();
+      if (!(err instanceof LogError && err.code === 'LOCKED')) throw err;
+    }
+  }
+  const work = await mkdtemp(join(tmpdir(), 'orchd-timetravel-'));
+  removedAtExit(work);
+  try {
+    await snapshotLogFolder(folder, join(work, 'log'));
+  } catch (err) {
+    await rm(work, { recursive: true, force: true });
+    throw err;
+  }
+  const history = new DataDirHistory(join(work, 'log'), work, encryption);
+  try {
+    await history.open();
+    return history;
+  } catch (err) {
+    await history.close();
+    throw err;
+  }
+}
+
+/** A stored object as a command prints it: its JSON is written from its stored bytes, not kept on it (as a server's list keeps it). */
+class StoredItem implements Stored {
+  constructor(private readonly s: StoredObject) {}
+
+  get key(): string {
+    return this.s.key;
+  }
+
+  get object(): KubeObject {
+    return this.s.obj;
+  }
+
+  get seq(): number {
+    return this.s.seq;
+  }
+
+  msgpack(): Buffer | undefined {
+    return this.s instanceof LazyObject ? this.s.raw : undefined;
+  }
+}
+
+class DataDirHistory implements History {
+  /** The plain log (no encryption given), until something needs the store; then the store's log. */
+  private log!: Log;
+  private encrypted: EncryptedLog | undefined;
+  private store: Store | undefined;
+  timesFromLog = true;
+
+  constructor(
+    private readonly path: string,
+    /** The temp folder of the snapshot read (removed on close); undefined when the folder is read where it is. */
+    private readonly work: string | undefined,
+    private readonly encryption: EncryptionConfiguration | undefined,
+  ) {}
+
+  async open(): Promise<void> {
+    if (this.encryption) await this.encryptedLog();
+    else {
+      this.log = new LevelDbLog({ path: this.path });
+      await this.log.open();
+    }
+    const { firstSeq, lastSeq } = this.log;
+    const first = lastSeq >= firstSeq ? await this.log.get(firstSeq) : undefined;
+    this.timesFromLog = first === undefined || first.time !== undefined;
+  }
+
+  /** The copy's log as the server reads it: through encryption at rest. */
+  private async encryptedLog(): Promise<EncryptedLog> {
+    if (this.encrypted) return this.encrypted;
+    await this.log?.close();
+    this.encrypted = await openLogCopy(this.path, this.encryption);
+    this.log = this.encrypted;
+    return this.encrypted;
+  }
+
+  /** The copy opened as the server opens it: a Store rebuilt from the encrypted log. */
+  private async full(): Promise<Store> {
+    if (this.store) return this.store;
+    const log = await this.encryptedLog();
+    const { Store } = await import('../../store/store.js');
+    const store = new Store({ log, checkpointEvery: Number.MAX_SAFE_INTEGER });
+    await store.start();
+    this.store = store;
+    this.checkOpened();
+    return store;
+  }
+
+  /**
+   * Throws when an entry read through encryption at rest did not open (its key is not in the
+   * configuration given, or none was): the encrypted log hands such an entry on as a delete of its
+   * key, which would be a wrong answer, not a missing one.
+   */
+  private checkOpened(e?: LogEntry): void {
+    const corrupt = this.encrypted?.corrupt;
+    if (!corrupt) return;
+    const found = e ? (corrupt.get(e.key)?.seq === e.seq ? ([e.key, corrupt.get(e.key)!] as const) : undefined) : corrupt.entries().next().value;
+    if (found) {
+      const [key, { seq, message }] = found;
+      throw new TimeTravelError(`log entry ${seq} (${key}) cannot be read: ${message}; an encrypted log needs the --encryption-provider-config it was written with`);
+    }
+  }
+
+  get oldest(): number {
+    return this.log.firstSeq - 1;
+  }
+
+  get head(): number {
+    return this.log.lastSeq;
+  }
+
+  /** ADDED, MODIFIED or DELETED: what a watch reports for entry e (a put after a delete adds again). */
+  private typeOf(store: Store, e: LogEntry): Change['type'] {
+    if (e.type === 'delete') return 'DELETED';
+    const revs = revisionsOf(store, e.key);
+    const i = revs.findIndex((r) => Math.abs(r) === e.seq);
+    return i > 0 && revs[i - 1] > 0 ? 'MODIFIED' : 'ADDED';
+  }
+
+  async *changes(from: number, to: number, filter: Filter): AsyncIterable<Change> {
+    const store = await this.full();
+    const clock = this.timesFromLog ? undefined : new StampClock();
+    for await (const page of this.log.read(Math.max(from, 1), to)) {
+      for (const e of page) {
+        const time = clock ? clock.timeOf(e.value) : e.time;
+        if (!takesKind(filter, e.key)) continue;
+        const object = e.value as KubeObject;
+        if (!selects(filter, e.key, () => object)) continue;
+        yield { rv: e.seq, type: this.typeOf(store, e), key: e.key, object, time, writer: writerOf(e) };
+      }
+    }
+  }
+
+  async stateAt(rv: number, filter: StateFilter): Promise<Stored[]> {
+    const out: Stored[] = [];
+    // A loop, not push(...page): a page may be long.
+    for await (const page of this.statePages(rv, filter)) for (const s of page) out.push(s);
+    return out;
+  }
+
+  /**
+   * The objects at rv, a page at a time. From the fastest source that answers: the checkpoint file
+   * and the log after it (checkpoint-state.ts); without one, near the start of a log never
+   * compacted, the log folded; else the store, as a server rebuilds it.
+   */
+  async *statePages(rv: number, filter: StateFilter, reuse = false): AsyncIterable<Stored[]> {
+    const prefix = filter.namespace === undefined ? '' : `${filter.namespace}/`;
+    const collections = filter.kinds.map(collectionOfKind);
+    let pages: AsyncIterable<StoredObject[]> | Iterable<StoredObject[]> | undefined;
+    if (!this.store && !this.encryption) pages = await openCheckpointState(checkpointFile(this.path), this.log)?.pages(rv, collections, prefix, reuse);
+    if (!pages && !this.store && this.log.firstSeq === 1 && rv <= FOLD_MAX) pages = [await this.folded(rv, filter)];
+    pages ??= [await objectsAt(await this.full(), rv, collections, prefix)];
+    for await (const page of pages) {
+      const out: Stored[] = [];
+      for (const s of page) if (selects(filter, s.key, () => s.obj)) out.push(new StoredItem(s));
+      if (out.length > 0) yield out;
+    }
+  }
+
+  /**
+   * The objects at rv by folding the log from its start (never compacted), in key order: what the
+   * store answers, for a version near the start. Export of a whole log asks the state at its first
+   * version, and rebuilding the store for it (every key of a checkpoint made into the key index)
+   * was most of the export's time.
+   */
+  private async folded(rv: number, filter: Filter): Promise<StoredObject[]> {
+    const at = new Map<string, StoredObject>();
+    for await (const page of (await this.encryptedLog()).read(1, rv)) {
+      for (const e of page) {
+        this.checkOpened(e);
+        if (e.type === 'delete') at.delete(e.key);
+        else at.set(e.key, storedOf(e, e.key, e.seq));
+      }
+    }
+    const kept = [...at.values()].filter((s) => takesKind(filter, s.key)).map((s) => ({ s, ...splitKey(s.key) }));
+    kept.sort((a, b) => (a.collection !== b.collection ? (a.collection < b.collection ? -1 : 1) : a.suffix < b.suffix ? -1 : a.suffix > b.suffix ? 1 : 0));
+    return kept.map((k) => k.s);
+  }
+
+  async versionsOf(key: string): Promise<Change[]> {
+    const versions = (!this.store && (await this.plainVersionsOf(key))) || (await versionsOf(await this.full(), key));
+    const clock = this.timesFromLog ? undefined : new StampClock();
+    return versions.map(({ entry: e, type }) => ({ rv: e.seq, type, key, object: e.value as KubeObject, time: clock ? clock.timeOf(e.value) : e.time, writer: writerOf(e) }));
+  }
+
+  /**
+   * The versions of key from the plain log: its revisions in the checkpoint and in the log after it,
+   * then those entries, as the store's versionsOf reads them. undefined where only the store can
+   * tell (no checkpoint it would load, a sealed entry).
+   */
+  private async plainVersionsOf(key: string): Promise<KeyVersion[] | undefined> {
+    const cp = checkpointRevisions(checkpointFile(this.path), key);
+    // The store replays the whole log instead of a checkpoint older than the horizon.
+    if (!cp || cp.seq < this.log.firstSeq - 1 || cp.seq > this.log.lastSeq) return undefined;
+    const revisions = [...cp.revisions];
+    // The tail's entries of the key are kept as they are read: read again, they were half the time.
+    const tail: LogEntry[] = [];
+    for await (const page of this.log.read(cp.seq + 1)) {
+      for (const e of page) {
+        if (e.key !== key) continue;
+        revisions.push(e.type === 'delete' ? -e.seq : e.seq);
+        tail.push(e);
+      }
+    }
+    const entries = await this.entriesAt(cp.revisions.map(Math.abs));
+    for (const e of tail) entries.set(e.seq, e);
+    const out: KeyVersion[] = [];
+    let before: number | undefined;
+    for (const r of revisions) {
+      const entry = entries.get(Math.abs(r));
+      if (entry && isSealed(entry)) return undefined;
+      if (entry) out.push({ entry, type: r < 0 ? 'DELETED' : before !== undefined && before > 0 ? 'MODIFIED' : 'ADDED' });
+      before = r;
+    }
+    return out;
+  }
+
+  /**
+   * The log's entries at seqs (ascending) by sequence number. Close together (an object written
+   * often: a controller's status updates), one read of the range between the first and the last is
+   * far cheaper than a get each (a call to LevelDB's thread pool each); far apart, gets, a batch at
+   * a time.
+   */
+  private async entriesAt(seqs: number[]): Promise<Map<number, LogEntry>> {
+    const out = new Map<number, LogEntry>();
+    if (seqs.length === 0) return out;
+    const first = seqs[0];
+    const last = seqs[seqs.length - 1];
+    if (first >= this.log.firstSeq && last - first < SPAN_PER_VERSION * seqs.length) {
+      const wanted = new Set(seqs);
+      for await (const page of this.log.read(first, last)) for (const e of page) if (wanted.has(e.seq)) out.set(e.seq, e);
+      return out;
+    }
+    for (let i = 0; i < seqs.length; i += GETS_AT_ONCE) {
+      const batch = seqs.slice(i, i + GETS_AT_ONCE);
+      (await Promise.all(batch.map((seq) => this.log.get(seq)))).forEach((e, n) => e && out.set(batch[n], e));
+    }
+    return out;
+  }
+
+  async *storedEntries(from: number, to: number): AsyncIterable<LogEntry[]> {
+    // Through encryption at rest, as the store reads them: a sealed value comes opened, or as the stub of a corrupt one.
+    for await (const page of (await this.encryptedLog()).read(Math.max(from, 1), to)) {
+      for (const e of page) this.checkOpened(e);
+      yield page;
+    }
+  }
+
+  async entry(seq: number): Promise<LogEntry | undefined> {
+    const e = await (await this.encryptedLog()).get(seq);
+    if (e) this.checkOpened(e);
+    return e;
+  }
+
+  storedRecords(from: number, to: number): AsyncIterable<{ seqs: number[]; records: Buffer[] }> | undefined {
+    // The LevelDB log under whichever is open (encryption at rest wraps it): with a configuration
+    // given, values are opened (storedEntries) rather than copied sealed.
+    const plain = this.encrypted ? this.encrypted.inner : this.log;
+    return this.encryption || !(plain instanceof LevelDbLog) ? undefined : plain.storedRecords(from, to);
+  }
+
+  async versionAt(timeMs: number): Promise<number> {
+    const { firstSeq, lastSeq } = this.log;
+    if (lastSeq < firstSeq) return 0;
+    if (this.timesFromLog) {
+      // Commit times never decrease along the log: the newest entry at or before timeMs, by halves.
+      let lo = firstSeq - 1;
+      let hi = lastSeq;
+      while (lo < hi) {
+        const mid = lo + Math.ceil((hi - lo) / 2);
+        const t = (await this.log.get(mid))?.time ?? 0;
+        if (t <= timeMs) lo = mid;
+        else hi = mid - 1;
+      }
+      return lo;
+    }
+    // Guessed from the objects' stamps: read through encryption at rest, as the store reads them.
+    await this.full();
+    const clock = new StampClock();
+    let found = 0;
+    for await (const page of this.log.read(firstSeq, lastSeq)) {
+      for (const e of page) {
+        const t = clock.timeOf(e.value);
+        if (t !== undefined && t > timeMs) return found;
+        found = e.seq;
+      }
+    }
+    return found;
+  }
+
+  async timeOf(rv: number): Promise<number | undefined> {
+    const e = rv >= this.log.firstSeq ? await this.log.get(rv) : undefined;
+    return this.timesFromLog ? e?.time : stampedTimeMs(e?.value);
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.store?.close();
+      await this.log?.close();
+    } finally {
+      if (this.work) {
+        await rm(this.work, { recursive: true, force: true });
+        SNAPSHOTS.delete(this.work);
+      }
+    }
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * A snapshot of a LevelDB log folder that a running server may be writing, made in moments whatever
+ * the log's size. LevelDB allows one process at a time (its LOCK file) and opening a folder writes
+ * to it (recovery makes a new write-ahead log and manifest), so a reader never opens the data folder
+ * itself: it opens a snapshot of it. A table file (.ldb, .sst) never changes once written, so the
+ * snapshot hard-links it rather than copying it: a link to a file LevelDB then deletes keeps the
+ * bytes for the snapshot. The checkpoint file is replaced by a rename, never rewritten, so it is
+ * linked too. The small files that do change (CURRENT, the MANIFEST, the write-ahead log) are copied.
+ *
+ * Order makes it whole: the checkpoint first (so it is never newer than the log beside it), then
+ * CURRENT, the manifest and the write-ahead log, then the tables. A table the copied manifest names
+ * was in the folder when the manifest was copied, so it is linked unless a compaction deleted it in
+ * between, which fails the link (ENOENT): the snapshot is then made again, a few times. Tables newer
+ * than the copied manifest are linked too and deleted by LevelDB as unknown when the snapshot opens.
+ * A batch written during the copy of the write-ahead log is there whole or not at all, since
+ * LevelDB's recovery drops a torn record at its end. Where the temp folder is on another file system
+ * than the data folder (no hard links across them), tables are copied.
+ */
+import { copyFile, link, mkdir, readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { checkpointFile } from '../../log/leveldb-log.js';
+
+const TRIES = 5;
+const isTable = (name: string): boolean => name.endsWith('.ldb') || name.endsWith('.sst');
+/** Not part of the log: the lock, LevelDB's own text log, a checkpoint being written. */
+const isSkipped = (name: string): boolean => name === 'LOCK' || name === 'LOG' || name === 'LOG.old' || name.endsWith('.tmp');
+
+/** Makes `to` a snapshot of the log folder `folder` (see the top of this file). */
+export async function snapshotLogFolder(folder: string, to: string): Promise<void> {
+  for (let tries = 1; ; tries++) {
+    try {
+      await snapshotOnce(folder, to);
+      return;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || tries === TRIES) throw err;
+      await rm(to, { recursive: true, force: true });
+    }
+  }
+}
+
+async function snapshotOnce(folder: string, to: string): Promise<void> {
+  await mkdir(to, { recursive: true });
+  const checkpoint = checkpointFile(folder);
+  await linkOrCopy(checkpoint, checkpointFile(to)).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'ENOENT') throw err;
+  });
+  const names = (await readdir(folder)).filter((n) => !isSkipped(n) && join(folder, n) !== checkpoint);
+  // CURRENT before the manifest it names, both before the tables that manifest lists.
+  const small = names.filter((n) => !isTable(n)).sort((a, b) => (a === 'CURRENT' ? -1 : b === 'CURRENT' ? 1 : 0));
+  for (const n of small) await copyFile(join(folder, n), join(to, n));
+  const tables = (await readdir(folder)).filter(isTable);
+  for (const n of tables) await linkOrCopy(join(folder, n), join(to, n));
+}
+
+async function linkOrCopy(from: string, to: string): Promise<void> {
+  try {
+    await link(from, to);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    // Another file system, or one without hard links: the bytes are copied instead.
+    if (code !== 'EXDEV' && code !== 'EPERM' && code !== 'ENOTSUP') throw err;
+    await copyFile(from, to);
+  }
+}
