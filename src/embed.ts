@@ -256,7 +256,7 @@ export async function startOrchd(options: StartOrchdOptions = {}): Promise<Orchd
 /** The store's compacted-version error as the package's OrchdExpiredError; any other as it is. */
 function expired(err: unknown): never {
   if (err instanceof StoreError && err.code === 'COMPACTED') {
-    throw new OrchdExpiredError(`resourceVersion ${err.seq ?? ''} is older than the history kept: ${err.message}`, String(/oldest readable version is (\d+)/.exec(err.message)?.[1] ?? ''));
+    throw new OrchdExpiredError(`resourceVersion ${err.seq ?? ''} is older than the history kept: ${err.message}`, String(err.oldest ?? ''));
   }
   throw err;
 }

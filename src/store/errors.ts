@@ -7,6 +7,8 @@ export class StoreError extends Error {
     readonly key: string,
     message: string,
     readonly seq?: number,
+    /** COMPACTED: the oldest version still readable, when the store knows it (a list at a version). */
+    readonly oldest?: number,
   ) {
     super(message);
     this.name = 'StoreError';

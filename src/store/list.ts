@@ -51,7 +51,7 @@ const PAST_KEYS = 1024;
 
 /** A version older than what compaction kept cannot be read. */
 export function checkReadable(store: VersionedView, seq: number): void {
-  if (seq < store.oldestVersion) throw new StoreError('COMPACTED', '', `version ${seq} is compacted; the oldest readable version is ${store.oldestVersion}`, seq);
+  if (seq < store.oldestVersion) throw new StoreError('COMPACTED', '', `version ${seq} is compacted; the oldest readable version is ${store.oldestVersion}`, seq, store.oldestVersion);
 }
 
 /**
