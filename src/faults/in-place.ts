@@ -24,11 +24,16 @@ export function concerns(f: InjectedFault, resource: string, namespace: string, 
   return !r.namespace || r.namespace === namespace;
 }
 
-/** Entries (oldest first) with the faults merged in: a fault after every entry at or before its version. */
+/**
+ * Entries (oldest first) with the faults merged in: a fault after every entry at or before its
+ * version. A fault on the collection from before the object's first version kept is not its history.
+ */
 export function faultsInPlace<E extends { resourceVersion: string }>(entries: readonly E[], faults: readonly InjectedFault[]): (E | FaultHistoryEntry)[] {
   const out: (E | FaultHistoryEntry)[] = [];
+  const from = entries.length > 0 ? Number(entries[0].resourceVersion) : Infinity;
   let i = 0;
   for (const f of faults) {
+    if (!f.request.name && Number(f.resourceVersion) < from) continue;
     const at = Number(f.resourceVersion);
     while (i < entries.length && Number(entries[i].resourceVersion) <= at) out.push(entries[i++]);
     out.push({ type: 'FAULT', resourceVersion: f.resourceVersion, fault: f });
