@@ -13,15 +13,18 @@ import type { LogReader } from '../registry/history.js';
 import type { ResourceRoute } from './router.js';
 import { conflict, internalError, requestTimeout, serviceUnavailable, tooManyRequests, type ApiError } from './respond/status.js';
 
-/** What a resource request is, as fault rules match it: what authorization read, plus who sent it and how. */
-export function faultRequest(a: AuthorizationAttributes, req: IncomingMessage, url: URL): FaultRequest {
+/**
+ * What a resource request is, as fault rules match it: what authorization read, plus who sent it
+ * and how. The namespace is the route's: a Namespace object (namespaces/shop) is in none.
+ */
+export function faultRequest(a: AuthorizationAttributes, req: IncomingMessage, url: URL, route?: ResourceRoute): FaultRequest {
   const userAgent = req.headers['user-agent'] ?? '';
   return {
     verb: a.verb,
     group: a.apiGroup ?? '',
     resource: a.resource ?? '',
     subresource: a.subresource ?? '',
-    namespace: a.namespace ?? '',
+    namespace: route ? (route.namespace ?? '') : (a.namespace ?? ''),
     name: a.name ?? '',
     user: a.user.username,
     userAgent,
@@ -63,7 +66,7 @@ export async function faultsBefore(
   route: ResourceRoute,
   annotate: (k: string, v: string) => void,
 ): Promise<FaultHit | undefined> {
-  const hit = faults.decide(faultRequest(a, req, url));
+  const hit = faults.decide(faultRequest(a, req, url, route));
   if (!hit) return undefined;
   await injectBefore(hit, faults, route, annotate);
   if (hit.inject.commitThenDrop) dropSuccessfulAnswer(res, hit, faults, annotate);
