@@ -161,6 +161,19 @@ describe('staleRead', () => {
   });
 });
 
+describe('staleRead on a get', () => {
+  it('answers the object as it was a version or more back', async () => {
+    await created('stale-get');
+    const current = (await call(api.url, 'GET', `${W}/stale-get`)).body;
+    expect((await call(api.url, 'PUT', `${W}/stale-get`, { ...current, spec: { size: 9 } })).status).toBe(200);
+    on({ match: { verbs: ['get'], names: ['stale-get'] }, first: 1, inject: { staleRead: { maxVersionsBehind: 1 } } });
+    const stale = await call(api.url, 'GET', `${W}/stale-get`);
+    expect(stale.status).toBe(200);
+    expect(stale.body.spec).toEqual({ size: 1 });
+    expect((await call(api.url, 'GET', `${W}/stale-get`)).body.spec).toEqual({ size: 9 });
+  });
+});
+
 describe('watch faults', () => {
   const since = () => `${W}?watch=true&resourceVersion=${api.resourceVersion}`;
   const writeSome = async (prefix: string, n: number) => {
