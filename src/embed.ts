@@ -28,6 +28,11 @@ import { crdCondition } from './resources/custom-resource-definition.js';
 import type { KubeObject } from './resources/types.js';
 import { formatFieldError } from './resources/field-errors.js';
 import { RegistryError } from './registry/errors.js';
+import { parseFaultObject, type FaultConfiguration, type FaultRule } from './config/faults.js';
+import type { InjectedFault } from './faults/journal.js';
+import { concerns, faultsInPlace, type FaultHistoryEntry } from './faults/in-place.js';
+
+export type { FaultConfiguration, FaultRule, InjectedFault, FaultHistoryEntry };
 
 /** A configuration file's content as an object (as its YAML would parse), or the path of the file. */
 export type ConfigDocument = string | Record<string, unknown>;
@@ -73,6 +78,22 @@ export interface StartOrchdOptions {
    * they are part of what reset() returns to, so they stay across tests.
    */
   crds?: (Record<string, unknown> | string)[];
+  /**
+   * Faults injected on demand, as a FaultConfiguration file holds them (apiVersion and kind may be
+   * left out): `{ seed: 7, rules: [{ match: {verbs: ['update']}, probability: 0.3, inject: {status: 409} }] }`.
+   * A bad rule fails the start with one line naming its field path.
+   */
+  faults?: { seed?: number; rules: FaultRule[] };
+}
+
+/** The faults of a running orchd: what was injected, and the rules from now on. */
+export interface OrchdFaults {
+  /** Every fault injected so far, oldest first: when, which request, which rule, what was done. */
+  injected(): InjectedFault[];
+  /** New rules from now on (the same seed unless given, a new sequence); a bad one throws and nothing changes. */
+  set(rules: FaultRule[] | { seed?: number; rules: FaultRule[] }): void;
+  /** No rules: healthy again. */
+  clear(): void;
 }
 
 /**
@@ -129,6 +150,9 @@ export interface Orchd {
    * kind (`events.orch.io/v1`); namespace is ignored for cluster-scoped resources.
    */
   history<T extends object = OrchdObject>(resource: string, namespace: string | undefined, name: string): Promise<HistoryEntry<T>[]>;
+  /** The same, with the faults that concerned the object (requests that named it, or its collection's) in place among the writes. */
+  history<T extends object = OrchdObject>(resource: string, namespace: string | undefined, name: string, o: { faults: true }): Promise<(HistoryEntry<T> | FaultHistoryEntry)[]>;
+  readonly faults: OrchdFaults;
   /** Every object at a resourceVersion (default: now), as the log had them; OrchdExpiredError (410 Expired) below the history kept. */
   state<T extends object = OrchdObject>(at?: string | number): Promise<T[]>;
   /** Resolves once the server has applied resourceVersion rv; rejects after timeoutMs (default 10 s). */
@@ -176,6 +200,7 @@ export async function startOrchd(options: StartOrchdOptions = {}): Promise<Orchd
   try {
     const loaded = loadServerConfig(files);
     if (!loaded.ok) throw new Error(`orchd configuration:\n${loaded.problems.map(problemLine).join('\n')}`);
+    const faults = options.faults ? faultsOf(options.faults) : undefined;
     running = await serve({
       port: options.port ?? 0,
       host: options.host ?? '127.0.0.1',
@@ -185,6 +210,7 @@ export async function startOrchd(options: StartOrchdOptions = {}): Promise<Orchd
       eventTtlSeconds: options.eventTtlSeconds ?? 3600,
       logger: options.logger ?? silentLogger,
       config: loaded.config,
+      ...(faults ? { faults } : {}),
     });
   } catch (err) {
     if (folder) await rm(folder, { recursive: true, force: true });
@@ -224,8 +250,19 @@ export async function startOrchd(options: StartOrchdOptions = {}): Promise<Orchd
       return kc;
     },
     kubeconfigYaml: (o = {}) => kubeconfigYaml({ server: url, certificateAuthority, ...o }),
-    history: async <T extends object>(resource: string, namespace: string | undefined, name: string) =>
-      (await historyOf(store, resolveKind(running.api.context.kinds, resource), namespace, name)) as unknown as HistoryEntry<T>[],
+    history: (async (resource: string, namespace: string | undefined, name: string, o?: { faults: true }) => {
+      const kind = resolveKind(running.api.context.kinds, resource);
+      const entries = await historyOf(store, kind, namespace, name);
+      if (!o?.faults) return entries;
+      const plural = kind.group ? `${kind.plural}.${kind.group}` : kind.plural;
+      const ns = kind.namespaced ? (namespace ?? '') : '';
+      return faultsInPlace(entries, running.api.context.faults!.injected().filter((f) => concerns(f, plural, ns, name)));
+    }) as Orchd['history'],
+    faults: {
+      injected: () => running.api.context.faults!.injected(),
+      set: (rules) => running.api.context.faults!.set(faultsOf(Array.isArray(rules) ? { seed: running.api.context.faults!.configuration().seed, rules } : { seed: running.api.context.faults!.configuration().seed, ...rules })),
+      clear: () => running.api.context.faults!.clear(),
+    },
     state: async <T extends object>(at?: string | number) => (await stateAt(store, at === undefined ? undefined : versionOf(at)).catch(expired)) as unknown as T[],
     watchers: ({ atLeast, timeoutMs = 10_000 }) => watchersOpen(running.api.context, atLeast, timeoutMs),
     async waitForVersion(rv, timeoutMs = 10_000) {
@@ -300,6 +337,13 @@ async function installCrds(context: Server, list: (Record<string, unknown> | str
   const established = () => names.every((n) => crdCondition(objects.get(crdKind, undefined, n).obj, 'Established'));
   if (established()) return;
   await firstValueFrom(objects.changes(crdKind).pipe(filter(established), timeout({ first: 10_000, with: () => throwError(() => new Error(`CustomResourceDefinitions not Established in 10 s: ${names.join(', ')}`)) })));
+}
+
+/** Fault rules as the embedded API takes them, read as a FaultConfiguration file is: a bad one throws one line. */
+function faultsOf(value: { seed?: number; rules: FaultRule[] }): FaultConfiguration {
+  const parsed = parseFaultObject(value as unknown as Record<string, unknown>);
+  if (!parsed.ok) throw new Error(`orchd faults: ${parsed.message}`);
+  return parsed.value;
 }
 
 /** A resourceVersion as the log's sequence number. */

@@ -89,6 +89,8 @@ export interface ServeOptions {
   requestTimeoutMs?: number;
   /** How long its headers may take; kube-apiserver's 32 s by default (tests shorten it). */
   headersTimeoutMs?: number;
+  /** Faults injected on demand (`--faults FILE`, startOrchd({faults})): the rules in force at start, already validated. */
+  faults?: import('./config/faults.js').FaultConfiguration;
 }
 
 export type StorageKind = 'leveldb' | 'memory' | 'etcd';
@@ -171,8 +173,7 @@ async function start(opts: ServeOptions, logger: Logger, closers: Closers): Prom
   const metrics = new Metrics();
   // Built before anything opens: an egress selection orchd cannot serve (GRPC) stops the start.
   const egress = opts.config?.egressSelector ? egressFromConfig(opts.config.egressSelector.value) : directEgress;
-  // Loaded only when configured: without it, the OpenTelemetry API stays the no-op one. Closed
-  // last: the spans of the final writes end when the log has made them durable.
+  // Loaded only when configured (else the OpenTelemetry API stays the no-op one); closed last: the spans of the final writes end when the log made them durable.
   if (opts.config?.tracing) {
     const tracing = (await import('./observability/tracing.js')).startTracing(opts.config.tracing.value);
     // Spans the collector did not take (it is down) are lost, as kube-apiserver loses them: a
@@ -244,6 +245,7 @@ async function start(opts: ServeOptions, logger: Logger, closers: Closers): Prom
     ...(webhookAdmission ? { webhooks: { credentials: (hostPort: string) => credentialsFor(webhookAdmission, hostPort) } } : {}),
   });
   const api = createApiServer({
+    faults: { config: opts.faults, now: opts.now, dataDir: opts.storage === 'leveldb' || !opts.storage ? dataDir : undefined },
     audit: opts.auditLogPath === undefined ? undefined : AuditFile.open(opts.auditLogPath, opts.config?.auditPolicy?.value),
     kinds: kindRegistry.all,
     objects,
@@ -276,8 +278,7 @@ async function start(opts: ServeOptions, logger: Logger, closers: Closers): Prom
   // Said before the replay, which may be long: where to find /livez and /readyz meanwhile.
   logger.info('listening', { url, port, pid: process.pid, storage: opts.storage ?? 'leveldb', dataDir, seq: log.lastSeq });
   const started = Date.now();
-  // Values sealed by a KMS plugin read back only through it: the replay waits until every plugin
-  // answered (retried while /readyz shows the kms-providers check failing), as kube-apiserver waits.
+  // Values sealed by a KMS plugin read back only through it: the replay waits until every plugin answered (retried while /readyz shows kms-providers failing), as kube-apiserver waits.
   await log.ready();
   await store.start();
   replayed = true;

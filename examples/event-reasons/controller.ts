@@ -61,8 +61,10 @@ export function startEventReasons(kc: KubeConfig): Controller {
         if (!deleted) await label(ev);
         await summarize(ev.metadata!.namespace!);
       } catch (err) {
-        // Gone meanwhile (404), or changed meanwhile: the informer brings the next state.
-        if (!isRetriable(err)) throw err;
+        // Gone meanwhile (404): nothing to do. Anything else (a conflict, a throttled request, an
+        // answer lost with the connection: faults.test.ts injects each) is tried again shortly, as a
+        // work queue requeues: a failure thrown here would stop every later change from being handled.
+        if (!isGone(err) && !stopped) setTimeout(() => handle(ev, deleted), 50);
       }
     });
   };
@@ -87,7 +89,6 @@ export function startEventReasons(kc: KubeConfig): Controller {
   };
 }
 
-function isRetriable(err: unknown): boolean {
-  const code = (err as { code?: number }).code;
-  return code === 404 || code === 409;
+function isGone(err: unknown): boolean {
+  return (err as { code?: number }).code === 404;
 }

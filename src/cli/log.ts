@@ -22,6 +22,7 @@ const FLAGS = {
   to: version('the last version shown, included (default: the newest)'),
   output: { value: 'FORMAT', short: 'o', default: 'table', help: 'table, yaml or json (one change per line)', parse: oneOf('table', 'yaml', 'json') },
   follow: { help: 'after the head, go on printing what is written, until interrupted' },
+  faults: { help: 'the faults the server injected (orchd serve --faults; faults.jsonl in --data-dir), each after the write it followed' },
   audit: { value: 'FILE', help: "an audit log of the server (orchd serve --audit-log-path): its refused writes are shown beside the changes, by time" },
   ...SHOW,
 } as const satisfies Flags;
@@ -38,13 +39,15 @@ export const logCommand = command({
       for await (const c of changes) if (by(c)) yield c;
     };
     if (values.follow && values.to !== undefined) throw new UsageError('--follow goes on past the head: it takes no --to');
+    if (values.faults && values['data-dir'] === undefined) throw new UsageError('--faults reads the journal in a data folder: it goes with --data-dir');
     let filter!: Filter;
     let last = await withHistory(values, io, async (h) => {
       const { from, to } = await rangeNoted(h, values.from, values.to, io);
       // A custom kind is named by the CRDs of the versions shown (the ends first: they are read quickest).
       filter = await filterIn(h, asked, [{ from: to, to }, { from, to: from }, { from, to }]);
       const bar = progress(to - from + 1, 'log', { stream: io.err, out: io.out });
-      const changes = only(reported(values.audit === undefined ? h.changes(from, to, filter) : await besideRefusals(h, from, to, filter, values.audit), from, bar));
+      const logged = values.audit === undefined ? h.changes(from, to, filter) : await besideRefusals(h, from, to, filter, values.audit);
+      const changes = only(reported(values.faults ? await besideFaults(logged, values['data-dir']!, h, from, to, filter) : logged, from, bar));
       await writeAll(io.out, printChanges(changes, values.output, h.timesFromLog, true, values['show-managed-fields']));
       bar.stop();
       // A server sends what is committed next as it comes.
@@ -75,6 +78,13 @@ async function besideRefusals(h: History, from: number, to: number, filter: Filt
   const after = from > 1 ? ((await h.timeOf(from - 1)) ?? -Infinity) : -Infinity;
   const until = to < h.head ? ((await h.timeOf(to + 1)) ?? Infinity) : Infinity;
   return withRefusals(h.changes(from, to, filter), refused, after, until);
+}
+
+/** The changes with the faults injected meanwhile after the writes they followed (fault-events.ts). */
+async function besideFaults(changes: AsyncIterable<Change | Refused>, dataDir: string, h: History, from: number, to: number, filter: Filter): Promise<AsyncIterable<Change | Refused>> {
+  const { faultsIn, withFaults } = await import('../fault-events.js');
+  const known = filter.kinds ?? [...kinds, ...(await customKindsIn(h, from, to))];
+  return withFaults(changes, faultsIn(dataDir, { ...filter, kinds: known }, from, to));
 }
 
 /** The changes as they come, the bar told how far along the log they are. */

@@ -96,6 +96,7 @@ const FLAGS = {
   'audit-policy-file': { value: 'FILE', help: 'Policy (audit.orch.io/v1): which requests the audit log records, at None or Metadata level (default: every request at Metadata)' },
   'tls-cert-file': { value: 'FILE', help: 'serving certificate (PEM), with --tls-private-key-file' },
   'tls-private-key-file': { value: 'FILE', help: "the serving certificate's key (PEM)" },
+  faults: { value: 'FILE', help: 'FaultConfiguration (apiserver.config.orch.io/v1alpha1): faults injected on demand, from a seed, for controllers\' tests; GET|PUT|DELETE /debug/faults reads, replaces and clears them' },
 } as const satisfies Flags;
 
 const NOTES = `Server configuration files (YAML or JSON). Each given file is read and validated before anything
@@ -107,7 +108,7 @@ Logs are JSON lines on stderr. SIGTERM or SIGINT stops taking requests, finishes
 flight, ends watches, saves a checkpoint and exits 0; a second signal exits at once with 1.`;
 
 /** The options of serve() the flags give, checked together where one flag needs another. */
-export function serveOptions(v: Values<typeof FLAGS>): Omit<ServeOptions, 'logger' | 'config'> & { configFiles: ServerConfigFiles } {
+export function serveOptions(v: Values<typeof FLAGS>): Omit<ServeOptions, 'logger' | 'config' | 'faults'> & { configFiles: ServerConfigFiles; faultsFile?: string } {
   if (v.storage === 'etcd' && v['etcd-servers'] === undefined) throw new UsageError('--storage etcd needs --etcd-servers (e.g. http://127.0.0.1:2379)');
   if (v.storage !== 'etcd' && v['etcd-servers'] !== undefined) throw new UsageError('--etcd-servers must be set with --storage etcd');
   if (v['audit-policy-file'] !== undefined && v['audit-log-path'] === undefined) throw new UsageError('--audit-policy-file needs --audit-log-path: the policy says what the audit log records');
@@ -130,6 +131,7 @@ export function serveOptions(v: Values<typeof FLAGS>): Omit<ServeOptions, 'logge
     encryptionConfigAutomaticReload: v['encryption-provider-config-automatic-reload'],
     ...(v['etcd-servers'] ? { etcd: { servers: v['etcd-servers'] } } : {}),
     ...(v['audit-log-path'] !== undefined ? { auditLogPath: v['audit-log-path'] } : {}),
+    ...(v.faults !== undefined ? { faultsFile: v.faults } : {}),
     configFiles: {
       authentication: v['authentication-config'],
       authorization: v['authorization-config'],
@@ -150,7 +152,7 @@ export const serveCommand = command({
   flags: FLAGS,
   notes: NOTES,
   async run({ values }, io) {
-    const { configFiles, ...options } = serveOptions(values);
+    const { configFiles, faultsFile, ...options } = serveOptions(values);
     // Before the data folder is opened or a port taken: a bad file must leave nothing half-started.
     const { loadServerConfig } = await import('../config/server-config.js');
     const { problemLine } = await import('../config/load.js');
@@ -160,7 +162,16 @@ export const serveCommand = command({
       io.err.write(`orchd: ${loaded.problems.length} error(s) in the configuration files; not starting\n`);
       return 1;
     }
-    await runServer(options, loaded.config);
+    let faults;
+    if (faultsFile !== undefined) {
+      const read = (await import('../config/faults.js')).loadFaultFile(faultsFile);
+      if (!read.ok) {
+        io.err.write(`${read.message}\norchd: the fault configuration is invalid; not starting\n`);
+        return 1;
+      }
+      faults = read.value;
+    }
+    await runServer({ ...options, ...(faults ? { faults } : {}) }, loaded.config);
     // Serving goes on until a signal ends the process.
     return new Promise<number>(() => undefined);
   },

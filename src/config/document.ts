@@ -12,7 +12,9 @@ export const V1BETA1 = 'apiserver.orch.io/v1beta1';
 export const V1 = 'apiserver.config.orch.io/v1';
 /** The audit Policy's group version (Kubernetes' audit.k8s.io/v1). */
 export const AUDIT_V1 = 'audit.orch.io/v1';
-export type GroupVersion = typeof V1BETA1 | typeof V1 | typeof AUDIT_V1;
+/** FaultConfiguration's group version: faults on demand for controllers' tests (issue 39), still alpha. */
+export const V1ALPHA1 = 'apiserver.config.orch.io/v1alpha1';
+export type GroupVersion = typeof V1BETA1 | typeof V1 | typeof AUDIT_V1 | typeof V1ALPHA1;
 /** The group versions of the server configuration kinds; a kind of another group lists its own (DocumentKind.groupVersions). */
 export const GROUP_VERSIONS: readonly GroupVersion[] = [V1, V1BETA1];
 

@@ -6,6 +6,7 @@ import type { Output } from './respond/respond.js';
 import type { ResourceRoute } from './router.js';
 import type { Logger } from '../observability/logger.js';
 import type { UserInfo } from '../auth/user.js';
+import type { Faults, FaultHit } from '../faults/faults.js';
 
 /** What every handler is given: the parsed request and the server's parts, passed explicitly. */
 export interface Server {
@@ -21,6 +22,8 @@ export interface Server {
   bookmarkIntervalMs: number;
   /** Overrides of the watch sinks' buffer bound, high-water mark, grace period and stall timeout (flags, tests). */
   watchLimits?: { maxBuffered?: number; highWater?: number; graceMs?: number; stallTimeoutMs?: number };
+  /** Faults on demand (FaultConfiguration): the rules, and the journal of what was injected. */
+  faults?: Faults;
 }
 
 export interface Request {
@@ -34,4 +37,8 @@ export interface Request {
   user: UserInfo;
   /** The object the request carries, decoded (a create's or a replace's): the audit event names it (RequestAudit.requestObject). */
   requestObject?: (obj: KubeObject) => void;
+  /** The fault a rule decided for this request (src/faults), acted on by the handler: a watch fault, a stale read. */
+  fault?: FaultHit;
+  /** Adds an annotation to the request's audit event. */
+  annotate?: (key: string, value: string) => void;
 }

@@ -12,6 +12,7 @@ export type Route =
   | { type: 'metrics' }
   | { type: 'timeline'; path: string }
   | { type: 'debugLog'; path: string }
+  | { type: 'debugFaults'; path: string }
   | ResourceRoute;
 
 export interface ResourceRoute {
@@ -60,6 +61,7 @@ export function route(path: string, lookup: KindLookup): Route | undefined {
       return { type: 'openapi', path: segs.slice(1).join('/') };
     case 'debug':
       if (segs[1] === 'timeline') return { type: 'timeline', path: segs.slice(2).join('/') };
+      if (segs[1] === 'faults') return { type: 'debugFaults', path: segs.slice(2).join('/') };
       return segs[1] === 'log' ? { type: 'debugLog', path: segs.slice(2).join('/') } : undefined;
     case 'api':
       if (segs.length === 1) return { type: 'discovery', path: 'api' };

@@ -28,6 +28,9 @@ import type { Authorizer } from '../auth/authorizer.js';
 import { authorize } from './authorize.js';
 import type { ForkPoint } from '../config/fork-origin.js';
 import { handleDebugLog } from './handlers/debug-log.js';
+import { handleDebugFaults } from './handlers/debug-faults.js';
+import { Faults, type FaultsOptions } from '../faults/faults.js';
+import { faultsBefore } from './faults.js';
 import { requestAttributes } from './request-attributes.js';
 import { requestTarget, type RequestTarget } from './request-target.js';
 import { answerClientError, connectAsRequest } from './raw-requests.js';
@@ -61,6 +64,11 @@ export interface ApiServerOptions {
   headersTimeoutMs?: number;
   /** Where the served history was forked (a data folder made by `orchd fork`): /debug/timeline marks them. */
   forks?: readonly ForkPoint[];
+  /**
+   * Faults on demand: the rules at start and where the journal goes (the data folder of a LevelDB
+   * log). Idle without rules; /debug/faults and startOrchd's api.faults set some later.
+   */
+  faults?: Omit<FaultsOptions, 'head'>;
 }
 
 export interface ApiServer {
@@ -91,6 +99,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
     ...(opts.watchLimits ? { watchLimits: opts.watchLimits } : {}),
   };
+  const faults = opts.faults ? (context.faults = new Faults({ ...opts.faults, head: () => objects.logReader().appliedSeq })) : undefined;
   let ready = false;
   /** Why /readyz fails and resources are refused while not ready. */
   let notReady = 'the log is being replayed';
@@ -98,7 +107,13 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
   let drained: (() => void) | undefined;
   const limiter = new InflightLimiter(opts.inflight ?? DEFAULT_INFLIGHT_LIMITS);
   const authenticator: Authenticator = opts.authenticator ?? new RequestAuthenticator(undefined);
-  opts.metrics.readAtScrape(() => [...objects.samples(opts.kinds), ...(authenticator.samples?.() ?? []), ...(authorizer.samples?.() ?? []), ...limiter.samples()]);
+  opts.metrics.readAtScrape(() => [
+    ...objects.samples(opts.kinds),
+    ...(authenticator.samples?.() ?? []),
+    ...(authorizer.samples?.() ?? []),
+    ...limiter.samples(),
+    ...(faults?.samples() ?? []),
+  ]);
   /** Kube's answer to failed authentication: the reason goes to the log, never to the client. */
   const unauthenticated = (req: IncomingMessage, reason: string): ApiError => {
     opts.logger.info('unable to authenticate the request', { method: req.method, path: req.url?.split('?')[0], reason });
@@ -138,12 +153,8 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
             ...(r.check === 'readyz' && !ready ? [{ check: 'readyz', problem: notReady }] : []),
             ...(r.check === 'livez' ? [] : (opts.healthChecks?.() ?? [])),
           ]);
-        case 'metrics': {
-          const text = await opts.metrics.render();
-          res.setHeader('Content-Type', opts.metrics.contentType);
-          res.end(text);
-          return;
-        }
+        case 'metrics':
+          return await sendMetrics(res, opts.metrics);
         case 'discovery':
           return handleDiscovery(req, res, r, opts.kinds);
         case 'openapi':
@@ -153,6 +164,8 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
           // The debugging page (and its diff library) is loaded by its first visit.
           await (await import('./handlers/timeline.js')).handleTimeline(res, url, r.path, objects, opts.forks ?? []);
           return;
+        case 'debugFaults':
+          return await handleDebugFaults(req, res, r.path, faults);
         case 'debugLog':
           await handleDebugLog(res, url, r.path, objects.logReader(), opts.kinds, (a) => (opts.authorizer ? authorize(opts.authorizer, { ...a, user: auth.user }) : undefined));
           return;
@@ -165,7 +178,8 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
           const reads = req.method === 'GET' || req.method === 'HEAD';
           const write = reads ? undefined : { verb: attributes?.verb ?? verb.toLowerCase(), ...(r.subresource ? { subresource: r.subresource } : {}), manager: url.searchParams.get('fieldManager') ?? managerFromUserAgent(req.headers['user-agent']) };
           const admission = { user: auth.user, warn: (w: readonly string[]) => addWarnings(res, w), annotate: audited.annotate, ...(write ? { write } : {}) };
-          await asRequest(admission, () => handleResource({ req, res, url, route: r, out, server: context, user: auth.user, requestObject: audited.requestObject }));
+          const fault = faults?.active && attributes ? await faultsBefore(faults, attributes, req, res, url, r, audited.annotate) : undefined;
+          await asRequest(admission, () => handleResource({ req, res, url, route: r, out, server: context, user: auth.user, requestObject: audited.requestObject, annotate: audited.annotate, ...(fault ? { fault } : {}) }));
           return;
         }
       }
@@ -231,6 +245,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       http.closeIdleConnections();
       await closed;
       await opts.audit?.close();
+      await faults?.close();
     },
   };
 }
@@ -242,6 +257,12 @@ function attributesOrUndefined(req: IncomingMessage, target: RequestTarget, user
   } catch {
     return undefined;
   }
+}
+
+async function sendMetrics(res: ServerResponse, metrics: Metrics): Promise<void> {
+  const text = await metrics.render();
+  res.setHeader('Content-Type', metrics.contentType);
+  res.end(text);
 }
 
 /** Answers a WebSocket upgrade with an error Status instead of upgrading. */

@@ -5,6 +5,7 @@ import * as Q from '../codec/query.js';
 import { apiVersion, sendStored } from '../respond/render.js';
 import { send, sendParts } from '../respond/respond.js';
 import { tableFor, wantsTable } from '../respond/table.js';
+import { FAULT_ANNOTATION, staleVersion } from '../faults.js';
 
 const COMMA = Buffer.from(',');
 const LIST_END = Buffer.from(']}');
@@ -26,7 +27,7 @@ export const selectorsOf = (params: URLSearchParams) => ({
  */
 export async function handleGet(r: Request): Promise<void> {
   const { route } = r;
-  const opts = Q.getOptions(r.url.searchParams);
+  const opts = staleRead(r, Q.getOptions(r.url.searchParams));
   const s = await r.server.objects.read(route.kind, route.namespace, route.name!, {
     ...requestedVersion(opts.resourceVersion),
     ...(opts.resourceVersionMatch ? { resourceVersionMatch: opts.resourceVersionMatch } : {}),
@@ -36,7 +37,7 @@ export async function handleGet(r: Request): Promise<void> {
 
 /** GET of a collection: selectors, pages, and reads at a version (src/registry/list-page.ts). */
 export async function handleList(r: Request): Promise<void> {
-  const { items, meta } = await listPage(r, Q.listOptions(r.url.searchParams));
+  const { items, meta } = await listPage(r, staleRead(r, Q.listOptions(r.url.searchParams)));
   await sendList(r, items, meta);
 }
 
@@ -53,6 +54,20 @@ export function listPage(r: Request, opts: Q.ListOptions): Promise<Page> {
     ...(opts.limit !== undefined ? { limit: opts.limit } : {}),
     ...(opts.continue ? { continue: opts.continue } : {}),
   });
+}
+
+/**
+ * A staleRead fault: the read is answered at an older version still kept, as a lagging watch cache
+ * answers resourceVersion=0 (an Exact read at that version; what it did not hold yet is not found).
+ */
+function staleRead<T extends { resourceVersion?: string; resourceVersionMatch?: string }>(r: Request, opts: T): T {
+  const { fault, server } = r;
+  if (!fault?.inject.staleRead || !server.faults) return opts;
+  const at = staleVersion(fault, server.objects.logReader(), r.url.searchParams);
+  if (at === undefined) return opts;
+  const f = server.faults.record(fault, 'staleRead', { readAt: String(at) });
+  r.annotate?.(FAULT_ANNOTATION, `${f.rule}: ${f.fault}`);
+  return { ...opts, resourceVersion: String(at), resourceVersionMatch: 'Exact' };
 }
 
 /** A list's answer: a Table when asked for, else the kind's list, assembled from each object's shared encoding. */

@@ -11,6 +11,7 @@ import { checkRouteNames, readingEveryNamespace, type ResourceRoute } from '../r
 import { selectorsOf } from './read.js';
 import * as E from '../respond/status.js';
 import { tableFor, wantsTable } from '../respond/table.js';
+import { faultySink } from './watch-faults.js';
 import { DEFAULT_SINK_LIMITS, httpSink, runWatch, webSocketSink, type SinkLimits, type WatchSink, type WatchSpec } from './watch-stream.js';
 
 /**
@@ -64,7 +65,18 @@ export function handleWatch(r: Request): void {
   res.setHeader('Cache-Control', 'no-cache, private');
   res.flushHeaders();
   const limits = limitsOf(r.server);
-  startWatch(r.server, r.route, open, spec, httpSink(res, limits.graceMs), limits);
+  const sink = httpSink(res, limits.graceMs);
+  const { fault, server } = r;
+  const faulty =
+    fault?.inject.watch && server.faults
+      ? faultySink(sink, fault, server.faults, {
+          destroy: () => res.destroy(),
+          startVersion: r.url.searchParams.get('resourceVersion') ?? '',
+          head: () => server.objects.logReader().appliedSeq,
+          annotate: r.annotate ?? (() => undefined),
+        })
+      : sink;
+  startWatch(r.server, r.route, open, spec, faulty, limits);
 }
 
 /** Runs a watch, its events counted for /metrics, and holds it among the open watches until it ends (even if its connection still drains) or closes. */

@@ -78,6 +78,7 @@ export function changeJson(c: Change, timesFromLog: boolean): Record<string, unk
 /** A refused write (from an audit log: ../core/audit-events.ts) as one JSON value, beside the changes' ones. */
 function refusedJson(r: Refused): Record<string, unknown> {
   const { namespace, name } = namesOf(r.key);
+  if ('fault' in r && 'afterRv' in r) return { resourceVersion: null, afterResourceVersion: String(r.afterRv), time: formatTime(r.time, true), type: 'FAULT', fault: r.fault, rule: r.reason, resource: resourceOf(r.key), namespace, name, verb: r.verb, user: r.user };
   return { resourceVersion: null, time: formatTime(r.time, true), type: 'REFUSED', resource: resourceOf(r.key), namespace, name, verb: r.verb, user: r.user, code: r.code, reason: r.reason, message: r.message };
 }
 
@@ -97,6 +98,7 @@ export async function* printChanges(changes: AsyncIterable<Change | Refused>, fo
   const columns = ['RESOURCEVERSION', 'TIME', 'EVENT', 'RESOURCE', 'NAMESPACE', 'NAME', 'USER', 'MANAGER'];
   const rowOf = (c: Change | Refused): string[] => {
     const { namespace, name } = namesOf(c.key);
+    if (isRefused(c) && 'fault' in c && 'afterRv' in c) return [`(${String(c.afterRv)})`, formatTime(c.time, true), `FAULT ${String(c.fault)}`, resourceOf(c.key), namespace, name || '-', c.user, `- (${c.verb})`];
     if (isRefused(c)) return ['-', formatTime(c.time, true), `REFUSED ${c.code}`, resourceOf(c.key), namespace, name || '-', c.user, `- (${c.verb})`];
     return [String(c.rv), formatTime(c.time, timesFromLog), c.type, resourceOf(c.key), namespace, name, userOf(c), managerOf(c)];
   };
