@@ -7,6 +7,7 @@
  */
 import type { ASTNode } from '@marcbachmann/cel-js';
 import { RE2_MATCHES } from './lib/regex.js';
+import { escapeProperty } from './escaping.js';
 import { propertySchema, type CelSchema } from './schema.js';
 
 /** Kubernetes' per-expression static limit (StaticEstimatedCostLimit). */
@@ -81,7 +82,7 @@ export function estimate(node: ASTNode, scope: Scope): Estimate {
     case '.?': {
       const [target, field] = node.args;
       const t = estimate(target, scope);
-      const s = propertySchema(t.schema, field);
+      const s = propertySchema(t.schema, field) ?? escapedPropertySchema(t.schema, field);
       return s ? { ...fromSchema(s), cost: t.cost + 1 } : unknown(t.cost + 1);
     }
     case '[]':
@@ -177,6 +178,13 @@ function estimateCall(name: string, receiver: ASTNode | undefined, args: ASTNode
     size = subject.size;
   }
   return { cost, size, elem: r?.elem };
+}
+
+/** A property a CRD rule names by its escaped name (`__namespace__`, `x__dash__y`). */
+function escapedPropertySchema(s: CelSchema | undefined, field: string): CelSchema | undefined {
+  if (!s?.properties || !field.includes('__')) return undefined;
+  for (const [name, ps] of Object.entries(s.properties)) if (escapeProperty(name) === field) return ps;
+  return undefined;
 }
 
 function sum(es: Estimate[]): number {
