@@ -169,8 +169,20 @@ function declareRoot(env: Environment, name: string, s: CelSchema | undefined): 
  * CEL name is left out; admission policies name them as they are (Kubernetes only type-checks
  * those against the schema for warnings, and runs them on the plain object).
  */
-export function declareSchemaType(env: Environment, name: string, s: CelSchema | undefined, escaped = false): string {
+export function declareSchemaType(env: Environment, name: string, s: CelSchema | undefined, escaped = false, open = new Set<CelSchema>()): string {
   if (!s || s['x-kubernetes-int-or-string'] || s['x-kubernetes-embedded-resource']) return 'dyn';
+  // A schema inside itself (a CRD's JSONSchemaProps) is an object of unknown fields there, as
+  // Kubernetes' resolver replaces a circular $ref with a bare object.
+  if (open.has(s)) return 'map<string, dyn>';
+  open.add(s);
+  try {
+    return declareUncut(env, name, s, escaped, open);
+  } finally {
+    open.delete(s);
+  }
+}
+
+function declareUncut(env: Environment, name: string, s: CelSchema, escaped: boolean, open: Set<CelSchema>): string {
   switch (s.type) {
     case 'string':
       return 'string';
@@ -181,14 +193,14 @@ export function declareSchemaType(env: Environment, name: string, s: CelSchema |
     case 'boolean':
       return 'bool';
     case 'array':
-      return `list<${declareSchemaType(env, name, s.items, escaped)}>`;
+      return `list<${declareSchemaType(env, name, s.items, escaped, open)}>`;
     case 'object': {
-      if (typeof s.additionalProperties === 'object') return `map<string, ${declareSchemaType(env, name, s.additionalProperties, escaped)}>`;
+      if (typeof s.additionalProperties === 'object') return `map<string, ${declareSchemaType(env, name, s.additionalProperties, escaped, open)}>`;
       if (!s.properties || s['x-kubernetes-preserve-unknown-fields']) return 'map<string, dyn>';
       const fields: Record<string, string> = {};
       for (const [prop, ps] of Object.entries(s.properties)) {
         const field = escaped ? escapeProperty(prop) : prop;
-        if (field !== undefined) fields[field] = declareSchemaType(env, `${name}.${typeSafe(prop)}`, ps, escaped);
+        if (field !== undefined) fields[field] = declareSchemaType(env, `${name}.${typeSafe(prop)}`, ps, escaped, open);
       }
       env.registerType(name, { fields });
       return name;
