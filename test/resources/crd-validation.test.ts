@@ -126,9 +126,13 @@ describe('CEL rules of the schema', () => {
     expect(pairs(rulesAt(rules))).toEqual(expected);
   });
 
-  it('words a compile error as cel-go does, with the rule as the value', () => {
-    const [e] = rulesAt([{ rule: 'self.colour == "red"' }]);
-    expect(formatFieldError(e!)).toMatch(/^spec\.versions\[0\]\.schema\.openAPIV3Schema\.properties\[spec\]\.x-kubernetes-validations\[0\]\.rule: Invalid value: .*"rule":"self\.colour == \\"red\\"".*: compilation failed: ERROR: <input>:1:6: undefined field 'colour'/);
+  it("words a compile error as kube-apiserver 1.36 does: the value is its internal apiextensions.ValidationRule, as Go's json.Marshal writes it", () => {
+    const [e] = rulesAt([{ rule: 'self.colour == "red" && self.size < 3', reason: 'FieldValueForbidden' }]);
+    expect(formatFieldError(e!)).toBe(
+      `${S}.properties[spec].x-kubernetes-validations[0].rule: Invalid value: ` +
+        '{"Rule":"self.colour == \\"red\\" \\u0026\\u0026 self.size \\u003c 3","Message":"","MessageExpression":"","Reason":"FieldValueForbidden","FieldPath":"","OptionalOldSelf":null}: ' +
+        "compilation failed: ERROR: <input>:1:6: undefined field 'colour'\n | self.colour == \"red\" && self.size < 3\n | .....^",
+    );
   });
 
   it('oldSelf only where old and new can be paired: not inside an atomic list', () => {

@@ -95,6 +95,22 @@ export function selfSchema(s: Schema, root: boolean): CelSchema {
   };
 }
 
+/**
+ * A rule as kube-apiserver holds it when it reports one that does not compile: its internal
+ * apiextensions.ValidationRule, which json.Marshal writes with Go's field names, in their order.
+ */
+function internalRule(r: JsonObject): Record<string, unknown> {
+  const str = (v: unknown) => (typeof v === 'string' ? v : '');
+  return {
+    Rule: str(r.rule),
+    Message: str(r.message),
+    MessageExpression: str(r.messageExpression),
+    Reason: typeof r.reason === 'string' ? r.reason : null,
+    FieldPath: str(r.fieldPath),
+    OptionalOldSelf: typeof r.optionalOldSelf === 'boolean' ? r.optionalOldSelf : null,
+  };
+}
+
 /** Every error of the rules on one node: compilation, oldSelf where it cannot be paired, fieldPath, cost. */
 export function compileNodeRules(s: Schema, rules: unknown[], p: FieldPath, ctx: RuleContext): FieldError[] {
   const errs: FieldError[] = [];
@@ -111,7 +127,7 @@ export function compileNodeRules(s: Schema, rules: unknown[], p: FieldPath, ctx:
       String(rp),
     );
     if (!compiled.ok) {
-      for (const e of compiled.errors) errs.push(e.type === 'FieldValueInvalid' ? { ...e, value: r } : e);
+      for (const e of compiled.errors) errs.push(e.type === 'FieldValueInvalid' ? { ...e, value: internalRule(r) } : e);
       return;
     }
     const cost = compiled.rule.cost * ctx.cardinality;
