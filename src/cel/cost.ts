@@ -145,7 +145,9 @@ function estimateCall(name: string, receiver: ASTNode | undefined, args: ASTNode
   if (receiver && COMPREHENSIONS.has(name) && args[0]?.op === 'id') {
     const range = estimate(receiver, scope);
     const inner = new Map(scope);
-    inner.set(args[0].args as string, range.elem ?? (range.schema && typeof range.schema.additionalProperties === 'object' ? { cost: 0, size: MAX_REQUEST_BYTES } : unknown(0)));
+    // A map's keys are Kubernetes' bare string type, which declares no size (MaxElements 0): the
+    // estimator takes them as empty, so `self.all(k, k.matches(…))` costs the map's size, not 3 MiB per key.
+    inner.set(args[0].args as string, range.elem ?? (range.schema && typeof range.schema.additionalProperties === 'object' ? { cost: 0, size: 0 } : unknown(0)));
     const steps = args.slice(1).map((a) => estimate(a, inner));
     const stepCost = sum(steps) + 1;
     const out: Estimate = { cost: range.cost + range.size * stepCost, size: name === 'map' || name === 'filter' ? range.size : 1 };
