@@ -288,3 +288,38 @@ describe("error shapes, to the character (kube-apiserver 1.36's field errors)", 
     expect(spec(s)).toEqual(want);
   });
 });
+
+describe('validation ratcheting (Kubernetes 1.33): an update that leaves an invalid value as it was is accepted', () => {
+  // Stored before the schema was tightened: a name too long, replicas above the maximum (a CEL rule), a port of 0.
+  const stored = () => thing({ name: 'TooLongName', replicas: 9, maxReplicas: 5, ports: [{ name: 'p', port: 0 }] });
+  const labelled = () => ({ ...stored(), metadata: { ...stored().metadata, labels: { team: 'a' } } });
+
+  it('a label added (kubectl label): no schema error, no CEL error', () => {
+    expect(messages(kind.validateUpdate!(labelled(), stored()))).toEqual([]);
+  });
+
+  it('a change elsewhere in the same object leaves the untouched values ratcheted, the rules on changed values run', () => {
+    const next = stored();
+    next.spec.colour = 'red';
+    // spec changed, so spec's own rule runs again; name and ports[0] did not, so their errors stay dropped.
+    expect(messages(kind.validateUpdate!(next, stored()))).toEqual(['spec: Invalid value: replicas 9 above 5']);
+  });
+
+  it('an invalid value that changes is refused, even to another invalid one', () => {
+    const next = stored();
+    next.spec.name = 'StillTooLong';
+    expect(messages(kind.validateUpdate!(next, stored()))).toContain('spec.name: Too long: may not be more than 10 bytes');
+  });
+
+  it('map-list items pair by key: an untouched item keeps its ratchet while another is added', () => {
+    const next = stored();
+    next.spec.ports = [{ name: 'p', port: 0 }, { name: 'q', port: 0 }];
+    expect(messages(kind.validateUpdate!(next, stored())).filter((m) => m.startsWith('spec.ports'))).toEqual([
+      'spec.ports[1].port: Invalid value: 0: spec.ports[1].port in body should be greater than or equal to 1',
+    ]);
+  });
+
+  it('a create is never ratcheted', () => {
+    expect(messages(kind.validate(stored())).length).toBeGreaterThan(0);
+  });
+});
