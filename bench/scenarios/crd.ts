@@ -20,6 +20,7 @@ import { NAMESPACE, namer } from '../payload.js';
 import { col, type Row, type ScenarioResult, type TargetCheck } from '../result.js';
 import { summarize } from '../stats.js';
 import { cpuSeconds } from '../proc.js';
+import { largeCrds } from '../crd-install.js';
 import { customKindOf } from '../../src/resources/crd/custom-kind.js';
 import { servedAt } from '../../src/resources/strategy.js';
 import type { KubeObject } from '../../src/resources/types.js';
@@ -166,6 +167,8 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     await orchd.dispose();
   }
 
+  ctx.log('crd: large CRDs installed');
+  const large = await largeCrds(ctx);
   ctx.log('crd: the kind\'s checks in process');
   const cpuPlain = checkCpu(ctx, false);
   const cpuRuled = checkCpu(ctx, true);
@@ -185,6 +188,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
       measured: `${first.p90.toFixed(1)} ms`,
       met: first.p90 < ESTABLISH_TARGET_MS,
     },
+    ...large.targets,
   ];
   return {
     id: 'crd',
@@ -227,6 +231,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
           `${ESTABLISH_TRIES} CRDs, one after another, each with the ${RULES}-rule schema; the first create is retried at once on 404 (retries in all: ${establishing.reduce((a, e) => a + e.retries, 0)}). kubectl rows: ${kubectl.length} runs, each with a fresh discovery cache.`,
         ],
       },
+      ...large.tables,
     ],
     plots: [],
     targets,

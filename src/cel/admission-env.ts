@@ -18,6 +18,7 @@ import type { Environment } from '@marcbachmann/cel-js';
 import { createCelEnvironment } from './environment.js';
 import { registerAuthorizer } from './lib/authorizer.js';
 import { registerObjects } from './lib/objects.js';
+import { escapeProperty } from './escaping.js';
 import type { CelSchema } from './schema.js';
 
 export type EnvKind = 'validating' | 'mutating' | 'webhookMatchCondition' | 'schemaRule';
@@ -125,7 +126,7 @@ export function checkerFor(kind: EnvKind, schemas: EnvSchemas = {}): Environment
   const env = baseFor(kind).clone();
   const names = variableNames(kind);
   if (kind === 'schemaRule') {
-    const selfType = declareSchemaType(env, 'Self', schemas.object);
+    const selfType = declareSchemaType(env, 'Self', schemas.object, true);
     env.registerVariable('self', selfType);
     // An optional's methods (hasValue, orValue…) are checked against dyn: the library declares no optional<T> variables.
     env.registerVariable('oldSelf', schemas.optionalOldSelf ? 'dyn' : selfType);
@@ -162,9 +163,26 @@ function declareRoot(env: Environment, name: string, s: CelSchema | undefined): 
   return type;
 }
 
-/** Registers the struct types a schema needs (children first) and returns the CEL type string. */
-export function declareSchemaType(env: Environment, name: string, s: CelSchema | undefined): string {
+/**
+ * Registers the struct types a schema needs (children first) and returns the CEL type string.
+ * `escaped`: fields are named as a CRD's rules name them (escaping.ts), and a property with no
+ * CEL name is left out; admission policies name them as they are (Kubernetes only type-checks
+ * those against the schema for warnings, and runs them on the plain object).
+ */
+export function declareSchemaType(env: Environment, name: string, s: CelSchema | undefined, escaped = false, open = new Set<CelSchema>()): string {
   if (!s || s['x-kubernetes-int-or-string'] || s['x-kubernetes-embedded-resource']) return 'dyn';
+  // A schema inside itself (a CRD's JSONSchemaProps) is an object of unknown fields there, as
+  // Kubernetes' resolver replaces a circular $ref with a bare object.
+  if (open.has(s)) return 'map<string, dyn>';
+  open.add(s);
+  try {
+    return declareUncut(env, name, s, escaped, open);
+  } finally {
+    open.delete(s);
+  }
+}
+
+function declareUncut(env: Environment, name: string, s: CelSchema, escaped: boolean, open: Set<CelSchema>): string {
   switch (s.type) {
     case 'string':
       return 'string';
@@ -175,12 +193,15 @@ export function declareSchemaType(env: Environment, name: string, s: CelSchema |
     case 'boolean':
       return 'bool';
     case 'array':
-      return `list<${declareSchemaType(env, name, s.items)}>`;
+      return `list<${declareSchemaType(env, name, s.items, escaped, open)}>`;
     case 'object': {
-      if (typeof s.additionalProperties === 'object') return `map<string, ${declareSchemaType(env, name, s.additionalProperties)}>`;
+      if (typeof s.additionalProperties === 'object') return `map<string, ${declareSchemaType(env, name, s.additionalProperties, escaped, open)}>`;
       if (!s.properties || s['x-kubernetes-preserve-unknown-fields']) return 'map<string, dyn>';
       const fields: Record<string, string> = {};
-      for (const [prop, ps] of Object.entries(s.properties)) fields[prop] = declareSchemaType(env, `${name}.${typeSafe(prop)}`, ps);
+      for (const [prop, ps] of Object.entries(s.properties)) {
+        const field = escaped ? escapeProperty(prop) : prop;
+        if (field !== undefined) fields[field] = declareSchemaType(env, `${name}.${typeSafe(prop)}`, ps, escaped, open);
+      }
       env.registerType(name, { fields });
       return name;
     }

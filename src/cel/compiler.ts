@@ -17,6 +17,7 @@ import type { VariableProgram } from './activation.js';
 import { withBounds } from './budget.js';
 import { costExceededDetail, estimate, fromSchema, STATIC_COST_LIMIT, type Estimate } from './cost.js';
 import { CelEvaluationError, compileFieldError, type CelFieldError, type CelIssue } from './errors.js';
+import { kubernetesHas } from './has-macro.js';
 import { needsOf, type ProgramNeeds } from './program-needs.js';
 import { bindRegexCalls } from './regex-calls.js';
 import { propertySchema, type CelSchema } from './schema.js';
@@ -98,12 +99,13 @@ export class PolicyCompiler {
     let checked: TypeCheckResult;
     let parsed: ParseResult;
     try {
-      checked = this.checkEnv().check(rw.text);
+      checked = checkParsed(this.checkEnv(), rw.text);
       if (!checked.valid) {
         const err = checked.error!;
         return fail([{ message: kubernetesWording(err.code, err.summary), start: toOrigin(err.range?.start) }]);
       }
       parsed = this.evaluator.parse(rw.text);
+      kubernetesHas(parsed.ast as ASTNode);
     } catch (e) {
       const err = e as { code?: string; summary?: string; message: string; range?: { start: number } };
       return fail([{ message: kubernetesWording(err.code, err.summary ?? err.message), start: toOrigin(err.range?.start) }]);
@@ -195,6 +197,13 @@ export class PolicyCompiler {
 }
 
 let nextVariablesType = 0;
+
+/** Type-checks an expression with has() as cel-go's (a parse error is thrown, as env.check would report it). */
+function checkParsed(env: Environment, text: string): TypeCheckResult {
+  const parsed = env.parse(text);
+  kubernetesHas(parsed.ast as ASTNode);
+  return parsed.check();
+}
 
 /** The library's messages, in cel-go's words where Kubernetes users know them. */
 function kubernetesWording(code: string | undefined, summary: string): string {

@@ -7,7 +7,8 @@
  */
 import type { ASTNode } from '@marcbachmann/cel-js';
 import { RE2_MATCHES } from './lib/regex.js';
-import { propertySchema, type CelSchema } from './schema.js';
+import { escapeProperty } from './escaping.js';
+import { minSerializedSize, propertySchema, type CelSchema } from './schema.js';
 
 /** Kubernetes' per-expression static limit (StaticEstimatedCostLimit). */
 export const STATIC_COST_LIMIT = 10_000_000;
@@ -32,29 +33,28 @@ export interface Estimate {
 
 export type Scope = ReadonlyMap<string, Estimate>;
 
-function minJsonSize(s: CelSchema | undefined): number {
-  switch (s?.type) {
-    case 'string':
-    case 'object':
-    case 'array':
-      return 2;
-    case 'boolean':
-      return 4;
-    default:
-      return 1;
-  }
-}
-
-/** The largest size of a value of this schema (characters, items or entries). */
+/**
+ * The largest size of a value of this schema (characters, items or entries), as Kubernetes'
+ * SchemaDeclType bounds it (apiserver/pkg/cel/common/schemas.go): a string's maxLength in bytes
+ * (4 per code point), an enum's longest value, a date or duration's longest text, else what fits
+ * in the largest request; a list or map's maxItems/maxProperties, else as many of its smallest
+ * element as fit in the largest request.
+ */
 export function sizeOf(s: CelSchema | undefined): number {
   if (!s) return MAX_REQUEST_BYTES;
+  if (s['x-kubernetes-int-or-string']) return s.maxLength !== undefined ? Math.max(0, s.maxLength) * 4 : MAX_REQUEST_BYTES - 2;
   switch (s.type) {
     case 'string':
-      return s.maxLength ?? MAX_REQUEST_BYTES - 2;
+      if (s.format === 'byte') return s.maxLength !== undefined ? Math.max(0, s.maxLength) : MAX_REQUEST_BYTES - 2;
+      if (s.format === 'duration' || s.format === 'date-time') return 32;
+      if (s.format === 'date') return 12;
+      if (s.maxLength !== undefined) return Math.max(0, s.maxLength) * 4;
+      if (s.enum && s.enum.length > 0) return Math.max(0, ...s.enum.map((v) => (typeof v === 'string' ? Buffer.byteLength(v) : 0)));
+      return MAX_REQUEST_BYTES - 2;
     case 'array':
-      return s.maxItems ?? Math.floor(MAX_REQUEST_BYTES / (minJsonSize(s.items) + 1));
+      return s.maxItems ?? Math.floor((MAX_REQUEST_BYTES - 2) / (minSerializedSize(s.items) + 1));
     case 'object':
-      if (typeof s.additionalProperties === 'object') return s.maxProperties ?? Math.floor(MAX_REQUEST_BYTES / (minJsonSize(s.additionalProperties) + 4));
+      if (typeof s.additionalProperties === 'object') return s.maxProperties ?? Math.floor((MAX_REQUEST_BYTES - 2) / (minSerializedSize(s.additionalProperties) + 6));
       return s.properties ? Object.keys(s.properties).length : MAX_REQUEST_BYTES;
     default:
       return 1;
@@ -81,7 +81,7 @@ export function estimate(node: ASTNode, scope: Scope): Estimate {
     case '.?': {
       const [target, field] = node.args;
       const t = estimate(target, scope);
-      const s = propertySchema(t.schema, field);
+      const s = propertySchema(t.schema, field) ?? escapedPropertySchema(t.schema, field);
       return s ? { ...fromSchema(s), cost: t.cost + 1 } : unknown(t.cost + 1);
     }
     case '[]':
@@ -145,7 +145,9 @@ function estimateCall(name: string, receiver: ASTNode | undefined, args: ASTNode
   if (receiver && COMPREHENSIONS.has(name) && args[0]?.op === 'id') {
     const range = estimate(receiver, scope);
     const inner = new Map(scope);
-    inner.set(args[0].args as string, range.elem ?? (range.schema && typeof range.schema.additionalProperties === 'object' ? { cost: 0, size: MAX_REQUEST_BYTES } : unknown(0)));
+    // A map's keys are Kubernetes' bare string type, which declares no size (MaxElements 0): the
+    // estimator takes them as empty, so `self.all(k, k.matches(…))` costs the map's size, not 3 MiB per key.
+    inner.set(args[0].args as string, range.elem ?? (range.schema && typeof range.schema.additionalProperties === 'object' ? { cost: 0, size: 0 } : unknown(0)));
     const steps = args.slice(1).map((a) => estimate(a, inner));
     const stepCost = sum(steps) + 1;
     const out: Estimate = { cost: range.cost + range.size * stepCost, size: name === 'map' || name === 'filter' ? range.size : 1 };
@@ -177,6 +179,13 @@ function estimateCall(name: string, receiver: ASTNode | undefined, args: ASTNode
     size = subject.size;
   }
   return { cost, size, elem: r?.elem };
+}
+
+/** A property a CRD rule names by its escaped name (`__namespace__`, `x__dash__y`). */
+function escapedPropertySchema(s: CelSchema | undefined, field: string): CelSchema | undefined {
+  if (!s?.properties || !field.includes('__')) return undefined;
+  for (const [name, ps] of Object.entries(s.properties)) if (escapeProperty(name) === field) return ps;
+  return undefined;
 }
 
 function sum(es: Estimate[]): number {

@@ -7,6 +7,7 @@ import { Environment, type EnvironmentOptions } from '@marcbachmann/cel-js';
 import { registerConversions } from './lib/conversions.js';
 import { ipNamespaceConstant, registerIP } from './lib/ip.js';
 import { registerLists } from './lib/lists.js';
+import { registerOptionalEquality } from './lib/optionals.js';
 import { registerQuantity } from './lib/quantity.js';
 import { registerRegex } from './lib/regex.js';
 import { registerStrings } from './lib/strings.js';
@@ -27,6 +28,7 @@ export function createCelEnvironment(options: EnvironmentOptions = {}): Environm
   registerConversions(env);
   registerStrings(env);
   registerLists(env);
+  registerOptionalEquality(env);
   registerRegex(env);
   registerURL(env);
   registerIP(env);

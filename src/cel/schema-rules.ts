@@ -135,8 +135,8 @@ export class SchemaRuleScope {
   /** The root variables of a rule: oldSelf an optional for an optionalOldSelf rule. */
   context(optionalOldSelf: boolean): object {
     if (!this.plain) {
-      const old = this.values.oldSelf === undefined ? undefined : jsonToCel(this.values.oldSelf, this.schema);
-      const self = jsonToCel(this.values.self, this.schema);
+      const old = this.values.oldSelf === undefined ? undefined : jsonToCel(this.values.oldSelf, this.schema, true);
+      const self = jsonToCel(this.values.self, this.schema, true);
       this.plain = { self, oldSelf: old ?? null };
       this.optional = { self, oldSelf: old === undefined ? Optional.none() : Optional.of(old) };
     }

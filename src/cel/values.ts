@@ -7,10 +7,16 @@
  */
 import { Optional } from '@marcbachmann/cel-js';
 import { Duration } from '@marcbachmann/cel-js/evaluator';
+import { escapeProperty } from './escaping.js';
 import { propertySchema, type CelSchema } from './schema.js';
 
-/** Objects come out with a null prototype so a `__proto__` key stays an ordinary key. */
-export function jsonToCel(value: unknown, schema?: CelSchema): unknown {
+/**
+ * Objects come out with a null prototype so a `__proto__` key stays an ordinary key.
+ * `escaped` (a CRD's rules): the properties of an object the schema declares properties of are
+ * keyed by their CEL names (escaping.ts), and a null one is absent, as Kubernetes' unstructured
+ * values read them (`has(self.x)` is false and `self.x` no such key when x is null).
+ */
+export function jsonToCel(value: unknown, schema?: CelSchema, escaped = false): unknown {
   switch (typeof value) {
     case 'number':
       return numberToCel(value, schema);
@@ -18,10 +24,14 @@ export function jsonToCel(value: unknown, schema?: CelSchema): unknown {
       if (value === null) return null;
       if (Array.isArray(value)) {
         const items = schema?.items;
-        return value.map((v) => jsonToCel(v, items));
+        return value.map((v) => jsonToCel(v, items, escaped));
       }
       const out: Record<string, unknown> = Object.create(null);
-      for (const [k, v] of Object.entries(value)) out[k] = jsonToCel(v, propertySchema(schema, k));
+      const struct = escaped && schema?.properties !== undefined;
+      for (const [k, v] of Object.entries(value)) {
+        if (struct && v === null) continue;
+        out[struct ? (escapeProperty(k) ?? k) : k] = jsonToCel(v, propertySchema(schema, k), escaped);
+      }
       return out;
     }
     default:

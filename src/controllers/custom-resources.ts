@@ -20,7 +20,7 @@ import { mergeMap } from 'rxjs/internal/operators/mergeMap';
 import { Subject } from 'rxjs/internal/Subject';
 import type { Subscription } from 'rxjs/internal/Subscription';
 import { CRD_CLEANUP_FINALIZER } from '../registry/kinds.js';
-import { customKindOf, namesOf, type CustomNames } from '../registry/kinds.js';
+import { apiApprovalCondition, customKindOf, namesOf, type CustomNames } from '../registry/kinds.js';
 import { isObject, listAt, objectAt, stringAt } from '../registry/kinds.js';
 import type { KindRegistry } from '../registry/kinds.js';
 import type { KindStrategy } from '../registry/kinds.js';
@@ -147,6 +147,8 @@ class CustomResources {
           { type: 'NamesAccepted', status: 'True', reason: 'NoConflicts', message: 'no conflicts found' },
           { type: 'Established', status: 'True', reason: 'InitialNamesAccepted', message: 'the initial names have been accepted' },
         ];
+    const approval = apiApprovalCondition(crd);
+    if (approval) conditions.push(approval);
     await this.writeStatus(name, conditions, served?.names);
   }
 

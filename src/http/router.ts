@@ -25,7 +25,18 @@ export interface ResourceRoute {
   subresource?: 'status' | 'scale';
   /** The deprecated /watch/ prefix was used. */
   watchPrefix: boolean;
+  /** A path a client hard-codes under a Kubernetes group name (KUBECTL_CRD_LIST): read, never written. */
+  readOnly?: true;
 }
+
+/**
+ * kubectl, on a kind its OpenAPI does not know, asks whether a CRD defines it by listing
+ * /apis/apiextensions.k8s.io/v1/customresourcedefinitions (cli-runtime's CRDFromDynamic); a 404
+ * there makes it print "failed to check CRD: failed to list CRDs" where kube-apiserver's answer lets
+ * it go on to "no matches for kind … in version …". So that one path lists orchd's CRDs, read only
+ * and in no discovery document, as the meta.k8s.io Table keeps its name for the clients that ask.
+ */
+const KUBECTL_CRD_LIST = { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', servedAs: 'apiextensions.orch.io' };
 
 /** What a write through the main resource or /status is, for the field manager (/scale is written as the main resource). */
 export const statusOrMain = (r: ResourceRoute): { kind: KindStrategy; version: string; subresource?: 'status' } => ({
@@ -77,6 +88,11 @@ export function route(path: string, lookup: KindLookup): Route | undefined {
 
 function resourcePath(group: string, version: string, rest: string[], lookup: KindLookup): Route | undefined {
   if (rest.length === 0) return { type: 'discovery', path: 'groupVersion', group, version };
+  const c = KUBECTL_CRD_LIST;
+  if (group === c.group && version === c.version && rest.length === 1 && rest[0] === c.plural) {
+    const kind = lookup(c.servedAs, version, c.plural);
+    return kind ? { type: 'resource', kind, version, watchPrefix: false, readOnly: true } : undefined;
+  }
   let watchPrefix = false;
   if (rest[0] === 'watch') {
     watchPrefix = true;

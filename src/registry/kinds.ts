@@ -4,6 +4,7 @@
  */
 export * from '../resources/cluster-role.js';
 export * from '../resources/cluster-role-binding.js';
+export { apiApprovalCondition } from '../resources/crd/api-approval.js';
 export * from '../resources/crd/custom-kind.js';
 export * from '../resources/custom-resource-definition.js';
 export * from '../resources/field-check.js';

@@ -6,7 +6,7 @@
  * server's KindRegistry and marks the CRD Established; a deleted CRD's objects go before it does.
  */
 import { crdSchema, CRD_GROUP } from './crd/crd-schema.js';
-import { validateCrd, validateCrdUpdate, validateNames } from './crd/validate-crd.js';
+import { validateCrdCreate, validateCrdUpdate, validateNames } from './crd/validate-crd.js';
 import { FieldPath } from './field-errors.js';
 import { defaultField, isObject, listAt, objectAt, stringAt } from './json-access.js';
 import type { KindStrategy } from './strategy.js';
@@ -69,7 +69,7 @@ export const customResourceDefinition = {
   applyDefaults,
   prepareForCreate,
   prepareForUpdate,
-  validate: validateCrd,
+  validate: validateCrdCreate,
   validateUpdate: (crd, old) => validateCrdUpdate(crd, old, crdCondition(old, 'Established')),
   validateStatusUpdate: (crd) => validateNames(objectAt(objectAt(crd, 'status'), 'acceptedNames'), FieldPath.root('status').child('acceptedNames'), false),
   tableColumns: [

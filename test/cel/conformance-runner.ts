@@ -7,6 +7,7 @@ import { Optional } from '@marcbachmann/cel-js';
 import { Duration, UnsignedInt } from '@marcbachmann/cel-js/evaluator';
 import { tests } from '@bufbuild/cel-spec/testdata/conformance.js';
 import { createCelEnvironment } from '../../src/cel/environment.js';
+import { kubernetesHas } from '../../src/cel/has-macro.js';
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -84,7 +85,10 @@ export function runCase(c: Case): Outcome {
     const expected = t.value ? tag(fromValue(t.value)) : t.typedResult?.result ? tag(fromValue(t.typedResult.result)) : expectError ? undefined : 'b:true';
     let got: unknown;
     try {
-      got = env.evaluate(c.expr, bindings);
+      // has() as the compiler runs it (has-macro.ts), not the library's own.
+      const parsed = env.parse(c.expr);
+      kubernetesHas(parsed.ast);
+      got = parsed(bindings);
     } catch (e) {
       if (expectError) return { ok: true };
       return { ok: false, why: `error: ${(e as Error).message.split('\n')[0]}` };

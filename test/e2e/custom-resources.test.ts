@@ -130,6 +130,7 @@ describe('a CRD comes and goes', () => {
     // A built-in kind's names are taken too.
     const eventz = crdOf('events.orch.io', 'eventz', 'Event');
     eventz.spec.names.singular = 'eventz';
+    eventz.metadata.annotations = { 'api-approved.kubernetes.io': 'unapproved, a test of names' };
     await call(base(), 'POST', CRDS, eventz);
     const builtIn = await until('refused', () => call(base(), 'GET', `${CRDS}/eventz.events.orch.io`), (g) => (g.body.status.conditions ?? []).length > 0);
     expect(builtIn.body.status.conditions[0]).toMatchObject({ status: 'False', reason: 'KindConflict', message: '"Event" is already in use' });

@@ -226,3 +226,100 @@ describe('refusals of a schema, each with its field path', () => {
     expect(refusals(costly, { big: { s: 'x'.repeat(1000) } })).toEqual([]);
   });
 });
+
+describe("error shapes, to the character (kube-apiserver 1.36's field errors)", () => {
+  const shapes = servedAt(
+    customKindOf({
+      ...crd,
+      spec: {
+        ...crd.spec,
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: {
+              openAPIV3Schema: {
+                type: 'object',
+                properties: {
+                  spec: {
+                    type: 'object',
+                    properties: {
+                      addresses: { type: 'array', items: { type: 'string', oneOf: [{ format: 'ipv4' }, { format: 'ipv6' }] } },
+                      either: { type: 'string', anyOf: [{ maxLength: 2 }, { pattern: '^x' }] },
+                      both: { type: 'integer', allOf: [{ minimum: 1 }, { maximum: 3 }] },
+                      notThree: { type: 'integer', not: { enum: [3] } },
+                      ports: {
+                        type: 'array',
+                        'x-kubernetes-list-type': 'map',
+                        'x-kubernetes-list-map-keys': ['protocol', 'name'],
+                        items: { type: 'object', required: ['name', 'protocol'], properties: { protocol: { type: 'string' }, name: { type: 'string' } } },
+                      },
+                      set: { type: 'array', 'x-kubernetes-list-type': 'set', items: { type: 'object', 'x-kubernetes-map-type': 'atomic', 'x-kubernetes-preserve-unknown-fields': true } },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        ],
+      },
+    } as any),
+    'v1',
+  );
+  const spec = (s: Record<string, unknown>) => messages(shapes.validate(thing(s)));
+
+  it.each<[string, Record<string, unknown>, string[]]>([
+    [
+      'oneOf with none valid: the composite error on no field, then the closest alternative\'s errors',
+      { addresses: ['1.2.3.4', 'nope'] },
+      ['<nil>: Invalid value: "": "spec.addresses[1]" must validate one and only one schema (oneOf). Found none valid', 'spec.addresses[1]: Invalid value: "nope": spec.addresses[1] in body must be of type ipv4: "nope"'],
+    ],
+    ['anyOf with none valid', { either: 'abc' }, ['<nil>: Invalid value: "": "spec.either" must validate at least one schema (anyOf)', "spec.either: Too long: may not be more than 2 bytes"]],
+    [
+      'allOf: each failure, then the composite',
+      { both: 5 },
+      ['spec.both: Invalid value: 5: spec.both in body should be less than or equal to 3', '<nil>: Invalid value: "": "spec.both" must validate all the schemas (allOf)'],
+    ],
+    ['not', { notThree: 3 }, ['<nil>: Invalid value: "": "spec.notThree" must not validate the schema (not)']],
+    ['a list-map duplicate: its keys as a Go map, sorted', { ports: [{ protocol: 'TCP', name: 'a' }, { protocol: 'TCP', name: 'a' }] }, ['spec.ports[1]: Duplicate value: {"name":"a","protocol":"TCP"}']],
+    ['a set duplicate of objects: keys sorted, Go escaping', { set: [{ b: '<', a: 1 }, { a: 1, b: '<' }] }, ['spec.set[1]: Duplicate value: {"a":1,"b":"\\u003c"}']],
+  ])('%s', (_name, s, want) => {
+    expect(spec(s)).toEqual(want);
+  });
+});
+
+describe('validation ratcheting (Kubernetes 1.33): an update that leaves an invalid value as it was is accepted', () => {
+  // Stored before the schema was tightened: a name too long, replicas above the maximum (a CEL rule), a port of 0.
+  const stored = () => thing({ name: 'TooLongName', replicas: 9, maxReplicas: 5, ports: [{ name: 'p', port: 0 }] });
+  const labelled = () => ({ ...stored(), metadata: { ...stored().metadata, labels: { team: 'a' } } });
+
+  it('a label added (kubectl label): no schema error, no CEL error', () => {
+    expect(messages(kind.validateUpdate!(labelled(), stored()))).toEqual([]);
+  });
+
+  it('a change elsewhere in the same object leaves the untouched values ratcheted, the rules on changed values run', () => {
+    const next = stored();
+    next.spec.colour = 'red';
+    // spec changed, so spec's own rule runs again; name and ports[0] did not, so their errors stay dropped.
+    expect(messages(kind.validateUpdate!(next, stored()))).toEqual(['spec: Invalid value: replicas 9 above 5']);
+  });
+
+  it('an invalid value that changes is refused, even to another invalid one', () => {
+    const next = stored();
+    next.spec.name = 'StillTooLong';
+    expect(messages(kind.validateUpdate!(next, stored()))).toContain('spec.name: Too long: may not be more than 10 bytes');
+  });
+
+  it('map-list items pair by key: an untouched item keeps its ratchet while another is added', () => {
+    const next = stored();
+    next.spec.ports = [{ name: 'p', port: 0 }, { name: 'q', port: 0 }];
+    expect(messages(kind.validateUpdate!(next, stored())).filter((m) => m.startsWith('spec.ports'))).toEqual([
+      'spec.ports[1].port: Invalid value: 0: spec.ports[1].port in body should be greater than or equal to 1',
+    ]);
+  });
+
+  it('a create is never ratcheted', () => {
+    expect(messages(kind.validate(stored())).length).toBeGreaterThan(0);
+  });
+});

@@ -126,9 +126,13 @@ describe('CEL rules of the schema', () => {
     expect(pairs(rulesAt(rules))).toEqual(expected);
   });
 
-  it('words a compile error as cel-go does, with the rule as the value', () => {
-    const [e] = rulesAt([{ rule: 'self.colour == "red"' }]);
-    expect(formatFieldError(e!)).toMatch(/^spec\.versions\[0\]\.schema\.openAPIV3Schema\.properties\[spec\]\.x-kubernetes-validations\[0\]\.rule: Invalid value: .*"rule":"self\.colour == \\"red\\"".*: compilation failed: ERROR: <input>:1:6: undefined field 'colour'/);
+  it("words a compile error as kube-apiserver 1.36 does: the value is its internal apiextensions.ValidationRule, as Go's json.Marshal writes it", () => {
+    const [e] = rulesAt([{ rule: 'self.colour == "red" && self.size < 3', reason: 'FieldValueForbidden' }]);
+    expect(formatFieldError(e!)).toBe(
+      `${S}.properties[spec].x-kubernetes-validations[0].rule: Invalid value: ` +
+        '{"Rule":"self.colour == \\"red\\" \\u0026\\u0026 self.size \\u003c 3","Message":"","MessageExpression":"","Reason":"FieldValueForbidden","FieldPath":"","OptionalOldSelf":null}: ' +
+        "compilation failed: ERROR: <input>:1:6: undefined field 'colour'\n | self.colour == \"red\" && self.size < 3\n | .....^",
+    );
   });
 
   it('oldSelf only where old and new can be paired: not inside an atomic list', () => {
@@ -158,7 +162,7 @@ describe('CEL rules of the schema', () => {
 
   it('rules each within the per-rule limit, together over the limit for the whole schema: the costliest four named, then the total', () => {
     const rules = (n: number) => Array.from({ length: n }, (_, i) => ({ rule: `self.matches('^x*${'y?'.repeat(48)}$') || ${i} < 0` }));
-    const big = (n: number) => (_c: unknown, s: any) => (spec(s).properties.big = { type: 'string', maxLength: 3_000_000, 'x-kubernetes-validations': rules(n) });
+    const big = (n: number) => (_c: unknown, s: any) => (spec(s).properties.big = { type: 'string', maxLength: 750_000, 'x-kubernetes-validations': rules(n) });
     const errs = errorsOf(big(14));
     const rule = (i: number) => ['FieldValueForbidden', `${S}.properties[spec].properties[big].x-kubernetes-validations[${i}].rule`];
     expect(pairs(errs)).toEqual([rule(0), rule(1), rule(2), rule(3), ['FieldValueForbidden', S]]);
@@ -200,5 +204,37 @@ describe('updates', () => {
     crdKind.prepareForUpdate(dropped);
     expect(dropped.status.storedVersions).toEqual(['v1', 'v2']);
     expect(pairs(crdKind.validateUpdate(dropped, old))).toEqual([['FieldValueInvalid', 'status.storedVersions[0]']]);
+  });
+});
+
+describe('how often a rule may run, as kube-apiserver bounds it', () => {
+  const R = (p: string) => `${S}.properties[spec].properties[${p}]`;
+  const item = { type: 'object', required: ['name'], properties: { name: { type: 'string', maxLength: 64 } }, 'x-kubernetes-validations': [{ rule: "self.name != 'x'" }] };
+
+  it('under lists with no maxItems, nested: as many items as fit in a request, not the product of the unbounded sizes', () => {
+    // The item's smallest JSON is {"name":""}: 12 bytes, so 3 MiB / 13 items at most, each rule run
+    // costing a few units: well under 10M (the product of both lists' bounds is ~10^11).
+    expect(errorsOf((_c, s) => (spec(s).properties.groups = { type: 'array', items: { type: 'array', items: item } }))).toEqual([]);
+  });
+
+  it('bounded lists multiply their maxItems', () => {
+    const rules = [{ rule: 'self.all(x, self.all(y, x == y))' }];
+    const list = (maxItems: number) => ({ type: 'array', maxItems, items: { type: 'string', maxLength: 8 }, 'x-kubernetes-validations': rules });
+    expect(errorsOf((_c, s) => (spec(s).properties.tags = { type: 'array', maxItems: 10, items: list(100) }))).toEqual([]);
+    const errs = errorsOf((_c, s) => (spec(s).properties.tags = { type: 'array', maxItems: 10_000, items: list(100) }));
+    // 10,000 × 100 × 100 comparisons: over the rule's limit (and so over the schema's total too).
+    expect(formatFieldError(errs[0]!)).toBe(
+      `${R('tags')}.items.x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of 80.2x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)`,
+    );
+  });
+
+  it('a string sized by maxLength counts 4 bytes a code point; an enum, its longest value', () => {
+    const matches = [{ rule: "self.matches('^[a-z]+(-[a-z]+)*$')" }];
+    // 100 strings of up to 3 MiB: ceil(3 MiB × 0.1) × ceil(20 × 0.25) each, refused; with a maxLength
+    // of 63 (252 bytes: 26 × 5) or an enum (10 bytes), accepted.
+    const under = (str: object) => (_c: unknown, s: any) => (spec(s).properties.names = { type: 'array', maxItems: 100, items: { ...str, 'x-kubernetes-validations': matches } });
+    expect(formatFieldError(errorsOf(under({ type: 'string' }))[0]!)).toMatch(/^.*\.items\.x-kubernetes-validations\[0\]\.rule: Forbidden: estimated rule cost exceeds budget by factor of 15\.7x/);
+    expect(errorsOf(under({ type: 'string', maxLength: 63 }))).toEqual([]);
+    expect(errorsOf(under({ type: 'string', enum: ['alpha', 'beta-gamma'] }))).toEqual([]);
   });
 });

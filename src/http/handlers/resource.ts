@@ -28,6 +28,7 @@ export async function handleResource(request: Request): Promise<string> {
   const r = { ...request, route: readingEveryNamespace(request.route, method) };
   const { route } = r;
   checkRouteNames(route);
+  if (route.readOnly && method !== 'GET') throw E.methodNotAllowed(method);
   const params = r.url.searchParams;
   if (route.watchPrefix || (method === 'GET' && route.name === undefined && Q.flag(params, 'watch'))) {
     if (method !== 'GET') throw E.methodNotAllowed(method);

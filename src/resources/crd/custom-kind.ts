@@ -15,6 +15,7 @@ import type { KubeObject } from '../types.js';
 import { SchemaRules } from './custom-rules.js';
 import { compileJsonPath, evaluateJsonPath, printed } from './json-path.js';
 import { applySchemaDefaults, pruneResource } from './prune-defaults.js';
+import { ratchetSchemaErrors } from './ratcheting.js';
 import { parseRuleFieldPath, valueAtPath } from './rule-field-path.js';
 import { validateValue } from './value-validation.js';
 
@@ -85,7 +86,7 @@ function versionStrategy(v: JsonObject, c: Common, opts: CustomKindOptions): Kin
   const hasStatus = isObject(subresources?.status);
   const statusSchema = raw.properties?.status;
   const check = (obj: KubeObject, old: KubeObject | undefined): FieldError[] => {
-    const errs = [...validateValue(obj, raw, FieldPath.root(''), true), ...scaleErrors(obj, scale)];
+    const errs = [...ratchetSchemaErrors(validateValue(obj, raw, FieldPath.root(''), true), raw, obj, old), ...scaleErrors(obj, scale)];
     return [...errs, ...celErrors(rules, raw, obj, old, errs)];
   };
   return {
@@ -107,7 +108,8 @@ function versionStrategy(v: JsonObject, c: Common, opts: CustomKindOptions): Kin
     validate: (obj) => check(obj, undefined),
     validateUpdate: (obj, old) => check(obj, old),
     validateStatusUpdate: (obj, old) => {
-      const errs = [...(statusSchema ? validateValue(obj.status, statusSchema, FieldPath.root('status')) : []), ...scaleErrors(obj, scale, true)];
+      const statusErrs = statusSchema ? ratchetSchemaErrors(validateValue(obj.status, statusSchema, FieldPath.root('status')), raw, obj, old) : [];
+      const errs = [...statusErrs, ...scaleErrors(obj, scale, true)];
       return [...errs, ...celErrors(rules, raw, obj, old, errs)];
     },
     tableColumns: columnsOf(listAt(v, 'additionalPrinterColumns')),

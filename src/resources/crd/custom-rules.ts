@@ -61,20 +61,25 @@ export class SchemaRules {
   validate(schema: Schema, obj: unknown, old: unknown): FieldError[] {
     const errs: FieldError[] = [];
     const budget: RuleBudget = { remaining: SCHEMA_RULES_OBJECT_BUDGET, timeoutMs: 1000 };
-    this.walk(schema, obj, old, FieldPath.root(''), errs, budget);
+    this.walk(schema, obj, old, FieldPath.root(''), errs, budget, false);
     return errs;
   }
 
-  /** false once the budget is gone: nothing more runs. */
-  private walk(s: Schema, v: unknown, old: unknown, p: FieldPath, errs: FieldError[], budget: RuleBudget): boolean {
+  /**
+   * false once the budget is gone: nothing more runs. parentUnchanged: the nearest value above that
+   * is paired with a stored one equals it (ratcheting: a rule without oldSelf that fails on a value
+   * left as it was is not an error, as kube-apiserver ratchets it since 1.33).
+   */
+  private walk(s: Schema, v: unknown, old: unknown, p: FieldPath, errs: FieldError[], budget: RuleBudget, parentUnchanged: boolean): boolean {
     if (v === undefined || v === null) return true;
+    const unchanged = old === undefined ? parentUnchanged : jsonEqual(v, old);
     const node = this.byNode.get(s);
-    if (node && !this.run(node, s, v, old, p, errs, budget)) return false;
-    for (const sub of s.allOf ?? []) if (!this.walk(sub, v, old, p, errs, budget)) return false;
+    if (node && !this.run(node, s, v, old, p, errs, budget, unchanged)) return false;
+    for (const sub of s.allOf ?? []) if (!this.walk(sub, v, old, p, errs, budget, parentUnchanged)) return false;
     if (Array.isArray(v)) {
       if (!s.items) return true;
       const pair = pairItems(s, old);
-      for (let i = 0; i < v.length; i++) if (!this.walk(s.items, v[i], pair(v[i]), p.index(i), errs, budget)) return false;
+      for (let i = 0; i < v.length; i++) if (!this.walk(s.items, v[i], pair(v[i]), p.index(i), errs, budget, unchanged)) return false;
       return true;
     }
     if (!isObject(v)) return true;
@@ -82,12 +87,12 @@ export class SchemaRules {
     for (const [k, child] of Object.entries(v)) {
       const declared = s.properties && Object.hasOwn(s.properties, k) ? s.properties[k] : undefined;
       const sub = declared ?? (isObject(s.additionalProperties) ? s.additionalProperties : undefined);
-      if (sub && !this.walk(sub, child, oldMap?.[k], declared ? p.child(k) : p.key(k), errs, budget)) return false;
+      if (sub && !this.walk(sub, child, oldMap?.[k], declared ? p.child(k) : p.key(k), errs, budget, unchanged)) return false;
     }
     return true;
   }
 
-  private run(node: NodeRules, s: Schema, v: unknown, old: unknown, p: FieldPath, errs: FieldError[], budget: RuleBudget): boolean {
+  private run(node: NodeRules, s: Schema, v: unknown, old: unknown, p: FieldPath, errs: FieldError[], budget: RuleBudget, unchanged: boolean): boolean {
     const type = s.type ?? 'object';
     const shown = type === 'object' || type === 'array' ? undefined : v;
     const scope = new SchemaRuleScope({ self: v, ...(old !== undefined ? { oldSelf: old } : {}) }, node.self);
@@ -120,6 +125,7 @@ export class SchemaRules {
         return false;
       }
       if (result === true) continue;
+      if (unchanged && !r.compiled.usesOldSelf) continue;
       const at = r.fieldPath.reduce((fp, name) => fp.child(name), p);
       errs.push(failure(at, shown, this.message(r, scope, budget), r.source.reason));
     }

@@ -5,7 +5,7 @@
  * lists, sets or atomic maps), and each rule's estimated cost times how often it may run (every item
  * of the lists and maps above it) stays under 10M, all of them together under 100M.
  */
-import { compileSchemaRule, type CelSchema } from '../../cel/index.js';
+import { compileSchemaRule, minSerializedSize, type CelSchema } from '../../cel/index.js';
 import { FieldPath, forbidden, invalid, type FieldError } from '../field-errors.js';
 import { isObject, type JsonObject } from '../json-access.js';
 import type { Schema } from '../schema.js';
@@ -16,23 +16,13 @@ export const STATIC_RULE_COST_LIMIT = 10_000_000;
 export const STATIC_CRD_COST_LIMIT = 100_000_000;
 const MAX_REQUEST_BYTES = 3 * 1024 * 1024;
 
-/** The smallest JSON a value of the schema serializes to, for how many fit in a request. */
-function minSize(s: JsonObject | undefined): number {
-  switch (s?.type) {
-    case 'boolean':
-      return 4;
-    case 'number':
-    case 'integer':
-      return 1;
-    default:
-      return 2;
-  }
-}
-
-/** The most times a rule below a list or map of this schema may run per item of it. */
-function itemsAtMost(container: JsonObject): number {
-  const item = isObject(container.items) ? container.items : isObject(container.additionalProperties) ? container.additionalProperties : undefined;
-  return Math.floor(MAX_REQUEST_BYTES / (minSize(item) + 1));
+/**
+ * How often a rule may run when a list or map above it has no maxItems/maxProperties: as many
+ * values of its node as fit in the largest request (kube's maxCardinality), not the product of the
+ * unbounded sizes above it.
+ */
+function maxCardinality(node: CelSchema): number {
+  return Math.floor(MAX_REQUEST_BYTES / (minSerializedSize(node) + 1));
 }
 
 /** Every rule's cost, for the CRD-wide limit. */
@@ -59,7 +49,8 @@ export class RuleCosts {
 /** Where a node sits for its rules: how often they may run, at the root or not, whether oldSelf can be paired there. */
 export class RuleContext {
   constructor(
-    readonly cardinality: number,
+    /** How many times the node may occur: the product of maxItems/maxProperties above it; undefined once one is missing (unbounded). */
+    readonly cardinality: number | undefined,
     readonly root: boolean,
     readonly costs: RuleCosts,
     /** The first list or map above where old and new values cannot be paired. */
@@ -67,8 +58,9 @@ export class RuleContext {
   ) {}
 
   child(_sub: JsonObject, o: { times?: number; perItemOf?: JsonObject; uncorrelatable?: FieldPath | undefined }): RuleContext {
-    const times = o.perItemOf ? (o.times ?? itemsAtMost(o.perItemOf)) : 1;
-    return new RuleContext(Math.min(Number.MAX_SAFE_INTEGER, this.cardinality * times), false, this.costs, this.uncorrelatable ?? o.uncorrelatable);
+    const times = o.perItemOf ? o.times : 1;
+    const cardinality = this.cardinality === undefined || times === undefined ? undefined : Math.min(Number.MAX_SAFE_INTEGER, this.cardinality * Math.max(0, times));
+    return new RuleContext(cardinality, false, this.costs, this.uncorrelatable ?? o.uncorrelatable);
   }
 }
 
@@ -95,6 +87,22 @@ export function selfSchema(s: Schema, root: boolean): CelSchema {
   };
 }
 
+/**
+ * A rule as kube-apiserver holds it when it reports one that does not compile: its internal
+ * apiextensions.ValidationRule, which json.Marshal writes with Go's field names, in their order.
+ */
+function internalRule(r: JsonObject): Record<string, unknown> {
+  const str = (v: unknown) => (typeof v === 'string' ? v : '');
+  return {
+    Rule: str(r.rule),
+    Message: str(r.message),
+    MessageExpression: str(r.messageExpression),
+    Reason: typeof r.reason === 'string' ? r.reason : null,
+    FieldPath: str(r.fieldPath),
+    OptionalOldSelf: typeof r.optionalOldSelf === 'boolean' ? r.optionalOldSelf : null,
+  };
+}
+
 /** Every error of the rules on one node: compilation, oldSelf where it cannot be paired, fieldPath, cost. */
 export function compileNodeRules(s: Schema, rules: unknown[], p: FieldPath, ctx: RuleContext): FieldError[] {
   const errs: FieldError[] = [];
@@ -111,14 +119,15 @@ export function compileNodeRules(s: Schema, rules: unknown[], p: FieldPath, ctx:
       String(rp),
     );
     if (!compiled.ok) {
-      for (const e of compiled.errors) errs.push(e.type === 'FieldValueInvalid' ? { ...e, value: r } : e);
+      for (const e of compiled.errors) errs.push(e.type === 'FieldValueInvalid' ? { ...e, value: internalRule(r) } : e);
       return;
     }
-    const cost = compiled.rule.cost * ctx.cardinality;
+    const times = ctx.cardinality ?? maxCardinality(self);
+    const cost = compiled.rule.cost * times;
     if (cost > STATIC_RULE_COST_LIMIT) errs.push(forbidden(rp.child('rule'), costMessage('estimated rule cost', cost, STATIC_RULE_COST_LIMIT)));
     ctx.costs.add(rp.child('rule'), cost);
     if (compiled.rule.message) {
-      const messageCost = compiled.rule.messageCost * ctx.cardinality;
+      const messageCost = compiled.rule.messageCost * times;
       if (messageCost > STATIC_RULE_COST_LIMIT) errs.push(forbidden(rp.child('messageExpression'), costMessage('estimated messageExpression cost', messageCost, STATIC_RULE_COST_LIMIT)));
       ctx.costs.add(rp.child('messageExpression'), messageCost);
     }

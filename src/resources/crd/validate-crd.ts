@@ -11,6 +11,7 @@ import { isObject, listAt, objectAt, stringAt, type JsonObject } from '../json-a
 import { validateImmutableField } from '../metadata.js';
 import type { Schema } from '../schema.js';
 import type { KubeObject } from '../types.js';
+import { validateApiApproval } from './api-approval.js';
 import { parseRuleFieldPath } from './rule-field-path.js';
 import { validateVersionSchema } from './validate-schema.js';
 
@@ -38,11 +39,16 @@ export function validateCrd(crd: KubeObject): FieldError[] {
   return errs;
 }
 
+/** A create: validateCrd, and the API approval of a protected group. */
+export function validateCrdCreate(crd: KubeObject): FieldError[] {
+  return [...validateCrd(crd), ...validateApiApproval(crd)];
+}
+
 /** An update: a valid CRD whose group and plural stay, and whose scope and kind stay once it is served. */
 export function validateCrdUpdate(crd: KubeObject, old: KubeObject, established: boolean): FieldError[] {
   const s = objectAt(crd, 'spec');
   const o = objectAt(old, 'spec');
-  const errs = validateCrd(crd);
+  const errs = [...validateCrd(crd), ...validateApiApproval(crd, old)];
   if (established) {
     errs.push(...validateImmutableField(stringAt(s, 'scope'), stringAt(o, 'scope'), spec.child('scope')));
     errs.push(...validateImmutableField(stringAt(objectAt(s, 'names'), 'kind'), stringAt(objectAt(o, 'names'), 'kind'), spec.child('names', 'kind')));

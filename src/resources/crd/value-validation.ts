@@ -104,7 +104,7 @@ function checkArray(v: unknown[], s: Schema, p: FieldPath, errs: FieldError[]): 
   const listType = s['x-kubernetes-list-type'];
   if (listType === 'set') {
     v.forEach((item, i) => {
-      if (v.slice(0, i).some((earlier) => jsonEqual(earlier, item))) errs.push(duplicate(p.index(i), item));
+      if (v.slice(0, i).some((earlier) => jsonEqual(earlier, item))) errs.push(duplicate(p.index(i), goMap(item)));
     });
   } else if (listType === 'map') {
     const keys = s['x-kubernetes-list-map-keys'] ?? [];
@@ -112,7 +112,7 @@ function checkArray(v: unknown[], s: Schema, p: FieldPath, errs: FieldError[]): 
     v.forEach((item, i) => {
       if (!isObject(item)) return;
       const key = Object.fromEntries(keys.filter((k) => item[k] !== undefined).map((k) => [k, item[k]]));
-      if (seen.some((earlier) => jsonEqual(earlier, key))) errs.push(duplicate(p.index(i), key));
+      if (seen.some((earlier) => jsonEqual(earlier, key))) errs.push(duplicate(p.index(i), goMap(key)));
       seen.push(key);
     });
   }
@@ -157,11 +157,43 @@ function embeddedResourceErrors(v: Record<string, unknown>, p: FieldPath): Field
   return [...errs, ...validateObjectMeta(named, typeof meta.namespace === 'string' && meta.namespace !== '', 'path-segment', p.child('metadata'))];
 }
 
-/** allOf, anyOf, oneOf and not: value rules only (a structural schema declares types outside them). */
+/**
+ * allOf, anyOf, oneOf and not: value rules only (a structural schema declares types outside them).
+ * A failed composition is kube-openapi's composite error, which kube-apiserver reports on no field
+ * (`<nil>: Invalid value: "": "spec.x" must validate one and only one schema (oneOf). Found none
+ * valid`), followed by the errors of the alternative that came closest (kube-openapi's best
+ * failures: here the one with the fewest errors, the first of them on a tie).
+ */
 function checkComposition(value: unknown, s: Schema, p: FieldPath, errs: FieldError[]): void {
-  const passes = (sub: Schema) => validateValue(value, sub, p).length === 0;
-  for (const sub of s.allOf ?? []) check(value, sub, p, errs, false);
-  if (s.anyOf && !s.anyOf.some(passes)) errs.push(invalid(p, '', `${inBody(p)} must validate at least one schema (anyOf)`));
-  if (s.oneOf && s.oneOf.filter(passes).length !== 1) errs.push(invalid(p, '', `${inBody(p)} must validate one and only one schema (oneOf)`));
-  if (s.not && passes(s.not)) errs.push(invalid(p, '', `${inBody(p)} must not validate the schema (not)`));
+  const at = JSON.stringify(String(p));
+  if (s.anyOf) {
+    const results = s.anyOf.map((sub) => validateValue(value, sub, p));
+    if (!results.some((r) => r.length === 0)) errs.push(composite(`${at} must validate at least one schema (anyOf)`), ...closest(results));
+  }
+  if (s.oneOf) {
+    const results = s.oneOf.map((sub) => validateValue(value, sub, p));
+    const valid = results.filter((r) => r.length === 0).length;
+    if (valid === 0) errs.push(composite(`${at} must validate one and only one schema (oneOf). Found none valid`), ...closest(results));
+    else if (valid > 1) errs.push(composite(`${at} must validate one and only one schema (oneOf). Found ${valid} valid alternatives`));
+  }
+  if (s.allOf) {
+    const results = s.allOf.map((sub) => validateValue(value, sub, p));
+    for (const r of results) errs.push(...r);
+    const valid = results.filter((r) => r.length === 0).length;
+    if (valid !== results.length) errs.push(composite(`${at} must validate all the schemas (allOf)${valid === 0 ? '. None validated' : ''}`));
+  }
+  if (s.not && validateValue(value, s.not, p).length === 0) errs.push(composite(`${at} must not validate the schema (not)`));
+}
+
+const composite = (detail: string): FieldError => ({ type: 'FieldValueInvalid', field: '<nil>', value: '', detail });
+
+function closest(results: FieldError[][]): FieldError[] {
+  return results.reduce((best, r) => (r.length < best.length ? r : best));
+}
+
+/** A value as Go holds a decoded JSON map: json.Marshal prints its keys sorted. */
+function goMap(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(goMap);
+  if (!isObject(v)) return v;
+  return Object.fromEntries(Object.keys(v).sort().map((k) => [k, goMap(v[k])]));
 }

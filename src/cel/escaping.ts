@@ -1,0 +1,28 @@
+/**
+ * Kubernetes' escaping of schema property names into CEL identifiers (apiserver/pkg/cel/escaping.go):
+ * a property a CEL rule cannot name as it is becomes `__{word}__` when it is a word CEL reserves, and
+ * has `__` → `__underscores__`, `.` → `__dot__`, `-` → `__dash__`, `/` → `__slash__` otherwise:
+ *
+ *   namespace → __namespace__   x-y → x__dash__y   a.b/c → a__dot__b__slash__c   a__b → a__underscores__b
+ *
+ * A name with any other character, or starting with a digit, cannot be escaped: rules cannot reach it.
+ */
+
+/** The words CEL's lexer reserves: no identifier may be one of them. */
+const RESERVED = new Set([
+  'true', 'false', 'null', 'in', 'as', 'break', 'const', 'continue', 'else', 'for', 'function', 'if',
+  'import', 'let', 'loop', 'package', 'namespace', 'return', 'var', 'void', 'while',
+]);
+
+const PLAIN = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const ESCAPABLE = /^[A-Za-z_.\-/][A-Za-z0-9_.\-/]*$/;
+const ESCAPES: Record<string, string> = { __: '__underscores__', '.': '__dot__', '-': '__dash__', '/': '__slash__' };
+
+/** The CEL identifier of a property name, or undefined when it has none. */
+export function escapeProperty(name: string): string | undefined {
+  if (RESERVED.has(name)) return `__${name}__`;
+  if (PLAIN.test(name) && !name.includes('__')) return name;
+  if (!ESCAPABLE.test(name) || /^[0-9]/.test(name)) return undefined;
+  return name.replace(/__|[./-]/g, (s) => ESCAPES[s]!);
+}
+
