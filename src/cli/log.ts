@@ -80,9 +80,9 @@ async function besideRefusals(h: History, from: number, to: number, filter: Filt
   return withRefusals(h.changes(from, to, filter), refused, after, until);
 }
 
-/** The changes with the faults injected meanwhile after the writes they followed (fault-events.ts). */
+/** The changes with the faults injected meanwhile after the writes they followed (timetravel/core/fault-events.ts). */
 async function besideFaults(changes: AsyncIterable<Change | Refused>, dataDir: string, h: History, from: number, to: number, filter: Filter): Promise<AsyncIterable<Change | Refused>> {
-  const { faultsIn, withFaults } = await import('../fault-events.js');
+  const { faultsIn, withFaults } = await import('../timetravel/core/fault-events.js');
   const known = filter.kinds ?? [...kinds, ...(await customKindsIn(h, from, to))];
   return withFaults(changes, faultsIn(dataDir, { ...filter, kinds: known }, from, to));
 }

@@ -3,7 +3,7 @@
  * folder), for `orchd log --faults`: each shown after the write it followed (a fault takes no
  * resourceVersion; it carries the newest one applied when it acted).
  */
-import { readFaultJournal, type InjectedFault } from '../../src/faults/journal.js';
+import { readFaultJournal, type InjectedFault } from '../../faults/journal.js';
 import type { Refused } from './audit-events.js';
 import { collectionOfKind, type Change, type StateFilter } from './history.js';
 
