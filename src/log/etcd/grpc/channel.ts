@@ -188,7 +188,7 @@ export class Channel {
       try {
         stream = session.request(headers);
       } catch (err) {
-        return reject(new GrpcError(Code.Unavailable, `etcd could not be reached: ${(err as Error).message}`, false));
+        return reject(new GrpcError(Code.Unavailable, (err as Error).message, false));
       }
       const chunks: Buffer[] = [];
       let status: GrpcError | null | undefined;
@@ -221,7 +221,7 @@ export class Channel {
         const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
         if (status === null && body.length >= 5) return resolve(body.subarray(5, 5 + body.readUInt32BE(1)));
         const why = stream.rstCode ? `stream reset (${stream.rstCode})` : 'the connection was lost';
-        reject(new GrpcError(Code.Unavailable, `etcd could not be reached: ${why}`, wasConnected || this.connectedTo(session)));
+        reject(new GrpcError(Code.Unavailable, why, wasConnected || this.connectedTo(session)));
       });
       stream.end(frame(message));
     });
