@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadSecret, messageWithCause, prepareDataDir } from './config/data-dir.js';
 import { readForkPoints } from './config/fork-origin.js';
@@ -76,7 +77,13 @@ export interface ServeOptions {
    * `--storage etcd`: the log is on etcd, shared with every replica that names it (the data folder
    * then holds only this replica's checkpoints and serving certificate).
    */
-  etcd?: { servers: string[] };
+  etcd?: {
+    servers: string[];
+    /** PEM files (`--etcd-cafile`, `--etcd-certfile`, `--etcd-keyfile`, as kube-apiserver names them): https:// servers. */
+    tls?: { caFile?: string; certFile?: string; keyFile?: string };
+    /** etcd's own users: the password is read from a file (`--etcd-username`, `--etcd-password-file`). */
+    auth?: { username: string; passwordFile: string };
+  };
   /** Unsent bytes past which a watcher catches up from the log instead (`--watch-buffer`). */
   watchBuffer?: number;
   /** How long a watcher that is behind may go without reading before it is ended (`--watch-stall-timeout`). */
@@ -337,7 +344,7 @@ async function encryptedLog(opts: ServeOptions, logger: Logger, metrics: Metrics
   const onBatch = (size: number, ms: number) => metrics.logBatch(size, ms);
   const onRequest = (operation: string, type: string, seconds: number) => metrics.etcdRequest(operation, type, seconds);
   // Each backend's client (etcd3 and gRPC, LevelDB) is loaded only by a server that uses it.
-  const etcdLog = opts.etcd ? new (await import('./log/etcd/etcd-log.js')).EtcdLog({ servers: opts.etcd.servers, dir: join(opts.dataDir ?? '', 'etcd'), onBatch, onRequest }) : undefined;
+  const etcdLog = opts.etcd ? new (await import('./log/etcd/etcd-log.js')).EtcdLog({ servers: opts.etcd.servers, dir: join(opts.dataDir ?? '', 'etcd'), onBatch, onRequest, ...(await etcdCredentials(opts.etcd)) }) : undefined;
   const log = encryptAtRest(
     etcdLog ?? (opts.storage === 'memory' ? new MemoryLog({ onBatch }) : new (await import('./log/leveldb-log.js')).LevelDbLog({ path: join(opts.dataDir ?? '', 'log'), onBatch })),
     encryption?.value,
@@ -395,4 +402,13 @@ function reloadLog(logger: Logger, what: string, file: string): { onReloaded: ()
     onReloaded: () => logger.info(`${what} configuration reloaded`, { file }),
     onFailed: (problems) => logger.error(`${what} configuration not reloaded: keeping the last good one`, { file, problems }),
   };
+}
+
+/** The etcd client's TLS files and password, read once at start: a missing file stops the server there. */
+async function etcdCredentials(etcd: NonNullable<ServeOptions['etcd']>): Promise<{ tls?: { ca?: Buffer; cert?: Buffer; key?: Buffer }; auth?: { username: string; password: string } }> {
+  const read = (f: string | undefined) => (f === undefined ? undefined : readFile(f));
+  const t = etcd.tls;
+  const tls = t && { ca: await read(t.caFile), cert: await read(t.certFile), key: await read(t.keyFile) };
+  const auth = etcd.auth && { username: etcd.auth.username, password: (await readFile(etcd.auth.passwordFile, 'utf8')).trimEnd() };
+  return { ...(tls ? { tls } : {}), ...(auth ? { auth } : {}) };
 }

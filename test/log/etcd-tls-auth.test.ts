@@ -3,7 +3,8 @@
  * both clients of the log (the lean one for transactions and the watch, etcd3 for the rest) are
  * configured from the same options.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EtcdLog } from '../../src/log/etcd/etcd-log.js';
@@ -11,8 +12,22 @@ import type { LogEntry } from '../../src/log/log.js';
 import { makeEtcdTls, TestEtcd, type EtcdTls } from '../helpers/etcd.js';
 import { eventually } from '../helpers/poll.js';
 import { tempDir } from '../helpers/temp.js';
+import { call } from '../helpers/server.js';
+import { isReady, spawnServer } from '../server/child.js';
 
 const role = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default' } });
+
+/** `orchd serve --storage etcd` with more flags: ready, a Namespace created through it, then stopped. */
+async function serveAndCreate(etcdUrl: string, flags: string[]): Promise<number> {
+  const child = await spawnServer(tempDir('orchd-etcd-flags-', { until: 'file' }), ['--storage', 'etcd', '--etcd-servers', etcdUrl, ...flags], { lifeMs: 120_000 });
+  try {
+    await child.waitForLine(isReady, 60_000);
+    return (await call(child.url, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'through-flags' } })).status;
+  } finally {
+    child.signal('SIGTERM');
+    await child.exited;
+  }
+}
 
 /** Opens a log, writes one object and waits until the watch brought it back: the Txn and the watch both went through. */
 async function roundTrip(log: EtcdLog, name: string): Promise<number> {
@@ -48,6 +63,10 @@ describe('etcd over TLS with client certificates', () => {
     const anonymous = new EtcdLog({ servers: [etcd.url], prefix: '/tls/', dir: tempDir(), tls: { ca } });
     await expect(anonymous.open()).rejects.toThrow();
   });
+
+  it('orchd serve takes them as --etcd-cafile, --etcd-certfile and --etcd-keyfile', async () => {
+    expect(await serveAndCreate(etcd.url, ['--etcd-cafile', tls.caFile, '--etcd-certfile', tls.clientCertFile, '--etcd-keyfile', tls.clientKeyFile])).toBe(201);
+  }, 120_000);
 });
 
 describe('etcd with auth enabled', () => {
@@ -79,4 +98,10 @@ describe('etcd with auth enabled', () => {
     const anonymous = new EtcdLog({ servers: [etcd.url], prefix: '/auth/', dir: tempDir() });
     await expect(anonymous.open()).rejects.toThrow();
   });
+
+  it('orchd serve takes them as --etcd-username and --etcd-password-file', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'password'), 'root-pw\n');
+    expect(await serveAndCreate(etcd.url, ['--etcd-username', 'root', '--etcd-password-file', join(dir, 'password')])).toBe(201);
+  }, 120_000);
 });
