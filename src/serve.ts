@@ -1,7 +1,7 @@
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadSecret, messageWithCause, prepareDataDir } from './config/data-dir.js';
 import { readForkPoints } from './config/fork-origin.js';
+import { etcdCredentials, type EtcdFlags } from './config/etcd-credentials.js';
 import type { AddressInfo } from 'node:net';
 import { MemoryLog } from './log/memory-log.js';
 import { LogError } from './log/log.js';
@@ -73,17 +73,8 @@ export interface ServeOptions {
   config?: ServerConfig;
   /** Run the ValidatingAdmissionPolicy status controller (default true). */
   policyStatus?: boolean;
-  /**
-   * `--storage etcd`: the log is on etcd, shared with every replica that names it (the data folder
-   * then holds only this replica's checkpoints and serving certificate).
-   */
-  etcd?: {
-    servers: string[];
-    /** PEM files (`--etcd-cafile`, `--etcd-certfile`, `--etcd-keyfile`, as kube-apiserver names them): https:// servers. */
-    tls?: { caFile?: string; certFile?: string; keyFile?: string };
-    /** etcd's own users: the password is read from a file (`--etcd-username`, `--etcd-password-file`). */
-    auth?: { username: string; passwordFile: string };
-  };
+  /** `--storage etcd`: the log is on etcd, shared with every replica that names it (the data folder then holds this replica's checkpoints and serving certificate). */
+  etcd?: { servers: string[] } & EtcdFlags;
   /** Unsent bytes past which a watcher catches up from the log instead (`--watch-buffer`). */
   watchBuffer?: number;
   /** How long a watcher that is behind may go without reading before it is ended (`--watch-stall-timeout`). */
@@ -404,11 +395,3 @@ function reloadLog(logger: Logger, what: string, file: string): { onReloaded: ()
   };
 }
 
-/** The etcd client's TLS files and password, read once at start: a missing file stops the server there. */
-async function etcdCredentials(etcd: NonNullable<ServeOptions['etcd']>): Promise<{ tls?: { ca?: Buffer; cert?: Buffer; key?: Buffer }; auth?: { username: string; password: string } }> {
-  const read = (f: string | undefined) => (f === undefined ? undefined : readFile(f));
-  const t = etcd.tls;
-  const tls = t && { ca: await read(t.caFile), cert: await read(t.certFile), key: await read(t.keyFile) };
-  const auth = etcd.auth && { username: etcd.auth.username, password: (await readFile(etcd.auth.passwordFile, 'utf8')).trimEnd() };
-  return { ...(tls ? { tls } : {}), ...(auth ? { auth } : {}) };
-}
