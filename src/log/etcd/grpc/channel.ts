@@ -209,17 +209,37 @@ export class Channel {
         const s = statusOf(h);
         if (s !== undefined) status = s;
       };
+      /** The answer, once its status is in and its message whole. */
+      const answer = (): Buffer | undefined => {
+        if (status !== null) return undefined;
+        const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+        return body.length >= 5 && body.length >= 5 + body.readUInt32BE(1) ? body.subarray(5, 5 + body.readUInt32BE(1)) : undefined;
+      };
+      const done = (value: Buffer) => {
+        settled = true;
+        this.pending.delete(entry);
+        resolve(value);
+      };
       stream.on('response', took);
-      stream.on('trailers', took);
+      // Answered at the trailers when the message is in: the stream's close comes a turn later.
+      stream.on('trailers', (h) => {
+        took(h);
+        const value = settled ? undefined : answer();
+        if (value) done(value);
+      });
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('error', () => {});
       stream.on('close', () => {
         if (settled) return;
+        if (status) {
+          settled = true;
+          this.pending.delete(entry);
+          return reject(status);
+        }
+        const value = answer();
+        if (value) return done(value);
         settled = true;
         this.pending.delete(entry);
-        if (status) return reject(status);
-        const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-        if (status === null && body.length >= 5) return resolve(body.subarray(5, 5 + body.readUInt32BE(1)));
         const why = stream.rstCode ? `stream reset (${stream.rstCode})` : 'the connection was lost';
         reject(new GrpcError(Code.Unavailable, why, wasConnected || this.connectedTo(session)));
       });
