@@ -102,7 +102,8 @@ export class EtcdLog extends LogSkeleton {
     // No retries by the client: a transaction sent twice could apply twice (a failure is
     // UNAVAILABLE, the caller's to retry).
     const library: IOptions = { hosts: options.servers, faultHandling: { global: noRetry } };
-    if (options.tls) library.credentials = { rootCertificate: options.tls.ca ?? Buffer.alloc(0), privateKey: options.tls.key, certChain: options.tls.cert };
+    // Without a CA, grpc's createSsl trusts the system's roots when given none (not an empty one).
+    if (options.tls) library.credentials = { rootCertificate: options.tls.ca ?? (undefined as unknown as Buffer), privateKey: options.tls.key, certChain: options.tls.cert };
     if (options.auth) library.auth = { username: options.auth.username, password: options.auth.password };
     this.client = new Etcd3(library);
     this.lean = new LeanEtcd({ servers: options.servers, tls: options.tls, auth: options.auth });
