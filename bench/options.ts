@@ -1,7 +1,7 @@
 /** The harness's command line (node:util parseArgs), turned into typed, validated options. */
 import { parseArgs } from 'node:util';
 
-export const SCENARIOS = ['writes', 'reads', 'watch', 'replay', 'memory', 'patch', 'lists', 'admission', 'authz', 'encryption', 'embed', 'timetravel', 'replicas', 'crd'] as const;
+export const SCENARIOS = ['writes', 'reads', 'watch', 'replay', 'memory', 'patch', 'lists', 'admission', 'authz', 'encryption', 'embed', 'timetravel', 'replicas', 'crd', 'paced'] as const;
 export type ScenarioId = (typeof SCENARIOS)[number];
 
 /** What `--only` may name: the timetravel scenario's measurements. */

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { loadSecret, messageWithCause, prepareDataDir } from './config/data-dir.js';
 import { readForkPoints } from './config/fork-origin.js';
+import { etcdCredentials, type EtcdFlags } from './config/etcd-credentials.js';
 import type { AddressInfo } from 'node:net';
 import { MemoryLog } from './log/memory-log.js';
 import { LogError } from './log/log.js';
@@ -72,11 +73,8 @@ export interface ServeOptions {
   config?: ServerConfig;
   /** Run the ValidatingAdmissionPolicy status controller (default true). */
   policyStatus?: boolean;
-  /**
-   * `--storage etcd`: the log is on etcd, shared with every replica that names it (the data folder
-   * then holds only this replica's checkpoints and serving certificate).
-   */
-  etcd?: { servers: string[] };
+  /** `--storage etcd`: the log is on etcd, shared with every replica that names it (the data folder then holds this replica's checkpoints and serving certificate). */
+  etcd?: { servers: string[] } & EtcdFlags;
   /** Unsent bytes past which a watcher catches up from the log instead (`--watch-buffer`). */
   watchBuffer?: number;
   /** How long a watcher that is behind may go without reading before it is ended (`--watch-stall-timeout`). */
@@ -338,7 +336,7 @@ async function encryptedLog(opts: ServeOptions, logger: Logger, metrics: Metrics
   const onBatch = (size: number, ms: number) => metrics.logBatch(size, ms);
   const onRequest = (operation: string, type: string, seconds: number) => metrics.etcdRequest(operation, type, seconds);
   // Each backend's client (etcd3 and gRPC, LevelDB) is loaded only by a server that uses it.
-  const etcdLog = opts.etcd ? new (await import('./log/etcd/etcd-log.js')).EtcdLog({ servers: opts.etcd.servers, dir: join(opts.dataDir ?? '', 'etcd'), onBatch, onRequest }) : undefined;
+  const etcdLog = opts.etcd ? new (await import('./log/etcd/etcd-log.js')).EtcdLog({ servers: opts.etcd.servers, dir: join(opts.dataDir ?? '', 'etcd'), onBatch, onRequest, ...(await etcdCredentials(opts.etcd)) }) : undefined;
   const log = encryptAtRest(
     etcdLog ?? (opts.storage === 'memory' ? new MemoryLog({ onBatch }) : new (await import('./log/leveldb-log.js')).LevelDbLog({ path: join(opts.dataDir ?? '', 'log'), onBatch })),
     encryption?.value,
@@ -397,3 +395,4 @@ function reloadLog(logger: Logger, what: string, file: string): { onReloaded: ()
     onFailed: (problems) => logger.error(`${what} configuration not reloaded: keeping the last good one`, { file, problems }),
   };
 }
+

@@ -8,6 +8,7 @@ import { embed } from './embed.js';
 import { encryption } from './encryption.js';
 import { lists } from './lists.js';
 import { memoryScenario } from './memory.js';
+import { paced } from './paced.js';
 import { patch } from './patch.js';
 import { reads } from './reads.js';
 import { replay } from './replay.js';
@@ -16,4 +17,4 @@ import { timetravel } from './timetravel.js';
 import { watch } from './watch.js';
 import { writes } from './writes.js';
 
-export const scenarios: Record<ScenarioId, Scenario> = { writes, reads, watch, replay, memory: memoryScenario, patch, lists, admission, authz, encryption, embed, timetravel, replicas: replicasScenario, crd };
+export const scenarios: Record<ScenarioId, Scenario> = { writes, reads, watch, replay, memory: memoryScenario, patch, lists, admission, authz, encryption, embed, timetravel, replicas: replicasScenario, crd, paced };

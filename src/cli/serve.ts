@@ -65,6 +65,11 @@ const FLAGS = {
     parse: oneOf('leveldb', 'memory', 'etcd'),
   },
   'etcd-servers': { value: 'URLS', help: 'with --storage etcd: etcd client URLs, comma-separated (http://127.0.0.1:2379,http://127.0.0.1:22379)', parse: etcdServers },
+  'etcd-cafile': { value: 'FILE', help: 'with --etcd-servers https://…: the CA (PEM) etcd\'s certificate is checked against', parse: nonEmpty },
+  'etcd-certfile': { value: 'FILE', help: 'with --etcd-servers https://…: this client\'s certificate (PEM), for etcd\'s --client-cert-auth', parse: nonEmpty },
+  'etcd-keyfile': { value: 'FILE', help: 'the key (PEM) of --etcd-certfile', parse: nonEmpty },
+  'etcd-username': { value: 'NAME', help: 'with etcd\'s auth enabled: the etcd user orchd writes as (its password in --etcd-password-file)', parse: nonEmpty },
+  'etcd-password-file': { value: 'FILE', help: 'the file holding the password of --etcd-username', parse: nonEmpty },
   'event-ttl': { value: 'DURATION', default: '1h', help: 'how long Events are kept after their last write', parse: durationMs },
   'history-retention': {
     value: 'LIMITS',
@@ -111,6 +116,13 @@ flight, ends watches, saves a checkpoint and exits 0; a second signal exits at o
 export function serveOptions(v: Values<typeof FLAGS>): Omit<ServeOptions, 'logger' | 'config' | 'faults'> & { configFiles: ServerConfigFiles; faultsFile?: string } {
   if (v.storage === 'etcd' && v['etcd-servers'] === undefined) throw new UsageError('--storage etcd needs --etcd-servers (e.g. http://127.0.0.1:2379)');
   if (v.storage !== 'etcd' && v['etcd-servers'] !== undefined) throw new UsageError('--etcd-servers must be set with --storage etcd');
+  const etcdTls = { caFile: v['etcd-cafile'], certFile: v['etcd-certfile'], keyFile: v['etcd-keyfile'] };
+  const given = { 'etcd-cafile': etcdTls.caFile, 'etcd-certfile': etcdTls.certFile, 'etcd-keyfile': etcdTls.keyFile, 'etcd-username': v['etcd-username'], 'etcd-password-file': v['etcd-password-file'] };
+  const etcdFlags = Object.keys(given).filter((f) => given[f as keyof typeof given] !== undefined);
+  const anyTls = etcdTls.caFile !== undefined || etcdTls.certFile !== undefined;
+  if (v['etcd-servers'] === undefined && etcdFlags.length > 0) throw new UsageError(`--${etcdFlags[0]} must be set with --etcd-servers`);
+  if ((etcdTls.certFile === undefined) !== (etcdTls.keyFile === undefined)) throw new UsageError('--etcd-certfile and --etcd-keyfile go together');
+  if ((v['etcd-username'] === undefined) !== (v['etcd-password-file'] === undefined)) throw new UsageError('--etcd-username and --etcd-password-file go together');
   if (v['audit-policy-file'] !== undefined && v['audit-log-path'] === undefined) throw new UsageError('--audit-policy-file needs --audit-log-path: the policy says what the audit log records');
   if (v['encryption-provider-config-automatic-reload'] && v['encryption-provider-config'] === undefined) {
     throw new UsageError('--encryption-provider-config-automatic-reload must be set with --encryption-provider-config');
@@ -129,7 +141,15 @@ export function serveOptions(v: Values<typeof FLAGS>): Omit<ServeOptions, 'logge
     inflight: { maxRequestsInflight: v['max-requests-inflight'], maxMutatingRequestsInflight: v['max-mutating-requests-inflight'] },
     requestTimeoutMs: v['request-timeout'],
     encryptionConfigAutomaticReload: v['encryption-provider-config-automatic-reload'],
-    ...(v['etcd-servers'] ? { etcd: { servers: v['etcd-servers'] } } : {}),
+    ...(v['etcd-servers']
+      ? {
+          etcd: {
+            servers: v['etcd-servers'],
+            ...(anyTls ? { tls: etcdTls } : {}),
+            ...(v['etcd-username'] !== undefined && v['etcd-password-file'] !== undefined ? { auth: { username: v['etcd-username'], passwordFile: v['etcd-password-file'] } } : {}),
+          },
+        }
+      : {}),
     ...(v['audit-log-path'] !== undefined ? { auditLogPath: v['audit-log-path'] } : {}),
     ...(v.faults !== undefined ? { faultsFile: v.faults } : {}),
     configFiles: {

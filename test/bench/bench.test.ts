@@ -111,7 +111,7 @@ describe('options and formatting', () => {
     expect(o.compareEtcd).toBe(true);
     const all = parseOptions([]);
     if (all === 'help') throw new Error('help');
-    expect(all.scenarios).toEqual(['writes', 'reads', 'watch', 'replay', 'memory', 'patch', 'lists', 'admission', 'authz', 'encryption', 'embed', 'timetravel', 'replicas', 'crd']);
+    expect(all.scenarios).toEqual(['writes', 'reads', 'watch', 'replay', 'memory', 'patch', 'lists', 'admission', 'authz', 'encryption', 'embed', 'timetravel', 'replicas', 'crd', 'paced']);
     expect(all.policies).toEqual([10, 100]);
     expect(() => parseOptions(['nosuch'])).toThrow(/unknown scenario/);
     expect(() => parseOptions(['--clients', '0'])).toThrow(/positive/);

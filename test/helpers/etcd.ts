@@ -1,11 +1,37 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { Etcd3 } from 'etcd3';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { Etcd3, type IOptions } from 'etcd3';
 import { freePort } from './free-port.js';
 import { removeDir, tempDir } from './temp.js';
 
 /** Debian's etcd-server (installed by test/setup/system-packages.sh). */
 export const ETCD_BINARY = process.env.ORCHD_TEST_ETCD ?? '/usr/bin/etcd';
+
+/** PEM files: etcd's server certificate and key, the CA both sides trust, and a client's certificate and key. */
+export interface EtcdTls {
+  caFile: string;
+  certFile: string;
+  keyFile: string;
+  clientCertFile: string;
+  clientKeyFile: string;
+}
+
+/** A CA, a server certificate for 127.0.0.1 and a client certificate, made with openssl in dir. */
+export function makeEtcdTls(dir: string): EtcdTls {
+  const f = (n: string) => join(dir, n);
+  const ssl = (...args: string[]) => execFileSync('openssl', args, { stdio: 'ignore' });
+  const key = (n: string) => ssl('ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', f(n));
+  key('ca.key');
+  ssl('req', '-x509', '-new', '-key', f('ca.key'), '-subj', '/CN=orchd-test-ca', '-days', '2', '-out', f('ca.crt'));
+  for (const [n, cn, ext] of [['server', '127.0.0.1', 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth'], ['client', 'orchd', 'extendedKeyUsage=clientAuth']]) {
+    key(`${n}.key`);
+    ssl('req', '-new', '-key', f(`${n}.key`), '-subj', `/CN=${cn}`, '-out', f(`${n}.csr`));
+    writeFileSync(f(`${n}.ext`), ext);
+    ssl('x509', '-req', '-in', f(`${n}.csr`), '-CA', f('ca.crt'), '-CAkey', f('ca.key'), '-CAcreateserial', '-days', '2', '-extfile', f(`${n}.ext`), '-out', f(`${n}.crt`));
+  }
+  return { caFile: f('ca.crt'), certFile: f('server.crt'), keyFile: f('server.key'), clientCertFile: f('client.crt'), clientKeyFile: f('client.key') };
+}
 
 /**
  * A real single-member etcd on loopback with free ports and a temp data folder, stopped by its PID.
@@ -22,10 +48,27 @@ export class TestEtcd {
     readonly name = 'test',
     /** Every member's name=peer URL (a single member: itself). */
     private initialCluster = '',
+    /** Serving TLS, and asking clients for a certificate signed by ca (--client-cert-auth). */
+    private readonly tls?: EtcdTls,
+    /** More etcd flags (e.g. --auth-token-ttl). */
+    private readonly extraArgs: string[] = [],
   ) {}
 
   get url(): string {
-    return `http://127.0.0.1:${this.clientPort}`;
+    return `${this.tls ? 'https' : 'http'}://127.0.0.1:${this.clientPort}`;
+  }
+
+  /** etcd3 options to reach it (with the client certificate when it serves TLS). */
+  clientOptions(): IOptions {
+    const t = this.tls;
+    return t ? { hosts: this.url, credentials: { rootCertificate: readFileSync(t.caFile), certChain: readFileSync(t.clientCertFile), privateKey: readFileSync(t.clientKeyFile) } } : { hosts: this.url };
+  }
+
+  /** One member serving TLS to clients that show a certificate of tls.caFile, with more flags. */
+  static async startWith(opts: { tls?: EtcdTls; args?: string[] }): Promise<TestEtcd> {
+    const m = new TestEtcd(tempDir('orchd-test-etcd-', { until: 'file' }), await freePort(), await freePort(), 'test', '', opts.tls, opts.args);
+    await m.start();
+    return m;
   }
 
   get pid(): number | undefined {
@@ -72,10 +115,12 @@ export class TestEtcd {
       '--initial-cluster', this.initialCluster || `${this.name}=${peer}`,
       '--initial-cluster-state', 'new',
       '--log-level', 'error',
+      ...(this.tls ? ['--cert-file', this.tls.certFile, '--key-file', this.tls.keyFile, '--trusted-ca-file', this.tls.caFile, '--client-cert-auth'] : []),
+      ...this.extraArgs,
     ], { stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     for (const s of [child.stdout, child.stderr]) s?.on('data', (b: Buffer) => this.output.push(b.toString()));
-    const client = new Etcd3({ hosts: this.url });
+    const client = new Etcd3(this.clientOptions());
     const deadline = Date.now() + 30_000;
     try {
       for (;;) {

@@ -5,6 +5,7 @@
  */
 import { afterEach, beforeEach } from 'vitest';
 import { admissionFor } from '../../src/admission/index.js';
+import { LogSkeleton } from '../../src/log/log-skeleton.js';
 import { MemoryLog } from '../../src/log/memory-log.js';
 import { ObjectStore } from '../../src/registry/object-store.js';
 import { kinds } from '../../src/resources/registry.js';
@@ -12,8 +13,8 @@ import type { KindStrategy } from '../../src/resources/strategy.js';
 import type { KubeObject } from '../../src/resources/types.js';
 import { Store } from '../../src/store/store.js';
 
-export interface TestRegistry {
-  log: MemoryLog;
+export interface TestRegistry<L extends LogSkeleton = MemoryLog> {
+  log: L;
   store: Store;
   objects: ObjectStore;
   /** A served kind by its kind name. */
@@ -25,8 +26,10 @@ export interface TestRegistry {
   close(): Promise<void>;
 }
 
-export async function openRegistry(clock: { now(): Date } = { now: () => new Date() }): Promise<TestRegistry> {
-  const log = new MemoryLog();
+/** The registry on a MemoryLog, or on the log given (opened here): an EtcdLog shows what a replica sees. */
+export async function openRegistry(clock?: { now(): Date }): Promise<TestRegistry>;
+export async function openRegistry<L extends LogSkeleton>(clock: { now(): Date } | undefined, log: L): Promise<TestRegistry<L>>;
+export async function openRegistry(clock: { now(): Date } = { now: () => new Date() }, log: LogSkeleton = new MemoryLog()): Promise<TestRegistry<LogSkeleton>> {
   await log.open();
   const store = new Store({ log });
   await store.start();

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { noop as noRetry } from 'cockatiel';
-import { CompareResult, CompareTarget, Etcd3, type ICompare, type IEvent, type ITxnResponse } from 'etcd3';
+import { CompareResult, CompareTarget, Etcd3, type IOptions } from 'etcd3';
 import { Subject } from 'rxjs/internal/Subject';
 import type { Observable } from 'rxjs/internal/Observable';
 import { loadCheckpointFile, saveCheckpointFile } from '../checkpoint-file.js';
@@ -14,6 +14,9 @@ import { compactedTo, compactTo, currentOf, entryAt, headRevision, keptAt, keptE
 import { Layout } from './layout.js';
 import { Acks } from './acks.js';
 import { CompactedError, watchPrefix, type PrefixWatch } from './watch-prefix.js';
+import { GrpcError, type ChannelTls } from './grpc/channel.js';
+import { LeanEtcd } from './grpc/client.js';
+import { Result, Target, type Compare, type TxnResponse, type WatchEvent } from './grpc/proto.js';
 
 export interface EtcdLogOptions extends LogOptions {
   /** etcd client URLs, e.g. ['http://127.0.0.1:2379']. */
@@ -22,6 +25,10 @@ export interface EtcdLogOptions extends LogOptions {
   prefix?: string;
   /** This replica's own folder: its checkpoints. */
   dir: string;
+  /** TLS to etcd (https:// servers): the CA to trust, and a client certificate for --client-cert-auth. */
+  tls?: ChannelTls;
+  /** etcd's own users (etcdctl auth enable): each client asks for a token with these. */
+  auth?: { username: string; password: string };
   /** Told of each request to etcd and how long it took (kube-apiserver's etcd_request_duration_seconds). */
   onRequest?: (operation: 'create' | 'update' | 'delete' | 'get', type: string, seconds: number) => void;
 }
@@ -36,6 +43,11 @@ function resourceOf(key: string): string {
 export const DEFAULT_PREFIX = '/orchd/registry/';
 /** How long a lost etcd connection waits before the watch is made again. */
 const REWATCH_MS = 500;
+/**
+ * How long a write's transaction may take before it answers 503 (it may or may not have applied, as
+ * kube-apiserver's etcd timeouts): a held connection otherwise holds the write forever.
+ */
+const TXN_DEADLINE_MS = 10_000;
 /** How long a quorum read of the newest revision may take: a consistent read waits for it. */
 const HEAD_DEADLINE_MS = 2000;
 /** How often a replica waiting to reach a head in a hole asks etcd for progress, and for how long. */
@@ -52,7 +64,10 @@ const NUDGE_FOR_MS = 3000;
  */
 export class EtcdLog extends LogSkeleton {
   readonly shared = true;
+  /** The library client, for the rare calls (ranges, compaction, status). */
   private readonly client: Etcd3;
+  /** The lean client, for the two hot calls: each write's Txn and the watch (grpc/client.ts). */
+  private readonly lean: LeanEtcd;
   private readonly layout: Layout;
   private clusterId = '';
   /** The commit time of the newest write sent or seen: a clock that steps back does not make time run backwards. */
@@ -86,12 +101,17 @@ export class EtcdLog extends LogSkeleton {
     super();
     // No retries by the client: a transaction sent twice could apply twice (a failure is
     // UNAVAILABLE, the caller's to retry).
-    this.client = new Etcd3({ hosts: options.servers, faultHandling: { global: noRetry } });
+    const library: IOptions = { hosts: options.servers, faultHandling: { global: noRetry } };
+    // Without a CA, grpc's createSsl trusts the system's roots when given none (not an empty one).
+    if (options.tls) library.credentials = { rootCertificate: options.tls.ca ?? (undefined as unknown as Buffer), privateKey: options.tls.key, certChain: options.tls.cert };
+    if (options.auth) library.auth = { username: options.auth.username, password: options.auth.password };
+    this.client = new Etcd3(library);
+    this.lean = new LeanEtcd({ servers: options.servers, tls: options.tls, auth: options.auth });
     this.layout = new Layout(options.prefix ?? DEFAULT_PREFIX);
   }
 
   private get where(): Where {
-    return { client: this.client, layout: this.layout };
+    return { client: this.client, lean: this.lean, layout: this.layout };
   }
 
   protected async _open(): Promise<Found> {
@@ -112,6 +132,7 @@ export class EtcdLog extends LogSkeleton {
       return { last: head, first: compacted + 1, horizon: compacted > 0 ? compacted + 1 : undefined };
     } catch (err) {
       this.client.close();
+      this.lean.close();
       throw err;
     }
   }
@@ -125,7 +146,7 @@ export class EtcdLog extends LogSkeleton {
   private async follow(): Promise<void> {
     if (!this.isOpen) return;
     try {
-      this.watch = await watchPrefix(this.client, this.layout.prefix, this.layout.end, this.last + 1, {
+      this.watch = await watchPrefix(this.lean, this.layout.prefix, this.layout.end, this.last + 1, {
         onEvents: (events) => this.onEvents(events),
         onProgress: (revision) => this.onProgress(revision),
         onEnd: (err) => this.onWatchEnd(err),
@@ -166,11 +187,11 @@ export class EtcdLog extends LogSkeleton {
     }
   }
 
-  private onEvents(events: IEvent[]): void {
+  private onEvents(events: WatchEvent[]): void {
     const entries: LogEntry[] = [];
     let through = this.last;
     for (const ev of events) {
-      const seq = Number(ev.kv.mod_revision);
+      const seq = ev.kv.mod_revision;
       // After a new watch, etcd may repeat what the last one delivered.
       if (seq <= this.last) continue;
       through = Math.max(through, seq);
@@ -238,34 +259,37 @@ export class EtcdLog extends LogSkeleton {
 
   private async send(record: LogRecord, bytes: Buffer): Promise<number> {
     const object = this.layout.object(record.key);
-    const compare: ICompare[] = [];
-    if (record.expect !== undefined) compare.push({ key: object, target: CompareTarget.Mod, result: CompareResult.Equal, mod_revision: record.expect });
+    const compare: Compare[] = [];
+    if (record.expect !== undefined) compare.push({ key: object, target: Target.Mod, result: Result.Equal, value: record.expect });
     // Deleting a key that is gone writes nothing (no revision, no event): it must exist.
-    else if (record.type === 'delete') compare.push({ key: object, target: CompareTarget.Mod, result: CompareResult.Greater, mod_revision: 0 });
-    const txn = this.client.kv.txn({
-      compare,
-      success: [record.type === 'put' ? { request_put: { key: object, value: bytes } } : { request_delete_range: { key: object } }],
-      failure: [{ request_range: { key: object } }],
-    });
+    else if (record.type === 'delete') compare.push({ key: object, target: Target.Mod, result: Result.Greater, value: 0 });
+    const txn = this.lean.txn(
+      {
+        compare,
+        success: [record.type === 'put' ? { put: { key: object, value: bytes } } : { deleteRange: { key: object } }],
+        failure: [{ range: { key: object } }],
+      },
+      TXN_DEADLINE_MS,
+    );
     this.sending.add(txn);
     const started = performance.now();
-    let res: ITxnResponse;
+    let res: TxnResponse;
     try {
       res = await txn;
       this.options.onRequest?.(record.type === 'delete' ? 'delete' : record.expect === 0 ? 'create' : 'update', resourceOf(record.key), (performance.now() - started) / 1000);
     } catch (err) {
       // The transaction may or may not have been applied; the watch will tell the views.
-      const why = err instanceof Error ? err.message : String(err);
+      const why = err instanceof GrpcError || err instanceof Error ? err.message : String(err);
       throw new LogError('UNAVAILABLE', `etcd could not be reached: ${why}`, undefined, { cause: err });
     } finally {
       this.sending.delete(txn);
     }
     if (!res.succeeded) {
-      const kv = res.responses[0]?.response_range.kvs[0];
+      const kv = res.ranges[0]?.[0];
       const found = kv && this.layout.entryOf(kv);
       throw new LogError('CONFLICT', `key ${record.key} is at ${found?.seq ?? 0}, not ${record.expect ?? 'present'}`, found?.seq ?? 0, undefined, found);
     }
-    const seq = Number(res.header.revision);
+    const seq = res.header.revision;
     // Acknowledged once this replica's views hold it (read-your-writes).
     await this.acks.wait(seq, () => this.last);
     stampVersion(record.value, seq);
@@ -286,6 +310,7 @@ export class EtcdLog extends LogSkeleton {
     this.progressed.complete();
     this.relists.complete();
     this.client.close();
+    this.lean.close();
   }
 
   protected _read(start: number, end: number): AsyncIterable<LogEntry[]> {

@@ -1,5 +1,6 @@
 import type { Etcd3, IKeyValue } from 'etcd3';
 import { LogError, type LogEntry } from '../log.js';
+import type { LeanEtcd } from './grpc/client.js';
 import type { Layout } from './layout.js';
 import { CompactedError, watchPrefix } from './watch-prefix.js';
 
@@ -10,7 +11,10 @@ const noop = () => {};
 export const isCompactedError = (err: unknown): boolean => err instanceof Error && /required revision has been compacted/.test(err.message);
 
 export interface Where {
+  /** The library client: ranges, compaction, the rare calls. */
   client: Etcd3;
+  /** The lean client: watches (and the log's transactions). */
+  lean: LeanEtcd;
   layout: Layout;
 }
 
@@ -43,7 +47,7 @@ export function readEntries(w: Where, start: number, end: number, fence?: () => 
       resolve();
       notify();
     };
-    watchPrefix(w.client, w.layout.prefix, w.layout.end, start, {
+    watchPrefix(w.lean, w.layout.prefix, w.layout.end, start, {
       onEvents(events) {
         for (const ev of events) {
           const seq = Number(ev.kv.mod_revision);

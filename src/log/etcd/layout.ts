@@ -1,7 +1,20 @@
-import type { IEvent, IKeyValue } from 'etcd3';
 import { decodeEntry, StoredEntry } from '../codec.js';
 import type { LogEntry } from '../log.js';
 import { stampVersion } from '../stamp.js';
+
+/** A stored key and value at a revision, from either client (etcd3 gives revisions as text, the lean client as numbers). */
+export interface StoredKv {
+  key: Buffer;
+  value: Buffer;
+  mod_revision: number | string;
+}
+
+/** A watch event of either client. */
+export interface StoredEvent {
+  type: 'Put' | 'Delete';
+  kv: StoredKv;
+  prev_kv?: StoredKv;
+}
 
 /*
  * How the log lies in etcd, as kube-apiserver lays out its objects (default prefix "/orchd/registry/"):
@@ -45,12 +58,12 @@ export class Layout {
   }
 
   /** The entry an object key's value holds, at the revision it was written. */
-  entryOf(kv: IKeyValue): LogEntry {
+  entryOf(kv: StoredKv): LogEntry {
     return decodeEntry(Number(kv.mod_revision), kv.value);
   }
 
   /** The entry a watch event is: a put's record, or a delete at its revision carrying the state it removed. */
-  eventEntry(ev: IEvent): LogEntry {
+  eventEntry(ev: StoredEvent): LogEntry {
     const seq = Number(ev.kv.mod_revision);
     if (ev.type === 'Put') return decodeEntry(seq, ev.kv.value);
     const key = ev.kv.key.toString('utf8', this.prefix.length);

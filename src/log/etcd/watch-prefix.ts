@@ -1,4 +1,5 @@
-import type { Etcd3, IEvent, IWatchResponse } from 'etcd3';
+import type { LeanEtcd } from './grpc/client.js';
+import { decodeWatchResponse, encodeWatchCreate, WATCH_PROGRESS, type WatchEvent } from './grpc/proto.js';
 
 /** The revisions a watch asked for are compacted: etcd keeps revisions from compactRevision on. */
 export class CompactedError extends Error {
@@ -10,8 +11,8 @@ export class CompactedError extends Error {
 
 /**
  * How long etcd may take to confirm a new watch. A stream opened on a member that was just killed may
- * never fail (its channel waits to reconnect): past this it is given up and the log watches again,
- * through another member.
+ * never fail (its connection waits): past this it is given up and the log watches again, through
+ * another member.
  */
 const CREATE_DEADLINE_MS = 3000;
 
@@ -23,8 +24,8 @@ export interface PrefixWatch {
 }
 
 export interface PrefixWatchHandlers {
-  /** Each message's events, in revision order (with prev_kv). */
-  onEvents(events: IEvent[], revision: number): void;
+  /** Each message's events, in revision order (with prev_kv): one call per WatchResponse. */
+  onEvents(events: WatchEvent[], revision: number): void;
   /** A progress notification: every event through revision has been sent on this stream. */
   onProgress(revision: number): void;
   /** Called once, when the stream fails or etcd cancels the watch. */
@@ -33,12 +34,12 @@ export interface PrefixWatchHandlers {
 
 /**
  * One etcd watch of a key range from a revision, with prev_kv (a delete's event carries the value it
- * removed), on a gRPC stream of its own (not etcd3's shared WatchManager, which resumes by itself and
- * drops the compact revision a cancelled watch reports: the log decides what a lost stream means).
+ * removed), on a gRPC stream of its own: the log decides what a lost stream means (a compacted
+ * revision, a member lost), nothing resumes behind its back.
  */
-export async function watchPrefix(client: Etcd3, key: Buffer, rangeEnd: Buffer, fromRevision: number, h: PrefixWatchHandlers): Promise<PrefixWatch> {
-  const stream = await client.watchClient.watch();
+export async function watchPrefix(client: LeanEtcd, key: Buffer, rangeEnd: Buffer, fromRevision: number, h: PrefixWatchHandlers): Promise<PrefixWatch> {
   let done = false;
+  let unconfirmed: NodeJS.Timeout | undefined;
   const end = (err: Error) => {
     if (done) return;
     done = true;
@@ -46,25 +47,28 @@ export async function watchPrefix(client: Etcd3, key: Buffer, rangeEnd: Buffer, 
     stream.cancel();
     h.onEnd(err);
   };
-  const unconfirmed = setTimeout(() => end(new Error(`etcd did not confirm the watch within ${CREATE_DEADLINE_MS} ms`)), CREATE_DEADLINE_MS);
-  stream.on('data', (res: IWatchResponse) => {
-    if (done) return;
-    if (res.created) return void clearTimeout(unconfirmed);
-    if (res.canceled) {
-      const compacted = Number(res.compact_revision);
-      end(compacted > 0 ? new CompactedError(compacted) : new Error(`etcd cancelled the watch: ${res.cancel_reason}`));
-      return;
-    }
-    const revision = Number(res.header.revision);
-    if (res.events?.length) h.onEvents(res.events, revision);
-    else h.onProgress(revision);
+  const stream = await client.watch({
+    onMessage(message) {
+      if (done) return;
+      const res = decodeWatchResponse(message);
+      if (res.created) return void clearTimeout(unconfirmed);
+      if (res.canceled) {
+        end(res.compact_revision > 0 ? new CompactedError(res.compact_revision) : new Error(`etcd cancelled the watch: ${res.cancel_reason}`));
+        return;
+      }
+      if (res.events.length > 0) h.onEvents(res.events, res.header.revision);
+      else h.onProgress(res.header.revision);
+    },
+    onEnd: end,
   });
-  stream.on('error', (err) => end(err));
-  stream.on('end', () => end(new Error('the etcd watch stream ended')));
-  stream.write({ create_request: { key, range_end: rangeEnd, start_revision: fromRevision, prev_kv: true } });
+  unconfirmed = setTimeout(() => {
+    client.drop();
+    end(new Error(`etcd did not confirm the watch within ${CREATE_DEADLINE_MS} ms`));
+  }, CREATE_DEADLINE_MS);
+  stream.write(encodeWatchCreate({ key, rangeEnd, startRevision: fromRevision, prevKv: true }));
   return {
     requestProgress() {
-      if (!done) stream.write({ progress_request: {} });
+      if (!done) stream.write(WATCH_PROGRESS);
     },
     cancel() {
       if (done) return;
