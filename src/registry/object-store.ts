@@ -190,6 +190,7 @@ export class ObjectStore extends ObjectReads {
           throw E.conflict(qualified(kind, name), `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${old.metadata.uid ?? ''}`);
         }
         const rv = obj.metadata.resourceVersion;
+        if ((rv === undefined || rv === '') && kind.allowUnconditionalUpdate === false) throw unconditional(kind, name);
         if (rv !== undefined && rv !== '' && rv !== String(cur.seq)) {
           throw E.conflict(qualified(kind, name), MODIFIED);
         }
@@ -279,6 +280,8 @@ export class ObjectStore extends ObjectReads {
         if (finalizers.length > 0) {
           deleted = false;
           if (!obj.metadata.deletionTimestamp) {
+            // kube-apiserver's markAsDeleting: controllers that act on generation changes see the mark.
+            if ((obj.metadata.generation ?? 0) > 0) obj.metadata.generation = (obj.metadata.generation ?? 0) + 1;
             obj.metadata.deletionTimestamp = rfc3339(this.clock.now());
             obj.metadata.deletionGracePeriodSeconds = 0;
           }
@@ -348,6 +351,15 @@ export class ObjectStore extends ObjectReads {
     }
   }
 }
+
+/**
+ * An update without a resourceVersion of a kind that needs one. kube-apiserver names the resource
+ * (plural) where NewInvalid wants a kind, and prints the missing version as Go prints uint64 0 (0x0).
+ */
+const unconditional = (kind: KindStrategy, name: string): E.RegistryError =>
+  E.invalid({ group: kind.group, resource: kind.plural, kind: kind.plural, name }, [
+    { type: 'FieldValueInvalid', field: 'metadata.resourceVersion', detail: '0x0: must be specified for an update' },
+  ]);
 
 const MODIFIED = 'the object has been modified; please apply your changes to the latest version and try again';
 

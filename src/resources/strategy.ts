@@ -41,6 +41,12 @@ export interface KindStrategy {
   nameFormat?: NameFormat;
   /** A PUT to a missing name creates it (Kubernetes' AllowCreateOnUpdate: true for Events). */
   allowCreateOnUpdate?: boolean;
+  /**
+   * false: an update must carry metadata.resourceVersion (422 without it), as kube-apiserver's
+   * AllowUnconditionalUpdate() false says for custom resources, CRDs, admission policies and Leases.
+   * Absent: an update without one replaces whatever is stored.
+   */
+  allowUnconditionalUpdate?: false;
   /** false: the collection has no DELETE (Kubernetes serves no deletecollection for Namespaces). */
   deleteCollection?: boolean;
   /** Has a /status subresource: status is ignored on writes of the main resource. */
