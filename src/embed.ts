@@ -23,6 +23,7 @@ import { filter } from 'rxjs/internal/operators/filter';
 import { firstValueFrom } from 'rxjs/internal/firstValueFrom';
 import { throwError } from 'rxjs/internal/observable/throwError';
 import { timeout } from 'rxjs/internal/operators/timeout';
+import { concatMap } from 'rxjs/internal/operators/concatMap';
 import { runAsSystem } from './admission/index.js';
 import { crdCondition } from './resources/custom-resource-definition.js';
 import type { KubeObject } from './resources/types.js';
@@ -261,24 +262,30 @@ function expired(err: unknown): never {
   throw err;
 }
 
-/** Resolves once at least atLeast watches are open (each opening or ending looks again). */
+/**
+ * Resolves once at least atLeast watches are open, following the count of open watches (so any
+ * number of calls wait side by side). A count that reaches atLeast is looked at again after the
+ * sockets' pending events are handled: a client that ended its watch just before (an informer's
+ * stop()) has closed its connection, and the close is then seen and the watch no longer counted.
+ */
 function watchersOpen(context: Server, atLeast: number, timeoutMs: number): Promise<number> {
-  return new Promise<number>((resolve, reject) => {
-    const previous = context.watchesChanged;
-    const done = (fn: () => void) => {
-      clearTimeout(timer);
-      context.watchesChanged = previous;
-      fn();
-    };
-    const check = () => {
-      previous?.();
-      if (context.watches.size >= atLeast) done(() => resolve(context.watches.size));
-    };
-    const timer = setTimeout(() => done(() => reject(new Error(`${context.watches.size} of ${atLeast} watches open after ${timeoutMs} ms`))), timeoutMs);
-    context.watchesChanged = check;
-    check();
-  });
+  const open = context.watches;
+  return firstValueFrom(
+    open.count$.pipe(
+      filter((n) => n >= atLeast),
+      concatMap(async () => {
+        await ioTurn();
+        await ioTurn();
+        return open.size;
+      }),
+      filter((n) => n >= atLeast),
+      timeout({ first: timeoutMs, with: () => throwError(() => new Error(`${open.size} of ${atLeast} watches open after ${timeoutMs} ms`)) }),
+    ),
+  );
 }
+
+/** One turn of the event loop past its I/O phase (setImmediate runs right after it). */
+const ioTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Creates the CRDs (documents of files, or objects) and resolves once each is Established. */
 async function installCrds(context: Server, list: (Record<string, unknown> | string)[]): Promise<void> {

@@ -190,7 +190,8 @@ export class ObjectStore extends ObjectReads {
           throw E.conflict(qualified(kind, name), `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${old.metadata.uid ?? ''}`);
         }
         const rv = obj.metadata.resourceVersion;
-        if ((rv === undefined || rv === '') && kind.allowUnconditionalUpdate === false) throw unconditional(kind, name);
+        // A patch or an apply starts from the stored object, its version included: only a PUT can lack one.
+        if ((rv === undefined || rv === '') && kind.allowUnconditionalUpdate === false && typeof incoming !== 'function') throw unconditional(kind, name);
         if (rv !== undefined && rv !== '' && rv !== String(cur.seq)) {
           throw E.conflict(qualified(kind, name), MODIFIED);
         }
