@@ -17,13 +17,17 @@ import type { Server } from './http/context.js';
 import { SELF_SIGNED_CERT_FILE } from './http/tls.js';
 import { kubeconfigYaml } from './config/kubeconfig-yaml.js';
 import { silentLogger, type Logger } from './observability/logger.js';
-import { serve, type StorageKind } from './serve.js';
+import { serve, type Running, type StorageKind } from './serve.js';
 import { parseAllDocuments } from 'yaml';
 import { filter } from 'rxjs/internal/operators/filter';
 import { firstValueFrom } from 'rxjs/internal/firstValueFrom';
 import { throwError } from 'rxjs/internal/observable/throwError';
 import { timeout } from 'rxjs/internal/operators/timeout';
 import { concatMap } from 'rxjs/internal/operators/concatMap';
+import { map } from 'rxjs/internal/operators/map';
+import { startWith } from 'rxjs/internal/operators/startWith';
+import { switchMap } from 'rxjs/internal/operators/switchMap';
+import { timer } from 'rxjs/internal/observable/timer';
 import { runAsSystem } from './admission/index.js';
 import { crdCondition } from './resources/custom-resource-definition.js';
 import type { KubeObject } from './resources/types.js';
@@ -100,6 +104,14 @@ export interface OrchdObject {
   };
 }
 
+/** What state() gives: the objects at a version (default: now), of one resource, of one namespace. */
+export interface OrchdStateOptions {
+  at?: string | number;
+  /** A resource, kind or apiVersion, as history() takes them. */
+  resource?: string;
+  namespace?: string;
+}
+
 /** state() at a version older than the history kept (compaction, or a reset): as Kubernetes answers it, 410 Expired. */
 export class OrchdExpiredError extends Error {
   override readonly name = 'OrchdExpiredError';
@@ -130,8 +142,18 @@ export interface Orchd {
    * kind (`events.orch.io/v1`); namespace is ignored for cluster-scoped resources.
    */
   history<T extends object = OrchdObject>(resource: string, namespace: string | undefined, name: string): Promise<HistoryEntry<T>[]>;
-  /** Every object at a resourceVersion (default: now), as the log had them; OrchdExpiredError (410 Expired) below the history kept. */
-  state<T extends object = OrchdObject>(at?: string | number): Promise<T[]>;
+  /**
+   * Every object at a resourceVersion (default: now), as the log had them; OrchdExpiredError (410
+   * Expired) below the history kept. Given options: at, and only the objects of one resource (named
+   * as history() names it) and of one namespace.
+   */
+  state<T extends object = OrchdObject>(at?: string | number | OrchdStateOptions): Promise<T[]>;
+  /**
+   * Resolves once no write has committed for quietMs (default 100): the controllers under test have
+   * stopped writing, so "exactly once" can be asserted. Resolves to the resourceVersion then;
+   * rejects after timeoutMs (default 10 s) of writes that never pause that long.
+   */
+  settled(o?: { quietMs?: number; timeoutMs?: number }): Promise<string>;
   /** Resolves once the server has applied resourceVersion rv; rejects after timeoutMs (default 10 s). */
   waitForVersion(rv: string | number, timeoutMs?: number): Promise<void>;
   /**
@@ -202,6 +224,9 @@ export async function startOrchd(options: StartOrchdOptions = {}): Promise<Orchd
   }
   const certificateAuthority = url.startsWith('https:') ? await servedCertificate(files, options.dataDir) : undefined;
   const baseline = baselineOf(store);
+  // When the newest write committed (this process's clock), for settled().
+  const lastCommit = { at: Date.now() };
+  const commits = store.changes$.subscribe(() => (lastCommit.at = Date.now()));
   // One reset at a time, and stop() after the one under way; nothing after stop().
   let queue: Promise<void> = Promise.resolve();
   let stopped = false;
@@ -227,7 +252,12 @@ export async function startOrchd(options: StartOrchdOptions = {}): Promise<Orchd
     kubeconfigYaml: (o = {}) => kubeconfigYaml({ server: url, certificateAuthority, ...o }),
     history: async <T extends object>(resource: string, namespace: string | undefined, name: string) =>
       (await historyOf(store, resolveKind(running.api.context.kinds, resource), namespace, name)) as unknown as HistoryEntry<T>[],
-    state: async <T extends object>(at?: string | number) => (await stateAt(store, at === undefined ? undefined : versionOf(at)).catch(expired)) as unknown as T[],
+    state: async <T extends object>(what?: string | number | OrchdStateOptions) => {
+      const o = typeof what === 'object' ? what : { at: what };
+      const filter = { ...(o.resource !== undefined ? { kind: resolveKind(running.api.context.kinds, o.resource) } : {}), ...(o.namespace !== undefined ? { namespace: o.namespace } : {}) };
+      return (await stateAt(store, o.at === undefined ? undefined : versionOf(o.at), filter).catch(expired)) as unknown as T[];
+    },
+    settled: ({ quietMs = 100, timeoutMs = 10_000 } = {}) => quietFor(store, lastCommit, quietMs, timeoutMs),
     watchers: ({ atLeast, timeoutMs = 10_000 }) => watchersOpen(running.api.context, atLeast, timeoutMs),
     async waitForVersion(rv, timeoutMs = 10_000) {
       const seq = versionOf(rv);
@@ -248,6 +278,7 @@ export async function startOrchd(options: StartOrchdOptions = {}): Promise<Orchd
     stop: () =>
       (stopping ??= serial(async () => {
         stopped = true;
+        commits.unsubscribe();
         await running.close();
         if (folder) await rm(folder, { recursive: true, force: true });
       })),
@@ -280,6 +311,21 @@ function watchersOpen(context: Server, atLeast: number, timeoutMs: number): Prom
       }),
       filter((n) => n >= atLeast),
       timeout({ first: timeoutMs, with: () => throwError(() => new Error(`${open.size} of ${atLeast} watches open after ${timeoutMs} ms`)) }),
+    ),
+  );
+}
+
+/**
+ * Resolves with the applied version once quietMs have passed since the last commit; every commit
+ * meanwhile starts the wait again.
+ */
+function quietFor(store: Running['store'], lastCommit: { at: number }, quietMs: number, timeoutMs: number): Promise<string> {
+  return firstValueFrom(
+    store.changes$.pipe(
+      startWith(undefined),
+      switchMap(() => timer(Math.max(0, lastCommit.at + quietMs - Date.now()))),
+      map(() => String(store.appliedSeq)),
+      timeout({ first: timeoutMs, with: () => throwError(() => new Error(`writes did not pause for ${quietMs} ms within ${timeoutMs} ms (the server is at ${store.appliedSeq})`)) }),
     ),
   );
 }

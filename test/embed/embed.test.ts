@@ -288,6 +288,112 @@ describe('reset() and the writes around it', () => {
   });
 });
 
+describe('history() writers, state() filters, settled()', () => {
+  let api: Orchd;
+  let objects: KubernetesObjectApi;
+  beforeAll(async () => {
+    api = await startOrchd({ now: () => Date.parse('2026-03-04T05:06:07Z') });
+    objects = KubernetesObjectApi.makeApiClient(api.kubeConfig());
+  });
+  afterAll(async () => {
+    await api?.stop();
+  });
+
+  it('history entries carry the user, verb, field manager and commit time of each version', async () => {
+    const before = Date.now();
+    const created: any = await objects.create(event('ev-writers'), undefined, undefined, 'creator');
+    await objects.patch({ ...created, metadata: { name: 'ev-writers', namespace: 'default', labels: { a: 'b' } } }, undefined, undefined, 'labeller', undefined, 'application/merge-patch+json' as any);
+    await objects.delete(created);
+    const versions = await api.history('events', 'default', 'ev-writers');
+    expect(versions.map((v) => [v.type, v.verb, v.fieldManager])).toEqual([
+      ['ADDED', 'create', 'creator'],
+      ['MODIFIED', 'patch', 'labeller'],
+      // A delete names no field manager: its User-Agent stands in, as for any request without one.
+      ['DELETED', 'delete', expect.stringMatching(/^node-fetch/)],
+    ]);
+    for (const v of versions) {
+      expect(v.user).toBe('system:anonymous');
+      // The log's commit time, not the server's injected clock that stamps the objects.
+      expect(Date.parse(v.committedAt!)).toBeGreaterThanOrEqual(before - 5);
+      expect(Date.parse(v.committedAt!)).toBeLessThanOrEqual(Date.now() + 5);
+    }
+  });
+
+  it('state({ resource, namespace, at }): the objects of one kind and namespace', async () => {
+    await objects.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'other' } });
+    await objects.create(event('ev-a'));
+    const at = api.resourceVersion;
+    await objects.create({ ...event('ev-b'), metadata: { name: 'ev-b', namespace: 'other' }, regarding: { kind: 'Namespace', namespace: 'other', name: 'other' } });
+    await objects.create(event('ev-c'));
+    expect(names(await api.state({ resource: 'Event', namespace: 'default' }))).toEqual(['ev-a', 'ev-c']);
+    expect(names(await api.state({ resource: 'events.orch.io/v1' }))).toEqual(['ev-a', 'ev-c', 'ev-b']);
+    expect(names(await api.state({ namespace: 'other' }))).toEqual(['ev-b']);
+    expect(names(await api.state({ resource: 'events', at }))).toEqual(['ev-a']);
+    expect(names(await api.state({ resource: 'namespaces', namespace: 'other' }))).toContain('other');
+    await expect(api.state({ resource: 'nothings' })).rejects.toThrow(/no such resource/);
+  });
+
+  it('settled({ quietMs }): resolves only once writes pause that long', async () => {
+    const busy = (prefix: string, count: number) =>
+      (async () => {
+        for (let i = 0; i < count; i++) {
+          await objects.create(event(`${prefix}-${i}`));
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      })();
+    const first = await objects.create(event('ev-busy-first'));
+    const writes = busy('ev-busy', 8);
+    // Writes come every few tens of ms: a 500 ms pause never comes while they go on.
+    await expect(api.settled({ quietMs: 500, timeoutMs: 100 })).rejects.toThrow(/did not pause for 500 ms within 100 ms/);
+    const rv = await api.settled({ quietMs: 500 });
+    await writes;
+    // The pause came after the last of them: the version it answers holds every one.
+    expect(Number(rv)).toBeGreaterThan(Number(first.metadata?.resourceVersion) + 7);
+    expect(names(await api.state({ at: rv, resource: 'events', namespace: 'default' }))).toContain('ev-busy-7');
+  });
+});
+
+describe('watchers({ atLeast }) counts open connections', () => {
+  let api: Orchd;
+  beforeAll(async () => {
+    api = await startOrchd();
+  });
+  afterAll(async () => {
+    await api?.stop();
+  });
+  const informerOn = () => {
+    const custom = api.kubeConfig().makeApiClient(CustomObjectsApi);
+    return makeInformer(api.kubeConfig(), EVENTS, () => custom.listNamespacedCustomObject({ group: 'events.orch.io', version: 'v1', namespace: 'default', plural: 'events' }) as Promise<KubernetesListObject<KubernetesObject>>);
+  };
+
+  it('right after an informer stop(), its watch no longer counts', async () => {
+    for (let round = 0; round < 5; round++) {
+      const informer = informerOn();
+      await informer.start();
+      expect(await api.watchers({ atLeast: 1 })).toBe(1);
+      await informer.stop();
+      await expect(api.watchers({ atLeast: 1, timeoutMs: 300 })).rejects.toThrow(/0 of 1 watches open after 300 ms/);
+    }
+  });
+
+  it('concurrent calls each resolve when their own count is reached', async () => {
+    await api.reset(); // no watch left from the test before, even one still closing
+    const [a, b] = [informerOn(), informerOn()];
+    const one = api.watchers({ atLeast: 1, timeoutMs: 5000 });
+    const two = api.watchers({ atLeast: 2, timeoutMs: 5000 });
+    const twoAgain = api.watchers({ atLeast: 2, timeoutMs: 5000 });
+    try {
+      await a.start();
+      expect(await one).toBeGreaterThanOrEqual(1);
+      await b.start();
+      expect(await Promise.all([two, twoAgain])).toEqual([2, 2]);
+    } finally {
+      await a.stop();
+      await b.stop();
+    }
+  });
+});
+
 describe('startOrchd options', () => {
   let dir: string;
   beforeAll(async () => {
