@@ -86,6 +86,16 @@ export interface KindStrategy {
   prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
   /** A delete that only marks the object (finalizers remain): changes written with the mark (Namespace → Terminating). */
   prepareForDelete?(obj: KubeObject): void;
+  /**
+   * Finalizers the kind keeps outside metadata.finalizers (a Namespace's spec.finalizers): while any
+   * remain, a delete only marks the object, and it goes when the last is removed.
+   */
+  specFinalizers?(obj: KubeObject): readonly string[];
+  /**
+   * The /finalize subresource (Namespaces): the stored object with only what a finalize may change
+   * (spec.finalizers) taken from obj.
+   */
+  finalizeUpdate?(obj: KubeObject, old: KubeObject): KubeObject;
   /** Why this object may never be deleted (403 Forbidden), or undefined (the default namespace, say). */
   refuseDelete?(obj: KubeObject): string | undefined;
   /** Validation of a new object, without the common metadata checks (those run generically). */

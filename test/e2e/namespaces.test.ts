@@ -53,8 +53,10 @@ describe('namespaces', () => {
       expect((await call(file.base, 'POST', event.collection(n), event.make(a))).status).toBe(201);
       expect((await call(file.base, 'POST', event.collection(n), event.make(b))).status).toBe(201);
     }
-    expect((await call(file.base, 'DELETE', ns.item(doomed))).status).toBe(200);
+    // Held by the `kubernetes` finalizer until the namespace controller has emptied it.
+    expect((await call(file.base, 'DELETE', ns.item(doomed))).status).toBe(202);
     expect(await eventually(async () => (await names(doomed)).length === 0, { timeoutMs: 5000 })).toBe(true);
+    await eventually(async () => (await call(file.base, 'GET', ns.item(doomed))).status === 404, { what: 'the emptied namespace gone' });
     expect((await call(file.base, 'GET', event.collection())).body.items.some((o: any) => o.metadata.namespace === doomed)).toBe(false);
     expect((await names(other)).sort()).toEqual([a, b].sort());
     // A namespace of the same name later starts empty.
