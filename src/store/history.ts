@@ -46,6 +46,10 @@ export function resolveKind(kinds: readonly KindStrategy[], what: string): KindS
   );
   if (fits.length === 1) return fits[0];
   const names = fits.map((k) => (k.group ? `${k.plural}.${k.group}` : k.plural));
+  // `events` and `Event` name both the core Event and events.orch.io's: the first served (events.orch.io)
+  // is meant, as before the core one was served; `events.` (the core group, as a GroupResource prints) names the other.
+  const sameName = fits.every((k) => k.plural === fits[0].plural && k.kind === fits[0].kind);
+  if (fits.length > 1 && sameName && !apiVersion) return fits[0];
   if (fits.length > 1) throw new Error(`${JSON.stringify(what)} names several resources (${names.join(', ')}): name one of them`);
   throw new Error(`${JSON.stringify(what)}: no such resource or apiVersion (served: ${kinds.map((k) => (k.group ? `${k.plural}.${k.group}` : k.plural)).join(', ')})`);
 }

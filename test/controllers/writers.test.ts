@@ -35,7 +35,7 @@ describe('a controller write in the log', () => {
   it('namespace cleanup: the delete of what the namespace held is the system user\'s delete', async () => {
     await createNamespace(server.url, 'doomed');
     await createEvent(server.url, 'left', 'doomed');
-    expect((await call(server.url, 'DELETE', '/api/v1/namespaces/doomed')).status).toBe(202);
+    expect((await call(server.url, 'DELETE', '/api/v1/namespaces/doomed')).status).toBe(200);
     await eventually(async () => (await call(server.url, 'GET', `${EVENTS}/namespaces/doomed/events/left`)).status === 404);
     const entries = await entriesOf('events.orch.io/events/doomed/left');
     expect(entries.map((e) => [e.type, e.writer])).toEqual([
