@@ -3,6 +3,7 @@
  * memory log by default, and hands back what a controller's tests need — a client configuration, the
  * history the log keeps, and a reset between tests that takes milliseconds instead of a restart.
  */
+import { readFileSync } from 'node:fs';
 import { readFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -175,20 +176,41 @@ export interface Orchd {
   stop(): Promise<void>;
 }
 
-const require = createRequire(import.meta.url);
-
 /**
  * client-node, loaded on the first kubeConfig(): synchronously (Node ≥ 20.19 requires ES modules), so
  * kubeConfig() needs no await and a start does not pay for loading it (half a second) when the
  * tests never ask for it. A controller under test has it loaded already; require then finds it.
+ * When it cannot be loaded, the error says which version is installed and which orchd needs:
+ * client-node 2.x needs Node ≥ 22.19 and crashes on import under Node 20.
  */
-function clientNode(): typeof import('@kubernetes/client-node') {
+export function loadClientNode(from: string = import.meta.url): typeof import('@kubernetes/client-node') {
+  const req = createRequire(from);
   try {
-    return require('@kubernetes/client-node') as typeof import('@kubernetes/client-node');
+    return req('@kubernetes/client-node') as typeof import('@kubernetes/client-node');
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
-    throw new Error(`kubeConfig() needs @kubernetes/client-node installed beside orchd (npm install @kubernetes/client-node) and Node ≥ 20.19 to load it: ${why}`);
+    const installed = installedVersion(req);
+    const found = installed === undefined ? 'it is not installed' : `${installed} is installed`;
+    throw new Error(
+      `kubeConfig() needs @kubernetes/client-node ${CLIENT_NODE_RANGE} installed beside orchd (npm install @kubernetes/client-node@1); ${found}, under Node ${process.versions.node}` +
+        `${installed !== undefined && !installed.startsWith('1.') ? ' (client-node 2.x needs Node ≥ 22.19)' : ''}: ${why}`,
+    );
   }
+}
+
+/** The client-node versions orchd is tested with: the peer range package.json declares. */
+const CLIENT_NODE_RANGE = '1.x';
+
+/** The version of the client-node a require would find, read from its package.json (2.x's exports hide it from require). */
+function installedVersion(req: NodeJS.Require): string | undefined {
+  for (const dir of req.resolve.paths('@kubernetes/client-node') ?? []) {
+    try {
+      return (JSON.parse(readFileSync(join(dir, '@kubernetes', 'client-node', 'package.json'), 'utf8')) as { version?: string }).version;
+    } catch {
+      // Not in this folder: the next one up.
+    }
+  }
+  return undefined;
 }
 
 /** Long: orchd composed in a test process, then the Orchd it hands back, whose methods share this closure's state (the server, the baseline, the reset under way). */
@@ -245,7 +267,7 @@ export async function startOrchd(options: StartOrchdOptions = {}): Promise<Orchd
       return String(store.appliedSeq);
     },
     kubeConfig() {
-      const kc = new (clientNode().KubeConfig)();
+      const kc = new (loadClientNode().KubeConfig)();
       kc.loadFromString(kubeconfigYaml({ server: url, certificateAuthority }));
       return kc;
     },

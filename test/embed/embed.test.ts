@@ -3,10 +3,12 @@
  * @kubernetes/client-node through the KubeConfig it hands out and by raw HTTP; history, state,
  * waitForVersion and reset asserted on real writes.
  */
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { pathToFileURL } from 'node:url';
+import { loadClientNode } from '../../src/embed.js';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CoreV1Api, KubernetesObjectApi, CustomObjectsApi, makeInformer, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, KubernetesObjectApi, CustomObjectsApi, makeInformer, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import { generateSelfSigned } from '../../src/http/certificates.js';
 import { OrchdExpiredError, startOrchd, type Orchd } from '../../src/index.js';
 import { WebhookServer } from '../admission/webhook-server.js';
@@ -285,6 +287,24 @@ describe('reset() and the writes around it', () => {
     } finally {
       await informer.stop();
     }
+  });
+});
+
+describe('kubeConfig() without a client-node it can load', () => {
+  it('says which client-node is installed and which orchd needs', async () => {
+    // A client-node 2.x as npm installs it today: its exports hide package.json, and its import crashes under Node 20.
+    const dir = tempDir('orchd-client-node-');
+    const pkg = join(dir, 'node_modules', '@kubernetes', 'client-node');
+    await mkdir(pkg, { recursive: true });
+    await writeFile(join(pkg, 'package.json'), JSON.stringify({ name: '@kubernetes/client-node', version: '2.0.1', main: 'index.js', exports: { '.': './index.js' } }));
+    await writeFile(join(pkg, 'index.js'), "throw new TypeError('createZstdDecompress is not a function');\n");
+    const from = pathToFileURL(join(dir, 'test.js')).href;
+    expect(() => loadClientNode(from)).toThrow(
+      `kubeConfig() needs @kubernetes/client-node 1.x installed beside orchd (npm install @kubernetes/client-node@1); 2.0.1 is installed, under Node ${process.versions.node} (client-node 2.x needs Node ≥ 22.19): createZstdDecompress is not a function`,
+    );
+    expect(() => loadClientNode(pathToFileURL(join(tempDir('orchd-no-client-node-'), 'test.js')).href)).toThrow(/1\.x installed beside orchd .*; it is not installed, under Node/);
+    // The one installed here loads.
+    expect(loadClientNode().KubeConfig).toBe(KubeConfig);
   });
 });
 
