@@ -359,7 +359,8 @@ const ioTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 async function installCrds(context: Server, list: (Record<string, unknown> | string)[]): Promise<void> {
   const docs: unknown[] = [];
   for (const item of list) {
-    if (typeof item !== 'string') docs.push(item);
+    // A copy: the create stamps metadata, and the caller may hand the same objects to another start.
+    if (typeof item !== 'string') docs.push(structuredClone(item));
     else for (const d of parseAllDocuments(await readFile(item, 'utf8'))) if (d.contents !== null) docs.push(d.toJS());
   }
   const { objects, kinds } = context;

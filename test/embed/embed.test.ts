@@ -290,6 +290,27 @@ describe('reset() and the writes around it', () => {
   });
 });
 
+describe('startOrchd({ crds })', () => {
+  it('leaves the objects given as they were, so one list serves several starts; takes apiextensions.k8s.io/v1 as upstream files have it', async () => {
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'gadgets.example.com' },
+      spec: { group: 'example.com', scope: 'Namespaced', names: { plural: 'gadgets', kind: 'Gadget' }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }] },
+    };
+    const before = structuredClone(crd);
+    for (let i = 0; i < 2; i++) {
+      const o = await startOrchd({ crds: [crd] });
+      try {
+        expect((await get(o, '/apis/example.com/v1/gadgets')).status).toBe(200);
+      } finally {
+        await o.stop();
+      }
+    }
+    expect(crd).toEqual(before);
+  });
+});
+
 describe('kubeConfig() without a client-node it can load', () => {
   it('says which client-node is installed and which orchd needs', async () => {
     // A client-node 2.x as npm installs it today: its exports hide package.json, and its import crashes under Node 20.
