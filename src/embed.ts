@@ -24,7 +24,6 @@ import { filter } from 'rxjs/internal/operators/filter';
 import { firstValueFrom } from 'rxjs/internal/firstValueFrom';
 import { throwError } from 'rxjs/internal/observable/throwError';
 import { timeout } from 'rxjs/internal/operators/timeout';
-import { concatMap } from 'rxjs/internal/operators/concatMap';
 import { map } from 'rxjs/internal/operators/map';
 import { startWith } from 'rxjs/internal/operators/startWith';
 import { switchMap } from 'rxjs/internal/operators/switchMap';
@@ -280,7 +279,7 @@ export async function startOrchd(options: StartOrchdOptions = {}): Promise<Orchd
       return (await stateAt(store, o.at === undefined ? undefined : versionOf(o.at), filter).catch(expired)) as unknown as T[];
     },
     settled: ({ quietMs = 100, timeoutMs = 10_000 } = {}) => quietFor(store, lastCommit, quietMs, timeoutMs),
-    watchers: ({ atLeast, timeoutMs = 10_000 }) => watchersOpen(running.api.context, atLeast, timeoutMs),
+    watchers: ({ atLeast, timeoutMs = 10_000 }) => running.api.context.watches.atLeast(atLeast, timeoutMs),
     async waitForVersion(rv, timeoutMs = 10_000) {
       const seq = versionOf(rv);
       if (!(await store.waitFor(seq, timeoutMs))) throw new Error(`resourceVersion ${seq} not reached in ${timeoutMs} ms (the server is at ${store.appliedSeq})`);
@@ -316,28 +315,6 @@ function expired(err: unknown): never {
 }
 
 /**
- * Resolves once at least atLeast watches are open, following the count of open watches (so any
- * number of calls wait side by side). A count that reaches atLeast is looked at again after the
- * sockets' pending events are handled: a client that ended its watch just before (an informer's
- * stop()) has closed its connection, and the close is then seen and the watch no longer counted.
- */
-function watchersOpen(context: Server, atLeast: number, timeoutMs: number): Promise<number> {
-  const open = context.watches;
-  return firstValueFrom(
-    open.count$.pipe(
-      filter((n) => n >= atLeast),
-      concatMap(async () => {
-        await ioTurn();
-        await ioTurn();
-        return open.size;
-      }),
-      filter((n) => n >= atLeast),
-      timeout({ first: timeoutMs, with: () => throwError(() => new Error(`${open.size} of ${atLeast} watches open after ${timeoutMs} ms`)) }),
-    ),
-  );
-}
-
-/**
  * Resolves with the applied version once quietMs have passed since the last commit; every commit
  * meanwhile starts the wait again.
  */
@@ -351,9 +328,6 @@ function quietFor(store: Running['store'], lastCommit: { at: number }, quietMs: 
     ),
   );
 }
-
-/** One turn of the event loop past its I/O phase (setImmediate runs right after it). */
-const ioTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Creates the CRDs (documents of files, or objects) and resolves once each is Established. */
 async function installCrds(context: Server, list: (Record<string, unknown> | string)[]): Promise<void> {

@@ -1,5 +1,10 @@
 import { BehaviorSubject } from 'rxjs/internal/BehaviorSubject';
 import type { Observable } from 'rxjs/internal/Observable';
+import { firstValueFrom } from 'rxjs/internal/firstValueFrom';
+import { throwError } from 'rxjs/internal/observable/throwError';
+import { concatMap } from 'rxjs/internal/operators/concatMap';
+import { filter } from 'rxjs/internal/operators/filter';
+import { timeout } from 'rxjs/internal/operators/timeout';
 
 /**
  * The watches the server holds open, each by the function that ends it, and their count as an
@@ -25,7 +30,31 @@ export class OpenWatches implements Iterable<() => void> {
     if (this.ends.delete(end)) this.count.next(this.ends.size);
   }
 
+  /**
+   * Resolves to the count once at least n watches are open; rejects after timeoutMs. A count that
+   * reaches n is looked at again after the sockets' pending events are handled: a client that ended
+   * its watch just before (an informer's stop()) has closed its connection, and the close is then
+   * seen and the watch no longer counted.
+   */
+  atLeast(n: number, timeoutMs: number): Promise<number> {
+    return firstValueFrom(
+      this.count$.pipe(
+        filter((open) => open >= n),
+        concatMap(async () => {
+          await ioTurn();
+          await ioTurn();
+          return this.size;
+        }),
+        filter((open) => open >= n),
+        timeout({ first: timeoutMs, with: () => throwError(() => new Error(`${this.size} of ${n} watches open after ${timeoutMs} ms`)) }),
+      ),
+    );
+  }
+
   [Symbol.iterator](): Iterator<() => void> {
     return this.ends[Symbol.iterator]();
   }
 }
+
+/** One turn of the event loop past its I/O phase (setImmediate runs right after it). */
+const ioTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
