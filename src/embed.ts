@@ -4,11 +4,11 @@
  * history the log keeps, and a reset between tests that takes milliseconds instead of a restart.
  */
 import { readFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { problemLine } from './config/load.js';
+import { loadClientNode } from './embed/client-node.js';
 import { loadServerConfig, type ServerConfigFiles } from './config/server-config.js';
 import { baselineOf, resetTo } from './store/reset.js';
 import { historyOf, resolveKind, stateAt, type HistoryEntry } from './store/history.js';
@@ -17,12 +17,16 @@ import type { Server } from './http/context.js';
 import { SELF_SIGNED_CERT_FILE } from './http/tls.js';
 import { kubeconfigYaml } from './config/kubeconfig-yaml.js';
 import { silentLogger, type Logger } from './observability/logger.js';
-import { serve, type StorageKind } from './serve.js';
+import { serve, type Running, type StorageKind } from './serve.js';
 import { parseAllDocuments } from 'yaml';
 import { filter } from 'rxjs/internal/operators/filter';
 import { firstValueFrom } from 'rxjs/internal/firstValueFrom';
 import { throwError } from 'rxjs/internal/observable/throwError';
 import { timeout } from 'rxjs/internal/operators/timeout';
+import { map } from 'rxjs/internal/operators/map';
+import { startWith } from 'rxjs/internal/operators/startWith';
+import { switchMap } from 'rxjs/internal/operators/switchMap';
+import { timer } from 'rxjs/internal/observable/timer';
 import { runAsSystem } from './admission/index.js';
 import { crdCondition } from './resources/custom-resource-definition.js';
 import type { KubeObject } from './resources/types.js';
@@ -120,6 +124,14 @@ export interface OrchdObject {
   };
 }
 
+/** What state() gives: the objects at a version (default: now), of one resource, of one namespace. */
+export interface OrchdStateOptions {
+  at?: string | number;
+  /** A resource, kind or apiVersion, as history() takes them. */
+  resource?: string;
+  namespace?: string;
+}
+
 /** state() at a version older than the history kept (compaction, or a reset): as Kubernetes answers it, 410 Expired. */
 export class OrchdExpiredError extends Error {
   override readonly name = 'OrchdExpiredError';
@@ -153,8 +165,18 @@ export interface Orchd {
   /** The same, with the faults that concerned the object (requests that named it, or its collection's) in place among the writes. */
   history<T extends object = OrchdObject>(resource: string, namespace: string | undefined, name: string, o: { faults: true }): Promise<(HistoryEntry<T> | FaultHistoryEntry)[]>;
   readonly faults: OrchdFaults;
-  /** Every object at a resourceVersion (default: now), as the log had them; OrchdExpiredError (410 Expired) below the history kept. */
-  state<T extends object = OrchdObject>(at?: string | number): Promise<T[]>;
+  /**
+   * Every object at a resourceVersion (default: now), as the log had them; OrchdExpiredError (410
+   * Expired) below the history kept. Given options: at, and only the objects of one resource (named
+   * as history() names it) and of one namespace.
+   */
+  state<T extends object = OrchdObject>(at?: string | number | OrchdStateOptions): Promise<T[]>;
+  /**
+   * Resolves once no write has committed for quietMs (default 100): the controllers under test have
+   * stopped writing, so "exactly once" can be asserted. Resolves to the resourceVersion then;
+   * rejects after timeoutMs (default 10 s) of writes that never pause that long.
+   */
+  settled(o?: { quietMs?: number; timeoutMs?: number }): Promise<string>;
   /** Resolves once the server has applied resourceVersion rv; rejects after timeoutMs (default 10 s). */
   waitForVersion(rv: string | number, timeoutMs?: number): Promise<void>;
   /**
@@ -174,22 +196,6 @@ export interface Orchd {
   reset(): Promise<void>;
   /** Ends watches, lets requests in flight finish, closes the log; again, the same promise. */
   stop(): Promise<void>;
-}
-
-const require = createRequire(import.meta.url);
-
-/**
- * client-node, loaded on the first kubeConfig(): synchronously (Node ≥ 20.19 requires ES modules), so
- * kubeConfig() needs no await and a start does not pay for loading it (half a second) when the
- * tests never ask for it. A controller under test has it loaded already; require then finds it.
- */
-function clientNode(): typeof import('@kubernetes/client-node') {
-  try {
-    return require('@kubernetes/client-node') as typeof import('@kubernetes/client-node');
-  } catch (err) {
-    const why = err instanceof Error ? err.message : String(err);
-    throw new Error(`kubeConfig() needs @kubernetes/client-node installed beside orchd (npm install @kubernetes/client-node) and Node ≥ 20.19 to load it: ${why}`);
-  }
 }
 
 /** Long: orchd composed in a test process, then the Orchd it hands back, whose methods share this closure's state (the server, the baseline, the reset under way). */
@@ -227,6 +233,9 @@ export async function startOrchd(options: StartOrchdOptions = {}): Promise<Orchd
   }
   const certificateAuthority = url.startsWith('https:') ? await servedCertificate(files, options.dataDir) : undefined;
   const baseline = baselineOf(store);
+  // When the newest write committed (this process's clock), for settled().
+  const lastCommit = { at: Date.now() };
+  const commits = store.changes$.subscribe(() => (lastCommit.at = Date.now()));
   // One reset at a time, and stop() after the one under way; nothing after stop().
   let queue: Promise<void> = Promise.resolve();
   let stopped = false;
@@ -245,7 +254,7 @@ export async function startOrchd(options: StartOrchdOptions = {}): Promise<Orchd
       return String(store.appliedSeq);
     },
     kubeConfig() {
-      const kc = new (clientNode().KubeConfig)();
+      const kc = new (loadClientNode().KubeConfig)();
       kc.loadFromString(kubeconfigYaml({ server: url, certificateAuthority }));
       return kc;
     },
@@ -263,8 +272,13 @@ export async function startOrchd(options: StartOrchdOptions = {}): Promise<Orchd
       set: (rules) => running.api.context.faults!.set(faultsOf(Array.isArray(rules) ? { seed: running.api.context.faults!.configuration().seed, rules } : { seed: running.api.context.faults!.configuration().seed, ...rules })),
       clear: () => running.api.context.faults!.clear(),
     },
-    state: async <T extends object>(at?: string | number) => (await stateAt(store, at === undefined ? undefined : versionOf(at)).catch(expired)) as unknown as T[],
-    watchers: ({ atLeast, timeoutMs = 10_000 }) => watchersOpen(running.api.context, atLeast, timeoutMs),
+    state: async <T extends object>(what?: string | number | OrchdStateOptions) => {
+      const o = typeof what === 'object' ? what : { at: what };
+      const filter = { ...(o.resource !== undefined ? { kind: resolveKind(running.api.context.kinds, o.resource) } : {}), ...(o.namespace !== undefined ? { namespace: o.namespace } : {}) };
+      return (await stateAt(store, o.at === undefined ? undefined : versionOf(o.at), filter).catch(expired)) as unknown as T[];
+    },
+    settled: ({ quietMs = 100, timeoutMs = 10_000 } = {}) => quietFor(store, lastCommit, quietMs, timeoutMs),
+    watchers: ({ atLeast, timeoutMs = 10_000 }) => running.api.context.watches.atLeast(atLeast, timeoutMs),
     async waitForVersion(rv, timeoutMs = 10_000) {
       const seq = versionOf(rv);
       if (!(await store.waitFor(seq, timeoutMs))) throw new Error(`resourceVersion ${seq} not reached in ${timeoutMs} ms (the server is at ${store.appliedSeq})`);
@@ -284,6 +298,7 @@ export async function startOrchd(options: StartOrchdOptions = {}): Promise<Orchd
     stop: () =>
       (stopping ??= serial(async () => {
         stopped = true;
+        commits.unsubscribe();
         await running.close();
         if (folder) await rm(folder, { recursive: true, force: true });
       })),
@@ -298,30 +313,27 @@ function expired(err: unknown): never {
   throw err;
 }
 
-/** Resolves once at least atLeast watches are open (each opening or ending looks again). */
-function watchersOpen(context: Server, atLeast: number, timeoutMs: number): Promise<number> {
-  return new Promise<number>((resolve, reject) => {
-    const previous = context.watchesChanged;
-    const done = (fn: () => void) => {
-      clearTimeout(timer);
-      context.watchesChanged = previous;
-      fn();
-    };
-    const check = () => {
-      previous?.();
-      if (context.watches.size >= atLeast) done(() => resolve(context.watches.size));
-    };
-    const timer = setTimeout(() => done(() => reject(new Error(`${context.watches.size} of ${atLeast} watches open after ${timeoutMs} ms`))), timeoutMs);
-    context.watchesChanged = check;
-    check();
-  });
+/**
+ * Resolves with the applied version once quietMs have passed since the last commit; every commit
+ * meanwhile starts the wait again.
+ */
+function quietFor(store: Running['store'], lastCommit: { at: number }, quietMs: number, timeoutMs: number): Promise<string> {
+  return firstValueFrom(
+    store.changes$.pipe(
+      startWith(undefined),
+      switchMap(() => timer(Math.max(0, lastCommit.at + quietMs - Date.now()))),
+      map(() => String(store.appliedSeq)),
+      timeout({ first: timeoutMs, with: () => throwError(() => new Error(`writes did not pause for ${quietMs} ms within ${timeoutMs} ms (the server is at ${store.appliedSeq})`)) }),
+    ),
+  );
 }
 
 /** Creates the CRDs (documents of files, or objects) and resolves once each is Established. */
 async function installCrds(context: Server, list: (Record<string, unknown> | string)[]): Promise<void> {
   const docs: unknown[] = [];
   for (const item of list) {
-    if (typeof item !== 'string') docs.push(item);
+    // A copy: the create stamps metadata, and the caller may hand the same objects to another start.
+    if (typeof item !== 'string') docs.push(structuredClone(item));
     else for (const d of parseAllDocuments(await readFile(item, 'utf8'))) if (d.contents !== null) docs.push(d.toJS());
   }
   const { objects, kinds } = context;

@@ -14,6 +14,7 @@ export {
   type OrchdConfig,
   type OrchdFaults,
   type OrchdObject,
+  type OrchdStateOptions,
   type StartOrchdOptions,
 } from './embed.js';
 export type { HistoryEntry } from './store/history.js';

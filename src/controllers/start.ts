@@ -46,7 +46,8 @@ export async function startControllers(objects: ObjectStore, kinds: readonly Kin
   if (opts.policyStatus !== false) stops.push(startPolicyStatus(objects, kinds, logger));
   stops.push(startClusterRoleAggregation(objects, kinds, logger));
   if (opts.kindRegistry) stops.push(startCustomResources(objects, opts.kindRegistry, logger));
-  const eventKind = kinds.find((k) => k.kind === 'Event');
-  if (eventKind && opts.eventTtlSeconds > 0) stops.push(startEventExpiry(objects, eventKind, opts.eventTtlSeconds, logger));
+  // Both Events, the core one and events.orch.io's, expire (kube-apiserver's --event-ttl covers both).
+  const eventKinds = kinds.filter((k) => k.kind === 'Event' && (k.group === '' || k.group === 'events.orch.io'));
+  if (opts.eventTtlSeconds > 0) for (const k of eventKinds) stops.push(startEventExpiry(objects, k, opts.eventTtlSeconds, logger));
   return stops;
 }

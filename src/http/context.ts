@@ -7,6 +7,7 @@ import type { ResourceRoute } from './router.js';
 import type { Logger } from '../observability/logger.js';
 import type { UserInfo } from '../auth/user.js';
 import type { Faults, FaultHit } from '../faults/faults.js';
+import type { OpenWatches } from './open-watches.js';
 
 /** What every handler is given: the parsed request and the server's parts, passed explicitly. */
 export interface Server {
@@ -15,10 +16,8 @@ export interface Server {
   kinds: readonly KindStrategy[];
   metrics: Metrics;
   logger: Logger;
-  /** Called with every open watch so shutdown can end them. */
-  watches: Set<() => void>;
-  /** Told whenever a watch opens or ends (startOrchd's watchers() waits on it). */
-  watchesChanged?: () => void;
+  /** Every open watch, so shutdown can end them, and their count (startOrchd's watchers() waits on it). */
+  watches: OpenWatches;
   bookmarkIntervalMs: number;
   /** Overrides of the watch sinks' buffer bound, high-water mark, grace period and stall timeout (flags, tests). */
   watchLimits?: { maxBuffered?: number; highWater?: number; graceMs?: number; stallTimeoutMs?: number };

@@ -36,6 +36,7 @@ import { requestTarget, type RequestTarget } from './request-target.js';
 import { answerClientError, connectAsRequest } from './raw-requests.js';
 import { DEFAULT_INFLIGHT_LIMITS, InflightLimiter, type InflightLimits } from './inflight.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS, arrivalBounds, cutSlowClients } from './slow-clients.js';
+import { OpenWatches } from './open-watches.js';
 
 export interface ApiServerOptions {
   /** The one door to the objects (registry/build.ts builds it with admission as configured). */
@@ -95,7 +96,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
     kinds: opts.kinds,
     metrics: opts.metrics,
     logger: opts.logger,
-    watches: new Set(),
+    watches: new OpenWatches(),
     bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
     ...(opts.watchLimits ? { watchLimits: opts.watchLimits } : {}),
   };

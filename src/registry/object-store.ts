@@ -42,7 +42,8 @@ export interface WriteOptions {
 }
 
 export interface UpdateOptions extends WriteOptions {
-  subresource?: 'status';
+  /** status: only status is written; finalize (a Namespace's): only spec.finalizers. */
+  subresource?: 'status' | 'finalize';
   allowCreate?: boolean;
 }
 
@@ -71,7 +72,7 @@ export class ObjectStore extends ObjectReads {
 
   constructor(
     store: Store,
-    private readonly clock: Clock,
+    readonly clock: Clock,
     private readonly admission?: AdmissionHooks,
     /** Continue tokens of lists; replicas share the secret, so any of them continues a list. */
     tokens = new ContinueTokens(randomBytes(32)),
@@ -112,7 +113,7 @@ export class ObjectStore extends ObjectReads {
     kind.prepareForCreate?.(obj);
     kind.applyDefaults(obj);
     // NamespaceLifecycle is mutating admission in Kubernetes: it answers before validation does.
-    if (kind.namespaced) this.requireNamespace(namespace ?? '');
+    if (kind.namespaced) this.requireNamespace(namespace ?? '', kind, meta.name);
     t = stageLap('defaults', t);
     if (this.admission) {
       obj = await this.admission.mutate('CREATE', kind, obj, undefined, opts);
@@ -149,7 +150,7 @@ export class ObjectStore extends ObjectReads {
     namespace: string | undefined,
     name: string,
     incoming: KubeObject | UpdateTransform,
-    opts: WriteOptions & { subresource?: 'status'; allowCreate?: boolean },
+    opts: UpdateOptions,
   ): Promise<{ obj: KubeObject; created: boolean }> {
     return this.writes.through(() => runAsWrite(writeOf('update', opts), () => this.updateInside(kind, namespace, name, incoming, opts)));
   }
@@ -190,23 +191,27 @@ export class ObjectStore extends ObjectReads {
           throw E.conflict(qualified(kind, name), `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${old.metadata.uid ?? ''}`);
         }
         const rv = obj.metadata.resourceVersion;
+        // A patch or an apply starts from the stored object, its version included: only a PUT can lack one.
+        if ((rv === undefined || rv === '') && kind.allowUnconditionalUpdate === false && typeof incoming !== 'function') throw unconditional(kind, name);
         if (rv !== undefined && rv !== '' && rv !== String(cur.seq)) {
           throw E.conflict(qualified(kind, name), MODIFIED);
         }
-        let next = opts.subresource === 'status' ? statusUpdate(old, obj) : mainUpdate(kind, old, obj);
-        if (opts.subresource !== 'status') kind.prepareForUpdate?.(next, old);
+        if (opts.subresource === 'finalize' && !kind.finalizeUpdate) throw E.notFound(qualified(kind, name));
+        let next =
+          opts.subresource === 'status' ? statusUpdate(old, obj) : opts.subresource === 'finalize' ? kind.finalizeUpdate!(obj, old) : mainUpdate(kind, old, obj);
+        if (opts.subresource === undefined) kind.prepareForUpdate?.(next, old);
         kind.applyDefaults(next);
         if (this.admission) {
           next = await this.admission.mutate('UPDATE', kind, next, old, opts);
           kind.applyDefaults(next);
         }
         if (!jsonEqual(specOf(kind, next), specOf(kind, old))) next.metadata.generation = (old.metadata.generation ?? 1) + 1;
-        this.invalidIf(kind, name, validateUpdate(kind, next, old, opts.subresource));
+        this.invalidIf(kind, name, validateUpdate(kind, next, old, opts.subresource === 'status' ? 'status' : undefined));
         await this.admission?.validate('UPDATE', kind, next, old, opts);
         dryResult = next;
         if (opts.dryRun || sameObject(next, old)) return { kind: 'noop' };
         // The last finalizer removed from an object being deleted: the object goes now.
-        if (next.metadata.deletionTimestamp && !(next.metadata.finalizers?.length)) return { kind: 'delete', obj: next };
+        if (next.metadata.deletionTimestamp && !held(kind, next)) return { kind: 'delete', obj: next };
         return { kind: 'put', obj: next };
       });
       return { obj: opts.dryRun || !stored ? dryResult! : stored.obj, created };
@@ -276,9 +281,11 @@ export class ObjectStore extends ObjectReads {
         // Mutating admission sees a DELETE too (a webhook may refuse it) but cannot change the object.
         await this.admission?.mutate('DELETE', kind, obj, cur.obj, opts);
         await this.admission?.validate('DELETE', kind, obj, cur.obj, opts);
-        if (finalizers.length > 0) {
+        if (finalizers.length > 0 || (kind.specFinalizers?.(obj).length ?? 0) > 0) {
           deleted = false;
           if (!obj.metadata.deletionTimestamp) {
+            // kube-apiserver's markAsDeleting: controllers that act on generation changes see the mark.
+            if ((obj.metadata.generation ?? 0) > 0) obj.metadata.generation = (obj.metadata.generation ?? 0) + 1;
             obj.metadata.deletionTimestamp = rfc3339(this.clock.now());
             obj.metadata.deletionGracePeriodSeconds = 0;
           }
@@ -312,14 +319,12 @@ export class ObjectStore extends ObjectReads {
     return obj;
   }
 
-  private requireNamespace(namespace: string): void {
+  /** NamespaceLifecycle: the namespace exists, and is not being deleted (the refusal names the object created, as Kubernetes'). */
+  private requireNamespace(namespace: string, kind: KindStrategy, name: string | undefined): void {
     const ns = this.store.get(storageKey({ group: '', plural: 'namespaces' }, '', namespace));
     if (!ns) throw E.notFound({ group: '', resource: 'namespaces', kind: 'namespaces', name: namespace });
     if (ns.obj.metadata.deletionTimestamp) {
-      throw E.forbidden(
-        { group: '', resource: 'namespaces', name: namespace },
-        `unable to create new content in namespace ${namespace} because it is being terminated`,
-      );
+      throw E.forbidden(qualified(kind, name), `unable to create new content in namespace ${namespace} because it is being terminated`);
     }
   }
 
@@ -349,17 +354,29 @@ export class ObjectStore extends ObjectReads {
   }
 }
 
+/**
+ * An update without a resourceVersion of a kind that needs one. kube-apiserver names the resource
+ * (plural) where NewInvalid wants a kind, and prints the missing version as Go prints uint64 0 (0x0).
+ */
+const unconditional = (kind: KindStrategy, name: string): E.RegistryError =>
+  E.invalid({ group: kind.group, resource: kind.plural, kind: kind.plural, name }, [
+    { type: 'FieldValueInvalid', field: 'metadata.resourceVersion', detail: '0x0: must be specified for an update' },
+  ]);
+
+/** Finalizers still hold the object: its own, or those its kind keeps in its spec (a Namespace's). */
+const held = (kind: KindStrategy, o: KubeObject): boolean => (o.metadata.finalizers?.length ?? 0) > 0 || (kind.specFinalizers?.(o).length ?? 0) > 0;
+
 const MODIFIED = 'the object has been modified; please apply your changes to the latest version and try again';
 
 /** What a write does, for the log to keep when no request says (a controller's write). */
-const writeOf = (verb: string, opts: { fieldManager?: FieldManagement; subresource?: 'status' }) => ({
+const writeOf = (verb: string, opts: { fieldManager?: FieldManagement; subresource?: string }) => ({
   verb,
   ...(opts.subresource ? { subresource: opts.subresource } : {}),
   ...(opts.fieldManager ? { manager: opts.fieldManager.manager } : {}),
 });
 
-const target = (kind: KindStrategy, opts: { fieldManager?: FieldManagement; subresource?: 'status' }): WriteTarget => ({
+const target = (kind: KindStrategy, opts: { fieldManager?: FieldManagement; subresource?: string }): WriteTarget => ({
   kind,
   version: opts.fieldManager?.version ?? kind.versions[0],
-  ...(opts.subresource ? { subresource: opts.subresource } : {}),
+  ...(opts.subresource === 'status' ? { subresource: 'status' as const } : {}),
 });

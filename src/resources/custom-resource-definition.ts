@@ -84,4 +84,5 @@ export const customResourceDefinition = {
     { name: 'Created At', type: 'date', description: 'The time the CustomResourceDefinition was created.', priority: 0, cell: (o) => o.metadata.creationTimestamp ?? '' },
   ],
   tableIncludesName: true,
+  allowUnconditionalUpdate: false,
 } satisfies KindStrategy;

@@ -68,20 +68,29 @@ function instant(v: unknown): string {
 
 const p = (path: string): FieldPath => FieldPath.root(path);
 
-/** Checks every Event meets, new or updated (Kubernetes' legacyValidateEvent). */
-function legacyValidate(o: KubeObject): FieldError[] {
+/** The names an Event version gives the fields legacy validation reads (core v1: involvedObject, reportingComponent, message). */
+export interface EventFieldNames {
+  regarding: string;
+  reportingController: string;
+  note: string;
+}
+
+const EVENTS_V1_FIELDS: EventFieldNames = { regarding: 'regarding', reportingController: 'reportingController', note: 'note' };
+
+/** Checks every Event meets, new or updated (Kubernetes' legacyValidateEvent), in the field names of its version. */
+export function legacyValidateEvent(o: KubeObject, f: EventFieldNames = EVENTS_V1_FIELDS): FieldError[] {
   const errs: FieldError[] = [];
   const ns = stringAt(o.metadata, 'namespace');
-  const regardingNs = stringAt(objectAt(o, 'regarding'), 'namespace');
-  const mismatch = () => invalid(p('regarding').child('namespace'), regardingNs, 'does not match event.namespace');
+  const regardingNs = stringAt(objectAt(o, f.regarding), 'namespace');
+  const mismatch = () => invalid(p(f.regarding).child('namespace'), regardingNs, 'does not match event.namespace');
   if (isZeroTime(o.eventTime)) {
     // An old-style event: the namespaces must agree ("default" stands in for none).
     if (!regardingNs ? ns !== '' && ns !== 'default' : ns !== regardingNs) errs.push(mismatch());
   } else {
     if (!regardingNs && ns !== 'default' && ns !== 'kube-system') errs.push(mismatch());
-    const controller = stringAt(o, 'reportingController');
-    if (!controller) errs.push(required(p('reportingController'), ''));
-    errs.push(...isQualifiedName(controller).map((m) => invalid(p('reportingController'), controller, m)));
+    const controller = stringAt(o, f.reportingController);
+    if (!controller) errs.push(required(p(f.reportingController), ''));
+    errs.push(...isQualifiedName(controller).map((m) => invalid(p(f.reportingController), controller, m)));
     const limited = (field: string, max: number) => {
       const v = stringAt(o, field);
       if (!v) errs.push(required(p(field), ''));
@@ -90,7 +99,7 @@ function legacyValidate(o: KubeObject): FieldError[] {
     limited('reportingInstance', REPORTING_INSTANCE_MAX);
     limited('action', ACTION_MAX);
     limited('reason', REASON_MAX);
-    if (byteLength(stringAt(o, 'note')) > NOTE_MAX) errs.push(invalid(p('note'), '', `can have at most ${NOTE_MAX} characters`));
+    if (byteLength(stringAt(o, f.note)) > NOTE_MAX) errs.push(invalid(p(f.note), '', `can have at most ${NOTE_MAX} characters`));
   }
   errs.push(...isDNS1123Subdomain(ns).map((m) => invalid(p('namespace'), ns, m)));
   return errs;
@@ -111,7 +120,7 @@ function validateSeries(o: KubeObject): FieldError[] {
  * left unset; action, reason, reportingController and reportingInstance non-empty (legacyValidate).
  */
 function validate(o: KubeObject): FieldError[] {
-  const errs = legacyValidate(o);
+  const errs = legacyValidateEvent(o);
   errs.push(...validateCoreObjectMeta(o.metadata));
   errs.push(...validateSeries(o));
   if (isZeroTime(o.eventTime)) errs.push(required(p('eventTime'), ''));
@@ -130,7 +139,7 @@ function validate(o: KubeObject): FieldError[] {
  * and metadata immutable. Kubernetes checks reason twice, so it reports a changed reason twice.
  */
 function validateUpdate(o: KubeObject, old: KubeObject): FieldError[] {
-  const errs = legacyValidate(o);
+  const errs = legacyValidateEvent(o);
   errs.push(...validateCoreObjectMeta(o.metadata));
   if (!jsonEqual(o.series ?? null, old.series ?? null)) errs.push(...validateSeries(o));
   const ref = (x: KubeObject, f: string) => objectAt(x, f) ?? {};

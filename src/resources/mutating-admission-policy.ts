@@ -113,4 +113,5 @@ export const mutatingAdmissionPolicy = {
     { name: 'Mutations', type: 'integer', description: 'Number of mutations of the policy.', priority: 0, cell: (o) => listAt(objectAt(o, 'spec'), 'mutations').length },
     { name: 'ParamKind', type: 'string', description: 'Kind of the resources that parameterize the policy.', priority: 0, cell: (o) => paramKindCell(objectAt(o, 'spec')) },
   ],
+  allowUnconditionalUpdate: false,
 } satisfies KindStrategy;

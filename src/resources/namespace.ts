@@ -3,9 +3,9 @@
  * deleted and Terminating after, and its spec.finalizers are only changed through /finalize in
  * Kubernetes, so a main-resource update keeps the stored ones.
  *
- * Kubernetes also adds the "kubernetes" finalizer on create, which its namespace controller removes
- * after emptying the namespace. orchd has no such controller yet, so it does not add it: a deleted
- * namespace would otherwise stay Terminating forever.
+ * As Kubernetes, a create adds the "kubernetes" finalizer to spec.finalizers: a deleted namespace
+ * stays Terminating until the namespace controller (controllers/namespace-cleanup.ts) has emptied it
+ * and removed that finalizer through /finalize; then it goes.
  */
 import { FieldPath, invalid, type FieldError } from './field-errors.js';
 import { cloneJson, defaultField, isObject, listAt, objectAt, stringAt, type JsonObject } from './json-access.js';
@@ -20,6 +20,8 @@ import type { KubeObject } from './types.js';
 export const NAMESPACE_PHASES = ['Active', 'Terminating'] as const;
 /** The namespaces Kubernetes' NamespaceLifecycle admission never lets go (kube-node-lease may go). */
 export const IMMORTAL_NAMESPACES: readonly string[] = ['default', 'kube-system', 'kube-public'];
+/** The finalizer of the namespace controller, which it removes once the namespace is empty. */
+export const KUBERNETES_FINALIZER = 'kubernetes';
 /** The label every namespace carries with its own name, so selectors can pick namespaces by name. */
 export const METADATA_NAME_LABEL = 'kubernetes.io/metadata.name';
 
@@ -98,6 +100,18 @@ export const namespace = {
   },
   prepareForCreate(o) {
     o.status = { phase: 'Active' };
+    const spec: JsonObject = isObject(o.spec) ? o.spec : (o.spec = {});
+    const finalizers = listAt(spec, 'finalizers');
+    if (!finalizers.includes(KUBERNETES_FINALIZER)) spec.finalizers = [...finalizers, KUBERNETES_FINALIZER];
+  },
+  specFinalizers: (o) => listAt(objectAt(o, 'spec'), 'finalizers').filter((f): f is string => typeof f === 'string'),
+  finalizeUpdate(o, old) {
+    const next = cloneJson(old);
+    const finalizers = objectAt(o, 'spec')?.finalizers;
+    const spec: JsonObject = isObject(next.spec) ? next.spec : (next.spec = {});
+    if (finalizers === undefined) delete spec.finalizers;
+    else spec.finalizers = cloneJson(finalizers);
+    return next;
   },
   prepareForUpdate(o, old) {
     const spec: JsonObject = isObject(o.spec) ? o.spec : (o.spec = {});

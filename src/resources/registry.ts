@@ -1,4 +1,9 @@
 import { clusterRole } from './cluster-role.js';
+import { configMap } from './config-map.js';
+import { coreEvent } from './core-event.js';
+import { lease } from './lease.js';
+import { secret } from './secret.js';
+import { serviceAccount } from './service-account.js';
 import { clusterRoleBinding } from './cluster-role-binding.js';
 import { customResourceDefinition } from './custom-resource-definition.js';
 import { event } from './event.js';
@@ -27,6 +32,12 @@ export const kinds: KindStrategy[] = [
   role,
   roleBinding,
   customResourceDefinition,
+  // After events.orch.io's Event: where a name fits both (`events`, `Event`), the first served is meant.
+  configMap,
+  secret,
+  serviceAccount,
+  coreEvent,
+  lease,
 ];
 
 /**

@@ -41,6 +41,12 @@ export interface KindStrategy {
   nameFormat?: NameFormat;
   /** A PUT to a missing name creates it (Kubernetes' AllowCreateOnUpdate: true for Events). */
   allowCreateOnUpdate?: boolean;
+  /**
+   * false: an update must carry metadata.resourceVersion (422 without it), as kube-apiserver's
+   * AllowUnconditionalUpdate() false says for custom resources, CRDs, admission policies and Leases.
+   * Absent: an update without one replaces whatever is stored.
+   */
+  allowUnconditionalUpdate?: false;
   /** false: the collection has no DELETE (Kubernetes serves no deletecollection for Namespaces). */
   deleteCollection?: boolean;
   /** Has a /status subresource: status is ignored on writes of the main resource. */
@@ -80,6 +86,16 @@ export interface KindStrategy {
   prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
   /** A delete that only marks the object (finalizers remain): changes written with the mark (Namespace → Terminating). */
   prepareForDelete?(obj: KubeObject): void;
+  /**
+   * Finalizers the kind keeps outside metadata.finalizers (a Namespace's spec.finalizers): while any
+   * remain, a delete only marks the object, and it goes when the last is removed.
+   */
+  specFinalizers?(obj: KubeObject): readonly string[];
+  /**
+   * The /finalize subresource (Namespaces): the stored object with only what a finalize may change
+   * (spec.finalizers) taken from obj.
+   */
+  finalizeUpdate?(obj: KubeObject, old: KubeObject): KubeObject;
   /** Why this object may never be deleted (403 Forbidden), or undefined (the default namespace, say). */
   refuseDelete?(obj: KubeObject): string | undefined;
   /** Validation of a new object, without the common metadata checks (those run generically). */

@@ -75,4 +75,5 @@ export const validatingAdmissionPolicyBinding = {
     { name: 'PolicyName', type: 'string', description: 'The policy this binding binds.', priority: 0, cell: (o) => stringAt(objectAt(o, 'spec'), 'policyName') },
     { name: 'ParamRef', type: 'string', description: 'The parameter resource(s) of the binding.', priority: 0, cell: (o) => paramRefCell(objectAt(o, 'spec')) },
   ],
+  allowUnconditionalUpdate: false,
 } satisfies KindStrategy;

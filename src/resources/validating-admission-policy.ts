@@ -174,4 +174,5 @@ export const validatingAdmissionPolicy = {
     { name: 'Validations', type: 'integer', description: 'Number of validation rules of the policy.', priority: 0, cell: (o) => listAt(objectAt(o, 'spec'), 'validations').length },
     { name: 'ParamKind', type: 'string', description: 'Kind of the resources that parameterize the policy.', priority: 0, cell: (o) => paramKindCell(objectAt(o, 'spec')) },
   ],
+  allowUnconditionalUpdate: false,
 } satisfies KindStrategy;

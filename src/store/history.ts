@@ -15,6 +15,22 @@ export interface HistoryEntry<T = KubeObject> {
   resourceVersion: string;
   /** As written; for DELETED, the object's last state. */
   object: T;
+  /** Who wrote this version, as `orchd log` shows it: the authenticated user (system:apiserver for the server's own controllers). */
+  user?: string;
+  /** The write's verb: create, update, patch, delete. */
+  verb?: string;
+  /** The subresource written (status), if any. */
+  subresource?: string;
+  /** The request's field manager (fieldManager, else its User-Agent), if it named one. */
+  fieldManager?: string;
+  /** When the write committed (RFC 3339, milliseconds). */
+  committedAt?: string;
+}
+
+/** Which objects state() gives: those of one kind, of one namespace, or both. */
+export interface StateFilter {
+  kind?: KindStrategy;
+  namespace?: string;
 }
 
 /**
@@ -30,6 +46,10 @@ export function resolveKind(kinds: readonly KindStrategy[], what: string): KindS
   );
   if (fits.length === 1) return fits[0];
   const names = fits.map((k) => (k.group ? `${k.plural}.${k.group}` : k.plural));
+  // `events` and `Event` name both the core Event and events.orch.io's: the first served (events.orch.io)
+  // is meant, as before the core one was served; `events.` (the core group, as a GroupResource prints) names the other.
+  const sameName = fits.every((k) => k.plural === fits[0].plural && k.kind === fits[0].kind);
+  if (fits.length > 1 && sameName && !apiVersion) return fits[0];
   if (fits.length > 1) throw new Error(`${JSON.stringify(what)} names several resources (${names.join(', ')}): name one of them`);
   throw new Error(`${JSON.stringify(what)}: no such resource or apiVersion (served: ${kinds.map((k) => (k.group ? `${k.plural}.${k.group}` : k.plural)).join(', ')})`);
 }
@@ -43,8 +63,17 @@ export async function historyOf(store: Store, kind: KindStrategy, namespace: str
   const out: HistoryEntry[] = [];
   let previous = -1;
   for (const rev of revisions) {
-    const stored = await store.revision(key, Math.abs(rev));
-    out.push({ type: rev < 0 ? 'DELETED' : previous < 0 ? 'ADDED' : 'MODIFIED', resourceVersion: String(Math.abs(rev)), object: structuredClone(stored.obj) });
+    const { stored, time, writer } = await store.revisionEntry(key, Math.abs(rev));
+    out.push({
+      type: rev < 0 ? 'DELETED' : previous < 0 ? 'ADDED' : 'MODIFIED',
+      resourceVersion: String(Math.abs(rev)),
+      object: structuredClone(stored.obj),
+      ...(writer ? { user: writer.user } : {}),
+      ...(writer?.verb ? { verb: writer.verb } : {}),
+      ...(writer?.subresource ? { subresource: writer.subresource } : {}),
+      ...(writer?.manager ? { fieldManager: writer.manager } : {}),
+      ...(time !== undefined ? { committedAt: new Date(time).toISOString() } : {}),
+    });
     previous = rev;
   }
   return out;
@@ -54,13 +83,17 @@ export async function historyOf(store: Store, kind: KindStrategy, namespace: str
  * Every object at version seq (the current state when undefined), collection by collection in key
  * order: what a list with resourceVersionMatch=Exact of each resource would answer.
  */
-export async function stateAt(store: Store, seq?: number): Promise<KubeObject[]> {
+export async function stateAt(store: Store, seq?: number, filter: StateFilter = {}): Promise<KubeObject[]> {
   // One version for every collection: writes that land between two of them are not seen.
   const atSeq = seq ?? store.appliedSeq;
+  const { kind, namespace } = filter;
+  const collections = kind ? [collectionOf(kind)] : [...store.view.history.keys()].sort();
+  // A cluster-scoped kind has no namespaces: a namespace given with it selects nothing out.
+  const prefix = kind?.namespaced && namespace !== undefined ? `${namespace}/` : '';
   const out: KubeObject[] = [];
-  for (const collection of [...store.view.history.keys()].sort()) {
-    const page = await listObjects(store, { collection, prefix: '', atSeq });
-    for (const s of page.items) out.push(structuredClone(s.obj));
+  for (const collection of collections) {
+    const page = await listObjects(store, { collection, prefix, atSeq });
+    for (const s of page.items) if (kind || namespace === undefined || s.obj.metadata.namespace === namespace) out.push(structuredClone(s.obj));
   }
   return out;
 }

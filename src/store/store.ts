@@ -165,13 +165,19 @@ export class Store implements WatchSource, HistorySource {
 
   /** The object a key held at revision rev, read from the log; COMPACTED when the log no longer has it. */
   async revision(key: string, rev: number): Promise<StoredObject> {
+    return (await this.revisionEntry(key, rev)).stored;
+  }
+
+  /** revision(), with when the entry committed and who wrote it (when the log kept them, and opened them). */
+  async revisionEntry(key: string, rev: number): Promise<{ stored: StoredObject; time?: number; writer?: EntryWriter }> {
     const compacted = () => new StoreError('COMPACTED', key, `revision ${rev} of ${key} is compacted`, rev);
     const e = await this.log.get(rev, key).catch((err: unknown) => {
       throw err instanceof LogError && err.code === 'COMPACTED' ? compacted() : err;
     });
     if (!e) throw compacted();
     // Still bytes when the log gave them: an Exact list then encodes them without building the object.
-    return storedOf(e, key, rev);
+    const writer = e.writer instanceof Uint8Array ? undefined : e.writer;
+    return { stored: storedOf(e, key, rev), ...(e.time !== undefined ? { time: e.time } : {}), ...(writer ? { writer } : {}) };
   }
 
   /** Committed state of one key. */

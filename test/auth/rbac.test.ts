@@ -136,7 +136,7 @@ describe('RBAC kinds over HTTP', () => {
     });
     expect(bad.status).toBe(422);
     expect(bad.body.message).toBe(
-      'ClusterRoleBinding "to-a-role" is invalid: [roleRef.kind: Unsupported value: "Role": supported values: "ClusterRole", subjects[0].namespace: Required value]',
+      'ClusterRoleBinding.rbac.authorization.orch.io "to-a-role" is invalid: [roleRef.kind: Unsupported value: "Role": supported values: "ClusterRole", subjects[0].namespace: Required value]',
     );
   });
 
@@ -145,7 +145,7 @@ describe('RBAC kinds over HTTP', () => {
     const got = (await call(file.base, 'GET', `${V1}/namespaces/dev/rolebindings/fixed`)).body;
     const moved = await call(file.base, 'PUT', `${V1}/namespaces/dev/rolebindings/fixed`, { ...got, roleRef: { ...got.roleRef, name: 'two' } });
     expect(moved.status).toBe(422);
-    expect(moved.body.message).toBe(`RoleBinding "fixed" is invalid: roleRef: Invalid value: {"apiGroup":"${G}","kind":"Role","name":"two"}: cannot change roleRef`);
+    expect(moved.body.message).toBe(`RoleBinding.rbac.authorization.orch.io "fixed" is invalid: roleRef: Invalid value: {"apiGroup":"${G}","kind":"Role","name":"two"}: cannot change roleRef`);
     const patched = await call(file.base, 'PATCH', `${V1}/namespaces/dev/rolebindings/fixed`, { subjects: [{ kind: 'Group', name: 'g' }] }, { 'Content-Type': 'application/merge-patch+json' });
     expect(patched.status, patched.text).toBe(200);
     expect(patched.body.subjects).toEqual([{ apiGroup: G, kind: 'Group', name: 'g' }]);

@@ -135,6 +135,6 @@ describe('client-node and five CustomResourceDefinitions', () => {
       objects.patch({ apiVersion: 'security.example.com/v1', kind: 'Certificate', metadata: { name: 'shop-tls', namespace: 'default' }, spec: { issuer: 'other' } } as KubernetesObject, undefined, undefined, undefined, undefined, PatchStrategy.MergePatch),
     );
     expect(immutable.code).toBe(422);
-    expect(immutable.status.message).toBe('Certificate "shop-tls" is invalid: spec: Invalid value: issuer is immutable');
+    expect(immutable.status.message).toBe('Certificate.security.example.com "shop-tls" is invalid: spec: Invalid value: issuer is immutable');
   });
 });

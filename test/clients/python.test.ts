@@ -123,7 +123,8 @@ describe('python3-kubernetes', () => {
       created: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00$/),
       replacedLabels: { team: 'py', tier: 'gold', 'kubernetes.io/metadata.name': 'py-ns' },
       replacedCreated: out.namespace.created,
-      deleted: 'Success',
+      // kube-apiserver answers a namespace delete with the Namespace, Terminating (python reads it as a V1Status).
+      deleted: "{'phase': 'Terminating'}",
       watch: expect.any(Array),
     });
     expect(out.namespace.watch.slice(0, 2)).toEqual([

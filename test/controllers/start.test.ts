@@ -14,11 +14,11 @@ describe('startControllers', () => {
     stops.push(...(await startControllers(t.r.objects, kinds, { logger: silentLogger, eventTtlSeconds: 3600 })));
     for (const ns of ['default', 'kube-system', 'kube-public', 'kube-node-lease']) expect(t.r.current('Namespace', undefined, ns), ns).toBeDefined();
     for (const cr of BOOTSTRAP_CLUSTER_ROLES) expect(t.r.current('ClusterRole', undefined, cr.metadata.name!), cr.metadata.name).toBeDefined();
-    // Garbage collector, namespace cleanup, policy status, aggregation, event expiry.
-    expect(stops).toHaveLength(5);
+    // Garbage collector, namespace cleanup, policy status, aggregation, event expiry (of both Event kinds).
+    expect(stops).toHaveLength(6);
     const seq = t.r.log.lastSeq;
     stops.push(...(await startControllers(t.r.objects, kinds, { logger: silentLogger, eventTtlSeconds: 0, policyStatus: false })));
     expect(t.r.log.lastSeq).toBe(seq);
-    expect(stops).toHaveLength(5 + 3);
+    expect(stops).toHaveLength(6 + 3);
   });
 });

@@ -150,7 +150,7 @@ describe('a CRD comes and goes', () => {
       'spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[replicas].type',
       'spec.versions[0].schema.openAPIV3Schema.properties[status].x-kubernetes-validations[0].rule',
     ]);
-    expect(r.body.message).toMatch(/^CustomResourceDefinition "things\.bad\.example\.com" is invalid: \[spec\.scope: Unsupported value: "Everywhere"/);
+    expect(r.body.message).toMatch(/^CustomResourceDefinition.apiextensions.orch.io "things\.bad\.example\.com" is invalid: \[spec\.scope: Unsupported value: "Everywhere"/);
     expect((await call(base(), 'GET', `${CRDS}/things.bad.example.com`)).status).toBe(404);
     expect((await call(base(), 'GET', '/apis/bad.example.com')).status).toBe(404);
   });

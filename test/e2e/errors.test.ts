@@ -35,9 +35,9 @@ describe('conflicts', () => {
     const now = (await call(file.base, 'GET', vap.item(name))).body;
     expect(now.metadata.labels).toBeUndefined();
     expect(now.spec.failurePolicy).toBe('Ignore');
-    // Without a resourceVersion the replace is unconditional.
+    // Without a resourceVersion: a policy allows no unconditional update (kube-apiserver's strategy says so).
     const { resourceVersion: _rv, ...meta } = v1.metadata;
-    expect((await call(file.base, 'PUT', vap.item(name), { ...v1, metadata: meta })).status).toBe(200);
+    expect((await call(file.base, 'PUT', vap.item(name), { ...v1, metadata: meta })).status).toBe(422);
   });
 
   it('refuses creating an object that exists (409 AlreadyExists)', async () => {

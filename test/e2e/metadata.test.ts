@@ -110,7 +110,8 @@ describe('system metadata', () => {
     const put = await call(file.base, 'PUT', ns.item(name), { metadata: { name, labels: { a: 'b' } } });
     expect(put.status, put.text).toBe(200);
     expect(put.body.metadata.generation).toBe(1);
-    expect(put.body.spec).toBeUndefined();
+    // The spec is the stored one: the kubernetes finalizer a create adds.
+    expect(put.body.spec).toEqual({ finalizers: ['kubernetes'] });
   });
 
   it('answers apiVersion and kind first, as Kubernetes serializes objects, even when the body left them out', async () => {

@@ -3,10 +3,12 @@
  * @kubernetes/client-node through the KubeConfig it hands out and by raw HTTP; history, state,
  * waitForVersion and reset asserted on real writes.
  */
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { pathToFileURL } from 'node:url';
+import { loadClientNode } from '../../src/embed/client-node.js';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CoreV1Api, KubernetesObjectApi, CustomObjectsApi, makeInformer, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, KubernetesObjectApi, CustomObjectsApi, makeInformer, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import { generateSelfSigned } from '../../src/http/certificates.js';
 import { OrchdExpiredError, startOrchd, type Orchd } from '../../src/index.js';
 import { WebhookServer } from '../admission/webhook-server.js';
@@ -284,6 +286,151 @@ describe('reset() and the writes around it', () => {
       }
     } finally {
       await informer.stop();
+    }
+  });
+});
+
+describe('startOrchd({ crds })', () => {
+  it('leaves the objects given as they were, so one list serves several starts; takes apiextensions.k8s.io/v1 as upstream files have it', async () => {
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'gadgets.example.com' },
+      spec: { group: 'example.com', scope: 'Namespaced', names: { plural: 'gadgets', kind: 'Gadget' }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }] },
+    };
+    const before = structuredClone(crd);
+    for (let i = 0; i < 2; i++) {
+      const o = await startOrchd({ crds: [crd] });
+      try {
+        expect((await get(o, '/apis/example.com/v1/gadgets')).status).toBe(200);
+      } finally {
+        await o.stop();
+      }
+    }
+    expect(crd).toEqual(before);
+  });
+});
+
+describe('kubeConfig() without a client-node it can load', () => {
+  it('says which client-node is installed and which orchd needs', async () => {
+    // A client-node 2.x as npm installs it today: its exports hide package.json, and its import crashes under Node 20.
+    const dir = tempDir('orchd-client-node-');
+    const pkg = join(dir, 'node_modules', '@kubernetes', 'client-node');
+    await mkdir(pkg, { recursive: true });
+    await writeFile(join(pkg, 'package.json'), JSON.stringify({ name: '@kubernetes/client-node', version: '2.0.1', main: 'index.js', exports: { '.': './index.js' } }));
+    await writeFile(join(pkg, 'index.js'), "throw new TypeError('createZstdDecompress is not a function');\n");
+    const from = pathToFileURL(join(dir, 'test.js')).href;
+    expect(() => loadClientNode(from)).toThrow(
+      `kubeConfig() needs @kubernetes/client-node 1.x installed beside orchd (npm install @kubernetes/client-node@1); 2.0.1 is installed, under Node ${process.versions.node} (client-node 2.x needs Node ≥ 22.19): createZstdDecompress is not a function`,
+    );
+    expect(() => loadClientNode(pathToFileURL(join(tempDir('orchd-no-client-node-'), 'test.js')).href)).toThrow(/1\.x installed beside orchd .*; it is not installed, under Node/);
+    // The one installed here loads.
+    expect(loadClientNode().KubeConfig).toBe(KubeConfig);
+  });
+});
+
+describe('history() writers, state() filters, settled()', () => {
+  let api: Orchd;
+  let objects: KubernetesObjectApi;
+  beforeAll(async () => {
+    api = await startOrchd({ now: () => Date.parse('2026-03-04T05:06:07Z') });
+    objects = KubernetesObjectApi.makeApiClient(api.kubeConfig());
+  });
+  afterAll(async () => {
+    await api?.stop();
+  });
+
+  it('history entries carry the user, verb, field manager and commit time of each version', async () => {
+    const before = Date.now();
+    const created: any = await objects.create(event('ev-writers'), undefined, undefined, 'creator');
+    await objects.patch({ ...created, metadata: { name: 'ev-writers', namespace: 'default', labels: { a: 'b' } } }, undefined, undefined, 'labeller', undefined, 'application/merge-patch+json' as any);
+    await objects.delete(created);
+    const versions = await api.history('events', 'default', 'ev-writers');
+    expect(versions.map((v) => [v.type, v.verb, v.fieldManager])).toEqual([
+      ['ADDED', 'create', 'creator'],
+      ['MODIFIED', 'patch', 'labeller'],
+      // A delete names no field manager: its User-Agent stands in, as for any request without one.
+      ['DELETED', 'delete', expect.stringMatching(/^node-fetch/)],
+    ]);
+    for (const v of versions) {
+      expect(v.user).toBe('system:anonymous');
+      // The log's commit time, not the server's injected clock that stamps the objects.
+      expect(Date.parse(v.committedAt!)).toBeGreaterThanOrEqual(before - 5);
+      expect(Date.parse(v.committedAt!)).toBeLessThanOrEqual(Date.now() + 5);
+    }
+  });
+
+  it('state({ resource, namespace, at }): the objects of one kind and namespace', async () => {
+    await objects.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'other' } });
+    await objects.create(event('ev-a'));
+    const at = api.resourceVersion;
+    await objects.create({ ...event('ev-b'), metadata: { name: 'ev-b', namespace: 'other' }, regarding: { kind: 'Namespace', namespace: 'other', name: 'other' } });
+    await objects.create(event('ev-c'));
+    expect(names(await api.state({ resource: 'Event', namespace: 'default' }))).toEqual(['ev-a', 'ev-c']);
+    expect(names(await api.state({ resource: 'events.orch.io/v1' }))).toEqual(['ev-a', 'ev-c', 'ev-b']);
+    expect(names(await api.state({ namespace: 'other' }))).toEqual(['ev-b']);
+    expect(names(await api.state({ resource: 'events', at }))).toEqual(['ev-a']);
+    expect(names(await api.state({ resource: 'namespaces', namespace: 'other' }))).toContain('other');
+    await expect(api.state({ resource: 'nothings' })).rejects.toThrow(/no such resource/);
+  });
+
+  it('settled({ quietMs }): resolves only once writes pause that long', async () => {
+    const busy = (prefix: string, count: number) =>
+      (async () => {
+        for (let i = 0; i < count; i++) {
+          await objects.create(event(`${prefix}-${i}`));
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      })();
+    const first = await objects.create(event('ev-busy-first'));
+    const writes = busy('ev-busy', 8);
+    // Writes come every few tens of ms: a 500 ms pause never comes while they go on.
+    await expect(api.settled({ quietMs: 500, timeoutMs: 100 })).rejects.toThrow(/did not pause for 500 ms within 100 ms/);
+    const rv = await api.settled({ quietMs: 500 });
+    await writes;
+    // The pause came after the last of them: the version it answers holds every one.
+    expect(Number(rv)).toBeGreaterThan(Number(first.metadata?.resourceVersion) + 7);
+    expect(names(await api.state({ at: rv, resource: 'events', namespace: 'default' }))).toContain('ev-busy-7');
+  });
+});
+
+describe('watchers({ atLeast }) counts open connections', () => {
+  let api: Orchd;
+  beforeAll(async () => {
+    api = await startOrchd();
+  });
+  afterAll(async () => {
+    await api?.stop();
+  });
+  const informerOn = () => {
+    const custom = api.kubeConfig().makeApiClient(CustomObjectsApi);
+    return makeInformer(api.kubeConfig(), EVENTS, () => custom.listNamespacedCustomObject({ group: 'events.orch.io', version: 'v1', namespace: 'default', plural: 'events' }) as Promise<KubernetesListObject<KubernetesObject>>);
+  };
+
+  it('right after an informer stop(), its watch no longer counts', async () => {
+    for (let round = 0; round < 5; round++) {
+      const informer = informerOn();
+      await informer.start();
+      expect(await api.watchers({ atLeast: 1 })).toBe(1);
+      await informer.stop();
+      await expect(api.watchers({ atLeast: 1, timeoutMs: 300 })).rejects.toThrow(/0 of 1 watches open after 300 ms/);
+    }
+  });
+
+  it('concurrent calls each resolve when their own count is reached', async () => {
+    await api.reset(); // no watch left from the test before, even one still closing
+    const [a, b] = [informerOn(), informerOn()];
+    const one = api.watchers({ atLeast: 1, timeoutMs: 5000 });
+    const two = api.watchers({ atLeast: 2, timeoutMs: 5000 });
+    const twoAgain = api.watchers({ atLeast: 2, timeoutMs: 5000 });
+    try {
+      await a.start();
+      expect(await one).toBeGreaterThanOrEqual(1);
+      await b.start();
+      expect(await Promise.all([two, twoAgain])).toEqual([2, 2]);
+    } finally {
+      await a.stop();
+      await b.stop();
     }
   });
 });

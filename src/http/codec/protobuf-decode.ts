@@ -3,7 +3,7 @@
  * 1.33 send `create namespace NAME` as one: the 4-byte magic `k8s\0`, then a runtime.Unknown envelope whose
  * typeMeta names the type and whose raw bytes are that type's message (../shared/clients.md).
  * Decoded here into the JSON object the rest of the server takes, for the types kubectl sends this
- * way: core/v1 Namespace (with its ObjectMeta). Any other type inside is a 415, as kube-apiserver
+ * way: core/v1 Namespace, ConfigMap, Secret and ServiceAccount (with their ObjectMeta). Any other type inside is a 415, as kube-apiserver
  * answers a type it has no protobuf for. Message definitions: Kubernetes' generated.proto files,
  * only the messages and fields these types use (unknown fields of a message are skipped by the
  * decoder, as protobuf decoders do).
@@ -42,13 +42,27 @@ message NamespaceCondition {
 message NamespaceSpec { repeated string finalizers = 1; }
 message NamespaceStatus { optional string phase = 1; repeated NamespaceCondition conditions = 2; }
 message Namespace { optional ObjectMeta metadata = 1; optional NamespaceSpec spec = 2; optional NamespaceStatus status = 3; }
+message ConfigMap { optional ObjectMeta metadata = 1; map<string, string> data = 2; map<string, bytes> binaryData = 3; optional bool immutable = 4; }
+message Secret { optional ObjectMeta metadata = 1; map<string, bytes> data = 2; optional string type = 3; map<string, string> stringData = 4; optional bool immutable = 5; }
+message ObjectReference {
+  optional string kind = 1; optional string namespace = 2; optional string name = 3; optional string uid = 4; optional string apiVersion = 5;
+  optional string resourceVersion = 6; optional string fieldPath = 7;
+}
+message LocalObjectReference { optional string name = 1; }
+message ServiceAccount {
+  optional ObjectMeta metadata = 1; repeated ObjectReference secrets = 2; repeated LocalObjectReference imagePullSecrets = 3;
+  optional bool automountServiceAccountToken = 4;
+}
 `;
 
 const root = protobuf.parse(PROTO).root;
 const Unknown = root.lookupType('k8s.Unknown');
 
 /** The message of each type that may arrive as protobuf, by `apiVersion/kind`. */
-const TYPES: ReadonlyMap<string, protobuf.Type> = new Map([['v1/Namespace', root.lookupType('k8s.Namespace')]]);
+const TYPES: ReadonlyMap<string, protobuf.Type> = new Map(
+  // kubectl 1.32+ sends its typed `create` of these core kinds as protobuf too (create secret, configmap, serviceaccount).
+  ['Namespace', 'ConfigMap', 'Secret', 'ServiceAccount'].map((kind) => [`v1/${kind}`, root.lookupType(`k8s.${kind}`)]),
+);
 
 /** Go's zero time (0001-01-01T00:00:00Z) in Unix seconds: Kubernetes writes it for an unset Time, JSON has null. */
 const ZERO_TIME_SECONDS = -62135596800;
@@ -91,6 +105,9 @@ const KEPT_WHEN_EMPTY: Readonly<Record<string, ReadonlySet<string>>> = {
   OwnerReference: new Set(['apiVersion', 'kind', 'name', 'uid', 'controller', 'blockOwnerDeletion']),
   ObjectMeta: new Set(['deletionGracePeriodSeconds']),
   NamespaceCondition: new Set(['type', 'status']),
+  ConfigMap: new Set(['immutable']),
+  Secret: new Set(['immutable']),
+  ServiceAccount: new Set(['automountServiceAccountToken']),
 };
 
 const isEmptyScalar = (v: unknown): boolean => v === '' || v === 0 || v === false;
@@ -109,6 +126,8 @@ function toJson(v: unknown, type: protobuf.Type): unknown {
       const time = rfc3339(x);
       if (time !== undefined) out[k] = time;
     } else if (message) out[k] = toJson(x, message);
+    // Bytes are base64 in JSON (a Secret's data, a ConfigMap's binaryData).
+    else if (field?.map && field.type === 'bytes' && isObject(x)) out[k] = Object.fromEntries(Object.entries(x).map(([key, b]) => [key, Buffer.from(b as number[]).toString('base64')]));
     else if (field?.map || Array.isArray(x) || !isEmptyScalar(x) || kept?.has(k)) out[k] = x;
   }
   return out;

@@ -117,7 +117,8 @@ async function remove(r: Request): Promise<void> {
   const { route, server } = r;
   const opts = deleteOptionsFrom(r.url.searchParams, await optionalBody(r));
   const { deleted, obj } = await server.objects.delete(route.kind, route.namespace, route.name!, opts);
-  if (!deleted) return sendObject(r, 202, obj);
+  // A namespace being emptied is answered 200 with it, as kube-apiserver answers namespace deletes.
+  if (!deleted) return sendObject(r, route.kind.specFinalizers ? 200 : 202, obj);
   send(r.res, 200, E.success({ name: route.name!, group: route.kind.group, kind: route.kind.plural, ...(obj.metadata.uid ? { uid: obj.metadata.uid } : {}) }), r.out);
 }
 

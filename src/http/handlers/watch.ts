@@ -88,7 +88,6 @@ function startWatch(server: Server, route: ResourceRoute, openWatch: OpenWatch, 
     if (!open) return;
     open = false;
     if (stop) server.watches.delete(stop);
-    server.watchesChanged?.();
   };
   const counted: WatchSink = {
     ...sink,
@@ -101,7 +100,6 @@ function startWatch(server: Server, route: ResourceRoute, openWatch: OpenWatch, 
   stop = runWatch(openWatch, spec, counted, limits, server.metrics.watchEvents.of(route.kind.group, route.version, route.kind.kind));
   if (open) {
     server.watches.add(stop);
-    server.watchesChanged?.();
   }
 }
 

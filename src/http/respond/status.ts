@@ -167,8 +167,9 @@ export const unauthorized = (): ApiError => failure(401, 'Unauthorized', 'Unauth
 export function invalid(q: Qualified, errors: FieldError[]): ApiError {
   const list = errors.map(formatFieldError);
   const body = list.length === 1 ? list[0] : `[${list.join(', ')}]`;
-  // Invalid is about a kind (NewInvalid takes a GroupKind): here `kind` is the kind.
-  return failure(422, 'Invalid', `${q.kind ?? q.resource} "${q.name ?? ''}" is invalid: ${body}`, {
+  // Invalid is about a kind (NewInvalid takes a GroupKind, printed Kind.group, or Kind in the core group).
+  const kind = q.kind ?? q.resource;
+  return failure(422, 'Invalid', `${q.group ? `${kind}.${q.group}` : kind} "${q.name ?? ''}" is invalid: ${body}`, {
     ...(q.name !== undefined ? { name: q.name } : {}),
     ...(q.group ? { group: q.group } : {}),
     kind: q.kind ?? q.resource,

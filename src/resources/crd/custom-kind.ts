@@ -100,6 +100,7 @@ function versionStrategy(v: JsonObject, c: Common, opts: CustomKindOptions): Kin
     ...(c.names.categories ? { categories: c.names.categories } : {}),
     namespaced: c.namespaced,
     hasStatus,
+    allowUnconditionalUpdate: false,
     strategicMergePatch: false,
     ...(scale ? { scale } : {}),
     schema,

@@ -209,7 +209,7 @@ describe('listOptions for a list', () => {
   ];
   it.each(invalid)('422 Invalid: %s', (_name, query, message, causes) => {
     const f = failure(() => listOptions(q(query)));
-    expect(f).toMatchObject({ code: 422, reason: 'Invalid', message: `ListOptions "" is invalid: ${message}` });
+    expect(f).toMatchObject({ code: 422, reason: 'Invalid', message: `ListOptions.meta.k8s.io "" is invalid: ${message}` });
     expect(f.causes).toEqual(causes.map(([reason, field]) => ({ reason, field })));
   });
   it('reports every broken rule at once', () => {
@@ -251,11 +251,11 @@ describe('listOptions for a watch', () => {
     ['continue on a watch from now', 'watch=true&continue=t', 'continue: Forbidden: continue is forbidden for watch'],
   ];
   it.each(invalid)('422 Invalid: %s', (_name, query, message) => {
-    expect(failure(() => listOptions(q(query)))).toMatchObject({ code: 422, reason: 'Invalid', message: `ListOptions "" is invalid: ${message}` });
+    expect(failure(() => listOptions(q(query)))).toMatchObject({ code: 422, reason: 'Invalid', message: `ListOptions.meta.k8s.io "" is invalid: ${message}` });
   });
   it('422 Invalid: initial events with Exact, which a watch does not support at all', () => {
     expect(failure(() => listOptions(q('watch=1&sendInitialEvents=true&resourceVersion=5&resourceVersionMatch=Exact'))).message).toBe(
-      'ListOptions "" is invalid: [resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan, ' +
+      'ListOptions.meta.k8s.io "" is invalid: [resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan, ' +
         'resourceVersionMatch: Unsupported value: "Exact": supported values: "NotOlderThan"]',
     );
   });
@@ -269,7 +269,7 @@ describe('getOptions', () => {
     expect(getOptions(q('resourceVersion=5&resourceVersionMatch=Exact'))).toEqual({ resourceVersion: '5', resourceVersionMatch: 'Exact' });
   });
   it('422 for a match without a version', () => {
-    expect(failure(() => getOptions(q('resourceVersionMatch=Exact')))).toMatchObject({ code: 422, message: expect.stringMatching(/^GetOptions "" is invalid: resourceVersionMatch: Forbidden/) });
+    expect(failure(() => getOptions(q('resourceVersionMatch=Exact')))).toMatchObject({ code: 422, message: expect.stringMatching(/^GetOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden/) });
   });
 });
 
@@ -307,10 +307,10 @@ describe('create and update options', () => {
     ['a non-ASCII space in a fieldManager, at its byte position', 'fieldManager=%C3%A9%C2%A0', 'fieldManager: Invalid value: "é\u00a0": invalid character U+00A0 (at position 2)'],
   ];
   it.each(invalid)('422 CreateOptions Invalid: %s', (_name, query, message) => {
-    expect(failure(() => createOptions(q(query)))).toMatchObject({ code: 422, reason: 'Invalid', message: `CreateOptions "" is invalid: ${message}` });
+    expect(failure(() => createOptions(q(query)))).toMatchObject({ code: 422, reason: 'Invalid', message: `CreateOptions.meta.k8s.io "" is invalid: ${message}` });
   });
   it('names UpdateOptions on update', () => {
-    expect(failure(() => updateOptions(q('dryRun=x'))).message).toMatch(/^UpdateOptions "" is invalid: dryRun/);
+    expect(failure(() => updateOptions(q('dryRun=x'))).message).toMatch(/^UpdateOptions.meta.k8s.io "" is invalid: dryRun/);
   });
 });
 
@@ -335,7 +335,7 @@ describe('patchOptions', () => {
     ['a bad dryRun', 'fieldManager=m&dryRun=x', APPLY, 'dryRun: Unsupported value: ["x"]'],
   ];
   it.each(invalid)('422 PatchOptions Invalid: %s', (_name, query, type, message) => {
-    expect(failure(() => patchOptions(q(query), type))).toMatchObject({ code: 422, message: expect.stringContaining(`PatchOptions "" is invalid: ${message}`) });
+    expect(failure(() => patchOptions(q(query), type))).toMatchObject({ code: 422, message: expect.stringContaining(`PatchOptions.meta.k8s.io "" is invalid: ${message}`) });
   });
 });
 
@@ -386,7 +386,7 @@ describe('deleteOptionsFrom', () => {
   ];
   it.each(invalid)('422 DeleteOptions Invalid: %s', (_name, query, body, message, field) => {
     const f = failure(() => deleteOptionsFrom(q(query), body));
-    expect(f).toMatchObject({ code: 422, reason: 'Invalid', message: expect.stringContaining(`DeleteOptions "" is invalid: ${message}`) });
+    expect(f).toMatchObject({ code: 422, reason: 'Invalid', message: expect.stringContaining(`DeleteOptions.meta.k8s.io "" is invalid: ${message}`) });
     expect(f.causes?.[0]?.field).toBe(field);
   });
 

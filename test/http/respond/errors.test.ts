@@ -48,7 +48,7 @@ const rows: [string, unknown, Record<string, unknown>][] = [
       ...failure,
       code: 422,
       reason: 'Invalid',
-      message: 'ValidatingAdmissionPolicy "demo" is invalid: spec.validations[0].expression: Required value',
+      message: 'ValidatingAdmissionPolicy.admissionregistration.orch.io "demo" is invalid: spec.validations[0].expression: Required value',
       details: {
         name: 'demo',
         group: 'admissionregistration.orch.io',
