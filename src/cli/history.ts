@@ -6,14 +6,16 @@ import { TimeTravelError } from '../timetravel/core/errors.js';
 import { formatTime, jsonPatch, managerOf, shown, userOf } from '../timetravel/print/output.js';
 import { progress, type Progress } from '../timetravel/print/progress.js';
 import { splitTarget, targetIn } from '../timetravel/core/kind-names.js';
-import { madeBy, withHistory } from '../timetravel/core/source.js';
-import { FILTERS, SHOW, SOURCE, WHO } from './timetravel-flags.js';
+import { madeBy, rangeNoted, withHistory } from '../timetravel/core/source.js';
+import { FILTERS, SHOW, SOURCE, version, WHO } from './timetravel-flags.js';
 import { writeAll } from '../timetravel/print/write-out.js';
 
 const FLAGS = {
   ...SOURCE,
   namespace: FILTERS.namespace,
   ...WHO,
+  from: version('only versions from this one, or from the first committed at or after TIME'),
+  to: version('only versions up to this one, included, or to the last committed at or before TIME'),
   output: {
     value: 'FORMAT',
     short: 'o',
@@ -41,8 +43,10 @@ export const historyCommand = command({
       ]);
       const versions = await h.versionsOf(target.key);
       if (versions.length === 0) throw new TimeTravelError(`${target.label}: no version of it in the log (from version ${h.oldest + 1} to ${h.head})`);
-      // Each version's diff is from the one before it, whoever made that one.
-      const by = madeBy(values);
+      const span = values.from === undefined && values.to === undefined ? undefined : await rangeNoted(h, values.from, values.to, io, true);
+      // Each version's diff is from the one before it, whoever made that one and whenever.
+      const who = madeBy(values);
+      const by = (c: Change) => who(c) && (!span || (c.rv >= span.from && c.rv <= span.to));
       const bar = progress(versions.length, 'history', { unit: 'versions', stream: io.err, out: io.out });
       await writeAll(io.out, printHistory(versions, values.output, h.timesFromLog, io.out.isTTY === true, values['show-managed-fields'], by, bar));
       bar.stop();

@@ -41,11 +41,13 @@ Example: orchd replay incident.orchlog --pause-at 48000 --fork ./what-if   (step
   async run({ values, positionals }, io) {
     if (positionals[0] !== undefined && values.file !== undefined) throw new UsageError('give the recording once: as RECORDING or as --file');
     const recording = positionals[0] ?? values.file;
+    // openHistory would name --server, which a replay does not read from.
+    if ((recording === undefined) === (values['data-dir'] === undefined)) throw new UsageError(`give exactly one source: a RECORDING (or --file) or --data-dir${recording === undefined ? '' : ', not both'}`);
     // Without a control port or a terminal, only a pause at --pause-at can start the fork.
     const forksAtPause = values.fork !== undefined && values['control-port'] === undefined && !process.stdin.isTTY;
     if (forksAtPause && values['pause-at'] === undefined) throw new UsageError('--fork is asked for on the control port or the terminal: give --control-port, or --pause-at to fork there');
     // Before anything is served: a folder that holds something is refused at once.
-    if (values.fork !== undefined) await (await import('../timetravel/fork/fork.js')).checkForkTarget(values.fork);
+    if (values.fork !== undefined) await (await import('../timetravel/fork/fork.js')).checkForkTarget(values.fork, '--fork');
     // A fork's source is never changed: a folder is read from a snapshot.
     const history = await openHistory({ ...values, file: recording }, values.fork !== undefined);
     let pauseAt: number | undefined;

@@ -213,7 +213,7 @@ describe('a fork in use', () => {
       await controller.stop();
     }
     const diff = await run('diff', String(head), 'HEAD', '--data-dir', dir, '-o', 'json-patch');
-    expect(diff.code).toBe(0);
+    expect(diff.code).toBe(1);
     const changes = diff.out.split('\n').filter(Boolean).map((l) => JSON.parse(l));
     expect(changes.map((c) => c.object).sort()).toEqual([`events.events.orch.io/${NS}/back-1`, `events.events.orch.io/${NS}/back-2`, `events.events.orch.io/${NS}/pull-1`, `namespaces/${NS}`]);
     for (const c of changes.filter((c) => c.object.startsWith('events.events.orch.io/'))) {

@@ -30,6 +30,8 @@ class RecordingHistory implements History {
   readonly oldest: number;
   readonly head: number;
   readonly timesFromLog: boolean;
+  /** Nothing below oldest was compacted: the recording was made from there. */
+  readonly startsAtOldest = true;
 
   constructor(
     private readonly file: string,
