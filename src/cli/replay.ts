@@ -18,7 +18,12 @@ const FLAGS = {
   port: { value: 'PORT', default: '0', help: 'port of the replay server on 127.0.0.1 (0 picks a free one)', parse: portNumber },
   from: { value: 'RV', help: "the first entry replayed (default the recording's first); the server starts with the state before it", parse: wholeNumber(1) },
   to: { value: 'RV', help: "the last entry replayed, included (default the recording's last)", parse: wholeNumber(1) },
-  watchers: { value: 'N', default: '0', help: 'hold the replay until this many watches are open (start the controller first: the stream starts when its informers watch)', parse: wholeNumber(0) },
+  watchers: {
+    value: 'N',
+    default: '0',
+    help: "hold the replay until this many watches are open (start the controller first: the stream starts when its informers watch); what it waits for is said on stderr every 5 s. A controller of a custom kind whose CRD the recording creates after its start gets 404 and never watches: give --from after the CRD's creation",
+    parse: wholeNumber(0),
+  },
   'pause-at': { value: 'RV|TIME', help: 'pause once the entry RV (or the last one committed at or before TIME) is sent, RV included, before the next one', parse: parseVersionSpec },
   'control-port': { value: 'PORT', help: 'serve the controls on 127.0.0.1:PORT: POST /pause, /resume, /step, /jump?to=RV; GET /status', parse: portNumber },
   keep: { help: 'after the last entry, go on serving the final state until interrupted' },
@@ -68,6 +73,7 @@ Example: orchd replay incident.orchlog --pause-at 48000 --fork ./what-if   (step
       watchers: values.watchers,
       pauseAt,
       logger,
+      onWaiting: (text) => io.err.write(`orchd replay: ${text}\n`),
     });
     let interrupted!: () => void;
     const stop = new Promise<void>((resolve) => (interrupted = resolve));

@@ -32,6 +32,7 @@ import { ReplayLog } from './log.js';
 import { connectionsDrained, openConnections, replayEntries, replayWriter, type ReplayReport } from './loop.js';
 import type { Speed } from './pacing.js';
 import { stateEntries } from '../core/state-entries.js';
+import { WAIT_NOTE_MS, waitingNote } from './waiting.js';
 
 export interface ReplayOptions {
   /** What is replayed; the replay closes it when it closes. */
@@ -49,6 +50,9 @@ export interface ReplayOptions {
   watchers?: number;
   logger?: Logger;
   bookmarkIntervalMs?: number;
+  /** Where a replay held for its watchers says what it waits for, every waitNoteMs (default 5 s). */
+  onWaiting?: (text: string) => void;
+  waitNoteMs?: number;
 }
 
 export interface Replaying {
@@ -139,6 +143,7 @@ export async function startReplay(opts: ReplayOptions): Promise<Replaying> {
       speed: opts.speed,
       watchers: opts.watchers ?? 0,
       isClosed,
+      ...(opts.onWaiting ? { waiting: { note: waitingNote(history, from, to, opts.watchers ?? 0), say: opts.onWaiting, everyMs: opts.waitNoteMs ?? WAIT_NOTE_MS } } : {}),
     });
     // Not a failure until someone asks: close() may stop the replay on purpose.
     done.catch(() => undefined).finally(() => control.ended());
