@@ -14,8 +14,8 @@ export interface Server {
   kinds: readonly KindStrategy[];
   metrics: Metrics;
   logger: Logger;
-  /** Called with every open watch so shutdown can end them. */
-  watches: Set<() => void>;
+  /** Called with every open watch so shutdown can end them; with why, the watch's last event is an ERROR saying it (a 410 Expired tells a client to list again). */
+  watches: Set<(why?: unknown) => void>;
   /** Told whenever a watch opens or ends (startOrchd's watchers() waits on it). */
   watchesChanged?: () => void;
   bookmarkIntervalMs: number;

@@ -63,6 +63,8 @@ export function forkOnRequest<S extends ForkServer>(replay: Replaying, f: Replay
         const config = await configOf(f.encryptionFile);
         const { makeFork } = await import('../fork/fork.js');
         await makeFork({ history: f.history, at, target: f.target, source: f.source, checkTo: f.isRecording ? f.history.head : at, encryption: config?.encryption?.value });
+        // The clients' history is rewritten from here: each watch ends with 410 Expired, so their informers list the fork's state again.
+        replay.expireWatches(`the replay was forked at resourceVersion ${at}: list again`);
         // Closing the replay closes its history: the fork is made first.
         await replay.close();
         const running = await f.serve({ port, dataDir: f.target, logger: f.logger, ...(config ? { config } : {}) });

@@ -33,6 +33,7 @@ import { connectionsDrained, openConnections, replayEntries, replayWriter, type 
 import type { Speed } from './pacing.js';
 import { stateEntries } from '../core/state-entries.js';
 import { WAIT_NOTE_MS, waitingNote } from './waiting.js';
+import { expired } from '../../registry/errors.js';
 
 export interface ReplayOptions {
   /** What is replayed; the replay closes it when it closes. */
@@ -61,6 +62,11 @@ export interface Replaying {
   initialVersion: number;
   from: number;
   to: number;
+  /**
+   * Ends every open watch with a 410 Expired saying why: its history is being rewritten (a fork), so
+   * a client lists again, as Kubernetes clients do on 410, instead of resuming from its last version.
+   */
+  expireWatches(message: string): void;
   /** Settles when the last entry is durable; rejects if the replay failed or was closed early. */
   done: Promise<ReplayReport>;
   control: ReplayControl;
@@ -155,6 +161,9 @@ export async function startReplay(opts: ReplayOptions): Promise<Replaying> {
       to,
       done,
       control,
+      expireWatches: (message) => {
+        for (const end of [...api.context.watches]) end(expired(message));
+      },
       close: () =>
         (closing ??= (async () => {
           closed = true;
