@@ -72,11 +72,15 @@ async function* printHistory(versions: Change[], format: string, timesFromLog: b
     const next: KubeObject | undefined = c.type === 'DELETED' ? undefined : shown(c.object, managedFields);
     const time = c.time === undefined ? null : formatTime(c.time, timesFromLog);
     const who = managerOf(c, before?.type === 'DELETED' ? undefined : before?.object);
-    const about = { resourceVersion: String(c.rv), time, type: c.type, user: userOf(c), manager: who };
+    // A recording that starts mid-history holds the object's first version as its state, not as a write: said so, not called a create.
+    const type = c.start ? 'FIRST' : c.type;
+    const about = { resourceVersion: String(c.rv), time, type, user: userOf(c), manager: who };
     if (stringify) yield `---\n${stringify({ ...about, object: shown(c.object, managedFields) })}`;
     else if (!yaml) yield JSON.stringify({ ...about, patch: jsonPatch(prev, next) }) + '\n';
     else {
-      const head = `# ${c.rv}   ${formatTime(c.time, timesFromLog)}   ${c.type}   ${userOf(c)}   ${who}\n`;
+      const head = c.start
+        ? `# ${c.rv}   FIRST IN THE RECORDING (written before it starts: when and by whom is not in it; managedFields name ${who})\n`
+        : `# ${c.rv}   ${formatTime(c.time, timesFromLog)}   ${type}   ${userOf(c)}   ${who}\n`;
       const body = yaml.hunks(prev, next);
       yield tty ? yaml.colour(head + body) : head + body;
     }

@@ -357,6 +357,11 @@ describe('the on-call scenario', () => {
     const tail = join(work, 'tail.orchlog');
     expect((await run('export', '--data-dir', join(work, 'data'), '--from', String(policyChanged), '--file', tail)).code).toBe(0);
     expect(first(await run('state', '--file', tail, '--at', String(policyChanged - 1)))).toEqual([1, `orchd state: --at ${policyChanged - 1}: before the recording: it starts with the state at version ${policyChanged}`]);
+    // The recording's first version of the policy is its state there, not a create: said so.
+    const mid = jsonLines((await run('history', '--file', tail, 'vap/event-guard', '-o', 'json-patch')).out);
+    expect(mid.map((v) => [v.resourceVersion, v.type])).toEqual([[String(policyChanged), 'FIRST']]);
+    const midDiff = await run('history', '--file', tail, 'vap/event-guard');
+    expect(midDiff.out.split('\n')[0]).toBe(`# ${policyChanged}   FIRST IN THE RECORDING (written before it starts: when and by whom is not in it; managedFields name rollout-bot? (Update))`);
     // What is taken as it is meant: head in lower case, host:port as http://, the recording as an argument.
     const [lower, upper] = await Promise.all([run('state', '--file', recording, '--at', 'head', '--kind', 'vap'), run('state', '--file', recording, '--at', 'HEAD', '--kind', 'vap')]);
     expect([lower.code, lower.out]).toEqual([0, upper.out]);

@@ -21,9 +21,8 @@ import type { ServerResponse } from 'node:http';
 import { createPatch } from 'diff';
 import { stringify } from 'yaml';
 import type { ForkPoint } from '../../config/fork-origin.js';
-import type { LogEntry, Writer } from '../../log/log.js';
 import type { KubeObject } from '../../registry/kinds.js';
-import { attribution, stampedTimeMs } from '../../registry/history.js';
+import { attribution, stampedTimeMs, type LogEntry } from '../../registry/history.js';
 import { splitKey } from '../../registry/keys.js';
 import type { ObjectStore } from '../../registry/object-store.js';
 import * as E from '../respond/status.js';
@@ -34,6 +33,8 @@ const WINDOW = 100_000;
 const MAX_BUCKETS = 500;
 /** The changes listed at most per read: a page a person reads, not a dump. */
 const MAX_CHANGES = 2000;
+
+type Writer = Exclude<LogEntry['writer'], Uint8Array | undefined>;
 
 /** An entry's writer, as the log kept it (none when it predates writers, or is sealed). */
 const writerOf = (e: LogEntry): Writer | undefined => (e.writer instanceof Uint8Array ? undefined : e.writer);

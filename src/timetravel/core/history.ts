@@ -24,6 +24,8 @@ export interface Change {
   time: number | undefined;
   /** Who wrote it, as the log kept it; undefined for an entry written before the log kept writers. */
   writer?: Writer;
+  /** The object as the history's first state holds it (a recording's start), not one of its entries: its write is not in the history. */
+  start?: true;
 }
 
 /** An entry's writer, when the log kept one and it is open (not sealed bytes). */

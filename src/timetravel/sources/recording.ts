@@ -118,7 +118,7 @@ class RecordingHistory implements History {
   async versionsOf(key: string): Promise<Change[]> {
     const out: Change[] = [];
     const first = this.snapshot.find((e) => e.key === key);
-    if (first) out.push({ rv: first.seq, type: 'ADDED', key, object: first.value as KubeObject, time: undefined });
+    if (first) out.push({ rv: first.seq, type: 'ADDED', key, object: first.value as KubeObject, time: undefined, start: true });
     for await (const page of this.storedEntries(this.oldest + 1, this.head)) {
       for (const e of page) {
         if (e.key !== key) continue;
