@@ -140,7 +140,7 @@ describe('orchd replay --fork', () => {
     expect((await child.exited).code).toBe(0);
     const refused = await run('replay', recording, '--pause-at', String(start + 1), '--fork', dir);
     expect([refused.code, refused.out]).toEqual([1, '']);
-    expect(refused.err).toMatch(/^orchd replay: --data-dir \S+: the folder exists and is not empty/);
+    expect(refused.err).toMatch(/^orchd replay: --fork \S+: the folder exists and is not empty/);
     const unasked = await run('replay', recording, '--fork', join(work, 'never'));
     expect([unasked.code, unasked.err.split('\n')[0]]).toEqual([2, 'orchd replay: --fork is asked for on the control port or the terminal: give --control-port, or --pause-at to fork there']);
   });

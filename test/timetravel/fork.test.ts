@@ -240,7 +240,7 @@ describe('bad input: one line, exit status 1, nothing written', () => {
   it('a version past the recording\'s end or below its start', async () => {
     const target = join(work, 'never-1');
     await refused([recording, '--at', String(head + 1)], new RegExp(`^orchd fork: --at ${head + 1}: not written yet: the newest version is ${head}\\n$`), target);
-    await refused([recording, '--at', String(start - 1)], new RegExp(`^orchd fork: --at ${start - 1}: gone \\(410\\)`), target);
+    await refused([recording, '--at', String(start - 1)], new RegExp(`^orchd fork: --at ${start - 1}: before the recording: it starts with the state at version ${start}\\n$`), target);
     await refused([recording, '--at', '2001-01-01T00:00:00Z'], /^orchd fork: --at 2001-01-01T00:00:00.000Z: nothing was committed at or before then\n$/, target);
     gone(target);
   });

@@ -220,7 +220,7 @@ describe('tools/replay', () => {
     });
 
     it.each([
-      ['no --data-dir', () => [], 2, () => /give exactly one of --data-dir, --server and --file/],
+      ['no source', () => [], 2, () => /^orchd replay: give exactly one source: a RECORDING \(or --file\) or --data-dir$/],
       ['a folder with no log', () => ['--data-dir', join(tmpdir(), 'orchd-no-such-folder')], 1, () => /no orchd log there/],
       ['an empty log', () => ['--data-dir', empty], 1, () => /the recording holds no log entries/],
       ['a bad speed', () => ['--data-dir', recording, '--speed', 'fast'], 2, () => /--speed: must be a positive number or max, not "fast"/],

@@ -3,7 +3,7 @@
  * server on a fork, without starting over. Asked for with POST /fork on the control port or the f
  * key (or, when neither can be used, at --pause-at): the replay pauses, DIR is made a fork of the
  * replayed history at the version the replay has sent (../fork/fork.ts), the replay server closes (its
- * watches end, and the clients' informers watch again from their last version), and an orchd
+ * watches end with 410 Expired, so the clients' informers list again), and an orchd
  * server (the serve the command gives: writes, controllers, the whole API) serves DIR on the same port.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
