@@ -1,6 +1,6 @@
 /** `orchd diff A B`: what changed between two versions, or two histories (../timetravel/core/diff-sides.ts), object by object, as a unified YAML diff or JSON patches. */
 import { command, oneOf, UsageError, type Flags } from './flags.js';
-import { parseSides, withSources, type DiffSide } from '../timetravel/core/diff-sides.js';
+import { partingOf, parseSides, withSources, type DiffSide } from '../timetravel/core/diff-sides.js';
 import type { KindStrategy } from '../resources/strategy.js';
 import { everyKindAt } from '../timetravel/core/custom-kinds.js';
 import { collectionOfKind, stateInPages, type StateFilter, type Stored } from '../timetravel/core/history.js';
@@ -25,7 +25,8 @@ export const diffCommand = command({
   words: 'A B',
   positionals: [2, 2],
   flags: FLAGS,
-  notes: `A and B are versions (RV, TIME or HEAD) of the history the flags name, or two histories, each a data
+  notes: `Exit status, as diff(1)'s: 0 when the two sides are the same, 1 when they differ.
+A and B are versions (RV, TIME or HEAD) of the history the flags name, or two histories, each a data
 folder or a recording with an optional @RV|TIME|HEAD (its head when none is given):
   orchd diff 48211 HEAD --data-dir ./what-if          what the branch did since the fork
   orchd diff incident.orchlog ./what-if               where the branch and the original part ways
@@ -35,16 +36,20 @@ ${TIME_NOTE}`,
     const asked = askedOf(values);
     const how = { format: values.stat ? 'stat' : values.output, tty: io.out.isTTY === true, managedFields: values['show-managed-fields'] };
     const bar = progress(undefined, 'diff', { unit: 'objects', stream: io.err, out: io.out });
-    const print = async (a: DiffSide, b: DiffSide) => writeAll(io.out, printDiff(a, b, await diffFilter(asked, a, b), how, bar)).finally(() => bar.stop());
+    const seen = { differ: false };
+    const print = async (a: DiffSide, b: DiffSide) => writeAll(io.out, printDiff(a, b, await diffFilter(asked, a, b), how, bar, seen)).finally(() => bar.stop());
     if ('sources' in sides) {
       if (values['data-dir'] !== undefined || values.server !== undefined || values.file !== undefined) throw new UsageError('two histories name their own sources: give no --data-dir, --server or --file');
+      const [a, b] = sides.sources.map((s) => s.source);
+      const parting = await partingOf(a, b);
+      if (parting) io.err.write(`orchd diff: ${parting}\n`);
       await withSources(sides.sources, await encryptionFrom(values['encryption-provider-config']), print);
-      return 0;
+      return seen.differ ? 1 : 0;
     }
     return withHistory(values, io, async (history) => {
       const [a, b] = sides.versions;
       await print({ history, rv: await resolveNoted(history, 'A', a, io) }, { history, rv: await resolveNoted(history, 'B', b, io) });
-      return 0;
+      return seen.differ ? 1 : 0;
     });
   },
 });
@@ -66,7 +71,7 @@ async function diffFilter(asked: Asked, a: DiffSide, b: DiffSide): Promise<State
  * side (each in key order, a kind at a time): neither is held whole, and an object whose revision
  * (in one history) or stored bytes (in two) are the same in both is not decoded.
  */
-async function* printDiff(a: DiffSide, b: DiffSide, filter: StateFilter, how: { format: string; tty: boolean; managedFields: boolean }, bar: Progress): AsyncIterable<string> {
+async function* printDiff(a: DiffSide, b: DiffSide, filter: StateFilter, how: { format: string; tty: boolean; managedFields: boolean }, bar: Progress, seen: { differ: boolean }): AsyncIterable<string> {
   const yaml = how.format !== 'json-patch' ? await import('../timetravel/print/yaml-diff.js') : undefined;
   const same = a.history === b.history ? sameVersion : sameBytes;
   const [from, to] = [a, b].map((s) => (s.source === undefined ? String(s.rv) : `${s.rv} (${s.source})`));
@@ -79,16 +84,19 @@ async function* printDiff(a: DiffSide, b: DiffSide, filter: StateFilter, how: { 
       const after = y && shown(y.object, how.managedFields);
       if (!yaml) {
         const patch = jsonPatch(before, after);
+        if (patch.length > 0) seen.differ = true;
         if (patch.length > 0) yield JSON.stringify({ object: labelOf(key), from, to, patch }) + '\n';
       } else if (how.format === 'stat') {
         const { added, removed } = yaml.lineCounts(before, after);
         if (added + removed === 0) continue;
+        seen.differ = true;
         count[!before ? 'added' : !after ? 'deleted' : 'modified']++;
         count.plus += added;
         count.minus += removed;
         yield ` ${labelOf(key)} | +${added} -${removed}\n`;
       } else {
         const d = yaml.unifiedDiff(labelOf(key), before, after, from, to);
+        if (d) seen.differ = true;
         if (d) yield how.tty ? yaml.colour(d) : d;
       }
     }

@@ -90,7 +90,7 @@ export function parseFlags<F extends Flags>(flags: F, args: string[], positional
   for (const [name, f] of Object.entries(flags)) options[name] = { type: isOption(f) ? 'string' : 'boolean', ...(f.short ? { short: f.short } : {}), ...(isOption(f) && f.multiple ? { multiple: true } : {}) };
   let parsed;
   try {
-    parsed = parseArgs({ args, options, strict: true, allowPositionals: positionals[1] > 0 });
+    parsed = parseArgs({ args: joinDashValues(args, options), options, strict: true, allowPositionals: positionals[1] > 0 });
   } catch (err) {
     throw new UsageError(err instanceof Error ? err.message : String(err));
   }
@@ -109,6 +109,34 @@ export function parseFlags<F extends Flags>(flags: F, args: string[], positional
     }
   }
   return { values: values as Values<F>, positionals: parsed.positionals };
+}
+
+/**
+ * A flag that takes a value takes the next word even when it starts with a dash, as kubectl's flags
+ * do (`--at -1` is the value -1, refused by --at's own parser in one line), where parseArgs would
+ * answer with four lines about an ambiguous argument.
+ */
+function joinDashValues(args: string[], options: Record<string, { type: 'string' | 'boolean'; short?: string }>): string[] {
+  const takesValue = new Set<string>();
+  for (const [name, o] of Object.entries(options)) {
+    if (o.type !== 'string') continue;
+    takesValue.add(`--${name}`);
+    if (o.short) takesValue.add(`-${o.short}`);
+  }
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === '--') {
+      out.push(...args.slice(i));
+      break;
+    }
+    const next = args[i + 1];
+    if (takesValue.has(a) && next !== undefined && next.startsWith('-') && next !== '--') {
+      out.push(`${a}=${next}`.replace(/^-([^-])=/, '-$1'));
+      i++;
+    } else out.push(a);
+  }
+  return out;
 }
 
 function valueOf(name: string, f: Option, text: string): unknown {

@@ -6,14 +6,16 @@ import { TimeTravelError } from '../timetravel/core/errors.js';
 import { formatTime, jsonPatch, managerOf, shown, userOf } from '../timetravel/print/output.js';
 import { progress, type Progress } from '../timetravel/print/progress.js';
 import { splitTarget, targetIn } from '../timetravel/core/kind-names.js';
-import { madeBy, withHistory } from '../timetravel/core/source.js';
-import { FILTERS, SHOW, SOURCE, WHO } from './timetravel-flags.js';
+import { madeBy, rangeNoted, withHistory } from '../timetravel/core/source.js';
+import { FILTERS, SHOW, SOURCE, version, WHO } from './timetravel-flags.js';
 import { writeAll } from '../timetravel/print/write-out.js';
 
 const FLAGS = {
   ...SOURCE,
   namespace: FILTERS.namespace,
   ...WHO,
+  from: version('only versions from this one, or from the first committed at or after TIME'),
+  to: version('only versions up to this one, included, or to the last committed at or before TIME'),
   output: {
     value: 'FORMAT',
     short: 'o',
@@ -41,8 +43,10 @@ export const historyCommand = command({
       ]);
       const versions = await h.versionsOf(target.key);
       if (versions.length === 0) throw new TimeTravelError(`${target.label}: no version of it in the log (from version ${h.oldest + 1} to ${h.head})`);
-      // Each version's diff is from the one before it, whoever made that one.
-      const by = madeBy(values);
+      const span = values.from === undefined && values.to === undefined ? undefined : await rangeNoted(h, values.from, values.to, io, true);
+      // Each version's diff is from the one before it, whoever made that one and whenever.
+      const who = madeBy(values);
+      const by = (c: Change) => who(c) && (!span || (c.rv >= span.from && c.rv <= span.to));
       const bar = progress(versions.length, 'history', { unit: 'versions', stream: io.err, out: io.out });
       await writeAll(io.out, printHistory(versions, values.output, h.timesFromLog, io.out.isTTY === true, values['show-managed-fields'], by, bar));
       bar.stop();
@@ -68,11 +72,15 @@ async function* printHistory(versions: Change[], format: string, timesFromLog: b
     const next: KubeObject | undefined = c.type === 'DELETED' ? undefined : shown(c.object, managedFields);
     const time = c.time === undefined ? null : formatTime(c.time, timesFromLog);
     const who = managerOf(c, before?.type === 'DELETED' ? undefined : before?.object);
-    const about = { resourceVersion: String(c.rv), time, type: c.type, user: userOf(c), manager: who };
+    // A recording that starts mid-history holds the object's first version as its state, not as a write: said so, not called a create.
+    const type = c.start ? 'FIRST' : c.type;
+    const about = { resourceVersion: String(c.rv), time, type, user: userOf(c), manager: who };
     if (stringify) yield `---\n${stringify({ ...about, object: shown(c.object, managedFields) })}`;
     else if (!yaml) yield JSON.stringify({ ...about, patch: jsonPatch(prev, next) }) + '\n';
     else {
-      const head = `# ${c.rv}   ${formatTime(c.time, timesFromLog)}   ${c.type}   ${userOf(c)}   ${who}\n`;
+      const head = c.start
+        ? `# ${c.rv}   FIRST IN THE RECORDING (written before it starts: when and by whom is not in it; managedFields name ${who})\n`
+        : `# ${c.rv}   ${formatTime(c.time, timesFromLog)}   ${type}   ${userOf(c)}   ${who}\n`;
       const body = yaml.hunks(prev, next);
       yield tty ? yaml.colour(head + body) : head + body;
     }

@@ -17,9 +17,11 @@ const FOLLOW_MS = 500;
 const FLAGS = {
   ...SOURCE,
   ...FILTERS,
+  name: { value: 'NAME', help: 'only the object of this name (with -n, in that namespace)' },
+  type: { value: 'EVENT', multiple: true, help: 'only these events: ADDED, MODIFIED or DELETED; repeat or comma-separate for several', parse: eventTypes },
   ...WHO,
-  from: version('the first version shown (default: the oldest kept)'),
-  to: version('the last version shown, included (default: the newest)'),
+  from: version('the first version shown, or the first committed at or after TIME (default: the oldest kept)'),
+  to: version('the last version shown, included, or the last committed at or before TIME (default: the newest)'),
   output: { value: 'FORMAT', short: 'o', default: 'table', help: 'table, yaml or json (one change per line)', parse: oneOf('table', 'yaml', 'json') },
   follow: { help: 'after the head, go on printing what is written, until interrupted' },
   faults: { help: 'the faults the server injected (orchd serve --faults; faults.jsonl in --data-dir), each after the write it followed' },
@@ -30,21 +32,27 @@ const FLAGS = {
 export const logCommand = command({
   name: 'log',
   summary: 'The changes of the log in order: version, commit time, event, object and who made it.',
+  words: '[RECORDING]',
+  positionals: [0, 1],
   flags: FLAGS,
-  notes: TIME_NOTE,
-  async run({ values }, io) {
+  notes: `${TIME_NOTE} A span of times (--from TIME --to TIME) holds the entries committed within it.\nExample: orchd log incident.orchlog --kind webapps -n shop --type DELETED`,
+  async run({ values: given, positionals }, io) {
+    if (positionals[0] !== undefined && given.file !== undefined) throw new UsageError('give the recording once: as RECORDING or as --file');
+    const values = { ...given, file: positionals[0] ?? given.file };
     const asked = askedOf(values);
     const by = madeBy(values);
+    const types = new Set(values.type.flat());
+    // A refused write is none of the three events: --type leaves it out.
     const only = async function* <T extends Change | Refused>(changes: AsyncIterable<T>): AsyncIterable<T> {
-      for await (const c of changes) if (by(c)) yield c;
+      for await (const c of changes) if (by(c) && (types.size === 0 || ('type' in c && types.has(c.type)))) yield c;
     };
     if (values.follow && values.to !== undefined) throw new UsageError('--follow goes on past the head: it takes no --to');
     if (values.faults && values['data-dir'] === undefined) throw new UsageError('--faults reads the journal in a data folder: it goes with --data-dir');
     let filter!: Filter;
     let last = await withHistory(values, io, async (h) => {
-      const { from, to } = await rangeNoted(h, values.from, values.to, io);
+      const { from, to } = await rangeNoted(h, values.from, values.to, io, true);
       // A custom kind is named by the CRDs of the versions shown (the ends first: they are read quickest).
-      filter = await filterIn(h, asked, [{ from: to, to }, { from, to: from }, { from, to }]);
+      filter = await filterIn(h, asked, [{ from: to, to }, { from, to: from }, { from, to }], values.name);
       const bar = progress(to - from + 1, 'log', { stream: io.err, out: io.out });
       const logged = values.audit === undefined ? h.changes(from, to, filter) : await besideRefusals(h, from, to, filter, values.audit);
       const changes = only(reported(values.faults ? await besideFaults(logged, values['data-dir']!, h, from, to, filter) : logged, from, bar));
@@ -68,6 +76,11 @@ export const logCommand = command({
     return 0;
   },
 });
+
+/** ADDED, MODIFIED, DELETED, any case, comma-separated. */
+function eventTypes(text: string): Change['type'][] {
+  return text.split(',').filter(Boolean).map((t) => oneOf('ADDED', 'MODIFIED', 'DELETED')(t.toUpperCase()));
+}
 
 /** The changes from..to with the audit log's refused writes of the same span between them. */
 async function besideRefusals(h: History, from: number, to: number, filter: Filter, file: string): Promise<AsyncIterable<Change | Refused>> {

@@ -18,7 +18,12 @@ const FLAGS = {
   port: { value: 'PORT', default: '0', help: 'port of the replay server on 127.0.0.1 (0 picks a free one)', parse: portNumber },
   from: { value: 'RV', help: "the first entry replayed (default the recording's first); the server starts with the state before it", parse: wholeNumber(1) },
   to: { value: 'RV', help: "the last entry replayed, included (default the recording's last)", parse: wholeNumber(1) },
-  watchers: { value: 'N', default: '0', help: 'hold the replay until this many watches are open (start the controller first: the stream starts when its informers watch)', parse: wholeNumber(0) },
+  watchers: {
+    value: 'N',
+    default: '0',
+    help: "hold the replay until this many watches are open (start the controller first: the stream starts when its informers watch); what it waits for is said on stderr every 5 s. A controller of a custom kind whose CRD the recording creates after its start gets 404 and never watches: give --from after the CRD's creation",
+    parse: wholeNumber(0),
+  },
   'pause-at': { value: 'RV|TIME', help: 'pause once the entry RV (or the last one committed at or before TIME) is sent, RV included, before the next one', parse: parseVersionSpec },
   'control-port': { value: 'PORT', help: 'serve the controls on 127.0.0.1:PORT: POST /pause, /resume, /step, /jump?to=RV; GET /status', parse: portNumber },
   keep: { help: 'after the last entry, go on serving the final state until interrupted' },
@@ -41,11 +46,13 @@ Example: orchd replay incident.orchlog --pause-at 48000 --fork ./what-if   (step
   async run({ values, positionals }, io) {
     if (positionals[0] !== undefined && values.file !== undefined) throw new UsageError('give the recording once: as RECORDING or as --file');
     const recording = positionals[0] ?? values.file;
+    // openHistory would name --server, which a replay does not read from.
+    if ((recording === undefined) === (values['data-dir'] === undefined)) throw new UsageError(`give exactly one source: a RECORDING (or --file) or --data-dir${recording === undefined ? '' : ', not both'}`);
     // Without a control port or a terminal, only a pause at --pause-at can start the fork.
     const forksAtPause = values.fork !== undefined && values['control-port'] === undefined && !process.stdin.isTTY;
     if (forksAtPause && values['pause-at'] === undefined) throw new UsageError('--fork is asked for on the control port or the terminal: give --control-port, or --pause-at to fork there');
     // Before anything is served: a folder that holds something is refused at once.
-    if (values.fork !== undefined) await (await import('../timetravel/fork/fork.js')).checkForkTarget(values.fork);
+    if (values.fork !== undefined) await (await import('../timetravel/fork/fork.js')).checkForkTarget(values.fork, '--fork');
     // A fork's source is never changed: a folder is read from a snapshot.
     const history = await openHistory({ ...values, file: recording }, values.fork !== undefined);
     let pauseAt: number | undefined;
@@ -66,6 +73,7 @@ Example: orchd replay incident.orchlog --pause-at 48000 --fork ./what-if   (step
       watchers: values.watchers,
       pauseAt,
       logger,
+      onWaiting: (text) => io.err.write(`orchd replay: ${text}\n`),
     });
     let interrupted!: () => void;
     const stop = new Promise<void>((resolve) => (interrupted = resolve));

@@ -6,9 +6,22 @@
 import { parseVersionSpec } from '../timetravel/core/history.js';
 import type { Flags } from './flags.js';
 
+/** A server's address: host:port alone is http://host:port, as kubectl reads a --server without TLS settings. */
+function serverUrl(text: string): string {
+  const url = /^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? text : `http://${text}`;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new Error(`${JSON.stringify(text)} is not a URL (http://HOST:PORT)`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error(`${JSON.stringify(text)}: give an http:// or https:// URL`);
+  return url;
+}
+
 export const SOURCE = {
   'data-dir': { value: 'DIR', help: "an orchd's data folder, of a stopped or a running server (a snapshot of its log is read)" },
-  server: { value: 'URL', help: 'a running orchd, read through its API' },
+  server: { value: 'URL', help: 'a running orchd, read through its API (http:// when no scheme is given, as kubectl takes it)', parse: serverUrl },
   file: { value: 'RECORDING', short: 'f', help: 'a recording made by orchd export' },
   'encryption-provider-config': { value: 'FILE', help: 'the EncryptionConfiguration the data folder was written with, when it is encrypted at rest' },
 } as const satisfies Flags;

@@ -16,7 +16,7 @@ export interface Server {
   kinds: readonly KindStrategy[];
   metrics: Metrics;
   logger: Logger;
-  /** Every open watch, so shutdown can end them, and their count (startOrchd's watchers() waits on it). */
+  /** Every open watch, by the function that ends it (with why, its last event is an ERROR saying it: a 410 Expired tells a client to list again), so shutdown can end them, and their count (startOrchd's watchers() waits on it). */
   watches: OpenWatches;
   bookmarkIntervalMs: number;
   /** Overrides of the watch sinks' buffer bound, high-water mark, grace period and stall timeout (flags, tests). */

@@ -11,8 +11,11 @@ import { timeout } from 'rxjs/internal/operators/timeout';
  * observable: shutdown and reset end them all; startOrchd's watchers() waits on the count, so any
  * number of waiters follow it without sharing a callback slot.
  */
-export class OpenWatches implements Iterable<() => void> {
-  private readonly ends = new Set<() => void>();
+/** Ends a watch; given why, the watch's last event is an ERROR saying it. */
+export type EndWatch = (why?: unknown) => void;
+
+export class OpenWatches implements Iterable<EndWatch> {
+  private readonly ends = new Set<EndWatch>();
   private readonly count = new BehaviorSubject(0);
   /** The number open now, then after every opening or ending. */
   readonly count$: Observable<number> = this.count.asObservable();
@@ -21,12 +24,12 @@ export class OpenWatches implements Iterable<() => void> {
     return this.ends.size;
   }
 
-  add(end: () => void): void {
+  add(end: EndWatch): void {
     this.ends.add(end);
     this.count.next(this.ends.size);
   }
 
-  delete(end: () => void): void {
+  delete(end: EndWatch): void {
     if (this.ends.delete(end)) this.count.next(this.ends.size);
   }
 
@@ -51,7 +54,7 @@ export class OpenWatches implements Iterable<() => void> {
     );
   }
 
-  [Symbol.iterator](): Iterator<() => void> {
+  [Symbol.iterator](): Iterator<EndWatch> {
     return this.ends[Symbol.iterator]();
   }
 }

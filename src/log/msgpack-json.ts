@@ -79,6 +79,7 @@ const API_VERSION = Buffer.from([0xaa, ...Buffer.from('apiVersion', 'latin1')]);
 /** The fixstrs of "metadata" (top level) and its "resourceVersion": where a version is stamped. */
 const METADATA = Buffer.from([0xa8, ...Buffer.from('metadata', 'latin1')]);
 const RESOURCE_VERSION = Buffer.from([0xaf, ...Buffer.from('resourceVersion', 'latin1')]);
+const MANAGED_FIELDS = Buffer.from([0xad, ...Buffer.from('managedFields', 'latin1')]);
 const RESOURCE_VERSION_KEY = Buffer.from('"resourceVersion":', 'latin1');
 /** From this length a string is checked first, then copied natively (a shorter one byte by byte). */
 const LONG_STRING = 32;
@@ -100,8 +101,8 @@ for (let c = 0x80; c < 0x100; c++) BYTE[c] = 1;
 class Transcoder {
   at = 0;
   apiVersion: string | undefined;
-  /** The next value is the top-level metadata: if it is a map, its resourceVersion is the stamped one. */
-  private stampNext = false;
+  /** The next value is the top-level metadata: if it is a map, its resourceVersion is the stamped one, its managedFields dropped when asked. */
+  private metaNext = false;
   private readonly version: Buffer | undefined;
 
   constructor(
@@ -110,6 +111,8 @@ class Transcoder {
     public out: Buffer,
     public o: number,
     version?: number,
+    /** Leave out metadata.managedFields, as the time-travel commands print objects by default. */
+    private readonly dropManagedFields = false,
   ) {
     this.version = version === undefined ? undefined : Buffer.from(`"${version}"`, 'latin1');
   }
@@ -128,12 +131,12 @@ class Transcoder {
   /** Writes the value at `at` and moves past it; false when it cannot be written exactly. */
   value(depth: number): boolean {
     const b = this.b;
-    const stamp = this.stampNext;
-    this.stampNext = false;
+    const meta = this.metaNext;
+    this.metaNext = false;
     const m = b[this.at++];
     if (m < 0x80) return this.number(m);
     if (m >= 0xe0) return this.number(m - 0x100);
-    if (m <= 0x8f) return this.map(m & 0x0f, depth, stamp);
+    if (m <= 0x8f) return this.map(m & 0x0f, depth, meta);
     if (m <= 0x9f) return this.array(m & 0x0f, depth);
     if (m <= 0xbf) return this.string(m & 0x1f);
     let n: number;
@@ -189,23 +192,27 @@ class Transcoder {
       case 0xde:
         n = b.readUInt16BE(this.at);
         this.at += 2;
-        return this.map(n, depth, stamp);
+        return this.map(n, depth, meta);
       case 0xdf:
         n = b.readUInt32BE(this.at);
         this.at += 4;
-        return this.map(n, depth, stamp);
+        return this.map(n, depth, meta);
       default:
         return false;
     }
   }
 
-  /** stamp: this is the top-level metadata, whose resourceVersion is the stamped version. */
-  private map(n: number, depth: number, stamp: boolean): boolean {
+  /** meta: this is the top-level metadata, whose resourceVersion is the stamped version (and whose managedFields may be dropped). */
+  private map(n: number, depth: number, meta: boolean): boolean {
     const b = this.b;
+    const stamp = meta && this.version !== undefined;
+    const drop = meta && this.dropManagedFields;
     let stamped = false;
+    let written = 0;
     this.out[this.o++] = 0x7b;
     for (let i = 0; i < n; i++) {
-      if (i > 0) this.out[this.o++] = COMMA;
+      const entryO = this.o;
+      if (written > 0) this.out[this.o++] = COMMA;
       const keyAt = this.at;
       const m = b[this.at++];
       let len: number;
@@ -219,8 +226,14 @@ class Transcoder {
       this.out[this.o++] = COLON;
       const valueAt = this.at;
       const valueO = this.o;
-      if (depth === 0 && this.version && isKey(b, keyAt, METADATA)) this.stampNext = true;
+      if (depth === 0 && (this.version || this.dropManagedFields) && isKey(b, keyAt, METADATA)) this.metaNext = true;
       if (!this.value(depth + 1)) return false;
+      // Written, then taken back: its end is known once it is read.
+      if (drop && isKey(b, keyAt, MANAGED_FIELDS)) {
+        this.o = entryO;
+        continue;
+      }
+      written++;
       if (depth === 0 && m === API_VERSION[0] && isKey(b, keyAt, API_VERSION)) this.apiVersion = this.stringAt(valueAt);
       if (stamp && isKey(b, keyAt, RESOURCE_VERSION)) {
         // What the bytes hold is replaced: written over, its room is enough (STAMP_ROOM).
@@ -229,7 +242,7 @@ class Transcoder {
       }
     }
     if (stamp && !stamped) {
-      if (n > 0) this.out[this.o++] = COMMA;
+      if (written > 0) this.out[this.o++] = COMMA;
       this.o += RESOURCE_VERSION_KEY.copy(this.out, this.o);
       this.o += this.version!.copy(this.out, this.o);
     }
@@ -328,12 +341,15 @@ export class JsonLines {
   private out: Buffer = Buffer.allocUnsafe(1 << 20);
   private o = 0;
 
+  /** dropManagedFields: each object's metadata.managedFields left out. */
+  constructor(private readonly dropManagedFields = false) {}
+
   /**
    * Appends the JSON of the msgpack value bytes[start, end) and a newline; false, appending nothing,
    * when it cannot be written exactly (msgpackToJson's rules). version: as msgpackToJson's.
    */
   add(bytes: Buffer, start = 0, end = bytes.length, version?: number): boolean {
-    const t = new Transcoder(bytes, room(this.out, this.o, end - start), this.o, version);
+    const t = new Transcoder(bytes, room(this.out, this.o, end - start), this.o, version, this.dropManagedFields);
     this.out = t.out;
     if (!t.whole(start, end)) return false;
     t.out[t.o++] = NEWLINE;

@@ -105,4 +105,20 @@ describe('msgpackToJson with a version to stamp', () => {
     lines.add(bytes);
     expect(lines.take().toString()).toBe('{"metadata":{"name":"a","resourceVersion":"5"}}\n{"metadata":{"name":"a","resourceVersion":"1"}}\n');
   });
+
+  it.each([
+    ['first in metadata', { metadata: { managedFields: [{ manager: 'm' }], name: 'a' }, spec: { managedFields: 'kept' } }],
+    ['last in metadata', { metadata: { name: 'a', managedFields: [{ manager: 'm' }] } }],
+    ['alone in metadata', { kind: 'X', metadata: { managedFields: [] } }],
+    ['absent', { metadata: { name: 'a' } }],
+  ])('JsonLines without managedFields, %s: what dropping them from the decoded object gives', (_name, value: any) => {
+    const bytes = packJson(value);
+    const { managedFields: _m, ...metadata } = value.metadata;
+    for (const version of [undefined, 7]) {
+      const lines = new JsonLines(true);
+      expect(lines.add(bytes, 0, bytes.length, version)).toBe(true);
+      const expected = { ...value, metadata: { ...metadata, ...(version === undefined ? {} : { resourceVersion: String(version) }) } };
+      expect(lines.take().toString()).toBe(JSON.stringify(expected) + '\n');
+    }
+  });
 });

@@ -106,4 +106,28 @@ describe('orchd replay with custom resources', () => {
       await r.close();
     }
   });
+
+  it('held for a watcher while the recording starts before its CRDs: says what it waits for, and the --from way out', async () => {
+    const said: string[] = [];
+    const r = await startReplayOf({ file: recording }, { speed: 'max', watchers: 1, onWaiting: (t) => said.push(t), waitNoteMs: 100 });
+    try {
+      // A controller of webapps lists them first: 404, so it never opens its watch.
+      expect((await call(r.url, 'GET', WEBAPPS)).status).toBe(404);
+      await eventually(() => said.length >= 2, { what: 'the note said twice' });
+      const crds = [`gadgets.old.example.com at ${v.gadgetsCrd}`, `webapps.apps.example.com at ${v.webappsCrd}`, `widgets.things.example.com at ${v.widgetsCrd}`].join(', ');
+      expect(said[0]).toBe(
+        `waiting for 1 watch to open before the first entry (0 open); the recording creates CustomResourceDefinitions after it starts (${crds}): a controller's list of such a kind is answered 404 until then and it never watches; --from ${v.widgetsCrd + 1} starts the replay with them served`,
+      );
+      expect(r.control.status().at).toBe(r.initialVersion);
+    } finally {
+      await r.close();
+    }
+    // As said: from there, the kind is served at once.
+    const from = await startReplayOf({ file: recording }, { speed: 'max', from: v.widgetsCrd + 1, watchers: 1 });
+    try {
+      expect((await call(from.url, 'GET', WEBAPPS)).status).toBe(200);
+    } finally {
+      await from.close();
+    }
+  });
 });

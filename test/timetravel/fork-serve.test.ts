@@ -140,7 +140,7 @@ describe('orchd replay --fork', () => {
     expect((await child.exited).code).toBe(0);
     const refused = await run('replay', recording, '--pause-at', String(start + 1), '--fork', dir);
     expect([refused.code, refused.out]).toEqual([1, '']);
-    expect(refused.err).toMatch(/^orchd replay: --data-dir \S+: the folder exists and is not empty/);
+    expect(refused.err).toMatch(/^orchd replay: --fork \S+: the folder exists and is not empty/);
     const unasked = await run('replay', recording, '--fork', join(work, 'never'));
     expect([unasked.code, unasked.err.split('\n')[0]]).toEqual([2, 'orchd replay: --fork is asked for on the control port or the terminal: give --control-port, or --pause-at to fork there']);
   });
@@ -213,7 +213,7 @@ describe('a fork in use', () => {
       await controller.stop();
     }
     const diff = await run('diff', String(head), 'HEAD', '--data-dir', dir, '-o', 'json-patch');
-    expect(diff.code).toBe(0);
+    expect(diff.code).toBe(1);
     const changes = diff.out.split('\n').filter(Boolean).map((l) => JSON.parse(l));
     expect(changes.map((c) => c.object).sort()).toEqual([`events.events.orch.io/${NS}/back-1`, `events.events.orch.io/${NS}/back-2`, `events.events.orch.io/${NS}/pull-1`, `namespaces/${NS}`]);
     for (const c of changes.filter((c) => c.object.startsWith('events.events.orch.io/'))) {

@@ -130,18 +130,20 @@ describe('orchd fork RECORDING --at N', () => {
   it('orchd diff: what the branch did since N (HEAD), and where it and the original part ways, object by object', async () => {
     const patches = (text: string) => text.split('\n').filter(Boolean).map((l) => JSON.parse(l));
     const branch = await run('diff', String(n), 'HEAD', '--data-dir', forkDir, '-n', NS, '-o', 'json-patch');
-    expect(branch.code).toBe(0);
+    // They differ: status 1, as diff(1) says it.
+    expect(branch.code).toBe(1);
     expect(patches(branch.out).map((p) => [p.object, p.from, p.patch.find((op: any) => op.path === '/metadata/labels/step')?.value])).toEqual([[`events.events.orch.io/${NS}/e1`, String(n), 'branch']]);
     // Two histories, each at its head: the recording (the original's way) on the left, the branch on the right.
     const parted = await run('diff', recording, forkDir, '-n', NS, '-o', 'json-patch');
-    expect(parted.code).toBe(0);
+    // fork.json tells where the two part.
+    expect([parted.code, parted.err]).toEqual([1, `orchd diff: ${forkDir} is a fork of ${recording} at ${n}: the same history up to version ${n}, they part from ${n + 1}\n`]);
     const byObject = Object.fromEntries(patches(parted.out).map((p) => [p.object, p]));
     expect(Object.keys(byObject).sort()).toEqual([`events.events.orch.io/${NS}/after`, `events.events.orch.io/${NS}/e1`, `events.events.orch.io/${NS}/e2`]);
     expect([byObject[`events.events.orch.io/${NS}/after`].patch, byObject[`events.events.orch.io/${NS}/e2`].patch[0].op]).toEqual([[{ op: 'remove', path: '' }], 'add']);
     expect(byObject[`events.events.orch.io/${NS}/e1`]).toMatchObject({ from: `${head} (${recording})`, to: expect.stringMatching(new RegExp(`^\\d+ \\(${forkDir}\\)$`)) });
     expect(byObject[`events.events.orch.io/${NS}/e1`].patch).toContainEqual({ op: 'replace', path: '/metadata/labels/step', value: 'branch' });
     // At the fork point the two are the same, object by object; as a unified YAML diff too.
-    expect(await run('diff', `${recording}@${n}`, `${forkDir}@${n}`)).toEqual({ code: 0, out: '', err: '' });
+    expect(await run('diff', `${recording}@${n}`, `${forkDir}@${n}`)).toEqual({ code: 0, out: '', err: `orchd diff: ${forkDir} is a fork of ${recording} at ${n}: the same history up to version ${n}, they part from ${n + 1}\n` });
     const yaml = await run('diff', `${recording}@${n}`, `${forkDir}@HEAD`, '-n', NS);
     expect(yaml.out).toContain(`--- events.events.orch.io/${NS}/e1@${n} (${recording})\n`);
     expect(yaml.out).toContain('+    step: branch\n');
@@ -238,7 +240,7 @@ describe('bad input: one line, exit status 1, nothing written', () => {
   it('a version past the recording\'s end or below its start', async () => {
     const target = join(work, 'never-1');
     await refused([recording, '--at', String(head + 1)], new RegExp(`^orchd fork: --at ${head + 1}: not written yet: the newest version is ${head}\\n$`), target);
-    await refused([recording, '--at', String(start - 1)], new RegExp(`^orchd fork: --at ${start - 1}: gone \\(410\\)`), target);
+    await refused([recording, '--at', String(start - 1)], new RegExp(`^orchd fork: --at ${start - 1}: before the recording: it starts with the state at version ${start}\\n$`), target);
     await refused([recording, '--at', '2001-01-01T00:00:00Z'], /^orchd fork: --at 2001-01-01T00:00:00.000Z: nothing was committed at or before then\n$/, target);
     gone(target);
   });

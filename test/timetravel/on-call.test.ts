@@ -120,13 +120,15 @@ afterAll(async () => {
   if (work) await rm(work, { recursive: true, force: true });
 });
 
-/** The command against the server, the folder and the recording: the same answer from each, which is returned. */
-async function ask(command: string, ...args: string[]): Promise<Run> {
+/** The command against the server, the folder and the recording: the same answer from each (with exit status code), which is returned. */
+async function askFor(code: number, command: string, ...args: string[]): Promise<Run> {
   const answers = await Promise.all(sources.map(([flag, source]) => run(command, flag, source, ...args)));
-  for (const [i, a] of answers.entries()) expect({ source: sources[i][0], code: a.code, err: a.err }).toEqual({ source: sources[i][0], code: 0, err: answers[0].err });
+  for (const [i, a] of answers.entries()) expect({ source: sources[i][0], code: a.code, err: a.err }).toEqual({ source: sources[i][0], code, err: answers[0].err });
   for (const a of answers.slice(1)) expect(a.out).toBe(answers[0].out);
   return answers[0];
 }
+
+const ask = (command: string, ...args: string[]): Promise<Run> => askFor(0, command, ...args);
 
 const iso = (ms: number) => new Date(ms).toISOString();
 /** The version a time names: the newest committed at or before it. */
@@ -215,18 +217,20 @@ describe('the on-call scenario', () => {
     const added = [...b.keys()].filter((n) => !a.has(n)).length;
     const gone = [...a.keys()].filter((n) => !b.has(n)).length;
     const modified = [...b].filter(([n, v]) => a.has(n) && a.get(n) !== v).length;
-    const stat = (await ask('diff', iso(t1), iso(t2), '--kind', 'events', '-n', NS, '--stat')).out.trim().split('\n');
+    // The two sides differ: exit status 1, as diff(1) says it.
+    const stat = (await askFor(1, 'diff', iso(t1), iso(t2), '--kind', 'events', '-n', NS, '--stat')).out.trim().split('\n');
     expect(stat.at(-1)!.trim()).toMatch(new RegExp(`^${added + gone + modified} objects changed: ${added} added, ${gone} deleted, ${modified} modified; \\d+ lines added, \\d+ removed$`));
     expect(stat).toHaveLength(added + gone + modified + 1);
     // A label added is that and nothing else: no metadata moved about, no managedFields.
     const one = [...labelled].find(([n, v]) => a.has(n) && a.get(n) !== v && b.get(n) === v && !deleted.has(n))![0];
-    const d = (await ask('diff', iso(t1), iso(t2), '--kind', 'events', '-n', NS)).out;
+    const d = (await askFor(1, 'diff', iso(t1), iso(t2), '--kind', 'events', '-n', NS)).out;
     const hunk = d.slice(d.indexOf(`events.events.orch.io/${NS}/${one}@`));
     const changedLines = hunk.slice(0, hunk.indexOf('\n---') === -1 ? undefined : hunk.indexOf('\n---')).split('\n').filter((l) => /^[-+] /.test(l));
     expect(changedLines.sort()).toEqual(['+  labels:', '+    triaged: yes', `+  resourceVersion: "${b.get(one)}"`, `-  resourceVersion: "${a.get(one)}"`].sort());
     // managedFields, left out by default, are diffed when asked for: the patch's manager now owns the label.
     expect(d).not.toMatch(/managedFields|f:triaged/);
-    const withFields = (await ask('diff', iso(t1), iso(t2), '--kind', 'events', '-n', NS, '--show-managed-fields')).out;
+    const withFields = (await askFor(1, 'diff', iso(t1), iso(t2), '--kind', 'events', '-n', NS, '--show-managed-fields')).out;
+    expect(await askFor(0, 'diff', iso(t1), String(versionAt(t1)))).toMatchObject({ out: '' });
     const fieldsHunk = withFields.slice(withFields.indexOf(`events.events.orch.io/${NS}/${one}@`)).split('\n---')[0];
     expect(fieldsHunk.split('\n').filter((l) => /^\+ +f:triaged: \{\}$/.test(l))).toHaveLength(1);
   });
@@ -240,6 +244,11 @@ describe('the on-call scenario', () => {
     const refused = withAudit.filter((l) => l.type === 'REFUSED');
     expect(refused).toHaveLength(REFUSED);
     expect(refused.every((r) => r.code === 422 && r.reason === 'Invalid' && r.verb === 'create' && /no BackOff/.test(r.message))).toBe(true);
+    // The manager the refused request named (its User-Agent's product, as the server records it), not '-'.
+    expect(new Set(refused.map((r) => r.manager))).toEqual(new Set(['node']));
+    const table = (await ask('log', '--audit', auditLog, '--kind', 'events', '-n', NS, '--manager', 'node')).out;
+    expect(table.split('\n').filter((l) => / REFUSED 422 /.test(l))).toHaveLength(REFUSED);
+    expect(table.split('\n').filter((l) => / REFUSED 422 /.test(l)).every((l) => /system:anonymous {3}node \(create\)$/.test(l))).toBe(true);
     // Each refusal after the policy changed, between the creates of its time.
     const firstRefused = withAudit.findIndex((l) => l.type === 'REFUSED');
     expect(Date.parse(withAudit[firstRefused].time)).toBeGreaterThanOrEqual(timeOf.get(policyChanged)!);
@@ -292,4 +301,73 @@ describe('the on-call scenario', () => {
       expect({ args: args[0], code, err }).toEqual({ args: args[0], code: 0, err: '' });
     }
   }, 180_000);
+
+  it('an object not there at a version: said, with when it was deleted or created, exit 1, from all three', async () => {
+    const gone = [...deleted.entries()][3];
+    for (const [flag, source] of sources) {
+      const after = await run('state', flag, source, '--at', String(head), `events/${gone[0]}`, '-n', NS);
+      expect({ flag, code: after.code, out: after.out, err: after.err }).toEqual({ flag, code: 1, out: '', err: `orchd state: events/${gone[0]} in namespace ${NS}: not there at version ${head}: deleted at ${gone[1]} (${iso(timeOf.get(gone[1])!)})\n` });
+      const [name, rv] = [...created].find(([, v]) => v > policyChanged)!;
+      const before = await run('state', flag, source, '--at', String(policyChanged), `events/${name}`, '-n', NS);
+      expect([before.code, before.err]).toEqual([1, `orchd state: events/${name} in namespace ${NS}: not there at version ${policyChanged}: created at ${rv} (${iso(timeOf.get(rv)!)})\n`]);
+      const never = await run('state', flag, source, '--at', String(head), 'events/never', '-n', NS);
+      expect([never.code, never.err]).toEqual([1, `orchd state: events/never in namespace ${NS}: not there at version ${head}: no version of it in the log (from version 1 to ${head})\n`]);
+    }
+  });
+
+  it('log --from T1 --to T2 holds exactly the entries committed from T1 to T2; --type, --name, history --from/--to', async () => {
+    // Two entries with time between them: T1 just after the first, T2 just before the one after the second.
+    const gaps = [...timeOf].filter(([rv, t]) => rv > 10 && rv < head - 10 && (timeOf.get(rv + 1) ?? 0) > t + 1);
+    const [v1] = gaps[0];
+    const [v2] = gaps[gaps.length - 1];
+    const [t1, t2] = [timeOf.get(v1)! + 1, timeOf.get(v2 + 1)! - 1];
+    const span = jsonLines((await ask('log', '--from', iso(t1), '--to', iso(t2), '-o', 'json')).out);
+    const expected = [...timeOf].filter(([, t]) => t >= t1 && t <= t2).map(([rv]) => String(rv));
+    expect(span.map((l) => l.resourceVersion)).toEqual(expected);
+    expect([span[0].resourceVersion, span.at(-1).resourceVersion]).toEqual([String(v1 + 1), String(v2)]);
+    const deletes = jsonLines((await ask('log', '--kind', 'events', '-n', NS, '--type', 'deleted', '-o', 'json')).out);
+    expect(deletes.map((l) => l.type)).toEqual(Array(DELETED).fill('DELETED'));
+    const one = [...labelled.keys()].find((n) => !deleted.has(n))!;
+    const ofOne = jsonLines((await ask('log', '--kind', 'events', '-n', NS, '--name', one, '-o', 'json')).out);
+    expect(ofOne.map((l) => [l.type, l.resourceVersion])).toEqual([['ADDED', String(created.get(one))], ['MODIFIED', String(labelled.get(one))]]);
+    const later = jsonLines((await ask('history', `events/${one}`, '-n', NS, '--from', String(created.get(one)! + 1), '-o', 'json-patch')).out);
+    expect(later.map((v) => [v.type, v.resourceVersion])).toEqual([['MODIFIED', String(labelled.get(one))]]);
+    const earlier = jsonLines((await ask('history', `events/${one}`, '-n', NS, '--to', iso(timeOf.get(created.get(one)!)!), '-o', 'json-patch')).out);
+    expect(earlier.map((v) => v.type)).toEqual(['ADDED']);
+  });
+
+  it('objects print without managedFields in json as in yaml, unless asked for', async () => {
+    const name = [...labelled.keys()][0];
+    for (const args of [['log', '--kind', 'events', '-n', NS, '--name', name, '-o', 'json'], ['state', '--at', String(head), '--kind', 'events', '-n', NS, '-o', 'json']]) {
+      const hidden = jsonLines((await ask(args[0], ...args.slice(1))).out).map((l) => l.object ?? l);
+      expect(hidden.length).toBeGreaterThan(0);
+      expect(hidden.filter((o) => o.metadata.managedFields !== undefined)).toEqual([]);
+      const shown = jsonLines((await ask(args[0], ...args.slice(1), '--show-managed-fields')).out).map((l) => l.object ?? l);
+      expect(shown.every((o) => Array.isArray(o.metadata.managedFields))).toBe(true);
+      expect(shown.map(({ metadata: { managedFields: _m, ...m }, ...o }) => ({ ...o, metadata: m }))).toEqual(hidden);
+    }
+  });
+
+  it('refusals name the right flag, in one line', async () => {
+    const first = (r: Run) => [r.code, r.err.split('\n')[0]];
+    expect(first(await run('replay'))).toEqual([2, 'orchd replay: give exactly one source: a RECORDING (or --file) or --data-dir']);
+    expect(first(await run('replay', recording, '--fork', work, '--pause-at', '3'))).toEqual([1, `orchd replay: --fork ${work}: the folder exists and is not empty; a fork is made into a new or empty folder`]);
+    expect(first(await run('state', '--file', recording, '--at', '2026-02-30T01:00:00Z'))).toEqual([2, 'orchd state: --at: "2026-02-30T01:00:00Z": not a time: 2026-02 has no day 30']);
+    expect(first(await run('state', '--file', recording, '--at', '-1'))).toEqual([2, 'orchd state: --at: "-1": neither a resourceVersion (a number) nor a time (RFC 3339, e.g. 2026-11-26T02:14:00Z) nor HEAD']);
+    const tail = join(work, 'tail.orchlog');
+    expect((await run('export', '--data-dir', join(work, 'data'), '--from', String(policyChanged), '--file', tail)).code).toBe(0);
+    expect(first(await run('state', '--file', tail, '--at', String(policyChanged - 1)))).toEqual([1, `orchd state: --at ${policyChanged - 1}: before the recording: it starts with the state at version ${policyChanged}`]);
+    // The recording's first version of the policy is its state there, not a create: said so.
+    const mid = jsonLines((await run('history', '--file', tail, 'vap/event-guard', '-o', 'json-patch')).out);
+    expect(mid.map((v) => [v.resourceVersion, v.type])).toEqual([[String(policyChanged), 'FIRST']]);
+    const midDiff = await run('history', '--file', tail, 'vap/event-guard');
+    expect(midDiff.out.split('\n')[0]).toBe(`# ${policyChanged}   FIRST IN THE RECORDING (written before it starts: when and by whom is not in it; managedFields name rollout-bot? (Update))`);
+    // What is taken as it is meant: head in lower case, host:port as http://, the recording as an argument.
+    const [lower, upper] = await Promise.all([run('state', '--file', recording, '--at', 'head', '--kind', 'vap'), run('state', '--file', recording, '--at', 'HEAD', '--kind', 'vap')]);
+    expect([lower.code, lower.out]).toEqual([0, upper.out]);
+    const [bare, schemed] = await Promise.all([run('log', '--server', server.url.replace(/^http:\/\//, ''), '--to', '5', '-o', 'json'), run('log', '--server', server.url, '--to', '5', '-o', 'json')]);
+    expect([bare.code, bare.err, bare.out]).toEqual([0, '', schemed.out]);
+    const [positional, flagged] = await Promise.all([run('log', recording, '--to', '5'), run('log', '--file', recording, '--to', '5')]);
+    expect([positional.code, positional.out]).toEqual([0, flagged.out]);
+  });
 });

@@ -9,6 +9,7 @@ import type { ReplayReport } from '../../src/timetravel/replay/loop.js';
 import type { Speed } from '../../src/timetravel/replay/pacing.js';
 import { eventsConfig, keyed, secret } from '../encryption/helpers.js';
 import { folderContents } from '../helpers/folder-contents.js';
+import { eventually } from '../helpers/poll.js';
 import { call, startServer } from '../helpers/server.js';
 import { EVENTS, createEvent, createNamespace, labelEvent } from '../watch/objects.js';
 import { HttpWatch } from '../watch/stream.js';
@@ -167,6 +168,30 @@ describe('tools/replay', () => {
     }
   });
 
+  it('at a fork, every watch ends with 410 Expired, and a client-node informer lists again (no error, no restart)', async () => {
+    const r = await startReplayOf({ 'data-dir': recording }, { speed: 'max', from: initial + 1 });
+    const { informer, errors } = eventInformer(r.url, NS);
+    let lists = 0;
+    informer.on('connect', () => lists++);
+    try {
+      await r.done;
+      const watch = await watchFrom(r.url, `${EVENTS}/namespaces/${NS}/events`, r.to);
+      await informer.start();
+      await eventually(() => r.control.status().at === r.to && lists >= 1, { what: 'the informer watching' });
+      const before = lists;
+      r.expireWatches(`the replay was forked at resourceVersion ${r.to}: list again`);
+      const events = await watch.until((evs) => evs.some((e) => e.type === 'ERROR'), 'the ERROR event');
+      expect(events.at(-1)).toMatchObject({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired', message: `the replay was forked at resourceVersion ${r.to}: list again` } });
+      await eventually(() => watch.closed, { what: 'the watch ended' });
+      // The informer's own watch got the same: it lists again and watches on, as on any 410.
+      await eventually(() => lists > before, { what: 'the informer listing again' });
+      expect(errors).toEqual([]);
+    } finally {
+      await informer.stop();
+      await r.close();
+    }
+  });
+
   it('by default from the recording’s first entry: the server’s own start-up writes are replayed, not made again', async () => {
     const r = await startReplayOf({ 'data-dir': recording }, { speed: 'max' });
     try {
@@ -195,7 +220,7 @@ describe('tools/replay', () => {
     });
 
     it.each([
-      ['no --data-dir', () => [], 2, () => /give exactly one of --data-dir, --server and --file/],
+      ['no source', () => [], 2, () => /^orchd replay: give exactly one source: a RECORDING \(or --file\) or --data-dir$/],
       ['a folder with no log', () => ['--data-dir', join(tmpdir(), 'orchd-no-such-folder')], 1, () => /no orchd log there/],
       ['an empty log', () => ['--data-dir', empty], 1, () => /the recording holds no log entries/],
       ['a bad speed', () => ['--data-dir', recording, '--speed', 'fast'], 2, () => /--speed: must be a positive number or max, not "fast"/],

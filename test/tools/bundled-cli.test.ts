@@ -87,10 +87,10 @@ describe('the bundled orchd bin', () => {
     expect([forked.code, forked.err]).toEqual([0, '']);
     expect(forked.out).toMatch(new RegExp(`^forked .* at ${labelled - 1} into ${forkDir}`));
     const diff = await orchd('diff', '--data-dir', dataDir, String(labelled - 1), String(labelled));
-    expect([diff.code, diff.err]).toEqual([0, '']);
+    expect([diff.code, diff.err]).toEqual([1, '']);
     expect(diff.out).toContain('+    step: "2"');
     const across = await orchd('diff', forkDir, dataDir, '-o', 'json-patch');
-    expect([across.code, across.err]).toEqual([0, '']);
+    expect([across.code, across.err]).toEqual([1, '']);
     expect(across.out.split('\n').filter(Boolean).map((l) => JSON.parse(l).object)).toEqual([`events.events.orch.io/${NS}/e1`]);
   });
 });

@@ -71,7 +71,7 @@ export const DEFAULT_SINK_LIMITS: SinkLimits = { maxBuffered: 4 * 1024 * 1024, h
  * this only encodes each batch, from bytes shared by every watcher where it can, and writes it.
  * Returns stop.
  */
-export function runWatch(open: OpenWatch, spec: WatchSpec, sink: WatchSink, limits: SinkLimits = DEFAULT_SINK_LIMITS, tally?: WatchEventTally): () => void {
+export function runWatch(open: OpenWatch, spec: WatchSpec, sink: WatchSink, limits: SinkLimits = DEFAULT_SINK_LIMITS, tally?: WatchEventTally): (why?: unknown) => void {
   const flow: WatchFlow = {
     needsDrain: () => sink.buffered() > limits.highWater,
     drained: () => sink.drained(limits.highWater),
@@ -125,7 +125,14 @@ export function runWatch(open: OpenWatch, spec: WatchSpec, sink: WatchSink, limi
     ended = true;
     sub?.unsubscribe();
   });
-  return finish;
+  return (why?: unknown) => {
+    if (why !== undefined && !ended) {
+      const frames: Buffer[] = [];
+      encode.line('ERROR', JSON.stringify(toStatus(why)), frames);
+      sink.write(frames);
+    }
+    finish();
+  };
 }
 
 const isChange = (e: WatchEvent): e is ChangeEvent => 'change' in e;

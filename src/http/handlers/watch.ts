@@ -83,7 +83,7 @@ export function handleWatch(r: Request): void {
 function startWatch(server: Server, route: ResourceRoute, openWatch: OpenWatch, spec: WatchSpec, sink: WatchSink, limits: SinkLimits): void {
   let open = true;
   // runWatch may end the watch before it returns (a 410 found at once), so stop may not be set yet.
-  let stop: (() => void) | undefined;
+  let stop: ((why?: unknown) => void) | undefined;
   const release = () => {
     if (!open) return;
     open = false;

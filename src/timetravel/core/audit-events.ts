@@ -8,6 +8,7 @@ import { stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { collectionOfKind, type Change, type StateFilter } from './history.js';
 import { TimeTravelError } from './errors.js';
+import { managerFromUserAgent } from '../../registry/field-manager.js';
 
 /** A write the server answered with an error: when, who, what and why. */
 export interface Refused {
@@ -15,6 +16,8 @@ export interface Refused {
   time: number;
   verb: string;
   user: string;
+  /** The field manager the request named (fieldManager, else its User-Agent's product), as the server would have recorded it. */
+  manager?: string;
   /** `<group>/<plural>/<namespace>/<name>` as far as the request named it (a create names no object). */
   key: string;
   code: number;
@@ -27,6 +30,8 @@ const WRITES = new Set(['create', 'update', 'patch', 'delete', 'deletecollection
 interface AuditEvent {
   verb?: string;
   user?: { username?: string };
+  requestURI?: string;
+  userAgent?: string;
   objectRef?: { apiGroup?: string; resource?: string; namespace?: string; name?: string };
   responseStatus?: { code?: number; reason?: string; message?: string };
   stageTimestamp?: string;
@@ -59,12 +64,24 @@ export async function refusedWrites(file: string, filter: StateFilter): Promise<
       if (filter.namespace !== undefined && ref.namespace !== filter.namespace) continue;
       if (filter.name !== undefined && ref.name !== filter.name) continue;
       const time = Date.parse(e.stageTimestamp ?? '');
-      out.push({ refused: true, time, verb: e.verb!, user: e.user?.username ?? '', key: `${collection}/${ref.namespace ?? ''}/${ref.name ?? ''}`, code, reason: e.responseStatus?.reason ?? '', message: e.responseStatus?.message ?? '' });
+      const manager = managerOf(e);
+      out.push({ refused: true, time, verb: e.verb!, user: e.user?.username ?? '', ...(manager ? { manager } : {}), key: `${collection}/${ref.namespace ?? ''}/${ref.name ?? ''}`, code, reason: e.responseStatus?.reason ?? '', message: e.responseStatus?.message ?? '' });
     }
   } finally {
     lines.close();
   }
   return out.sort((a, b) => a.time - b.time);
+}
+
+/** The manager a refused write would have been recorded with: as the server names it (src/http/codec/field-manager.ts). */
+function managerOf(e: AuditEvent): string | undefined {
+  let named: string | null = null;
+  try {
+    named = new URL(e.requestURI ?? '', 'http://audit').searchParams.get('fieldManager');
+  } catch {
+    // A target that is no URL names none.
+  }
+  return named || managerFromUserAgent(e.userAgent) || undefined;
 }
 
 /**

@@ -5,6 +5,7 @@
  * is given). Two histories show where a fork and its original part ways, object by object.
  */
 import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { TimeTravelUsageError } from './errors.js';
 import type { EncryptionConfiguration } from '../../config/encryption.js';
 import { parseVersionSpec, resolveVersion, ZonelessTime, type History, type VersionSpec } from './history.js';
@@ -77,4 +78,27 @@ export async function withSources<T>(
   } finally {
     for (const h of opened) await h.close();
   }
+}
+
+/**
+ * Where two histories part, when the fork points a forked folder keeps (fork.json) tell: one is a
+ * fork of the other, or both are forks of one source. undefined when neither says.
+ */
+export async function partingOf(a: string, b: string): Promise<string | undefined> {
+  const { readForkPoints } = await import('../../config/fork-origin.js');
+  const pointsOf = async (s: string) => ((await stat(s).catch(() => undefined))?.isDirectory() ? readForkPoints(s).catch(() => []) : []);
+  const [pa, pb] = [await pointsOf(a), await pointsOf(b)];
+  const from = (points: typeof pa, source: string) => points.filter((p) => resolve(p.source) === resolve(source)).at(-1);
+  const bOfA = from(pb, a);
+  if (bOfA) return `${b} is a fork of ${a} at ${bOfA.at}: the same history up to version ${bOfA.at}, they part from ${bOfA.at + 1}`;
+  const aOfB = from(pa, b);
+  if (aOfB) return `${a} is a fork of ${b} at ${aOfB.at}: the same history up to version ${aOfB.at}, they part from ${aOfB.at + 1}`;
+  for (const p of pa) {
+    const q = from(pb, p.source);
+    if (q) {
+      const at = Math.min(p.at, q.at);
+      return `both are forks of ${p.source}, ${a} at ${p.at} and ${b} at ${q.at}: the same history up to version ${at}, they part from ${at + 1}`;
+    }
+  }
+  return undefined;
 }

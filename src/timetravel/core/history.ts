@@ -24,6 +24,8 @@ export interface Change {
   time: number | undefined;
   /** Who wrote it, as the log kept it; undefined for an entry written before the log kept writers. */
   writer?: Writer;
+  /** The object as the history's first state holds it (a recording's start), not one of its entries: its write is not in the history. */
+  start?: true;
 }
 
 /** An entry's writer, when the log kept one and it is open (not sealed bytes). */
@@ -53,6 +55,8 @@ export interface History {
   readonly oldest: number;
   /** The newest version. */
   readonly head: number;
+  /** true: nothing older than `oldest` was ever read (a recording starts there), rather than compacted away. */
+  readonly startsAtOldest?: boolean;
   /**
    * true: times are the commit times the log keeps. false: the log (or the server's API) has none,
    * so each time is the newest one the server stamped into the object, to the second, never going
@@ -165,7 +169,8 @@ export class ZonelessTime extends Error {}
  * names the flag in its error.
  */
 export function parseVersionSpec(text: string): VersionSpec {
-  if (text === 'HEAD') return { head: true };
+  // Any case, as git takes it: `head` is not a source's name.
+  if (text.toUpperCase() === 'HEAD') return { head: true };
   if (/^\d+$/.test(text)) {
     const rv = Number(text);
     if (!Number.isSafeInteger(rv)) throw new Error(`${text}: not a resourceVersion`);
@@ -174,8 +179,18 @@ export function parseVersionSpec(text: string): VersionSpec {
   const m = /^(\d{4}-\d\d-\d\d)[Tt ](\d\d:\d\d(?::\d\d(?:\.\d+)?)?)([Zz]|[+-]\d\d:\d\d)?$/.exec(text);
   if (m && m[3] === undefined) throw new ZonelessTime(`${JSON.stringify(text)}: a time must say its zone: ${m[1]}T${m[2]}Z for UTC, or an offset such as ${m[1]}T${m[2]}+02:00`);
   const ms = m ? Date.parse(text) : NaN;
+  if (m) refuseImpossible(text, m[1], m[2]);
   if (Number.isNaN(ms)) throw new Error(`${JSON.stringify(text)}: neither a resourceVersion (a number) nor a time (RFC 3339, e.g. 2026-11-26T02:14:00Z) nor HEAD`);
   return { timeMs: ms };
+}
+
+/** A date or a time of day that no calendar has (Date.parse reads 2026-02-30 as March 2): refused. */
+function refuseImpossible(text: string, date: string, time: string): void {
+  const [y, mo, d] = date.split('-').map(Number);
+  const [h, mi, s] = time.split(':').map(Number);
+  const days = new Date(Date.UTC(y, mo, 0)).getUTCDate();
+  const why = mo < 1 || mo > 12 ? `there is no month ${mo}` : d < 1 || d > days ? `${date.slice(0, 7)} has no day ${d}` : h > 23 || mi > 59 || (s ?? 0) >= 61 ? `${time} is not a time of day` : undefined;
+  if (why) throw new Error(`${JSON.stringify(text)}: not a time: ${why}`);
 }
 
 /** The version a spec names, checked against what the history holds (the horizon, the head). */
@@ -195,6 +210,7 @@ export async function resolveVersion(history: History, flag: string, spec: Versi
 
 function checkVersion(history: History, flag: string, rv: number): number {
   if (rv === 0 && history.oldest === 0) throw new TimeTravelError(`${flag} 0: before the first entry: the oldest version is 1`);
+  if (rv < history.oldest && history.startsAtOldest) throw new TimeTravelError(`${flag} ${rv}: before the recording: it starts with the state at version ${history.oldest}`);
   if (rv < history.oldest) throw new TimeTravelError(`${flag} ${rv}: gone (410): the log is compacted below it; the oldest version kept is ${history.oldest}`);
   if (rv > history.head) throw new TimeTravelError(`${flag} ${rv}: not written yet: the newest version is ${history.head}`);
   return rv;

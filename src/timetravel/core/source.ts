@@ -12,8 +12,8 @@ import { resolveVersion, type History, type VersionSpec } from './history.js';
 /** Whether a change (or a refused write, which has a user and no manager) was made by whom the flags ask for. */
 export const madeBy =
   (v: { user?: string; manager?: string }) =>
-  (c: { writer?: { user: string; manager?: string }; user?: string }): boolean =>
-    (v.user === undefined || (c.writer?.user ?? c.user) === v.user) && (v.manager === undefined || c.writer?.manager === v.manager);
+  (c: { writer?: { user: string; manager?: string }; user?: string; manager?: string }): boolean =>
+    (v.user === undefined || (c.writer?.user ?? c.user) === v.user) && (v.manager === undefined || (c.writer?.manager ?? c.manager) === v.manager);
 
 
 interface SourceValues {
@@ -67,10 +67,28 @@ export async function resolveNoted(h: History, flag: string, spec: VersionSpec, 
   return rv;
 }
 
-/** The versions from..to a command reads: by default from the oldest readable to the head. */
-export async function rangeNoted(h: History, from: VersionSpec | undefined, to: VersionSpec | undefined, io: Notes): Promise<{ from: number; to: number }> {
-  const f = from === undefined ? h.oldest + 1 : await resolveNoted(h, '--from', from, io);
+/**
+ * The versions from..to a command reads: by default from the oldest readable to the head. A time
+ * names the newest version committed at or before it (the state then); with entries, a --from time
+ * names the first entry committed at or after it instead, so a span of times holds exactly the
+ * entries committed within it.
+ */
+export async function rangeNoted(h: History, from: VersionSpec | undefined, to: VersionSpec | undefined, io: Notes, entries = false): Promise<{ from: number; to: number }> {
+  const f = from === undefined ? h.oldest + 1 : entries && 'timeMs' in from ? await firstAfterNoted(h, from.timeMs, io) : await resolveNoted(h, '--from', from, io);
   const t = to === undefined ? h.head : await resolveNoted(h, '--to', to, io);
-  if (f > t) throw new TimeTravelError(`--from ${f} is after --to ${t}`);
+  if (f > t) throw new TimeTravelError(`--from ${f} is after --to ${t}${'timeMs' in (to ?? {}) || 'timeMs' in (from ?? {}) ? ': nothing was committed between those times' : ''}`);
   return { from: f, to: t };
+}
+
+/** The first entry committed at or after timeMs: the one after the newest committed before it. */
+async function firstAfterNoted(h: History, timeMs: number, io: Notes): Promise<number> {
+  const at = new Date(timeMs).toISOString();
+  const rv = Math.max(await h.versionAt(timeMs - 1), h.oldest) + 1;
+  if (rv > h.head) {
+    const t = await h.timeOf(h.head);
+    throw new TimeTravelError(`--from ${at}: nothing was committed at or after then: the newest version is ${h.head}${t === undefined ? '' : `, committed at ${new Date(t).toISOString()}`}`);
+  }
+  const t = await h.timeOf(rv);
+  io.err.write(`orchd: --from ${at} is resourceVersion ${rv}${t === undefined ? '' : `, committed at ${new Date(t).toISOString()}`} (the first entry at or after it)\n`);
+  return rv;
 }

@@ -50,14 +50,14 @@ export interface ForkOptions {
 }
 
 /** Refuses a target that is not absent or an empty folder: nothing is written into one that holds something. */
-export async function checkForkTarget(target: string): Promise<void> {
+export async function checkForkTarget(target: string, flag = '--data-dir'): Promise<void> {
   const st = await stat(target).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') return undefined;
-    throw new TimeTravelError(`--data-dir ${target}: cannot use it (${err.code ?? err.message})`);
+    throw new TimeTravelError(`${flag} ${target}: cannot use it (${err.code ?? err.message})`);
   });
   if (!st) return;
-  if (!st.isDirectory()) throw new TimeTravelError(`--data-dir ${target}: it is a file, not a folder`);
-  if ((await readdir(target)).length > 0) throw new TimeTravelError(`--data-dir ${target}: the folder exists and is not empty; a fork is made into a new or empty folder`);
+  if (!st.isDirectory()) throw new TimeTravelError(`${flag} ${target}: it is a file, not a folder`);
+  if ((await readdir(target)).length > 0) throw new TimeTravelError(`${flag} ${target}: the folder exists and is not empty; a fork is made into a new or empty folder`);
 }
 
 export async function makeFork(o: ForkOptions): Promise<void> {

@@ -62,8 +62,8 @@ export function shown(o: KubeObject, managedFields: boolean): KubeObject {
   return { ...o, metadata } as KubeObject;
 }
 
-/** A change as one JSON value: what `-o json` prints per line and `-o yaml` per document. */
-export function changeJson(c: Change, timesFromLog: boolean): Record<string, unknown> {
+/** A change as one JSON value: what `-o json` prints per line and `-o yaml` per document (metadata.managedFields left out unless asked for). */
+export function changeJson(c: Change, timesFromLog: boolean, managedFields = false): Record<string, unknown> {
   return {
     resourceVersion: String(c.rv),
     time: c.time === undefined ? null : formatTime(c.time, timesFromLog),
@@ -71,7 +71,7 @@ export function changeJson(c: Change, timesFromLog: boolean): Record<string, unk
     type: c.type,
     resource: resourceOf(c.key),
     writer: c.writer ?? null,
-    object: c.object,
+    object: shown(c.object, managedFields),
   };
 }
 
@@ -79,7 +79,7 @@ export function changeJson(c: Change, timesFromLog: boolean): Record<string, unk
 function refusedJson(r: Refused): Record<string, unknown> {
   const { namespace, name } = namesOf(r.key);
   if ('fault' in r && 'afterRv' in r) return { resourceVersion: null, afterResourceVersion: String(r.afterRv), time: formatTime(r.time, true), type: 'FAULT', fault: r.fault, rule: r.reason, resource: resourceOf(r.key), namespace, name, verb: r.verb, user: r.user };
-  return { resourceVersion: null, time: formatTime(r.time, true), type: 'REFUSED', resource: resourceOf(r.key), namespace, name, verb: r.verb, user: r.user, code: r.code, reason: r.reason, message: r.message };
+  return { resourceVersion: null, time: formatTime(r.time, true), type: 'REFUSED', resource: resourceOf(r.key), namespace, name, verb: r.verb, user: r.user, manager: r.manager ?? null, code: r.code, reason: r.reason, message: r.message };
 }
 
 const isRefused = (c: Change | Refused): c is Refused => 'refused' in c;
@@ -87,19 +87,19 @@ const isRefused = (c: Change | Refused): c is Refused => 'refused' in c;
 /** The changes as they come, in pieces to write one after another (a log of a million entries is more text than one string may hold); a table once all rows are known, its columns as wide as their widest cell. */
 export async function* printChanges(changes: AsyncIterable<Change | Refused>, format: Format, timesFromLog: boolean, header = true, managedFields = false): AsyncIterable<string> {
   if (format === 'json') {
-    for await (const c of changes) yield JSON.stringify(isRefused(c) ? refusedJson(c) : changeJson(c, timesFromLog)) + '\n';
+    for await (const c of changes) yield JSON.stringify(isRefused(c) ? refusedJson(c) : changeJson(c, timesFromLog, managedFields)) + '\n';
     return;
   }
   if (format === 'yaml') {
     const { stringify } = await import('./yaml-text.js');
-    for await (const c of changes) yield `---\n${stringify(isRefused(c) ? refusedJson(c) : { ...changeJson(c, timesFromLog), object: shown(c.object, managedFields) })}`;
+    for await (const c of changes) yield `---\n${stringify(isRefused(c) ? refusedJson(c) : changeJson(c, timesFromLog, managedFields))}`;
     return;
   }
   const columns = ['RESOURCEVERSION', 'TIME', 'EVENT', 'RESOURCE', 'NAMESPACE', 'NAME', 'USER', 'MANAGER'];
   const rowOf = (c: Change | Refused): string[] => {
     const { namespace, name } = namesOf(c.key);
     if (isRefused(c) && 'fault' in c && 'afterRv' in c) return [`(${String(c.afterRv)})`, formatTime(c.time, true), `FAULT ${String(c.fault)}`, resourceOf(c.key), namespace, name || '-', c.user, `- (${c.verb})`];
-    if (isRefused(c)) return ['-', formatTime(c.time, true), `REFUSED ${c.code}`, resourceOf(c.key), namespace, name || '-', c.user, `- (${c.verb})`];
+    if (isRefused(c)) return ['-', formatTime(c.time, true), `REFUSED ${c.code}`, resourceOf(c.key), namespace, name || '-', c.user, `${c.manager ?? '-'} (${c.verb})`];
     return [String(c.rv), formatTime(c.time, timesFromLog), c.type, resourceOf(c.key), namespace, name, userOf(c), managerOf(c)];
   };
   if (!header) {
@@ -120,11 +120,11 @@ export async function* printChanges(changes: AsyncIterable<Change | Refused>, fo
 export async function* printState(rv: number, pages: AsyncIterable<Stored[]> | Iterable<Stored[]>, format: Format, managedFields = false): AsyncIterable<string | Buffer> {
   if (format === 'json') {
     // A page's lines into one buffer: a piece per object, each through an async generator, cost as much as making them.
-    const lines = new JsonLines();
+    const lines = new JsonLines(!managedFields);
     for await (const page of pages) {
       for (const s of page) {
         const bytes = s.msgpack?.();
-        if (!bytes || !lines.add(bytes)) lines.addText(JSON.stringify(s.object) + '\n');
+        if (!bytes || !lines.add(bytes)) lines.addText(JSON.stringify(shown(s.object, managedFields)) + '\n');
       }
       if (lines.length > 0) yield lines.take();
     }

@@ -3,7 +3,7 @@
  * server on a fork, without starting over. Asked for with POST /fork on the control port or the f
  * key (or, when neither can be used, at --pause-at): the replay pauses, DIR is made a fork of the
  * replayed history at the version the replay has sent (../fork/fork.ts), the replay server closes (its
- * watches end, and the clients' informers watch again from their last version), and an orchd
+ * watches end with 410 Expired, so the clients' informers list again), and an orchd
  * server (the serve the command gives: writes, controllers, the whole API) serves DIR on the same port.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -63,6 +63,8 @@ export function forkOnRequest<S extends ForkServer>(replay: Replaying, f: Replay
         const config = await configOf(f.encryptionFile);
         const { makeFork } = await import('../fork/fork.js');
         await makeFork({ history: f.history, at, target: f.target, source: f.source, checkTo: f.isRecording ? f.history.head : at, encryption: config?.encryption?.value });
+        // The clients' history is rewritten from here: each watch ends with 410 Expired, so their informers list the fork's state again.
+        replay.expireWatches(`the replay was forked at resourceVersion ${at}: list again`);
         // Closing the replay closes its history: the fork is made first.
         await replay.close();
         const running = await f.serve({ port, dataDir: f.target, logger: f.logger, ...(config ? { config } : {}) });

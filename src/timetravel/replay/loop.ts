@@ -100,14 +100,21 @@ export interface ReplayRun {
   speed: Speed;
   watchers: number;
   isClosed: () => boolean;
+  /** Said every noteMs while the replay waits for its watchers: what it waits for. */
+  waiting?: { note: (open: number) => Promise<string>; say: (text: string) => void; everyMs: number };
 }
 
 /** Long: the pacing, the controls and the page-at-a-time flow are one loop over the entries, each step depending on the last. */
 export async function replayEntries(r: ReplayRun): Promise<ReplayReport> {
   const stopped = () => new Error('the replay was closed before it finished');
+  let said = performance.now();
   while (r.watching() < r.watchers) {
     if (r.isClosed()) throw stopped();
     await sleep(POLL_MS);
+    if (r.waiting && performance.now() - said >= r.waiting.everyMs) {
+      said = performance.now();
+      r.waiting.say(await r.waiting.note(r.watching()));
+    }
   }
   const pacer = new Pacer(r.speed);
   const started = performance.now();

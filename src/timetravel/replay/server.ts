@@ -32,6 +32,8 @@ import { ReplayLog } from './log.js';
 import { connectionsDrained, openConnections, replayEntries, replayWriter, type ReplayReport } from './loop.js';
 import type { Speed } from './pacing.js';
 import { stateEntries } from '../core/state-entries.js';
+import { WAIT_NOTE_MS, waitingNote } from './waiting.js';
+import { expired } from '../../registry/errors.js';
 
 export interface ReplayOptions {
   /** What is replayed; the replay closes it when it closes. */
@@ -49,6 +51,9 @@ export interface ReplayOptions {
   watchers?: number;
   logger?: Logger;
   bookmarkIntervalMs?: number;
+  /** Where a replay held for its watchers says what it waits for, every waitNoteMs (default 5 s). */
+  onWaiting?: (text: string) => void;
+  waitNoteMs?: number;
 }
 
 export interface Replaying {
@@ -57,6 +62,11 @@ export interface Replaying {
   initialVersion: number;
   from: number;
   to: number;
+  /**
+   * Ends every open watch with a 410 Expired saying why: its history is being rewritten (a fork), so
+   * a client lists again, as Kubernetes clients do on 410, instead of resuming from its last version.
+   */
+  expireWatches(message: string): void;
   /** Settles when the last entry is durable; rejects if the replay failed or was closed early. */
   done: Promise<ReplayReport>;
   control: ReplayControl;
@@ -139,6 +149,7 @@ export async function startReplay(opts: ReplayOptions): Promise<Replaying> {
       speed: opts.speed,
       watchers: opts.watchers ?? 0,
       isClosed,
+      ...(opts.onWaiting ? { waiting: { note: waitingNote(history, from, to, opts.watchers ?? 0), say: opts.onWaiting, everyMs: opts.waitNoteMs ?? WAIT_NOTE_MS } } : {}),
     });
     // Not a failure until someone asks: close() may stop the replay on purpose.
     done.catch(() => undefined).finally(() => control.ended());
@@ -150,6 +161,9 @@ export async function startReplay(opts: ReplayOptions): Promise<Replaying> {
       to,
       done,
       control,
+      expireWatches: (message) => {
+        for (const end of [...api.context.watches]) end(expired(message));
+      },
       close: () =>
         (closing ??= (async () => {
           closed = true;

@@ -30,6 +30,8 @@ class RecordingHistory implements History {
   readonly oldest: number;
   readonly head: number;
   readonly timesFromLog: boolean;
+  /** Nothing below oldest was compacted: the recording was made from there. */
+  readonly startsAtOldest = true;
 
   constructor(
     private readonly file: string,
@@ -116,7 +118,7 @@ class RecordingHistory implements History {
   async versionsOf(key: string): Promise<Change[]> {
     const out: Change[] = [];
     const first = this.snapshot.find((e) => e.key === key);
-    if (first) out.push({ rv: first.seq, type: 'ADDED', key, object: first.value as KubeObject, time: undefined });
+    if (first) out.push({ rv: first.seq, type: 'ADDED', key, object: first.value as KubeObject, time: undefined, start: true });
     for await (const page of this.storedEntries(this.oldest + 1, this.head)) {
       for (const e of page) {
         if (e.key !== key) continue;
