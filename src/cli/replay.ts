@@ -47,7 +47,7 @@ Example: orchd replay incident.orchlog --pause-at 48000 --fork ./what-if   (step
     // Before anything is served: a folder that holds something is refused at once.
     if (values.fork !== undefined) await (await import('../timetravel/fork/fork.js')).checkForkTarget(values.fork);
     // A fork's source is never changed: a folder is read from a snapshot.
-    const history = await openHistory({ ...values, file: recording }, values.fork !== undefined);
+    const history = await openHistory({ ...values, file: recording });
     let pauseAt: number | undefined;
     try {
       pauseAt = values['pause-at'] && (await resolveNoted(history, '--pause-at', values['pause-at'], io));
