@@ -1,17 +1,15 @@
 /**
  * orchd's version, as its package.json says it. The file is found by walking up from this module:
- * it sits two folders up from the sources (src/cli/), three from the compiled ones (dist/src/cli/)
- * and two from the bundle (dist/package/), and `orchd --version` must not load anything else.
+ * it sits two folders up from the sources (src/cli/), three from the compiled ones (dist/src/cli/),
+ * two from the bundle (dist/package/), more from a test's build cache; and `orchd --version` must
+ * not load anything else.
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const MAX_UP = 5;
-
 export function packageVersion(from = fileURLToPath(import.meta.url)): string {
-  let dir = dirname(from);
-  for (let i = 0; i < MAX_UP; i++, dir = dirname(dir)) {
+  for (let dir = dirname(from), up = ''; dir !== up; up = dir, dir = dirname(dir)) {
     let text: string;
     try {
       text = readFileSync(join(dir, 'package.json'), 'utf8');
