@@ -44,6 +44,8 @@ export interface Stored {
   readonly object: KubeObject;
   /** Its stored msgpack bytes, where the reader has them: JSON lines are written from them, many into one buffer. */
   msgpack?(): Buffer | undefined;
+  /** Its JSON as a server wrote it from its stored bytes (/debug/log/state), where the reader has it: printed as it is. */
+  json?(): Buffer;
   /** The version that wrote it, where the reader knows it without decoding the object. */
   readonly seq?: number;
 }

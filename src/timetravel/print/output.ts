@@ -121,8 +121,10 @@ export async function* printState(rv: number, pages: AsyncIterable<Stored[]> | I
     const lines = new JsonLines();
     for await (const page of pages) {
       for (const s of page) {
-        const bytes = s.msgpack?.();
-        if (!bytes || !lines.add(bytes)) lines.addText(JSON.stringify(s.object) + '\n');
+        const json = s.json?.();
+        const bytes = json ? undefined : s.msgpack?.();
+        if (json) lines.addJson(json);
+        else if (!bytes || !lines.add(bytes)) lines.addText(JSON.stringify(s.object) + '\n');
       }
       if (lines.length > 0) yield lines.take();
     }
