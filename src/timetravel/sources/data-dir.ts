@@ -32,7 +32,7 @@ import { checkpointRevisions } from './checkpoint-index.js';
 import { isSealed, openCheckpointState } from './checkpoint-state.js';
 import { collectionOfKind, selects, StampClock, takesKind, writerOf, type Change, type Filter, type History, type StateFilter, type Stored } from '../core/history.js';
 import { TimeTravelError } from '../core/errors.js';
-import { snapshotLogFolder } from './log-snapshot.js';
+import { snapshotLogFolder, snapshotProblem } from './log-snapshot.js';
 
 /** The newest version whose state is folded from the log rather than read from a rebuilt store. */
 const FOLD_MAX = 100_000;
@@ -95,7 +95,7 @@ export async function openDataDir(dataDir: string, encryption?: EncryptionConfig
     await stat(join(work, 'log', 'CURRENT'));
   } catch (err) {
     await rm(work, { recursive: true, force: true });
-    throw new TimeTravelError(`--data-dir ${dataDir}: cannot read its log (${folder}): ${fileProblem(err)}`, { cause: err });
+    throw new TimeTravelError(`--data-dir ${dataDir}: cannot read its log (${folder}): ${snapshotProblem(err)}`, { cause: err });
   }
   const history = new DataDirHistory(join(work, 'log'), work, encryption);
   try {
@@ -108,14 +108,6 @@ export async function openDataDir(dataDir: string, encryption?: EncryptionConfig
     const cause = (err as { cause?: Error }).cause;
     throw new TimeTravelError(`--data-dir ${dataDir}: its log (${folder}) cannot be opened: ${cause?.message ?? (err as Error).message}`, { cause: err });
   }
-}
-
-/** A file system error in a few words: what the code means, and the file when it is not CURRENT gone missing. */
-function fileProblem(err: unknown): string {
-  const e = err as NodeJS.ErrnoException;
-  if (e.code === 'ENOENT' && e.path?.endsWith('CURRENT')) return 'no LevelDB log there (no CURRENT file)';
-  if (e.code === 'EACCES' || e.code === 'EPERM') return `permission denied${e.path ? ` (${e.path})` : ''}`;
-  return e.message ?? String(err);
 }
 
 /** A stored object as a command prints it: its JSON is written from its stored bytes, not kept on it (as a server's list keeps it). */
