@@ -32,7 +32,8 @@ function usage(): string {
   const list = Object.entries(COMMANDS)
     .map(([name, c]) => `  ${name.padEnd(width)}${c.summary}`)
     .join('\n');
-  return `usage: orchd COMMAND [flags]\n\nCommands:\n${list}\n\nRun 'orchd COMMAND --help' for a command's flags ('orchd serve --help' for the server's).\n    --version   print orchd's version and exit\n`;
+  const flags = "  -h, --help      print this and exit\n      --version   print orchd's version and exit";
+  return `usage: orchd COMMAND [flags]\n\nCommands:\n${list}\n\nFlags:\n${flags}\n\nRun 'orchd COMMAND --help' for a command's flags ('orchd serve --help' for the server's).\n`;
 }
 
 /** Runs the command the words name: its exit status. */

@@ -94,15 +94,15 @@ describe('every orchd command', () => {
   it('orchd --help lists every command with its own summary, one line each, and no command\'s flags', async () => {
     const out = sink();
     expect(await runOrchd(['--help'], { out, err: sink() })).toBe(0);
-    const listed = out.text.split('\n').filter((l) => /^ {2}\S/.test(l));
+    const listed = out.text.split('\n\n').find((p) => p.startsWith('Commands:\n'))!.split('\n').slice(1);
     expect(listed.map((l) => l.trim().split(/\s+/)[0])).toEqual(Object.keys(COMMANDS));
     for (const [name, entry] of Object.entries(COMMANDS)) {
       // The table's line is the command's own, as its --help says it.
       expect(entry.summary).toBe((await entry.load()).summary);
       expect(out.text).toMatch(new RegExp(`^ {2}${name} +${entry.summary.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'));
     }
-    expect(out.text).not.toMatch(/--data-dir|--port|Flags:/);
-    expect(out.text).toContain('--version');
+    expect(out.text).not.toMatch(/--data-dir|--port/);
+    expect(out.text).toMatch(/^ +--version +print orchd's version and exit$/m);
   });
 
   it('orchd --version prints the package\'s version', async () => {
