@@ -5,7 +5,7 @@ export const SCENARIOS = ['writes', 'reads', 'watch', 'replay', 'memory', 'patch
 export type ScenarioId = (typeof SCENARIOS)[number];
 
 /** What `--only` may name: the timetravel scenario's measurements. */
-export const TIMETRAVEL_MEASUREMENTS = ['state', 'state-server', 'history', 'history-server', 'log', 'log-server', 'diff', 'diff-server', 'follow', 'export', 'replay', 'catch-up', 'fork'] as const;
+export const TIMETRAVEL_MEASUREMENTS = ['state', 'state-server', 'history', 'history-server', 'log', 'log-server', 'diff', 'diff-server', 'follow', 'export', 'replay', 'catch-up', 'fork', 'start'] as const;
 
 export const WATCH_TRANSPORTS = ['http', 'websocket'] as const;
 export type WatchTransport = (typeof WATCH_TRANSPORTS)[number];
@@ -79,7 +79,7 @@ scenarios: ${SCENARIOS.join(', ')} (default: all)
                             (e.g. a worktree of the base commit: /tmp/base/dist/src/cli.js)
   --only state,history      timetravel: only these of its measurements (state, state-server,
                             history, history-server, log, log-server, diff, diff-server,
-                            follow, export, replay, catch-up, fork; default: all)
+                            follow, export, replay, catch-up, fork, start; default: all)
   --kubeconfig FILE         run writes and reads against the server FILE names instead (TLS,
                             client certificates, bearer tokens as it says); repeat it to put
                             several servers side by side

@@ -10,7 +10,9 @@
  *   export of the whole log, entries per second;
  *   replay --speed max of that recording to 1 watcher and to 100, deliveries per second, beside its
  *   peer: a live server's catch-up watches of the same log from the same version (timetravel-watch.ts);
- *   fork of that recording at its head and serve it until ready, against a replay of it at max.
+ *   fork of that recording at its head and serve it until ready, against a replay of it at max;
+ *   start: `orchd --version` and `orchd history --help` from the bundle (dist/package/cli.js, as
+ *   installed), the median of START_RUNS each, beside `node -e 0`.
  *
  * Each command's CPU seconds are taken beside its wall time: on a machine shared with other work,
  * they are what the load does not stretch.
@@ -24,7 +26,7 @@ import { spawn } from 'node:child_process';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { BenchContext, Scenario } from '../context.js';
 import { HttpClient } from '../http-client.js';
 import { Orchd } from '../orchd.js';
@@ -39,6 +41,8 @@ import { catchUpRate, replayRate, type WatchRate } from '../timetravel-watch.js'
 
 const TARGET_ENTRIES = 1_000_000;
 const VERSIONS = 1000;
+/** Runs of each start-up measured (the median is kept): one run of ~100 ms is mostly the machine's noise. */
+const START_RUNS = 7;
 const HOT = 'tt-hot';
 /** No command may run longer than this: the bound of every measurement here. */
 const COMMAND_LIMIT_MS = 600_000;
@@ -182,6 +186,21 @@ async function measure(ctx: BenchContext, cli: string, label: string, n: number,
       await orchd.stop();
     }
   }
+  if (wants('start')) {
+    // The bundle beside the build's dist/src/cli.js, as `npm install` runs it.
+    const bundle = join(dirname(dirname(cli)), 'package', 'cli.js');
+    ctx.log(`timetravel (${label}): start-up of ${bundle}, ${START_RUNS} runs each`);
+    for (const [key, args] of [['nodeStart', ['-e', '0']], ['startVersion', [bundle, '--version']], ['startHistoryHelp', [bundle, 'history', '--help']]] as const) {
+      const runs: Timed[] = [];
+      for (let i = 0; i < START_RUNS; i++) {
+        const t = await attempt(ctx, row, key, () => timed(ctx, args[0], args.slice(1), label));
+        if (t) runs.push(t);
+      }
+      const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+      row[key] = median(runs.map((t) => t.wall * 1000));
+      row[`${key}Cpu`] = median(runs.map((t) => t.cpu * 1000));
+    }
+  }
   ctx.log(`timetravel (${label}): state, history, log, diff and export from the data folder`);
   if (wants('state')) await command('stateDir', 'state --data-dir', ['state', '--data-dir', dataDir, '--at', mid, '-o', 'json'], label);
   if (wants('history')) await command('historyDir', 'history --data-dir', ['history', '--data-dir', dataDir, ...hot], label);
@@ -263,6 +282,12 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     col('forkPeakMiB', 'fork peak RSS (MiB)', 'int'),
     col('forkReady', 'fork + serve ready (s)', 'seconds'),
     col('replayMax', 'replay max, no watcher (s)', 'seconds'),
+    col('nodeStart', 'node -e 0 (ms)', 'ms'),
+    col('nodeStartCpu', 'CPU (ms)', 'ms'),
+    col('startVersion', 'orchd --version, bundle (ms)', 'ms'),
+    col('startVersionCpu', 'CPU (ms)', 'ms'),
+    col('startHistoryHelp', 'orchd history --help, bundle (ms)', 'ms'),
+    col('startHistoryHelpCpu', 'CPU (ms)', 'ms'),
     col('failed', 'failed (why)', 'text'),
   ];
   const watches = [

@@ -39,7 +39,7 @@ Example: orchd fork incident.orchlog --at 48211 --data-dir ./what-if && orchd se
     const encryption = await encryptionFrom(values['encryption-provider-config']);
     let history: History;
     if (file !== undefined) history = await (await import('../timetravel/sources/recording.js')).openRecordingHistory(file);
-    else history = await (await import('../timetravel/sources/data-dir.js')).openDataDir(folder!, encryption, true);
+    else history = await (await import('../timetravel/sources/data-dir.js')).openDataDir(folder!, encryption);
     try {
       const at = await resolveVersion(history, '--at', values.at);
       const { readForkPoints } = await import('../config/fork-origin.js');

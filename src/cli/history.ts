@@ -1,14 +1,10 @@
 /** `orchd history RESOURCE/NAME`: every version of one object still in the log, each with what changed, who and when. */
 import { command, oneOf, type Flags } from './flags.js';
 import type { KubeObject } from '../resources/types.js';
-import { type Change } from '../timetravel/core/history.js';
+import type { Change } from '../timetravel/core/history.js';
 import { TimeTravelError } from '../timetravel/core/errors.js';
-import { formatTime, jsonPatch, managerOf, shown, userOf } from '../timetravel/print/output.js';
-import { progress, type Progress } from '../timetravel/print/progress.js';
-import { splitTarget, targetIn } from '../timetravel/core/kind-names.js';
-import { madeBy, rangeNoted, withHistory } from '../timetravel/core/source.js';
+import type { Progress } from '../timetravel/print/progress.js';
 import { FILTERS, SHOW, SOURCE, version, WHO } from './timetravel-flags.js';
-import { writeAll } from '../timetravel/print/write-out.js';
 
 const FLAGS = {
   ...SOURCE,
@@ -34,6 +30,13 @@ export const historyCommand = command({
   flags: FLAGS,
   notes: 'RESOURCE is as kubectl names it: events/e1, namespaces/default, vap/event-guard, or a custom kind its CustomResourceDefinition names (webapps/shop, wa/shop, webapps.apps.example.com/shop).',
   async run({ values, positionals }, io) {
+    // Loaded here, not with the flag table: `orchd history --help` loads only the table.
+    const [{ splitTarget, targetIn }, { madeBy, rangeNoted, withHistory }, { progress }, { writeAll }] = await Promise.all([
+      import('../timetravel/core/kind-names.js'),
+      import('../timetravel/core/source.js'),
+      import('../timetravel/print/progress.js'),
+      import('../timetravel/print/write-out.js'),
+    ]);
     splitTarget(positionals[0]);
     return withHistory(values, io, async (h) => {
       // A custom kind: one its CRD defines now, else one any CRD still in the log defined (the object may be of a kind since deleted).
@@ -57,6 +60,7 @@ export const historyCommand = command({
 
 /** Each version of an object with what changed since the one before. */
 async function* printHistory(versions: Change[], format: string, timesFromLog: boolean, tty: boolean, managedFields: boolean, shows: (c: Change) => boolean, bar: Progress): AsyncIterable<string> {
+  const { formatTime, jsonPatch, managerOf, shown, userOf } = await import('../timetravel/print/output.js');
   const yaml = format === 'diff' ? await import('../timetravel/print/yaml-diff.js') : undefined;
   const { stringify } = format === 'yaml' ? await import('../timetravel/print/yaml-text.js') : { stringify: undefined };
   let before: Change | undefined;

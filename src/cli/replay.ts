@@ -6,7 +6,7 @@ import type { ServeFork } from '../timetravel/replay/fork.js';
 import { formatReport } from '../timetravel/replay/loop.js';
 import { serveControl, terminalKeys } from '../timetravel/replay/control.js';
 import { parseSpeed } from '../timetravel/replay/pacing.js';
-import { parseVersionSpec } from '../timetravel/core/history.js';
+import { parseVersionSpec } from '../timetravel/core/version-spec.js';
 import { openHistory, resolveNoted } from '../timetravel/core/source.js';
 import { SOURCE, TIME_NOTE } from './timetravel-flags.js';
 
@@ -54,7 +54,7 @@ Example: orchd replay incident.orchlog --pause-at 48000 --fork ./what-if   (step
     // Before anything is served: a folder that holds something is refused at once.
     if (values.fork !== undefined) await (await import('../timetravel/fork/fork.js')).checkForkTarget(values.fork, '--fork');
     // A fork's source is never changed: a folder is read from a snapshot.
-    const history = await openHistory({ ...values, file: recording }, values.fork !== undefined);
+    const history = await openHistory({ ...values, file: recording });
     let pauseAt: number | undefined;
     try {
       pauseAt = values['pause-at'] && (await resolveNoted(history, '--pause-at', values['pause-at'], io));

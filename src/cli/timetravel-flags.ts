@@ -3,7 +3,7 @@
  * folder, a running server or a recording), what it reads of it, whose changes, and how it prints.
  * One table each; what they mean is src/timetravel/core/source.ts's.
  */
-import { parseVersionSpec } from '../timetravel/core/history.js';
+import { parseVersionSpec } from '../timetravel/core/version-spec.js';
 import type { Flags } from './flags.js';
 
 /** A server's address: host:port alone is http://host:port, as kubectl reads a --server without TLS settings. */

@@ -357,6 +357,17 @@ export class JsonLines {
     return true;
   }
 
+  /** Appends JSON already written (a line another process transcoded) and a newline. */
+  addJson(json: Buffer): void {
+    if (this.o + json.length + 1 > this.out.length) {
+      const grown = Buffer.allocUnsafe(Math.max(this.out.length * 2, this.o + json.length + 1));
+      this.out.copy(grown, 0, 0, this.o);
+      this.out = grown;
+    }
+    this.o += json.copy(this.out, this.o);
+    this.out[this.o++] = NEWLINE;
+  }
+
   /** Appends text (a line written another way). */
   addText(text: string): void {
     const n = Buffer.byteLength(text);

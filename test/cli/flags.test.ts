@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { command, flagLines, oneOf, parseFlags, portNumber, runCommand, UsageError, usageOf, wholeNumber, type Flags } from '../../src/cli/flags.js';
 import { COMMANDS, runOrchd } from '../../src/cli/orchd.js';
@@ -80,7 +81,7 @@ describe('usage from the table', () => {
 
 describe('every orchd command', () => {
   it.each(Object.keys(COMMANDS))('%s --help describes every flag of its table', async (name) => {
-    const c = await COMMANDS[name]();
+    const c = await COMMANDS[name].load();
     const out = sink();
     expect(await runOrchd([name, '--help'], { out, err: sink() })).toBe(0);
     expect(out.text.startsWith(`usage: orchd ${name}`)).toBe(true);
@@ -90,9 +91,26 @@ describe('every orchd command', () => {
     }
   });
 
-  it('orchd --help lists every command with its summary', async () => {
+  it('orchd --help lists every command with its own summary, one line each, and no command\'s flags', async () => {
     const out = sink();
     expect(await runOrchd(['--help'], { out, err: sink() })).toBe(0);
-    for (const name of Object.keys(COMMANDS)) expect(out.text).toMatch(new RegExp(`^ {2}${name} +\\S`, 'm'));
+    const listed = out.text.split('\n\n').find((p) => p.startsWith('Commands:\n'))!.split('\n').slice(1);
+    expect(listed.map((l) => l.trim().split(/\s+/)[0])).toEqual(Object.keys(COMMANDS));
+    for (const [name, entry] of Object.entries(COMMANDS)) {
+      // The table's line is the command's own, as its --help says it.
+      expect(entry.summary).toBe((await entry.load()).summary);
+      expect(out.text).toMatch(new RegExp(`^ {2}${name} +${entry.summary.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'));
+    }
+    expect(out.text).not.toMatch(/--data-dir|--port/);
+    expect(out.text).toMatch(/^ +--version +print orchd's version and exit$/m);
+  });
+
+  it('orchd --version prints the package\'s version', async () => {
+    const { version } = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    for (const word of ['--version', 'version']) {
+      const out = sink();
+      expect(await runOrchd([word], { out, err: sink() })).toBe(0);
+      expect(out.text).toBe(`orchd ${version}\n`);
+    }
   });
 });

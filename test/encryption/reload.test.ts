@@ -162,7 +162,7 @@ describe('EncryptionReloader', () => {
 describe('orchd serve (built) with encryption flags', () => {
   it('is in the help, and refused without --encryption-provider-config', async () => {
     const cli = await builtCli();
-    const help = spawnCli(cli, ['--help']);
+    const help = spawnCli(cli, ['serve', '--help']);
     await help.exited;
     expect(help.output.stdout).toContain('--encryption-provider-config-automatic-reload');
     const bad = spawnCli(cli, ['serve', '--encryption-provider-config-automatic-reload', '--data-dir', tempDir()]);

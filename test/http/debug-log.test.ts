@@ -97,6 +97,24 @@ describe('/debug/log', () => {
     }
   });
 
+  it('/debug/log/state: the objects at a version as key and JSON lines, authorized as the entries are', async () => {
+    const refused = await call(base, 'GET', `/debug/log/state?at=${rv.label}`, undefined, { 'x-user': 'outsider' });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ kind: 'Status', reason: 'Forbidden', code: 403 });
+    expect(refused.body.message).toContain('events');
+    expect((await call(base, 'GET', `/debug/log/state?at=${rv.label}&collection=${encodeURIComponent('events.orch.io/events')}`, undefined, { 'x-user': 'outsider' })).status).toBe(403);
+    const state = (q: string, user = 'events-reader') => call(base, 'GET', `/debug/log/state?${q}`, undefined, { 'x-user': user });
+    const keyed = (text: string) => text.split('\n').filter(Boolean).map((l) => [l.slice(0, l.indexOf('\t')), JSON.parse(l.slice(l.indexOf('\t') + 1))]);
+    const at = keyed((await state(`at=${rv.label}&collection=${encodeURIComponent('events.orch.io/events')}&namespace=dl`)).text);
+    expect(at.map(([k, o]) => `${k} ${o.metadata.resourceVersion} ${o.metadata.labels?.step}`)).toEqual([`events.orch.io/events/dl/e1 ${rv.label} 2`]);
+    expect(keyed((await state(`at=${rv.del}&collection=${encodeURIComponent('events.orch.io/events')}`)).text)).toEqual([]);
+    // Every kind the user may list: the namespace, not the gadget of a kind served no more they may not list.
+    expect(keyed((await state(`at=${rv.gadget}`, 'events-only')).text).map(([k]) => k)).toEqual(['/namespaces//dl']);
+    expect(keyed((await state(`at=${rv.gadget}`)).text).map(([k]) => k)).toEqual(['/namespaces//dl', GADGET]);
+    expect((await state('at=x')).body).toMatchObject({ kind: 'Status', reason: 'BadRequest', message: 'at: must be a whole number, not "x"' });
+    expect((await state(`at=${rv.gadget + 10}`)).body).toMatchObject({ kind: 'Status', code: 504, message: `Timeout: Too large resource version: ${rv.gadget + 10}, current: ${rv.gadget}` });
+  });
+
   it('one object at a time, the version at a time, the head; bad requests answered with a Status', async () => {
     const versions = await call(base, 'GET', `/debug/log/versions?key=${encodeURIComponent('events.orch.io/events/dl/e1')}`, undefined, { 'x-user': 'events-reader' });
     expect(lines(versions.text).map((l) => `${l.rv} ${l.type}`)).toEqual([`${rv.e1} ADDED`, `${rv.label} MODIFIED`, `${rv.del} DELETED`]);

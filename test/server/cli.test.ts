@@ -81,11 +81,21 @@ async function checkAndStop(child: Child, wantUrl?: string, startMs?: number): P
 }
 
 describe('orchd command line', () => {
-  it.each([[['--help']], [['-h']], [['serve', '--help']], [['serve', '-h']], [[]]])('orchd %j prints the usage on stdout and exits 0', async (args) => {
+  it.each([[['serve', '--help']], [['serve', '-h']]])('orchd %j prints the usage on stdout and exits 0', async (args) => {
     const child = spawnCli(cli, args, { cwd: root });
     expect(await child.exited).toEqual({ code: 0, signal: null });
     expect(child.output.stdout).toContain('usage: orchd serve');
     for (const flag of ['--port', '--bind-address', '--data-dir', '--event-ttl']) expect(child.output.stdout).toContain(flag);
+    expect(child.output.stderr).toBe('');
+  });
+
+  it.each([[['--help']], [['-h']], [[]]])('orchd %j lists the commands, one line each, and points to serve --help for its flags', async (args) => {
+    const child = spawnCli(cli, args, { cwd: root });
+    expect(await child.exited).toEqual({ code: 0, signal: null });
+    expect(child.output.stdout).toMatch(/^usage: orchd COMMAND/);
+    expect(child.output.stdout).toMatch(/^ {2}serve +Serve the orch\.io API/m);
+    expect(child.output.stdout).toContain("'orchd serve --help'");
+    expect(child.output.stdout).not.toContain('--bind-address');
     expect(child.output.stderr).toBe('');
   });
 

@@ -9,11 +9,15 @@
  *   /debug/log/head            {oldest, head, headTime, timesFromLog}
  *   /debug/log/versions?key=K  every version of one object still in the log, as entries
  *   /debug/log/at?time=MS      {rv}: the newest version committed at or before the time
+ *   /debug/log/state?at=RV[&collection=C…][&namespace=NS]
+ *                              every object at RV, in key order, as lines `<key>\t<JSON>`: the JSON
+ *                              written from the stored bytes, as a data folder's state is printed
  *
  * Authorized as a list of each resource it reads (cluster-wide, or in the namespace asked for): a
  * user reads the log of the resources they may list, nothing else. head and at tell of the whole
  * log, so they are authorized as the entries would be, for the same collection and namespace
- * parameters (every resource without them); versions as a get of its object. The kind of a deleted
+ * parameters (every resource without them); versions as a get of its object; state as the entries
+ * are, the collections asked for (every one the user may list without them). The kind of a deleted
  * CustomResourceDefinition, no longer served, is still in the log. It can be asked for by its
  * collection, and the request is checked by its group and resource, as RBAC names them. When no
  * collection is asked for, its entries are included if the user may list that resource and left out
@@ -102,7 +106,7 @@ function line(store: LogReader, e: LogEntry): string {
 }
 
 /** Writes text, waiting while the client's connection is full. false once the client has gone. */
-async function send(res: ServerResponse, text: string): Promise<boolean> {
+async function send(res: ServerResponse, text: string | Buffer): Promise<boolean> {
   if (res.destroyed) return false;
   if (!res.write(text)) await new Promise<void>((resolve) => (res.once('drain', resolve), res.once('close', resolve)));
   return !res.destroyed;
@@ -155,6 +159,31 @@ async function entries(res: ServerResponse, url: URL, store: LogReader, kinds: r
   }
 }
 
+/**
+ * The objects at ?at= of the collections asked for (or of every one the user may list), in one
+ * namespace when asked, streamed as the registry writes them (registry/history.ts stateLines).
+ */
+async function state(res: ServerResponse, url: URL, store: LogReader, kinds: readonly KindStrategy[], checkRead: CheckRead): Promise<void> {
+  const at = wholeNumber(url, 'at');
+  const namespace = url.searchParams.get('namespace') ?? undefined;
+  const { chosen, former } = await readableKinds(url, kinds, namespace, checkRead);
+  const collections = [...chosen.map(collectionOf), ...former];
+  if (!url.searchParams.has('collection')) {
+    // Every kind asked for: the collections of kinds served no more are read where the user may list them.
+    const served = new Set(kinds.map(collectionOf));
+    for (const c of store.collectionsInHistory()) if (!served.has(c) && (await allows(checkRead, readOf('list', c, namespace)))) collections.push(c);
+  }
+  const chunks = store.stateLines(at, collections, namespace === undefined ? '' : `${namespace}/`)[Symbol.asyncIterator]();
+  // The first chunk before the headers: a version out of range is a Status, not a cut stream.
+  let next = await chunks.next();
+  res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+  while (!next.done) {
+    if (!(await send(res, next.value))) return void (await chunks.return?.());
+    next = await chunks.next();
+  }
+  res.end();
+}
+
 /** The newest version committed at or before ms, by halves (commit times never decrease along the log). */
 async function versionAt(store: LogReader, ms: number): Promise<number> {
   let lo = store.log.firstSeq - 1;
@@ -199,6 +228,8 @@ export async function handleDebugLog(res: ServerResponse, url: URL, path: string
       res.end((await store.versionsOf(key)).map(({ entry }) => line(store, entry)).join(''));
       return;
     }
+    case 'state':
+      return state(res, url, store, kinds, check);
     case 'at':
       await readableKinds(url, kinds, url.searchParams.get('namespace') ?? undefined, check);
       res.setHeader('Content-Type', 'application/json');

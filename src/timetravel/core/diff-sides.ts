@@ -8,7 +8,8 @@ import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { TimeTravelUsageError } from './errors.js';
 import type { EncryptionConfiguration } from '../../config/encryption.js';
-import { parseVersionSpec, resolveVersion, ZonelessTime, type History, type VersionSpec } from './history.js';
+import { resolveVersion, type History } from './history.js';
+import { parseVersionSpec, ZonelessTime, type VersionSpec } from './version-spec.js';
 import { TimeTravelError } from './errors.js';
 
 /** One side of a diff: a history at a version; source names it when the two sides are two histories. */

@@ -7,7 +7,8 @@
 import { TimeTravelUsageError, type Notes } from './errors.js';
 import type { EncryptionConfiguration } from '../../config/encryption.js';
 import { TimeTravelError } from './errors.js';
-import { resolveVersion, type History, type VersionSpec } from './history.js';
+import { resolveVersion, type History } from './history.js';
+import type { VersionSpec } from './version-spec.js';
 
 /** Whether a change (or a refused write, which has a user and no manager) was made by whom the flags ask for. */
 export const madeBy =
@@ -33,15 +34,15 @@ export async function encryptionFrom(file: string | undefined): Promise<Encrypti
   return loaded.config.encryption!.value;
 }
 
-/** The history the flags name: exactly one of --data-dir, --server and --file; untouched: a data folder's bytes are left as they are (../sources/data-dir.ts). */
-export async function openHistory(values: SourceValues, untouched = false): Promise<History> {
+/** The history the flags name: exactly one of --data-dir, --server and --file; a data folder is only read, never written (../sources/data-dir.ts). */
+export async function openHistory(values: SourceValues): Promise<History> {
   const given = (['data-dir', 'server', 'file'] as const).filter((f) => values[f] !== undefined);
   if (given.length !== 1) throw new TimeTravelUsageError(`give exactly one of --data-dir, --server and --file${given.length > 1 ? ` (not ${given.map((f) => `--${f}`).join(' and ')})` : ''}`);
   if (values['encryption-provider-config'] !== undefined && values['data-dir'] === undefined) throw new TimeTravelUsageError('--encryption-provider-config goes with --data-dir');
   if (values.server !== undefined) return (await import('../sources/running-server.js')).openServer(values.server);
   if (values.file !== undefined) return (await import('../sources/recording.js')).openRecordingHistory(values.file);
   const encryption = await encryptionFrom(values['encryption-provider-config']);
-  return (await import('../sources/data-dir.js')).openDataDir(values['data-dir']!, encryption, untouched);
+  return (await import('../sources/data-dir.js')).openDataDir(values['data-dir']!, encryption);
 }
 
 /** Runs a command on the history the flags name, and closes it. */

@@ -123,8 +123,13 @@ export async function* printState(rv: number, pages: AsyncIterable<Stored[]> | I
     const lines = new JsonLines(!managedFields);
     for await (const page of pages) {
       for (const s of page) {
-        const bytes = s.msgpack?.();
-        if (!bytes || !lines.add(bytes)) lines.addText(JSON.stringify(shown(s.object, managedFields)) + '\n');
+        // JSON the server wrote is passed through, unless it holds managedFields that are to be hidden.
+        const json = s.json?.();
+        if (json && (managedFields || !json.includes('"managedFields"'))) lines.addJson(json);
+        else {
+          const bytes = json ? undefined : s.msgpack?.();
+          if (!bytes || !lines.add(bytes)) lines.addText(JSON.stringify(shown(s.object, managedFields)) + '\n');
+        }
       }
       if (lines.length > 0) yield lines.take();
     }

@@ -1,10 +1,10 @@
 /**
- * The history in a data folder. When no server holds the folder (LevelDB's lock is free), its log is
- * opened where it is and only read, the lock held meanwhile so that no server starts on it. A folder
- * a running orchd holds is never opened itself: a snapshot of its log folder is (log-snapshot.ts:
- * hard links to LevelDB's immutable table files, copies of the few small files that change), made
- * in a temp folder and removed on close. (The snapshot, its links and their removal were a third of
- * `history`'s time on a million-entry folder.)
+ * The history in a data folder, read from a snapshot of its log folder (log-snapshot.ts: hard links
+ * to LevelDB's immutable table files, copies of the few small files that change) made in a temp
+ * folder and removed on close, whether a server holds the folder or not: opening LevelDB writes to
+ * its folder, and a reader must leave every byte of a stopped folder as it was, and read one it may
+ * not write (a read-only mount, another user's folder). Where a table cannot be linked (another file
+ * system, a file the user may not write), it is copied.
  *
  * What a command asks is answered with as little as it needs. The log alone says the horizon, the
  * head and commit times; `history` of one object reads that object's revisions from the checkpoint
@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import type { EncryptionConfiguration } from '../../config/encryption.js';
 import type { EncryptedLog } from '../../log/encryption/index.js';
 import { checkpointFile, LevelDbLog } from '../../log/leveldb-log.js';
-import { LogError, type Log, type LogEntry } from '../../log/log.js';
+import type { Log, LogEntry } from '../../log/log.js';
 import type { KubeObject } from '../../resources/types.js';
 import type { Store } from '../../store/store.js';
 import { splitKey } from '../../store/keys.js';
@@ -32,7 +32,7 @@ import { checkpointRevisions } from './checkpoint-index.js';
 import { isSealed, openCheckpointState } from './checkpoint-state.js';
 import { collectionOfKind, selects, StampClock, takesKind, writerOf, type Change, type Filter, type History, type StateFilter, type Stored } from '../core/history.js';
 import { TimeTravelError } from '../core/errors.js';
-import { snapshotLogFolder } from './log-snapshot.js';
+import { snapshotLogFolder, snapshotProblem } from './log-snapshot.js';
 
 /** The newest version whose state is folded from the log rather than read from a rebuilt store. */
 const FOLD_MAX = 100_000;
@@ -79,26 +79,23 @@ function removedAtExit(work: string): void {
   SNAPSHOTS.add(work);
 }
 
-/** untouched: a snapshot even of a folder no server holds, so not a byte of it changes (a fork's source): an open in place rewrites LevelDB's bookkeeping. */
-export async function openDataDir(dataDir: string, encryption?: EncryptionConfiguration, untouched = false): Promise<History> {
+/**
+ * The history in the data folder dataDir, read from a snapshot of its log folder whether or not a
+ * server holds it: LevelDB cannot open a folder without writing to it (recovery writes a new
+ * manifest, folds the write-ahead log into a table, rewrites CURRENT and its own LOG), so a reader
+ * that opened the folder itself would change its bytes and could not read a read-only one.
+ */
+export async function openDataDir(dataDir: string, encryption?: EncryptionConfiguration): Promise<History> {
   const folder = await logFolderOf(dataDir);
-  if (!untouched) {
-    const direct = new DataDirHistory(folder, undefined, encryption);
-    try {
-      await direct.open();
-      return direct;
-    } catch (err) {
-      await direct.close();
-      if (!(err instanceof LogError && err.code === 'LOCKED')) throw err;
-    }
-  }
   const work = await mkdtemp(join(tmpdir(), 'orchd-timetravel-'));
   removedAtExit(work);
   try {
     await snapshotLogFolder(folder, join(work, 'log'));
+    // LevelDB would make an empty log where there is none, and answer as if nothing was ever written.
+    await stat(join(work, 'log', 'CURRENT'));
   } catch (err) {
     await rm(work, { recursive: true, force: true });
-    throw err;
+    throw new TimeTravelError(`--data-dir ${dataDir}: cannot read its log (${folder}): ${snapshotProblem(err)}`, { cause: err });
   }
   const history = new DataDirHistory(join(work, 'log'), work, encryption);
   try {
@@ -106,7 +103,10 @@ export async function openDataDir(dataDir: string, encryption?: EncryptionConfig
     return history;
   } catch (err) {
     await history.close();
-    throw err;
+    // classic-level says only "Database failed to open"; what LevelDB found is its cause.
+    if ((err as { code?: string }).code !== 'LEVEL_DATABASE_NOT_OPEN') throw err;
+    const cause = (err as { cause?: Error }).cause;
+    throw new TimeTravelError(`--data-dir ${dataDir}: its log (${folder}) cannot be opened: ${cause?.message ?? (err as Error).message}`, { cause: err });
   }
 }
 

@@ -62,3 +62,11 @@ async function linkOrCopy(from: string, to: string): Promise<void> {
     await copyFile(from, to);
   }
 }
+
+/** Why a snapshot could not be made, in a few words: no log there (no CURRENT), a file the user may not read, else the error's own message. */
+export function snapshotProblem(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  if (e.code === 'ENOENT' && e.path?.endsWith('CURRENT')) return 'no LevelDB log there (no CURRENT file)';
+  if (e.code === 'EACCES' || e.code === 'EPERM') return `permission denied${e.path ? ` (${e.path})` : ''}`;
+  return e.message ?? String(err);
+}

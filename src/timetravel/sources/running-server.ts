@@ -1,16 +1,17 @@
 /**
  * The history of a running orchd, read over HTTP: the log itself from /debug/log (its entries with
  * their commit times and types, one object's versions, the version at a time: src/http/handlers/
- * debug-log.ts), and the state at a version as Exact lists of each kind (resourceVersionMatch=Exact,
- * paged), as any client reads it. So the answers are the data folder's, times included.
+ * debug-log.ts), and the state at a version from /debug/log/state, written by the server from its
+ * stored bytes as a data folder's state is printed. So the answers are the data folder's, times
+ * and bytes included.
  */
 import type { Writer } from '../../log/log.js';
 import type { KubeObject } from '../../resources/types.js';
-import type { KindStrategy } from '../../resources/strategy.js';
 import { collectionOfKind, selects, type Change, type Filter, type History, type StateFilter, type Stored } from '../core/history.js';
 import { TimeTravelError } from '../core/errors.js';
 
-const PAGE = 500;
+const NEWLINE = 0x0a;
+const TAB = 0x09;
 
 interface StatusBody {
   kind?: string;
@@ -83,15 +84,25 @@ export async function openServer(url: string): Promise<History> {
   return new ServerHistory(base, await getJson<Head>(base, '/debug/log/head'));
 }
 
-/** The collection path of a kind, in one namespace when given and the kind is namespaced. */
-function pathOf(k: KindStrategy, namespace: string | undefined): string {
-  const root = k.group === '' ? `/api/${k.versions[0]}` : `/apis/${k.group}/${k.versions[0]}`;
-  return k.namespaced && namespace !== undefined ? `${root}/namespaces/${encodeURIComponent(namespace)}/${k.plural}` : `${root}/${k.plural}`;
-}
-
-const keyOf = (k: KindStrategy, o: KubeObject): string => `${collectionOfKind(k)}/${k.namespaced ? (o.metadata.namespace ?? '') : ''}/${o.metadata.name}`;
-
 const changeOf = (l: Line): Change => ({ rv: l.rv, type: l.type, key: l.key, object: l.object, time: l.time ?? undefined, ...(l.writer ? { writer: l.writer } : {}) });
+
+/** An object as /debug/log/state sent it: its JSON, parsed when read. */
+class ServedObject implements Stored {
+  private parsed: KubeObject | undefined;
+
+  constructor(
+    readonly key: string,
+    private readonly bytes: Buffer,
+  ) {}
+
+  get object(): KubeObject {
+    return (this.parsed ??= JSON.parse(this.bytes.toString('utf8')) as KubeObject);
+  }
+
+  json(): Buffer {
+    return this.bytes;
+  }
+}
 
 class ServerHistory implements History {
   readonly oldest: number;
@@ -131,39 +142,35 @@ class ServerHistory implements History {
 
   async stateAt(rv: number, filter: StateFilter): Promise<Stored[]> {
     const out: Stored[] = [];
-    const sorted = [...filter.kinds].sort((a, b) => collectionOfKind(a).localeCompare(collectionOfKind(b)));
-    for (const k of sorted) {
-      let cont = '';
-      do {
-        // A continue token carries its version: Kubernetes forbids a resourceVersion beside it.
-        const q = `limit=${PAGE}&${cont ? `continue=${encodeURIComponent(cont)}` : `resourceVersion=${rv}&resourceVersionMatch=Exact`}`;
-        const res = await get(this.base, `${pathOf(k, filter.namespace)}?${q}`, !cont);
-        if (!res) {
-          // Not served now: a CRD's kind, the CRD deleted since. Its objects at rv are its log's entries up to rv.
-          for (const s of await this.foldedFromLog(k, rv, filter)) out.push(s);
-          break;
-        }
-        const list = (await res.json()) as { items: KubeObject[]; metadata: { continue?: string } };
-        for (const o of list.items) {
-          // A list's items carry no apiVersion and kind; the state's objects do, as stored.
-          const object = { apiVersion: k.group === '' ? k.versions[0] : `${k.group}/${k.versions[0]}`, kind: k.kind, ...(o as object) } as KubeObject;
-          const key = keyOf(k, object);
-          if (selects(filter, key, () => object)) out.push({ key, object });
-        }
-        cont = list.metadata.continue ?? '';
-      } while (cont);
-    }
+    for await (const page of this.statePages(rv, filter)) for (const s of page) out.push(s);
     return out;
   }
 
-  /** The objects of kind k at rv, folded from the log's entries of its collection (as a data folder's state is near its start). */
-  private async foldedFromLog(k: KindStrategy, rv: number, filter: StateFilter): Promise<Stored[]> {
-    const at = new Map<string, Stored>();
-    for await (const c of this.changes(Math.max(this.oldest, 1), rv, { ...filter, kinds: [k], labels: undefined })) {
-      if (c.type === 'DELETED') at.delete(c.key);
-      else at.set(c.key, { key: c.key, object: c.object });
+  /**
+   * The objects at rv as the server writes them from its stored bytes (/debug/log/state), a page
+   * per chunk received: their JSON is printed as it came, and parsed only where something reads an
+   * object (a label selector, YAML, a table).
+   */
+  async *statePages(rv: number, filter: StateFilter): AsyncIterable<Stored[]> {
+    const kinds = [...filter.kinds].map(collectionOfKind).sort();
+    const query = [`at=${rv}`, ...kinds.map((c) => `collection=${encodeURIComponent(c)}`), ...(filter.namespace !== undefined ? [`namespace=${encodeURIComponent(filter.namespace)}`] : [])].join('&');
+    // No kind asked for is no kind, not every kind (which the endpoint reads without ?collection=).
+    if (kinds.length === 0) return;
+    const res = await get(this.base, `/debug/log/state?${query}`);
+    let rest: Buffer | undefined;
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      const bytes = rest ? Buffer.concat([rest, chunk]) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      const page: Stored[] = [];
+      let start = 0;
+      for (let nl = bytes.indexOf(NEWLINE); nl >= 0; start = nl + 1, nl = bytes.indexOf(NEWLINE, start)) {
+        const tab = bytes.indexOf(TAB, start);
+        const s = new ServedObject(bytes.toString('utf8', start, tab), bytes.subarray(tab + 1, nl));
+        if (selects(filter, s.key, () => s.object)) page.push(s);
+      }
+      rest = start < bytes.length ? bytes.subarray(start) : undefined;
+      if (page.length > 0) yield page;
     }
-    return [...at.values()].filter((s) => selects(filter, s.key, () => s.object)).sort((a, b) => (a.key < b.key ? -1 : 1));
+    if (rest) throw new TimeTravelError(`GET /debug/log/state: the answer ended inside a line`);
   }
 
   async versionsOf(key: string): Promise<Change[]> {
