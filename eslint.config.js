@@ -4,13 +4,15 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**'] },
+  { ignores: ['dist/**', 'node_modules/**', '**/fixtures/**', 'eslint.config.js'] },
   ...tseslint.configs.recommended,
   {
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': 'error',
+      // A closure declared before the one assignment it reads (`let stop; const release = () => stop?.(); stop = run(release)`).
+      'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
       // A leading underscore names what is left out on purpose (`const { managedFields: _m, ...rest } = meta`).
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
     },

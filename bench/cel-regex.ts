@@ -8,7 +8,12 @@ import { Activation, CelCostLimitError, CelTimeoutError, PolicyCompiler } from '
 import { col, type Table } from './result.js';
 import { percentile } from './stats.js';
 
-const request = { kind: { group: '', version: 'v1', kind: 'ConfigMap' }, resource: { group: '', version: 'v1', resource: 'configmaps' }, operation: 'CREATE' as const, userInfo: { username: 'bench', groups: [] } };
+const request = {
+  kind: { group: '', version: 'v1', kind: 'ConfigMap' },
+  resource: { group: '', version: 'v1', resource: 'configmaps' },
+  operation: 'CREATE' as const,
+  userInfo: { username: 'bench', groups: [] },
+};
 
 interface Case {
   what: string;
@@ -23,7 +28,13 @@ const CASES: Case[] = [
   { what: 'matches, nested repetition, 26 letters then "!"', expression: "object.s.matches('^([a-z]+ ?)+$')", object: { s: 'a'.repeat(26) + '!' }, outcome: 'false' },
   { what: 'find, nested repetition, 5,000 letters then "!"', expression: "object.s.find('([a-z]+ ?)+$')", object: { s: 'a'.repeat(5000) + '!' }, outcome: "''" },
   { what: 'find, [a-z]{1000}! on 100,000 characters', expression: "object.s.find('[a-z]{1000}!')", object: { s: ('a'.repeat(999) + '!').repeat(100) }, outcome: CelCostLimitError.name },
-  { what: 'three nested all() over 400 items (64M steps), 50 ms bound', expression: 'object.l.all(x, object.l.all(y, object.l.all(z, x + y + z >= 0))) || true', object: { l: Array.from({ length: 400 }, (_, i) => i) }, outcome: CelTimeoutError.name, timeoutMs: 50 },
+  {
+    what: 'three nested all() over 400 items (64M steps), 50 ms bound',
+    expression: 'object.l.all(x, object.l.all(y, object.l.all(z, x + y + z >= 0))) || true',
+    object: { l: Array.from({ length: 400 }, (_, i) => i) },
+    outcome: CelTimeoutError.name,
+    timeoutMs: 50,
+  },
 ];
 
 function once(c: Case): { ms: number; got: string } {
@@ -52,6 +63,8 @@ export function celRegexTable(runs = 5): Table {
     title: 'admission: hostile expressions in process (time to an answer or a refusal)',
     columns: [col('what', 'expression and input', 'text'), col('outcome', 'required outcome', 'text'), col('ok', 'every run', 'text'), col('p50', 'median, ms', 'ms'), col('max', 'slowest, ms', 'ms')],
     rows,
-    notes: [`${runs} runs each, compiled once per run with no static cost limit; the runtime cost limit is Kubernetes' 1,000,000 (the last row: unlimited, so only the wall-clock bound can stop it). JavaScript's own RegExp takes seconds on the first row's input (×3.5 per two more letters) and does not finish the second.`],
+    notes: [
+      `${runs} runs each, compiled once per run with no static cost limit; the runtime cost limit is Kubernetes' 1,000,000 (the last row: unlimited, so only the wall-clock bound can stop it). JavaScript's own RegExp takes seconds on the first row's input (×3.5 per two more letters) and does not finish the second.`,
+    ],
   };
 }

@@ -47,5 +47,4 @@ export async function withBareHttp<T>(ctx: BenchContext, dataDir: string | undef
   }
 }
 
-export const ratio = (a: number | undefined, b: number | undefined): number | null =>
-  a !== undefined && b !== undefined && Number.isFinite(a) && Number.isFinite(b) && b > 0 ? a / b : null;
+export const ratio = (a: number | undefined, b: number | undefined): number | null => (a !== undefined && b !== undefined && Number.isFinite(a) && Number.isFinite(b) && b > 0 ? a / b : null);

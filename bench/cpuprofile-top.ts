@@ -58,7 +58,9 @@ function main(): void {
   const top = Number(values.top);
   const { functions, files, totalMs } = hotSpots(p);
   const line = (h: Hot) => `${h.selfMs.toFixed(0).padStart(8)} ms ${(h.share * 100).toFixed(1).padStart(5)} %  ${h.name}`;
-  process.stdout.write(`profile: ${(totalMs / 1000).toFixed(1)} s sampled\n\nself time by function:\n${functions.slice(0, top).map(line).join('\n')}\n\nself time by file:\n${files.slice(0, top).map(line).join('\n')}\n`);
+  process.stdout.write(
+    `profile: ${(totalMs / 1000).toFixed(1)} s sampled\n\nself time by function:\n${functions.slice(0, top).map(line).join('\n')}\n\nself time by file:\n${files.slice(0, top).map(line).join('\n')}\n`,
+  );
 }
 
 if (process.argv[1]?.endsWith('cpuprofile-top.js')) main();

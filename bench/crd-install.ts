@@ -63,7 +63,15 @@ export function largeCrd(plural: string, groups: number, rules: number): object 
           served: true,
           storage: true,
           subresources: { status: {} },
-          schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: Object.fromEntries(Array.from({ length: groups }, (_, g) => [`group${g}`, group(g)])) }, status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } } },
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              properties: {
+                spec: { type: 'object', properties: Object.fromEntries(Array.from({ length: groups }, (_, g) => [`group${g}`, group(g)])) },
+                status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+              },
+            },
+          },
         },
       ],
     },
@@ -129,7 +137,9 @@ export async function largeCrds(ctx: BenchContext): Promise<LargeCrdResult> {
           { what: `${MANY} CRDs of ${(manyBytes / 1e3).toFixed(0)} kB (25 rules each): all created`, value: manyMs, unit: 'ms' },
           { what: `the server's RSS with the ${MANY} installed, once idle`, value: rssMb, unit: 'MB' },
         ],
-        notes: [`${INSTALL_TRIES} large CRDs one after another (after one not counted), each checked whole (structural schema, every rule compiled and its cost estimated) and stored; the RSS is read from /proc once the server is idle after the last create.`],
+        notes: [
+          `${INSTALL_TRIES} large CRDs one after another (after one not counted), each checked whole (structural schema, every rule compiled and its cost estimated) and stored; the RSS is read from /proc once the server is idle after the last create.`,
+        ],
       },
     ],
     targets: [

@@ -25,7 +25,11 @@ function library(url: string): Client {
   const c = new Etcd3({ hosts: url });
   return {
     async txn(key, value) {
-      const res = await c.kv.txn({ compare: [{ key, target: CompareTarget.Mod, result: CompareResult.Equal, mod_revision: 0 }], success: [{ request_put: { key, value } }], failure: [{ request_range: { key } }] });
+      const res = await c.kv.txn({
+        compare: [{ key, target: CompareTarget.Mod, result: CompareResult.Equal, mod_revision: 0 }],
+        success: [{ request_put: { key, value } }],
+        failure: [{ request_range: { key } }],
+      });
       return Number(res.header.revision);
     },
     async watch(prefix, end, onRevision) {

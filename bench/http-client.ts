@@ -50,7 +50,9 @@ export class HttpClient {
     const pool = { keepAlive: true, maxSockets: connections, maxFreeSockets: connections };
     const tls = this.url.protocol === 'https:';
     const { ca, cert, key, servername, insecure } = options;
-    this.agent = tls ? new HttpsAgent({ ...pool, ...(ca ? { ca } : {}), ...(cert && key ? { cert, key } : {}), ...(servername ? { servername } : {}), ...(insecure ? { rejectUnauthorized: false } : {}) }) : new Agent(pool);
+    this.agent = tls
+      ? new HttpsAgent({ ...pool, ...(ca ? { ca } : {}), ...(cert && key ? { cert, key } : {}), ...(servername ? { servername } : {}), ...(insecure ? { rejectUnauthorized: false } : {}) })
+      : new Agent(pool);
     this.send = tls ? (httpsRequest as typeof request) : request;
   }
 

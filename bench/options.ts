@@ -5,7 +5,22 @@ export const SCENARIOS = ['writes', 'reads', 'watch', 'replay', 'memory', 'patch
 export type ScenarioId = (typeof SCENARIOS)[number];
 
 /** What `--only` may name: the timetravel scenario's measurements. */
-export const TIMETRAVEL_MEASUREMENTS = ['state', 'state-server', 'history', 'history-server', 'log', 'log-server', 'diff', 'diff-server', 'follow', 'export', 'replay', 'catch-up', 'fork', 'start'] as const;
+export const TIMETRAVEL_MEASUREMENTS = [
+  'state',
+  'state-server',
+  'history',
+  'history-server',
+  'log',
+  'log-server',
+  'diff',
+  'diff-server',
+  'follow',
+  'export',
+  'replay',
+  'catch-up',
+  'fork',
+  'start',
+] as const;
 
 export const WATCH_TRANSPORTS = ['http', 'websocket'] as const;
 export type WatchTransport = (typeof WATCH_TRANSPORTS)[number];

@@ -11,7 +11,9 @@ export const GROUP_LABEL = 'bench.orch.io/group';
 export const GROUPS = 100;
 
 // Fixed filler (no randomness: runs must carry identical bytes); ~600 characters of note.
-const NOTE = Array.from({ length: 12 }, (_, i) => `step ${i}: container image pulled, sandbox ready, probe ok;`).join(' ').slice(0, 640);
+const NOTE = Array.from({ length: 12 }, (_, i) => `step ${i}: container image pulled, sandbox ready, probe ok;`)
+  .join(' ')
+  .slice(0, 640);
 
 export interface EventBody {
   apiVersion: string;

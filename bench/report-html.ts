@@ -10,9 +10,7 @@ const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replac
 
 function htmlTable(t: Table): string {
   const head = t.columns.map((c) => `<th>${esc(c.title)}</th>`).join('');
-  const rows = t.rows
-    .map((r) => `<tr>${t.columns.map((c) => `<td class="${c.format === 'text' ? 't' : 'n'}">${esc(formatCell(r[c.key] ?? null, c.format))}</td>`).join('')}</tr>`)
-    .join('\n');
+  const rows = t.rows.map((r) => `<tr>${t.columns.map((c) => `<td class="${c.format === 'text' ? 't' : 'n'}">${esc(formatCell(r[c.key] ?? null, c.format))}</td>`).join('')}</tr>`).join('\n');
   const notes = t.notes.length ? `<ul>${t.notes.map((n) => `<li>${esc(n)}</li>`).join('')}</ul>` : '';
   return `<h3>${esc(t.title)}</h3><table><thead><tr>${head}</tr></thead><tbody>${rows}</tbody></table>${notes}`;
 }

@@ -73,7 +73,9 @@ export function renderPlot(p: Plot): string {
       for (const [a, b] of pts) {
         const px = x.map(a) - (n * slot) / 2 + i * slot;
         const py = y.map(b);
-        out.push(`<rect x="${px.toFixed(1)}" y="${py.toFixed(1)}" width="${Math.max(1, slot - 1).toFixed(1)}" height="${(H - M.bottom - py).toFixed(1)}" fill="${color}"><title>${esc(s.name)}: ${tickLabel(a)} → ${tickLabel(b)}</title></rect>`);
+        out.push(
+          `<rect x="${px.toFixed(1)}" y="${py.toFixed(1)}" width="${Math.max(1, slot - 1).toFixed(1)}" height="${(H - M.bottom - py).toFixed(1)}" fill="${color}"><title>${esc(s.name)}: ${tickLabel(a)} → ${tickLabel(b)}</title></rect>`,
+        );
       }
     } else {
       const d = pts.map(([a, b], k) => `${k ? 'L' : 'M'}${x.map(a).toFixed(1)},${y.map(b).toFixed(1)}`).join('');

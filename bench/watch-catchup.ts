@@ -133,7 +133,12 @@ async function catchUpClient(ctx: BenchContext, url: string, watches: number, hi
   const file = join(dir, 'catch-up.json');
   await writeFile(file, JSON.stringify(cfg));
   const child = Child.start('catch-up', process.execPath, [benchScript(ctx, 'watch-client.js'), file]);
-  child.waitForLine((l) => l.includes('"msg":"caught up"'), 600_000).then((l) => onCaughtUp((JSON.parse(l) as { at: number }).at), () => undefined);
+  child
+    .waitForLine((l) => l.includes('"msg":"caught up"'), 600_000)
+    .then(
+      (l) => onCaughtUp((JSON.parse(l) as { at: number }).at),
+      () => undefined,
+    );
   // The child has read its configuration once it says it is ready.
   await child.waitForLine((l) => l.includes('"msg":"ready"'), 60_000).finally(() => rm(dir, { recursive: true, force: true }));
   return child;

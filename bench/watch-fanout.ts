@@ -100,7 +100,15 @@ export async function fanoutCell(
   const dir = await mkdtemp(join(tmpdir(), 'orchd-bench-watch-'));
   const clients = await Promise.all(
     paths.map(async (p, c) => {
-      const cfg: WatchClientConfig = { host: url.hostname, port: Number(url.port), paths: p, transport, marker: `"name":"${name(0).slice(0, -1)}`, sampleEvery: SAMPLE_EVERY, stopAt: Date.now() + maxLifeMs };
+      const cfg: WatchClientConfig = {
+        host: url.hostname,
+        port: Number(url.port),
+        paths: p,
+        transport,
+        marker: `"name":"${name(0).slice(0, -1)}`,
+        sampleEvery: SAMPLE_EVERY,
+        stopAt: Date.now() + maxLifeMs,
+      };
       const file = join(dir, `client-${c}.json`);
       await writeFile(file, JSON.stringify(cfg));
       return Child.start(`watch-client-${c}`, process.execPath, [benchScript(ctx, 'watch-client.js'), file]);
@@ -173,7 +181,10 @@ export async function fanoutCell(
       ...(stillOpen !== undefined ? { stalledEnded: stillOpen <= watchers } : {}),
     };
   } finally {
-    await side?.then((a) => a.stop(), () => undefined);
+    await side?.then(
+      (a) => a.stop(),
+      () => undefined,
+    );
     stalled?.destroy();
     await Promise.all(clients.map((c) => c.stop('SIGKILL', 1000)));
     await rm(dir, { recursive: true, force: true });

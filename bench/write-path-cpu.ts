@@ -57,12 +57,15 @@ async function measure(root: string): Promise<Record<string, number>> {
     });
   const decoded = () => bodies.map((b) => decodeBody(b, 'application/json', { accept: OBJECT_MEDIA_TYPES }).value);
   return {
-    'decode (JSON with duplicate keys)': cpu(() => bodies, (b) => decodeBody(b, 'application/json', { accept: OBJECT_MEDIA_TYPES })),
+    'decode (JSON with duplicate keys)': cpu(
+      () => bodies,
+      (b) => decodeBody(b, 'application/json', { accept: OBJECT_MEDIA_TYPES }),
+    ),
     'checks (apiVersion and kind, types, unknown fields)': cpu(decoded, (v) => checkObject(event, 'v1', v, [], 'Strict')),
-    'a create\'s managedFields': cpu(fresh, (o) => trackUpdate(route, undefined, o, 'bench')),
-    'an update\'s managedFields, same manager': cpu(changed, (n, i) => trackUpdate(route, live[i], n, 'bench')),
-    'an update\'s managedFields, another manager': cpu(changed, (n, i) => trackUpdate(route, live[i], n, 'other')),
-    'a create\'s CPU stages in a row': cpu(
+    "a create's managedFields": cpu(fresh, (o) => trackUpdate(route, undefined, o, 'bench')),
+    "an update's managedFields, same manager": cpu(changed, (n, i) => trackUpdate(route, live[i], n, 'bench')),
+    "an update's managedFields, another manager": cpu(changed, (n, i) => trackUpdate(route, live[i], n, 'other')),
+    "a create's CPU stages in a row": cpu(
       () => bodies,
       (b) => {
         const obj = decode(b);
@@ -89,7 +92,17 @@ async function main(argv: string[]): Promise<void> {
   }
   const rows = Object.keys(results.get(builds[0])![0]);
   process.stdout.write(`| µs of CPU per operation (best of ${ROUNDS} × ${N}, ${PAIRS} alternating runs) | ${builds.join(' | ')} |\n|---|${builds.map(() => '--:|').join('')}\n`);
-  for (const row of rows) process.stdout.write(`| ${row} | ${builds.map((b) => results.get(b)!.map((r) => r[row].toFixed(1)).join(' / ')).join(' | ')} |\n`);
+  for (const row of rows)
+    process.stdout.write(
+      `| ${row} | ${builds
+        .map((b) =>
+          results
+            .get(b)!
+            .map((r) => r[row].toFixed(1))
+            .join(' / '),
+        )
+        .join(' | ')} |\n`,
+    );
 }
 
 await main(process.argv.slice(2));

@@ -265,11 +265,17 @@ export async function startOrchd(options: StartOrchdOptions = {}): Promise<Orchd
       if (!o?.faults) return entries;
       const plural = kind.group ? `${kind.plural}.${kind.group}` : kind.plural;
       const ns = kind.namespaced ? (namespace ?? '') : '';
-      return faultsInPlace(entries, running.api.context.faults!.injected().filter((f) => concerns(f, plural, ns, name)));
+      return faultsInPlace(
+        entries,
+        running.api.context.faults!.injected().filter((f) => concerns(f, plural, ns, name)),
+      );
     }) as Orchd['history'],
     faults: {
       injected: () => running.api.context.faults!.injected(),
-      set: (rules) => running.api.context.faults!.set(faultsOf(Array.isArray(rules) ? { seed: running.api.context.faults!.configuration().seed, rules } : { seed: running.api.context.faults!.configuration().seed, ...rules })),
+      set: (rules) =>
+        running.api.context.faults!.set(
+          faultsOf(Array.isArray(rules) ? { seed: running.api.context.faults!.configuration().seed, rules } : { seed: running.api.context.faults!.configuration().seed, ...rules }),
+        ),
       clear: () => running.api.context.faults!.clear(),
     },
     state: async <T extends object>(what?: string | number | OrchdStateOptions) => {
@@ -348,7 +354,9 @@ async function installCrds(context: Server, list: (Record<string, unknown> | str
   }
   const established = () => names.every((n) => crdCondition(objects.get(crdKind, undefined, n).obj, 'Established'));
   if (established()) return;
-  await firstValueFrom(objects.changes(crdKind).pipe(filter(established), timeout({ first: 10_000, with: () => throwError(() => new Error(`CustomResourceDefinitions not Established in 10 s: ${names.join(', ')}`)) })));
+  await firstValueFrom(
+    objects.changes(crdKind).pipe(filter(established), timeout({ first: 10_000, with: () => throwError(() => new Error(`CustomResourceDefinitions not Established in 10 s: ${names.join(', ')}`)) })),
+  );
 }
 
 /** Fault rules as the embedded API takes them, read as a FaultConfiguration file is: a bad one throws one line. */

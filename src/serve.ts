@@ -176,9 +176,7 @@ async function start(opts: ServeOptions, logger: Logger, closers: Closers): Prom
     const tracing = (await import('./observability/tracing.js')).startTracing(opts.config.tracing.value);
     // Spans the collector did not take (it is down) are lost, as kube-apiserver loses them: a
     // telemetry failure, not a failed shutdown.
-    closers.push('tracing', () =>
-      tracing.shutdown().catch((err: unknown) => logger.warn('tracing: spans not delivered at shutdown', { error: err instanceof Error ? err.message : String(err) })),
-    );
+    closers.push('tracing', () => tracing.shutdown().catch((err: unknown) => logger.warn('tracing: spans not delivered at shutdown', { error: err instanceof Error ? err.message : String(err) })));
   }
   const authenticator = await authenticatorFromConfig(opts.config?.authentication, {
     logger,
@@ -223,7 +221,10 @@ async function start(opts: ServeOptions, logger: Logger, closers: Closers): Prom
     // The log is the truth and the last checkpoint still stands: one that cannot be sealed now
     // (a KMS plugin down past the data key's expiry) must not keep the log from closing; a store
     // whose replay did not finish has nothing to checkpoint.
-    if (replayed) await store.checkpoint().catch((err: unknown) => logger.warn('no checkpoint saved at shutdown: the next start replays more of the log', { error: err instanceof Error ? err.message : String(err) }));
+    if (replayed)
+      await store
+        .checkpoint()
+        .catch((err: unknown) => logger.warn('no checkpoint saved at shutdown: the next start replays more of the log', { error: err instanceof Error ? err.message : String(err) }));
     await store.close();
   });
   const { authorizer, escalationCheck } = await authorizerFor(opts, logger, egress, store, closers);
@@ -330,13 +331,14 @@ async function encryptedLog(opts: ServeOptions, logger: Logger, metrics: Metrics
   const encryption = opts.config?.encryption;
   const providerOptions: ProviderOptions = {
     ...(opts.kmsTimings ? { kmsTimings: opts.kmsTimings } : {}),
-    onKmsHealth: (name, problem) =>
-      problem === undefined ? logger.info('kms plugin healthy', { name }) : logger.error('kms plugin failed health check probe (retried)', { name, problem }),
+    onKmsHealth: (name, problem) => (problem === undefined ? logger.info('kms plugin healthy', { name }) : logger.error('kms plugin failed health check probe (retried)', { name, problem })),
   };
   const onBatch = (size: number, ms: number) => metrics.logBatch(size, ms);
   const onRequest = (operation: string, type: string, seconds: number) => metrics.etcdRequest(operation, type, seconds);
   // Each backend's client (etcd3 and gRPC, LevelDB) is loaded only by a server that uses it.
-  const etcdLog = opts.etcd ? new (await import('./log/etcd/etcd-log.js')).EtcdLog({ servers: opts.etcd.servers, dir: join(opts.dataDir ?? '', 'etcd'), onBatch, onRequest, ...(await etcdCredentials(opts.etcd)) }) : undefined;
+  const etcdLog = opts.etcd
+    ? new (await import('./log/etcd/etcd-log.js')).EtcdLog({ servers: opts.etcd.servers, dir: join(opts.dataDir ?? '', 'etcd'), onBatch, onRequest, ...(await etcdCredentials(opts.etcd)) })
+    : undefined;
   const log = encryptAtRest(
     etcdLog ?? (opts.storage === 'memory' ? new MemoryLog({ onBatch }) : new (await import('./log/leveldb-log.js')).LevelDbLog({ path: join(opts.dataDir ?? '', 'log'), onBatch })),
     encryption?.value,
@@ -372,7 +374,12 @@ async function authorizerFor(opts: ServeOptions, logger: Logger, egress: Egress,
     initialChain = buildAuthorizationChain(authorization?.value, chainDeps);
   } catch (err) {
     const file = authorization?.file ?? '--authorization-config';
-    throw new Error((err as Error).message.split('\n').map((line) => `${file}: ${line}`).join('\n'));
+    throw new Error(
+      (err as Error).message
+        .split('\n')
+        .map((line) => `${file}: ${line}`)
+        .join('\n'),
+    );
   }
   const authorizer = authorization
     ? new ReloadingAuthorizer(initialChain, {
@@ -395,4 +402,3 @@ function reloadLog(logger: Logger, what: string, file: string): { onReloaded: ()
     onFailed: (problems) => logger.error(`${what} configuration not reloaded: keeping the last good one`, { file, problems }),
   };
 }
-

@@ -50,10 +50,13 @@ class GroupCommit {
       key.writeBigUInt64BE(BigInt(++this.seq));
       chain.put(key, v);
     }
-    chain.write({ sync: true }).then(batch.resolve, batch.reject).finally(() => {
-      this.writing = false;
-      this.flush();
-    });
+    chain
+      .write({ sync: true })
+      .then(batch.resolve, batch.reject)
+      .finally(() => {
+        this.writing = false;
+        this.flush();
+      });
   }
 }
 
@@ -91,10 +94,10 @@ const server = createServer((req, res) => {
   });
 });
 server.keepAliveTimeout = 60_000;
-void (durable?.open() ?? Promise.resolve()).then(() => server.listen(0, '127.0.0.1', () => {
-  const { port } = server.address() as AddressInfo;
-  process.stderr.write(JSON.stringify({ msg: 'ready', url: `http://127.0.0.1:${port}` }) + '\n');
-}));
+void (durable?.open() ?? Promise.resolve()).then(() =>
+  server.listen(0, '127.0.0.1', () => {
+    const { port } = server.address() as AddressInfo;
+    process.stderr.write(JSON.stringify({ msg: 'ready', url: `http://127.0.0.1:${port}` }) + '\n');
+  }),
+);
 process.once('SIGTERM', () => server.close(() => void (durable?.close() ?? Promise.resolve()).then(() => process.exit(0))));
-
-

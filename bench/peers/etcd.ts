@@ -61,17 +61,27 @@ export class Etcd {
     const peer = `http://127.0.0.1:${peerPort}`;
     const version = execFileSync(binary, ['--version'], { encoding: 'utf8' }).split('\n')[0]?.trim() ?? 'etcd';
     const child = Child.start('etcd', binary, [
-      '--name', 'bench',
-      '--data-dir', join(dataDir, 'data'),
-      '--listen-client-urls', client,
-      '--advertise-client-urls', client,
-      '--listen-peer-urls', peer,
-      '--initial-advertise-peer-urls', peer,
-      '--initial-cluster', `bench=${peer}`,
-      '--initial-cluster-state', 'new',
+      '--name',
+      'bench',
+      '--data-dir',
+      join(dataDir, 'data'),
+      '--listen-client-urls',
+      client,
+      '--advertise-client-urls',
+      client,
+      '--listen-peer-urls',
+      peer,
+      '--initial-advertise-peer-urls',
+      peer,
+      '--initial-cluster',
+      `bench=${peer}`,
+      '--initial-cluster-state',
+      'new',
       // Room for the write and read scenarios' objects (the 2 GiB default is enough for ~1M 1 KB puts).
-      '--quota-backend-bytes', String(8 * 2 ** 30),
-      '--log-level', 'warn',
+      '--quota-backend-bytes',
+      String(8 * 2 ** 30),
+      '--log-level',
+      'warn',
     ]);
     const etcd3 = new Etcd3({ hosts: `127.0.0.1:${clientPort}` });
     const deadline = performance.now() + 30_000;

@@ -93,9 +93,7 @@ const server = createServer((req, res) => {
 });
 server.on('upgrade', (req, socket: Socket) => {
   const url = new URL(req.url ?? '/', 'http://peer');
-  const accept = createHash('sha1')
-    .update(`${req.headers['sec-websocket-key']}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`)
-    .digest('base64');
+  const accept = createHash('sha1').update(`${req.headers['sec-websocket-key']}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest('base64');
   socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`);
   socket.on('error', () => undefined);
   socket.resume();

@@ -37,7 +37,13 @@ export async function runRemote(ctx: BenchContext, servers: RemoteServer[]): Pro
 }
 
 /** Every server, one after another, through the same closed loop. */
-async function perServer(ctx: BenchContext, servers: RemoteServer[], clients: number[], what: string, cell: (s: RemoteServer, http: HttpClient, c: number, run: string) => Promise<RunResult>): Promise<Map<string, Map<number, RunResult>>> {
+async function perServer(
+  ctx: BenchContext,
+  servers: RemoteServer[],
+  clients: number[],
+  what: string,
+  cell: (s: RemoteServer, http: HttpClient, c: number, run: string) => Promise<RunResult>,
+): Promise<Map<string, Map<number, RunResult>>> {
   const out = new Map<string, Map<number, RunResult>>();
   for (const s of servers) {
     const run = namer('run')(0);
@@ -99,7 +105,9 @@ function report(id: string, what: string, rateTitle: string, clients: number[], 
   const columns: Column[] = [col('clients', 'clients', 'int')];
   servers.forEach((s, i) => columns.push(col(`s${i}Rate`, `${s.context} ${rateTitle}`, 'rate'), col(`s${i}P50`, 'p50 ms', 'ms'), col(`s${i}P99`, 'p99 ms', 'ms'), col(`s${i}Errors`, 'errors', 'int')));
   const notes = [
-    ...servers.map((s) => `${s.context}: ${s.url}, ${s.version}, writing ${s.kind.apiVersion} ${s.kind.kind}s${s.kind.kind === 'ConfigMap' ? ' (it serves no Events)' : ''} in namespace ${NAMESPACE} (${s.label}).`),
+    ...servers.map(
+      (s) => `${s.context}: ${s.url}, ${s.version}, writing ${s.kind.apiVersion} ${s.kind.kind}s${s.kind.kind === 'ConfigMap' ? ' (it serves no Events)' : ''} in namespace ${NAMESPACE} (${s.label}).`,
+    ),
     'Servers run one after another with the same load; the load generator runs here. Objects are ~1 KB of JSON; what a run made is deleted after it (where the server allows deletecollection).',
     ...servers.flatMap((s) => clients.flatMap((c) => errorNote(`${s.context} ${c} clients`, runs.get(s.label)!.get(c)!))),
   ];

@@ -93,7 +93,8 @@ async function servedKind(get: (path: string) => Promise<any>): Promise<BenchKin
     const version = g?.preferredVersion?.version;
     if (!version) continue;
     const resources: { name: string }[] = (await get(`/apis/${group}/${version}`)).resources ?? [];
-    if (resources.some((r) => r.name === 'events')) return { apiVersion: `${group}/${version}`, kind: 'Event', plural: 'events', collection: `/apis/${group}/${version}/namespaces/${NAMESPACE}/events` };
+    if (resources.some((r) => r.name === 'events'))
+      return { apiVersion: `${group}/${version}`, kind: 'Event', plural: 'events', collection: `/apis/${group}/${version}/namespaces/${NAMESPACE}/events` };
   }
   const core: { name: string }[] = (await get('/api/v1')).resources ?? [];
   if (core.some((r) => r.name === 'configmaps')) return { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', collection: `/api/v1/namespaces/${NAMESPACE}/configmaps` };

@@ -25,7 +25,7 @@ const TARGET_RATIO = 0.8;
 const MATCH_CONDITION = "object.type != 'Debug'";
 const validations = (i: number) => [
   { expression: `object.reason.size() <= ${128 + i}`, message: 'reason too long' },
-  { expression: "!has(object.series) || object.series.count >= 0", message: 'negative count' },
+  { expression: '!has(object.series) || object.series.count >= 0', message: 'negative count' },
 ];
 /** CEL expressions each matching policy evaluates per create (its matchCondition and validations). */
 const EVALUATIONS_PER_POLICY = 1 + validations(0).length;
@@ -75,7 +75,12 @@ function celCeilings(ctx: BenchContext): { evaluate: number; perRequest: number 
   const input = {
     object: eventBody('ceiling', 0),
     oldObject: null,
-    request: { kind: { group: EVENTS_GROUP, version: 'v1', kind: 'Event' }, resource: { group: EVENTS_GROUP, version: 'v1', resource: 'events' }, operation: 'CREATE' as const, userInfo: { username: 'bench', groups: [] } },
+    request: {
+      kind: { group: EVENTS_GROUP, version: 'v1', kind: 'Event' },
+      resource: { group: EVENTS_GROUP, version: 'v1', resource: 'events' },
+      operation: 'CREATE' as const,
+      userInfo: { username: 'bench', groups: [] },
+    },
   };
   const shared = new Activation(input, { schemas });
   return {
@@ -124,8 +129,17 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     ...counts.flatMap((c) => errorNote(`${c} policies`, runs.get(c)!)),
   ];
   const plots = [
-    { title: 'Creates/s vs matching policies', kind: 'line' as const, xLabel: 'matching policies', yLabel: 'creates/s', series: [{ name: 'orchd', points: counts.map((c): [number, number] => [c, runs.get(c)!.throughput]) }] },
-    histogramPlot('create latency histogram', counts.map((c) => histogramSeries(`${c} policies`, runs.get(c)!.latency))),
+    {
+      title: 'Creates/s vs matching policies',
+      kind: 'line' as const,
+      xLabel: 'matching policies',
+      yLabel: 'creates/s',
+      series: [{ name: 'orchd', points: counts.map((c): [number, number] => [c, runs.get(c)!.throughput]) }],
+    },
+    histogramPlot(
+      'create latency histogram',
+      counts.map((c) => histogramSeries(`${c} policies`, runs.get(c)!.latency)),
+    ),
   ];
   const at = runs.get(TARGET_POLICIES);
   const r = at ? at.throughput / none.throughput : undefined;

@@ -107,13 +107,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     reviews: c.reviews,
     jwks: c.jwksFetches,
   }));
-  const columns = [
-    col('setup', 'setup', 'text'),
-    ...orchdColumns('gets/s'),
-    col('vsNone', 'vs none', 'ratio'),
-    col('reviews', 'webhook calls', 'int'),
-    col('jwks', 'JWKS fetches', 'int'),
-  ];
+  const columns = [col('setup', 'setup', 'text'), ...orchdColumns('gets/s'), col('vsNone', 'vs none', 'ratio'), col('reviews', 'webhook calls', 'int'), col('jwks', 'JWKS fetches', 'int')];
   const notes = [
     `${clients} clients, closed loop, get of one ~1 KB Event by name; each round ${ctx.opts.warmupMs} ms warm-up then ${ctx.opts.durationMs} ms measured, ${ROUNDS} rounds per setup taken in turn, the row is the median round. Every orchd serves HTTPS with the same given certificate.`,
     `gets/s of every round: ${cells.map((c) => `${c.setup.id} ${c.rounds.map((r) => Math.round(r)).join(' / ')}`).join('; ')}.`,
@@ -130,7 +124,12 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     id: 'authz',
     title: authz.title,
     tables: [{ title: 'authz: cost of authentication and authorization per request', columns, rows, notes }],
-    plots: [histogramPlot('get latency by setup', cells.map((c) => histogramSeries(c.setup.id, c.result.latency)))],
+    plots: [
+      histogramPlot(
+        'get latency by setup',
+        cells.map((c) => histogramSeries(c.setup.id, c.result.latency)),
+      ),
+    ],
     targets,
     elapsedMs: performance.now() - started,
   };

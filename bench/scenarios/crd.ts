@@ -144,14 +144,23 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const { orchd, ready } = await startOrchd(ctx);
   try {
     const http = new HttpClient(ready.url, clients);
-    for (const [plural, kind, rules] of [['plains', 'Plain', false], ['ruled', 'Ruled', true]] as const) {
+    for (const [plural, kind, rules] of [
+      ['plains', 'Plain', false],
+      ['ruled', 'Ruled', true],
+    ] as const) {
       expectStatus(await http.request('POST', CRDS, Buffer.from(JSON.stringify(benchCrd(plural, kind, rules)))), 201);
     }
-    for (const [plural, kind] of [['plains', 'Plain'], ['ruled', 'Ruled']] as const) {
+    for (const [plural, kind] of [
+      ['plains', 'Plain'],
+      ['ruled', 'Ruled'],
+    ] as const) {
       const name = namer(plural);
       let n = 0;
       ctx.log(`crd: creates of ${kind} (${kind === 'Ruled' ? RULES : 0} CEL rules), ${clients} clients`);
-      runs.set(kind, await closedLoop(clients, bounds(ctx), async () => expectStatus(await http.request('POST', pathOf(plural), objectOf(kind, name(n++), n), { keep: 0 }), 201), { orchd: orchd.pid }));
+      runs.set(
+        kind,
+        await closedLoop(clients, bounds(ctx), async () => expectStatus(await http.request('POST', pathOf(plural), objectOf(kind, name(n++), n), { keep: 0 }), 201), { orchd: orchd.pid }),
+      );
     }
     ctx.log(`crd: ${ESTABLISH_TRIES} CRDs from create to a first create of their kind`);
     const cpuBefore = cpuSeconds(orchd.pid) ?? NaN;
@@ -169,7 +178,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
 
   ctx.log('crd: large CRDs installed');
   const large = await largeCrds(ctx);
-  ctx.log('crd: the kind\'s checks in process');
+  ctx.log("crd: the kind's checks in process");
   const cpuPlain = checkCpu(ctx, false);
   const cpuRuled = checkCpu(ctx, true);
   const plain = runs.get('Plain')!;
@@ -205,16 +214,18 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
         ],
       },
       {
-        title: 'crd: the kind\'s own checks of one object, in process (CPU per object)',
+        title: "crd: the kind's own checks of one object, in process (CPU per object)",
         columns: [col('kind', 'schema', 'text'), col('cpu', 'CPU ms per object', 'ms')],
         rows: [
           { kind: 'no rules', cpu: cpuPlain },
           { kind: `${RULES} CEL rules`, cpu: cpuRuled },
         ],
-        notes: [`The bench object pruned, defaulted and validated (schema and rules) by the kind its CRD defines, back to back on one core; process CPU time (user + system) divided by the objects, which the machine's load does not distort.`],
+        notes: [
+          `The bench object pruned, defaulted and validated (schema and rules) by the kind its CRD defines, back to back on one core; process CPU time (user + system) divided by the objects, which the machine's load does not distort.`,
+        ],
       },
       {
-        title: 'crd: from a CRD\'s create to its kind in use',
+        title: "crd: from a CRD's create to its kind in use",
         columns: [col('what', 'measured', 'text'), col('p50', 'p50 ms', 'ms'), col('p90', 'p90 ms', 'ms'), col('max', 'max ms', 'ms')],
         rows: [
           { what: 'CRD POST sent → first create of its kind answered 201', p50: first.p50, p90: first.p90, max: first.max },

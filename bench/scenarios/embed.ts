@@ -212,7 +212,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
         : []),
     ],
     notes: [
-      'In the harness process, after the memory phase (which started instances already): "first run" is the first start of the table, p50/p90/max are over the later runs. The fresh-process rows (only from a build) are a test runner worker\'s first start: a new node process each run, importing orchd from an npm pack of this checkout installed into a new project, then the start and a first list (timed from inside the process: Node\'s own start is not counted). CPU: user + system of that process, which the machine\'s load distorts less than wall time.',
+      "In the harness process, after the memory phase (which started instances already): \"first run\" is the first start of the table, p50/p90/max are over the later runs. The fresh-process rows (only from a build) are a test runner worker's first start: a new node process each run, importing orchd from an npm pack of this checkout installed into a new project, then the start and a first list (timed from inside the process: Node's own start is not counted). CPU: user + system of that process, which the machine's load distorts less than wall time.",
       `The list is GET ${eventsPath()} over node:http. reset() ends watches, deletes in one batch what was written since the start, and compacts the log to its end.`,
     ],
   };
@@ -223,25 +223,45 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
       { how: 'a fresh startOrchd per test (stop after)', total: fresh, perTest: fresh / tests },
       { how: 'one shared startOrchd, reset() after each test', total: shared, perTest: shared / tests },
     ],
-    notes: ['Per test = total / tests; both include the tests\' own writes and list.'],
+    notes: ["Per test = total / tests; both include the tests' own writes and list."],
   };
   const memTable = {
     title: `embed: memory per idle instance (${INSTANCES} running)`,
     columns: [col('heap', 'JS heap', 'bytes'), col('external', 'external + array buffers', 'bytes'), col('rss', 'RSS', 'bytes')],
     rows: [mem],
-    notes: ['Growth of process.memoryUsage() over a baseline after a full collection, divided by the instances; each instance holds its server, views and the objects written at start (system namespaces, bootstrap RBAC).'],
+    notes: [
+      'Growth of process.memoryUsage() over a baseline after a full collection, divided by the instances; each instance holds its server, views and the objects written at start (system namespaces, bootstrap RBAC).',
+    ],
   };
   const targets: TargetCheck[] = [
-    { scenario: 'embed', name: "startOrchd({storage:'memory'}) to first successful list (p50)", target: `< ${START_TARGET_MS} ms`, measured: `${startS.p50.toFixed(1)} ms (p90 ${startS.p90.toFixed(1)}, first ${startMs[0].toFixed(1)})`, met: startS.p50 < START_TARGET_MS },
+    {
+      scenario: 'embed',
+      name: "startOrchd({storage:'memory'}) to first successful list (p50)",
+      target: `< ${START_TARGET_MS} ms`,
+      measured: `${startS.p50.toFixed(1)} ms (p90 ${startS.p90.toFixed(1)}, first ${startMs[0].toFixed(1)})`,
+      met: startS.p50 < START_TARGET_MS,
+    },
     ...(cold.length
       ? [
           (() => {
             const total = summarize(cold.map((c) => c.importMs + c.startMs));
-            return { scenario: 'embed', name: "fresh process: import('orchd') + startOrchd + first list (p50)", target: `< ${COLD_TARGET_MS} ms`, measured: `${total.p50.toFixed(0)} ms (CPU ${summarize(cold.map((c) => c.cpuMs)).p50.toFixed(0)} ms)`, met: total.p50 < COLD_TARGET_MS };
+            return {
+              scenario: 'embed',
+              name: "fresh process: import('orchd') + startOrchd + first list (p50)",
+              target: `< ${COLD_TARGET_MS} ms`,
+              measured: `${total.p50.toFixed(0)} ms (CPU ${summarize(cold.map((c) => c.cpuMs)).p50.toFixed(0)} ms)`,
+              met: total.p50 < COLD_TARGET_MS,
+            };
           })(),
         ]
       : []),
-    { scenario: 'embed', name: `reset() after ${WRITES} creates (p50)`, target: `< ${RESET_TARGET_MS} ms`, measured: `${resetS.p50.toFixed(2)} ms (p90 ${resetS.p90.toFixed(2)})`, met: resetS.p50 < RESET_TARGET_MS },
+    {
+      scenario: 'embed',
+      name: `reset() after ${WRITES} creates (p50)`,
+      target: `< ${RESET_TARGET_MS} ms`,
+      measured: `${resetS.p50.toFixed(2)} ms (p90 ${resetS.p90.toFixed(2)})`,
+      met: resetS.p50 < RESET_TARGET_MS,
+    },
   ];
   return { id: 'embed', title: embed.title, tables: [timing, suiteTable, memTable], plots: [], targets, elapsedMs: performance.now() - started };
 }

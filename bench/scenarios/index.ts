@@ -17,4 +17,20 @@ import { timetravel } from './timetravel.js';
 import { watch } from './watch.js';
 import { writes } from './writes.js';
 
-export const scenarios: Record<ScenarioId, Scenario> = { writes, reads, watch, replay, memory: memoryScenario, patch, lists, admission, authz, encryption, embed, timetravel, replicas: replicasScenario, crd, paced };
+export const scenarios: Record<ScenarioId, Scenario> = {
+  writes,
+  reads,
+  watch,
+  replay,
+  memory: memoryScenario,
+  patch,
+  lists,
+  admission,
+  authz,
+  encryption,
+  embed,
+  timetravel,
+  replicas: replicasScenario,
+  crd,
+  paced,
+};

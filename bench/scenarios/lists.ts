@@ -98,7 +98,8 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
 
     // walk, without and then with writes arriving
     const firstPage = await fetchList(http, `${eventsPath()}?limit=${PAGE}`);
-    if (firstPage.items !== Math.min(PAGE, n) || (n > PAGE && !firstPage.continue)) throw new Error(`lists: the first page has ${firstPage.items} items, continue ${firstPage.continue ? 'set' : 'missing'}`);
+    if (firstPage.items !== Math.min(PAGE, n) || (n > PAGE && !firstPage.continue))
+      throw new Error(`lists: the first page has ${firstPage.items} items, continue ${firstPage.continue ? 'set' : 'missing'}`);
     const walker = () => {
       let token: string | undefined;
       const state = { walks: 0 };
@@ -140,11 +141,12 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     // exact at the seeded version, and the same list now
     const exactPath = `${eventsPath()}?resourceVersion=${seededVersion}&resourceVersionMatch=Exact`;
     const exact = await fetchList(http, exactPath);
-    if (exact.resourceVersion !== seededVersion || exact.items !== stored) throw new Error(`lists: the Exact list at ${seededVersion} answered version ${exact.resourceVersion} with ${exact.items} items (expected ${stored})`);
+    if (exact.resourceVersion !== seededVersion || exact.items !== stored)
+      throw new Error(`lists: the Exact list at ${seededVersion} answered version ${exact.resourceVersion} with ${exact.items} items (expected ${stored})`);
     const latest = await fetchList(http, eventsPath());
     if (Number(latest.resourceVersion) <= ready.seq || latest.items !== stored) throw new Error(`lists: the current list answered version ${latest.resourceVersion} with ${latest.items} items`);
     for (const [id, path, label] of [
-      ['exact', exactPath, `all ${n.toLocaleString('en-US')}, Exact at the seeded version (${(changed / n * 100).toFixed(0)} % changed since)`],
+      ['exact', exactPath, `all ${n.toLocaleString('en-US')}, Exact at the seeded version (${((changed / n) * 100).toFixed(0)} % changed since)`],
       ['latest', eventsPath(), `all ${n.toLocaleString('en-US')}, current version (for comparison)`],
     ] as const) {
       ctx.log(`lists: ${id} full list`);
@@ -176,13 +178,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   }
 
   const rows: Row[] = cells.map((c) => ({ size: n, op: c.label, clients: c.clients, ...orchdFields(c.run), bytes: c.replyBytes }));
-  const columns = [
-    col('size', 'objects', 'int'),
-    col('op', 'list', 'text'),
-    col('clients', 'clients', 'int'),
-    ...orchdColumns('lists/s'),
-    col('bytes', 'reply', 'bytes'),
-  ];
+  const columns = [col('size', 'objects', 'int'), col('op', 'list', 'text'), col('clients', 'clients', 'int'), ...orchdColumns('lists/s'), col('bytes', 'reply', 'bytes')];
   const allNotes = [
     `Closed loop; each cell ${ctx.opts.warmupMs} ms warm-up then ${ctx.opts.durationMs} ms measured (full lists: no warm-up beyond the one checked, at most ${FULL_LIST_MAX_OPS}). Objects: ~1.6 KB Events written straight into orchd's log (bench/seed.ts), replayed by a fresh orchd; the seeded version is ${seededVersion}. The client keeps only what it needs of each answer (2 KB for a continue token, nothing otherwise); every operation's answer was checked once in full first.`,
     ...notes,
@@ -207,7 +203,12 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     id: 'lists',
     title: lists.title,
     tables: [{ title: 'lists: pages under writes, Exact at an old version, selective label list', columns, rows, notes: allNotes }],
-    plots: [histogramPlot(`orchd list latency at ${n.toLocaleString('en-US')} objects`, cells.map((c) => histogramSeries(c.id, c.run.latency)))],
+    plots: [
+      histogramPlot(
+        `orchd list latency at ${n.toLocaleString('en-US')} objects`,
+        cells.map((c) => histogramSeries(c.id, c.run.latency)),
+      ),
+    ],
     targets,
     elapsedMs: performance.now() - started,
   };

@@ -37,7 +37,9 @@ async function perObject(ctx: BenchContext): Promise<Table> {
     ctx.log(`memory: creating ${n.toLocaleString('en-US')} Events`);
     const http = new HttpClient(ready.url, CLIENTS);
     let k = 0;
-    const r = await closedLoop(CLIENTS, { warmupMs: 0, durationMs: 300_000, maxOps: n }, async () => expectStatus(await http.request('POST', eventsPath(), eventBytes(name(k), k++), { keep: 0 }), 201));
+    const r = await closedLoop(CLIENTS, { warmupMs: 0, durationMs: 300_000, maxOps: n }, async () =>
+      expectStatus(await http.request('POST', eventsPath(), eventBytes(name(k), k++), { keep: 0 }), 201),
+    );
     http.close();
     notes.push(...errorNote('creates', r));
     await sleep(SETTLE_MS);
@@ -56,7 +58,12 @@ async function perObject(ctx: BenchContext): Promise<Table> {
   notes.unshift(
     `RSS (VmRSS) of the orchd process ${SETTLE_MS} ms after each step; per object = (RSS − RSS of the empty server) / objects created. Objects: ~1 KB Events (~1.2 KB as stored JSON). V8 grows its heap in steps, so small N gives a coarse figure.`,
   );
-  return { title: 'memory: resident memory per stored object', columns: [col('state', 'state', 'text'), col('objects', 'objects', 'int'), col('rss', 'RSS', 'bytes'), col('perObject', 'per object', 'bytes')], rows, notes };
+  return {
+    title: 'memory: resident memory per stored object',
+    columns: [col('state', 'state', 'text'), col('objects', 'objects', 'int'), col('rss', 'RSS', 'bytes'), col('perObject', 'per object', 'bytes')],
+    rows,
+    notes,
+  };
 }
 
 async function listReads(ctx: BenchContext): Promise<Table> {
@@ -102,7 +109,7 @@ async function listReads(ctx: BenchContext): Promise<Table> {
     rows,
     notes: [
       'Each read runs alone on a fresh orchd over the same seeded log (bench/seed.ts: ~1 KB Events), so no read profits from what another cached. plain: GET of the whole collection, one answer. streaming: a watch with sendInitialEvents=true&resourceVersionMatch=NotOlderThan, read until the initial-events-end bookmark.',
-      'The folder is served once first (system namespaces, a checkpoint), so each measured server loads the same checkpoint and is idle (its own CPU < 5 %) before its read. peak RSS growth: the server\'s peak RSS (VmHWM, reset through /proc/<pid>/clear_refs just before the read) minus its RSS just before; left after: its RSS once idle again after the read, minus the same figure. time: request to last object.',
+      "The folder is served once first (system namespaces, a checkpoint), so each measured server loads the same checkpoint and is idle (its own CPU < 5 %) before its read. peak RSS growth: the server's peak RSS (VmHWM, reset through /proc/<pid>/clear_refs just before the read) minus its RSS just before; left after: its RSS once idle again after the read, minus the same figure. time: request to last object.",
     ],
   };
 }

@@ -34,7 +34,7 @@ interface Cell {
   load: number;
 }
 
-const perCreate = (percent: number | undefined, r: RunResult) => (r.ops > 0 && percent !== undefined ? (percent / 100) * r.windowMs / r.ops : NaN);
+const perCreate = (percent: number | undefined, r: RunResult) => (r.ops > 0 && percent !== undefined ? ((percent / 100) * r.windowMs) / r.ops : NaN);
 
 async function cell(ctx: BenchContext, backend: Backend, rate: number, round: number): Promise<Cell> {
   const etcd = backend === 'etcd' ? await Etcd.start(ensureEtcd(ctx.log)) : undefined;
@@ -72,7 +72,17 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   }
   const rows: Row[] = cells.map((c) => {
     const s = summarize(c.run.latency.latencies);
-    return { config: `${c.backend}, ${c.rate}/s, round ${c.round}`, rate: c.run.throughput, p50: s.p50, p99: s.p99, lost: c.run.errors + c.run.skipped, cpu: c.cpuMs, main: c.mainMs, etcd: c.etcdMs, load: c.load.toFixed(1) };
+    return {
+      config: `${c.backend}, ${c.rate}/s, round ${c.round}`,
+      rate: c.run.throughput,
+      p50: s.p50,
+      p99: s.p99,
+      lost: c.run.errors + c.run.skipped,
+      cpu: c.cpuMs,
+      main: c.mainMs,
+      etcd: c.etcdMs,
+      load: c.load.toFixed(1),
+    };
   });
   const targets: TargetCheck[] = [];
   for (const rate of RATES) {
@@ -81,11 +91,23 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     const e = median(of('etcd').map((c) => c.cpuMs));
     const vs = ratio(e, l);
     rows.push({ config: `median, ${rate}/s: etcd / LevelDB`, cpu: vs ?? NaN });
-    targets.push({ scenario: 'paced', name: `CPU per create on etcd vs LevelDB, ${rate}/s paced`, target: `≤ ${TARGETS.vsLevelDb}×`, measured: vs === null ? 'not measured' : `${vs.toFixed(2)}× (${e.toFixed(3)} vs ${l.toFixed(3)} ms)`, met: vs === null ? null : vs <= TARGETS.vsLevelDb });
+    targets.push({
+      scenario: 'paced',
+      name: `CPU per create on etcd vs LevelDB, ${rate}/s paced`,
+      target: `≤ ${TARGETS.vsLevelDb}×`,
+      measured: vs === null ? 'not measured' : `${vs.toFixed(2)}× (${e.toFixed(3)} vs ${l.toFixed(3)} ms)`,
+      met: vs === null ? null : vs <= TARGETS.vsLevelDb,
+    });
     const etcdCells = of('etcd');
     const worstP99 = Math.max(...etcdCells.map((c) => summarize(c.run.latency.latencies).p99));
     const lost = etcdCells.reduce((n, c) => n + c.run.errors + c.run.skipped, 0);
-    targets.push({ scenario: 'paced', name: `create p99 on etcd, ${rate}/s paced, every create through`, target: `< ${TARGETS.p99} ms, 0 lost`, measured: `${worstP99.toFixed(1)} ms, ${lost} lost`, met: worstP99 < TARGETS.p99 && lost === 0 });
+    targets.push({
+      scenario: 'paced',
+      name: `create p99 on etcd, ${rate}/s paced, every create through`,
+      target: `< ${TARGETS.p99} ms, 0 lost`,
+      measured: `${worstP99.toFixed(1)} ms, ${lost} lost`,
+      met: worstP99 < TARGETS.p99 && lost === 0,
+    });
   }
   const columns = [
     col('config', 'backend, rate, round', 'text'),
@@ -100,11 +122,18 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   ];
   const notes = [
     `Each cell: a fresh orchd (and etcd, single member on loopback, fsync on); ${ctx.opts.warmupMs} ms warm-up, then ${ctx.opts.durationMs} ms at the rate, open loop, up to ${IN_FLIGHT} in flight; the Event bodies of the writes scenario.`,
-    'CPU per create: the orchd process\'s CPU (all threads) over the measured window, divided by the creates answered 201 in it; the generator (this process) is not counted.',
+    "CPU per create: the orchd process's CPU (all threads) over the measured window, divided by the creates answered 201 in it; the generator (this process) is not counted.",
     `Rounds: ${ctx.opts.rounds} per rate, the backends taken in turn, the first of each round alternating; the median row divides the medians.`,
     ...cells.flatMap((c) => errorNote(`${c.backend} ${c.rate}/s round ${c.round}`, c.run)),
   ];
-  return { id: 'paced', title: paced.title, tables: [{ title: 'paced: CPU per create, LevelDB and etcd at the same rate', columns, rows, notes }], plots: [], targets, elapsedMs: performance.now() - started };
+  return {
+    id: 'paced',
+    title: paced.title,
+    tables: [{ title: 'paced: CPU per create, LevelDB and etcd at the same rate', columns, rows, notes }],
+    plots: [],
+    targets,
+    elapsedMs: performance.now() - started,
+  };
 }
 
 export const paced: Scenario = { id: 'paced', title: 'CPU per create at a paced rate, LevelDB vs etcd', run };

@@ -102,16 +102,18 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     const r = runs.get(t.label)!;
     return { type: t.label, ...orchdFields(r) };
   });
-  const columns = [
-    col('type', 'patch', 'text'),
-    ...orchdColumns('patches/s'),
-  ];
+  const columns = [col('type', 'patch', 'text'), ...orchdColumns('patches/s')];
   const notes = [
     `${clients} clients (--read-clients), each patching its own ValidatingAdmissionPolicy with ${CONDITIONS} matchConditions and 50 validations; closed loop; ${ctx.opts.warmupMs} ms warm-up, then ${ctx.opts.durationMs} ms measured.`,
     'Every patch changes one expression and is answered 200 only after its write is durable. Server-side apply sends the whole 200-field configuration each time (fieldManager=bench, force=true).',
     ...TYPES.flatMap((t) => errorNote(t.label, runs.get(t.label)!)),
   ];
-  const plots = [histogramPlot('patch latency histogram', TYPES.map((t) => histogramSeries(t.label, runs.get(t.label)!.latency)))];
+  const plots = [
+    histogramPlot(
+      'patch latency histogram',
+      TYPES.map((t) => histogramSeries(t.label, runs.get(t.label)!.latency)),
+    ),
+  ];
   return { id: 'patch', title: patch.title, tables: [{ title: 'patch: each patch type on a 50-entry list', columns, rows, notes }], plots, targets: [], elapsedMs: performance.now() - started };
 }
 

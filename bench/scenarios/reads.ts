@@ -184,19 +184,18 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     if (cell.http) Object.assign(row, { httpRate: cell.http.throughput, vsHttp: ratio(cell.orchd.throughput, cell.http.throughput) });
     return row;
   });
-  const columns = [
-    col('size', 'objects', 'int'),
-    col('op', 'operation', 'text'),
-    ...orchdColumns('orchd req/s'),
-    col('bytes', 'reply', 'bytes'),
-  ];
+  const columns = [col('size', 'objects', 'int'), col('op', 'operation', 'text'), ...orchdColumns('orchd req/s'), col('bytes', 'reply', 'bytes')];
   if (ctx.etcd) columns.push(col('etcdRate', 'etcd ops/s', 'rate'), col('etcdP50', 'etcd p50', 'ms'), col('etcdP99', 'etcd p99', 'ms'), col('vsEtcd', 'orchd/etcd', 'ratio'));
   if (ctx.opts.ceilings) columns.push(col('httpRate', 'bare http same bytes/s', 'rate'), col('vsHttp', 'orchd/http', 'ratio'));
   const notes = [
     `${ctx.opts.readClients} clients (unless the operation says otherwise), closed loop; each cell ${ctx.opts.warmupMs} ms warm-up then ${ctx.opts.durationMs} ms measured. Objects: ~1 KB Events written straight into orchd's log (bench/seed.ts), then replayed by a fresh orchd before measuring.`,
     `orchd RSS after the cells: ${[...rssBySize].map(([n, b]) => `${(b / 2 ** 20).toFixed(0)} MiB at ${n.toLocaleString('en-US')} objects`).join(', ')}.`,
     'Ceiling: the bare node:http server answering GET with the very bytes orchd sent for that operation.',
-    ...(ctx.etcd ? ['etcd: linearizable get of one key; range of 500 keys under a prefix holding as many keys as orchd has objects (values ~1 KB); "every page" walks ranges from the last key; no label selection in etcd (the Kubernetes API server filters after reading).'] : []),
+    ...(ctx.etcd
+      ? [
+          'etcd: linearizable get of one key; range of 500 keys under a prefix holding as many keys as orchd has objects (values ~1 KB); "every page" walks ranges from the last key; no label selection in etcd (the Kubernetes API server filters after reading).',
+        ]
+      : []),
     ...cells.flatMap((c) => [...errorNote(`orchd ${c.op.id} at ${c.size}`, c.orchd), ...(c.etcd ? errorNote(`etcd ${c.op.id} at ${c.size}`, c.etcd) : [])]),
   ];
 

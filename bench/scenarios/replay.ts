@@ -95,9 +95,9 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     col('seed', 'writing the log (s)', 'seconds'),
   ];
   const notes = [
-    'to /readyz 200: from spawning `node dist/src/cli.js serve` (Node start-up included) until /readyz first answers 200, polled every 5 ms; replay: the server\'s own figure from its `ready` log line; CPU to ready: the server\'s CPU time (all threads, /proc/<pid>/stat) at that first 200, which a busy machine inflates far less than the wall time.',
+    "to /readyz 200: from spawning `node dist/src/cli.js serve` (Node start-up included) until /readyz first answers 200, polled every 5 ms; replay: the server's own figure from its `ready` log line; CPU to ready: the server's CPU time (all threads, /proc/<pid>/stat) at that first 200, which a busy machine inflates far less than the wall time.",
     'Cold: every entry lies after the last checkpoint, so the whole log is replayed (a crash before any checkpoint). With checkpoint: the same data folder restarted after a graceful SIGTERM, which saves one.',
-    'The log holds creates of distinct ~1 KB Events (bench/seed.ts appends them through orchd\'s LevelDB log, cloning a record created through the API).',
+    "The log holds creates of distinct ~1 KB Events (bench/seed.ts appends them through orchd's LevelDB log, cloning a record created through the API).",
   ];
   const points = (f: (r: { cold: Restart; warm: Restart }) => number): [number, number][] => [...measured].map(([n, r]) => [n, f(r) / 1000]);
   const plots: Plot[] = [
@@ -120,7 +120,9 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
       scenario: 'replay',
       name: 'ready after restart with 1M log entries (full replay)',
       target: `< ${TARGET_SECONDS} s`,
-      measured: at ? `${(at.cold.toReadyMs / 1000).toFixed(2)} s` : `not at 1M (${(measured.get(largest)!.cold.toReadyMs / 1000).toFixed(2)} s at ${largest.toLocaleString('en-US')}; use --replay-entries 1000000)`,
+      measured: at
+        ? `${(at.cold.toReadyMs / 1000).toFixed(2)} s`
+        : `not at 1M (${(measured.get(largest)!.cold.toReadyMs / 1000).toFixed(2)} s at ${largest.toLocaleString('en-US')}; use --replay-entries 1000000)`,
       met: at ? at.cold.toReadyMs < TARGET_SECONDS * 1000 : null,
     },
     {

@@ -88,22 +88,34 @@ async function measure(ctx: BenchContext, label: string, urls: string[], pids: R
   const written: string[] = [];
   ctx.log(`replicas: ${label}, creates, ${clients} clients`);
   const writers = spread(urls, clients);
-  const writes = await closedLoop(clients, bounds(ctx), async (c) => {
-    const id = name(n++);
-    const ok = expectStatus(await writers[c % urls.length].request('POST', eventsPath(), eventBytes(id, n)), 201);
-    if (written.length < 10_000) written.push(id);
-    return ok;
-  }, pids);
+  const writes = await closedLoop(
+    clients,
+    bounds(ctx),
+    async (c) => {
+      const id = name(n++);
+      const ok = expectStatus(await writers[c % urls.length].request('POST', eventsPath(), eventBytes(id, n)), 201);
+      if (written.length < 10_000) written.push(id);
+      return ok;
+    },
+    pids,
+  );
   writers.forEach((w) => w.close());
   ctx.log(`replicas: ${label}, gets, ${clients} clients`);
   const readers = spread(urls, clients);
   let r = 0;
   // resourceVersion=0: from the replica's views (a consistent read would ask etcd for its revision first).
-  const reads = await closedLoop(clients, bounds(ctx), async (c) => expectStatus(await readers[c % urls.length].request('GET', `${eventsPath()}/${written[r++ % written.length]}?resourceVersion=0`), 200), pids);
+  const reads = await closedLoop(
+    clients,
+    bounds(ctx),
+    async (c) => expectStatus(await readers[c % urls.length].request('GET', `${eventsPath()}/${written[r++ % written.length]}?resourceVersion=0`), 200),
+    pids,
+  );
   readers.forEach((h) => h.close());
   ctx.log(`replicas: ${label}, watch lag`);
   const { lag, missing } = await watchLag(ctx, urls[0], urls[urls.length - 1]);
-  const cpu = Object.entries(writes.cpu).filter(([name]) => name.startsWith('orchd')).reduce((sum, [, v]) => sum + v, 0);
+  const cpu = Object.entries(writes.cpu)
+    .filter(([name]) => name.startsWith('orchd'))
+    .reduce((sum, [, v]) => sum + v, 0);
   return { label, replicas: urls.length, writes, reads, lag, lagMissing: missing, cpu };
 }
 
@@ -137,11 +149,16 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
         ctx.log(`replicas: bare etcd puts, ${clients} clients`);
         const name = namer('bare');
         let n = 0;
-        bare = await closedLoop(clients, bounds(ctx), async () => {
-          const key = `/bench/${name(n++)}`;
-          await etcd.client.put(key).value(eventBytes(key, n));
-          return true;
-        }, { etcd: etcd.pid });
+        bare = await closedLoop(
+          clients,
+          bounds(ctx),
+          async () => {
+            const key = `/bench/${name(n++)}`;
+            await etcd.client.put(key).value(eventBytes(key, n));
+            return true;
+          },
+          { etcd: etcd.pid },
+        );
       }
     } finally {
       for (const o of replicas) await o.dispose();
@@ -176,7 +193,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const notes = [
     `Each cell: ${ctx.opts.warmupMs} ms warm-up, then ${ctx.opts.durationMs} ms measured; closed loop, ${clients} clients spread over the replicas (client i → replica i mod n); etcd single member on loopback, fsync on, a fresh one per row.`,
     'Watch lag: creates sent one at a time to the first replica, each timed from its send until a watch (chunked HTTP) on the last replica shows it; with one replica, the same one.',
-    'A create on etcd is one transaction of its own (a compare on the key\'s mod revision, then the put), many in flight from every replica; its resourceVersion is the revision etcd answers with, and it is acknowledged once the replica\'s watch brought it back.',
+    "A create on etcd is one transaction of its own (a compare on the key's mod revision, then the put), many in flight from every replica; its resourceVersion is the revision etcd answers with, and it is acknowledged once the replica's watch brought it back.",
     'The load generator, every replica and etcd share the same 2 cores: with more replicas, each gets less CPU. Replicas CPU: % of one core, summed over the replicas, during the creates.',
     ...cells.flatMap((c) => [...errorNote(`${c.label} creates`, c.writes), ...errorNote(`${c.label} gets`, c.reads)]),
   ];
@@ -188,13 +205,44 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   }
   const vs = ratio(one?.writes.throughput, bare?.throughput);
   const oneP99 = one ? summarize(one.writes.latency.latencies).p99 : NaN;
-  targets.push({ scenario: 'replicas', name: `creates through one replica vs bare etcd puts, ${clients} clients`, target: `≥ ${TARGETS.vsEtcd}×`, measured: vs === null ? 'not measured' : `${vs.toFixed(2)}×`, met: vs === null ? null : vs >= TARGETS.vsEtcd });
-  targets.push({ scenario: 'replicas', name: `create p99 through one replica, ${clients} clients`, target: `< ${TARGETS.createP99} ms`, measured: `${oneP99.toFixed(1)} ms`, met: Number.isNaN(oneP99) ? null : oneP99 < TARGETS.createP99 });
+  targets.push({
+    scenario: 'replicas',
+    name: `creates through one replica vs bare etcd puts, ${clients} clients`,
+    target: `≥ ${TARGETS.vsEtcd}×`,
+    measured: vs === null ? 'not measured' : `${vs.toFixed(2)}×`,
+    met: vs === null ? null : vs >= TARGETS.vsEtcd,
+  });
+  targets.push({
+    scenario: 'replicas',
+    name: `create p99 through one replica, ${clients} clients`,
+    target: `< ${TARGETS.createP99} ms`,
+    measured: `${oneP99.toFixed(1)} ms`,
+    met: Number.isNaN(oneP99) ? null : oneP99 < TARGETS.createP99,
+  });
   const two2one = ratio(two?.writes.throughput, one?.writes.throughput);
-  targets.push({ scenario: 'replicas', name: 'creates/s, 2 replicas together vs 1', target: `≥ ${TARGETS.twoVsOne}×`, measured: two2one === null ? 'not measured' : `${two2one.toFixed(2)}×`, met: two2one === null ? null : two2one >= TARGETS.twoVsOne });
+  targets.push({
+    scenario: 'replicas',
+    name: 'creates/s, 2 replicas together vs 1',
+    target: `≥ ${TARGETS.twoVsOne}×`,
+    measured: two2one === null ? 'not measured' : `${two2one.toFixed(2)}×`,
+    met: two2one === null ? null : two2one >= TARGETS.twoVsOne,
+  });
   const scale = ratio(two?.reads.throughput, one?.reads.throughput);
-  targets.push({ scenario: 'replicas', name: 'gets/s, 2 replicas vs 1', target: `≥ ${TARGETS.readScale}×`, measured: scale === null ? 'not measured' : `${scale.toFixed(2)}×`, met: scale === null ? null : scale >= TARGETS.readScale });
-  return { id: 'replicas', title: replicasScenario.title, tables: [{ title: 'replicas: orchd replicas on one etcd', columns, rows, notes }], plots: [], targets, elapsedMs: performance.now() - started };
+  targets.push({
+    scenario: 'replicas',
+    name: 'gets/s, 2 replicas vs 1',
+    target: `≥ ${TARGETS.readScale}×`,
+    measured: scale === null ? 'not measured' : `${scale.toFixed(2)}×`,
+    met: scale === null ? null : scale >= TARGETS.readScale,
+  });
+  return {
+    id: 'replicas',
+    title: replicasScenario.title,
+    tables: [{ title: 'replicas: orchd replicas on one etcd', columns, rows, notes }],
+    plots: [],
+    targets,
+    elapsedMs: performance.now() - started,
+  };
 }
 
 function prefixedStats(prefix: string, r: RunResult): Record<string, number> {

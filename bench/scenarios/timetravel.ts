@@ -190,7 +190,11 @@ async function measure(ctx: BenchContext, cli: string, label: string, n: number,
     // The bundle beside the build's dist/src/cli.js, as `npm install` runs it.
     const bundle = join(dirname(dirname(cli)), 'package', 'cli.js');
     ctx.log(`timetravel (${label}): start-up of ${bundle}, ${START_RUNS} runs each`);
-    for (const [key, args] of [['nodeStart', ['-e', '0']], ['startVersion', [bundle, '--version']], ['startHistoryHelp', [bundle, 'history', '--help']]] as const) {
+    for (const [key, args] of [
+      ['nodeStart', ['-e', '0']],
+      ['startVersion', [bundle, '--version']],
+      ['startHistoryHelp', [bundle, 'history', '--help']],
+    ] as const) {
       const runs: Timed[] = [];
       for (let i = 0; i < START_RUNS; i++) {
         const t = await attempt(ctx, row, key, () => timed(ctx, args[0], args.slice(1), label));
@@ -305,7 +309,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     'fork: `orchd fork` of that recording at its head into a new folder (peak RSS: VmHWM polled every 50 ms), then `orchd serve` on it from spawn to its ready line; beside it `orchd replay` of the same recording at --speed max with no watcher, from spawn to its report (bench/timetravel-fork.ts).',
   ];
   const watchNotes = [
-    'replay: `orchd replay` of the export of the whole log at --speed max, in its own process; each watcher is a plain HTTP watch (in the harness) of every Event from the recording\'s start (version 1), timed until it has read all of them (the slowest watcher counts). peer: a live `orchd serve` on the same data folder, the same watches from version 1, which it serves by catching up from its log. CPU: the serving process\'s over the watches. No figure: the server closed a watcher that fell too far behind (see failed).',
+    "replay: `orchd replay` of the export of the whole log at --speed max, in its own process; each watcher is a plain HTTP watch (in the harness) of every Event from the recording's start (version 1), timed until it has read all of them (the slowest watcher counts). peer: a live `orchd serve` on the same data folder, the same watches from version 1, which it serves by catching up from its log. CPU: the serving process's over the watches. No figure: the server closed a watcher that fell too far behind (see failed).",
   ];
   const at = rows.find((r) => r.entries === TARGET_ENTRIES && r.build === 'this');
   const check = (name: string, target: string, key: string, ok: (v: number) => boolean, fmt: (v: number) => string): TargetCheck => ({
@@ -320,7 +324,13 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const twice = (what: string, server: string, folder: string): TargetCheck => {
     const [a, b] = [largest?.[server], largest?.[folder]] as (number | undefined)[];
     const measured = a !== undefined && b !== undefined && !Number.isNaN(a) && !Number.isNaN(b);
-    return { scenario: 'timetravel', name: `${what} over --server, against the data folder (${largest?.entries ?? '–'} entries)`, target: '≤ 2× the folder', measured: measured ? `${a.toFixed(2)} s vs ${b.toFixed(2)} s` : 'not measured (--only)', met: measured ? a <= 2 * b : null };
+    return {
+      scenario: 'timetravel',
+      name: `${what} over --server, against the data folder (${largest?.entries ?? '–'} entries)`,
+      target: '≤ 2× the folder',
+      measured: measured ? `${a.toFixed(2)} s vs ${b.toFixed(2)} s` : 'not measured (--only)',
+      met: measured ? a <= 2 * b : null,
+    };
   };
   const follow = largest?.['follow-server-max'] as number | undefined;
   const targets: TargetCheck[] = [
@@ -335,18 +345,52 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
       measured: follow === undefined || Number.isNaN(follow) ? 'not measured (--only)' : `${Math.round(follow)} ms`,
       met: follow === undefined || Number.isNaN(follow) ? null : follow < 1000,
     },
-    check('state --at the middle of a 1M-entry log (data folder)', '< 2 s', 'stateDir', (v) => v < 2, (v) => `${v.toFixed(2)} s`),
-    check(`history of one object with ${VERSIONS} versions (data folder)`, '< 250 ms', 'historyDir', (v) => v < 0.25, (v) => `${(v * 1000).toFixed(0)} ms`),
-    check('export of 1M entries', '≥ 200k entries/s', 'exportRate', (v) => v >= 200_000, (v) => `${Math.round(v)} entries/s`),
+    check(
+      'state --at the middle of a 1M-entry log (data folder)',
+      '< 2 s',
+      'stateDir',
+      (v) => v < 2,
+      (v) => `${v.toFixed(2)} s`,
+    ),
+    check(
+      `history of one object with ${VERSIONS} versions (data folder)`,
+      '< 250 ms',
+      'historyDir',
+      (v) => v < 0.25,
+      (v) => `${(v * 1000).toFixed(0)} ms`,
+    ),
+    check(
+      'export of 1M entries',
+      '≥ 200k entries/s',
+      'exportRate',
+      (v) => v >= 200_000,
+      (v) => `${Math.round(v)} entries/s`,
+    ),
     {
       scenario: 'timetravel',
       name: 'fork at the end of a 1M-entry recording, ready to serve',
       target: '< replay --speed max of it',
-      measured: !at ? 'not at 1M (use --replay-entries 1000000)' : at.forkReady === undefined ? 'not measured (--only)' : `${(at.forkReady as number).toFixed(1)} s vs ${(at.replayMax as number).toFixed(1)} s`,
+      measured: !at
+        ? 'not at 1M (use --replay-entries 1000000)'
+        : at.forkReady === undefined
+          ? 'not measured (--only)'
+          : `${(at.forkReady as number).toFixed(1)} s vs ${(at.replayMax as number).toFixed(1)} s`,
       met: at && at.forkReady !== undefined ? (at.forkReady as number) < (at.replayMax as number) : null,
     },
-    check('replay --speed max to one watcher', '≥ 100k events/s', 'replay1All', (v) => v >= 100_000, (v) => `${Math.round(v)} events/s`),
-    check('replay --speed max to 100 watchers', '≥ 500k deliveries/s in all', 'replay100All', (v) => v >= 500_000, (v) => `${Math.round(v)} deliveries/s`),
+    check(
+      'replay --speed max to one watcher',
+      '≥ 100k events/s',
+      'replay1All',
+      (v) => v >= 100_000,
+      (v) => `${Math.round(v)} events/s`,
+    ),
+    check(
+      'replay --speed max to 100 watchers',
+      '≥ 500k deliveries/s in all',
+      'replay100All',
+      (v) => v >= 500_000,
+      (v) => `${Math.round(v)} deliveries/s`,
+    ),
   ];
   const tables = [
     { title: 'timetravel: commands on a seeded log', columns: commands, rows, notes },

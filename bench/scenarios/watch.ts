@@ -116,7 +116,6 @@ async function etcdCell(ctx: BenchContext, watchers: number): Promise<WatchCell>
   }
 }
 
-
 /** orchd as a fan-out server: a fresh one per cell; a `namespaces` cell first creates its namespaces. */
 async function withOrchd<T>(ctx: BenchContext, fn: (s: FanoutServer) => Promise<T>, args?: string[]): Promise<T> {
   const { orchd, ready } = await startOrchd(ctx, undefined, args);
@@ -241,11 +240,13 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   ];
   const notes = [
     `Writer: ${ctx.opts.watchRate} creates/s, open loop (at most 64 in flight), ${ctx.opts.warmupMs} ms warm-up then ${ctx.opts.durationMs} ms measured. Watchers: in 4 child processes reading raw sockets, counting events by newline or frame header; generator CPU is theirs and the writer's, % of one core.`,
-    'peer: a bare node:http fan-out server (bench/peers/fanout-server.ts) given the same writes: it encodes each once and writes it, batched per event-loop turn, to the sockets watching its namespace or regarding.name — the machine\'s limit for this shape. orchd/peer compares the two in the same run.',
+    "peer: a bare node:http fan-out server (bench/peers/fanout-server.ts) given the same writes: it encodes each once and writes it, batched per event-loop turn, to the sockets watching its namespace or regarding.name — the machine's limit for this shape. orchd/peer compares the two in the same run.",
     'events delivered/s: every event the watchers read, over the time from the first write to the end of the drain; missing: expected deliveries (acknowledged writes × watchers each reaches) not read within 3 s after the last write.',
     ...cells.flatMap((c) => errorNote(`${c.system} writer, ${c.shape}, ${c.watchers} ${c.transport} watchers`, c.write)),
     ...failures,
-    ...cells.filter((c) => c.ended > 0).map((c) => `${c.system}, ${c.shape}, ${c.watchers} watchers: ${c.ended} watches ended early${c.endedTail ? ` (last bytes: ${JSON.stringify(c.endedTail.slice(-160))})` : ''}`),
+    ...cells
+      .filter((c) => c.ended > 0)
+      .map((c) => `${c.system}, ${c.shape}, ${c.watchers} watchers: ${c.ended} watches ended early${c.endedTail ? ` (last bytes: ${JSON.stringify(c.endedTail.slice(-160))})` : ''}`),
   ];
   const tables = [{ title: 'watch: fan-out against the bare fan-out peer', columns, rows, notes }];
   if (stallCells.length === 2) tables.push(stallTable(stallCells));
@@ -269,7 +270,13 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     id: 'watch',
     title: watch.title,
     tables,
-    plots: [histogramPlot('Watch delivery latency', cells.map((c) => histogramSeries(`${c.system}, ${SHAPE_TITLES[c.shape]}, ${c.watchers} ${c.transport}`, c.latency))), broadcastPlot],
+    plots: [
+      histogramPlot(
+        'Watch delivery latency',
+        cells.map((c) => histogramSeries(`${c.system}, ${SHAPE_TITLES[c.shape]}, ${c.watchers} ${c.transport}`, c.latency)),
+      ),
+      broadcastPlot,
+    ],
     targets: [...targets(ctx, cells, peerOf), ...catchUpTargets(ctx, catchUps)],
     elapsedMs: performance.now() - started,
   };
@@ -286,7 +293,9 @@ function targets(ctx: BenchContext, cells: FanoutCell[], peerOf: (c: FanoutCell)
       scenario: 'watch',
       name: `broadcast, ${BROADCAST.watchers} ${t} watchers at ${BROADCAST.rate} writes/s: delivered/s vs the peer; p99 (or within 2x the peer's)`,
       target: `>= ${BROADCAST.vsPeer}x; < ${BROADCAST.p99} ms or <= 2x peer`,
-      measured: ok ? `${(deliveriesPerSec(c) / deliveriesPerSec(peer)).toFixed(2)}x; ${p99(c).toFixed(1)} ms (peer ${p99(peer).toFixed(1)} ms)` : 'not at that size (--watchers 1000 --watch-rate 1000)',
+      measured: ok
+        ? `${(deliveriesPerSec(c) / deliveriesPerSec(peer)).toFixed(2)}x; ${p99(c).toFixed(1)} ms (peer ${p99(peer).toFixed(1)} ms)`
+        : 'not at that size (--watchers 1000 --watch-rate 1000)',
       met: ok ? deliveriesPerSec(c) >= BROADCAST.vsPeer * deliveriesPerSec(peer) && (p99(c) < BROADCAST.p99 || p99(c) <= 2 * p99(peer)) : null,
     });
   }
@@ -300,7 +309,9 @@ function targets(ctx: BenchContext, cells: FanoutCell[], peerOf: (c: FanoutCell)
       scenario: 'watch',
       name: `selective (${SHAPE_TITLES[shape]}), ${SELECTIVE.watchers} watchers at ${SELECTIVE.rate} writes/s: writes through, p99, CPU/write vs ${SELECTIVE.base} watchers (and that base)`,
       target: `>= ${SELECTIVE.delivered * 100} %, < ${SELECTIVE.p99} ms, <= ${SELECTIVE.cpuGrowth}x, base < ${SELECTIVE.baseCpuMs} ms`,
-      measured: ok ? `${(got * 100).toFixed(0)} %, ${p99(big).toFixed(1)} ms, ${growth.toFixed(2)}x, base ${cpuPerWrite(base).toFixed(2)} ms` : `not at that size (--watch-selective ${SELECTIVE.base},${SELECTIVE.watchers} --watch-rate 1000)`,
+      measured: ok
+        ? `${(got * 100).toFixed(0)} %, ${p99(big).toFixed(1)} ms, ${growth.toFixed(2)}x, base ${cpuPerWrite(base).toFixed(2)} ms`
+        : `not at that size (--watch-selective ${SELECTIVE.base},${SELECTIVE.watchers} --watch-rate 1000)`,
       met: ok ? got >= SELECTIVE.delivered && p99(big) < SELECTIVE.p99 && growth <= SELECTIVE.cpuGrowth && cpuPerWrite(base) < SELECTIVE.baseCpuMs : null,
     });
   }
@@ -384,7 +395,9 @@ function catchUpTargets(ctx: BenchContext, cells: CatchUpCell[]): TargetCheck[] 
       scenario: 'watch',
       name: `${CATCH_UP.watches} catch-up watches of 60 MB each: server memory added; live p99 against the run without them`,
       target: `< ${CATCH_UP.addedBytes / 2 ** 20} MiB; <= ${CATCH_UP.p99Growth}x`,
-      measured: full ? `${(overWithout(withCatchUps, without) / 2 ** 20).toFixed(0)} MiB; ${(catchUpP99(withCatchUps) / catchUpP99(without)).toFixed(2)}x (${catchUpP99(withCatchUps).toFixed(1)} vs ${catchUpP99(without).toFixed(1)} ms)` : 'not at that size (--watch-catch-up 60)',
+      measured: full
+        ? `${(overWithout(withCatchUps, without) / 2 ** 20).toFixed(0)} MiB; ${(catchUpP99(withCatchUps) / catchUpP99(without)).toFixed(2)}x (${catchUpP99(withCatchUps).toFixed(1)} vs ${catchUpP99(without).toFixed(1)} ms)`
+        : 'not at that size (--watch-catch-up 60)',
       met: full ? overWithout(withCatchUps, without) < CATCH_UP.addedBytes && catchUpP99(withCatchUps) <= CATCH_UP.p99Growth * catchUpP99(without) : null,
     },
   ];
@@ -394,7 +407,13 @@ function etcdTable(cells: WatchCell[]) {
   return {
     title: 'watch: etcd watchers (in the harness process) at the broadcast sizes',
     columns: [col('watchers', 'watchers', 'int'), col('writes', 'writes/s', 'rate'), col('p99', 'delivery p99 ms', 'ms'), col('missing', 'missing', 'int'), col('serverCpu', 'etcd CPU', 'pct')],
-    rows: cells.map((c) => ({ watchers: c.watchers, writes: c.write.throughput, p99: cellStats({ throughput: 0, latency: c.d.latency, errors: 0 }).p99, missing: c.expected - c.d.delivered, serverCpu: c.serverCpu })),
+    rows: cells.map((c) => ({
+      watchers: c.watchers,
+      writes: c.write.throughput,
+      p99: cellStats({ throughput: 0, latency: c.d.latency, errors: 0 }).p99,
+      missing: c.expected - c.d.delivered,
+      serverCpu: c.serverCpu,
+    })),
     notes: ['etcd watchers run in the harness process (its gRPC client), so they are not measured like the rows above.'],
   };
 }

@@ -22,7 +22,10 @@ export function medianRun(runs: readonly RunResult[]): RunResult {
 
 /** The median of the rounds' own ratios a[i]/b[i] (round i of each was taken back to back). */
 export function medianRatio(a: readonly RunResult[], b: readonly RunResult[]): number | null {
-  const r = a.flatMap((x, i) => (b[i] ? [ratio(x.throughput, b[i].throughput)] : [])).filter((v): v is number => v !== null).sort((x, y) => x - y);
+  const r = a
+    .flatMap((x, i) => (b[i] ? [ratio(x.throughput, b[i].throughput)] : []))
+    .filter((v): v is number => v !== null)
+    .sort((x, y) => x - y);
   return r.length === 0 ? null : r[Math.floor((r.length - 1) / 2)];
 }
 
@@ -65,7 +68,12 @@ export function roundsTable(clients: number[], orchd: Map<number, RunResult[]>, 
     columns.push(col('gatewayRate', 'etcd gateway puts/s', 'rate'), col('gatewayP50', 'gateway p50', 'ms'), col('vsGateway', 'orchd/gateway', 'ratio'));
     columns.push(col('etcdRate', 'etcd gRPC puts/s', 'rate'), col('etcdP50', 'gRPC p50', 'ms'), col('vsEtcd', 'orchd/gRPC', 'ratio'));
   }
-  return { title: 'writes: every round (orchd, then etcd\'s gateway, then its gRPC, back to back)', columns, rows, notes: ['The first table shows the median round of each system and the median of these ratios.'] };
+  return {
+    title: "writes: every round (orchd, then etcd's gateway, then its gRPC, back to back)",
+    columns,
+    rows,
+    notes: ['The first table shows the median round of each system and the median of these ratios.'],
+  };
 }
 
 /** The targets of issues 3, 7, 19 and 26, on the median rounds. */
@@ -81,9 +89,17 @@ export function targets(orchd: Map<number, RunResult[]>, gateway: Map<number, Ru
   });
   const e64 = grpc.get(TARGET_CLIENTS);
   const vsGrpc = at && e64 ? medianRatio(orchd.get(TARGET_CLIENTS)!, e64) : null;
-  if (vsGrpc !== null) out.push({ scenario: 'writes', name: `creates vs etcd puts at ${TARGET_CLIENTS} clients (median of rounds)`, target: '≥ 1.0×', measured: `${vsGrpc.toFixed(2)}×`, met: vsGrpc >= 1 });
+  if (vsGrpc !== null)
+    out.push({ scenario: 'writes', name: `creates vs etcd puts at ${TARGET_CLIENTS} clients (median of rounds)`, target: '≥ 1.0×', measured: `${vsGrpc.toFixed(2)}×`, met: vsGrpc >= 1 });
   const vsGateway = at && gateway.get(TARGET_CLIENTS) ? medianRatio(orchd.get(TARGET_CLIENTS)!, gateway.get(TARGET_CLIENTS)!) : null;
-  if (vsGateway !== null) out.push({ scenario: 'writes', name: `creates vs etcd JSON-gateway puts at ${TARGET_CLIENTS} clients, median of rounds (issues 19, 26)`, target: '≥ 1.5×', measured: `${vsGateway.toFixed(2)}×`, met: vsGateway >= 1.5 });
+  if (vsGateway !== null)
+    out.push({
+      scenario: 'writes',
+      name: `creates vs etcd JSON-gateway puts at ${TARGET_CLIENTS} clients, median of rounds (issues 19, 26)`,
+      target: '≥ 1.5×',
+      measured: `${vsGateway.toFixed(2)}×`,
+      met: vsGateway >= 1.5,
+    });
   const one = orchd.get(1) && medianRun(orchd.get(1)!);
   const g1 = gateway.get(1) && medianRun(gateway.get(1)!);
   if (one && g1) {
@@ -98,7 +114,13 @@ export function targets(orchd: Map<number, RunResult[]>, gateway: Map<number, Ru
     const r = changeRuns.get(change)!.get(TARGET_CLIENTS);
     if (!r || !e64) continue;
     const x = r.throughput / medianRun(e64).throughput;
-    out.push({ scenario: 'writes', name: `${change === 'update' ? 'updates (PUT)' : 'merge patches'} vs etcd puts at ${TARGET_CLIENTS} clients`, target: '≥ 1.0×', measured: `${x.toFixed(2)}×`, met: x >= 1 });
+    out.push({
+      scenario: 'writes',
+      name: `${change === 'update' ? 'updates (PUT)' : 'merge patches'} vs etcd puts at ${TARGET_CLIENTS} clients`,
+      target: '≥ 1.0×',
+      measured: `${x.toFixed(2)}×`,
+      met: x >= 1,
+    });
   }
   return out;
 }
@@ -129,7 +151,7 @@ export function breakdown(clients: number[], rounds: Map<number, RunResult[]>, s
   const rows: Row[] = clients.map((c) => {
     const us = stages.get(c) ?? {};
     const run = medianRun(rounds.get(c)!);
-    const staged = STAGES.reduce((sum, s) => sum + (s === 'append' ? 0 : us[s] ?? 0), 0);
+    const staged = STAGES.reduce((sum, s) => sum + (s === 'append' ? 0 : (us[s] ?? 0)), 0);
     return { clients: c, ...Object.fromEntries(STAGES.map((s) => [s, us[s]])), staged, request: us.request, cpu: (run.cpu.orchd / 100) * (1e6 / run.throughput) };
   });
   const columns = [
@@ -148,10 +170,9 @@ export function breakdown(clients: number[], rounds: Map<number, RunResult[]>, s
     col('cpu', 'orchd CPU per create', 'ms'),
   ];
   const notes = [
-    'µs per create. decode: the body\'s bytes to a JSON value (duplicate fields found); checks: apiVersion/kind, type and unknown-field checks; field manager: managedFields (and the defaults it applies first); defaults: system metadata, strategy and defaults, the namespace lookup; admission: mutating and validating admission (none configured here); validation: the kind\'s validation; encode: the log record (msgpack) and its place in the batch; respond: the 201\'s JSON and write.',
+    "µs per create. decode: the body's bytes to a JSON value (duplicate fields found); checks: apiVersion/kind, type and unknown-field checks; field manager: managedFields (and the defaults it applies first); defaults: system metadata, strategy and defaults, the namespace lookup; admission: mutating and validating admission (none configured here); validation: the kind's validation; encode: the log record (msgpack) and its place in the batch; respond: the 201's JSON and write.",
     'Stages are synchronous code but for admission (awaited: other requests may run in between) and append and sync wait (from the append until the batch is durable and the view applied it: a wait shared by the batch, not CPU).',
-    'server request time: apiserver_request_duration_seconds for POST events (body reading, authentication, routing and the stages, waits included). orchd CPU per create: orchd\'s CPU over the measured window (all its threads, LevelDB\'s too) divided by the creates; the difference to the CPU stages is HTTP parsing, body reading, routing, authorization, the view\'s apply and the garbage collector.',
+    "server request time: apiserver_request_duration_seconds for POST events (body reading, authentication, routing and the stages, waits included). orchd CPU per create: orchd's CPU over the measured window (all its threads, LevelDB's too) divided by the creates; the difference to the CPU stages is HTTP parsing, body reading, routing, authorization, the view's apply and the garbage collector.",
   ];
-  return { title: 'writes: where a create\'s time goes (µs per create)', columns, rows, notes };
+  return { title: "writes: where a create's time goes (µs per create)", columns, rows, notes };
 }
-

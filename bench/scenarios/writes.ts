@@ -149,21 +149,39 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   ];
   if (etcd) {
     columns.push(col('etcdRate', 'etcd puts/s', 'rate'), col('etcdP50', 'etcd p50', 'ms'), col('etcdP99', 'etcd p99', 'ms'), col('etcdCpu', 'etcd CPU', 'pct'), col('vsEtcd', 'orchd/etcd', 'ratio'));
-    columns.push(col('gatewayRate', 'etcd JSON gateway puts/s', 'rate'), col('gatewayP50', 'gateway p50', 'ms'), col('gatewayCpuPerOp', 'etcd CPU per gateway put ms', 'ms'), col('vsGateway', 'orchd/gateway', 'ratio'));
+    columns.push(
+      col('gatewayRate', 'etcd JSON gateway puts/s', 'rate'),
+      col('gatewayP50', 'gateway p50', 'ms'),
+      col('gatewayCpuPerOp', 'etcd CPU per gateway put ms', 'ms'),
+      col('vsGateway', 'orchd/gateway', 'ratio'),
+    );
   }
   if (ctx.opts.ceilings) {
     columns.push(col('httpRate', 'bare http echo/s', 'rate'), col('vsHttp', 'orchd/http', 'ratio'), col('durableRate', 'bare durable echo/s', 'rate'), col('durableP50', 'durable echo p50', 'ms'));
-    columns.push(col('durableCpuPerOp', 'CPU per durable echo ms', 'ms'), col('durableMainPerOp', 'of it main thread ms', 'ms'), col('leveldbRate', 'LevelDB entries/s', 'rate'), col('vsLeveldb', 'orchd/LevelDB', 'ratio'));
+    columns.push(
+      col('durableCpuPerOp', 'CPU per durable echo ms', 'ms'),
+      col('durableMainPerOp', 'of it main thread ms', 'ms'),
+      col('leveldbRate', 'LevelDB entries/s', 'rate'),
+      col('vsLeveldb', 'orchd/LevelDB', 'ratio'),
+    );
   }
 
   const notes = [
     `Each cell: ${ctx.opts.warmupMs} ms warm-up, then ${ctx.opts.durationMs} ms measured (at most ${ctx.opts.maxOps} operations); closed loop, one keep-alive connection per client. Before the first cell orchd served ${primeMs / 1000} s of creates at ${PRIME_CLIENTS} clients, not recorded (its JIT compiled the hot paths).`,
-    `Rounds: ${rounds} per client count${etcd ? ', orchd then etcd\'s gateway then its gRPC in each, both servers up throughout' : ''}; a row shows each system's median round (by rate), and orchd/etcd and orchd/gateway are the medians of the rounds' own ratios.`,
+    `Rounds: ${rounds} per client count${etcd ? ", orchd then etcd's gateway then its gRPC in each, both servers up throughout" : ''}; a row shows each system's median round (by rate), and orchd/etcd and orchd/gateway are the medians of the rounds' own ratios.`,
     'A create is a POST of a ~1 KB Event, answered 201 only after its log batch is synced to disk. CPU: % of one core over the measured window (/proc/<pid>/stat, all threads); CPU per create: that over the creates, and the part of it on the main (JavaScript) thread; the load generator (client) runs on the same 2 cores.',
-    'records/batch and batch wait: from orchd\'s /metrics over all rounds of the client count (warm-ups included): records per synced LevelDB batch (group commit) and the mean time from a batch\'s first append to its durable sync.',
+    "records/batch and batch wait: from orchd's /metrics over all rounds of the client count (warm-ups included): records per synced LevelDB batch (group commit) and the mean time from a batch's first append to its durable sync.",
     `orchd peak RSS over the scenario: ${(peakRss / 2 ** 20).toFixed(0)} MiB.`,
-    ...(ctx.opts.ceilings ? ['Ceilings: bare node:http POST /echo (read, JSON.parse, JSON.stringify, 201) in its own process with the same client; bare durable echo: the same, answered once the JSON is in a synced LevelDB chained batch shared by the appends of one turn of the event loop (orchd\'s group commit, nothing else of orchd): what a durable create costs in Node here at least; LevelDB: back-to-back synced chained batches of <clients> entries of the stored record\'s bytes, no HTTP.'] : []),
-    ...(etcd ? [`${etcd.version}, single member on loopback, fsync on; etcd3 client (one gRPC channel) with the same concurrency and values; JSON gateway: POST /v3/kv/put of the same values (base64 in JSON) over one keep-alive connection per client.`] : []),
+    ...(ctx.opts.ceilings
+      ? [
+          "Ceilings: bare node:http POST /echo (read, JSON.parse, JSON.stringify, 201) in its own process with the same client; bare durable echo: the same, answered once the JSON is in a synced LevelDB chained batch shared by the appends of one turn of the event loop (orchd's group commit, nothing else of orchd): what a durable create costs in Node here at least; LevelDB: back-to-back synced chained batches of <clients> entries of the stored record's bytes, no HTTP.",
+        ]
+      : []),
+    ...(etcd
+      ? [
+          `${etcd.version}, single member on loopback, fsync on; etcd3 client (one gRPC channel) with the same concurrency and values; JSON gateway: POST /v3/kv/put of the same values (base64 in JSON) over one keep-alive connection per client.`,
+        ]
+      : []),
     ...clients.flatMap((c) => [
       ...orchdRounds.get(c)!.flatMap((r, i) => errorNote(`orchd ${c} clients round ${i + 1}`, r)),
       ...(etcdRounds.get(c) ?? []).flatMap((r, i) => errorNote(`etcd ${c} clients round ${i + 1}`, r)),
@@ -175,7 +193,11 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
 
   const median = (m: Map<number, RunResult[]>, c: number) => medianRun(m.get(c)!);
   const throughput: Series[] = [{ name: 'orchd', points: clients.map((c) => [c, median(orchdRounds, c).throughput]) }];
-  if (etcd) throughput.push({ name: 'etcd', points: clients.map((c) => [c, median(etcdRounds, c).throughput]) }, { name: 'etcd JSON gateway', points: clients.map((c) => [c, median(gatewayRounds, c).throughput]) });
+  if (etcd)
+    throughput.push(
+      { name: 'etcd', points: clients.map((c) => [c, median(etcdRounds, c).throughput]) },
+      { name: 'etcd JSON gateway', points: clients.map((c) => [c, median(gatewayRounds, c).throughput]) },
+    );
   if (ctx.opts.ceilings) {
     throughput.push({ name: 'bare node:http', points: clients.map((c) => [c, httpRuns.get(c)!.throughput]) });
     throughput.push({ name: 'bare durable echo', points: clients.map((c) => [c, durableRuns.get(c)!.throughput]) });
@@ -192,7 +214,13 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
       clients.map((c) => timelineSeries(`${c} clients`, median(orchdRounds, c).latency, median(orchdRounds, c).windowMs)),
     ),
   ];
-  if (etcd) plots.push(histogramPlot('etcd put latency histogram (median round)', clients.map((c) => histogramSeries(`${c} clients`, median(etcdRounds, c).latency))));
+  if (etcd)
+    plots.push(
+      histogramPlot(
+        'etcd put latency histogram (median round)',
+        clients.map((c) => histogramSeries(`${c} clients`, median(etcdRounds, c).latency)),
+      ),
+    );
 
   const tables = [
     { title: 'writes: create Events over HTTP keep-alive', columns, rows, notes },

@@ -29,9 +29,7 @@ export function startCertificates(kc: KubeConfig, o: { namespace: string; identi
   const custom = kc.makeApiClient(CustomObjectsApi);
   const core = kc.makeApiClient(CoreV1Api);
   const objects = KubernetesObjectApi.makeApiClient(kc);
-  const informer = makeInformer<Certificate>(kc, `/apis/example.com/v1/namespaces/${o.namespace}/certificates`, () =>
-    custom.listNamespacedCustomObject({ ...CERTIFICATES, namespace: o.namespace }),
-  );
+  const informer = makeInformer<Certificate>(kc, `/apis/example.com/v1/namespaces/${o.namespace}/certificates`, () => custom.listNamespacedCustomObject({ ...CERTIFICATES, namespace: o.namespace }));
   let stopped = false;
 
   /** Leader election's first step: create the Lease, or take it over with its resourceVersion (a 409 means another won). */
@@ -64,21 +62,40 @@ export function startCertificates(kc: KubeConfig, o: { namespace: string; identi
     if (cert.metadata!.deletionTimestamp) {
       if (!cert.metadata!.finalizers?.includes(FINALIZER)) return;
       await core.deleteNamespacedSecret({ name: cert.spec.secretName, namespace: o.namespace }).catch(ignore(404));
-      await custom.replaceNamespacedCustomObject({ ...CERTIFICATES, namespace: o.namespace, name: name!, body: { ...cert, metadata: { ...cert.metadata, finalizers: cert.metadata!.finalizers.filter((f) => f !== FINALIZER) } } });
+      await custom.replaceNamespacedCustomObject({
+        ...CERTIFICATES,
+        namespace: o.namespace,
+        name: name!,
+        body: { ...cert, metadata: { ...cert.metadata, finalizers: cert.metadata!.finalizers.filter((f) => f !== FINALIZER) } },
+      });
       return;
     }
     if (!cert.metadata!.finalizers?.includes(FINALIZER)) {
       // The write carries the resourceVersion read: a replace of a custom resource must (422 without it).
-      await custom.replaceNamespacedCustomObject({ ...CERTIFICATES, namespace: o.namespace, name: name!, body: { ...cert, metadata: { ...cert.metadata, finalizers: [...(cert.metadata!.finalizers ?? []), FINALIZER] } } });
+      await custom.replaceNamespacedCustomObject({
+        ...CERTIFICATES,
+        namespace: o.namespace,
+        name: name!,
+        body: { ...cert, metadata: { ...cert.metadata, finalizers: [...(cert.metadata!.finalizers ?? []), FINALIZER] } },
+      });
       return; // the informer brings the new version
     }
     if (cert.status?.ready && cert.status.observedGeneration === cert.metadata!.generation) return;
-    const secret = { metadata: { name: cert.spec.secretName, ownerReferences: [{ apiVersion: 'example.com/v1', kind: 'Certificate', name: name!, uid: cert.metadata!.uid!, controller: true }] }, type: 'kubernetes.io/tls', stringData: { 'tls.crt': `CERT for ${cert.spec.commonName}`, 'tls.key': 'KEY' } };
+    const secret = {
+      metadata: { name: cert.spec.secretName, ownerReferences: [{ apiVersion: 'example.com/v1', kind: 'Certificate', name: name!, uid: cert.metadata!.uid!, controller: true }] },
+      type: 'kubernetes.io/tls',
+      stringData: { 'tls.crt': `CERT for ${cert.spec.commonName}`, 'tls.key': 'KEY' },
+    };
     await core.createNamespacedSecret({ namespace: o.namespace, body: secret }).catch(async (err: unknown) => {
       if (codeOf(err) !== 409) throw err;
       await core.replaceNamespacedSecret({ name: cert.spec.secretName, namespace: o.namespace, body: secret });
     });
-    await custom.replaceNamespacedCustomObjectStatus({ ...CERTIFICATES, namespace: o.namespace, name: name!, body: { ...cert, status: { ready: true, observedGeneration: cert.metadata!.generation } } });
+    await custom.replaceNamespacedCustomObjectStatus({
+      ...CERTIFICATES,
+      namespace: o.namespace,
+      name: name!,
+      body: { ...cert, status: { ready: true, observedGeneration: cert.metadata!.generation } },
+    });
     await event(cert, 'Issued', `Certificate issued into Secret ${cert.spec.secretName}`);
   };
 

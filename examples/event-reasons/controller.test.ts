@@ -72,9 +72,19 @@ describe('event-reasons controller', () => {
     await objects.create(event('a', 'BackOff'));
     await objects.create(event('b', 'BackOff'));
     await objects.create(event('c', 'Started'));
-    expect(await eventually(() => summaryOf('default'), (s) => s === '{"BackOff":2,"Started":1}')).toBe('{"BackOff":2,"Started":1}');
+    expect(
+      await eventually(
+        () => summaryOf('default'),
+        (s) => s === '{"BackOff":2,"Started":1}',
+      ),
+    ).toBe('{"BackOff":2,"Started":1}');
     await objects.delete({ apiVersion: 'events.orch.io/v1', kind: 'Event', metadata: { name: 'a', namespace: 'default' } });
-    expect(await eventually(() => summaryOf('default'), (s) => s === '{"BackOff":1,"Started":1}')).toBe('{"BackOff":1,"Started":1}');
+    expect(
+      await eventually(
+        () => summaryOf('default'),
+        (s) => s === '{"BackOff":1,"Started":1}',
+      ),
+    ).toBe('{"BackOff":1,"Started":1}');
   });
 
   it('starts from a clean server: what the tests before wrote is gone', async () => {

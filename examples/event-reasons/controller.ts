@@ -18,7 +18,10 @@ interface Event extends KubernetesObject {
 
 /** A label value can hold at most 63 characters of [A-Za-z0-9_.-], starting and ending alphanumeric. */
 export function reasonLabel(reason: string | undefined): string {
-  const v = (reason ?? '').replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 63).replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, '');
+  const v = (reason ?? '')
+    .replace(/[^A-Za-z0-9_.-]/g, '_')
+    .slice(0, 63)
+    .replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, '');
   return v || 'none';
 }
 

@@ -19,8 +19,7 @@ export const REVIEW_VERSIONS = ['v1', 'v1beta1'] as const;
 export type ReviewVersion = (typeof REVIEW_VERSIONS)[number];
 
 /** The first version the webhook accepts that this server speaks. */
-export const reviewVersionFor = (accepted: readonly string[]): ReviewVersion | undefined =>
-  accepted.find((v): v is ReviewVersion => (REVIEW_VERSIONS as readonly string[]).includes(v));
+export const reviewVersionFor = (accepted: readonly string[]): ReviewVersion | undefined => accepted.find((v): v is ReviewVersion => (REVIEW_VERSIONS as readonly string[]).includes(v));
 
 /** What the webhook is called for: the request's resource, or an equivalent version of it (matchPolicy Equivalent). */
 export interface Invocation {

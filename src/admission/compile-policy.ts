@@ -51,8 +51,7 @@ export interface PolicySchemas {
   namespace?: CelSchema;
 }
 
-export const toCompiled = (r: CompileResult): Compiled =>
-  r.ok ? { program: r.program } : { error: `compilation error: ${r.errors.map(fieldErrorText).join('; ')}` };
+export const toCompiled = (r: CompileResult): Compiled => (r.ok ? { program: r.program } : { error: `compilation error: ${r.errors.map(fieldErrorText).join('; ')}` });
 
 export const failurePolicyOf = (spec: unknown): 'Fail' | 'Ignore' => (stringAt(spec, 'failurePolicy') === 'Ignore' ? 'Ignore' : 'Fail');
 
@@ -91,9 +90,7 @@ export function compilePolicy(policy: KubeObject, schemas: PolicySchemas): Compi
       expression,
       check: toCompiled(compiler.compile(expression, { fieldPath: `spec.validations[${i}].expression`, returns: ['bool'] })),
       message: stringAt(v, 'message'),
-      ...(messageExpression
-        ? { messageExpression: toCompiled(compiler.compile(messageExpression, { fieldPath: `spec.validations[${i}].messageExpression`, returns: ['string'] })) }
-        : {}),
+      ...(messageExpression ? { messageExpression: toCompiled(compiler.compile(messageExpression, { fieldPath: `spec.validations[${i}].messageExpression`, returns: ['string'] })) } : {}),
       reason: stringAt(v, 'reason') || 'Invalid',
     };
   });

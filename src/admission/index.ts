@@ -44,8 +44,7 @@ export function admissionFor(store: StoreReads, kinds: readonly KindStrategy[], 
   if (webhookKind) mutating.push(new MutatingWebhooks(store, webhookKind, opts));
   if (!validating && mutating.length === 0) return undefined;
   const namespaceKind = kinds.find((k) => k.group === '' && k.kind === 'Namespace');
-  const attributes = (...[op, kind, obj, old, opts]: Parameters<AdmissionHooks['mutate']>) =>
-    admissionAttributes(store, namespaceKind, op, kind, obj, old, currentAdmissionContext().user, opts);
+  const attributes = (...[op, kind, obj, old, opts]: Parameters<AdmissionHooks['mutate']>) => admissionAttributes(store, namespaceKind, op, kind, obj, old, currentAdmissionContext().user, opts);
   // One span per phase, a child of the request's (see src/http/request-span.ts). A phase with
   // nothing to run in a request whose span is not recorded (no tracing, or not sampled) skips the
   // span and its async wrapper: most writes, and a span nobody sees.

@@ -227,4 +227,3 @@ function denial(kind: KindStrategy, name: string, f: Failure): AdmissionError {
       : `ValidatingAdmissionPolicy '${f.policy}' with binding '${f.binding}' denied request: ${f.message}`;
   return new AdmissionError('Forbidden', message, { target: qualified(kind, name), reason: f.reason, status: codeOf(f.reason), causes: [{ message }] });
 }
-

@@ -86,9 +86,7 @@ export class WebhookClient {
     }
     const caBundle = stringAt(clientConfig, 'caBundle');
     const agent = this.agentFor(caBundle ? Buffer.from(caBundle, 'base64') : undefined, creds);
-    const reply = await outboundCall('admission.webhook', { 'server.address': url.host }, (trace) =>
-      this.send(target, agent, { ...headers, ...trace }, JSON.stringify(review), timeoutSeconds * 1000),
-    );
+    const reply = await outboundCall('admission.webhook', { 'server.address': url.host }, (trace) => this.send(target, agent, { ...headers, ...trace }, JSON.stringify(review), timeoutSeconds * 1000));
     const isText = /^text\//i.test(reply.contentType);
     if (reply.code < 200 || reply.code > 299) {
       let message = genericServerResponse(reply.code, reply.text, isText);

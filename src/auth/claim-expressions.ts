@@ -61,9 +61,7 @@ export function compileJwtExpressions(a: JWTAuthenticator, compiler: ExpressionC
   const empty: JwtExpressions = { extra: [], claimRules: [], userRules: [] };
   if (fields.length === 0) return empty;
   if (!compiler) {
-    throw new Error(
-      fields.map((f) => `${path}.${f.field}: Unsupported value: CEL expressions in the authentication configuration are not supported yet by this server`).join('\n'),
-    );
+    throw new Error(fields.map((f) => `${path}.${f.field}: Unsupported value: CEL expressions in the authentication configuration are not supported yet by this server`).join('\n'));
   }
   const problems: string[] = [];
   const compile = (field: string, expression: string, variable: 'claims' | 'user', returns?: ReturnType): Program => {

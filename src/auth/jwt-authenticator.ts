@@ -10,26 +10,8 @@
  */
 import type { Agent as HttpsAgent } from 'node:https';
 import type { JWTAuthenticator as JWTAuthenticatorConfig } from '../config/authentication.js';
-import {
-  ClaimError,
-  checkRegisteredClaims,
-  checkRequiredClaims,
-  groupsFromClaim,
-  uidFromClaim,
-  untrustedIssuer,
-  usernameFromClaim,
-  type Claims,
-} from './claims.js';
-import {
-  checkClaimRules,
-  checkUserRules,
-  compileJwtExpressions,
-  evalExtra,
-  evalString,
-  evalStringList,
-  type ExpressionCompiler,
-  type JwtExpressions,
-} from './claim-expressions.js';
+import { ClaimError, checkRegisteredClaims, checkRequiredClaims, groupsFromClaim, uidFromClaim, untrustedIssuer, usernameFromClaim, type Claims } from './claims.js';
+import { checkClaimRules, checkUserRules, compileJwtExpressions, evalExtra, evalString, evalStringList, type ExpressionCompiler, type JwtExpressions } from './claim-expressions.js';
 import { issuerClient, type GetJson } from './issuer-client.js';
 import { directEgress, type Egress } from '../egress/egress.js';
 import { RemoteKeySet } from './jwks.js';

@@ -13,8 +13,7 @@ export interface ProviderMetadata {
   jwksUri: string;
 }
 
-export const discoveryLocation = (issuerUrl: string, discoveryURL?: string): string =>
-  discoveryURL ?? issuerUrl.replace(/\/+$/, '') + WELL_KNOWN_PATH;
+export const discoveryLocation = (issuerUrl: string, discoveryURL?: string): string => discoveryURL ?? issuerUrl.replace(/\/+$/, '') + WELL_KNOWN_PATH;
 
 export async function discover(get: GetJson, issuerUrl: string, discoveryURL?: string): Promise<ProviderMetadata> {
   const where = discoveryLocation(issuerUrl, discoveryURL);

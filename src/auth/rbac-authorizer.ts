@@ -59,15 +59,14 @@ function ruleAllows(a: AuthorizationAttributes, rule: RbacPolicyRule): boolean {
   if (!has(rule.verbs, a.verb)) return false;
   if (!a.isResourceRequest) return nonResourceURLMatches(rule.nonResourceURLs ?? [], a.path ?? '');
   const sub = a.subresource ?? '';
-  const combined = sub ? `${a.resource ?? ''}/${sub}` : a.resource ?? '';
+  const combined = sub ? `${a.resource ?? ''}/${sub}` : (a.resource ?? '');
   const resourceMatches = (rule.resources ?? []).some((r) => r === ALL || r === combined || (sub !== '' && r === `*/${sub}`));
   const names = rule.resourceNames ?? [];
   return has(rule.apiGroups, a.apiGroup ?? '') && resourceMatches && (names.length === 0 || names.includes(a.name ?? ''));
 }
 
 /** A trailing `*` is a prefix match: `/apis/*` allows `/apis/events.orch.io/v1`. */
-const nonResourceURLMatches = (urls: readonly string[], path: string): boolean =>
-  urls.some((u) => u === ALL || u === path || (u.endsWith('*') && path.startsWith(u.replace(/\*+$/, ''))));
+const nonResourceURLMatches = (urls: readonly string[], path: string): boolean => urls.some((u) => u === ALL || u === path || (u.endsWith('*') && path.startsWith(u.replace(/\*+$/, ''))));
 
 /** A RoleBinding's service account without a namespace is one of the binding's namespace. */
 export function appliesTo(user: AuthorizationAttributes['user'], s: RbacSubject, bindingNamespace: string): boolean {

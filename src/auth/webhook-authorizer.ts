@@ -140,9 +140,7 @@ export class WebhookAuthorizer implements Authorizer {
         return this.onError(`Post "${this.connection.server.href}": ${timedOut ? `timed out after ${this.config.timeoutMs}ms` : (err as Error).message}`);
       }
     }
-    const ttl = status.allowed
-      ? this.config.cacheAuthorizedRequests ? this.config.authorizedTTLMs : 0
-      : this.config.cacheUnauthorizedRequests ? this.config.unauthorizedTTLMs : 0;
+    const ttl = status.allowed ? (this.config.cacheAuthorizedRequests ? this.config.authorizedTTLMs : 0) : this.config.cacheUnauthorizedRequests ? this.config.unauthorizedTTLMs : 0;
     if (cache && ttl > 0) this.remember(key, status, ttl);
     return decisionOf(status);
   }
@@ -220,7 +218,23 @@ export class WebhookAuthorizer implements Authorizer {
  */
 function cacheKey(a: AuthorizationAttributes): string {
   const u = a.user;
-  return JSON.stringify([u.username, u.uid, u.groups, u.extra, a.verb, a.isResourceRequest, a.apiGroup, a.apiVersion, a.resource, a.subresource, a.namespace, a.name, a.fieldSelector, a.labelSelector, a.path]);
+  return JSON.stringify([
+    u.username,
+    u.uid,
+    u.groups,
+    u.extra,
+    a.verb,
+    a.isResourceRequest,
+    a.apiGroup,
+    a.apiVersion,
+    a.resource,
+    a.subresource,
+    a.namespace,
+    a.name,
+    a.fieldSelector,
+    a.labelSelector,
+    a.path,
+  ]);
 }
 
 function cacheable(a: AuthorizationAttributes): boolean {

@@ -17,7 +17,25 @@ export const MAX_REQUEST_BYTES = 3 * 1024 * 1024;
 const STRING_FACTOR = 0.1;
 const REGEX_FACTOR = 0.25;
 const COMPREHENSIONS = new Set(['all', 'exists', 'exists_one', 'map', 'filter']);
-const STRING_METHODS = new Set(['contains', 'startsWith', 'endsWith', 'lowerAscii', 'upperAscii', 'trim', 'replace', 'split', 'substring', 'indexOf', 'lastIndexOf', 'charAt', 'join', 'format', 'reverse', 'quote', 'size']);
+const STRING_METHODS = new Set([
+  'contains',
+  'startsWith',
+  'endsWith',
+  'lowerAscii',
+  'upperAscii',
+  'trim',
+  'replace',
+  'split',
+  'substring',
+  'indexOf',
+  'lastIndexOf',
+  'charAt',
+  'join',
+  'format',
+  'reverse',
+  'quote',
+  'size',
+]);
 // matches is compiled to the RE2 implementation (regex-calls.ts) before it is estimated.
 const REGEX_METHODS = new Set(['matches', RE2_MATCHES, 'find', 'findAll']);
 const LIST_METHODS = new Set(['isSorted', 'sum', 'min', 'max', 'indexOf', 'lastIndexOf', 'distinct', 'sort', 'flatten', 'reverse', 'slice', 'join']);

@@ -10,8 +10,27 @@
 
 /** The words CEL's lexer reserves: no identifier may be one of them. */
 const RESERVED = new Set([
-  'true', 'false', 'null', 'in', 'as', 'break', 'const', 'continue', 'else', 'for', 'function', 'if',
-  'import', 'let', 'loop', 'package', 'namespace', 'return', 'var', 'void', 'while',
+  'true',
+  'false',
+  'null',
+  'in',
+  'as',
+  'break',
+  'const',
+  'continue',
+  'else',
+  'for',
+  'function',
+  'if',
+  'import',
+  'let',
+  'loop',
+  'package',
+  'namespace',
+  'return',
+  'var',
+  'void',
+  'while',
 ]);
 
 const PLAIN = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -25,4 +44,3 @@ export function escapeProperty(name: string): string | undefined {
   if (!ESCAPABLE.test(name) || /^[0-9]/.test(name)) return undefined;
   return name.replace(/__|[./-]/g, (s) => ESCAPES[s]!);
 }
-

@@ -11,4 +11,13 @@ export { createCelEnvironment } from './environment.js';
 export { typeName as celTypeName } from './lib/common.js';
 export type { Authorizer, CelAuthorizer, AuthorizationAttributes, AuthorizationDecision, CelUserInfo } from './lib/authorizer.js';
 export { bindRegexCalls, regexProblemText } from './regex-calls.js';
-export { compileSchemaRule, runSchemaRule, runMessageExpression, SchemaRuleScope, SCHEMA_RULE_CALL_LIMIT, SCHEMA_RULES_OBJECT_BUDGET, type CompiledSchemaRule, type RuleBudget } from './schema-rules.js';
+export {
+  compileSchemaRule,
+  runSchemaRule,
+  runMessageExpression,
+  SchemaRuleScope,
+  SCHEMA_RULE_CALL_LIMIT,
+  SCHEMA_RULES_OBJECT_BUDGET,
+  type CompiledSchemaRule,
+  type RuleBudget,
+} from './schema-rules.js';

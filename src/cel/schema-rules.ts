@@ -67,18 +67,13 @@ function compilerFor(schema: CelSchema | undefined, optionalOldSelf: boolean): P
 }
 
 /** Whether an expression names oldSelf (as an identifier, not a field or a string). */
-const readsOldSelf = (expression: string): boolean =>
-  tokenize(expression).some((t, i, all) => t.kind === 'ident' && t.text === 'oldSelf' && all[i - 1]?.text !== '.');
+const readsOldSelf = (expression: string): boolean => tokenize(expression).some((t, i, all) => t.kind === 'ident' && t.text === 'oldSelf' && all[i - 1]?.text !== '.');
 
 /**
  * Compiles one rule at fieldPath (`…x-kubernetes-validations[0]`): errors name `.rule` or
  * `.messageExpression` below it, in Kubernetes' words.
  */
-export function compileSchemaRule(
-  rule: { rule: string; messageExpression?: string; optionalOldSelf?: boolean },
-  schema: CelSchema | undefined,
-  fieldPath: string,
-): SchemaRuleResult {
+export function compileSchemaRule(rule: { rule: string; messageExpression?: string; optionalOldSelf?: boolean }, schema: CelSchema | undefined, fieldPath: string): SchemaRuleResult {
   const key = `${rule.optionalOldSelf === true}\0${rule.rule}\0${rule.messageExpression ?? ''}\0${schemaText(schema)}`;
   const hit = compiledRules.get(key);
   if (hit) return { ok: true, rule: hit };

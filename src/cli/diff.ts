@@ -39,7 +39,8 @@ ${TIME_NOTE}`,
     const seen = { differ: false };
     const print = async (a: DiffSide, b: DiffSide) => writeAll(io.out, printDiff(a, b, await diffFilter(asked, a, b), how, bar, seen)).finally(() => bar.stop());
     if ('sources' in sides) {
-      if (values['data-dir'] !== undefined || values.server !== undefined || values.file !== undefined) throw new UsageError('two histories name their own sources: give no --data-dir, --server or --file');
+      if (values['data-dir'] !== undefined || values.server !== undefined || values.file !== undefined)
+        throw new UsageError('two histories name their own sources: give no --data-dir, --server or --file');
       const [a, b] = sides.sources.map((s) => s.source);
       const parting = await partingOf(a, b);
       if (parting) io.err.write(`orchd diff: ${parting}\n`);
@@ -71,7 +72,14 @@ async function diffFilter(asked: Asked, a: DiffSide, b: DiffSide): Promise<State
  * side (each in key order, a kind at a time): neither is held whole, and an object whose revision
  * (in one history) or stored bytes (in two) are the same in both is not decoded.
  */
-async function* printDiff(a: DiffSide, b: DiffSide, filter: StateFilter, how: { format: string; tty: boolean; managedFields: boolean }, bar: Progress, seen: { differ: boolean }): AsyncIterable<string> {
+async function* printDiff(
+  a: DiffSide,
+  b: DiffSide,
+  filter: StateFilter,
+  how: { format: string; tty: boolean; managedFields: boolean },
+  bar: Progress,
+  seen: { differ: boolean },
+): AsyncIterable<string> {
   const yaml = how.format !== 'json-patch' ? await import('../timetravel/print/yaml-diff.js') : undefined;
   const same = a.history === b.history ? sameVersion : sameBytes;
   const [from, to] = [a, b].map((s) => (s.source === undefined ? String(s.rv) : `${s.rv} (${s.source})`));

@@ -34,7 +34,7 @@ export const exportCommand = command({
       const bar = progress(to - from, 'export', { stream: io.err });
       // A page at a time, one write each; the writer reuses the buffer once it is written.
       const write = async (b: Buffer) => {
-        if (fh) for (let at = 0; at < b.length; ) at += (await fh.write(b, at)).bytesWritten;
+        if (fh) for (let at = 0; at < b.length;) at += (await fh.write(b, at)).bytesWritten;
         else await new Promise<void>((resolve, reject) => io.out.write(b, (err) => (err ? reject(err) : resolve())));
       };
       try {

@@ -87,7 +87,8 @@ const isOption = (f: Flag): f is Option => 'value' in f;
 /** The words of a command line read by its table; 'help' when -h or --help is among them. */
 export function parseFlags<F extends Flags>(flags: F, args: string[], positionals: readonly [number, number] = [0, 0]): { values: Values<F>; positionals: string[] } | 'help' {
   const options: Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }> = { help: { type: 'boolean', short: 'h' } };
-  for (const [name, f] of Object.entries(flags)) options[name] = { type: isOption(f) ? 'string' : 'boolean', ...(f.short ? { short: f.short } : {}), ...(isOption(f) && f.multiple ? { multiple: true } : {}) };
+  for (const [name, f] of Object.entries(flags))
+    options[name] = { type: isOption(f) ? 'string' : 'boolean', ...(f.short ? { short: f.short } : {}), ...(isOption(f) && f.multiple ? { multiple: true } : {}) };
   let parsed;
   try {
     parsed = parseArgs({ args: joinDashValues(args, options), options, strict: true, allowPositionals: positionals[1] > 0 });

@@ -25,7 +25,7 @@ const FLAGS = {
   output: { value: 'FORMAT', short: 'o', default: 'table', help: 'table, yaml or json (one change per line)', parse: oneOf('table', 'yaml', 'json') },
   follow: { help: 'after the head, go on printing what is written, until interrupted' },
   faults: { help: 'the faults the server injected (orchd serve --faults; faults.jsonl in --data-dir), each after the write it followed' },
-  audit: { value: 'FILE', help: "an audit log of the server (orchd serve --audit-log-path): its refused writes are shown beside the changes, by time" },
+  audit: { value: 'FILE', help: 'an audit log of the server (orchd serve --audit-log-path): its refused writes are shown beside the changes, by time' },
   ...SHOW,
 } as const satisfies Flags;
 
@@ -52,7 +52,16 @@ export const logCommand = command({
     let last = await withHistory(values, io, async (h) => {
       const { from, to } = await rangeNoted(h, values.from, values.to, io, true);
       // A custom kind is named by the CRDs of the versions shown (the ends first: they are read quickest).
-      filter = await filterIn(h, asked, [{ from: to, to }, { from, to: from }, { from, to }], values.name);
+      filter = await filterIn(
+        h,
+        asked,
+        [
+          { from: to, to },
+          { from, to: from },
+          { from, to },
+        ],
+        values.name,
+      );
       const bar = progress(to - from + 1, 'log', { stream: io.err, out: io.out });
       const logged = values.audit === undefined ? h.changes(from, to, filter) : await besideRefusals(h, from, to, filter, values.audit);
       const changes = only(reported(values.faults ? await besideFaults(logged, values['data-dir']!, h, from, to, filter) : logged, from, bar));
@@ -79,7 +88,10 @@ export const logCommand = command({
 
 /** ADDED, MODIFIED, DELETED, any case, comma-separated. */
 function eventTypes(text: string): Change['type'][] {
-  return text.split(',').filter(Boolean).map((t) => oneOf('ADDED', 'MODIFIED', 'DELETED')(t.toUpperCase()));
+  return text
+    .split(',')
+    .filter(Boolean)
+    .map((t) => oneOf('ADDED', 'MODIFIED', 'DELETED')(t.toUpperCase()));
 }
 
 /** The changes from..to with the audit log's refused writes of the same span between them. */

@@ -21,9 +21,15 @@ export const COMMANDS: Record<string, Entry> = {
   diff: { summary: 'What changed between two versions (or times), or between two histories (a fork and its original), object by object.', load: async () => (await import('./diff.js')).diffCommand },
   history: { summary: 'Every version of one object still in the log, with its diff, manager and time.', load: async () => (await import('./history.js')).historyCommand },
   export: { summary: 'Write a recording of the history from one version to another, to replay or read elsewhere.', load: async () => (await import('./export.js')).exportCommand },
-  replay: { summary: "Serve a recording's (or a data folder's) changes again as a read-only API server, at the recorded pace or faster, for a controller to watch.", load: async () => (await import('./replay.js')).replayCommand },
+  replay: {
+    summary: "Serve a recording's (or a data folder's) changes again as a read-only API server, at the recorded pace or faster, for a controller to watch.",
+    load: async () => (await import('./replay.js')).replayCommand,
+  },
   fork: { summary: 'Make a new data folder holding the history up to a version, for a writable server to go on from it.', load: async () => (await import('./fork.js')).forkCommand },
-  'rewrite-encryption': { summary: 'Re-encrypt every stored object with the first provider of the encryption configuration, offline, so an old key can be removed.', load: async () => (await import('./rewrite-encryption.js')).rewriteEncryptionCommand },
+  'rewrite-encryption': {
+    summary: 'Re-encrypt every stored object with the first provider of the encryption configuration, offline, so an old key can be removed.',
+    load: async () => (await import('./rewrite-encryption.js')).rewriteEncryptionCommand,
+  },
 };
 
 /** `orchd --help`: every command with its one line. */

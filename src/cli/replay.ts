@@ -47,7 +47,8 @@ Example: orchd replay incident.orchlog --pause-at 48000 --fork ./what-if   (step
     if (positionals[0] !== undefined && values.file !== undefined) throw new UsageError('give the recording once: as RECORDING or as --file');
     const recording = positionals[0] ?? values.file;
     // openHistory would name --server, which a replay does not read from.
-    if ((recording === undefined) === (values['data-dir'] === undefined)) throw new UsageError(`give exactly one source: a RECORDING (or --file) or --data-dir${recording === undefined ? '' : ', not both'}`);
+    if ((recording === undefined) === (values['data-dir'] === undefined))
+      throw new UsageError(`give exactly one source: a RECORDING (or --file) or --data-dir${recording === undefined ? '' : ', not both'}`);
     // Without a control port or a terminal, only a pause at --pause-at can start the fork.
     const forksAtPause = values.fork !== undefined && values['control-port'] === undefined && !process.stdin.isTTY;
     if (forksAtPause && values['pause-at'] === undefined) throw new UsageError('--fork is asked for on the control port or the terminal: give --control-port, or --pause-at to fork there');
@@ -92,7 +93,10 @@ Example: orchd replay incident.orchlog --pause-at 48000 --fork ./what-if   (step
       // serve is loaded before the replay closes: the port stays closed from the replay's close to the fork's listen, which the clients wait out.
       const serve = values.fork === undefined ? undefined : (await import('../serve.js')).serve;
       const serveFork: ServeFork<Running> = (o) => serve!({ ...o, host: '127.0.0.1', eventTtlSeconds: 3600 });
-      const forking = values.fork === undefined ? undefined : forkOnRequest(replay, { history, target: values.fork, source, isRecording: recording !== undefined, encryptionFile: values['encryption-provider-config'], logger, serve: serveFork });
+      const forking =
+        values.fork === undefined
+          ? undefined
+          : forkOnRequest(replay, { history, target: values.fork, source, isRecording: recording !== undefined, encryptionFile: values['encryption-provider-config'], logger, serve: serveFork });
       io.out.write(`serving ${replay.url}: the state at resourceVersion ${replay.initialVersion}, then entries ${replay.from}..${replay.to}\n`);
       if (controls) io.out.write(`controls at ${controls.url}: POST /pause, /resume, /step, /jump?to=RV${forking ? ', /fork' : ''}; GET /status\n`);
       if (forksAtPause) void forkAtPause(replay.control, () => ended || forking!.asked()).catch(() => undefined);

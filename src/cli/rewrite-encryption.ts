@@ -38,7 +38,13 @@ export async function rewriteEncryption(opts: { dataDir: string; config: Encrypt
   try {
     // Values sealed by a KMS plugin read back only through it.
     const waitMs = opts.kmsWaitMs ?? KMS_WAIT_MS;
-    if (!(await log.ready(waitMs))) throw new CommandError(`the KMS plugins did not answer within ${waitMs} ms: ${log.health().map((h) => h.problem).join('; ')}`);
+    if (!(await log.ready(waitMs)))
+      throw new CommandError(
+        `the KMS plugins did not answer within ${waitMs} ms: ${log
+          .health()
+          .map((h) => h.problem)
+          .join('; ')}`,
+      );
     await store.start();
     let rewritten = 0;
     // A snapshot of the keys: each rewrite adds a version of the key it writes.

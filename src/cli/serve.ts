@@ -65,10 +65,10 @@ const FLAGS = {
     parse: oneOf('leveldb', 'memory', 'etcd'),
   },
   'etcd-servers': { value: 'URLS', help: 'with --storage etcd: etcd client URLs, comma-separated (http://127.0.0.1:2379,http://127.0.0.1:22379)', parse: etcdServers },
-  'etcd-cafile': { value: 'FILE', help: 'with --etcd-servers https://…: the CA (PEM) etcd\'s certificate is checked against', parse: nonEmpty },
-  'etcd-certfile': { value: 'FILE', help: 'with --etcd-servers https://…: this client\'s certificate (PEM), for etcd\'s --client-cert-auth', parse: nonEmpty },
+  'etcd-cafile': { value: 'FILE', help: "with --etcd-servers https://…: the CA (PEM) etcd's certificate is checked against", parse: nonEmpty },
+  'etcd-certfile': { value: 'FILE', help: "with --etcd-servers https://…: this client's certificate (PEM), for etcd's --client-cert-auth", parse: nonEmpty },
   'etcd-keyfile': { value: 'FILE', help: 'the key (PEM) of --etcd-certfile', parse: nonEmpty },
-  'etcd-username': { value: 'NAME', help: 'with etcd\'s auth enabled: the etcd user orchd writes as (its password in --etcd-password-file)', parse: nonEmpty },
+  'etcd-username': { value: 'NAME', help: "with etcd's auth enabled: the etcd user orchd writes as (its password in --etcd-password-file)", parse: nonEmpty },
   'etcd-password-file': { value: 'FILE', help: 'the file holding the password of --etcd-username', parse: nonEmpty },
   'event-ttl': { value: 'DURATION', default: '1h', help: 'how long Events are kept after their last write', parse: durationMs },
   'history-retention': {
@@ -88,7 +88,10 @@ const FLAGS = {
   },
   'max-mutating-requests-inflight': { value: 'N', default: String(DEFAULT_INFLIGHT_LIMITS.maxMutatingRequestsInflight), help: 'the same for writes (0: no limit)', parse: requestCount },
   'request-timeout': { value: 'DURATION', default: '1m0s', help: "how long a request's headers and body may take to arrive (headers: at most 32s, as kube-apiserver)", parse: positiveDurationMs },
-  'authentication-config': { value: 'FILE', help: 'AuthenticationConfiguration: JWT authenticators, anonymous (with it, orchd serves HTTPS; without a certificate it makes a self-signed one in the data folder, apiserver.crt)' },
+  'authentication-config': {
+    value: 'FILE',
+    help: 'AuthenticationConfiguration: JWT authenticators, anonymous (with it, orchd serves HTTPS; without a certificate it makes a self-signed one in the data folder, apiserver.crt)',
+  },
   'authorization-config': { value: 'FILE', help: 'AuthorizationConfiguration: the authorizer chain (without it, every request is allowed)' },
   'encryption-provider-config': { value: 'FILE', help: 'EncryptionConfiguration: encryption at rest (aesgcm, aescbc, secretbox, identity, kms v2 plugins on unix sockets)' },
   'encryption-provider-config-automatic-reload': {
@@ -97,11 +100,18 @@ const FLAGS = {
   'egress-selector-config-file': { value: 'FILE', help: 'EgressSelectorConfiguration: outbound connections' },
   'tracing-config-file': { value: 'FILE', help: 'TracingConfiguration: span export' },
   'admission-control-config-file': { value: 'FILE', help: 'AdmissionConfiguration: admission plugin settings' },
-  'audit-log-path': { value: 'FILE', help: 'append an audit log there (- for stdout): one audit.k8s.io Event per request, as JSON lines (verb, user, object, answer, admission annotations)', parse: nonEmpty },
+  'audit-log-path': {
+    value: 'FILE',
+    help: 'append an audit log there (- for stdout): one audit.k8s.io Event per request, as JSON lines (verb, user, object, answer, admission annotations)',
+    parse: nonEmpty,
+  },
   'audit-policy-file': { value: 'FILE', help: 'Policy (audit.orch.io/v1): which requests the audit log records, at None or Metadata level (default: every request at Metadata)' },
   'tls-cert-file': { value: 'FILE', help: 'serving certificate (PEM), with --tls-private-key-file' },
   'tls-private-key-file': { value: 'FILE', help: "the serving certificate's key (PEM)" },
-  faults: { value: 'FILE', help: 'FaultConfiguration (apiserver.config.orch.io/v1alpha1): faults injected on demand, from a seed, for controllers\' tests; GET|PUT|DELETE /debug/faults reads, replaces and clears them' },
+  faults: {
+    value: 'FILE',
+    help: "FaultConfiguration (apiserver.config.orch.io/v1alpha1): faults injected on demand, from a seed, for controllers' tests; GET|PUT|DELETE /debug/faults reads, replaces and clears them",
+  },
 } as const satisfies Flags;
 
 const NOTES = `Server configuration files (YAML or JSON). Each given file is read and validated before anything
@@ -117,7 +127,13 @@ export function serveOptions(v: Values<typeof FLAGS>): Omit<ServeOptions, 'logge
   if (v.storage === 'etcd' && v['etcd-servers'] === undefined) throw new UsageError('--storage etcd needs --etcd-servers (e.g. http://127.0.0.1:2379)');
   if (v.storage !== 'etcd' && v['etcd-servers'] !== undefined) throw new UsageError('--etcd-servers must be set with --storage etcd');
   const etcdTls = { caFile: v['etcd-cafile'], certFile: v['etcd-certfile'], keyFile: v['etcd-keyfile'] };
-  const given = { 'etcd-cafile': etcdTls.caFile, 'etcd-certfile': etcdTls.certFile, 'etcd-keyfile': etcdTls.keyFile, 'etcd-username': v['etcd-username'], 'etcd-password-file': v['etcd-password-file'] };
+  const given = {
+    'etcd-cafile': etcdTls.caFile,
+    'etcd-certfile': etcdTls.certFile,
+    'etcd-keyfile': etcdTls.keyFile,
+    'etcd-username': v['etcd-username'],
+    'etcd-password-file': v['etcd-password-file'],
+  };
   const etcdFlags = Object.keys(given).filter((f) => given[f as keyof typeof given] !== undefined);
   const anyTls = etcdTls.caFile !== undefined || etcdTls.certFile !== undefined;
   if (v['etcd-servers'] === undefined && etcdFlags.length > 0) throw new UsageError(`--${etcdFlags[0]} must be set with --etcd-servers`);

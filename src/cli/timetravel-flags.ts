@@ -27,7 +27,11 @@ export const SOURCE = {
 } as const satisfies Flags;
 
 export const FILTERS = {
-  kind: { value: 'KIND', multiple: true, help: 'only this kind (as kubectl names it: events, ns, validatingadmissionpolicies.admissionregistration.orch.io, or a kind a CustomResourceDefinition of the versions read defines: webapps, wa, webapps.v1.apps.example.com); repeat or comma-separate for several' },
+  kind: {
+    value: 'KIND',
+    multiple: true,
+    help: 'only this kind (as kubectl names it: events, ns, validatingadmissionpolicies.admissionregistration.orch.io, or a kind a CustomResourceDefinition of the versions read defines: webapps, wa, webapps.v1.apps.example.com); repeat or comma-separate for several',
+  },
   namespace: { value: 'NS', short: 'n', help: 'only objects in this namespace' },
   selector: { value: 'SELECTOR', short: 'l', help: 'only objects whose labels match (app=x, tier in (a,b), !gone)' },
 } as const satisfies Flags;

@@ -84,7 +84,16 @@ function readPolicy(doc: JsonObject, _ctx: ReadContext, root: FieldPath): { valu
     if (nonResourceURLs.length > 0 && (resources.length > 0 || stringsOf(r, 'namespaces').length > 0)) {
       errs.push({ type: 'FieldValueInvalid', field: String(path.child('nonResourceURLs')), value: nonResourceURLs, detail: 'rules cannot apply to both regular resources and non-resource URLs' });
     }
-    return { level: level as AuditLevel, users: stringsOf(r, 'users'), userGroups: stringsOf(r, 'userGroups'), verbs: stringsOf(r, 'verbs'), resources, namespaces: stringsOf(r, 'namespaces'), nonResourceURLs, omitStages: stagesOf(r, path, errs) };
+    return {
+      level: level as AuditLevel,
+      users: stringsOf(r, 'users'),
+      userGroups: stringsOf(r, 'userGroups'),
+      verbs: stringsOf(r, 'verbs'),
+      resources,
+      namespaces: stringsOf(r, 'namespaces'),
+      nonResourceURLs,
+      omitStages: stagesOf(r, path, errs),
+    };
   });
   return { value: { rules, omitStages: stagesOf(doc, root, errs) }, errors: errs };
 }
@@ -122,7 +131,10 @@ function matches(rule: AuditRule, r: AuditedRequest): boolean {
   if (rule.resources.length === 0) return true;
   const named = res.subresource ? `${res.resource}/${res.subresource}` : res.resource;
   return rule.resources.some(
-    (g) => g.group === res.group && (g.resources.length === 0 || g.resources.includes(named) || g.resources.includes('*') || g.resources.includes(`*/${res.subresource ?? ''}`) || g.resources.includes(`${res.resource}/*`)) && anyOr(g.resourceNames, res.name),
+    (g) =>
+      g.group === res.group &&
+      (g.resources.length === 0 || g.resources.includes(named) || g.resources.includes('*') || g.resources.includes(`*/${res.subresource ?? ''}`) || g.resources.includes(`${res.resource}/*`)) &&
+      anyOr(g.resourceNames, res.name),
   );
 }
 

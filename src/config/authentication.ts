@@ -7,28 +7,10 @@
  * CEL expressions are only required to be non-empty (and unique where Kubernetes requires it) here;
  * compiling them against the claims and user variables comes with the CEL issue (9).
  */
-import {
-  FieldPath,
-  duplicate,
-  invalid,
-  required,
-  tooMany,
-  type FieldError,
-} from '../resources/field-errors.js';
+import { FieldPath, duplicate, invalid, required, tooMany, type FieldError } from '../resources/field-errors.js';
 import type { JsonObject } from '../resources/json-access.js';
 import { arrayOf, bool, obj, str, type Schema } from '../resources/schema.js';
-import {
-  Seen,
-  certificateAuthorityErrors,
-  domainPrefixedPathErrors,
-  httpsURLErrors,
-  objectOf,
-  objectsOf,
-  optBool,
-  optString,
-  stringOf,
-  stringsOf,
-} from './checks.js';
+import { Seen, certificateAuthorityErrors, domainPrefixedPathErrors, httpsURLErrors, objectOf, objectsOf, optBool, optString, stringOf, stringsOf } from './checks.js';
 import { V1, V1BETA1, type DocumentKind, type ReadContext } from './document.js';
 
 export type AudienceMatchPolicy = 'MatchAny';
@@ -129,8 +111,7 @@ function schemaFor(v1: boolean): Schema {
  * AST; until CEL lands this looks at the text (`claims.email`, `claims.?email`), which a string
  * literal holding those words can fool.
  */
-const selects = (expression: string, field: string): boolean =>
-  new RegExp(`\\bclaims\\s*\\.\\s*\\??\\s*${field}(?![A-Za-z0-9_])`).test(expression);
+const selects = (expression: string, field: string): boolean => new RegExp(`\\bclaims\\s*\\.\\s*\\??\\s*${field}(?![A-Za-z0-9_])`).test(expression);
 
 function readIssuer(o: JsonObject | undefined, path: FieldPath, errs: FieldError[]): Issuer {
   const url = stringOf(o, 'url');
@@ -215,12 +196,7 @@ function readPrefixed(o: JsonObject | undefined, path: FieldPath, isRequired: bo
   return { ...(claim ? { claim } : {}), ...(prefix !== undefined ? { prefix } : {}), ...(expression ? { expression } : {}) };
 }
 
-function readClaimMappings(
-  o: JsonObject | undefined,
-  path: FieldPath,
-  claimRules: ClaimValidationRule[],
-  errs: FieldError[],
-): ClaimMappings {
+function readClaimMappings(o: JsonObject | undefined, path: FieldPath, claimRules: ClaimValidationRule[], errs: FieldError[]): ClaimMappings {
   const username = readPrefixed(objectOf(o, 'username'), path.child('username'), true, errs);
   const groupsObj = objectOf(o, 'groups');
   const groups = groupsObj ? readPrefixed(groupsObj, path.child('groups'), false, errs) : undefined;
@@ -249,11 +225,7 @@ function readClaimMappings(
 
   // claims.email as a username must come with a check of claims.email_verified somewhere.
   if (username.expression && selects(username.expression, 'email')) {
-    const verified = [
-      username.expression,
-      ...extra.map((e) => e.valueExpression),
-      ...claimRules.flatMap((r) => ('expression' in r ? [r.expression] : [])),
-    ].some((e) => selects(e, 'email_verified'));
+    const verified = [username.expression, ...extra.map((e) => e.valueExpression), ...claimRules.flatMap((r) => ('expression' in r ? [r.expression] : []))].some((e) => selects(e, 'email_verified'));
     if (!verified) {
       errs.push(
         invalid(
@@ -320,4 +292,3 @@ export const authenticationDocument: DocumentKind<AuthenticationConfiguration> =
   schemas: { [V1BETA1]: schemaFor(false), [V1]: schemaFor(true) },
   read: readAuthentication,
 };
-

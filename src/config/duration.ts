@@ -3,7 +3,7 @@
  * metav1.Duration uses): an optional sign, then numbers with units, e.g. 1h, 30m, 90s, 1h30m, 500ms,
  * 1.5h, -2s, 100us. A bare "0" is the only number allowed without a unit. Returns seconds.
  */
-const unitSeconds: Record<string, number> = { ns: 1e-9, us: 1e-6, 'µs': 1e-6, 'μs': 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600 };
+const unitSeconds: Record<string, number> = { ns: 1e-9, us: 1e-6, µs: 1e-6, μs: 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600 };
 const term = /(\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|h|m|s)/y;
 
 export function parseDuration(text: string): number {

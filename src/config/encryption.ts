@@ -47,8 +47,7 @@ export function parseGroupResource(text: string): GroupResource {
   const dot = text.indexOf('.');
   return dot < 0 ? { group: '', resource: text } : { group: text.slice(dot + 1), resource: text.slice(0, dot) };
 }
-const groupResourceText = (gr: GroupResource): string =>
-  gr.group === '' && gr.resource === '*' ? '*.' : gr.group === '' ? gr.resource : `${gr.resource}.${gr.group}`;
+const groupResourceText = (gr: GroupResource): string => (gr.group === '' && gr.resource === '*' ? '*.' : gr.group === '' ? gr.resource : `${gr.resource}.${gr.group}`);
 const sameGR = (a: GroupResource, b: GroupResource) => a.group === b.group && a.resource === b.resource;
 
 function resourceNameErrors(names: string[], path: FieldPath): FieldError[] {
@@ -116,7 +115,7 @@ function readKMS(o: JsonObject, path: FieldPath, kmsNames: Seen, errs: FieldErro
   const endpoint = stringOf(o, 'endpoint');
   const timeoutMs = durationOf(o, 'timeout', path.child('timeout'), errs) ?? (optString(o, 'timeout') === undefined ? KMS_DEFAULT_TIMEOUT_MS : 0);
   const givenCache = optNumber(o, 'cachesize');
-  const cachesize = apiVersion === 'v1' ? givenCache ?? KMS_DEFAULT_CACHE_SIZE : givenCache;
+  const cachesize = apiVersion === 'v1' ? (givenCache ?? KMS_DEFAULT_CACHE_SIZE) : givenCache;
 
   if (name === '') errs.push(required(path.child('name'), 'name is a mandatory field for a provider'));
   if (apiVersion !== 'v1' && name.includes(':')) errs.push(invalid(path.child('name'), name, `invalid KMS provider name ${name}, must not contain ':'`));

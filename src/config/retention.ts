@@ -41,4 +41,3 @@ export function parseRetention(text: string): RetentionLimits {
   }
   return policy;
 }
-

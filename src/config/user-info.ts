@@ -11,4 +11,3 @@ export interface UserInfo {
   groups: string[];
   extra: Record<string, string[]>;
 }
-

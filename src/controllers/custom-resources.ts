@@ -153,9 +153,7 @@ class CustomResources {
   }
 
   private async writeStatus(name: string, conditions: Condition[], acceptedNames: CustomNames | undefined): Promise<void> {
-    await this.objects
-      .update(this.crdKind, undefined, name, (cur) => (cur ? withStatus(cur, conditions, acceptedNames) : cur!), { dryRun: false, subresource: 'status' })
-      .catch(tolerated);
+    await this.objects.update(this.crdKind, undefined, name, (cur) => (cur ? withStatus(cur, conditions, acceptedNames) : cur!), { dryRun: false, subresource: 'status' }).catch(tolerated);
   }
 
   /** A deleted CRD: Terminating, its objects deleted, then its finalizer removed (it goes, and its kind with it). */

@@ -20,22 +20,18 @@ const SWEEP_PAGE = 256;
  * restart the newest timestamp the object carries stands in: read once per object by the first sweep
  * and remembered, so sweeps do not decode every Event each time, nor leave them decoded in the view.
  */
-export function startEventExpiry(
-  objects: ObjectStore,
-  kind: KindStrategy,
-  ttlSeconds: number,
-  log: Logger,
-  sweepMs = Math.min(10_000, ttlSeconds * 100),
-): () => void {
+export function startEventExpiry(objects: ObjectStore, kind: KindStrategy, ttlSeconds: number, log: Logger, sweepMs = Math.min(10_000, ttlSeconds * 100)): () => void {
   const lastWrite = new Map<string, number>();
   const subs = new Subscription();
-  subs.add(objects.changes(kind).subscribe((batch) => {
-    const now = Date.now();
-    for (const c of batch) {
-      if (c.type === 'DELETED') lastWrite.delete(c.key);
-      else lastWrite.set(c.key, now);
-    }
-  }));
+  subs.add(
+    objects.changes(kind).subscribe((batch) => {
+      const now = Date.now();
+      for (const c of batch) {
+        if (c.type === 'DELETED') lastWrite.delete(c.key);
+        else lastWrite.set(c.key, now);
+      }
+    }),
+  );
   const sweep = async () => {
     const cutoff = Date.now() - ttlSeconds * 1000;
     const expired: KubeObject[] = [];
@@ -56,9 +52,7 @@ export function startEventExpiry(
       }
     }
     for (const o of expired) {
-      await objects
-        .delete(kind, o.metadata.namespace, o.metadata.name ?? '', { dryRun: false, preconditions: { resourceVersion: o.metadata.resourceVersion } })
-        .catch(() => undefined); // changed or gone meanwhile: the next sweep decides again
+      await objects.delete(kind, o.metadata.namespace, o.metadata.name ?? '', { dryRun: false, preconditions: { resourceVersion: o.metadata.resourceVersion } }).catch(() => undefined); // changed or gone meanwhile: the next sweep decides again
     }
   };
   // A tick that comes while a sweep of many Events is still going is dropped (exhaustMap), not queued.

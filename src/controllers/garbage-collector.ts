@@ -170,7 +170,7 @@ export function startGarbageCollector(objects: ObjectStore, kinds: readonly Kind
  * requests go through meanwhile; its consumer stops it between slices.
  */
 async function* indexInSlices(snapshot: Iterator<StoredObject>, index: (key: string, obj: KubeObject) => void): AsyncGenerator<void> {
-  for (let done = false; !done; ) {
+  for (let done = false; !done;) {
     for (let i = 0, until = performance.now() + SLICE_MS; i % 64 !== 0 || performance.now() < until; i++) {
       // The current state of each key: a change that waits re-indexes its key again, in order.
       const r = snapshot.next();

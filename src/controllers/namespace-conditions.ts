@@ -22,7 +22,11 @@ export interface NamespaceCondition {
  */
 export function namespaceConditions(r: Remaining, now: string): NamespaceCondition[] {
   const c = (type: string, status: 'True' | 'False', reason: string, message: string): NamespaceCondition => ({ type, status, lastTransitionTime: now, reason, message });
-  const sorted = (m: Map<string, number>, line: (key: string, n: number) => string) => [...m].map(([k, n]) => line(k, n)).sort().join(', ');
+  const sorted = (m: Map<string, number>, line: (key: string, n: number) => string) =>
+    [...m]
+      .map(([k, n]) => line(k, n))
+      .sort()
+      .join(', ');
   return [
     c('NamespaceDeletionDiscoveryFailure', 'False', 'ResourcesDiscovered', 'All resources successfully discovered'),
     c('NamespaceDeletionGroupVersionParsingFailure', 'False', 'ParsedGroupVersions', 'All legacy kube types successfully parsed'),
@@ -32,7 +36,12 @@ export function namespaceConditions(r: Remaining, now: string): NamespaceConditi
       : c('NamespaceContentRemaining', 'True', 'SomeResourcesRemain', `Some resources are remaining: ${sorted(r.byResource, (k, n) => `${k} has ${n} resource instances`)}`),
     r.byFinalizer.size === 0
       ? c('NamespaceFinalizersRemaining', 'False', 'ContentHasNoFinalizers', 'All content-preserving finalizers finished')
-      : c('NamespaceFinalizersRemaining', 'True', 'SomeFinalizersRemain', `Some content in the namespace has finalizers remaining: ${sorted(r.byFinalizer, (k, n) => `${k} in ${n} resource instances`)}`),
+      : c(
+          'NamespaceFinalizersRemaining',
+          'True',
+          'SomeFinalizersRemain',
+          `Some content in the namespace has finalizers remaining: ${sorted(r.byFinalizer, (k, n) => `${k} in ${n} resource instances`)}`,
+        ),
   ];
 }
 

@@ -37,10 +37,12 @@ export function startPolicyStatus(objects: ObjectStore, kinds: readonly KindStra
   };
 
   const check = async (name: string) => {
-    await objects.update(kind, undefined, name, (cur) => withStatus(cur, name), { dryRun: false, subresource: 'status' }).catch((err: unknown) => {
-      // Deleted meanwhile: nothing to report on.
-      if (!isRegistryError(err, 'NotFound')) throw err;
-    });
+    await objects
+      .update(kind, undefined, name, (cur) => withStatus(cur, name), { dryRun: false, subresource: 'status' })
+      .catch((err: unknown) => {
+        // Deleted meanwhile: nothing to report on.
+        if (!isRegistryError(err, 'NotFound')) throw err;
+      });
   };
 
   const stalePolicies = merge(

@@ -39,9 +39,7 @@ export const BOOTSTRAP_CLUSTER_ROLES: readonly KubeObject[] = [
     { apiGroups: ['*'], resources: ['*'], verbs: ['*'] },
     { nonResourceURLs: ['*'], verbs: ['*'] },
   ]),
-  clusterRoleOf('system:discovery', [
-    { nonResourceURLs: ['/api', '/api/*', '/apis', '/apis/*', '/healthz', '/livez', '/openapi', '/openapi/*', '/readyz', '/version', '/version/'], verbs: ['get'] },
-  ]),
+  clusterRoleOf('system:discovery', [{ nonResourceURLs: ['/api', '/api/*', '/apis', '/apis/*', '/healthz', '/livez', '/openapi', '/openapi/*', '/readyz', '/version', '/version/'], verbs: ['get'] }]),
   clusterRoleOf('system:basic-user', [
     { apiGroups: ['authorization.orch.io'], resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'], verbs: ['create'] },
     { apiGroups: ['authentication.orch.io'], resources: ['selfsubjectreviews'], verbs: ['create'] },

@@ -48,7 +48,10 @@ function parseRange(text: string): MediaRange | undefined {
   const slash = full.indexOf('/');
   if (slash <= 0) return undefined;
   const type = full.slice(0, slash).trim().toLowerCase();
-  const subtype = full.slice(slash + 1).trim().toLowerCase();
+  const subtype = full
+    .slice(slash + 1)
+    .trim()
+    .toLowerCase();
   if (!type || !subtype || /\s/.test(type + subtype) || (type === '*' && subtype !== '*')) return undefined;
   const params: Record<string, string> = {};
   let q = 1;

@@ -42,8 +42,7 @@ export function apiGroups(kinds: readonly KindStrategy[]): ApiGroup[] {
 }
 
 /** The kinds served at group/version. */
-export const kindsAt = (kinds: readonly KindStrategy[], group: string, version: string): KindStrategy[] =>
-  kinds.filter((k) => k.group === group && k.versions.includes(version));
+export const kindsAt = (kinds: readonly KindStrategy[], group: string, version: string): KindStrategy[] => kinds.filter((k) => k.group === group && k.versions.includes(version));
 
 /** The URL prefix of a group-version: /api/v1 or /apis/<group>/<version>. */
 export const prefixOf = (group: string, version: string): string => (group ? `/apis/${group}/${version}` : `/api/${version}`);

@@ -82,10 +82,7 @@ export function openTunnel(t: TunnelRequest): Promise<Duplex> {
         return resolve(socket);
       }
     };
-    const timer = setTimeout(
-      () => fail(new EgressError('EGRESS_PROXY_TIMEOUT', `egress proxy ${t.proxy}: no answer to CONNECT ${target} within ${t.timeoutMs} ms`)),
-      t.timeoutMs,
-    );
+    const timer = setTimeout(() => fail(new EgressError('EGRESS_PROXY_TIMEOUT', `egress proxy ${t.proxy}: no answer to CONNECT ${target} within ${t.timeoutMs} ms`)), t.timeoutMs);
     const cleanup = () => {
       clearTimeout(timer);
       socket.off(t.readyEvent, onReady);

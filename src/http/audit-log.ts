@@ -101,7 +101,9 @@ export class RequestAudit {
     const { level, omitStages } = auditLevelOf(sink.policy, {
       user: this.user,
       verb: a?.verb ?? (this.req.method ?? 'GET').toLowerCase(),
-      ...(a?.isResourceRequest ? { resource: { group: a.apiGroup ?? '', resource: a.resource ?? '', subresource: a.subresource, namespace: a.namespace, name: a.name } } : { path: a?.path ?? this.req.url?.split('?')[0] }),
+      ...(a?.isResourceRequest
+        ? { resource: { group: a.apiGroup ?? '', resource: a.resource ?? '', subresource: a.subresource, namespace: a.namespace, name: a.name } }
+        : { path: a?.path ?? this.req.url?.split('?')[0] }),
     });
     if (level === 'None' || omitStages.includes('ResponseComplete')) return;
     const forwarded = this.req.headers['x-forwarded-for'];

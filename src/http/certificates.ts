@@ -57,10 +57,12 @@ export function issueCertificateChain(o: {
 const ECDSA_WITH_SHA256 = '1.2.840.10045.4.3.2';
 
 /** The SHA-1 of the public key, as RFC 5280 4.2.1.2 suggests for key identifiers. */
-const keyIdentifier = (key: KeyObject): Buffer => createHash('sha1').update(key.export({ type: 'spki', format: 'der' })).digest();
+const keyIdentifier = (key: KeyObject): Buffer =>
+  createHash('sha1')
+    .update(key.export({ type: 'spki', format: 'der' }))
+    .digest();
 
-const extension = (extnID: string, critical: boolean, value: object): x509.Extension =>
-  new x509.Extension({ extnID, critical, extnValue: new OctetString(AsnConvert.serialize(value)) });
+const extension = (extnID: string, critical: boolean, value: object): x509.Extension => new x509.Extension({ extnID, critical, extnValue: new OctetString(AsnConvert.serialize(value)) });
 
 const commonName = (cn: string): x509.Name =>
   new x509.Name([new x509.RelativeDistinguishedName([new x509.AttributeTypeAndValue({ type: '2.5.4.3', value: new x509.AttributeValue({ utf8String: cn }) })])]);
@@ -98,4 +100,3 @@ export function generateSelfSigned(host: string, now = new Date()): { cert: stri
   });
   return { cert: chain.cert + chain.caPem, key: chain.key };
 }
-

@@ -41,5 +41,8 @@ function decodePath(raw: string): string {
   if (bad) throw badRequest(`invalid URL escape ${JSON.stringify(raw.slice(bad.index, bad.index + 3))}`);
   if (!raw.includes('%')) return raw;
   // The escapes as bytes (the parser lets no other byte above 0x7F into a target), read as UTF-8.
-  return Buffer.from(raw.replace(ESCAPE, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))), 'latin1').toString('utf8');
+  return Buffer.from(
+    raw.replace(ESCAPE, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))),
+    'latin1',
+  ).toString('utf8');
 }

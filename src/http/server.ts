@@ -108,13 +108,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
   let drained: (() => void) | undefined;
   const limiter = new InflightLimiter(opts.inflight ?? DEFAULT_INFLIGHT_LIMITS);
   const authenticator: Authenticator = opts.authenticator ?? new RequestAuthenticator(undefined);
-  opts.metrics.readAtScrape(() => [
-    ...objects.samples(opts.kinds),
-    ...(authenticator.samples?.() ?? []),
-    ...(authorizer.samples?.() ?? []),
-    ...limiter.samples(),
-    ...(faults?.samples() ?? []),
-  ]);
+  opts.metrics.readAtScrape(() => [...objects.samples(opts.kinds), ...(authenticator.samples?.() ?? []), ...(authorizer.samples?.() ?? []), ...limiter.samples(), ...(faults?.samples() ?? [])]);
   /** Kube's answer to failed authentication: the reason goes to the log, never to the client. */
   const unauthenticated = (req: IncomingMessage, reason: string): ApiError => {
     opts.logger.info('unable to authenticate the request', { method: req.method, path: req.url?.split('?')[0], reason });
@@ -150,10 +144,7 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
       if (!r) throw pathNotFound();
       switch (r.type) {
         case 'health':
-          return healthz(res, r.check, [
-            ...(r.check === 'readyz' && !ready ? [{ check: 'readyz', problem: notReady }] : []),
-            ...(r.check === 'livez' ? [] : (opts.healthChecks?.() ?? [])),
-          ]);
+          return healthz(res, r.check, [...(r.check === 'readyz' && !ready ? [{ check: 'readyz', problem: notReady }] : []), ...(r.check === 'livez' ? [] : (opts.healthChecks?.() ?? []))]);
         case 'metrics':
           return await sendMetrics(res, opts.metrics);
         case 'discovery':
@@ -177,10 +168,18 @@ export function createApiServer(opts: ApiServerOptions): ApiServer {
           if (r.kind.deprecationWarning) addWarnings(res, [r.kind.deprecationWarning]);
           // What the log keeps of each entry this request writes: who, how, with which field manager (a read writes nothing).
           const reads = req.method === 'GET' || req.method === 'HEAD';
-          const write = reads ? undefined : { verb: attributes?.verb ?? verb.toLowerCase(), ...(r.subresource ? { subresource: r.subresource } : {}), manager: url.searchParams.get('fieldManager') ?? managerFromUserAgent(req.headers['user-agent']) };
+          const write = reads
+            ? undefined
+            : {
+                verb: attributes?.verb ?? verb.toLowerCase(),
+                ...(r.subresource ? { subresource: r.subresource } : {}),
+                manager: url.searchParams.get('fieldManager') ?? managerFromUserAgent(req.headers['user-agent']),
+              };
           const admission = { user: auth.user, warn: (w: readonly string[]) => addWarnings(res, w), annotate: audited.annotate, ...(write ? { write } : {}) };
           const fault = faults?.active && attributes ? await faultsBefore(faults, attributes, req, res, url, r, audited.annotate) : undefined;
-          await asRequest(admission, () => handleResource({ req, res, url, route: r, out, server: context, user: auth.user, requestObject: audited.requestObject, annotate: audited.annotate, ...(fault ? { fault } : {}) }));
+          await asRequest(admission, () =>
+            handleResource({ req, res, url, route: r, out, server: context, user: auth.user, requestObject: audited.requestObject, annotate: audited.annotate, ...(fault ? { fault } : {}) }),
+          );
           return;
         }
       }

@@ -59,4 +59,3 @@ export function cutSlowClients(http: HttpServer, otherErrors: ClientErrorListene
     res.once('close', () => receiving.get(req.socket)?.res === res && receiving.delete(req.socket));
   };
 }
-

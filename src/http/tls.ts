@@ -33,7 +33,6 @@ export function needsTls(o: { host: string; given?: ServingCertificate; authenti
   return o.given !== undefined || o.authenticationConfigured || !isLoopback(o.host);
 }
 
-
 /** Why a kept self-signed pair cannot be used any more (undefined: it can). */
 function unusable(cert: Buffer, key: Buffer, host: string, now: Date): string | undefined {
   let x509: X509Certificate;

@@ -70,7 +70,6 @@ export abstract class AbstractLog extends LogSkeleton {
     return { seq, durable };
   }
 
-
   /** The batch's durability, its flush scheduled if none is. */
   private scheduled(batch: PendingBatch): Promise<void> {
     // setImmediate, not a microtask: every append of this turn of the event loop (e.g. all the

@@ -92,7 +92,7 @@ export async function* readParts(file: string, seq: number): AsyncIterable<PartB
 function* partFrames(file: string, fd: number, peek = 0): Iterable<{ at: number; length: number; peek?: Buffer }> {
   const total = fstatSync(fd).size;
   const frame = Buffer.alloc(PART_LENGTH_BYTES + peek);
-  for (let at = CHECKPOINT_HEAD_BYTES; at < total; ) {
+  for (let at = CHECKPOINT_HEAD_BYTES; at < total;) {
     const n = at + PART_LENGTH_BYTES <= total ? readSync(fd, frame, 0, frame.length, at) : 0;
     const length = n >= PART_LENGTH_BYTES ? frame.readUInt32BE(0) : Infinity;
     const from = at + PART_LENGTH_BYTES;
@@ -168,7 +168,7 @@ class PartFile {
       }
       out = this.slab.subarray(this.used, (this.used += n));
     }
-    for (let at = 0; at < n; ) {
+    for (let at = 0; at < n;) {
       const got = readSync(this.fd, out, at, n - at, from + at);
       if (got === 0) throw new Error(`checkpoint file ends at byte ${from + at}, inside a part`);
       at += got;

@@ -111,17 +111,31 @@ export function writeStoredRecord(b: Buffer, start: number, type: LogRecord['typ
   b[at++] = FIXSTR1;
   b[at++] = K;
   if (keyLength < 32) b[at++] = 0xa0 | keyLength;
-  else if (keyLength < 0x100) (b[at++] = 0xd9), (b[at++] = keyLength);
-  else if (keyLength < 0x10000) (b[at] = 0xda), b.writeUInt16BE(keyLength, at + 1), (at += 3);
-  else (b[at] = 0xdb), b.writeUInt32BE(keyLength, at + 1), (at += 5);
+  else if (keyLength < 0x100) {
+    b[at++] = 0xd9;
+    b[at++] = keyLength;
+  } else if (keyLength < 0x10000) {
+    b[at] = 0xda;
+    at = b.writeUInt16BE(keyLength, at + 1);
+  } else {
+    b[at] = 0xdb;
+    at = b.writeUInt32BE(keyLength, at + 1);
+  }
   at += b.write(key, at, 'utf8');
   if (writer) {
     b[at++] = FIXSTR1;
     b[at++] = W;
     const n = writer.length;
-    if (n < 0x100) (b[at++] = 0xc4), (b[at++] = n);
-    else if (n < 0x10000) (b[at] = 0xc5), b.writeUInt16BE(n, at + 1), (at += 3);
-    else (b[at] = 0xc6), b.writeUInt32BE(n, at + 1), (at += 5);
+    if (n < 0x100) {
+      b[at++] = 0xc4;
+      b[at++] = n;
+    } else if (n < 0x10000) {
+      b[at] = 0xc5;
+      at = b.writeUInt16BE(n, at + 1);
+    } else {
+      b[at] = 0xc6;
+      at = b.writeUInt32BE(n, at + 1);
+    }
     b.set(writer, at);
     at += n;
   }
@@ -242,9 +256,13 @@ const TIME_AT = HEAD.length;
 function readHeader(b: Buffer, start = 0, stop = b.length): { type: 'put' | 'delete'; time: number | undefined; key: string; valueAt: number; writerAt?: number; writerEnd?: number } | undefined {
   let at: number;
   let fields: number;
-  if (b[start] === MAP16 && b[start + 1] === 0 && b[start + 2] >= 3 && b[start + 2] <= 5) (fields = b[start + 2]), (at = start + 3);
-  else if (b[start] === MAP3) (fields = 3), (at = start + 1);
-  else return undefined;
+  if (b[start] === MAP16 && b[start + 1] === 0 && b[start + 2] >= 3 && b[start + 2] <= 5) {
+    fields = b[start + 2];
+    at = start + 3;
+  } else if (b[start] === MAP3) {
+    fields = 3;
+    at = start + 1;
+  } else return undefined;
   if (stop < at + 9 || b[at] !== FIXSTR1 || b[at + 1] !== T || b[at + 2] !== FIXSTR1) return undefined;
   const t = b[at + 3];
   if (t !== 0x70 && t !== 0x64) return undefined;
@@ -278,7 +296,8 @@ function readHeader(b: Buffer, start = 0, stop = b.length): { type: 'put' | 'del
   if (fields === 5) {
     if (end + 4 > stop || b[end] !== FIXSTR1 || b[end + 1] !== W) return undefined;
     const m = b[end + 2];
-    const [n, from] = m === 0xc4 ? [b[end + 3], end + 4] : m === 0xc5 && end + 5 <= stop ? [b.readUInt16BE(end + 3), end + 5] : m === 0xc6 && end + 7 <= stop ? [b.readUInt32BE(end + 3), end + 7] : [-1, 0];
+    const [n, from] =
+      m === 0xc4 ? [b[end + 3], end + 4] : m === 0xc5 && end + 5 <= stop ? [b.readUInt16BE(end + 3), end + 5] : m === 0xc6 && end + 7 <= stop ? [b.readUInt32BE(end + 3), end + 7] : [-1, 0];
     if (n < 0) return undefined;
     writer = { writerAt: from, writerEnd: from + n };
     end = from + n;
@@ -338,7 +357,7 @@ export function framePart(pieces: readonly Uint8Array[]): Uint8Array[] {
 /** Parts framed one after another (framePart) back as views of bytes. Throws on a cut frame. */
 export function unframeParts(bytes: Buffer): Buffer[] {
   const parts: Buffer[] = [];
-  for (let at = 0; at < bytes.length; ) {
+  for (let at = 0; at < bytes.length;) {
     const end = at + PART_LENGTH_BYTES + (bytes.length - at >= PART_LENGTH_BYTES ? bytes.readUInt32BE(at) : Infinity);
     if (end > bytes.length) throw new Error(`framed checkpoint parts end inside a part (at byte ${at})`);
     parts.push(bytes.subarray(at + PART_LENGTH_BYTES, end));

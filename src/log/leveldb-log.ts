@@ -197,7 +197,12 @@ export class LevelDbLog extends AbstractLog {
    * after its snapshot), each at the next seq with no gap, kept with their commit times: the log
    * opened on it reads them as its own history and appends after the last. Returns the last seq.
    */
-  static async import(path: string, pages: AsyncIterable<readonly ImportedEntry[]> | Iterable<readonly ImportedEntry[]>, horizon: number, history?: AsyncIterable<readonly ImportedEntry[]>): Promise<number> {
+  static async import(
+    path: string,
+    pages: AsyncIterable<readonly ImportedEntry[]> | Iterable<readonly ImportedEntry[]>,
+    horizon: number,
+    history?: AsyncIterable<readonly ImportedEntry[]>,
+  ): Promise<number> {
     const db = new Level<Buffer, Buffer>(path, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
     await db.open();
     let last = horizon - 1;

@@ -63,7 +63,6 @@ export function startTracing(config: TracingConfiguration): Tracing {
   }
   let shutdown: Promise<void> | undefined;
   return {
-    shutdown: () =>
-      (shutdown ??= provider.shutdown().finally(unregister)),
+    shutdown: () => (shutdown ??= provider.shutdown().finally(unregister)),
   };
 }

@@ -162,9 +162,21 @@ export const apiGroupListSchema = obj(
 export const versionInfoSchema = obj(
   `${APIMACHINERY}.version.Info`,
   Object.fromEntries(
-    ['buildDate', 'compiler', 'emulationMajor', 'emulationMinor', 'gitCommit', 'gitTreeState', 'gitVersion', 'goVersion', 'major', 'minCompatibilityMajor', 'minCompatibilityMinor', 'minor', 'platform'].map(
-      (f) => [f, str()],
-    ),
+    [
+      'buildDate',
+      'compiler',
+      'emulationMajor',
+      'emulationMinor',
+      'gitCommit',
+      'gitTreeState',
+      'gitVersion',
+      'goVersion',
+      'major',
+      'minCompatibilityMajor',
+      'minCompatibilityMinor',
+      'minor',
+      'platform',
+    ].map((f) => [f, str()]),
   ),
   { required: ['major', 'minor', 'gitVersion', 'gitCommit', 'gitTreeState', 'buildDate', 'goVersion', 'compiler', 'platform'], description: 'Version of the server.' },
 );

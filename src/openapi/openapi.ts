@@ -88,8 +88,7 @@ function defineKinds(defs: Definitions, kinds: readonly KindStrategy[], group: s
 /** The protocol types operations refer to, with the GVKs Kubernetes gives them. */
 function metaDefinitions(kinds: readonly KindStrategy[]): Map<string, { schema: Schema; extra: JsonObject }> {
   // DeleteOptions and WatchEvent exist in every group-version (they are how each is deleted and watched).
-  const everyVersion = (kind: string) =>
-    apiGroups(kinds).flatMap((g) => g.versions.map((version) => ({ group: g.name, version, kind })));
+  const everyVersion = (kind: string) => apiGroups(kinds).flatMap((g) => g.versions.map((version) => ({ group: g.name, version, kind })));
   const entries: [Schema, JsonValue[] | undefined][] = [
     [meta.statusSchema, meta.metaGroupVersionKinds[meta.metaNames.status]],
     [meta.deleteOptionsSchema, everyVersion('DeleteOptions')],
@@ -160,10 +159,7 @@ function renderPaths(paths: PathItem[], defs: Definitions, dialect: Dialect): Js
   const param = dialect === 'v3' ? v3Parameter : v2Parameter;
   const operation = dialect === 'v3' ? v3Operation : v2Operation;
   return Object.fromEntries(
-    paths.map((p) => [
-      p.path,
-      { ...(p.parameters.length ? { parameters: p.parameters.map(param) } : {}), ...Object.fromEntries(p.operations.map((op) => [op.method, operation(op, defs)])) },
-    ]),
+    paths.map((p) => [p.path, { ...(p.parameters.length ? { parameters: p.parameters.map(param) } : {}), ...Object.fromEntries(p.operations.map((op) => [op.method, operation(op, defs)])) }]),
   );
 }
 
@@ -221,10 +217,7 @@ export const v3Url = (key: string, hash: string): string => `/openapi/v3/${key}?
 /** The Swagger 2.0 document of the whole registry. */
 export function openApiV2Document(kinds: readonly KindStrategy[]): JsonValue {
   const defs = new Definitions('v2');
-  const paths = [
-    ...[...discoveryPaths(kinds).values()].map((e) => e.path),
-    ...apiGroups(kinds).flatMap((g) => g.versions.flatMap((v) => defineKinds(defs, kinds, g.name, v))),
-  ];
+  const paths = [...[...discoveryPaths(kinds).values()].map((e) => e.path), ...apiGroups(kinds).flatMap((g) => g.versions.flatMap((v) => defineKinds(defs, kinds, g.name, v)))];
   defineReferenced(defs, paths, metaDefinitions(kinds));
   const rendered = renderPaths(paths, defs, 'v2');
   return sortKeys({ swagger: '2.0', info: INFO, paths: rendered, definitions: defs.all(), securityDefinitions: { BearerToken: BEARER }, security: [{ BearerToken: [] }] });

@@ -151,8 +151,7 @@ export function kindPaths(kind: KindStrategy, version: string, names: KindNames)
     };
   };
   const created = { '200': { description: 'OK', definition: names.object }, '201': { description: 'Created', definition: names.object } };
-  const statusAnswer = (codes: string[]) =>
-    Object.fromEntries(codes.map((c) => [c, { description: c === '202' ? 'Accepted' : 'OK', definition: metaNames.status }]));
+  const statusAnswer = (codes: string[]) => Object.fromEntries(codes.map((c) => [c, { description: c === '202' ? 'Accepted' : 'OK', definition: metaNames.status }]));
   const list = (suffix: string, description: string) =>
     op('get', 'list', 'list', description, { suffix, parameters: LIST_PARAMS, responses: { '200': { description: 'OK', definition: names.list } }, produces: STREAM_TYPES });
   const watch = (suffix: string, action: Action, description: string) =>

@@ -21,9 +21,29 @@ const REF_PREFIX: Record<Dialect, string> = { v2: '#/definitions/', v3: '#/compo
 
 /** Keys copied as they are (the value validations a CRD's schema may carry among them); refName is ours and never published. */
 const PLAIN_KEYS = [
-  'type', 'format', 'title', 'description', 'enum', 'default', 'required', 'nullable', 'pattern', 'minimum', 'maximum', 'exclusiveMinimum',
-  'exclusiveMaximum', 'multipleOf', 'minLength', 'maxLength', 'minItems', 'maxItems', 'uniqueItems', 'minProperties', 'maxProperties',
-  'example', 'externalDocs',
+  'type',
+  'format',
+  'title',
+  'description',
+  'enum',
+  'default',
+  'required',
+  'nullable',
+  'pattern',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'minLength',
+  'maxLength',
+  'minItems',
+  'maxItems',
+  'uniqueItems',
+  'minProperties',
+  'maxProperties',
+  'example',
+  'externalDocs',
 ] as const;
 const COMPOSITIONS = ['allOf', 'anyOf', 'oneOf'] as const;
 

@@ -39,7 +39,10 @@ function nodeOf(value: unknown, schema: Schema | undefined, at: string[]): JsonO
       at.push(`f:${k}`);
       const child = nodeOf(value[k], memberSchema(schema, k), at);
       at.pop();
-      if (child !== undefined) (out[`f:${k}`] = child), members++;
+      if (child !== undefined) {
+        out[`f:${k}`] = child;
+        members++;
+      }
     }
     return members > 0 ? out : {};
   }

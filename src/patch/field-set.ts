@@ -46,6 +46,7 @@ export class FieldSet {
   }
 
   insert(path: readonly string[]): void {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the walk starts here and goes down the children
     let node: FieldSet = this;
     for (const pe of path) {
       let next = node.children.get(pe);
@@ -157,7 +158,13 @@ export function formatPath(path: readonly string[]): string {
           return '.' + body;
         case 'k': {
           const fields = JSON.parse(body) as JsonObject;
-          return '[' + Object.entries(fields).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(',') + ']';
+          return (
+            '[' +
+            Object.entries(fields)
+              .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+              .join(',') +
+            ']'
+          );
         }
         case 'v':
           return `[=${body}]`;

@@ -32,13 +32,15 @@ export function shapeOf(schema: Schema | undefined, value: unknown): Shape {
 }
 
 /** The schema of a member of an object: a declared property, else the map's value schema. */
-export const memberSchema = (schema: Schema | undefined, key: string): Schema | undefined =>
-  schema?.properties?.[key] ?? schema?.additionalProperties;
+export const memberSchema = (schema: Schema | undefined, key: string): Schema | undefined => schema?.properties?.[key] ?? schema?.additionalProperties;
 
 export const listKeys = (schema: Schema | undefined): string[] => schema?.['x-kubernetes-list-map-keys'] ?? [];
 
 /** Strategic merge: the patch strategies of a field (`merge`, `retainKeys`, `replace`). */
 export const patchStrategies = (schema: Schema | undefined): string[] =>
-  (schema?.['x-kubernetes-patch-strategy'] ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  (schema?.['x-kubernetes-patch-strategy'] ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 export const patchMergeKey = (schema: Schema | undefined): string | undefined => schema?.['x-kubernetes-patch-merge-key'];

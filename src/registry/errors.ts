@@ -77,8 +77,7 @@ export const unavailable = (message: string): RegistryError => new RegistryError
 /** A stored object no provider can read (encryption at rest), met by a get, update or delete. */
 export const corruptObject = (key: string, seq: number, why: string): RegistryError => new RegistryError('CorruptObject', NONE, why, { key, seq });
 /** A version below the compaction horizon; a list's continue past it carries a token that goes on from now. */
-export const expired = (message: string, continueToken?: string): RegistryError =>
-  new RegistryError('Expired', NONE, message, continueToken !== undefined ? { continue: continueToken } : {});
+export const expired = (message: string, continueToken?: string): RegistryError => new RegistryError('Expired', NONE, message, continueToken !== undefined ? { continue: continueToken } : {});
 /** A version newer than any applied: at once (retryAfterSeconds 0) or after waiting for it. */
 export const tooLargeResourceVersion = (seq: number, current: number, retryAfterSeconds: number): RegistryError =>
   new RegistryError('TooLargeResourceVersion', NONE, `Too large resource version: ${seq}, current: ${current}`, { seq, current, retryAfterSeconds });
@@ -87,8 +86,7 @@ export const storageReadError = (target: Qualified, prefix: string, failures: { 
   new RegistryError('StorageReadError', target, `failed to read one or more objects under ${prefix}`, { key: prefix, failures });
 
 /** Whether err is the registry's refusal with one of these codes (controllers tolerate some). */
-export const isRegistryError = (err: unknown, ...codes: RegistryErrorCode[]): err is RegistryError =>
-  err instanceof RegistryError && codes.includes(err.code);
+export const isRegistryError = (err: unknown, ...codes: RegistryErrorCode[]): err is RegistryError => err instanceof RegistryError && codes.includes(err.code);
 
 /** What an error about a storage key names: the key's group, resource and name (Kubernetes words storage errors so). */
 export function qualifiedOfKey(key: string): Qualified {

@@ -145,13 +145,7 @@ export class ObjectStore extends ObjectReads {
    * a main-resource write is ignored and the spec of a /status write is ignored, each taken from the
    * stored object.
    */
-  update(
-    kind: KindStrategy,
-    namespace: string | undefined,
-    name: string,
-    incoming: KubeObject | UpdateTransform,
-    opts: UpdateOptions,
-  ): Promise<{ obj: KubeObject; created: boolean }> {
+  update(kind: KindStrategy, namespace: string | undefined, name: string, incoming: KubeObject | UpdateTransform, opts: UpdateOptions): Promise<{ obj: KubeObject; created: boolean }> {
     return this.writes.through(() => runAsWrite(writeOf('update', opts), () => this.updateInside(kind, namespace, name, incoming, opts)));
   }
 
@@ -197,8 +191,7 @@ export class ObjectStore extends ObjectReads {
           throw E.conflict(qualified(kind, name), MODIFIED);
         }
         if (opts.subresource === 'finalize' && !kind.finalizeUpdate) throw E.notFound(qualified(kind, name));
-        let next =
-          opts.subresource === 'status' ? statusUpdate(old, obj) : opts.subresource === 'finalize' ? kind.finalizeUpdate!(obj, old) : mainUpdate(kind, old, obj);
+        let next = opts.subresource === 'status' ? statusUpdate(old, obj) : opts.subresource === 'finalize' ? kind.finalizeUpdate!(obj, old) : mainUpdate(kind, old, obj);
         if (opts.subresource === undefined) kind.prepareForUpdate?.(next, old);
         kind.applyDefaults(next);
         if (this.admission) {
@@ -269,10 +262,7 @@ export class ObjectStore extends ObjectReads {
           throw E.conflict(qualified(kind, name), `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${cur.obj.metadata.uid ?? ''}`);
         }
         if (pre?.resourceVersion && pre.resourceVersion !== String(cur.seq)) {
-          throw E.conflict(
-            qualified(kind, name),
-            `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${cur.seq}`,
-          );
+          throw E.conflict(qualified(kind, name), `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${cur.seq}`);
         }
         const obj = cloneJson(cur.obj);
         // The kind's own finalizers join on the first delete (a CRD's objects go before it does).
@@ -359,9 +349,7 @@ export class ObjectStore extends ObjectReads {
  * (plural) where NewInvalid wants a kind, and prints the missing version as Go prints uint64 0 (0x0).
  */
 const unconditional = (kind: KindStrategy, name: string): E.RegistryError =>
-  E.invalid({ group: kind.group, resource: kind.plural, kind: kind.plural, name }, [
-    { type: 'FieldValueInvalid', field: 'metadata.resourceVersion', detail: '0x0: must be specified for an update' },
-  ]);
+  E.invalid({ group: kind.group, resource: kind.plural, kind: kind.plural, name }, [{ type: 'FieldValueInvalid', field: 'metadata.resourceVersion', detail: '0x0: must be specified for an update' }]);
 
 /** Finalizers still hold the object: its own, or those its kind keeps in its spec (a Namespace's). */
 const held = (kind: KindStrategy, o: KubeObject): boolean => (o.metadata.finalizers?.length ?? 0) > 0 || (kind.specFinalizers?.(o).length ?? 0) > 0;

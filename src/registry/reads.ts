@@ -29,7 +29,7 @@ export class ObjectReads {
   ) {}
 
   key(kind: KindStrategy, namespace: string | undefined, name: string): string {
-    return storageKey(kind, kind.namespaced ? namespace ?? '' : '', name);
+    return storageKey(kind, kind.namespaced ? (namespace ?? '') : '', name);
   }
 
   /** The newest committed state of an object, or undefined (absent, or stored but unreadable). */

@@ -32,8 +32,7 @@ export function validateConditions(conditions: unknown[], p: FieldPath): FieldEr
       errs.push(required(cp.child('reason'), 'must be set'));
     } else {
       if (!reasonRe.test(reason)) {
-        const msg =
-          "a condition reason must start with alphabetic character, optionally followed by a string of alphanumeric characters or '_,:', and must end with an alphanumeric character or '_'";
+        const msg = "a condition reason must start with alphabetic character, optionally followed by a string of alphanumeric characters or '_,:', and must end with an alphanumeric character or '_'";
         errs.push(invalid(cp.child('reason'), reason, regexError(msg, reasonFmt, 'my_name', 'MY_NAME', 'MyName', 'ReasonA,ReasonB', 'ReasonA:ReasonB')));
       }
       if (byteLength(reason) > MAX_REASON) errs.push(tooLong(cp.child('reason'), reason, MAX_REASON));

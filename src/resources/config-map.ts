@@ -43,8 +43,5 @@ export const configMap = {
   applyDefaults() {},
   validate,
   validateUpdate: (o, old) => [...validateImmutableData(o, old, ['data', 'binaryData']), ...validate(o)],
-  tableColumns: [
-    { name: 'Data', type: 'integer', description: 'Number of keys.', priority: 0, cell: (o) => Object.keys(mapAt(o, 'data')).length + Object.keys(mapAt(o, 'binaryData')).length },
-  ],
+  tableColumns: [{ name: 'Data', type: 'integer', description: 'Number of keys.', priority: 0, cell: (o) => Object.keys(mapAt(o, 'data')).length + Object.keys(mapAt(o, 'binaryData')).length }],
 } satisfies KindStrategy;
-

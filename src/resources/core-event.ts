@@ -29,7 +29,11 @@ const schema = kindSchema(`${CORE_V1}.Event`, 'A report of an event somewhere in
   related: objectReferenceSchema,
   reportingComponent: str('Name of the controller that emitted this Event, e.g. orch.io/kubelet.'),
   reportingInstance: str('ID of the controller instance, e.g. kubelet-xyzf.'),
-  series: obj(`${CORE_V1}.EventSeries`, { count: int('Number of occurrences in this series up to the last heartbeat time.'), lastObservedTime: microTimeSchema }, { description: 'Data about the Event series this event represents.' }),
+  series: obj(
+    `${CORE_V1}.EventSeries`,
+    { count: int('Number of occurrences in this series up to the last heartbeat time.'), lastObservedTime: microTimeSchema },
+    { description: 'Data about the Event series this event represents.' },
+  ),
   source: eventSourceSchema,
   type: str('Type of this event (Normal, Warning); new types could be added in the future.'),
 });

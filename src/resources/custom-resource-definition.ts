@@ -16,8 +16,7 @@ import type { KubeObject } from './types.js';
 export const CRD_CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.orch.io';
 
 /** Whether the CRD's condition of this type is True. */
-export const crdCondition = (crd: KubeObject, type: string): boolean =>
-  listAt(objectAt(crd, 'status'), 'conditions').some((c) => stringAt(c, 'type') === type && stringAt(c, 'status') === 'True');
+export const crdCondition = (crd: KubeObject, type: string): boolean => listAt(objectAt(crd, 'status'), 'conditions').some((c) => stringAt(c, 'type') === type && stringAt(c, 'status') === 'True');
 
 /** The storage version's name, when exactly one is marked. */
 const storageVersion = (crd: KubeObject): string | undefined => {

@@ -47,9 +47,8 @@ export class FieldPath {
  * A bad value as kube-apiserver prints it: a string quoted, anything else as Go's json.Marshal
  * writes it, which escapes <, >, & and the line separators (`{"Rule":"self.a \u003c 5"}`).
  */
-const describe = (v: unknown): string => (typeof v === 'string' ? JSON.stringify(v) : goJson(v) ?? String(v));
-const goJson = (v: unknown): string | undefined =>
-  JSON.stringify(v)?.replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+const describe = (v: unknown): string => (typeof v === 'string' ? JSON.stringify(v) : (goJson(v) ?? String(v)));
+const goJson = (v: unknown): string | undefined => JSON.stringify(v)?.replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 export const required = (p: FieldPath, detail = ''): FieldError => ({ type: 'FieldValueRequired', field: String(p), detail });
 export const invalid = (p: FieldPath, value: unknown, detail: string): FieldError => ({ type: 'FieldValueInvalid', field: String(p), value, detail });

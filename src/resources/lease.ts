@@ -38,7 +38,8 @@ function validate(o: KubeObject): FieldError[] {
   if (duration !== undefined && duration <= 0) errs.push(invalid(p.child('leaseDurationSeconds'), duration, 'must be greater than 0'));
   const transitions = numberAt(spec, 'leaseTransitions');
   if (transitions !== undefined && transitions < 0) errs.push(invalid(p.child('leaseTransitions'), transitions, 'must be greater than or equal to 0'));
-  if (stringAt(spec, 'preferredHolder') !== '' && stringAt(spec, 'strategy') === '') errs.push(invalid(p.child('preferredHolder'), stringAt(spec, 'preferredHolder'), 'only allowed if strategy is set'));
+  if (stringAt(spec, 'preferredHolder') !== '' && stringAt(spec, 'strategy') === '')
+    errs.push(invalid(p.child('preferredHolder'), stringAt(spec, 'preferredHolder'), 'only allowed if strategy is set'));
   return errs;
 }
 

@@ -11,15 +11,7 @@ import { FieldPath, invalid, notSupported, required, type FieldError } from './f
 import { isSet, listAt, objectAt, stringAt } from './json-access.js';
 import { kindSchema } from './kind-schema.js';
 import { atomicList, obj, str } from './schema.js';
-import {
-  ADMISSION_V1,
-  failurePolicySchema,
-  matchConditionsSchema,
-  matchResourcesSchema,
-  paramKindSchema,
-  reinvocationPolicySchema,
-  variableSchema,
-} from './shared-types.js';
+import { ADMISSION_V1, failurePolicySchema, matchConditionsSchema, matchResourcesSchema, paramKindSchema, reinvocationPolicySchema, variableSchema } from './shared-types.js';
 import type { KindStrategy } from './strategy.js';
 import type { KubeObject } from './types.js';
 
@@ -35,11 +27,7 @@ const mutationSchema = obj(
       { expression: str('CEL expression returning an apply configuration (Object{…}) merged into the object with server-side apply rules.') },
       { description: 'A mutation as an apply configuration.' },
     ),
-    jsonPatch: obj(
-      `${ADMISSION_V1}.JSONPatch`,
-      { expression: str('CEL expression returning a list of JSONPatch operations applied to the object.') },
-      { description: 'A mutation as a JSON patch.' },
-    ),
+    jsonPatch: obj(`${ADMISSION_V1}.JSONPatch`, { expression: str('CEL expression returning a list of JSONPatch operations applied to the object.') }, { description: 'A mutation as a JSON patch.' }),
     patchType: str('ApplyConfiguration or JSONPatch; says which of the two fields carries the expression. Required.', { enum: [...PATCH_TYPES] }),
   },
   { required: ['patchType'], description: 'One mutation of a policy.' },

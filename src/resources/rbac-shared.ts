@@ -39,7 +39,7 @@ const subjectSchema = obj(
     apiGroup: str('API group of the subject kind: "" for ServiceAccount, rbac.authorization.orch.io for User and Group.'),
     kind: str('ServiceAccount, User or Group.'),
     name: str('Name of the subject.'),
-    namespace: str('Namespace of a ServiceAccount; in a RoleBinding it defaults to the binding\'s namespace.'),
+    namespace: str("Namespace of a ServiceAccount; in a RoleBinding it defaults to the binding's namespace."),
   },
   { required: ['kind', 'name'], 'x-kubernetes-map-type': 'atomic', description: 'A user, group or service account a binding grants a role to.' },
 );
@@ -100,8 +100,7 @@ function validatePolicyRule(rule: unknown, namespaced: boolean, p: FieldPath): F
   return errs;
 }
 
-export const validateRules = (o: KubeObject, namespaced: boolean): FieldError[] =>
-  listAt(o, 'rules').flatMap((r, i) => validatePolicyRule(r, namespaced, FieldPath.root('rules').index(i)));
+export const validateRules = (o: KubeObject, namespaced: boolean): FieldError[] => listAt(o, 'rules').flatMap((r, i) => validatePolicyRule(r, namespaced, FieldPath.root('rules').index(i)));
 
 /** A subject by its kind; a ClusterRoleBinding's service accounts must say their namespace. */
 function validateSubject(s: unknown, namespaced: boolean, p: FieldPath): FieldError[] {
@@ -181,13 +180,34 @@ const subjectsOf = (o: KubeObject, kind: string): unknown[] => listAt(o, 'subjec
 /** ROLE as Kind/name, then under -o wide the users, groups and service accounts (namespace/name). */
 export const bindingColumns: TableColumn[] = [
   { name: 'Role', type: 'string', priority: 0, description: 'The role the binding grants.', cell: (o) => `${stringAt(objectAt(o, 'roleRef'), 'kind')}/${stringAt(objectAt(o, 'roleRef'), 'name')}` },
-  { name: 'Users', type: 'string', priority: 1, description: 'Users in the roleBinding', cell: (o) => subjectsOf(o, 'User').map((s) => stringAt(s, 'name')).join(', ') },
-  { name: 'Groups', type: 'string', priority: 1, description: 'Groups in the roleBinding', cell: (o) => subjectsOf(o, 'Group').map((s) => stringAt(s, 'name')).join(', ') },
+  {
+    name: 'Users',
+    type: 'string',
+    priority: 1,
+    description: 'Users in the roleBinding',
+    cell: (o) =>
+      subjectsOf(o, 'User')
+        .map((s) => stringAt(s, 'name'))
+        .join(', '),
+  },
+  {
+    name: 'Groups',
+    type: 'string',
+    priority: 1,
+    description: 'Groups in the roleBinding',
+    cell: (o) =>
+      subjectsOf(o, 'Group')
+        .map((s) => stringAt(s, 'name'))
+        .join(', '),
+  },
   {
     name: 'ServiceAccounts',
     type: 'string',
     priority: 1,
     description: 'ServiceAccounts in the roleBinding',
-    cell: (o) => subjectsOf(o, 'ServiceAccount').map((s) => `${stringAt(s, 'namespace')}/${stringAt(s, 'name')}`).join(', '),
+    cell: (o) =>
+      subjectsOf(o, 'ServiceAccount')
+        .map((s) => `${stringAt(s, 'namespace')}/${stringAt(s, 'name')}`)
+        .join(', '),
   },
 ];

@@ -9,7 +9,11 @@ import { CORE_V1, objectReferenceSchema } from './shared-types.js';
 import type { KindStrategy } from './strategy.js';
 import { listAt } from './json-access.js';
 
-const localObjectReference = obj(`${CORE_V1}.LocalObjectReference`, { name: str('Name of the referent.') }, { 'x-kubernetes-map-type': 'atomic', description: 'A reference to an object in the same namespace.' });
+const localObjectReference = obj(
+  `${CORE_V1}.LocalObjectReference`,
+  { name: str('Name of the referent.') },
+  { 'x-kubernetes-map-type': 'atomic', description: 'A reference to an object in the same namespace.' },
+);
 
 const schema = kindSchema(`${CORE_V1}.ServiceAccount`, 'An identity for processes that run in a pod.', {
   automountServiceAccountToken: bool('Whether pods running as this service account should have an API token mounted automatically.'),

@@ -29,11 +29,7 @@ const ruleProperties: Record<string, Schema> = {
 };
 const operationsSchema = atomicList(enumOf(OPERATIONS, 'CREATE, UPDATE, DELETE, CONNECT, or "*" for all.'), 'Operations the rule matches.');
 
-export const ruleWithOperationsSchema = obj(
-  `${ADMISSION_V1}.RuleWithOperations`,
-  { ...ruleProperties, operations: operationsSchema },
-  { description: 'Operations on a set of API resources.' },
-);
+export const ruleWithOperationsSchema = obj(`${ADMISSION_V1}.RuleWithOperations`, { ...ruleProperties, operations: operationsSchema }, { description: 'Operations on a set of API resources.' });
 
 export const namedRuleWithOperationsSchema = obj(
   `${ADMISSION_V1}.NamedRuleWithOperations`,

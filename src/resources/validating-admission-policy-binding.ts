@@ -50,10 +50,7 @@ function validateValidationActions(actions: string[], p: FieldPath): FieldError[
 
 function validate(o: KubeObject): FieldError[] {
   const s = objectAt(o, 'spec');
-  return [
-    ...validateBindingSpecCommon(s, spec),
-    ...validateValidationActions(stringsOf(listAt(s, 'validationActions')), spec.child('validationActions')),
-  ];
+  return [...validateBindingSpecCommon(s, spec), ...validateValidationActions(stringsOf(listAt(s, 'validationActions')), spec.child('validationActions'))];
 }
 
 export const validatingAdmissionPolicyBinding = {

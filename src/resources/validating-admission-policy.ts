@@ -13,14 +13,7 @@ import { kindSchema } from './kind-schema.js';
 import { conditionsSchema } from './meta-schema.js';
 import { isQualifiedName } from '../selectors/name-formats.js';
 import { atomicList, int, mergeList, obj, str } from './schema.js';
-import {
-  ADMISSION_V1,
-  failurePolicySchema,
-  matchConditionsSchema,
-  matchResourcesSchema,
-  paramKindSchema,
-  variableSchema,
-} from './shared-types.js';
+import { ADMISSION_V1, failurePolicySchema, matchConditionsSchema, matchResourcesSchema, paramKindSchema, variableSchema } from './shared-types.js';
 import type { KindStrategy } from './strategy.js';
 import type { KubeObject } from './types.js';
 

@@ -178,8 +178,27 @@ export function isFullyQualifiedName(value: string): string[] {
 
 const celIdentRe = /^[_a-zA-Z][_a-zA-Z0-9]*$/;
 const celReserved = new Set([
-  'true', 'false', 'null', 'in', 'as', 'break', 'const', 'continue', 'else', 'for', 'function', 'if', 'import', 'let', 'loop', 'package', 'namespace', 'return',
-  'var', 'void', 'while',
+  'true',
+  'false',
+  'null',
+  'in',
+  'as',
+  'break',
+  'const',
+  'continue',
+  'else',
+  'for',
+  'function',
+  'if',
+  'import',
+  'let',
+  'loop',
+  'package',
+  'namespace',
+  'return',
+  'var',
+  'void',
+  'while',
 ]);
 
 /** A CEL identifier (IDENT minus RESERVED in the CEL grammar): what variable names must be. */

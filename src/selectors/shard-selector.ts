@@ -168,7 +168,7 @@ class Parser {
         while (this.peek()?.t === 'sym' && this.peek()!.v === '.') {
           this.p++;
           const n = this.toks[this.p++];
-          if (!n || n.t !== 'id') throw new SelectorError('CEL parse error: Syntax error: expected a field name after \'.\'');
+          if (!n || n.t !== 'id') throw new SelectorError("CEL parse error: Syntax error: expected a field name after '.'");
           v += '.' + n.v;
         }
         out.push({ t: 'path', v });

@@ -79,7 +79,7 @@ async function* parts(view: View, seq: number, collections: { collection: string
   yield [MAGIC];
   for (const { collection, suffixes } of collections) {
     const slots = view.slotsOf(collection);
-    for (let i = 0; i < suffixes.length; ) {
+    for (let i = 0; i < suffixes.length;) {
       const head: PartHead = { c: collection, k: [], r: [], n: [] };
       const bodies: (Buffer | Promise<Buffer>)[] = [];
       for (let bytes = 0; i < suffixes.length && head.k.length < PART && bytes < STEP_BYTES; i++) {
@@ -161,7 +161,12 @@ export async function decodeCheckpoint(cp: SavedCheckpoint): Promise<View | unde
       held.push(suffix);
       collection.objects++;
     }
-    collection.slots.addPart({ suffixes, buffer: Buffer.isBuffer(stored) ? stored.buffer : undefined, bytes: at - objectsAt, slots: () => slotsOf(head, objectsAt === part.length ? EMPTY : part.read(objectsAt, part.length)) });
+    collection.slots.addPart({
+      suffixes,
+      buffer: Buffer.isBuffer(stored) ? stored.buffer : undefined,
+      bytes: at - objectsAt,
+      slots: () => slotsOf(head, objectsAt === part.length ? EMPTY : part.read(objectsAt, part.length)),
+    });
   }
   if (!marked) return undefined;
   for (const [c, known] of history) {

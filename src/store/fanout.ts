@@ -13,10 +13,7 @@ import type { Change } from './view.js';
  * the index only decides who is asked, never what they receive.
  */
 export type WatchRoute =
-  | { by: 'scan' }
-  | { by: 'namespace'; namespace: string }
-  | { by: 'label'; key: string; value: string }
-  | { by: 'field'; path: string; value: string; get: (o: KubeObject) => string };
+  { by: 'scan' } | { by: 'namespace'; namespace: string } | { by: 'label'; key: string; value: string } | { by: 'field'; path: string; value: string; get: (o: KubeObject) => string };
 
 const namespaceOf = (key: string, collection: string): string => {
   const end = key.indexOf('/', collection.length + 1);
@@ -103,7 +100,6 @@ export class CollectionStreams {
 }
 
 const SLASH = 0x2f;
-
 
 type Watcher = Subscriber<Change[]>;
 

@@ -39,11 +39,7 @@ export interface StateFilter {
  */
 export function resolveKind(kinds: readonly KindStrategy[], what: string): KindStrategy {
   const apiVersion = what.includes('/') || what === 'v1';
-  const fits = kinds.filter((k) =>
-    apiVersion
-      ? k.versions.some((v) => (k.group ? `${k.group}/${v}` : v) === what)
-      : what === k.plural || what === `${k.plural}.${k.group}` || what === k.kind,
-  );
+  const fits = kinds.filter((k) => (apiVersion ? k.versions.some((v) => (k.group ? `${k.group}/${v}` : v) === what) : what === k.plural || what === `${k.plural}.${k.group}` || what === k.kind));
   if (fits.length === 1) return fits[0];
   const names = fits.map((k) => (k.group ? `${k.plural}.${k.group}` : k.plural));
   // `events` and `Event` name both the core Event and events.orch.io's: the first served (events.orch.io)

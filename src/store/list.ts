@@ -101,7 +101,7 @@ export async function listObjects(store: VersionedView, q: ListQuery): Promise<L
       const chunk: string[] = [];
       const pending: (StoredObject | Promise<StoredObject | undefined> | undefined)[] = [];
       let reads = 0;
-      for (let existing = 0; reads < PAST_CHUNK && existing < want && chunk.length < PAST_KEYS; ) {
+      for (let existing = 0; reads < PAST_CHUNK && existing < want && chunk.length < PAST_KEYS;) {
         const r = keys.next();
         if (r.done) break;
         const s = at(store, q.collection, r.value, seq);
@@ -215,7 +215,7 @@ export async function getAt(store: VersionedView, key: string, seq: number): Pro
 export function* namespacesOf(view: View, collection: string): IterableIterator<string> {
   const keys = view.collections.get(collection);
   if (!keys) return;
-  for (let after: string | undefined; ; ) {
+  for (let after: string | undefined; ;) {
     const next = keys.range('', after).next();
     if (next.done) return;
     const ns = next.value.slice(0, next.value.indexOf('/'));

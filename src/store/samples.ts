@@ -15,7 +15,8 @@ export function storeSamples(store: Store, kinds: readonly KindStrategy[]): Samp
   for (const [collection, keys] of store.view.collections) {
     const kind = byCollection.get(collection);
     // Kubernetes names the resource `<plural>.<group>`, the core group's by its plural alone.
-    if (kind) gauge('apiserver_storage_objects', 'Number of stored objects at the time of last check split by kind.', keys.size, { resource: kind.group ? `${kind.plural}.${kind.group}` : kind.plural });
+    if (kind)
+      gauge('apiserver_storage_objects', 'Number of stored objects at the time of last check split by kind.', keys.size, { resource: kind.group ? `${kind.plural}.${kind.group}` : kind.plural });
   }
   for (const [collection, n] of store.streams.watchers()) {
     const kind = byCollection.get(collection);

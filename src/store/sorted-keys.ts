@@ -125,7 +125,6 @@ export class SortedKeys {
   }
 }
 
-
 function lowerBound(arr: string[], k: string): number {
   let lo = 0;
   let hi = arr.length;

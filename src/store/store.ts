@@ -68,7 +68,12 @@ export class Store implements WatchSource, HistorySource {
     this.log = opts.log;
     this.now = opts.now ?? Date.now;
     this.writer = new Writer(this.log, (key) => this.view.get(key), opts.writerOf);
-    this.checkpoints = new Checkpoints(this.log, () => this.view, (key, rev) => this.revision(key, rev), opts.checkpointEvery ?? 100_000);
+    this.checkpoints = new Checkpoints(
+      this.log,
+      () => this.view,
+      (key, rev) => this.revision(key, rev),
+      opts.checkpointEvery ?? 100_000,
+    );
     this.compactions_ = new Compactions(this.log, () => this.view, this.checkpoints);
     this.commits = new Commits({
       view: () => this.view,
@@ -141,7 +146,13 @@ export class Store implements WatchSource, HistorySource {
   waitFor(seq: number, ms: number): Promise<boolean> {
     if (this.view.appliedSeq >= seq) return Promise.resolve(true);
     return new Promise((resolve) => {
-      this.commits.applied$.pipe(filter((at) => at >= seq), take(1), timeout(ms)).subscribe({ next: () => resolve(true), error: () => resolve(false), complete: () => resolve(this.view.appliedSeq >= seq) });
+      this.commits.applied$
+        .pipe(
+          filter((at) => at >= seq),
+          take(1),
+          timeout(ms),
+        )
+        .subscribe({ next: () => resolve(true), error: () => resolve(false), complete: () => resolve(this.view.appliedSeq >= seq) });
     });
   }
 
@@ -241,11 +252,7 @@ export class Store implements WatchSource, HistorySource {
   }
 
   /** Read-modify-write (Kubernetes' GuaranteedUpdate: writer.ts). */
-  update(
-    key: string,
-    fn: (cur: KeyState | undefined) => Promise<UpdateResult> | UpdateResult,
-    maxTries?: number,
-  ): Promise<{ stored: StoredObject | undefined; result: UpdateResult }> {
+  update(key: string, fn: (cur: KeyState | undefined) => Promise<UpdateResult> | UpdateResult, maxTries?: number): Promise<{ stored: StoredObject | undefined; result: UpdateResult }> {
     return this.writer.update(key, fn, maxTries);
   }
 }

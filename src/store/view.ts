@@ -19,7 +19,6 @@ const RELEASE_SLICE = 20_000;
 /** Buffers this large are shared ones (a log page, a checkpoint part), not an object's own. */
 const SHARED_BUFFER_BYTES = 64 * 1024;
 
-
 /**
  * The current state: per collection, a slot per key (current object and revisions), each
  * collection's keys in order, and the keys its history knows. apply() is the one fold every committed

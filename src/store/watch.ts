@@ -137,8 +137,7 @@ export function watch$(store: WatchSource, req: WatchRequest, flow: WatchFlow): 
   });
 }
 
-const bookmark = (seq: number, initialEventsEnd?: boolean): WatchEvent =>
-  initialEventsEnd ? { type: 'BOOKMARK', seq, initialEventsEnd } : { type: 'BOOKMARK', seq };
+const bookmark = (seq: number, initialEventsEnd?: boolean): WatchEvent => (initialEventsEnd ? { type: 'BOOKMARK', seq, initialEventsEnd } : { type: 'BOOKMARK', seq });
 
 /** The state at `at`: references to the current objects, taken in one tick (stored versions are immutable). */
 async function initialState(store: WatchSource, req: WatchRequest): Promise<{ at: number; snapshot: (StoredObject | undefined)[] }> {
@@ -300,10 +299,7 @@ const allAfter = (batch: readonly Change[], through: number, prefix: string): bo
  */
 function catchUp$(store: WatchSource, req: WatchRequest, flow: WatchFlow, p: Progress): Observable<Step> {
   p.live = false;
-  return concat(
-    drained$(flow, req.stallTimeoutMs, p.through, store.appliedSeq),
-    store.streams.catchUpTurns.take(defer(() => readPage(store, req, p))),
-  );
+  return concat(drained$(flow, req.stallTimeoutMs, p.through, store.appliedSeq), store.streams.catchUpTurns.take(defer(() => readPage(store, req, p))));
 }
 
 async function readPage(store: WatchSource, req: WatchRequest, p: Progress): Promise<Step> {

@@ -95,7 +95,16 @@ describe('Audit validation action', () => {
   });
 
   test('of several failures of one request, the first is recorded (an annotation is never overwritten)', async () => {
-    const ns = await install('audited-twice', { validations: [{ expression: 'false', message: 'first' }, { expression: 'false', message: 'second' }] }, [{ validationActions: ['Audit'] }, { validationActions: ['Audit'] }]);
+    const ns = await install(
+      'audited-twice',
+      {
+        validations: [
+          { expression: 'false', message: 'first' },
+          { expression: 'false', message: 'second' },
+        ],
+      },
+      [{ validationActions: ['Audit'] }, { validationActions: ['Audit'] }],
+    );
     const r = await createAudited(ns, event('t1'));
     expect(r.status).toBe(201);
     expect(JSON.parse(r.line.annotations[FAILURE])).toEqual([{ message: 'first', policy: 'audited-twice', binding: 'audited-twice-b0', expressionIndex: 0, validationActions: ['Audit'] }]);
@@ -134,7 +143,13 @@ describe('auditAnnotations', () => {
     for (const p of ['param-a', 'param-b']) await created('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: p } });
     const ns = await install(
       'by-param',
-      { paramKind: { apiVersion: 'v1', kind: 'Namespace' }, auditAnnotations: [{ key: 'param', valueExpression: 'params.metadata.name' }, { key: 'same', valueExpression: "'one value'" }] },
+      {
+        paramKind: { apiVersion: 'v1', kind: 'Namespace' },
+        auditAnnotations: [
+          { key: 'param', valueExpression: 'params.metadata.name' },
+          { key: 'same', valueExpression: "'one value'" },
+        ],
+      },
       [
         { validationActions: ['Deny'], paramRef: { name: 'param-a', parameterNotFoundAction: 'Deny' } },
         { validationActions: ['Deny'], paramRef: { name: 'param-b', parameterNotFoundAction: 'Deny' } },
@@ -149,9 +164,13 @@ describe('auditAnnotations', () => {
     const failing = await install('ann-fail', { auditAnnotations: [{ key: 'count', valueExpression: "'n=' + string(object.series.count)" }] }, [{ validationActions: ['Warn'] }]);
     const refused = await createAudited(failing, event('e1'));
     expect(refused.status).toBe(422);
-    expect(refused.body.message).toMatch(/^events\.events\.orch\.io "e1" is forbidden: ValidatingAdmissionPolicy 'ann-fail' with binding 'ann-fail-b0' denied request: expression '.*' resulted in error: /);
+    expect(refused.body.message).toMatch(
+      /^events\.events\.orch\.io "e1" is forbidden: ValidatingAdmissionPolicy 'ann-fail' with binding 'ann-fail-b0' denied request: expression '.*' resulted in error: /,
+    );
 
-    const ignoring = await install('ann-ignore', { failurePolicy: 'Ignore', auditAnnotations: [{ key: 'count', valueExpression: "'n=' + string(object.series.count)" }] }, [{ validationActions: ['Deny'] }]);
+    const ignoring = await install('ann-ignore', { failurePolicy: 'Ignore', auditAnnotations: [{ key: 'count', valueExpression: "'n=' + string(object.series.count)" }] }, [
+      { validationActions: ['Deny'] },
+    ]);
     const admitted = await createAudited(ignoring, event('e2'));
     expect(admitted.status).toBe(201);
     expect(admitted.line?.annotations?.['ann-ignore/count']).toBeUndefined();

@@ -49,7 +49,7 @@ afterAll(async () => {
 });
 
 describe('a ValidatingAdmissionPolicy on CustomResourceDefinitions', () => {
-  it("`expression: \"true\"` lets every CRD through, create and update", async () => {
+  it('`expression: "true"` lets every CRD through, create and update', async () => {
     await policy('all-crds', [{ expression: 'true' }]);
     const c = await writeUntil('POST', CRDS, crdOf('example.com', 'widgets', 'Widget', { schema }), (s) => s !== 500);
     expect(c.status).toBe(201);
@@ -57,10 +57,10 @@ describe('a ValidatingAdmissionPolicy on CustomResourceDefinitions', () => {
     expect(u.status).toBe(200);
   });
 
-  it("a rule reading the recursive schema is type-checked and decides: a CRD with too many top-level properties is denied", async () => {
+  it('a rule reading the recursive schema is type-checked and decides: a CRD with too many top-level properties is denied', async () => {
     await policy('few-props', [
       {
-        expression: "object.spec.versions.all(v, !has(v.schema) || !has(v.schema.openAPIV3Schema.properties) || v.schema.openAPIV3Schema.properties.size() <= 2)",
+        expression: 'object.spec.versions.all(v, !has(v.schema) || !has(v.schema.openAPIV3Schema.properties) || v.schema.openAPIV3Schema.properties.size() <= 2)',
         message: 'too many properties',
       },
     ]);

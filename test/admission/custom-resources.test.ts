@@ -52,7 +52,7 @@ async function eventually<T>(read: () => Promise<T>, ok: (v: T) => boolean): Pro
 }
 
 describe('admission of custom resources', () => {
-  it('a ValidatingAdmissionPolicy denies a custom resource; its type check reads the CRD\'s schema', async () => {
+  it("a ValidatingAdmissionPolicy denies a custom resource; its type check reads the CRD's schema", async () => {
     await created(`${ADM}/validatingadmissionpolicies`, {
       apiVersion: 'admissionregistration.orch.io/v1',
       kind: 'ValidatingAdmissionPolicy',
@@ -76,14 +76,12 @@ describe('admission of custom resources', () => {
       () => call(server.url, 'GET', `${ADM}/validatingadmissionpolicies/small-widgets`),
       (r) => r.body.status?.typeChecking !== undefined,
     );
-    expect(policy.body.status.typeChecking.expressionWarnings).toEqual([
-      { fieldRef: 'spec.validations[1].expression', warning: expect.stringContaining("undefined field 'colour'") },
-    ]);
+    expect(policy.body.status.typeChecking.expressionWarnings).toEqual([{ fieldRef: 'spec.validations[1].expression', warning: expect.stringContaining("undefined field 'colour'") }]);
     await call(server.url, 'DELETE', `${ADM}/validatingadmissionpolicybindings/small-widgets-b`);
     await call(server.url, 'DELETE', `${ADM}/validatingadmissionpolicies/small-widgets`);
   });
 
-  it('a policy whose params are another CRD\'s objects', async () => {
+  it("a policy whose params are another CRD's objects", async () => {
     await created('/apis/example.com/v1/limits', { apiVersion: 'example.com/v1', kind: 'Limit', metadata: { name: 'five' }, spec: { max: 5 } });
     await created(`${ADM}/validatingadmissionpolicies`, {
       apiVersion: 'admissionregistration.orch.io/v1',
@@ -118,10 +116,13 @@ describe('admission of custom resources', () => {
         mutations: [{ patchType: 'ApplyConfiguration', applyConfiguration: { expression: 'Object{spec: Object.spec{owner: "platform"}}' } }],
       },
     });
-    await created(`${ADM}/mutatingadmissionpolicybindings`, { apiVersion: 'admissionregistration.orch.io/v1', kind: 'MutatingAdmissionPolicyBinding', metadata: { name: 'owned-b' }, spec: { policyName: 'owned' } });
-    hook.on('/label', (review) =>
-      hook.allow(review, { patch: [{ op: 'add', path: '/metadata/labels', value: { seen: `${review.request.kind.kind}.${review.request.resource.resource}` } }] }),
-    );
+    await created(`${ADM}/mutatingadmissionpolicybindings`, {
+      apiVersion: 'admissionregistration.orch.io/v1',
+      kind: 'MutatingAdmissionPolicyBinding',
+      metadata: { name: 'owned-b' },
+      spec: { policyName: 'owned' },
+    });
+    hook.on('/label', (review) => hook.allow(review, { patch: [{ op: 'add', path: '/metadata/labels', value: { seen: `${review.request.kind.kind}.${review.request.resource.resource}` } }] }));
     await created(`${ADM}/mutatingwebhookconfigurations`, {
       apiVersion: 'admissionregistration.orch.io/v1',
       kind: 'MutatingWebhookConfiguration',
@@ -132,6 +133,11 @@ describe('admission of custom resources', () => {
     expect(w.spec).toEqual({ size: 1, owner: 'platform' });
     expect(w.metadata.labels).toEqual({ seen: 'Widget.widgets' });
     const review = hook.received.at(-1)!.review;
-    expect(review.request).toMatchObject({ kind: { group: 'example.com', version: 'v1', kind: 'Widget' }, resource: { group: 'example.com', version: 'v1', resource: 'widgets' }, namespace: 'default', operation: 'CREATE' });
+    expect(review.request).toMatchObject({
+      kind: { group: 'example.com', version: 'v1', kind: 'Widget' },
+      resource: { group: 'example.com', version: 'v1', resource: 'widgets' },
+      namespace: 'default',
+      operation: 'CREATE',
+    });
   });
 });

@@ -8,7 +8,6 @@ import { parse as parseYaml } from 'yaml';
 import { kubectlForFile } from '../helpers/kubectl.js';
 import { call } from '../helpers/server.js';
 
-
 const session = kubectlForFile({ policyStatus: true });
 const kubectl = session.kubectl;
 
@@ -45,9 +44,7 @@ describe('kubectl and validating policies', () => {
     const r = await kubectl(['create', '-f', ns]);
     expect(r.code).not.toBe(0);
     // kubectl rewrites a 422 Invalid from its causes (a cause without a field), as it does for Kubernetes.
-    expect(r.stderr).toContain(
-      `The namespaces "unlabelled" is invalid: : ValidatingAdmissionPolicy 'team-label' with binding 'team-label-binding' denied request: namespaces must carry label team`,
-    );
+    expect(r.stderr).toContain(`The namespaces "unlabelled" is invalid: : ValidatingAdmissionPolicy 'team-label' with binding 'team-label-binding' denied request: namespaces must carry label team`);
     expect((await call(session.server.url, 'GET', '/api/v1/namespaces/unlabelled')).status).toBe(404);
 
     const b = await kubectl(['patch', 'validatingadmissionpolicybinding', 'team-label-binding', '--type=merge', '-p', '{"spec":{"validationActions":["Warn"]}}']);

@@ -6,7 +6,6 @@ import { describe, expect, test } from 'vitest';
 import { parse } from 'yaml';
 import { kubectlForFile } from '../helpers/kubectl.js';
 
-
 const session = kubectlForFile();
 
 const policyYaml = `apiVersion: admissionregistration.orch.io/v1

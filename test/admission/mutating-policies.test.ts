@@ -63,9 +63,7 @@ describe('the authorizer variable', () => {
   test("checks are answered by the server's authorizer chain for the requesting user", async () => {
     const ns = await namespace();
     // No authorization configured: the chain is AlwaysAllow, so the anonymous user may delete events.
-    const canDelete = apply(
-      `Object{metadata: Object.metadata{labels: {"can-delete": string(authorizer.group('events.orch.io').resource('events').namespace('${ns}').check('delete').allowed())}}}`,
-    );
+    const canDelete = apply(`Object{metadata: Object.metadata{labels: {"can-delete": string(authorizer.group('events.orch.io').resource('events').namespace('${ns}').check('delete').allowed())}}}`);
     await withPolicies([policy('asks-authorizer', [canDelete])], async () => {
       const r = await created(events(ns), event('asked'));
       expect(r.metadata.labels).toEqual({ 'can-delete': 'true' });
@@ -223,7 +221,9 @@ describe('failurePolicy', () => {
     // A dynamic value passes the compiler; its elements are checked when it runs.
     await withPolicies([policy('dyn-patches', [jsonPatch('dyn([1])')])], async () => {
       const r = await call(file.base, 'POST', events(ns), event('e5'));
-      expect(r.body.message).toBe("policy 'dyn-patches' with binding 'dyn-patches-b' denied request: type mismatch: JSONPatchType.expression should evaluate to array of JSONPatch, got element of int");
+      expect(r.body.message).toBe(
+        "policy 'dyn-patches' with binding 'dyn-patches-b' denied request: type mismatch: JSONPatchType.expression should evaluate to array of JSONPatch, got element of int",
+      );
     });
     await withPolicies([policy('wrong-type-ignored', [apply('"a string"'), addLabel('still', 'here')], { failurePolicy: 'Ignore' })], async () => {
       expect((await created(events(ns), event('e3'))).metadata.labels).toEqual({ still: 'here' });
@@ -241,8 +241,7 @@ describe('failurePolicy', () => {
 
   test('a paramKind orchd does not serve mis-configures the policy: 403 Forbidden under Fail, skipped under Ignore', async () => {
     const ns = await namespace();
-    const unknown = (name: string, failurePolicy: string) =>
-      policy(name, [addLabel('a', 'b')], { failurePolicy, paramKind: { apiVersion: 'example.com/v1', kind: 'Nothing' } });
+    const unknown = (name: string, failurePolicy: string) => policy(name, [addLabel('a', 'b')], { failurePolicy, paramKind: { apiVersion: 'example.com/v1', kind: 'Nothing' } });
     await withPolicies([unknown('unknown-param', 'Fail')], async () => {
       const r = await call(file.base, 'POST', events(ns), event('e1'));
       expect(r.status).toBe(403);

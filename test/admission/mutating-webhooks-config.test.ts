@@ -76,7 +76,12 @@ const webhook = (name: string, server: WebhookServer) => ({
 });
 
 test('the kubeconfig user named for the webhook’s host:port gives it a bearer token and a client certificate; other hosts get none', async () => {
-  const config = { apiVersion: 'admissionregistration.orch.io/v1', kind: 'MutatingWebhookConfiguration', metadata: { name: 'credentials' }, webhooks: [webhook('known.example.com', known), webhook('stranger.example.com', stranger)] };
+  const config = {
+    apiVersion: 'admissionregistration.orch.io/v1',
+    kind: 'MutatingWebhookConfiguration',
+    metadata: { name: 'credentials' },
+    webhooks: [webhook('known.example.com', known), webhook('stranger.example.com', stranger)],
+  };
   expect((await call(srv.url, 'POST', MWC, config)).status).toBe(201);
   const e = fixtures.event();
   e.metadata = { name: 'with-credentials' };

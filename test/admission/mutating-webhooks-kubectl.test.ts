@@ -7,7 +7,6 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { kubectlForFile } from '../helpers/kubectl.js';
 import { addLabel, WebhookServer } from './webhook-server.js';
 
-
 const { kubectl } = kubectlForFile();
 let hook: WebhookServer;
 

@@ -121,7 +121,11 @@ describe('patching', () => {
   test('a v1beta1 webhook gets a v1beta1 review; its patch needs no patchType and its uid is not checked', async () => {
     const ns = await namespace();
     hook.on('/beta', (r) => ({
-      review: { apiVersion: 'admission.orch.io/v1beta1', kind: 'AdmissionReview', response: { allowed: true, patch: Buffer.from(JSON.stringify(addLabel(r.request.object, 'beta', 'yes'))).toString('base64') } },
+      review: {
+        apiVersion: 'admission.orch.io/v1beta1',
+        kind: 'AdmissionReview',
+        response: { allowed: true, patch: Buffer.from(JSON.stringify(addLabel(r.request.object, 'beta', 'yes'))).toString('base64') },
+      },
     }));
     await withWebhooks([webhook('beta.example.com', '/beta', { admissionReviewVersions: ['v1beta1'] })], async () => {
       expect((await created(events(ns), event('beta'))).metadata.labels).toEqual({ beta: 'yes' });
@@ -138,7 +142,13 @@ describe('denial', () => {
       await withWebhooks([webhook('deny.example.com', '/deny', { failurePolicy })], async () => {
         const r = await call(srv.url, 'POST', events(ns), event(`denied-${failurePolicy.toLowerCase()}`));
         expect(r.status).toBe(403);
-        expect(r.body).toMatchObject({ kind: 'Status', status: 'Failure', reason: 'Forbidden', code: 403, message: 'admission webhook "deny.example.com" denied the request: events named like this are not welcome' });
+        expect(r.body).toMatchObject({
+          kind: 'Status',
+          status: 'Failure',
+          reason: 'Forbidden',
+          code: 403,
+          message: 'admission webhook "deny.example.com" denied the request: events named like this are not welcome',
+        });
         expect((await call(srv.url, 'GET', `${events(ns)}/denied-${failurePolicy.toLowerCase()}`)).status).toBe(404);
       });
     }
@@ -158,16 +168,40 @@ describe('denial', () => {
 describe('failurePolicy', () => {
   const port = () => new URL(hook.url).port;
   const rows: { name: string; path: string; over?: (h: any) => void; message: () => string }[] = [
-    { name: 'a webhook that times out', path: '/hang', over: (h) => (h.timeoutSeconds = 1), message: () => `failed to call webhook: Post "https://127.0.0.1:${port()}/hang?timeout=1s": context deadline exceeded` },
+    {
+      name: 'a webhook that times out',
+      path: '/hang',
+      over: (h) => (h.timeoutSeconds = 1),
+      message: () => `failed to call webhook: Post "https://127.0.0.1:${port()}/hang?timeout=1s": context deadline exceeded`,
+    },
     { name: 'a 500 answer', path: '/500', message: () => 'failed to call webhook: an error on the server ("boom") has prevented the request from succeeding' },
     { name: 'an answer that is not JSON', path: '/badjson', message: () => expect.stringMatching(/^failed to call webhook: couldn't get version\/kind; json parse error: /) as any },
     { name: 'a path the webhook does not serve (404)', path: '/nowhere', message: () => 'failed to call webhook: the server could not find the requested resource' },
-    { name: 'a server certificate the caBundle does not trust', path: '/label', over: (h) => (h.clientConfig.caBundle = Buffer.from(new WebhookServer().pki.caPem).toString('base64')), message: () => expect.stringMatching(new RegExp(`^failed to call webhook: Post "https://127.0.0.1:${port()}/label\\?timeout=10s": .*certificate`)) as any },
-    { name: 'no server at the URL', path: '/label', over: (h) => (h.clientConfig.url = 'https://127.0.0.1:1/label'), message: () => expect.stringMatching(/^failed to call webhook: Post "https:\/\/127.0.0.1:1\/label\?timeout=10s": connect ECONNREFUSED/) as any },
-    { name: 'a Service (orchd serves none)', path: '', over: (h) => (h.clientConfig = { service: { name: 'hooks', namespace: 'tools', path: '/mutate' } }), message: () => expect.stringMatching(/^failed to call webhook: Post "https:\/\/hooks.tools.svc:443\/mutate\?timeout=10s": service "hooks" not found/) as any },
+    {
+      name: 'a server certificate the caBundle does not trust',
+      path: '/label',
+      over: (h) => (h.clientConfig.caBundle = Buffer.from(new WebhookServer().pki.caPem).toString('base64')),
+      message: () => expect.stringMatching(new RegExp(`^failed to call webhook: Post "https://127.0.0.1:${port()}/label\\?timeout=10s": .*certificate`)) as any,
+    },
+    {
+      name: 'no server at the URL',
+      path: '/label',
+      over: (h) => (h.clientConfig.url = 'https://127.0.0.1:1/label'),
+      message: () => expect.stringMatching(/^failed to call webhook: Post "https:\/\/127.0.0.1:1\/label\?timeout=10s": connect ECONNREFUSED/) as any,
+    },
+    {
+      name: 'a Service (orchd serves none)',
+      path: '',
+      over: (h) => (h.clientConfig = { service: { name: 'hooks', namespace: 'tools', path: '/mutate' } }),
+      message: () => expect.stringMatching(/^failed to call webhook: Post "https:\/\/hooks.tools.svc:443\/mutate\?timeout=10s": service "hooks" not found/) as any,
+    },
     { name: 'an answer with another uid', path: '/wrong-uid', message: () => 'received invalid webhook response: expected response.uid="UID", got "someone-else"' },
     { name: 'an answer without response', path: '/no-response', message: () => 'received invalid webhook response: webhook response was absent' },
-    { name: 'a v1beta1 answer to a v1 review', path: '/beta-answer', message: () => 'received invalid webhook response: expected webhook response of admission.orch.io/v1, Kind=AdmissionReview, got admission.orch.io/v1beta1, Kind=AdmissionReview' },
+    {
+      name: 'a v1beta1 answer to a v1 review',
+      path: '/beta-answer',
+      message: () => 'received invalid webhook response: expected webhook response of admission.orch.io/v1, Kind=AdmissionReview, got admission.orch.io/v1beta1, Kind=AdmissionReview',
+    },
     { name: 'a patch without patchType', path: '/no-patch-type', message: () => 'received invalid webhook response: webhook returned response.patch but not response.patchType' },
     { name: 'a patch that is not a list', path: '/patch-object', message: () => 'received undecodable patch in webhook response: json: cannot unmarshal object into Go value of type jsonpatch.Patch' },
     { name: 'a patch type orchd does not know', path: '/patch-type', message: () => 'unsupported patch type "MergePatch"' },
@@ -217,7 +251,12 @@ describe('a stored configuration the API would refuse now', () => {
     const ns = await namespace();
     for (const failurePolicy of ['Fail', 'Ignore']) {
       const name = `bad-url-${failurePolicy.toLowerCase()}`;
-      await created(MWC, { apiVersion: 'admissionregistration.orch.io/v1', kind: 'MutatingWebhookConfiguration', metadata: { name }, webhooks: [webhook('url.example.com', '/label', { failurePolicy })] });
+      await created(MWC, {
+        apiVersion: 'admissionregistration.orch.io/v1',
+        kind: 'MutatingWebhookConfiguration',
+        metadata: { name },
+        webhooks: [webhook('url.example.com', '/label', { failurePolicy })],
+      });
       try {
         // Put in the store as an older release could have left it: the API validates URLs on write.
         const { objects } = srv.api.context;
@@ -296,9 +335,12 @@ describe('which webhooks are called', () => {
       });
     }
     // cluster-scoped objects: namespaces
-    await withWebhooks([webhook('ns-rule.example.com', '/label', { rules: [{ apiGroups: [''], apiVersions: ['v1'], resources: ['namespaces'], operations: ['CREATE'], scope: 'Cluster' }] })], async () => {
-      expect((await created(NS, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: `mwh-ns-${++n}` } })).metadata.labels).toMatchObject({ 'mutated-by': 'webhook' });
-    });
+    await withWebhooks(
+      [webhook('ns-rule.example.com', '/label', { rules: [{ apiGroups: [''], apiVersions: ['v1'], resources: ['namespaces'], operations: ['CREATE'], scope: 'Cluster' }] })],
+      async () => {
+        expect((await created(NS, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: `mwh-ns-${++n}` } })).metadata.labels).toMatchObject({ 'mutated-by': 'webhook' });
+      },
+    );
   });
 
   test('webhooks are never called for the admissionregistration kinds themselves', async () => {

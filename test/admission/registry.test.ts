@@ -28,9 +28,19 @@ afterAll(async () => {
 
 const rule = { apiGroups: ['events.orch.io'], apiVersions: ['v1'], resources: ['events'], operations: ['CREATE'] };
 async function install(name: string, spec: Record<string, unknown>, bindingSpec: Record<string, unknown> = {}): Promise<void> {
-  const p = await call(srv.url, 'POST', `${ADM}/validatingadmissionpolicies`, { apiVersion: 'admissionregistration.orch.io/v1', kind: 'ValidatingAdmissionPolicy', metadata: { name }, spec: { matchConstraints: { resourceRules: [rule] }, ...spec } });
+  const p = await call(srv.url, 'POST', `${ADM}/validatingadmissionpolicies`, {
+    apiVersion: 'admissionregistration.orch.io/v1',
+    kind: 'ValidatingAdmissionPolicy',
+    metadata: { name },
+    spec: { matchConstraints: { resourceRules: [rule] }, ...spec },
+  });
   expect(p.status, p.text).toBe(201);
-  const b = await call(srv.url, 'POST', `${ADM}/validatingadmissionpolicybindings`, { apiVersion: 'admissionregistration.orch.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: `${name}-b` }, spec: { policyName: name, validationActions: ['Deny'], ...bindingSpec } });
+  const b = await call(srv.url, 'POST', `${ADM}/validatingadmissionpolicybindings`, {
+    apiVersion: 'admissionregistration.orch.io/v1',
+    kind: 'ValidatingAdmissionPolicyBinding',
+    metadata: { name: `${name}-b` },
+    spec: { policyName: name, validationActions: ['Deny'], ...bindingSpec },
+  });
   expect(b.status, b.text).toBe(201);
 }
 async function remove(name: string): Promise<void> {
@@ -92,7 +102,13 @@ describe('policy registry', () => {
     expect(await admit({ note: 'nl' })).toMatch(/denied request: trimmed static$/);
     expect(await admit({ note: 'none' })).toMatch(/denied request: failed expression: object.note != 'none'$/);
     await remove('msgs');
-    await install('conds', { matchConditions: [{ name: 'a', expression: 'object.series.count > 0' }, { name: 'b', expression: "object.series.lastObservedTime != ''" }], validations: [{ expression: 'true' }] });
+    await install('conds', {
+      matchConditions: [
+        { name: 'a', expression: 'object.series.count > 0' },
+        { name: 'b', expression: "object.series.lastObservedTime != ''" },
+      ],
+      validations: [{ expression: 'true' }],
+    });
     expect(await admit()).toMatch(/denied request: \[expression 'object.series.count > 0' resulted in error: .*, expression 'object.series.lastObservedTime != ''' resulted in error: .*\]$/);
     await remove('conds');
   });

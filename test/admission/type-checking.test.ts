@@ -38,12 +38,12 @@ describe('type checker', () => {
   test('every expression of the policy is checked, each under its own fieldRef', () => {
     const w = typeCheckPolicy(
       policy('p', {
-        variables: [{ name: 'fin', expression: 'object.spec.finalizerz' }, { name: 'ok', expression: 'object.metadata.name' }],
-        matchConditions: [{ name: 'm', expression: 'object.metadata.lables.size() > 0' }],
-        validations: [
-          { expression: 'variables.ok != ""', messageExpression: "'bad ' + object.stauts.phase" },
-          { expression: 'object.status.phase == "Active"' },
+        variables: [
+          { name: 'fin', expression: 'object.spec.finalizerz' },
+          { name: 'ok', expression: 'object.metadata.name' },
         ],
+        matchConditions: [{ name: 'm', expression: 'object.metadata.lables.size() > 0' }],
+        validations: [{ expression: 'variables.ok != ""', messageExpression: "'bad ' + object.stauts.phase" }, { expression: 'object.status.phase == "Active"' }],
         auditAnnotations: [{ key: 'a', valueExpression: 'oldObject.spec.nope' }],
       }),
       kinds,
@@ -108,9 +108,7 @@ describe('the status controller', () => {
     const created = await call(file.base, 'POST', VAP, policy('typo', { validations: [{ expression: 'object.spec.replicsa > 1', message: 'too few' }] }));
     expect(created.status, created.text).toBe(201);
     const first = await until('typo', observed(1));
-    expect(first.status.typeChecking.expressionWarnings).toEqual([
-      { fieldRef: 'spec.validations[0].expression', warning: expect.stringContaining("undefined field 'replicsa'") },
-    ]);
+    expect(first.status.typeChecking.expressionWarnings).toEqual([{ fieldRef: 'spec.validations[0].expression', warning: expect.stringContaining("undefined field 'replicsa'") }]);
 
     // A metadata change keeps the generation: not checked again, not written again.
     const labelled = await call(file.base, 'PATCH', `${VAP}/typo`, { metadata: { labels: { team: 'a' } } }, { 'Content-Type': 'application/merge-patch+json' });
@@ -119,9 +117,15 @@ describe('the status controller', () => {
     await idle();
     expect((await call(file.base, 'GET', `${VAP}/typo`)).body.metadata.resourceVersion).toBe(labelled.body.metadata.resourceVersion);
 
-    const fixed = await call(file.base, 'PATCH', `${VAP}/typo`, { spec: { validations: [{ expression: 'size(object.spec.finalizers) > 1', message: 'too few' }] } }, {
-      'Content-Type': 'application/merge-patch+json',
-    });
+    const fixed = await call(
+      file.base,
+      'PATCH',
+      `${VAP}/typo`,
+      { spec: { validations: [{ expression: 'size(object.spec.finalizers) > 1', message: 'too few' }] } },
+      {
+        'Content-Type': 'application/merge-patch+json',
+      },
+    );
     expect(fixed.status, fixed.text).toBe(200);
     expect(fixed.body.metadata.generation).toBe(2);
     const second = await until('typo', observed(2));

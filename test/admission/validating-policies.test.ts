@@ -105,14 +105,18 @@ describe('deny', () => {
 describe('validationActions', () => {
   test('Warn admits the write with a Warning header', async () => {
     const ns = await namespace();
-    await withPolicy(policy('warner', { validations: [{ expression: "object.type == 'Warning'", message: 'only warnings please' }] }), binding('warner-b', 'warner', { validationActions: ['Warn'] }), async () => {
-      const r = await call(srv.url, 'POST', events(ns), event('w1'));
-      expect(r.status).toBe(201);
-      expect(r.headers.get('warning')).toBe(`299 - "Validation failed for ValidatingAdmissionPolicy 'warner' with binding 'warner-b': only warnings please"`);
-      const ok = await call(srv.url, 'POST', events(ns), event('w2', { type: 'Warning' }));
-      expect(ok.status).toBe(201);
-      expect(ok.headers.get('warning')).toBeNull();
-    });
+    await withPolicy(
+      policy('warner', { validations: [{ expression: "object.type == 'Warning'", message: 'only warnings please' }] }),
+      binding('warner-b', 'warner', { validationActions: ['Warn'] }),
+      async () => {
+        const r = await call(srv.url, 'POST', events(ns), event('w1'));
+        expect(r.status).toBe(201);
+        expect(r.headers.get('warning')).toBe(`299 - "Validation failed for ValidatingAdmissionPolicy 'warner' with binding 'warner-b': only warnings please"`);
+        const ok = await call(srv.url, 'POST', events(ns), event('w2', { type: 'Warning' }));
+        expect(ok.status).toBe(201);
+        expect(ok.headers.get('warning')).toBeNull();
+      },
+    );
   });
   test('Audit alone neither refuses nor warns', async () => {
     const ns = await namespace();
@@ -175,7 +179,10 @@ describe('matchConditions', () => {
 
 describe('selectors and rules', () => {
   test('namespaces must carry label team (the Namespace itself is matched by namespaceSelector)', async () => {
-    const p = policy('team', { matchConstraints: { resourceRules: [nsRule], namespaceSelector: { matchExpressions: [{ key: 'managed', operator: 'In', values: ['yes'] }] } }, validations: [{ expression: "has(object.metadata.labels) && 'team' in object.metadata.labels", message: 'namespaces must carry label team' }] });
+    const p = policy('team', {
+      matchConstraints: { resourceRules: [nsRule], namespaceSelector: { matchExpressions: [{ key: 'managed', operator: 'In', values: ['yes'] }] } },
+      validations: [{ expression: "has(object.metadata.labels) && 'team' in object.metadata.labels", message: 'namespaces must carry label team' }],
+    });
     await withPolicy(p, binding('team-b', 'team'), async () => {
       const r = await call(srv.url, 'POST', NS, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: `team-${++n}`, labels: { managed: 'yes' } } });
       expect(r.status).toBe(422);
@@ -187,7 +194,10 @@ describe('selectors and rules', () => {
   test("namespaceSelector on the event's namespace, objectSelector on the event", async () => {
     const prod = await namespace({ env: 'prod' });
     const dev = await namespace({ env: 'dev' });
-    const p = policy('sel', { matchConstraints: { resourceRules: [eventRule], namespaceSelector: { matchLabels: { env: 'prod' } }, objectSelector: { matchExpressions: [{ key: 'skip', operator: 'DoesNotExist' }] } }, validations: [{ expression: 'false', message: 'no events in prod' }] });
+    const p = policy('sel', {
+      matchConstraints: { resourceRules: [eventRule], namespaceSelector: { matchLabels: { env: 'prod' } }, objectSelector: { matchExpressions: [{ key: 'skip', operator: 'DoesNotExist' }] } },
+      validations: [{ expression: 'false', message: 'no events in prod' }],
+    });
     await withPolicy(p, binding('sel-b', 'sel'), async () => {
       expect((await call(srv.url, 'POST', events(prod), event('s1'))).status).toBe(422);
       expect((await call(srv.url, 'POST', events(dev), event('s2'))).status).toBe(201);
@@ -198,7 +208,10 @@ describe('selectors and rules', () => {
   });
   test('excludeResourceRules win; the binding matchResources narrows', async () => {
     const ns = await namespace({ tier: 'x' });
-    const p = policy('narrow', { matchConstraints: { resourceRules: [eventRule], excludeResourceRules: [{ ...eventRule, resourceNames: ['excluded'] }] }, validations: [{ expression: 'false', message: 'no' }] });
+    const p = policy('narrow', {
+      matchConstraints: { resourceRules: [eventRule], excludeResourceRules: [{ ...eventRule, resourceNames: ['excluded'] }] },
+      validations: [{ expression: 'false', message: 'no' }],
+    });
     await withPolicy(p, binding('narrow-b', 'narrow', { matchResources: { namespaceSelector: { matchLabels: { tier: 'x' } } } }), async () => {
       expect((await call(srv.url, 'POST', events(ns), event('excluded'))).status).toBe(201);
       expect((await call(srv.url, 'POST', events(ns), event('included'))).status).toBe(422);
@@ -206,7 +219,10 @@ describe('selectors and rules', () => {
     });
   });
   test('a PATCH is an UPDATE; a status write is matched only by the status subresource', async () => {
-    const p = policy('ns-frozen', { matchConstraints: { resourceRules: [{ ...nsRule, operations: ['UPDATE'], resources: ['namespaces'] }], objectSelector: { matchLabels: { frozen: 'yes' } } }, validations: [{ expression: 'false', message: 'frozen' }] });
+    const p = policy('ns-frozen', {
+      matchConstraints: { resourceRules: [{ ...nsRule, operations: ['UPDATE'], resources: ['namespaces'] }], objectSelector: { matchLabels: { frozen: 'yes' } } },
+      validations: [{ expression: 'false', message: 'frozen' }],
+    });
     const ns = await namespace({ frozen: 'yes' });
     await withPolicy(p, binding('ns-frozen-b', 'ns-frozen'), async () => {
       const r = await call(srv.url, 'PATCH', `${NS}/${ns}`, { metadata: { annotations: { a: 'b' } } }, { 'Content-Type': 'application/merge-patch+json' });
@@ -215,7 +231,10 @@ describe('selectors and rules', () => {
       const cur = (await call(srv.url, 'GET', `${NS}/${ns}`)).body;
       expect((await call(srv.url, 'PUT', `${NS}/${ns}/status`, cur)).status).toBe(200);
     });
-    const q = policy('ns-status', { matchConstraints: { resourceRules: [{ ...nsRule, operations: ['UPDATE'], resources: ['namespaces/status'] }] }, validations: [{ expression: 'false', message: 'no status writes' }] });
+    const q = policy('ns-status', {
+      matchConstraints: { resourceRules: [{ ...nsRule, operations: ['UPDATE'], resources: ['namespaces/status'] }] },
+      validations: [{ expression: 'false', message: 'no status writes' }],
+    });
     await withPolicy(q, binding('ns-status-b', 'ns-status'), async () => {
       const cur = (await call(srv.url, 'GET', `${NS}/${ns}`)).body;
       const r = await call(srv.url, 'PUT', `${NS}/${ns}/status`, cur);
@@ -225,7 +244,10 @@ describe('selectors and rules', () => {
     });
   });
   test('policies never apply to the policy kinds themselves', async () => {
-    const p = policy('self', { matchConstraints: { resourceRules: [{ apiGroups: ['*'], apiVersions: ['*'], resources: ['*'], operations: ['*'] }] }, validations: [{ expression: 'false', message: 'nothing' }] });
+    const p = policy('self', {
+      matchConstraints: { resourceRules: [{ apiGroups: ['*'], apiVersions: ['*'], resources: ['*'], operations: ['*'] }] },
+      validations: [{ expression: 'false', message: 'nothing' }],
+    });
     await withPolicy(p, binding('self-b', 'self'), async () => {
       expect((await call(srv.url, 'POST', VAP, policy(`other-${++n}`, { validations: [{ expression: 'true' }] }))).status).toBe(201);
       expect((await call(srv.url, 'POST', events('default'), event(`any-${++n}`))).status).toBe(422);
@@ -261,7 +283,10 @@ describe('lifecycle', () => {
     const ns = await namespace();
     await created(events(ns), event('keep', { note: 'protected' }));
     await created(events(ns), event('drop', { note: 'free' }));
-    const p = policy('protect', { matchConstraints: { resourceRules: [{ ...eventRule, operations: ['DELETE'] }] }, validations: [{ expression: "object == null && oldObject.note != 'protected'", messageExpression: "'event ' + oldObject.metadata.name + ' is protected'" }] });
+    const p = policy('protect', {
+      matchConstraints: { resourceRules: [{ ...eventRule, operations: ['DELETE'] }] },
+      validations: [{ expression: "object == null && oldObject.note != 'protected'", messageExpression: "'event ' + oldObject.metadata.name + ' is protected'" }],
+    });
     await withPolicy(p, binding('protect-b', 'protect'), async () => {
       const r = await call(srv.url, 'DELETE', `${events(ns)}/keep`);
       expect(r.status).toBe(422);
@@ -271,7 +296,7 @@ describe('lifecycle', () => {
     expect((await call(srv.url, 'DELETE', `${events(ns)}/keep`)).status).toBe(200);
   });
 
-  test("controllers write as the system user, not as the user whose write woke them", async () => {
+  test('controllers write as the system user, not as the user whose write woke them', async () => {
     const ns = await namespace();
     await created(events(ns), event('left-behind'));
     // Only orchd itself may delete Events: the namespace's cleanup must still empty it.
@@ -294,7 +319,10 @@ describe('lifecycle', () => {
 
 describe('params', () => {
   const paramPolicy = (name: string) =>
-    policy(name, { paramKind: { apiVersion: 'v1', kind: 'Namespace' }, validations: [{ expression: "object.note in params.metadata.labels", messageExpression: "'note must be one of ' + params.metadata.name + ' labels'" }] });
+    policy(name, {
+      paramKind: { apiVersion: 'v1', kind: 'Namespace' },
+      validations: [{ expression: 'object.note in params.metadata.labels', messageExpression: "'note must be one of ' + params.metadata.name + ' labels'" }],
+    });
   test('paramRef by name: the param object is read per request', async () => {
     const ns = await namespace();
     const paramNs = await namespace({ allowed: 'x' });
@@ -350,7 +378,7 @@ describe('regular expressions (RE2)', () => {
       await created(events(ns), event('fine', { note: 'just some words' }));
     });
   });
-  test('a constant lookahead, which RE2 refuses, fails the policy under failurePolicy with cel-go\'s compile error', async () => {
+  test("a constant lookahead, which RE2 refuses, fails the policy under failurePolicy with cel-go's compile error", async () => {
     const ns = await namespace();
     const p = policy('lookahead', { failurePolicy: 'Fail', validations: [{ expression: "object.note.matches('(?=a)')" }] });
     await withPolicy(p, binding('lookahead-b', 'lookahead'), async () => {

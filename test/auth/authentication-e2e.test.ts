@@ -123,15 +123,22 @@ describe('orchd with an authentication configuration', () => {
 
   it('kubectl works with --token and --certificate-authority, and reports a bad token', async () => {
     const token = await issuer.token({ claims: validClaims });
-    const created = await httpsCall(base, ca, 'POST', VAP, { authorization: `Bearer ${token}` }, {
-      apiVersion: 'admissionregistration.orch.io/v1',
-      kind: 'ValidatingAdmissionPolicy',
-      metadata: { name: 'authn-demo' },
-      spec: {
-        matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['namespaces'] }] },
-        validations: [{ expression: 'true' }],
+    const created = await httpsCall(
+      base,
+      ca,
+      'POST',
+      VAP,
+      { authorization: `Bearer ${token}` },
+      {
+        apiVersion: 'admissionregistration.orch.io/v1',
+        kind: 'ValidatingAdmissionPolicy',
+        metadata: { name: 'authn-demo' },
+        spec: {
+          matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['namespaces'] }] },
+          validations: [{ expression: 'true' }],
+        },
       },
-    });
+    );
     expect(created.status, created.text).toBe(201);
     const common = ['--server', base, '--certificate-authority', join(dataDir, 'apiserver.crt'), '--cache-dir', join(dir, 'kube-cache')];
     const ok = await kubectl([...common, '--token', token, 'get', 'validatingadmissionpolicies']);

@@ -148,9 +148,13 @@ describe('orchd with a webhook authorizer', () => {
       new Promise<number>((resolve) => {
         void as(user).then((h) => {
           const token = h.authorization.slice('Bearer '.length);
-          const ws = new WebSocket(`${s.server.url.replace('https', 'wss')}${EVENTS}?watch=true`, [`base64url.bearer.authorization.k8s.io.${Buffer.from(token).toString('base64url')}`, 'base64.binary.k8s.io'], {
-            ca: s.ca,
-          });
+          const ws = new WebSocket(
+            `${s.server.url.replace('https', 'wss')}${EVENTS}?watch=true`,
+            [`base64url.bearer.authorization.k8s.io.${Buffer.from(token).toString('base64url')}`, 'base64.binary.k8s.io'],
+            {
+              ca: s.ca,
+            },
+          );
           ws.on('open', () => {
             ws.close();
             resolve(101);
@@ -201,7 +205,9 @@ describe('the authorizer of admission expressions', () => {
             metadata: { name: 'event-writers' },
             spec: {
               matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['namespaces'] }] },
-              validations: [{ expression: "authorizer.group('').resource('events').namespace('default').check('create').allowed()", message: 'only event writers may create namespaces', reason: 'Forbidden' }],
+              validations: [
+                { expression: "authorizer.group('').resource('events').namespace('default').check('create').allowed()", message: 'only event writers may create namespaces', reason: 'Forbidden' },
+              ],
             },
           },
           root,
@@ -212,7 +218,12 @@ describe('the authorizer of admission expressions', () => {
       (
         await post(
           `${ADM}/validatingadmissionpolicybindings`,
-          { apiVersion: 'admissionregistration.orch.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: 'event-writers' }, spec: { policyName: 'event-writers', validationActions: ['Deny'] } },
+          {
+            apiVersion: 'admissionregistration.orch.io/v1',
+            kind: 'ValidatingAdmissionPolicyBinding',
+            metadata: { name: 'event-writers' },
+            spec: { policyName: 'event-writers', validationActions: ['Deny'] },
+          },
           root,
         )
       ).status,
@@ -223,7 +234,9 @@ describe('the authorizer of admission expressions', () => {
     const before = webhook.reviews.length;
     const carol = await post('/api/v1/namespaces', namespace('carols'), await as('carol'));
     expect(carol.status).toBe(403);
-    expect(carol.body.message).toBe("namespaces \"carols\" is forbidden: ValidatingAdmissionPolicy 'event-writers' with binding 'event-writers' denied request: only event writers may create namespaces");
+    expect(carol.body.message).toBe(
+      "namespaces \"carols\" is forbidden: ValidatingAdmissionPolicy 'event-writers' with binding 'event-writers' denied request: only event writers may create namespaces",
+    );
     const alice = await post('/api/v1/namespaces', namespace('alices'), await as('alice-admin'));
     expect(alice.status, alice.text).toBe(201);
     const checks = webhook.reviews.slice(before).filter((r) => r.spec.resourceAttributes?.resource === 'events');
@@ -274,7 +287,11 @@ describe('reloading the authorization configuration', () => {
     await replaceFile(s.authzFile, stringify(authorization([webhookEntry('down', downFile, { failurePolicy: 'Deny' }), { type: 'AlwaysAllow', name: 'everyone' }])));
     await until('the unreachable webhook', async () => (await status('bob')) === 500);
     const refused = await httpsCall(s.server.url, s.ca, 'GET', EVENTS, await as('bob'));
-    expect(refused.body).toMatchObject({ reason: 'InternalError', code: 500, message: expect.stringMatching(/^Internal error occurred: Post "https:\/\/127\.0\.0\.1:\d+\/authorize": .*ECONNREFUSED/) });
+    expect(refused.body).toMatchObject({
+      reason: 'InternalError',
+      code: 500,
+      message: expect.stringMatching(/^Internal error occurred: Post "https:\/\/127\.0\.0\.1:\d+\/authorize": .*ECONNREFUSED/),
+    });
     expect(await gauge('orchd_authorization_config_reloads_succeeded')).toBe(2);
   });
 
@@ -289,14 +306,22 @@ describe('reloading the authorization configuration', () => {
     await replaceFile(s.authzFile, stringify(authorization([{ type: 'AlwaysAllow', name: 'alwaysallow' }])));
     await until('the refused reload', async () => (await failed()) === 1);
     expect(await status()).toBe(403);
-    await replaceFile(s.authzFile, stringify(authorization([{ type: 'AlwaysDeny', name: 'alwaysdeny' }, { type: 'AlwaysAllow', name: 'alwaysallow' }])));
+    await replaceFile(
+      s.authzFile,
+      stringify(
+        authorization([
+          { type: 'AlwaysDeny', name: 'alwaysdeny' },
+          { type: 'AlwaysAllow', name: 'alwaysallow' },
+        ]),
+      ),
+    );
     await until('the reload keeping AlwaysDeny', async () => (await status()) === 200);
   });
 
   it('refuses to start on a chain it cannot build, naming the file and field', async () => {
-    await expect(start('incluster', [{ ...webhookEntry('x', '/dev/null'), webhook: { ...(webhookEntry('x', '/dev/null').webhook as object), connectionInfo: { type: 'InClusterConfig' } } }])).rejects.toThrow(
-      /InClusterConfig is not available: orchd does not run inside a cluster/,
-    );
+    await expect(
+      start('incluster', [{ ...webhookEntry('x', '/dev/null'), webhook: { ...(webhookEntry('x', '/dev/null').webhook as object), connectionInfo: { type: 'InClusterConfig' } } }]),
+    ).rejects.toThrow(/InClusterConfig is not available: orchd does not run inside a cluster/);
   });
 });
 
@@ -318,7 +343,12 @@ describe('orchd with RBAC deciding', () => {
     const refused = await call('GET', '/apis/events.orch.io/v1/namespaces/team/events', 'carol');
     expect(refused.status).toBe(403);
     expect(refused.body.message).toMatch(/^events.events.orch.io is forbidden: User "carol" cannot list resource "events" in API group "events.orch.io" in the namespace "team"/);
-    const role = { apiVersion: 'rbac.authorization.orch.io/v1', kind: 'Role', metadata: { name: 'event-reader', namespace: 'team' }, rules: [{ apiGroups: ['events.orch.io'], resources: ['events'], verbs: ['get', 'list', 'watch'] }] };
+    const role = {
+      apiVersion: 'rbac.authorization.orch.io/v1',
+      kind: 'Role',
+      metadata: { name: 'event-reader', namespace: 'team' },
+      rules: [{ apiGroups: ['events.orch.io'], resources: ['events'], verbs: ['get', 'list', 'watch'] }],
+    };
     expect((await admin('POST', `${RBAC}/namespaces/team/roles`, role)).status).toBe(201);
     const binding = {
       apiVersion: 'rbac.authorization.orch.io/v1',
@@ -342,7 +372,12 @@ describe('orchd with RBAC deciding', () => {
       roleRef: { apiGroup: 'rbac.authorization.orch.io', kind: 'ClusterRole', name: 'role-maker' },
       subjects: [{ apiGroup: 'rbac.authorization.orch.io', kind: 'User', name: 'dave' }],
     };
-    const makerRole = { apiVersion: 'rbac.authorization.orch.io/v1', kind: 'ClusterRole', metadata: { name: 'role-maker' }, rules: [{ apiGroups: ['rbac.authorization.orch.io'], resources: ['roles'], verbs: ['create'] }] };
+    const makerRole = {
+      apiVersion: 'rbac.authorization.orch.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: 'role-maker' },
+      rules: [{ apiGroups: ['rbac.authorization.orch.io'], resources: ['roles'], verbs: ['create'] }],
+    };
     expect((await admin('POST', `${RBAC}/clusterroles`, makerRole)).status).toBe(201);
     expect((await admin('POST', `${RBAC}/namespaces/team/rolebindings`, maker)).status).toBe(201);
     const r = await call('POST', `${RBAC}/namespaces/team/roles`, 'dave', [], grantAll);

@@ -192,7 +192,10 @@ describe('a Webhook authorizer', () => {
     // Reading a field a non-resource request does not have is an error: failurePolicy decides.
     const erring = [{ expression: "request.resourceAttributes.verb == 'list'" }];
     const deny = chainOf([webhookEntry('erring', kubeconfig, { matchConditions: erring, failurePolicy: 'Deny' })]);
-    expect(await ask(deny, getVersion('alice'))).toMatchObject({ decision: 'deny', error: expect.stringMatching(/^cel evaluation error: expression 'request.resourceAttributes.verb == 'list'' resulted in error/) });
+    expect(await ask(deny, getVersion('alice'))).toMatchObject({
+      decision: 'deny',
+      error: expect.stringMatching(/^cel evaluation error: expression 'request.resourceAttributes.verb == 'list'' resulted in error/),
+    });
     const noOpinion = chainOf([webhookEntry('erring', kubeconfig, { matchConditions: erring, failurePolicy: 'NoOpinion' }), { type: 'AlwaysAllow', name: 'rest' }]);
     expect(await ask(noOpinion, getVersion('alice'))).toEqual({ decision: 'allow' });
     expect(webhook.hits).toBe(1);
@@ -206,8 +209,18 @@ describe('a Webhook authorizer', () => {
       verb: 'list',
       version: 'v1',
       resource: 'events',
-      fieldSelector: { requirements: [{ key: 'involvedObject.name', operator: 'In', values: ['web'] }, { key: 'type', operator: 'NotIn', values: ['Normal'] }] },
-      labelSelector: { requirements: [{ key: 'app', operator: 'In', values: ['a', 'b'] }, { key: 'legacy', operator: 'DoesNotExist' }] },
+      fieldSelector: {
+        requirements: [
+          { key: 'involvedObject.name', operator: 'In', values: ['web'] },
+          { key: 'type', operator: 'NotIn', values: ['Normal'] },
+        ],
+      },
+      labelSelector: {
+        requirements: [
+          { key: 'app', operator: 'In', values: ['a', 'b'] },
+          { key: 'legacy', operator: 'DoesNotExist' },
+        ],
+      },
     });
   });
 
@@ -224,7 +237,12 @@ describe('the chain', () => {
     const deny = chainOf([{ type: 'AlwaysDeny', name: 'deny' }]);
     expect(deny.authorize(listEvents('root', ['system:masters']))).toEqual({ decision: 'allow' });
     expect(deny.authorize(listEvents('alice'))).toEqual({ decision: 'noOpinion', reason: 'Everything is forbidden.' });
-    expect(chainOf([{ type: 'AlwaysDeny', name: 'deny' }, { type: 'AlwaysAllow', name: 'allow' }]).authorize(listEvents('alice'))).toEqual({ decision: 'allow' });
+    expect(
+      chainOf([
+        { type: 'AlwaysDeny', name: 'deny' },
+        { type: 'AlwaysAllow', name: 'allow' },
+      ]).authorize(listEvents('alice')),
+    ).toEqual({ decision: 'allow' });
     // An explicit deny stops the chain before a later AlwaysAllow.
     const ordered = chainOf([webhookEntry('first', kubeconfig), { type: 'AlwaysAllow', name: 'allow' }]);
     expect(await ask(ordered, listEvents('mallory'))).toEqual({ decision: 'deny', reason: 'mallory is banned' });

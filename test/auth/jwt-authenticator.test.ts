@@ -107,9 +107,7 @@ describe('JWT authenticator', () => {
   });
 
   it('maps groups (string or list, with prefix), uid, and refuses a username claim that is missing or not a string', async () => {
-    const a = authenticator(
-      config([jwtEntry({ claimMappings: { username: { claim: 'sub', prefix: '' }, groups: { claim: 'roles', prefix: 'oidc:' }, uid: { claim: 'oid' } } })]),
-    );
+    const a = authenticator(config([jwtEntry({ claimMappings: { username: { claim: 'sub', prefix: '' }, groups: { claim: 'roles', prefix: 'oidc:' }, uid: { claim: 'oid' } } })]));
     const list = await a.authenticate(bearer(await issuer.token({ claims: { roles: ['dev', 'ops'], oid: 'u-1' } })), '/');
     expect(userOf(list)).toEqual({ username: 'alice', uid: 'u-1', groups: ['oidc:dev', 'oidc:ops', 'system:authenticated'], extra: {} });
     const single = await a.authenticate(bearer(await issuer.token({ claims: { roles: 'admin', oid: 'u-2' } })), '/');
@@ -187,10 +185,7 @@ describe('JWT authenticator', () => {
     const other = await new TestIssuer().start();
     try {
       const a = authenticator(
-        config([
-          jwtEntry(),
-          { issuer: { url: other.url, certificateAuthority: other.pki.caPem, audiences: ['orchd'] }, claimMappings: { username: { claim: 'sub', prefix: 'other:' } } },
-        ]),
+        config([jwtEntry(), { issuer: { url: other.url, certificateAuthority: other.pki.caPem, audiences: ['orchd'] }, claimMappings: { username: { claim: 'sub', prefix: 'other:' } } }]),
       );
       expect(userOf(await a.authenticate(bearer(await other.token()), '/'))?.username).toBe('other:alice');
       expect(userOf(await a.authenticate(bearer(await issuer.token()), '/'))?.username).toBe('oidc:alice');
@@ -333,7 +328,7 @@ describe('expressions (CEL)', () => {
     });
     expect(message.split('\n').sort()).toEqual([
       'jwt[0].claimMappings.extra[1].valueExpression: Invalid value: "1": compilation failed: must evaluate to one of [string list(string)]',
-      'jwt[0].claimMappings.extra[2].valueExpression: Invalid value: "{\'a\': \'b\'}": compilation failed: must evaluate to one of [string list(string)]',
+      "jwt[0].claimMappings.extra[2].valueExpression: Invalid value: \"{'a': 'b'}\": compilation failed: must evaluate to one of [string list(string)]",
       'jwt[0].claimMappings.groups.expression: Invalid value: "claims.hd == \'example.com\'": compilation failed: must evaluate to one of [string list(string)]',
     ]);
     expect(start({ groups: { expression: "['a', claims.hd]" }, extra: [{ key: 'example.com/s', valueExpression: "'x'" }] })).toBe('');

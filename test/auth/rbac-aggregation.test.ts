@@ -33,7 +33,9 @@ async function rulesBecome(name: string, want: unknown[]): Promise<unknown[]> {
 
 describe('aggregatedRules', () => {
   it('gathers the rules of the matching roles in name order, each rule once, never its own', () => {
-    const agg = clusterRole('monitoring', {}, [HEALTH], { aggregationRule: { clusterRoleSelectors: [{ matchLabels: { [LABEL]: 'true' } }, { matchExpressions: [{ key: 'tier', operator: 'In', values: ['ops'] }] }] } });
+    const agg = clusterRole('monitoring', {}, [HEALTH], {
+      aggregationRule: { clusterRoleSelectors: [{ matchLabels: { [LABEL]: 'true' } }, { matchExpressions: [{ key: 'tier', operator: 'In', values: ['ops'] }] }] },
+    });
     const all = [
       clusterRole('a-events', { [LABEL]: 'true' }, [EVENTS]),
       clusterRole('b-ops', { tier: 'ops' }, [NAMESPACES, EVENTS]),

@@ -49,7 +49,10 @@ describe('writing roles', () => {
   });
 
   it('more than the user holds is forbidden, and the message lists what is missing', async () => {
-    const rules = [{ ...READ_EVENTS, verbs: ['get', 'delete', 'update'] }, { apiGroups: [''], resources: ['namespaces'], resourceNames: ['dev'], verbs: ['get'] }];
+    const rules = [
+      { ...READ_EVENTS, verbs: ['get', 'delete', 'update'] },
+      { apiGroups: [''], resources: ['namespaces'], resourceNames: ['dev'], verbs: ['get'] },
+    ];
     expect(await check({ user: bob, kind: 'Role', namespace: 'dev', name: 'r', rules })).toEqual({
       reason: 'Forbidden',
       detail:
@@ -128,7 +131,11 @@ describe('on the write path', () => {
   const asBob = <T>(fn: () => Promise<T>) => runWithAdmissionContext({ user: { ...bob, uid: '', extra: {} }, warn() {}, annotate() {} }, fn);
   const roleObj = (name: string, rules: object[]): KubeObject => ({ apiVersion: `${G}/v1`, kind: 'Role', metadata: { name }, rules }) as KubeObject;
   /** The Status a refused write is answered with (src/http's error table words the registry's error). */
-  const refusal = (p: Promise<unknown>) => p.then(() => undefined, (err: unknown) => toStatus(err));
+  const refusal = (p: Promise<unknown>) =>
+    p.then(
+      () => undefined,
+      (err: unknown) => toStatus(err),
+    );
 
   it('a create granting more than the writer holds answers 403 Forbidden naming the role and what is missing', async () => {
     const status = await asBob(() => refusal(guarded().create(role, 'dev', roleObj('wider', [{ ...READ_EVENTS, verbs: ['delete'] }]), { dryRun: false })));

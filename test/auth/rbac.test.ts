@@ -106,7 +106,10 @@ describe('RBAC kinds over HTTP', () => {
       apiVersion: `${G}/v1`,
       kind: 'Role',
       metadata: { name: 'bad' },
-      rules: [{ apiGroups: [''], resources: ['namespaces'] }, { nonResourceURLs: ['/healthz'], verbs: ['get'] }],
+      rules: [
+        { apiGroups: [''], resources: ['namespaces'] },
+        { nonResourceURLs: ['/healthz'], verbs: ['get'] },
+      ],
     });
     expect(r.status).toBe(422);
     expect(r.body).toMatchObject({ kind: 'Status', reason: 'Invalid', details: { group: G, kind: 'Role', name: 'bad' } });
@@ -122,11 +125,17 @@ describe('RBAC kinds over HTTP', () => {
       kind: 'RoleBinding',
       metadata: { name: 'defaults' },
       roleRef: { kind: 'Role', name: 'whatever' },
-      subjects: [{ kind: 'User', name: 'u' }, { kind: 'ServiceAccount', name: 'sa' }],
+      subjects: [
+        { kind: 'User', name: 'u' },
+        { kind: 'ServiceAccount', name: 'sa' },
+      ],
     });
     expect(r.status, r.text).toBe(201);
     expect(r.body.roleRef).toEqual({ apiGroup: G, kind: 'Role', name: 'whatever' });
-    expect(r.body.subjects).toEqual([{ apiGroup: G, kind: 'User', name: 'u' }, { kind: 'ServiceAccount', name: 'sa' }]);
+    expect(r.body.subjects).toEqual([
+      { apiGroup: G, kind: 'User', name: 'u' },
+      { kind: 'ServiceAccount', name: 'sa' },
+    ]);
     const bad = await call(file.base, 'POST', `${V1}/clusterrolebindings`, {
       apiVersion: `${G}/v1`,
       kind: 'ClusterRoleBinding',
@@ -171,7 +180,7 @@ describe('RBAC decisions over stored roles', () => {
     expect(authorize(resource(user('bob'), 'get', events('dev', { name: 'e1' }))).decision).toBe('noOpinion');
   });
 
-  it('a ClusterRole bound by a RoleBinding grants within the binding\'s namespace', async () => {
+  it("a ClusterRole bound by a RoleBinding grants within the binding's namespace", async () => {
     await clusterRoleNamed('event-writer', [{ apiGroups: ['events.orch.io'], resources: ['events'], verbs: ['create', 'update'] }]);
     await bindingIn('prod', 'dana-writes', { kind: 'ClusterRole', name: 'event-writer' }, [{ kind: 'User', name: 'dana' }]);
     expect(authorize(resource(user('dana'), 'create', events('prod')))).toEqual({
@@ -181,7 +190,7 @@ describe('RBAC decisions over stored roles', () => {
     expect(authorize(resource(user('dana'), 'create', events('dev'))).decision).toBe('noOpinion');
   });
 
-  it('groups, and service accounts (a RoleBinding\'s own namespace by default)', async () => {
+  it("groups, and service accounts (a RoleBinding's own namespace by default)", async () => {
     await roleIn('dev', 'ns-reader', [{ apiGroups: [''], resources: ['namespaces'], verbs: ['get'] }]);
     await bindingIn('dev', 'readers', { kind: 'Role', name: 'ns-reader' }, [
       { kind: 'Group', name: 'auditors' },

@@ -41,7 +41,9 @@ async function buildIfStale(): Promise<void> {
   const sources = Math.max(await newest(join(ROOT, 'src')), await newest(join(ROOT, 'bench')), await newest(join(ROOT, 'tools')));
   if (oldest > sources) return;
   // Type errors elsewhere (work in progress) must not stop the emit this test needs.
-  await promisify(execFile)(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'test/bench/fixtures/tsconfig.json')], { cwd: ROOT, timeout: 120_000 }).catch(() => undefined);
+  await promisify(execFile)(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'test/bench/fixtures/tsconfig.json')], { cwd: ROOT, timeout: 120_000 }).catch(
+    () => undefined,
+  );
   for (const f of outputs) if (!existsSync(f)) throw new Error(`build of ${f} failed`);
 }
 
@@ -213,9 +215,26 @@ describe('a tiny writes run end to end', () => {
     expect(results.map((r) => r.id)).toEqual(['writes']);
     const [table] = results[0].tables;
     expect(table.columns.map((c) => c.title)).toEqual([
-      'clients', 'orchd creates/s', 'p50 ms', 'p99 ms', 'max ms', 'errors', 'orchd CPU', 'client CPU', 'orchd CPU per create ms', 'of it main thread ms',
-      'records/batch', 'batch wait ms', 'bare http echo/s', 'orchd/http', 'bare durable echo/s', 'durable echo p50', 'CPU per durable echo ms',
-      'of it main thread ms', 'LevelDB entries/s', 'orchd/LevelDB',
+      'clients',
+      'orchd creates/s',
+      'p50 ms',
+      'p99 ms',
+      'max ms',
+      'errors',
+      'orchd CPU',
+      'client CPU',
+      'orchd CPU per create ms',
+      'of it main thread ms',
+      'records/batch',
+      'batch wait ms',
+      'bare http echo/s',
+      'orchd/http',
+      'bare durable echo/s',
+      'durable echo p50',
+      'CPU per durable echo ms',
+      'of it main thread ms',
+      'LevelDB entries/s',
+      'orchd/LevelDB',
     ]);
     expect(table.rows.map((r) => r.clients)).toEqual([1, 2]);
     for (const row of table.rows) {
@@ -233,14 +252,30 @@ describe('a tiny writes run end to end', () => {
 
     // Every round is shown, the first table's row being the median one.
     const rounds = results[0].tables[1];
-    expect(rounds.rows.map((r) => [r.clients, r.round])).toEqual([[1, 1], [1, 2], [2, 1], [2, 2]]);
+    expect(rounds.rows.map((r) => [r.clients, r.round])).toEqual([
+      [1, 1],
+      [1, 2],
+      [2, 1],
+      [2, 2],
+    ]);
     for (const row of table.rows) expect(rounds.rows.filter((r) => r.clients === row.clients).map((r) => r.orchdRate)).toContain(row.orchdRate);
 
     // The breakdown: every stage measured by orchd itself, each within the server's time for the create.
     const breakdown = results[0].tables[2];
     expect(breakdown.columns.map((c) => c.title)).toEqual([
-      'clients', 'decode', 'checks', 'field manager', 'defaults', 'admission', 'validation', 'encode', 'respond', 'sum (CPU stages)',
-      'append and sync wait', 'server request time', 'orchd CPU per create',
+      'clients',
+      'decode',
+      'checks',
+      'field manager',
+      'defaults',
+      'admission',
+      'validation',
+      'encode',
+      'respond',
+      'sum (CPU stages)',
+      'append and sync wait',
+      'server request time',
+      'orchd CPU per create',
     ]);
     expect(breakdown.rows.map((r) => r.clients)).toEqual([1, 2]);
     for (const row of breakdown.rows) {
@@ -253,7 +288,12 @@ describe('a tiny writes run end to end', () => {
 
     // Updates (PUT) and merge patches of the Events created: every one a real write, answered 200.
     const changes = results[0].tables[3];
-    expect(changes.rows.map((r) => [r.change, r.clients])).toEqual([['update (PUT)', 1], ['update (PUT)', 2], ['merge patch', 1], ['merge patch', 2]]);
+    expect(changes.rows.map((r) => [r.change, r.clients])).toEqual([
+      ['update (PUT)', 1],
+      ['update (PUT)', 2],
+      ['merge patch', 1],
+      ['merge patch', 2],
+    ]);
     for (const row of changes.rows) {
       expect(row.orchdErrors).toBe(0);
       expect(row.orchdRate as number).toBeGreaterThan(0);
@@ -261,7 +301,11 @@ describe('a tiny writes run end to end', () => {
 
     const text = printed.join('\n');
     expect(text).toContain('| clients | orchd creates/s |');
-    expect(renderTable(table).split('\n').filter((l) => l.startsWith('|'))).toHaveLength(2 + table.rows.length);
+    expect(
+      renderTable(table)
+        .split('\n')
+        .filter((l) => l.startsWith('|')),
+    ).toHaveLength(2 + table.rows.length);
 
     const html = renderHtmlReport({ machine: describeMachine(ROOT), command: 'npm run bench -- writes', options: opts, results });
     expect(html).toContain('<svg');

@@ -39,7 +39,9 @@ async function creates(url: string, client: ConstructorParameters<typeof HttpCli
   const http = new HttpClient(url, 1, client);
   const text = (await http.request('GET', '/metrics')).body.toString('utf8');
   http.close();
-  return [...text.matchAll(/^apiserver_request_total\{([^}]*)\} (\d+)$/gm)].filter((m) => /verb="POST"/.test(m[1]) && /resource="events"/.test(m[1]) && /code="201"/.test(m[1])).reduce((n, m) => n + Number(m[2]), 0);
+  return [...text.matchAll(/^apiserver_request_total\{([^}]*)\} (\d+)$/gm)]
+    .filter((m) => /verb="POST"/.test(m[1]) && /resource="events"/.test(m[1]) && /code="201"/.test(m[1]))
+    .reduce((n, m) => n + Number(m[2]), 0);
 }
 
 describe('an orchd with HTTPS and JWT authentication, by kubeconfig only', () => {

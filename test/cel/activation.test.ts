@@ -5,7 +5,12 @@
 import { describe, expect, test } from 'vitest';
 import { Activation, ConvertedValues, PolicyCompiler, type CelSchema } from '../../src/cel/index.js';
 
-const request = { kind: { group: '', version: 'v1', kind: 'Thing' }, resource: { group: '', version: 'v1', resource: 'things' }, operation: 'CREATE' as const, userInfo: { username: 'u', groups: [] } };
+const request = {
+  kind: { group: '', version: 'v1', kind: 'Thing' },
+  resource: { group: '', version: 'v1', resource: 'things' },
+  operation: 'CREATE' as const,
+  userInfo: { username: 'u', groups: [] },
+};
 const intSchema: CelSchema = { type: 'object', properties: { n: { type: 'integer' } } };
 const numberSchema: CelSchema = { type: 'object', properties: { n: { type: 'number' } } };
 

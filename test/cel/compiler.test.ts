@@ -1,5 +1,18 @@
 import { describe, expect, test } from 'vitest';
-import { Activation, CelCostLimitError, CelEvaluationError, CelTimeoutError, PolicyCompiler, ProgramCache, compileSchemaRule, celToJson, fieldErrorText, structTypeOf, type CelAuthorizer, type CelSchema } from '../../src/cel/index.js';
+import {
+  Activation,
+  CelCostLimitError,
+  CelEvaluationError,
+  CelTimeoutError,
+  PolicyCompiler,
+  ProgramCache,
+  compileSchemaRule,
+  celToJson,
+  fieldErrorText,
+  structTypeOf,
+  type CelAuthorizer,
+  type CelSchema,
+} from '../../src/cel/index.js';
 import { re2, regexStates } from '../../src/cel/lib/re2.js';
 
 const deployment: CelSchema = {
@@ -19,7 +32,14 @@ const deployment: CelSchema = {
   },
 };
 
-const request = { kind: { group: 'apps', version: 'v1', kind: 'Deployment' }, resource: { group: 'apps', version: 'v1', resource: 'deployments' }, name: 'web', namespace: 'ns', operation: 'CREATE' as const, userInfo: { username: 'alice', groups: ['dev'] } };
+const request = {
+  kind: { group: 'apps', version: 'v1', kind: 'Deployment' },
+  resource: { group: 'apps', version: 'v1', resource: 'deployments' },
+  name: 'web',
+  namespace: 'ns',
+  operation: 'CREATE' as const,
+  userInfo: { username: 'alice', groups: ['dev'] },
+};
 const obj = { metadata: { name: 'web', namespace: 'ns', labels: { app: 'web' } }, spec: { replicas: 3, ratio: 2, items: [{ name: 'a', value: 1 }], extra: { n: 4, f: 1.5 } } };
 
 function run(expr: string, input: Partial<ConstructorParameters<typeof Activation>[0]> = {}, kind: 'validating' | 'mutating' = 'validating') {
@@ -183,7 +203,9 @@ describe('cost and time bounds', () => {
     expect(r.ok).toBe(false);
     if (!r.ok) {
       expect(r.errors[0]).toMatchObject({ type: 'FieldValueForbidden', field: 'spec.validations[2].expression' });
-      expect(r.errors[0].detail).toMatch(/^estimated rule cost exceeds budget by factor of [\d.]+x \(try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared\)$/);
+      expect(r.errors[0].detail).toMatch(
+        /^estimated rule cost exceeds budget by factor of [\d.]+x \(try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared\)$/,
+      );
     }
   });
   test('bounded lists keep the same shape of expression under the limit', () => {
@@ -192,7 +214,7 @@ describe('cost and time bounds', () => {
     expect(r.ok).toBe(true);
     if (r.ok) expect(r.program.estimatedCost).toBeGreaterThan(100 * 100);
   });
-  test('a constant-pattern matches costs the string\'s size times the pattern\'s, as cel-go estimates it', () => {
+  test("a constant-pattern matches costs the string's size times the pattern's, as cel-go estimates it", () => {
     // A maxLength of 250 code points is 1000 bytes (4 each, as Kubernetes sizes it):
     // ceil(1000 × 0.1) × ceil(40 × 0.25), plus the call and self.
     const r = compileSchemaRule({ rule: `self.matches('^${'a?'.repeat(19)}$')`, optionalOldSelf: false }, { type: 'string', maxLength: 250 }, 'f');
@@ -326,10 +348,18 @@ describe('regular expressions are RE2 (linear time, RE2 syntax, runtime cost)', 
     const c = new PolicyCompiler({ kind: 'validating' });
     const m = c.compile("object.s.matches('(?=a)')", { fieldPath: 'spec.validations[1].expression' });
     expect(m.ok).toBe(false);
-    if (!m.ok) expect(fieldErrorText(m.errors[0])).toBe('spec.validations[1].expression: Invalid value: "object.s.matches(\'(?=a)\')": compilation failed: ERROR: <input>:1:18: invalid matches argument\n | object.s.matches(\'(?=a)\')\n | .................^');
+    if (!m.ok)
+      expect(fieldErrorText(m.errors[0])).toBe(
+        "spec.validations[1].expression: Invalid value: \"object.s.matches('(?=a)')\": compilation failed: ERROR: <input>:1:18: invalid matches argument\n | object.s.matches('(?=a)')\n | .................^",
+      );
     const f = c.compile("object.s.find('(a)\\\\1') == ''", { fieldPath: 'spec.validations[2].expression' });
     expect(f.ok).toBe(false);
-    if (!f.ok) expect(f.errors[0]).toMatchObject({ type: 'FieldValueInvalid', field: 'spec.validations[2].expression', detail: 'program instantiation failed: error parsing regexp: invalid escape sequence: `\\1`' });
+    if (!f.ok)
+      expect(f.errors[0]).toMatchObject({
+        type: 'FieldValueInvalid',
+        field: 'spec.validations[2].expression',
+        detail: 'program instantiation failed: error parsing regexp: invalid escape sequence: `\\1`',
+      });
   });
   test('a pattern only known at run time that RE2 refuses is an evaluation error', () => {
     expect(() => evalOn('object.s.matches(object.p)', { s: 'a', p: 'x++' })).toThrow('error parsing regexp: invalid nested repetition operator: `++`');

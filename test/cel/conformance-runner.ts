@@ -9,7 +9,7 @@ import { tests } from '@bufbuild/cel-spec/testdata/conformance.js';
 import { createCelEnvironment } from '../../src/cel/environment.js';
 import { kubernetesHas } from '../../src/cel/has-macro.js';
 
-type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = any;
 
 export interface Case {
   section: string;
@@ -60,7 +60,11 @@ export function tag(v: unknown): string {
   if (v instanceof Duration) return `D:${v.toString()}`;
   if (v instanceof Optional) return v.hasValue() ? `opt(${tag(v.value())})` : 'opt()';
   if (Array.isArray(v)) return `[${v.map(tag).join(',')}]`;
-  if (v instanceof Map) return `{${[...v.entries()].map(([k, x]) => `${tag(k)}:${tag(x)}`).sort().join(',')}}`;
+  if (v instanceof Map)
+    return `{${[...v.entries()]
+      .map(([k, x]) => `${tag(k)}:${tag(x)}`)
+      .sort()
+      .join(',')}}`;
   if (typeof v === 'object' && v !== null && '__type' in v) return `T:${(v as { __type: string }).__type}`;
   if (typeof v === 'object' && v !== null && Object.getPrototypeOf(v) === Object.prototype) return tag(new Map(Object.entries(v)));
   if (typeof v === 'object' && v !== null && 'name' in v && v.constructor?.name === 'Type') return `T:${(v as { name: string }).name}`;

@@ -6,8 +6,17 @@ const kinds = (src: string) => tokenize(src).map((t) => [t.kind, t.text]);
 describe('the CEL lexer', () => {
   it('splits identifiers, numbers, strings and punctuation, with their offsets', () => {
     expect(kinds('a.b[0] + 1.5e3 == "x"')).toEqual([
-      ['ident', 'a'], ['punct', '.'], ['ident', 'b'], ['punct', '['], ['number', '0'], ['punct', ']'],
-      ['punct', '+'], ['number', '1.5e3'], ['punct', '='], ['punct', '='], ['string', '"x"'],
+      ['ident', 'a'],
+      ['punct', '.'],
+      ['ident', 'b'],
+      ['punct', '['],
+      ['number', '0'],
+      ['punct', ']'],
+      ['punct', '+'],
+      ['number', '1.5e3'],
+      ['punct', '='],
+      ['punct', '='],
+      ['string', '"x"'],
     ]);
     const [a, , s] = tokenize("ab + 'cd'");
     expect([a.start, a.end, s.start, s.end]).toEqual([0, 2, 5, 9]);
@@ -21,7 +30,10 @@ describe('the CEL lexer', () => {
   });
 
   it('skips comments and whitespace, and keeps an identifier of any length whole', () => {
-    expect(kinds('x // y\n z')).toEqual([['ident', 'x'], ['ident', 'z']]);
+    expect(kinds('x // y\n z')).toEqual([
+      ['ident', 'x'],
+      ['ident', 'z'],
+    ]);
     const long = 'v'.repeat(300);
     expect(kinds(long)).toEqual([['ident', long]]);
   });

@@ -4,7 +4,7 @@ import { referencedVariables } from '../../src/cel/variable-references.js';
 describe('variables referenced by a CEL expression', () => {
   it.each([
     ['dotted', 'variables.a + variables.b', ['a', 'b']],
-    ['indexed', "variables['a'] && variables[\"b\"]", ['a', 'b']],
+    ['indexed', 'variables[\'a\'] && variables["b"]', ['a', 'b']],
     ['spaced', 'variables . a', ['a']],
     ['each once', 'variables.a + variables.a', ['a']],
     ['not inside strings', "'variables.a' + \"variables.b\" + r'variables.c' + '''variables.d'''", []],

@@ -91,10 +91,14 @@ describe('every orchd command', () => {
     }
   });
 
-  it('orchd --help lists every command with its own summary, one line each, and no command\'s flags', async () => {
+  it("orchd --help lists every command with its own summary, one line each, and no command's flags", async () => {
     const out = sink();
     expect(await runOrchd(['--help'], { out, err: sink() })).toBe(0);
-    const listed = out.text.split('\n\n').find((p) => p.startsWith('Commands:\n'))!.split('\n').slice(1);
+    const listed = out.text
+      .split('\n\n')
+      .find((p) => p.startsWith('Commands:\n'))!
+      .split('\n')
+      .slice(1);
     expect(listed.map((l) => l.trim().split(/\s+/)[0])).toEqual(Object.keys(COMMANDS));
     for (const [name, entry] of Object.entries(COMMANDS)) {
       // The table's line is the command's own, as its --help says it.
@@ -105,7 +109,7 @@ describe('every orchd command', () => {
     expect(out.text).toMatch(/^ +--version +print orchd's version and exit$/m);
   });
 
-  it('orchd --version prints the package\'s version', async () => {
+  it("orchd --version prints the package's version", async () => {
     const { version } = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
     for (const word of ['--version', 'version']) {
       const out = sink();

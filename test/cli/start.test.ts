@@ -34,7 +34,10 @@ async function loaded(...args: string[]): Promise<{ out: string; modules: string
   const list = join(dir, `loaded-${args.join('-')}.txt`);
   await writeFile(list, '');
   const { stdout } = await promisify(execFile)(process.execPath, ['--import', join(dir, 'register.mjs'), cli, ...args], { env: { ...process.env, ORCHD_LOADED: list }, timeout: 60_000 });
-  const files = (await readFile(list, 'utf8')).split('\n').filter(Boolean).map((u) => new URL(u).pathname);
+  const files = (await readFile(list, 'utf8'))
+    .split('\n')
+    .filter(Boolean)
+    .map((u) => new URL(u).pathname);
   const modules: string[] = [];
   for (const f of files) for (const m of (await readFile(f, 'utf8')).matchAll(/^\/\/ (\S+\.[cm]?js)$/gm)) modules.push(m[1]);
   return { out: stdout, modules };

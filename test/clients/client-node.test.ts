@@ -103,9 +103,7 @@ describe('KubernetesObjectApi', () => {
     const everywhere = await objects.list('events.orch.io/v1', 'Event');
     expect(everywhere.items.map((o) => o.metadata?.name)).toEqual(expect.arrayContaining(['node-ev-1', 'node-ev-2']));
 
-    const elsewhere = await failure(
-      objects.create({ ...event('node-ev-3'), metadata: { name: 'node-ev-3', namespace: 'nowhere' }, regarding: { kind: 'Thing', name: 't', namespace: 'nowhere' } }),
-    );
+    const elsewhere = await failure(objects.create({ ...event('node-ev-3'), metadata: { name: 'node-ev-3', namespace: 'nowhere' }, regarding: { kind: 'Thing', name: 't', namespace: 'nowhere' } }));
     expect(elsewhere.code).toBe(404);
     expect(elsewhere.status).toMatchObject({ kind: 'Status', reason: 'NotFound', message: 'namespaces "nowhere" not found' });
 

@@ -29,7 +29,10 @@ describe('kubectl', () => {
     expect(table.stdout).toMatch(/configmap\/settings\s+1\s/);
     expect(table.stdout).toMatch(/secret\/creds\s+Opaque\s+1\s/);
     expect(table.stdout).toContain('serviceaccount/bot');
-    const manifest = await k.file('tls.yaml', 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: applied\n  namespace: default\ntype: kubernetes.io/tls\nstringData:\n  tls.crt: CERT\n  tls.key: KEY\n');
+    const manifest = await k.file(
+      'tls.yaml',
+      'apiVersion: v1\nkind: Secret\nmetadata:\n  name: applied\n  namespace: default\ntype: kubernetes.io/tls\nstringData:\n  tls.crt: CERT\n  tls.key: KEY\n',
+    );
     for (let i = 0; i < 2; i++) {
       const applied = await k.kubectl(['apply', '-f', manifest]);
       expect(applied.code, applied.stderr).toBe(0);
@@ -41,12 +44,25 @@ describe('kubectl', () => {
   });
 
   it('get events shows core Events, and a Lease by its full name', async () => {
-    const ev = { apiVersion: 'v1', kind: 'Event', metadata: { name: 'bot.1', namespace: 'default' }, involvedObject: { kind: 'ServiceAccount', name: 'bot', namespace: 'default' }, reason: 'Tested', message: 'from kubectl test', type: 'Normal', count: 1, lastTimestamp: new Date().toISOString().replace(/\.\d+Z$/, 'Z') };
+    const ev = {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name: 'bot.1', namespace: 'default' },
+      involvedObject: { kind: 'ServiceAccount', name: 'bot', namespace: 'default' },
+      reason: 'Tested',
+      message: 'from kubectl test',
+      type: 'Normal',
+      count: 1,
+      lastTimestamp: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+    };
     expect((await call(k.server.url, 'POST', '/api/v1/namespaces/default/events', ev)).status).toBe(201);
     const events = await k.kubectl(['get', 'events', '-n', 'default']);
     expect(events.code, events.stderr).toBe(0);
     expect(events.stdout).toMatch(/Normal\s+Tested\s+serviceaccount\/bot\s+from kubectl test/);
-    const lease = await k.file('lease.yaml', 'apiVersion: coordination.orch.io/v1\nkind: Lease\nmetadata:\n  name: leader\n  namespace: default\nspec:\n  holderIdentity: a\n  leaseDurationSeconds: 15\n');
+    const lease = await k.file(
+      'lease.yaml',
+      'apiVersion: coordination.orch.io/v1\nkind: Lease\nmetadata:\n  name: leader\n  namespace: default\nspec:\n  holderIdentity: a\n  leaseDurationSeconds: 15\n',
+    );
     expect((await k.kubectl(['apply', '-f', lease])).code).toBe(0);
     const leases = await k.kubectl(['get', 'leases.coordination.orch.io', '-n', 'default']);
     expect(leases.stdout).toMatch(/leader\s+a\s/);
@@ -66,13 +82,25 @@ describe('client-node', () => {
     expect(replaced.data).toEqual({ a: '2' });
     const ev = await core.createNamespacedEvent({
       namespace: 'default',
-      body: { metadata: { name: `node-cm.${Date.now().toString(16)}` }, involvedObject: { kind: 'ConfigMap', name: 'node-cm', namespace: 'default' }, reason: 'Updated', message: 'a=2', type: 'Normal', source: { component: 'test' } },
+      body: {
+        metadata: { name: `node-cm.${Date.now().toString(16)}` },
+        involvedObject: { kind: 'ConfigMap', name: 'node-cm', namespace: 'default' },
+        reason: 'Updated',
+        message: 'a=2',
+        type: 'Normal',
+        source: { component: 'test' },
+      },
     });
     expect(ev.metadata?.name).toMatch(/^node-cm\./);
     const list = await core.listNamespacedEvent({ namespace: 'default', fieldSelector: 'involvedObject.name=node-cm' });
     expect(list.items.map((e) => e.reason)).toEqual(['Updated']);
     const objects = KubernetesObjectApi.makeApiClient(kc);
-    const lease = (await objects.create({ apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { name: 'node-lease', namespace: 'default' }, spec: { holderIdentity: 'me' } } as KubernetesObject)) as any;
+    const lease = (await objects.create({
+      apiVersion: 'coordination.orch.io/v1',
+      kind: 'Lease',
+      metadata: { name: 'node-lease', namespace: 'default' },
+      spec: { holderIdentity: 'me' },
+    } as KubernetesObject)) as any;
     const renewed = (await objects.replace({ ...lease, spec: { ...lease.spec, renewTime: '2026-01-01T00:00:00.000000Z' } })) as any;
     expect(renewed.spec.renewTime).toBe('2026-01-01T00:00:00.000000Z');
   });
@@ -91,7 +119,10 @@ ${keyed('aesgcm', ['key1', key(16)])}`);
     try {
       const hidden = marker();
       const shown = marker();
-      expect((await call(server.url, 'POST', '/api/v1/namespaces/default/secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', annotations: { m: hidden } }, stringData: { v: hidden } })).status).toBe(201);
+      expect(
+        (await call(server.url, 'POST', '/api/v1/namespaces/default/secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', annotations: { m: hidden } }, stringData: { v: hidden } }))
+          .status,
+      ).toBe(201);
       expect((await call(server.url, 'POST', '/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, data: { v: shown } })).status).toBe(201);
       expect((await call(server.url, 'GET', '/api/v1/namespaces/default/secrets/s')).body.data.v).toBe(b64(hidden));
       expect(await onDisk(dataDir, hidden)).toBe(false);

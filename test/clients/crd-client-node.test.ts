@@ -89,13 +89,27 @@ describe('client-node and five CustomResourceDefinitions', () => {
     expect(withStatus.status).toEqual({ revision: 2 });
     // The status transition rule: revision may only grow.
     const back = await failure(
-      custom.replaceNamespacedCustomObjectStatus({ group: 'security.example.com', version: 'v1', namespace: 'default', plural: 'certificates', name: 'shop-tls', body: { ...withStatus, status: { revision: 1 } } }),
+      custom.replaceNamespacedCustomObjectStatus({
+        group: 'security.example.com',
+        version: 'v1',
+        namespace: 'default',
+        plural: 'certificates',
+        name: 'shop-tls',
+        body: { ...withStatus, status: { revision: 1 } },
+      }),
     );
     expect(back.code).toBe(422);
     expect(back.status.details.causes).toEqual([{ reason: 'FieldValueForbidden', message: 'Forbidden: revision may only grow', field: 'status.revision' }]);
     const scale: any = await custom.getNamespacedCustomObjectScale({ group: 'apps.example.com', version: 'v1', namespace: 'default', plural: 'webapps', name: 'shop' });
     expect(scale).toMatchObject({ kind: 'Scale', spec: { replicas: 3 } });
-    const scaled: any = await custom.replaceNamespacedCustomObjectScale({ group: 'apps.example.com', version: 'v1', namespace: 'default', plural: 'webapps', name: 'shop', body: { ...scale, spec: { replicas: 7 } } });
+    const scaled: any = await custom.replaceNamespacedCustomObjectScale({
+      group: 'apps.example.com',
+      version: 'v1',
+      namespace: 'default',
+      plural: 'webapps',
+      name: 'shop',
+      body: { ...scale, spec: { replicas: 7 } },
+    });
     expect(scaled.spec.replicas).toBe(7);
   });
 
@@ -109,7 +123,12 @@ describe('client-node and five CustomResourceDefinitions', () => {
     for (const type of ['add', 'update', 'delete'] as const) informer.on(type, (o) => seen.push(`${type} ${o.metadata?.name}`));
     await informer.start();
     try {
-      const gateway = { apiVersion: 'net.example.com/v1', kind: 'Gateway', metadata: { name: 'inner', namespace: 'default' }, spec: { className: 'internal', listeners: [{ name: 'h', port: 80, protocol: 'HTTP' }] } };
+      const gateway = {
+        apiVersion: 'net.example.com/v1',
+        kind: 'Gateway',
+        metadata: { name: 'inner', namespace: 'default' },
+        spec: { className: 'internal', listeners: [{ name: 'h', port: 80, protocol: 'HTTP' }] },
+      };
       await objects.create(gateway);
       await objects.patch({ ...gateway, spec: { className: 'mesh' } } as KubernetesObject, undefined, undefined, undefined, undefined, PatchStrategy.MergePatch);
       await objects.delete(gateway);
@@ -122,8 +141,15 @@ describe('client-node and five CustomResourceDefinitions', () => {
     }
   });
 
-  it('reports the schema\'s and the rules\' refusals as client-node reads them', async () => {
-    const bad = await failure(objects.create({ apiVersion: 'apps.example.com/v1', kind: 'WebApp', metadata: { name: 'bad', namespace: 'default' }, spec: { replicas: -1, template: { spec: { containers: [] } } } } as KubernetesObject));
+  it("reports the schema's and the rules' refusals as client-node reads them", async () => {
+    const bad = await failure(
+      objects.create({
+        apiVersion: 'apps.example.com/v1',
+        kind: 'WebApp',
+        metadata: { name: 'bad', namespace: 'default' },
+        spec: { replicas: -1, template: { spec: { containers: [] } } },
+      } as KubernetesObject),
+    );
     expect(bad.code).toBe(422);
     expect(bad.status.details.causes.map((c: any) => [c.reason, c.field])).toEqual([
       ['FieldValueInvalid', 'spec.replicas'],
@@ -132,7 +158,14 @@ describe('client-node and five CustomResourceDefinitions', () => {
       ['FieldValueInvalid', '.spec.replicas'],
     ]);
     const immutable = await failure(
-      objects.patch({ apiVersion: 'security.example.com/v1', kind: 'Certificate', metadata: { name: 'shop-tls', namespace: 'default' }, spec: { issuer: 'other' } } as KubernetesObject, undefined, undefined, undefined, undefined, PatchStrategy.MergePatch),
+      objects.patch(
+        { apiVersion: 'security.example.com/v1', kind: 'Certificate', metadata: { name: 'shop-tls', namespace: 'default' }, spec: { issuer: 'other' } } as KubernetesObject,
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        PatchStrategy.MergePatch,
+      ),
     );
     expect(immutable.code).toBe(422);
     expect(immutable.status.message).toBe('Certificate.security.example.com "shop-tls" is invalid: spec: Invalid value: issuer is immutable');

@@ -69,7 +69,12 @@ describe('kubectl and CustomResourceDefinitions', () => {
           const budget = parseYaml(await ok(['get', 'budget', 'shop', '-o', 'yaml']));
           expect(budget.spec.minAvailable).toBe('50%');
           const bp = parseYaml(await ok(['get', 'bp', 'starter', '-o', 'yaml']));
-          expect(bp.spec.template).toEqual({ apiVersion: 'apps.example.com/v1', kind: 'WebApp', metadata: { name: 'starter', labels: { tier: 'web' } }, spec: { replicas: 1, anything: ['goes', 'here'] } });
+          expect(bp.spec.template).toEqual({
+            apiVersion: 'apps.example.com/v1',
+            kind: 'WebApp',
+            metadata: { name: 'starter', labels: { tier: 'web' } },
+            spec: { replicas: 1, anything: ['goes', 'here'] },
+          });
           expect(bp.spec.resources[0].data).toEqual({ greeting: 'hello' });
 
           // explain reads the CRD's schema from OpenAPI.
@@ -83,7 +88,8 @@ describe('kubectl and CustomResourceDefinitions', () => {
           expect((await ok(['get', 'gateways', '--field-selector', 'spec.className=private', '-o', 'name'])).trim()).toBe('');
 
           // Server-side apply by two managers: the map list merges by its key, each owning its own listeners.
-          const gateway = (listeners: string) => `apiVersion: net.example.com/v1\nkind: Gateway\nmetadata: { name: mesh, namespace: default }\nspec:\n  className: internal\n  listeners:\n${listeners}`;
+          const gateway = (listeners: string) =>
+            `apiVersion: net.example.com/v1\nkind: Gateway\nmetadata: { name: mesh, namespace: default }\nspec:\n  className: internal\n  listeners:\n${listeners}`;
           await ok(['apply', '--server-side', '-f', '-'], gateway('    - { name: http, port: 80, protocol: HTTP }\n    - { name: https, port: 443, protocol: HTTPS }\n'));
           await ok(['apply', '--server-side', '--field-manager=ops', '-f', '-'], gateway('    - { name: tcp, port: 9000, protocol: TCP }\n'));
           const mesh = parseYaml(await ok(['get', 'gateway', 'mesh', '-o', 'yaml', '--show-managed-fields']));
@@ -97,21 +103,36 @@ describe('kubectl and CustomResourceDefinitions', () => {
           // schema names no merge keys, so the listeners would be replaced whole).
           const smp = await home.kubectl(['patch', 'gateway', 'edge', '--type=strategic', '-p', '{"spec":{"listeners":[{"name":"tcp","port":9000,"protocol":"TCP"}]}}']);
           expect(smp.code).toBe(1);
-          expect(smp.stderr).toContain('the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml');
+          expect(smp.stderr).toContain(
+            'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml',
+          );
           // Client-side apply of a changed object: OpenAPI offers the kind no strategic merge, so kubectl sends a JSON merge patch.
-          const edge = 'apiVersion: net.example.com/v1\nkind: Gateway\nmetadata: { name: edge, namespace: default }\nspec:\n  className: public\n  addresses: [10.0.0.1]\n  listeners:\n    - { name: http, port: 80, protocol: HTTP }\n    - { name: tcp, port: 9000, protocol: TCP }\n  routes:\n    - { path: /, backend: shop }\n';
+          const edge =
+            'apiVersion: net.example.com/v1\nkind: Gateway\nmetadata: { name: edge, namespace: default }\nspec:\n  className: public\n  addresses: [10.0.0.1]\n  listeners:\n    - { name: http, port: 80, protocol: HTTP }\n    - { name: tcp, port: 9000, protocol: TCP }\n  routes:\n    - { path: /, backend: shop }\n';
           expect(await ok(['apply', '-f', '-'], edge)).toBe('gateway.net.example.com/edge configured\n');
           expect(parseYaml(await ok(['get', 'gateway', 'edge', '-o', 'yaml'])).spec.listeners.map((l: { name: string }) => l.name)).toEqual(['http', 'tcp']);
 
           // The schema's and the rules' refusals, with their fields.
-          const badPort = await fails(['apply', '-f', '-'], 'apiVersion: net.example.com/v1\nkind: Gateway\nmetadata: { name: bad, namespace: default }\nspec:\n  className: x\n  listeners: [{ name: a, port: 70000, protocol: QUIC }]\n');
+          const badPort = await fails(
+            ['apply', '-f', '-'],
+            'apiVersion: net.example.com/v1\nkind: Gateway\nmetadata: { name: bad, namespace: default }\nspec:\n  className: x\n  listeners: [{ name: a, port: 70000, protocol: QUIC }]\n',
+          );
           expect(badPort.stderr).toContain('spec.listeners[0].port: Invalid value: 70000: spec.listeners[0].port in body should be less than or equal to 65535');
           expect(badPort.stderr).toContain('spec.listeners[0].protocol: Unsupported value: "QUIC": supported values: "HTTP", "HTTPS", "TCP"');
-          const both = await fails(['apply', '-f', '-'], 'apiVersion: policy.example.com/v1\nkind: Budget\nmetadata: { name: both, namespace: default }\nspec: { minAvailable: 1, maxUnavailable: 1 }\n');
+          const both = await fails(
+            ['apply', '-f', '-'],
+            'apiVersion: policy.example.com/v1\nkind: Budget\nmetadata: { name: both, namespace: default }\nspec: { minAvailable: 1, maxUnavailable: 1 }\n',
+          );
           expect(both.stderr).toContain('spec: Invalid value: minAvailable and maxUnavailable are mutually exclusive');
-          const issuer = await fails(['apply', '-f', '-'], 'apiVersion: security.example.com/v1\nkind: Certificate\nmetadata: { name: shop-tls, namespace: default }\nspec: { issuer: other, dnsNames: [shop.example.com] }\n');
+          const issuer = await fails(
+            ['apply', '-f', '-'],
+            'apiVersion: security.example.com/v1\nkind: Certificate\nmetadata: { name: shop-tls, namespace: default }\nspec: { issuer: other, dnsNames: [shop.example.com] }\n',
+          );
           expect(issuer.stderr).toContain('spec: Invalid value: issuer is immutable');
-          const names = await fails(['apply', '-f', '-'], 'apiVersion: security.example.com/v1\nkind: Certificate\nmetadata: { name: c2, namespace: default }\nspec: { issuer: a, dnsNames: [a.example.org], renewBefore: 9000h }\n');
+          const names = await fails(
+            ['apply', '-f', '-'],
+            'apiVersion: security.example.com/v1\nkind: Certificate\nmetadata: { name: c2, namespace: default }\nspec: { issuer: a, dnsNames: [a.example.org], renewBefore: 9000h }\n',
+          );
           expect(names.stderr).toContain('spec.dnsNames: Invalid value: every dnsName must end with .example.com: a.example.org');
           expect(names.stderr).toContain('spec.renewBefore: Invalid value: renewBefore (9000h) must be shorter than duration (2160h)');
 

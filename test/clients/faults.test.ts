@@ -29,7 +29,7 @@ beforeEach(async () => {
 });
 
 describe('client-node informers under watch faults', () => {
-  it('converge to the server\'s state through drops, resets and 410 expiries every few events', async () => {
+  it("converge to the server's state through drops, resets and 410 expiries every few events", async () => {
     api.faults.set({
       seed: 3,
       rules: [
@@ -58,8 +58,13 @@ describe('client-node informers under watch faults', () => {
         if (i % 4 === 3) await custom.deleteNamespacedCustomObject({ ...widgets, name: `w${i - 3}` });
         await new Promise((r) => setTimeout(r, 15));
       }
-      const server = async () => ((await custom.listNamespacedCustomObject(widgets)) as KubernetesListObject<KubernetesObject>).items.map((o) => `${o.metadata!.name}@${o.metadata!.resourceVersion}`).sort();
-      const cache = () => informer.list('default').map((o) => `${o.metadata!.name}@${o.metadata!.resourceVersion}`).sort();
+      const server = async () =>
+        ((await custom.listNamespacedCustomObject(widgets)) as KubernetesListObject<KubernetesObject>).items.map((o) => `${o.metadata!.name}@${o.metadata!.resourceVersion}`).sort();
+      const cache = () =>
+        informer
+          .list('default')
+          .map((o) => `${o.metadata!.name}@${o.metadata!.resourceVersion}`)
+          .sort();
       const want = await server();
       await eventually(() => JSON.stringify(cache()) === JSON.stringify(want) || undefined, { timeoutMs: 20_000 });
       expect(cache()).toEqual(want);
@@ -73,7 +78,7 @@ describe('client-node informers under watch faults', () => {
 });
 
 describe('kubectl', () => {
-  it('prints an injected 409 as it prints kube-apiserver\'s', async () => {
+  it("prints an injected 409 as it prints kube-apiserver's", async () => {
     const k = await kubectlHome(api.url);
     try {
       const created = await k.kubectl(['create', '-f', '-'], JSON.stringify(widget('k1', 1)));
@@ -102,6 +107,11 @@ describe('python3-kubernetes', () => {
     expect(out.error.reason).toMatch(/^Expired: too old resource version: \d+ \(\d+\)$/);
     expect(out.relisted).toEqual(['py-1']);
     expect(out.after).toEqual([['ADDED', 'py-2']]);
-    expect(api.faults.injected().slice(before).map((f) => f.fault)).toEqual(['watch:expire']);
+    expect(
+      api.faults
+        .injected()
+        .slice(before)
+        .map((f) => f.fault),
+    ).toEqual(['watch:expire']);
   });
 });

@@ -25,8 +25,11 @@ describe('kubectl create namespace', () => {
   });
   const run = (bin: string, args: string[]) =>
     new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile(bin, ['--server', server.url, '--kubeconfig', join(home, 'kubeconfig'), '--cache-dir', join(home, 'cache'), ...args], { timeout: 30_000, env: { ...process.env, HOME: home } }, (err, stdout, stderr) =>
-        resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
+      execFile(
+        bin,
+        ['--server', server.url, '--kubeconfig', join(home, 'kubeconfig'), '--cache-dir', join(home, 'cache'), ...args],
+        { timeout: 30_000, env: { ...process.env, HOME: home } },
+        (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
       );
     });
 
@@ -52,7 +55,11 @@ describe('kubectl create namespace', () => {
 
   it.skipIf(!VERSIONS.some(([v]) => v === '1.31') || !VERSIONS.some(([v]) => v === '1.33'))('stores the same Namespace from protobuf (1.33) as from JSON (1.31), managedFields included', async () => {
     const bin = (v: string) => VERSIONS.find(([x]) => x === v)![1];
-    for (const [v, name] of [['1.31', 'same-json'], ['1.33', 'same-pb']] as const) expect((await run(bin(v), ['create', 'namespace', name])).code).toBe(0);
+    for (const [v, name] of [
+      ['1.31', 'same-json'],
+      ['1.33', 'same-pb'],
+    ] as const)
+      expect((await run(bin(v), ['create', 'namespace', name])).code).toBe(0);
     const json = (await call(server.url, 'GET', '/api/v1/namespaces/same-json')).body;
     const pb = (await call(server.url, 'GET', '/api/v1/namespaces/same-pb')).body;
     expect(pb.metadata).not.toHaveProperty('generateName');

@@ -67,9 +67,7 @@ describe('kubectl', () => {
           expect(version.clientVersion.minor).toMatch(label.startsWith('kubectl.1.') ? new RegExp(`^${label.split('.')[2]}$`) : /^32\+?$/);
 
           // A server dry run answers as a create would and stores nothing: the real create below succeeds.
-          expect(await ok('create', '-f', 'policy.yaml', '--dry-run=server')).toBe(
-            'validatingadmissionpolicy.admissionregistration.orch.io/demo created (server dry run)\n',
-          );
+          expect(await ok('create', '-f', 'policy.yaml', '--dry-run=server')).toBe('validatingadmissionpolicy.admissionregistration.orch.io/demo created (server dry run)\n');
           expect(await ok('create', '-f', 'policy.yaml')).toBe('validatingadmissionpolicy.admissionregistration.orch.io/demo created\n');
 
           const again = await kubectl('create', '-f', 'policy.yaml');

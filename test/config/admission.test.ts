@@ -86,8 +86,16 @@ const rows: { name: string; plugins: unknown[]; want: [string, string][] }[] = [
   { name: 'webhook: errors of a file are given at path', plugins: [{ name: 'MutatingAdmissionWebhook', path: 'relative.yaml' }], want: [['FieldValueInvalid', 'plugins[0].path']] },
   // the kubeconfig it names
   { name: 'kubeconfig: a certificate without its key', plugins: mutating(webhook({ kubeConfigFile: oneUser(`client-certificate: ${pair.cert}`) })), want: [['FieldValueInvalid', KCF]] },
-  { name: 'kubeconfig: a key that is not the certificate’s', plugins: mutating(webhook({ kubeConfigFile: oneUser(`client-certificate: ${pair.cert}\nclient-key: ${pair.otherKey}`) })), want: [['FieldValueInvalid', KCF]] },
-  { name: 'kubeconfig: a certificate file that is missing', plugins: mutating(webhook({ kubeConfigFile: oneUser(`client-certificate: none.crt\nclient-key: ${pair.key}`) })), want: [['FieldValueInvalid', KCF]] },
+  {
+    name: 'kubeconfig: a key that is not the certificate’s',
+    plugins: mutating(webhook({ kubeConfigFile: oneUser(`client-certificate: ${pair.cert}\nclient-key: ${pair.otherKey}`) })),
+    want: [['FieldValueInvalid', KCF]],
+  },
+  {
+    name: 'kubeconfig: a certificate file that is missing',
+    plugins: mutating(webhook({ kubeConfigFile: oneUser(`client-certificate: none.crt\nclient-key: ${pair.key}`) })),
+    want: [['FieldValueInvalid', KCF]],
+  },
   { name: 'kubeconfig: token and basic auth together', plugins: mutating(webhook({ kubeConfigFile: oneUser('token: t\nusername: u\npassword: p') })), want: [['FieldValueInvalid', KCF]] },
   { name: 'kubeconfig: a token file that is missing', plugins: mutating(webhook({ kubeConfigFile: oneUser('tokenFile: none.txt') })), want: [['FieldValueInvalid', KCF]] },
   { name: 'kubeconfig: an exec plugin', plugins: mutating(webhook({ kubeConfigFile: oneUser('exec: { command: get-token }') })), want: [['FieldValueInvalid', KCF]] },

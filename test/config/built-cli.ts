@@ -32,7 +32,13 @@ export async function builtCli(): Promise<string> {
   files.forEach((f, i) => h.update(f.slice(ROOT.length)).update('\0').update(texts[i]).update('\0'));
   const dir = join(CACHE, h.digest('hex').slice(0, 16));
   const cli = join(dir, 'src/cli.js');
-  if (await access(cli).then(() => true, () => false)) return cli;
+  if (
+    await access(cli).then(
+      () => true,
+      () => false,
+    )
+  )
+    return cli;
   const tmp = `${dir}.tmp-${process.pid}-${Date.now()}`;
   const compilerOptions: ts.CompilerOptions = { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, sourceMap: false };
   await Promise.all(

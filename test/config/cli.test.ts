@@ -37,7 +37,13 @@ function run(cli: string, args: string[], cwd: string): Run {
     pid: proc.pid!,
     stderr: () => stderr,
     stdout: () => stdout,
-    exited: new Promise((resolve) => proc.on('close', (code) => { clearTimeout(limit); running.delete(r); resolve(code); })),
+    exited: new Promise((resolve) =>
+      proc.on('close', (code) => {
+        clearTimeout(limit);
+        running.delete(r);
+        resolve(code);
+      }),
+    ),
     kill,
   };
   running.add(r);
@@ -59,31 +65,69 @@ const key32 = Buffer.alloc(32, 3).toString('base64');
 
 describe('orchd serve with configuration files', () => {
   it('stops at start with every error of every file, one per line, and exit status 1', async () => {
-    const auth = writeFile(dir, 'bad-auth.yaml', `apiVersion: apiserver.config.orch.io/v1
+    const auth = writeFile(
+      dir,
+      'bad-auth.yaml',
+      `apiVersion: apiserver.config.orch.io/v1
 kind: AuthenticationConfiguration
 jwt:
 - issuer: {url: "http://issuer.example.com", audiences: [orchd]}
   claimMappings:
     username: {claim: sub}
-`);
-    const authz = writeFile(dir, 'bad-authz.json', JSON.stringify({
-      apiVersion: 'apiserver.orch.io/v1beta1',
-      kind: 'AuthorizationConfiguration',
-      authorizers: [{ type: 'Webhook', name: 'Hook', webhook: { timeout: '45s', authorizedTTL: '5m', unauthorizedTTL: '30s', subjectAccessReviewVersion: 'v1', failurePolicy: 'Deny', connectionInfo: { type: 'InClusterConfig' } } }],
-    }));
-    const enc = writeFile(dir, 'bad-enc.yaml', `apiVersion: apiserver.config.orch.io/v1
+`,
+    );
+    const authz = writeFile(
+      dir,
+      'bad-authz.json',
+      JSON.stringify({
+        apiVersion: 'apiserver.orch.io/v1beta1',
+        kind: 'AuthorizationConfiguration',
+        authorizers: [
+          {
+            type: 'Webhook',
+            name: 'Hook',
+            webhook: { timeout: '45s', authorizedTTL: '5m', unauthorizedTTL: '30s', subjectAccessReviewVersion: 'v1', failurePolicy: 'Deny', connectionInfo: { type: 'InClusterConfig' } },
+          },
+        ],
+      }),
+    );
+    const enc = writeFile(
+      dir,
+      'bad-enc.yaml',
+      `apiVersion: apiserver.config.orch.io/v1
 kind: EncryptionConfiguration
 resources:
 - resources: ["*.*"]
   providers: [{identity: {}}]
 - resources: [secrets]
   providers: [{secretbox: {keys: [{name: k, secret: "${Buffer.alloc(16).toString('base64')}"}]}}]
-`);
+`,
+    );
     const tracing = writeFile(dir, 'bad-tracing.yaml', 'apiVersion: apiserver.orch.io/v1beta1\nkind: TracingConfiguration\nsamplingRatePerMillion: 2000000\n');
     const dataDir = join(dir, 'data-bad');
-    const r = run(cli, ['serve', '--port', '0', '--bind-address', '127.0.0.1', '--data-dir', dataDir,
-      '--authentication-config', auth, '--authorization-config', authz, '--encryption-provider-config', enc, '--tracing-config-file', tracing,
-      '--egress-selector-config-file', join(dir, 'missing.yaml')], dir);
+    const r = run(
+      cli,
+      [
+        'serve',
+        '--port',
+        '0',
+        '--bind-address',
+        '127.0.0.1',
+        '--data-dir',
+        dataDir,
+        '--authentication-config',
+        auth,
+        '--authorization-config',
+        authz,
+        '--encryption-provider-config',
+        enc,
+        '--tracing-config-file',
+        tracing,
+        '--egress-selector-config-file',
+        join(dir, 'missing.yaml'),
+      ],
+      dir,
+    );
     expect(await r.exited).toBe(1);
     expect(r.stderr().split('\n').filter(Boolean)).toEqual([
       `${auth}: jwt[0].issuer.url: Invalid value: "http://issuer.example.com": URL scheme must be https`,
@@ -113,15 +157,22 @@ resources:
     const connFile = writeFile(dir, 'webhook.kubeconfig', 'apiVersion: v1\nkind: Config\nclusters:\n- {name: authz, cluster: {server: "https://127.0.0.1:1/authorize"}}\n');
     writeFile(dir, 'mutating.yaml', `apiVersion: apiserver.config.orch.io/v1\nkind: WebhookAdmissionConfiguration\nkubeConfigFile: ${connFile}\n`);
     const files = {
-      '--authentication-config': writeFile(dir, 'auth.yaml', `apiVersion: apiserver.orch.io/v1beta1
+      '--authentication-config': writeFile(
+        dir,
+        'auth.yaml',
+        `apiVersion: apiserver.orch.io/v1beta1
 kind: AuthenticationConfiguration
 jwt:
 - issuer: {url: "https://issuer.example.com", audiences: [orchd]}
   claimMappings:
     username: {claim: sub, prefix: ""}
 anonymous: {enabled: true, conditions: [{path: /livez}]}
-`),
-      '--authorization-config': writeFile(dir, 'authz.yaml', `apiVersion: apiserver.config.orch.io/v1
+`,
+      ),
+      '--authorization-config': writeFile(
+        dir,
+        'authz.yaml',
+        `apiVersion: apiserver.config.orch.io/v1
 kind: AuthorizationConfiguration
 authorizers:
 - type: Webhook
@@ -129,15 +180,28 @@ authorizers:
   webhook: {timeout: 3s, authorizedTTL: 5m, unauthorizedTTL: 30s, subjectAccessReviewVersion: v1, failurePolicy: NoOpinion,
             connectionInfo: {type: KubeConfigFile, clusterConfigFile: ${connFile}}}
 - {type: AlwaysAllow, name: everyone}
-`),
-      '--encryption-provider-config': writeFile(dir, 'enc.json', JSON.stringify({
-        apiVersion: 'apiserver.config.orch.io/v1',
-        kind: 'EncryptionConfiguration',
-        resources: [{ resources: ['secrets'], providers: [{ aesgcm: { keys: [{ name: 'k1', secret: key32 }] } }, { identity: {} }] }],
-      })),
-      '--egress-selector-config-file': writeFile(dir, 'egress.yaml', 'apiVersion: apiserver.orch.io/v1beta1\nkind: EgressSelectorConfiguration\negressSelections:\n- {name: cluster, connection: {proxyProtocol: Direct}}\n'),
+`,
+      ),
+      '--encryption-provider-config': writeFile(
+        dir,
+        'enc.json',
+        JSON.stringify({
+          apiVersion: 'apiserver.config.orch.io/v1',
+          kind: 'EncryptionConfiguration',
+          resources: [{ resources: ['secrets'], providers: [{ aesgcm: { keys: [{ name: 'k1', secret: key32 }] } }, { identity: {} }] }],
+        }),
+      ),
+      '--egress-selector-config-file': writeFile(
+        dir,
+        'egress.yaml',
+        'apiVersion: apiserver.orch.io/v1beta1\nkind: EgressSelectorConfiguration\negressSelections:\n- {name: cluster, connection: {proxyProtocol: Direct}}\n',
+      ),
       '--tracing-config-file': writeFile(dir, 'tracing.yaml', 'apiVersion: apiserver.config.orch.io/v1\nkind: TracingConfiguration\nsamplingRatePerMillion: 100\n'),
-      '--admission-control-config-file': writeFile(dir, 'admission.yaml', 'apiVersion: apiserver.config.orch.io/v1\nkind: AdmissionConfiguration\nplugins:\n- {name: MutatingAdmissionWebhook, path: mutating.yaml}\n'),
+      '--admission-control-config-file': writeFile(
+        dir,
+        'admission.yaml',
+        'apiVersion: apiserver.config.orch.io/v1\nkind: AdmissionConfiguration\nplugins:\n- {name: MutatingAdmissionWebhook, path: mutating.yaml}\n',
+      ),
       '--tls-cert-file': certs.cert,
       '--tls-private-key-file': certs.key,
     };
@@ -160,7 +224,16 @@ authorizers:
   it('lists the configuration flags in --help', async () => {
     const r = run(cli, ['serve', '--help'], dir);
     expect(await r.exited).toBe(0);
-    for (const flag of ['--authentication-config', '--authorization-config', '--encryption-provider-config', '--egress-selector-config-file', '--tracing-config-file', '--admission-control-config-file', '--tls-cert-file', '--tls-private-key-file']) {
+    for (const flag of [
+      '--authentication-config',
+      '--authorization-config',
+      '--encryption-provider-config',
+      '--egress-selector-config-file',
+      '--tracing-config-file',
+      '--admission-control-config-file',
+      '--tls-cert-file',
+      '--tls-private-key-file',
+    ]) {
       expect(r.stdout()).toContain(flag);
     }
     // The help says which files are enforced and which are only validated, so no one is misled.

@@ -5,7 +5,7 @@ import { parseFaultObject, parseFaultText } from '../../src/config/faults.js';
 const doc = (rules: unknown[], extra: Record<string, unknown> = {}) => JSON.stringify({ apiVersion: 'apiserver.config.orch.io/v1alpha1', kind: 'FaultConfiguration', seed: 7, rules, ...extra });
 
 describe('FaultConfiguration', () => {
-  it('reads the issue\'s file, YAML', () => {
+  it("reads the issue's file, YAML", () => {
     const r = parseFaultText(`apiVersion: apiserver.config.orch.io/v1alpha1
 kind: FaultConfiguration
 seed: 7

@@ -24,11 +24,15 @@ describe('loading a configuration file', () => {
     const fromYaml = check(authenticationDocument, yamlDoc);
     const fromJson = check(
       authenticationDocument,
-      JSON.stringify({
-        apiVersion: V1,
-        kind: 'AuthenticationConfiguration',
-        jwt: [{ issuer: { url: 'https://issuer.example.com', audiences: ['orchd'] }, claimMappings: { username: { claim: 'sub', prefix: '' } } }],
-      }, null, 2),
+      JSON.stringify(
+        {
+          apiVersion: V1,
+          kind: 'AuthenticationConfiguration',
+          jwt: [{ issuer: { url: 'https://issuer.example.com', audiences: ['orchd'] }, claimMappings: { username: { claim: 'sub', prefix: '' } } }],
+        },
+        null,
+        2,
+      ),
     );
     expect(fromYaml.result.ok).toBe(true);
     expect(fromJson.value).toEqual(fromYaml.value);

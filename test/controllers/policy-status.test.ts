@@ -20,7 +20,11 @@ describe('policy status', () => {
     policy.spec.validations = [{ expression: 'object.spek == 1' }];
     policy.spec.matchConstraints = { resourceRules: [{ operations: ['CREATE'], apiGroups: ['events.orch.io'], apiVersions: ['v1'], resources: ['events'] }] };
     await t.r.objects.create(t.r.kind('ValidatingAdmissionPolicy'), undefined, policy, { dryRun: false });
-    const status = await eventually(() => t.r.current('ValidatingAdmissionPolicy', undefined, 'checked')?.status as { observedGeneration?: number; typeChecking?: { expressionWarnings?: { fieldRef: string; warning: string }[] } } | undefined);
+    const status = await eventually(
+      () =>
+        t.r.current('ValidatingAdmissionPolicy', undefined, 'checked')?.status as
+          { observedGeneration?: number; typeChecking?: { expressionWarnings?: { fieldRef: string; warning: string }[] } } | undefined,
+    );
     expect(status.observedGeneration).toBe(1);
     expect(status.typeChecking?.expressionWarnings?.[0]).toMatchObject({ fieldRef: 'spec.validations[0].expression', warning: expect.stringContaining("undefined field 'spek'") });
   });

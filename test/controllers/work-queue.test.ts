@@ -14,7 +14,7 @@ function recordingLogger(): { logger: Logger; warned: string[] } {
 }
 
 describe('runSerially', () => {
-  it('runs work one item at a time in order; a failure is logged under the controller\'s name and the next item runs', async () => {
+  it("runs work one item at a time in order; a failure is logged under the controller's name and the next item runs", async () => {
     const { logger, warned } = recordingLogger();
     const items = new Subject<string>();
     const ran: string[] = [];

@@ -32,7 +32,7 @@ const RBAC = '/apis/rbac.authorization.orch.io/v1';
 const role = (name: string, more: Record<string, unknown> = {}) => ({ apiVersion: 'rbac.authorization.orch.io/v1', kind: 'Role', metadata: { name, ...more }, rules: [] });
 
 describe('a controller write in the log', () => {
-  it('namespace cleanup: the delete of what the namespace held is the system user\'s delete', async () => {
+  it("namespace cleanup: the delete of what the namespace held is the system user's delete", async () => {
     await createNamespace(server.url, 'doomed');
     await createEvent(server.url, 'left', 'doomed');
     expect((await call(server.url, 'DELETE', '/api/v1/namespaces/doomed')).status).toBe(200);
@@ -56,7 +56,7 @@ describe('a controller write in the log', () => {
     expect(entries[1].writer).toEqual({ user: SYSTEM, verb: 'delete' });
   });
 
-  it('CRD status: NamesAccepted and Established are the system user\'s update of the status subresource', async () => {
+  it("CRD status: NamesAccepted and Established are the system user's update of the status subresource", async () => {
     const crd = crdOf('writers.example.com', 'widgets', 'Widget');
     expect((await call(server.url, 'POST', '/apis/apiextensions.orch.io/v1/customresourcedefinitions', crd)).status).toBe(201);
     const key = 'apiextensions.orch.io/customresourcedefinitions//widgets.writers.example.com';

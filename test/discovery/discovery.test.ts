@@ -1,24 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { parseAccept } from '../../src/discovery/accept.js';
-import {
-  aggregatedDiscovery,
-  apiGroup,
-  apiGroupList,
-  apiResourceList,
-  apiVersions,
-  discoveryDocuments,
-  negotiateDiscovery,
-  storageVersionHash,
-  versionInfo,
-} from '../../src/discovery/discovery.js';
+import { aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, apiVersions, discoveryDocuments, negotiateDiscovery, storageVersionHash, versionInfo } from '../../src/discovery/discovery.js';
 import { compareVersions } from '../../src/discovery/group-versions.js';
 import { notModified } from '../../src/discovery/served.js';
 import { fixtureKinds, gadget, shelf, widget } from '../helpers/fixture-kinds.js';
 
 /** The Accept headers kubectl sends for /api and /apis (clients.md 1.3). */
 const KUBECTL_127 = 'application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json';
-const KUBECTL_133 =
-  'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json';
+const KUBECTL_133 = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json';
 const V2 = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
 const V2BETA1 = 'application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList';
 
@@ -46,7 +35,14 @@ describe('parseAccept', () => {
     ],
     ['q=0 means not acceptable', 'application/json;q=0, application/yaml', [{ type: 'application', subtype: 'yaml', params: {}, q: 1 }]],
     ['spaces and case', ' Application/JSON ; AS=Table ; q=1 ', [{ type: 'application', subtype: 'json', params: { as: 'Table' }, q: 1 }]],
-    ['quoted values may hold separators', 'a/b;x="1,2;3", c/d', [{ type: 'a', subtype: 'b', params: { x: '1,2;3' }, q: 1 }, { type: 'c', subtype: 'd', params: {}, q: 1 }]],
+    [
+      'quoted values may hold separators',
+      'a/b;x="1,2;3", c/d',
+      [
+        { type: 'a', subtype: 'b', params: { x: '1,2;3' }, q: 1 },
+        { type: 'c', subtype: 'd', params: {}, q: 1 },
+      ],
+    ],
     [
       'the protobuf OpenAPI name kubectl sends (with @)',
       'application/com.github.proto-openapi.spec.v2@v1.0+protobuf',

@@ -13,7 +13,13 @@ const b64 = (s: string) => Buffer.from(s).toString('base64');
 
 describe('Secret', () => {
   it('stringData is merged into data as base64 (winning over it) and never stored; type defaults to Opaque', async () => {
-    const r = await call(file.base, 'POST', `${CORE}/secrets`, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's1' }, data: { a: b64('old'), b: b64('kept') }, stringData: { a: 'new', c: 'plain' } });
+    const r = await call(file.base, 'POST', `${CORE}/secrets`, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 's1' },
+      data: { a: b64('old'), b: b64('kept') },
+      stringData: { a: 'new', c: 'plain' },
+    });
     expect(r.status).toBe(201);
     expect(r.body).toMatchObject({ type: 'Opaque', data: { a: b64('new'), b: b64('kept'), c: b64('plain') } });
     expect(r.body.stringData).toBeUndefined();
@@ -57,12 +63,18 @@ describe('Secret', () => {
 
 describe('ConfigMap', () => {
   it('data, binaryData (base64), immutable, and kube-apiserver refusals', async () => {
-    const ok = await call(file.base, 'POST', `${CORE}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm' }, data: { 'app.conf': 'x=1' }, binaryData: { blob: b64('\u0000\u0001') } });
+    const ok = await call(file.base, 'POST', `${CORE}/configmaps`, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'cm' },
+      data: { 'app.conf': 'x=1' },
+      binaryData: { blob: b64('\u0000\u0001') },
+    });
     expect(ok.status).toBe(201);
     const dup = await call(file.base, 'POST', `${CORE}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'dup' }, data: { k: 'a', '..x': 'b' }, binaryData: { k: b64('a') } });
     expect(dup.status).toBe(422);
     expect(dup.body.details.causes.map((c: any) => [c.field, c.message])).toEqual([
-      ['data[..x]', "Invalid value: \"..x\": must not start with '..'"],
+      ['data[..x]', 'Invalid value: "..x": must not start with \'..\''],
       ['binaryData[k]', 'Invalid value: "k": duplicate of key present in data'],
     ]);
     const big = await call(file.base, 'POST', `${CORE}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'big' }, data: { a: 'x'.repeat(1024 * 1024 + 1) } });
@@ -114,7 +126,9 @@ describe('ServiceAccount, core Event, Lease', () => {
     const [b, c] = await Promise.all(['b', 'c'].map((h) => call(file.base, 'PUT', `${LEASES}/leader`, { ...lease(h), metadata: { name: 'leader', resourceVersion: rv } })));
     expect([b.status, c.status].sort()).toEqual([200, 409]);
     const bad = await call(file.base, 'POST', LEASES, { ...lease('a'), metadata: { name: 'bad' }, spec: { leaseDurationSeconds: 0, leaseTransitions: -1 } });
-    expect(bad.body.message).toBe('Lease.coordination.orch.io "bad" is invalid: [spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0, spec.leaseTransitions: Invalid value: -1: must be greater than or equal to 0]');
+    expect(bad.body.message).toBe(
+      'Lease.coordination.orch.io "bad" is invalid: [spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0, spec.leaseTransitions: Invalid value: -1: must be greater than or equal to 0]',
+    );
   });
 
   it('discovery serves them', async () => {

@@ -26,10 +26,13 @@ function crd(group: string, plural: string, annotation?: string): any {
 }
 
 async function condition(name: string): Promise<any> {
-  return eventually(async () => {
-    const r = await call(server.url, 'GET', `${CRDS}/${name}`);
-    return (r.body.status?.conditions ?? []).find((x: any) => x.type === 'KubernetesAPIApprovalPolicyConformant');
-  }, { what: `the approval condition of ${name}` });
+  return eventually(
+    async () => {
+      const r = await call(server.url, 'GET', `${CRDS}/${name}`);
+      return (r.body.status?.conditions ?? []).find((x: any) => x.type === 'KubernetesAPIApprovalPolicyConformant');
+    },
+    { what: `the approval condition of ${name}` },
+  );
 }
 
 describe('protected groups', () => {
@@ -75,10 +78,13 @@ describe('protected groups', () => {
 
   it('other groups need no annotation and have no such condition', async () => {
     expect((await call(server.url, 'POST', CRDS, crd('example.com', 'widgets'))).status).toBe(201);
-    const r = await eventually(async () => {
-      const g = await call(server.url, 'GET', `${CRDS}/widgets.example.com`);
-      return (g.body.status?.conditions ?? []).some((c: any) => c.type === 'Established') ? g : undefined;
-    }, { what: 'Established' });
+    const r = await eventually(
+      async () => {
+        const g = await call(server.url, 'GET', `${CRDS}/widgets.example.com`);
+        return (g.body.status?.conditions ?? []).some((c: any) => c.type === 'Established') ? g : undefined;
+      },
+      { what: 'Established' },
+    );
     expect(r.body.status.conditions.map((c: any) => c.type)).not.toContain('KubernetesAPIApprovalPolicyConformant');
   });
 });

@@ -28,7 +28,12 @@ const docs = (path: string, rewrite = false): any[] => {
     .map((d) => d.toJSON())
     .filter((d) => d && typeof d === 'object');
 };
-const yamlIn = (dir: string) => (existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort() : []);
+const yamlIn = (dir: string) =>
+  existsSync(dir)
+    ? readdirSync(dir)
+        .filter((f) => f.endsWith('.yaml'))
+        .sort()
+    : [];
 /** The example files with an object of the project's group (some hold only the namespaces others use). */
 const examplesIn = (dir: string, group: string) => yamlIn(dir).filter((f) => docs(dir + f).some((o) => String(o.apiVersion).startsWith(`${group}/`)));
 

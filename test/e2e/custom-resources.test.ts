@@ -76,7 +76,11 @@ describe('a CRD comes and goes', () => {
     const r = await call(base(), 'POST', ROBOTS, robot('r1'));
     expect(r.status).toBe(201);
     expect(r.body.spec).toEqual({ colour: 'red', replicas: 1 });
-    const established = await until('Established', () => call(base(), 'GET', `${CRDS}/robots.toys.example.com`), (g) => (g.body.status.conditions ?? []).length === 2);
+    const established = await until(
+      'Established',
+      () => call(base(), 'GET', `${CRDS}/robots.toys.example.com`),
+      (g) => (g.body.status.conditions ?? []).length === 2,
+    );
     expect(established.body.status.conditions.map((c: any) => [c.type, c.status, c.reason])).toEqual([
       ['NamesAccepted', 'True', 'NoConflicts'],
       ['Established', 'True', 'InitialNamesAccepted'],
@@ -111,7 +115,7 @@ describe('a CRD comes and goes', () => {
     expect(Object.keys(v2.body.definitions)).toEqual(expect.arrayContaining(['com.example.toys.v1.Robot', 'com.example.toys.v1beta1.Robot']));
   });
 
-  it('serves each version by the object\'s apiVersion (conversion None)', async () => {
+  it("serves each version by the object's apiVersion (conversion None)", async () => {
     const old = await call(base(), 'GET', '/apis/toys.example.com/v1beta1/namespaces/default/robots/r1');
     expect(old.body).toMatchObject({ apiVersion: 'toys.example.com/v1beta1', kind: 'Robot', spec: { colour: 'red' } });
   });
@@ -120,7 +124,11 @@ describe('a CRD comes and goes', () => {
     const clash = crdOf('toys.example.com', 'androids', 'Robot');
     clash.spec.names.singular = 'android';
     expect((await call(base(), 'POST', CRDS, clash)).status).toBe(201);
-    const got = await until('NamesAccepted False', () => call(base(), 'GET', `${CRDS}/androids.toys.example.com`), (g) => (g.body.status.conditions ?? []).length > 0);
+    const got = await until(
+      'NamesAccepted False',
+      () => call(base(), 'GET', `${CRDS}/androids.toys.example.com`),
+      (g) => (g.body.status.conditions ?? []).length > 0,
+    );
     expect(got.body.status.conditions.map((c: any) => [c.type, c.status, c.reason, c.message])).toEqual([
       ['NamesAccepted', 'False', 'KindConflict', '"Robot" is already in use'],
       ['Established', 'False', 'NotAccepted', 'not all names are accepted'],
@@ -132,7 +140,11 @@ describe('a CRD comes and goes', () => {
     eventz.spec.names.singular = 'eventz';
     eventz.metadata.annotations = { 'api-approved.kubernetes.io': 'unapproved, a test of names' };
     await call(base(), 'POST', CRDS, eventz);
-    const builtIn = await until('refused', () => call(base(), 'GET', `${CRDS}/eventz.events.orch.io`), (g) => (g.body.status.conditions ?? []).length > 0);
+    const builtIn = await until(
+      'refused',
+      () => call(base(), 'GET', `${CRDS}/eventz.events.orch.io`),
+      (g) => (g.body.status.conditions ?? []).length > 0,
+    );
     expect(builtIn.body.status.conditions[0]).toMatchObject({ status: 'False', reason: 'KindConflict', message: '"Event" is already in use' });
   });
 
@@ -166,9 +178,12 @@ describe('custom resources get what every kind gets', () => {
     await call(base(), 'PATCH', `${ROBOTS}/w1`, { spec: { colour: 'blue' } }, { 'Content-Type': 'application/merge-patch+json' });
     await call(base(), 'DELETE', `${ROBOTS}/w1`);
     let text = '';
-    for (const deadline = Date.now() + 5000; !(text.includes('DELETED') && text.includes('BOOKMARK')) && Date.now() < deadline; ) text += Buffer.from((await reader.read()).value ?? []).toString();
+    for (const deadline = Date.now() + 5000; !(text.includes('DELETED') && text.includes('BOOKMARK')) && Date.now() < deadline;) text += Buffer.from((await reader.read()).value ?? []).toString();
     await reader.cancel();
-    const events = text.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    const events = text
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
     expect(events.filter((e) => e.type !== 'BOOKMARK').map((e) => [e.type, e.object.spec?.colour])).toEqual([
       ['ADDED', 'red'],
       ['MODIFIED', 'blue'],
@@ -219,9 +234,25 @@ describe('custom resources get what every kind gets', () => {
     expect([...v2.body.paths['/apis/toys.example.com/v1/namespaces/{namespace}/robots/{name}'].patch.consumes].sort()).toEqual(crTypes);
     expect(v2.body.paths['/apis/events.orch.io/v1/namespaces/{namespace}/events/{name}'].patch.consumes).toContain('application/strategic-merge-patch+json');
     // A built-in kind still takes it.
-    const event = { apiVersion: 'events.orch.io/v1', kind: 'Event', metadata: { name: 'smp' }, eventTime: '2026-01-01T00:00:00.000000Z', reportingController: 'a/b', reportingInstance: 'i', action: 'A', reason: 'R', type: 'Normal' };
+    const event = {
+      apiVersion: 'events.orch.io/v1',
+      kind: 'Event',
+      metadata: { name: 'smp' },
+      eventTime: '2026-01-01T00:00:00.000000Z',
+      reportingController: 'a/b',
+      reportingInstance: 'i',
+      action: 'A',
+      reason: 'R',
+      type: 'Normal',
+    };
     expect((await call(base(), 'POST', '/apis/events.orch.io/v1/namespaces/default/events', event)).status).toBe(201);
-    const smp = await call(base(), 'PATCH', '/apis/events.orch.io/v1/namespaces/default/events/smp', { metadata: { labels: { a: 'b' } } }, { 'Content-Type': 'application/strategic-merge-patch+json' });
+    const smp = await call(
+      base(),
+      'PATCH',
+      '/apis/events.orch.io/v1/namespaces/default/events/smp',
+      { metadata: { labels: { a: 'b' } } },
+      { 'Content-Type': 'application/strategic-merge-patch+json' },
+    );
     expect(smp.status).toBe(200);
   });
 
@@ -252,16 +283,28 @@ describe('a deleted CRD', () => {
     expect((await call(base(), 'POST', ROBOTS, held)).status).toBe(201);
     expect((await call(base(), 'DELETE', `${CRDS}/robots.toys.example.com`)).status).toBe(202);
     // Held by the object's own finalizer: Terminating, creates refused, the other objects gone.
-    const terminating = await until('Terminating', () => call(base(), 'GET', `${CRDS}/robots.toys.example.com`), (g) => g.body.status?.conditions?.some((c: any) => c.type === 'Terminating'));
+    const terminating = await until(
+      'Terminating',
+      () => call(base(), 'GET', `${CRDS}/robots.toys.example.com`),
+      (g) => g.body.status?.conditions?.some((c: any) => c.type === 'Terminating'),
+    );
     expect(terminating.body.metadata.finalizers).toEqual(['customresourcecleanup.apiextensions.orch.io']);
     const refused = await call(base(), 'POST', ROBOTS, robot('late'));
     expect(refused.status).toBe(405);
     expect(refused.body.message).toBe('create not allowed while custom resource definition is terminating');
-    await until('others deleted', () => call(base(), 'GET', ROBOTS), (l) => l.body.items.length === 1);
+    await until(
+      'others deleted',
+      () => call(base(), 'GET', ROBOTS),
+      (l) => l.body.items.length === 1,
+    );
     // Let the last one go: then the CRD goes, and its kind is no longer served.
     const last = (await call(base(), 'GET', `${ROBOTS}/held`)).body;
     await call(base(), 'PUT', `${ROBOTS}/held`, { ...last, metadata: { ...last.metadata, finalizers: [] } });
-    await until('CRD gone', () => call(base(), 'GET', `${CRDS}/robots.toys.example.com`), (g) => g.status === 404);
+    await until(
+      'CRD gone',
+      () => call(base(), 'GET', `${CRDS}/robots.toys.example.com`),
+      (g) => g.status === 404,
+    );
     expect((await call(base(), 'GET', ROBOTS)).status).toBe(404);
     expect((await call(base(), 'GET', '/apis/toys.example.com')).status).toBe(404);
     const aggregated = await call(base(), 'GET', '/apis', undefined, { accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' });

@@ -101,8 +101,7 @@ describe('delete options', () => {
 });
 
 describe('garbage collection of dependents (ownerReferences)', () => {
-  const ownedBy = (owner: any) => (o: any) =>
-    (o.metadata.ownerReferences = [{ apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name, uid: owner.metadata.uid }]);
+  const ownedBy = (owner: any) => (o: any) => (o.metadata.ownerReferences = [{ apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name, uid: owner.metadata.uid }]);
 
   it('Background (the default): dependents go when their owner goes', async () => {
     const owner = await create();
@@ -164,7 +163,9 @@ describe('garbage collection of dependents (ownerReferences)', () => {
     srv = await startServer({ dataDir });
     try {
       expect((await call(srv.url, 'DELETE', vap.item(owner.metadata.name))).status).toBe(200);
-      const gone = await eventually(async () => (await call(srv.url, 'GET', binding.item(deps[0].metadata.name))).status === 404 && (await call(srv.url, 'GET', event.item(deps[1].metadata.name))).status === 404);
+      const gone = await eventually(
+        async () => (await call(srv.url, 'GET', binding.item(deps[0].metadata.name))).status === 404 && (await call(srv.url, 'GET', event.item(deps[1].metadata.name))).status === 404,
+      );
       expect(gone).toBe(true);
       expect((await call(srv.url, 'GET', binding.item(bystander.metadata.name))).status).toBe(200);
     } finally {

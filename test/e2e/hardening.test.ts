@@ -61,7 +61,9 @@ describe('a warning about a field named beyond Latin-1', () => {
     expect(r.status).toBe(201);
     expect(r.body).not.toHaveProperty('pr€ce');
     // Node hands header bytes over as Latin-1; read them back as the UTF-8 they are.
-    const warnings = warningsOf(r).map((w) => Buffer.from(w, 'latin1').toString('utf8')).sort();
+    const warnings = warningsOf(r)
+      .map((w) => Buffer.from(w, 'latin1').toString('utf8'))
+      .sort();
     expect(warnings).toEqual(['299 - "unknown field \\"naïve\\""', '299 - "unknown field \\"pr€ce\\""']);
   });
 });
@@ -83,7 +85,11 @@ describe('bad apply, patch, selector and Accept input is a 4xx, never a 500 (ite
       ['a list', '- a\n- b', /is missing in/],
       ['binary', '\u0000\u0001\u0002', /is missing in|yaml/i],
       ['no apiVersion', JSON.stringify(noApiVersion), /^Incorrect version specified in apply patch\. Specified patch version: , expected: admissionregistration\.orch\.io\/v1$/],
-      ['another version', JSON.stringify({ ...full, apiVersion: 'admissionregistration.orch.io/v1beta1' }), /^Incorrect version specified in apply patch\. Specified patch version: admissionregistration\.orch\.io\/v1beta1/],
+      [
+        'another version',
+        JSON.stringify({ ...full, apiVersion: 'admissionregistration.orch.io/v1beta1' }),
+        /^Incorrect version specified in apply patch\. Specified patch version: admissionregistration\.orch\.io\/v1beta1/,
+      ],
       ['no kind', JSON.stringify(noKind), /^kind must be specified in an apply patch: expected ValidatingAdmissionPolicy$/],
     ];
     for (const [what, body, message] of bodies) {

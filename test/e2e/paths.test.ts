@@ -69,8 +69,18 @@ describe('an empty namespace segment: every namespace for a list or watch, 400 f
   it.each([`${EVENTS}/namespaces//events?watch=true&timeoutSeconds=1`, `${EVENTS}/watch/namespaces//events?timeoutSeconds=1`])('GET %s watches every namespace', async (target) => {
     const r = await send('GET', target);
     expect(r.status, r.text).toBe(200);
-    const added = r.text.split('\r\n\r\n').slice(1).join('').split('\n').filter((l) => l.includes('"ADDED"'));
-    expect(added.map((l) => JSON.parse(l.slice(l.indexOf('{'))).object).map((o: any) => `${o.metadata.namespace}/${o.metadata.name}`).sort()).toEqual(events);
+    const added = r.text
+      .split('\r\n\r\n')
+      .slice(1)
+      .join('')
+      .split('\n')
+      .filter((l) => l.includes('"ADDED"'));
+    expect(
+      added
+        .map((l) => JSON.parse(l.slice(l.indexOf('{'))).object)
+        .map((o: any) => `${o.metadata.namespace}/${o.metadata.name}`)
+        .sort(),
+    ).toEqual(events);
   });
 });
 
@@ -145,7 +155,13 @@ describe('unparseable paths and odd methods: a 4xx Status, never a 500 or a drop
 
   it('a WebSocket watch of a path that names nothing is refused with a Status (the server keeps serving); one of an empty namespace watches every namespace', async () => {
     const upgrade = { Upgrade: 'websocket', Connection: 'Upgrade', 'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Key': 'dGhlIHNhbXBsZSBub25jZQ==' };
-    const ws = (target: string) => socketCall(file.base, `GET ${target} HTTP/1.1\r\nHost: orchd\r\n${Object.entries(upgrade).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`);
+    const ws = (target: string) =>
+      socketCall(
+        file.base,
+        `GET ${target} HTTP/1.1\r\nHost: orchd\r\n${Object.entries(upgrade)
+          .map(([k, v]) => `${k}: ${v}\r\n`)
+          .join('')}\r\n`,
+      );
     expectStatus(await ws('//'), 404, 'NotFound');
     expectStatus(await ws(`${VAPS}/%zz?watch=true`), 400, 'BadRequest');
     expect((await ws(`${EVENTS}/namespaces//events?watch=true&timeoutSeconds=1`)).text).toMatch(/^HTTP\/1\.1 101 /);

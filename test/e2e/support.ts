@@ -44,15 +44,13 @@ export const KINDS: KindCase[] = [
     change: (o) => (o.spec.validationActions = ['Warn']),
     changed: (o) => o.spec.validationActions,
   },
-  ...['v1', 'v1beta1', 'v1alpha1'].map(
-    (v): KindCase => ({
-      kind: 'MutatingAdmissionPolicy',
-      ...clusterScoped(`${ADM}/${v}`, 'mutatingadmissionpolicies'),
-      make: (n) => ({ ...named(fixtures.mutatingAdmissionPolicy(), n), apiVersion: `admissionregistration.orch.io/${v}` }),
-      change: (o) => (o.spec.reinvocationPolicy = 'IfNeeded'),
-      changed: (o) => o.spec.reinvocationPolicy,
-    }),
-  ),
+  ...['v1', 'v1beta1', 'v1alpha1'].map((v): KindCase => ({
+    kind: 'MutatingAdmissionPolicy',
+    ...clusterScoped(`${ADM}/${v}`, 'mutatingadmissionpolicies'),
+    make: (n) => ({ ...named(fixtures.mutatingAdmissionPolicy(), n), apiVersion: `admissionregistration.orch.io/${v}` }),
+    change: (o) => (o.spec.reinvocationPolicy = 'IfNeeded'),
+    changed: (o) => o.spec.reinvocationPolicy,
+  })),
   {
     kind: 'MutatingAdmissionPolicyBinding',
     ...clusterScoped(`${ADM}/v1`, 'mutatingadmissionpolicybindings'),

@@ -31,7 +31,11 @@ const CASES: Record<string, Case[]> = {
     ],
     [
       'a variable that references a later variable',
-      (o) => (o.spec.variables = [{ name: 'a', expression: 'variables.b' }, { name: 'b', expression: '1' }]),
+      (o) =>
+        (o.spec.variables = [
+          { name: 'a', expression: 'variables.b' },
+          { name: 'b', expression: '1' },
+        ]),
       [['FieldValueInvalid', 'spec.variables[0].expression']],
     ],
   ],
@@ -43,11 +47,7 @@ const CASES: Record<string, Case[]> = {
     ['no mutations', (o) => (o.spec.mutations = []), [['FieldValueRequired', 'spec.mutations']]],
     ['more than 64 matchConditions', (o) => (o.spec.matchConditions = conditions(65)), [['FieldValueTooMany', 'spec.matchConditions']]],
     ['reinvocationPolicy missing', (o) => delete o.spec.reinvocationPolicy, [['FieldValueRequired', 'spec.reinvocationPolicy']]],
-    [
-      'matching DELETE',
-      (o) => (o.spec.matchConstraints.resourceRules[0].operations = ['CREATE', 'DELETE']),
-      [['FieldValueNotSupported', 'spec.matchConstraints.resourceRules[0].operations[1]']],
-    ],
+    ['matching DELETE', (o) => (o.spec.matchConstraints.resourceRules[0].operations = ['CREATE', 'DELETE']), [['FieldValueNotSupported', 'spec.matchConstraints.resourceRules[0].operations[1]']]],
   ],
   MutatingAdmissionPolicyBinding: [
     ['policyName missing', (o) => delete o.spec.policyName, [['FieldValueRequired', 'spec.policyName']]],

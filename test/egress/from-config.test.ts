@@ -108,7 +108,7 @@ describe('egress selection', () => {
     expect(p.tunnels).toHaveLength(1);
   });
 
-  it('the destination TLS runs inside the tunnel: the caller\'s CA still decides', async () => {
+  it("the destination TLS runs inside the tunnel: the caller's CA still decides", async () => {
     const p = await proxy({ tcp: true });
     const egress = egressFromConfig(config({ cluster: httpConnectTcp(p.address) }));
     await expect(get(egress.httpsAgent('cluster', { ca: testPki('stranger').caPem }), '/x')).rejects.toThrow(/certificate/);
@@ -143,7 +143,10 @@ describe('egress selection', () => {
     const p = await proxy({ tcp: true });
     p.silent = true;
     const egress = egressFromConfig(config({ cluster: httpConnectTcp(p.address) }), { connectTimeoutMs: 200 });
-    await expect(get(egress.httpsAgent('cluster', destinationTls()), '/x')).rejects.toMatchObject({ code: 'EGRESS_PROXY_TIMEOUT', message: expect.stringMatching(/no answer to CONNECT .* within 200 ms/) });
+    await expect(get(egress.httpsAgent('cluster', destinationTls()), '/x')).rejects.toMatchObject({
+      code: 'EGRESS_PROXY_TIMEOUT',
+      message: expect.stringMatching(/no answer to CONNECT .* within 200 ms/),
+    });
   });
 
   it('GRPC (the konnectivity tunnel) stops the start with the reason', () => {

@@ -39,7 +39,11 @@ beforeAll(async () => {
   const authzFile = join(dir, 'authz.yaml');
   await writeFile(
     authzFile,
-    stringify({ apiVersion: 'apiserver.config.orch.io/v1', kind: 'AuthorizationConfiguration', authorizers: [webhookEntry('sar', await sar.kubeconfig(dir)), { type: 'AlwaysAllow', name: 'everyone' }] }),
+    stringify({
+      apiVersion: 'apiserver.config.orch.io/v1',
+      kind: 'AuthorizationConfiguration',
+      authorizers: [webhookEntry('sar', await sar.kubeconfig(dir)), { type: 'AlwaysAllow', name: 'everyone' }],
+    }),
   );
   const loaded = loadServerConfig({ egressSelector: egressFile, authorization: authzFile });
   if (!loaded.ok) throw new Error(loaded.problems.map((p) => p.message).join('\n'));

@@ -79,12 +79,19 @@ describe('a custom resource controller on startOrchd({ crds }) with reset() betw
     expect(await observed('first')).toBe(3);
   });
 
-  it('after reset() the CRD is still served, the last test\'s widget is gone, and a new one is reconciled', async () => {
+  it("after reset() the CRD is still served, the last test's widget is gone, and a new one is reconciled", async () => {
     const listed = (await custom.listNamespacedCustomObject(widgets)) as KubernetesListObject<Widget>;
     expect(listed.items.map((w) => w.metadata?.name)).toEqual([]);
     await custom.createNamespacedCustomObject({ ...widgets, body: { apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'second' }, spec: { size: 5 } } });
     expect(await observed('second')).toBe(5);
     // The informer relisted after the reset: it holds this test's widget only.
-    await eventually(() => controller.informer.list('default').map((w) => w.metadata?.name).join() === 'second', { what: 'the informer holding only "second"' });
+    await eventually(
+      () =>
+        controller.informer
+          .list('default')
+          .map((w) => w.metadata?.name)
+          .join() === 'second',
+      { what: 'the informer holding only "second"' },
+    );
   });
 });

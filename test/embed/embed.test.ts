@@ -157,7 +157,7 @@ describe('reset()', () => {
     expect(gauge('orchd_log_last_seq')).toBe(Number(api.resourceVersion));
     // What is left: one version of each object the start wrote.
     const left = await api.state();
-    for (const o of left) expect(await api.history(o.kind!, o.metadata?.namespace, o.metadata?.name!)).toHaveLength(1);
+    for (const o of left) expect(await api.history(o.kind!, o.metadata?.namespace, o.metadata!.name!)).toHaveLength(1);
   });
 
   it('ends open watches; a watch resumed from before gets 410 Gone', async () => {
@@ -177,7 +177,12 @@ describe('reset()', () => {
     await api.reset();
     // The stream ends (no timeout needed: a hang fails the test at its own timeout).
     const seen = await read;
-    expect(seen.split('\n').filter(Boolean).map((l) => JSON.parse(l).type)).toEqual(['ADDED']);
+    expect(
+      seen
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l).type),
+    ).toEqual(['ADDED']);
     const resumed = await fetch(`${api.url}${EVENTS}?watch=1&resourceVersion=${from}`);
     const line = JSON.parse((await resumed.text()).split('\n')[0]);
     expect(line.type).toBe('ERROR');
@@ -256,7 +261,11 @@ describe('reset() and the writes around it', () => {
     }
     const resetting = api.reset();
     // The reset waits for the create (held by the webhook for its one-second timeout): a write meanwhile is refused.
-    const refused = await fetch(`${api.url}/api/v1/namespaces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'during-reset' } }) });
+    const refused = await fetch(`${api.url}/api/v1/namespaces`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'during-reset' } }),
+    });
     expect(refused.status).toBe(503);
     expect(refused.headers.get('retry-after')).toBe('1');
     expect(await refused.json()).toMatchObject({ reason: 'ServiceUnavailable', message: expect.stringMatching(/resetting/) });
@@ -271,7 +280,11 @@ describe('reset() and the writes around it', () => {
 
   it('watchers({ atLeast }): resolves once the informers watch again after a reset; rejects past its timeout', async () => {
     const custom = api.kubeConfig().makeApiClient(CustomObjectsApi);
-    const informer = makeInformer(api.kubeConfig(), EVENTS, () => custom.listNamespacedCustomObject({ group: 'events.orch.io', version: 'v1', namespace: 'default', plural: 'events' }) as Promise<KubernetesListObject<KubernetesObject>>);
+    const informer = makeInformer(
+      api.kubeConfig(),
+      EVENTS,
+      () => custom.listNamespacedCustomObject({ group: 'events.orch.io', version: 'v1', namespace: 'default', plural: 'events' }) as Promise<KubernetesListObject<KubernetesObject>>,
+    );
     await informer.start();
     try {
       expect(await api.watchers({ atLeast: 1 })).toBe(1);
@@ -296,7 +309,12 @@ describe('startOrchd({ crds })', () => {
       apiVersion: 'apiextensions.k8s.io/v1',
       kind: 'CustomResourceDefinition',
       metadata: { name: 'gadgets.example.com' },
-      spec: { group: 'example.com', scope: 'Namespaced', names: { plural: 'gadgets', kind: 'Gadget' }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }] },
+      spec: {
+        group: 'example.com',
+        scope: 'Namespaced',
+        names: { plural: 'gadgets', kind: 'Gadget' },
+        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+      },
     };
     const before = structuredClone(crd);
     for (let i = 0; i < 2; i++) {
@@ -404,7 +422,11 @@ describe('watchers({ atLeast }) counts open connections', () => {
   });
   const informerOn = () => {
     const custom = api.kubeConfig().makeApiClient(CustomObjectsApi);
-    return makeInformer(api.kubeConfig(), EVENTS, () => custom.listNamespacedCustomObject({ group: 'events.orch.io', version: 'v1', namespace: 'default', plural: 'events' }) as Promise<KubernetesListObject<KubernetesObject>>);
+    return makeInformer(
+      api.kubeConfig(),
+      EVENTS,
+      () => custom.listNamespacedCustomObject({ group: 'events.orch.io', version: 'v1', namespace: 'default', plural: 'events' }) as Promise<KubernetesListObject<KubernetesObject>>,
+    );
   };
 
   it('right after an informer stop(), its watch no longer counts', async () => {

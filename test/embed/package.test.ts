@@ -21,7 +21,11 @@ const CACHE = join(ROOT, 'node_modules/.cache/orchd-package-test');
 const CONFIG = join(ROOT, 'test/embed/fixtures/tsconfig.json');
 const BUNDLER = join(ROOT, 'tools/bundle-package.ts');
 const run = promisify(execFile);
-const exists = (p: string) => access(p).then(() => true, () => false);
+const exists = (p: string) =>
+  access(p).then(
+    () => true,
+    () => false,
+  );
 
 async function sources(dir: string): Promise<string[]> {
   const out: string[] = [];
@@ -36,7 +40,11 @@ async function sources(dir: string): Promise<string[]> {
 /** dist as `npm run build` makes it (src, then its bundles in dist/package), for the current sources. */
 async function build(): Promise<string> {
   const h = createHash('sha256');
-  for (const f of [join(ROOT, 'tsconfig.json'), join(ROOT, 'tsconfig.build.json'), CONFIG, BUNDLER, ...(await sources(join(ROOT, 'src')))]) h.update(f.slice(ROOT.length)).update('\0').update(await readFile(f)).update('\0');
+  for (const f of [join(ROOT, 'tsconfig.json'), join(ROOT, 'tsconfig.build.json'), CONFIG, BUNDLER, ...(await sources(join(ROOT, 'src')))])
+    h.update(f.slice(ROOT.length))
+      .update('\0')
+      .update(await readFile(f))
+      .update('\0');
   const dir = join(CACHE, h.digest('hex').slice(0, 16));
   if (await exists(join(dir, 'package/index.js'))) return dir;
   const tmp = `${dir}.tmp-${process.pid}-${Date.now()}`;
@@ -97,13 +105,13 @@ describe("import { startOrchd } from 'orchd'", () => {
         "import type { KubernetesObject, V1Namespace } from '@kubernetes/client-node';",
         "const api: Orchd = await startOrchd({ storage: 'memory', port: 0 });",
         'const port: number = api.port;',
-        "const server: string | undefined = api.kubeConfig().getCurrentCluster()?.server;",
+        'const server: string | undefined = api.kubeConfig().getCurrentCluster()?.server;',
         "const yaml: string = api.kubeconfigYaml({ token: 't' });",
         "const versions: HistoryEntry<OrchdObject>[] = await api.history('events', 'default', 'e');",
         '// The objects it gives are client-node objects, and the caller may name their type.',
-        "const asClientNode: KubernetesObject[] = (await api.state()).concat(versions.map((v) => v.object));",
+        'const asClientNode: KubernetesObject[] = (await api.state()).concat(versions.map((v) => v.object));',
         'const fromClientNode: OrchdObject[] = asClientNode;',
-        "const namespaces: V1Namespace[] = await api.state<V1Namespace>();",
+        'const namespaces: V1Namespace[] = await api.state<V1Namespace>();',
         "const typed: HistoryEntry<V1Namespace>[] = await api.history<V1Namespace>('namespaces', undefined, 'default');",
         'const expired: { code: 410; reason: string } = new OrchdExpiredError("gone", "7");',
         'const open: number = await api.watchers({ atLeast: 0 });',
@@ -164,7 +172,7 @@ describe("import { startOrchd } from 'orchd'", () => {
 });
 
 describe('the README', () => {
-  it("its example runs as written: type-checked against the package, then run by vitest in the consumer", async () => {
+  it('its example runs as written: type-checked against the package, then run by vitest in the consumer', async () => {
     const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
     const m = /<!-- readme-example: (\S+) -->\n```ts\n([\s\S]*?)\n```/.exec(readme);
     expect(m, 'the README marks its example').not.toBeNull();

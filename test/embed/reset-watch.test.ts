@@ -15,7 +15,11 @@ async function createNamespaces(api: Orchd, n: number): Promise<void> {
   for (let i = 0; i < n; i += 50) {
     await Promise.all(
       Array.from({ length: Math.min(50, n - i) }, async (_, j) => {
-        const res = await fetch(api.url + NAMESPACES, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: `ns-${i + j}` } }) });
+        const res = await fetch(api.url + NAMESPACES, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: `ns-${i + j}` } }),
+        });
         expect(res.status).toBe(201);
       }),
     );

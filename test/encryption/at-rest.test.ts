@@ -153,7 +153,11 @@ describe('corrupt objects', () => {
 
       const list = await call(s.url, 'GET', EVENTS);
       expect(list.status).toBe(500);
-      expect(list.body).toMatchObject({ reason: 'StorageReadError', message: 'failed to read one or more events.events.orch.io from the storage', details: { group: 'events.orch.io', kind: 'events' } });
+      expect(list.body).toMatchObject({
+        reason: 'StorageReadError',
+        message: 'failed to read one or more events.events.orch.io from the storage',
+        details: { group: 'events.orch.io', kind: 'events' },
+      });
       expect(list.body.details.causes.map((c: any) => [c.reason, c.field])).toEqual([
         ['UnexpectedServerResponse', 'events.orch.io/events/default/e1'],
         ['UnexpectedServerResponse', 'events.orch.io/events/default/e2'],

@@ -22,8 +22,7 @@ resources:
     providers:
 ${providers}`;
 }
-export const keyed = (type: string, ...keys: [string, string][]) =>
-  `      - ${type}:\n          keys:\n${keys.map(([n, s]) => `            - name: ${n}\n              secret: ${s}\n`).join('')}`;
+export const keyed = (type: string, ...keys: [string, string][]) => `      - ${type}:\n          keys:\n${keys.map(([n, s]) => `            - name: ${n}\n              secret: ${s}\n`).join('')}`;
 export const kmsProvider = (name: string, endpoint: string, timeout?: string) =>
   `      - kms:\n          apiVersion: v2\n          name: ${name}\n          endpoint: ${endpoint}\n${timeout ? `          timeout: ${timeout}\n` : ''}`;
 

@@ -58,7 +58,7 @@ async function got(url: string, path: string, ms = 10_000): Promise<{ status: nu
 }
 
 describe('kms v2 on replicas', () => {
-  it('a value sealed by another replica\'s data key reads on this one, live and in lists and watches, the key opened once through the plugin', async () => {
+  it("a value sealed by another replica's data key reads on this one, live and in lists and watches, the key opened once through the plugin", async () => {
     const [a, b] = await replicas();
     const decryptsBefore = plugin.calls.decrypt;
     // b watches events from now on: the events arrive through etcd, not from b's own writes.
@@ -88,7 +88,7 @@ describe('kms v2 on replicas', () => {
     expect(back.body.metadata.annotations.marker).toBe(mb);
   }, 60_000);
 
-  it('a replica whose plugin cannot open another replica\'s data key reports the object corrupt, not lost, and serves the rest', async () => {
+  it("a replica whose plugin cannot open another replica's data key reports the object corrupt, not lost, and serves the rest", async () => {
     const [a, b] = await replicas();
     // Decrypt answers UNAVAILABLE more often than a seed is retried: b cannot open a's data key.
     plugin.failNextDecrypts = 100;
@@ -104,7 +104,7 @@ describe('kms v2 on replicas', () => {
     expect((await call(b.url, 'GET', `${EVENTS}/own-on-b`)).status).toBe(200);
   }, 60_000);
 
-  it('a replica that fell behind a compaction lists etcd\'s state with values sealed by another replica\'s data key, opened through the plugin', async () => {
+  it("a replica that fell behind a compaction lists etcd's state with values sealed by another replica's data key, opened through the plugin", async () => {
     let proxy: HoldingProxy | undefined;
     const [a, b, etcd] = await replicas(async (e) => (proxy = await HoldingProxy.start(e.clientPort)).url);
     try {

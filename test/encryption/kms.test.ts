@@ -146,7 +146,9 @@ describe('kms v2 at rest', () => {
     };
     const starting = serveWith(dataDir, p, { logger });
     await until('listening', () => url !== '');
-    await until('a failed kms-providers check', async () => (await call(url, 'GET', '/readyz')).text.includes('[-]kms-providers failed: failed to perform status section of the healthz check for KMS Provider plugin'));
+    await until('a failed kms-providers check', async () =>
+      (await call(url, 'GET', '/readyz')).text.includes('[-]kms-providers failed: failed to perform status section of the healthz check for KMS Provider plugin'),
+    );
     expect((await call(url, 'GET', EVENTS)).status).toBe(503);
     // /healthz runs the check too; /livez does not (the process is alive and retrying).
     const healthz = await call(url, 'GET', '/healthz');
@@ -287,10 +289,15 @@ describe('kms v2 at rest', () => {
     const failed = await call(s.url, 'GET', exact);
     expect(failed.status).toBe(500);
     expect(failed.body).toMatchObject({ kind: 'Status', reason: 'InternalError', code: 500 });
-    expect(failed.body.message).toContain(`StorageError: corrupt object, Code: 7, Key: events.orch.io/events/default/e1, ResourceVersion: 0, AdditionalErrorMsg: data from the storage is not transformable revision=${rv1}: failed to decrypt DEK, error: 14 UNAVAILABLE`);
+    expect(failed.body.message).toContain(
+      `StorageError: corrupt object, Code: 7, Key: events.orch.io/events/default/e1, ResourceVersion: 0, AdditionalErrorMsg: data from the storage is not transformable revision=${rv1}: failed to decrypt DEK, error: 14 UNAVAILABLE`,
+    );
     // A watch replayed from that version meets the same error as an ERROR event.
     const watch = await call(s.url, 'GET', `${EVENTS}?watch=true&resourceVersion=${Number(rv1) - 1}`);
-    const events = watch.text.trim().split('\n').map((l) => JSON.parse(l));
+    const events = watch.text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(events.at(-1)).toMatchObject({ type: 'ERROR', object: { kind: 'Status', code: 500 } });
     expect(events.at(-1).object.message).toContain('failed to decrypt DEK');
     // The object itself is held open in memory and reads as ever.

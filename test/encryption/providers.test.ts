@@ -109,7 +109,17 @@ describe('StoredValues', () => {
   it('finds the provider of an old value by its prefix after a rotation, and writes with the new first key', () => {
     const old = key('old');
     const before = new StoredValues(new ResourceProviders(conf([['*.*'], [{ type: 'secretbox', keys: [old] }]])));
-    const after = new StoredValues(new ResourceProviders(conf([['*.*'], [{ type: 'aescbc', keys: [key('new')] }, { type: 'secretbox', keys: [old] }]])));
+    const after = new StoredValues(
+      new ResourceProviders(
+        conf([
+          ['*.*'],
+          [
+            { type: 'aescbc', keys: [key('new')] },
+            { type: 'secretbox', keys: [old] },
+          ],
+        ]),
+      ),
+    );
     const stored = before.seal(EVENT, obj);
     expect(after.open(EVENT, stored)).toEqual(obj);
     expect((after.seal(EVENT, obj) as Buffer).toString('latin1')).toMatch(/^orch:enc:aescbc:v1:new:/);

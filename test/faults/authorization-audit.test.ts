@@ -18,7 +18,12 @@ describe('/debug/faults with authorization on', () => {
     // Grant anonymous `get` (not `put`, not `delete`) on /debug/faults, while nothing is authorized yet.
     const open = await startServer({ dataDir });
     try {
-      const role = await call(open.url, 'POST', `/apis/${G}/v1/clusterroles`, { apiVersion: `${G}/v1`, kind: 'ClusterRole', metadata: { name: 'fault-reader' }, rules: [{ nonResourceURLs: ['/debug/faults'], verbs: ['get'] }] });
+      const role = await call(open.url, 'POST', `/apis/${G}/v1/clusterroles`, {
+        apiVersion: `${G}/v1`,
+        kind: 'ClusterRole',
+        metadata: { name: 'fault-reader' },
+        rules: [{ nonResourceURLs: ['/debug/faults'], verbs: ['get'] }],
+      });
       expect(role.status, role.text).toBe(201);
       const binding = await call(open.url, 'POST', `/apis/${G}/v1/clusterrolebindings`, {
         apiVersion: `${G}/v1`,
@@ -62,7 +67,11 @@ describe('the audit log', () => {
     } finally {
       await s.stop();
     }
-    const events = (await readFile(log, 'utf8')).trim().split('\n').map((l) => JSON.parse(l)).filter((e) => e.objectRef?.resource === 'namespaces' && e.objectRef?.name === 'default' && e.verb === 'get');
+    const events = (await readFile(log, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .filter((e) => e.objectRef?.resource === 'namespaces' && e.objectRef?.name === 'default' && e.verb === 'get');
     expect(events.map((e) => [e.responseStatus.code, e.annotations?.['faults.orch.io/injected']])).toEqual([
       [429, 'busy: status:429'],
       [200, undefined],

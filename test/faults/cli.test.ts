@@ -30,7 +30,7 @@ describe('orchd serve --faults', () => {
     expect(child.lines.some((l) => l.msg === 'listening')).toBe(false);
   });
 
-  it('serves with the file\'s rules in force, and journals each fault in the data folder', async () => {
+  it("serves with the file's rules in force, and journals each fault in the data folder", async () => {
     const dir = tempDir('orchd-faults-cli-');
     const file = join(dir, 'faults.yaml');
     await writeFile(file, FILE);
@@ -43,6 +43,8 @@ describe('orchd serve --faults', () => {
     expect((await call(server.url, 'GET', '/api/v1/namespaces/default')).status).toBe(200);
     server.signal('SIGTERM');
     expect((await server.exited).code).toBe(0);
-    expect(readFaultJournal(dataDir)).toEqual([expect.objectContaining({ rule: 'no-namespaces', fault: 'status:503', request: expect.objectContaining({ verb: 'get', resource: 'namespaces', name: 'default' }) })]);
+    expect(readFaultJournal(dataDir)).toEqual([
+      expect.objectContaining({ rule: 'no-namespaces', fault: 'status:503', request: expect.objectContaining({ verb: 'get', resource: 'namespaces', name: 'default' }) }),
+    ]);
   });
 });

@@ -78,16 +78,42 @@ describe('status faults', () => {
       },
       {},
     ],
-    [429, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Too many requests, please try again later.', reason: 'TooManyRequests', details: { retryAfterSeconds: 1 }, code: 429 }, { 'retry-after': '1' }],
+    [
+      429,
+      {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: 'Too many requests, please try again later.',
+        reason: 'TooManyRequests',
+        details: { retryAfterSeconds: 1 },
+        code: 429,
+      },
+      { 'retry-after': '1' },
+    ],
     [
       500,
-      { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Internal error occurred: etcdserver: request timed out', reason: 'InternalError', details: { causes: [{ message: 'etcdserver: request timed out' }] }, code: 500 },
+      {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: 'Internal error occurred: etcdserver: request timed out',
+        reason: 'InternalError',
+        details: { causes: [{ message: 'etcdserver: request timed out' }] },
+        code: 500,
+      },
       {},
     ],
     [503, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'the server is currently unable to handle the request', reason: 'ServiceUnavailable', code: 503 }, {}],
-    [504, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Timeout: request did not complete within the allotted timeout', reason: 'Timeout', details: {}, code: 504 }, {}],
+    [
+      504,
+      { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Timeout: request did not complete within the allotted timeout', reason: 'Timeout', details: {}, code: 504 },
+      {},
+    ],
   ];
-  it.each(statuses)('%i: kube-apiserver\'s Status body, nothing written', async (code, body, headers) => {
+  it.each(statuses)("%i: kube-apiserver's Status body, nothing written", async (code, body, headers) => {
     const name = `s${code}`;
     await created(name);
     const before = api.resourceVersion;
@@ -100,7 +126,12 @@ describe('status faults', () => {
     expect(api.resourceVersion).toBe(before);
     // first: 1 — the retry goes through.
     expect((await call(api.url, 'PUT', `${W}/${name}`, { ...current, spec: { size: 2 } })).status).toBe(200);
-    expect(api.faults.injected().filter((f) => f.request.name === name).map((f) => f.fault)).toEqual([`status:${code}`]);
+    expect(
+      api.faults
+        .injected()
+        .filter((f) => f.request.name === name)
+        .map((f) => f.fault),
+    ).toEqual([`status:${code}`]);
   });
 });
 
@@ -307,7 +338,10 @@ describe('visibility', () => {
 describe('determinism', () => {
   /** A fixed sequence of requests against a fresh server with the issue's conflict rule; what was injected, without times. */
   async function run(seed: number): Promise<unknown[]> {
-    const s = await startOrchd({ crds: [crdOf(GROUP, 'widgets', 'Widget')], faults: { seed, rules: [{ match: { verbs: ['update', 'patch'], resources: ['widgets.demo.example.com'] }, probability: 0.3, inject: { status: 409 } }] } });
+    const s = await startOrchd({
+      crds: [crdOf(GROUP, 'widgets', 'Widget')],
+      faults: { seed, rules: [{ match: { verbs: ['update', 'patch'], resources: ['widgets.demo.example.com'] }, probability: 0.3, inject: { status: 409 } }] },
+    });
     try {
       expect((await call(s.url, 'POST', W, widget('d'))).status).toBe(201);
       for (let i = 0; i < 30; i++) {

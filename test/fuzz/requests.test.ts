@@ -71,30 +71,36 @@ const target = fc.integer({ min: 0, max: KINDS.length - 1 }).chain((i) =>
 );
 
 /** Text that is not JSON, opening with `{`; some of it is a YAML flow mapping (`{2}`), an object that names nothing: refused too. */
-const notJson = fc.string({ maxLength: 200 }).map((s) => `{${s}`).filter((s) => {
-  try {
-    JSON.parse(s);
-    return false;
-  } catch {
-    return true;
-  }
-});
+const notJson = fc
+  .string({ maxLength: 200 })
+  .map((s) => `{${s}`)
+  .filter((s) => {
+    try {
+      JSON.parse(s);
+      return false;
+    } catch {
+      return true;
+    }
+  });
 
 /** A valid object of the kind cut short: invalid JSON. */
-const truncated = (i: number) => fc.integer({ min: 1, max: 10_000 }).map((n) => {
-  const text = JSON.stringify(KINDS[i].make(`fuzz-seed-${i}`));
-  return text.slice(0, n % (text.length - 1));
-});
+const truncated = (i: number) =>
+  fc.integer({ min: 1, max: 10_000 }).map((n) => {
+    const text = JSON.stringify(KINDS[i].make(`fuzz-seed-${i}`));
+    return text.slice(0, n % (text.length - 1));
+  });
 
 /** A valid object with one thing made impossible: a name, kind or metadata of the wrong type. */
 const wrongTyped = (i: number) =>
-  fc.tuple(fc.constantFrom('name', 'metadata', 'kind', 'apiVersion', 'labels'), fc.oneof(fc.integer(), fc.array(fc.string(), { maxLength: 3 }), fc.constant(null), fc.double(), fc.boolean())).map(([field, v]) => {
-    const o = KINDS[i].make(`fuzz-seed-${i}`);
-    if (field === 'name') o.metadata.name = v ?? 7;
-    else if (field === 'labels') o.metadata.labels = { ok: 'x', bad: v ?? 7 };
-    else o[field] = v ?? 7;
-    return JSON.stringify(o);
-  });
+  fc
+    .tuple(fc.constantFrom('name', 'metadata', 'kind', 'apiVersion', 'labels'), fc.oneof(fc.integer(), fc.array(fc.string(), { maxLength: 3 }), fc.constant(null), fc.double(), fc.boolean()))
+    .map(([field, v]) => {
+      const o = KINDS[i].make(`fuzz-seed-${i}`);
+      if (field === 'name') o.metadata.name = v ?? 7;
+      else if (field === 'labels') o.metadata.labels = { ok: 'x', bad: v ?? 7 };
+      else o[field] = v ?? 7;
+      return JSON.stringify(o);
+    });
 
 /** A JSON value that is not an object, nor a list of operations (`[]` is a valid JSON patch). */
 const notObject = fc
@@ -102,9 +108,9 @@ const notObject = fc
   .map((v) => JSON.stringify(v));
 
 /** The seeded objects' paths, and their collections', as segments (the leading '/' left out). */
-const validPath = fc.constantFrom(...KINDS.map((_, i) => i)).chain((i) =>
-  fc.constantFrom(at(KINDS[i]), itemOf({ k: KINDS[i], name: `fuzz-seed-${i}` })).map((path) => ({ i, segs: path.slice(1).split('/') })),
-);
+const validPath = fc
+  .constantFrom(...KINDS.map((_, i) => i))
+  .chain((i) => fc.constantFrom(at(KINDS[i]), itemOf({ k: KINDS[i], name: `fuzz-seed-${i}` })).map((path) => ({ i, segs: path.slice(1).split('/') })));
 /** Methods sent without a body: whatever the path, none can write. */
 const bodiless = fc.constantFrom('GET', 'DELETE', 'PUT', 'PATCH', 'POST');
 /** `.` or `..`, each dot plain or percent-encoded in either case. */
@@ -126,16 +132,21 @@ const malformedPath = fc.record({ method: bodiless, base: validPath, at: fc.nat(
   const options = [
     dots.map(inserted),
     fc.constant(inserted('')),
-    badEscape.chain((bad) => fc.nat().map((k) => {
-      const path = join(segs);
-      const cut = 1 + (k % (path.length - 1));
-      return path.slice(0, cut) + bad + path.slice(cut);
-    })),
+    badEscape.chain((bad) =>
+      fc.nat().map((k) => {
+        const path = join(segs);
+        const cut = 1 + (k % (path.length - 1));
+        return path.slice(0, cut) + bad + path.slice(cut);
+      }),
+    ),
     fc.stringMatching(/^[a-z0-9.-]{0,12}$/).map((host) => `//${host}${join(segs)}`),
     fc.integer({ min: 300, max: 40_000 }).map((len) => join([...segs, 'x'.repeat(len)])),
   ];
   if (isItem) {
-    options.push(dots.map((d) => join([...segs.slice(0, -1), d])), fc.constant(join([...segs.slice(0, -1), `${segs[segs.length - 1]}%25`])));
+    options.push(
+      dots.map((d) => join([...segs.slice(0, -1), d])),
+      fc.constant(join([...segs.slice(0, -1), `${segs[segs.length - 1]}%25`])),
+    );
   }
   // An empty namespace is every namespace for a list or watch (GET of a collection), as in Kubernetes;
   // everywhere else it is malformed.
@@ -144,9 +155,7 @@ const malformedPath = fc.record({ method: bodiless, base: validPath, at: fc.nat(
 });
 
 /** A method no resource serves, or one the HTTP parser does not know, on a seeded object's path. */
-const oddMethod = fc
-  .tuple(fc.constantFrom('CONNECT', 'PROPFIND', 'TRACE', 'OPTIONS', 'PURGE', 'FOO', 'get', 'DELETE\tX'), validPath)
-  .map(([method, { segs }]) => ({ method, target: join(segs) }));
+const oddMethod = fc.tuple(fc.constantFrom('CONNECT', 'PROPFIND', 'TRACE', 'OPTIONS', 'PURGE', 'FOO', 'get', 'DELETE\tX'), validPath).map(([method, { segs }]) => ({ method, target: join(segs) }));
 
 describe('fuzz: malformed requests get a 4xx Status and change nothing', () => {
   it(`malformed bodies (${RUNS} cases)`, async () => {

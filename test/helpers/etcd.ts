@@ -24,7 +24,10 @@ export function makeEtcdTls(dir: string): EtcdTls {
   const key = (n: string) => ssl('ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', f(n));
   key('ca.key');
   ssl('req', '-x509', '-new', '-key', f('ca.key'), '-subj', '/CN=orchd-test-ca', '-days', '2', '-out', f('ca.crt'));
-  for (const [n, cn, ext] of [['server', '127.0.0.1', 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth'], ['client', 'orchd', 'extendedKeyUsage=clientAuth']]) {
+  for (const [n, cn, ext] of [
+    ['server', '127.0.0.1', 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth'],
+    ['client', 'orchd', 'extendedKeyUsage=clientAuth'],
+  ]) {
     key(`${n}.key`);
     ssl('req', '-new', '-key', f(`${n}.key`), '-subj', `/CN=${cn}`, '-out', f(`${n}.csr`));
     writeFileSync(f(`${n}.ext`), ext);
@@ -61,7 +64,9 @@ export class TestEtcd {
   /** etcd3 options to reach it (with the client certificate when it serves TLS). */
   clientOptions(): IOptions {
     const t = this.tls;
-    return t ? { hosts: this.url, credentials: { rootCertificate: readFileSync(t.caFile), certChain: readFileSync(t.clientCertFile), privateKey: readFileSync(t.clientKeyFile) } } : { hosts: this.url };
+    return t
+      ? { hosts: this.url, credentials: { rootCertificate: readFileSync(t.caFile), certChain: readFileSync(t.clientCertFile), privateKey: readFileSync(t.clientKeyFile) } }
+      : { hosts: this.url };
   }
 
   /** One member serving TLS to clients that show a certificate of tls.caFile, with more flags. */
@@ -105,19 +110,32 @@ export class TestEtcd {
 
   async start(): Promise<void> {
     const peer = `http://127.0.0.1:${this.peerPort}`;
-    const child = spawn(ETCD_BINARY, [
-      '--name', this.name,
-      '--data-dir', join(this.dataDir, 'data'),
-      '--listen-client-urls', this.url,
-      '--advertise-client-urls', this.url,
-      '--listen-peer-urls', peer,
-      '--initial-advertise-peer-urls', peer,
-      '--initial-cluster', this.initialCluster || `${this.name}=${peer}`,
-      '--initial-cluster-state', 'new',
-      '--log-level', 'error',
-      ...(this.tls ? ['--cert-file', this.tls.certFile, '--key-file', this.tls.keyFile, '--trusted-ca-file', this.tls.caFile, '--client-cert-auth'] : []),
-      ...this.extraArgs,
-    ], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      ETCD_BINARY,
+      [
+        '--name',
+        this.name,
+        '--data-dir',
+        join(this.dataDir, 'data'),
+        '--listen-client-urls',
+        this.url,
+        '--advertise-client-urls',
+        this.url,
+        '--listen-peer-urls',
+        peer,
+        '--initial-advertise-peer-urls',
+        peer,
+        '--initial-cluster',
+        this.initialCluster || `${this.name}=${peer}`,
+        '--initial-cluster-state',
+        'new',
+        '--log-level',
+        'error',
+        ...(this.tls ? ['--cert-file', this.tls.certFile, '--key-file', this.tls.keyFile, '--trusted-ca-file', this.tls.caFile, '--client-cert-auth'] : []),
+        ...this.extraArgs,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     this.child = child;
     for (const s of [child.stdout, child.stderr]) s?.on('data', (b: Buffer) => this.output.push(b.toString()));
     const client = new Etcd3(this.clientOptions());

@@ -47,7 +47,7 @@ export const widget: KindStrategy = {
   hasStatus: false,
   schema: kindBase(`${WIDGETS}.Widget`, 'A widget.', { spec: widgetSpec }),
   tableColumns: [
-    { name: 'Color', type: 'string', description: 'Color of the widget.', priority: 0, cell: (o) => ((o.spec as { color?: string } | undefined)?.color ?? null) },
+    { name: 'Color', type: 'string', description: 'Color of the widget.', priority: 0, cell: (o) => (o.spec as { color?: string } | undefined)?.color ?? null },
     { name: 'Ports', type: 'integer', description: 'Number of ports.', priority: 1, cell: (o) => ((o.spec as { ports?: unknown[] } | undefined)?.ports ?? []).length },
   ],
   ...noHooks,
@@ -88,7 +88,7 @@ export const shelf: KindStrategy = {
   namespaced: false,
   hasStatus: true,
   schema: kindBase('io.orch.api.core.v1.Shelf', 'A shelf.', { spec: obj(undefined, { finalizers: atomicList(str(), 'Finalizers.') }, { description: 'Spec.' }) }),
-  tableColumns: [{ name: 'Status', type: 'string', description: 'Phase.', priority: 0, cell: (o) => ((o.status as { phase?: string } | undefined)?.phase ?? '') }],
+  tableColumns: [{ name: 'Status', type: 'string', description: 'Phase.', priority: 0, cell: (o) => (o.status as { phase?: string } | undefined)?.phase ?? '' }],
   ...noHooks,
 };
 

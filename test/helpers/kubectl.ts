@@ -63,11 +63,8 @@ export interface RunOptions {
 export function runKubectl(args: string[], o: RunOptions = {}): Promise<Ran> {
   const binary = o.binary ?? KUBECTL;
   return new Promise((resolve) => {
-    const child = execFile(
-      binary,
-      args,
-      { cwd: o.cwd, timeout: o.timeoutMs ?? 30_000, killSignal: 'SIGKILL', env: { ...process.env, ...o.env } },
-      (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
+    const child = execFile(binary, args, { cwd: o.cwd, timeout: o.timeoutMs ?? 30_000, killSignal: 'SIGKILL', env: { ...process.env, ...o.env } }, (err, stdout, stderr) =>
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
     );
     child.stdin?.end(o.stdin ?? '');
   });

@@ -31,13 +31,21 @@ export class TestPrometheus {
     const port = await freePort();
     const config = join(dir, 'prometheus.yml');
     // JSON is YAML: the scrape of one orchd, as an operator would point Prometheus at it.
-    await writeFile(config, JSON.stringify({ global: { scrape_interval: `${scrapeSeconds}s`, evaluation_interval: `${scrapeSeconds}s` }, scrape_configs: [{ job_name: 'orchd', static_configs: [{ targets: [target] }] }] }));
-    const child = spawn(PROMETHEUS_BINARY, ['--config.file', config, '--storage.tsdb.path', join(dir, 'data'), '--web.listen-address', `127.0.0.1:${port}`, '--log.level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    await writeFile(
+      config,
+      JSON.stringify({ global: { scrape_interval: `${scrapeSeconds}s`, evaluation_interval: `${scrapeSeconds}s` }, scrape_configs: [{ job_name: 'orchd', static_configs: [{ targets: [target] }] }] }),
+    );
+    const child = spawn(PROMETHEUS_BINARY, ['--config.file', config, '--storage.tsdb.path', join(dir, 'data'), '--web.listen-address', `127.0.0.1:${port}`, '--log.level', 'warn'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const p = new TestPrometheus(child, dir, `http://127.0.0.1:${port}`);
     for (const s of [child.stdout, child.stderr]) s?.on('data', (b: Buffer) => p.output.push(b.toString()));
     const deadline = Date.now() + 30_000;
     for (;;) {
-      const ready = await fetch(`${p.url}/-/ready`).then((r) => r.ok, () => false);
+      const ready = await fetch(`${p.url}/-/ready`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ready) return p;
       if (child.exitCode !== null || Date.now() > deadline) {
         await p.stop();

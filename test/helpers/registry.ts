@@ -53,7 +53,6 @@ export async function openRegistry(clock: { now(): Date } = { now: () => new Dat
   };
 }
 
-
 /** A valid Role in a namespace, with extra metadata. */
 export const roleIn = (name: string, namespace: string, extra: Partial<KubeObject['metadata']> = {}): KubeObject => ({
   apiVersion: 'rbac.authorization.orch.io/v1',

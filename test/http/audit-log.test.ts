@@ -14,7 +14,11 @@ import { EVENTS, createNamespace, event } from '../watch/objects.js';
 
 const ADM = '/apis/admissionregistration.orch.io/v1';
 let dir: string;
-const events = async (file: string) => (await readFile(file, 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+const events = async (file: string) =>
+  (await readFile(file, 'utf8'))
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'orchd-audit-'));
@@ -42,9 +46,17 @@ describe('the audit log', () => {
         apiVersion: 'admissionregistration.orch.io/v1',
         kind: 'ValidatingAdmissionPolicy',
         metadata: { name: 'guard' },
-        spec: { matchConstraints: { resourceRules: [{ apiGroups: ['events.orch.io'], apiVersions: ['v1'], resources: ['events'], operations: ['CREATE'] }] }, validations: [{ expression: "object.type == 'Normal'", message: 'only Normal' }] },
+        spec: {
+          matchConstraints: { resourceRules: [{ apiGroups: ['events.orch.io'], apiVersions: ['v1'], resources: ['events'], operations: ['CREATE'] }] },
+          validations: [{ expression: "object.type == 'Normal'", message: 'only Normal' }],
+        },
       });
-      await call(s.url, 'POST', `${ADM}/validatingadmissionpolicybindings`, { apiVersion: 'admissionregistration.orch.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: 'guard-b' }, spec: { policyName: 'guard', validationActions: ['Deny', 'Audit'] } });
+      await call(s.url, 'POST', `${ADM}/validatingadmissionpolicybindings`, {
+        apiVersion: 'admissionregistration.orch.io/v1',
+        kind: 'ValidatingAdmissionPolicyBinding',
+        metadata: { name: 'guard-b' },
+        spec: { policyName: 'guard', validationActions: ['Deny', 'Audit'] },
+      });
       await createNamespace(s.url, 'au');
       const refused = await call(s.url, 'POST', `${EVENTS}/namespaces/au/events`, { ...event('w1', 'au'), type: 'Warning' }, { 'user-agent': 'audit-test/1' });
       expect(refused.status).toBe(422);

@@ -39,7 +39,14 @@ const authorizer: Authorizer = {
 
 beforeAll(async () => {
   ({ log, store } = await tempStore('orchd-debug-log-'));
-  api = createApiServer({ objects: buildRegistry(store, kinds, { logger: silentLogger, secret: randomBytes(32), authorizer }), kinds, metrics: new Metrics(), logger: silentLogger, authorizer, authenticator: { authenticate: async (headers) => ({ ok: true, user: { username: String(headers['x-user'] ?? 'someone'), uid: '', groups: ['system:authenticated'], extra: {} } }) } });
+  api = createApiServer({
+    objects: buildRegistry(store, kinds, { logger: silentLogger, secret: randomBytes(32), authorizer }),
+    kinds,
+    metrics: new Metrics(),
+    logger: silentLogger,
+    authorizer,
+    authenticator: { authenticate: async (headers) => ({ ok: true, user: { username: String(headers['x-user'] ?? 'someone'), uid: '', groups: ['system:authenticated'], extra: {} } }) },
+  });
   await listenOn(api, 0, '127.0.0.1');
   await api.start();
   base = `http://127.0.0.1:${(api.http.address() as AddressInfo).port}`;
@@ -60,7 +67,11 @@ afterAll(async () => {
   await log?.close();
 });
 
-const lines = (text: string) => text.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+const lines = (text: string) =>
+  text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 
 describe('/debug/log', () => {
   it('serves the entries with their commit times and their types as a watch reports them', async () => {
@@ -104,7 +115,11 @@ describe('/debug/log', () => {
     expect(refused.body.message).toContain('events');
     expect((await call(base, 'GET', `/debug/log/state?at=${rv.label}&collection=${encodeURIComponent('events.orch.io/events')}`, undefined, { 'x-user': 'outsider' })).status).toBe(403);
     const state = (q: string, user = 'events-reader') => call(base, 'GET', `/debug/log/state?${q}`, undefined, { 'x-user': user });
-    const keyed = (text: string) => text.split('\n').filter(Boolean).map((l) => [l.slice(0, l.indexOf('\t')), JSON.parse(l.slice(l.indexOf('\t') + 1))]);
+    const keyed = (text: string) =>
+      text
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => [l.slice(0, l.indexOf('\t')), JSON.parse(l.slice(l.indexOf('\t') + 1))]);
     const at = keyed((await state(`at=${rv.label}&collection=${encodeURIComponent('events.orch.io/events')}&namespace=dl`)).text);
     expect(at.map(([k, o]) => `${k} ${o.metadata.resourceVersion} ${o.metadata.labels?.step}`)).toEqual([`events.orch.io/events/dl/e1 ${rv.label} 2`]);
     expect(keyed((await state(`at=${rv.del}&collection=${encodeURIComponent('events.orch.io/events')}`)).text)).toEqual([]);

@@ -58,11 +58,36 @@ const rows: { name: string; method: string; path: string; want: Record<string, u
     path: '/api/v1/namespaces/default/events?fieldSelector=metadata.name%3Dx',
     want: { ...resource('list', '', 'v1', 'events', { namespace: 'default', name: 'x' }), fieldSelector: 'metadata.name=x', path: '/api/v1/namespaces/default/events' },
   },
-  { name: 'get by name', method: 'GET', path: '/api/v1/namespaces/default/events/e1', want: { ...resource('get', '', 'v1', 'events', { namespace: 'default', name: 'e1' }), path: '/api/v1/namespaces/default/events/e1' } },
-  { name: 'create', method: 'POST', path: '/api/v1/namespaces/default/events', want: { ...resource('create', '', 'v1', 'events', { namespace: 'default' }), path: '/api/v1/namespaces/default/events' } },
-  { name: 'update', method: 'PUT', path: '/api/v1/namespaces/default/events/e1', want: { ...resource('update', '', 'v1', 'events', { namespace: 'default', name: 'e1' }), path: '/api/v1/namespaces/default/events/e1' } },
-  { name: 'patch', method: 'PATCH', path: '/api/v1/namespaces/default/events/e1', want: { ...resource('patch', '', 'v1', 'events', { namespace: 'default', name: 'e1' }), path: '/api/v1/namespaces/default/events/e1' } },
-  { name: 'delete', method: 'DELETE', path: '/api/v1/namespaces/default/events/e1', want: { ...resource('delete', '', 'v1', 'events', { namespace: 'default', name: 'e1' }), path: '/api/v1/namespaces/default/events/e1' } },
+  {
+    name: 'get by name',
+    method: 'GET',
+    path: '/api/v1/namespaces/default/events/e1',
+    want: { ...resource('get', '', 'v1', 'events', { namespace: 'default', name: 'e1' }), path: '/api/v1/namespaces/default/events/e1' },
+  },
+  {
+    name: 'create',
+    method: 'POST',
+    path: '/api/v1/namespaces/default/events',
+    want: { ...resource('create', '', 'v1', 'events', { namespace: 'default' }), path: '/api/v1/namespaces/default/events' },
+  },
+  {
+    name: 'update',
+    method: 'PUT',
+    path: '/api/v1/namespaces/default/events/e1',
+    want: { ...resource('update', '', 'v1', 'events', { namespace: 'default', name: 'e1' }), path: '/api/v1/namespaces/default/events/e1' },
+  },
+  {
+    name: 'patch',
+    method: 'PATCH',
+    path: '/api/v1/namespaces/default/events/e1',
+    want: { ...resource('patch', '', 'v1', 'events', { namespace: 'default', name: 'e1' }), path: '/api/v1/namespaces/default/events/e1' },
+  },
+  {
+    name: 'delete',
+    method: 'DELETE',
+    path: '/api/v1/namespaces/default/events/e1',
+    want: { ...resource('delete', '', 'v1', 'events', { namespace: 'default', name: 'e1' }), path: '/api/v1/namespaces/default/events/e1' },
+  },
   {
     name: 'delete without a name is deletecollection, with selectors',
     method: 'DELETE',
@@ -73,9 +98,17 @@ const rows: { name: string; method: string; path: string; want: Record<string, u
     name: 'a subresource',
     method: 'PUT',
     path: '/apis/admissionregistration.orch.io/v1/validatingadmissionpolicies/p/status',
-    want: { ...resource('update', 'admissionregistration.orch.io', 'v1', 'validatingadmissionpolicies', { name: 'p', subresource: 'status' }), path: '/apis/admissionregistration.orch.io/v1/validatingadmissionpolicies/p/status' },
+    want: {
+      ...resource('update', 'admissionregistration.orch.io', 'v1', 'validatingadmissionpolicies', { name: 'p', subresource: 'status' }),
+      path: '/apis/admissionregistration.orch.io/v1/validatingadmissionpolicies/p/status',
+    },
   },
-  { name: 'a namespace is a cluster-scoped object', method: 'GET', path: '/api/v1/namespaces/team', want: { ...resource('get', '', 'v1', 'namespaces', { namespace: 'team', name: 'team' }), path: '/api/v1/namespaces/team' } },
+  {
+    name: 'a namespace is a cluster-scoped object',
+    method: 'GET',
+    path: '/api/v1/namespaces/team',
+    want: { ...resource('get', '', 'v1', 'namespaces', { namespace: 'team', name: 'team' }), path: '/api/v1/namespaces/team' },
+  },
   {
     name: "a namespace's status is its subresource",
     method: 'PUT',
@@ -83,7 +116,12 @@ const rows: { name: string; method: string; path: string; want: Record<string, u
     want: { ...resource('update', '', 'v1', 'namespaces', { namespace: 'team', name: 'team', subresource: 'status' }), path: '/api/v1/namespaces/team/status' },
   },
   { name: 'listing namespaces', method: 'GET', path: '/api/v1/namespaces', want: { ...resource('list', '', 'v1', 'namespaces'), path: '/api/v1/namespaces' } },
-  { name: 'a resource orchd does not serve is still a resource request', method: 'GET', path: '/apis/x.io/v1/widgets', want: { ...resource('list', 'x.io', 'v1', 'widgets'), path: '/apis/x.io/v1/widgets' } },
+  {
+    name: 'a resource orchd does not serve is still a resource request',
+    method: 'GET',
+    path: '/apis/x.io/v1/widgets',
+    want: { ...resource('list', 'x.io', 'v1', 'widgets'), path: '/apis/x.io/v1/widgets' },
+  },
   { name: 'an unknown method has no verb', method: 'OPTIONS', path: '/api/v1/events', want: { ...resource('', '', 'v1', 'events'), path: '/api/v1/events' } },
   // The path the router reads (request-target.ts): decoded once, then split, never normalised.
   {
@@ -92,11 +130,21 @@ const rows: { name: string; method: string; path: string; want: Record<string, u
     path: '/apis/g.io/v1/namespaces/ns/events/x/..',
     want: { ...resource('delete', 'g.io', 'v1', 'events', { namespace: 'ns', name: 'x', subresource: '..' }), path: '/apis/g.io/v1/namespaces/ns/events/x/..' },
   },
-  { name: 'an encoded dot is the name .', method: 'DELETE', path: '/apis/g.io/v1/widgets/%2E', want: { ...resource('delete', 'g.io', 'v1', 'widgets', { name: '.' }), path: '/apis/g.io/v1/widgets/.' } },
+  {
+    name: 'an encoded dot is the name .',
+    method: 'DELETE',
+    path: '/apis/g.io/v1/widgets/%2E',
+    want: { ...resource('delete', 'g.io', 'v1', 'widgets', { name: '.' }), path: '/apis/g.io/v1/widgets/.' },
+  },
   { name: 'an empty namespace stays empty', method: 'DELETE', path: '/api/v1/namespaces//events', want: { ...resource('deletecollection', '', 'v1', 'events'), path: '/api/v1/namespaces//events' } },
   // A list or watch there reads every namespace: authorized as the cluster-wide request it is.
   { name: 'a list at an empty namespace is cluster-wide', method: 'GET', path: '/api/v1/namespaces//events', want: { ...resource('list', '', 'v1', 'events'), path: '/api/v1/namespaces//events' } },
-  { name: 'a watch at an empty namespace is cluster-wide', method: 'GET', path: '/api/v1/watch/namespaces//events', want: { ...resource('watch', '', 'v1', 'events'), path: '/api/v1/watch/namespaces//events' } },
+  {
+    name: 'a watch at an empty namespace is cluster-wide',
+    method: 'GET',
+    path: '/api/v1/watch/namespaces//events',
+    want: { ...resource('watch', '', 'v1', 'events'), path: '/api/v1/watch/namespaces//events' },
+  },
   {
     name: 'an encoded slash separates segments once decoded, as in Kubernetes',
     method: 'GET',

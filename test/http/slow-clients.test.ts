@@ -115,7 +115,16 @@ describe('slow clients', () => {
     expect(closed - opened).toBeLessThan(REQUEST_MS + CHECK_MS + SLACK_MS);
     expect(answer).toMatch(/^HTTP\/1\.1 504 Gateway Timeout\r\n/);
     const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
-    expect(body).toEqual({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Timeout: request did not complete within the allotted timeout', reason: 'Timeout', details: {}, code: 504 });
+    expect(body).toEqual({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: 'Timeout: request did not complete within the allotted timeout',
+      reason: 'Timeout',
+      details: {},
+      code: 504,
+    });
   }, 20_000);
 
   it('a watch is not cut by the request timeout: it streams past it and still gets events', async () => {

@@ -206,7 +206,12 @@ function splitTopLevel(text: string): string[] {
 }
 
 /** A table with its rooms and each row's rooms in order, for comparing two tables. */
-const sorted = (t: Record<string, string[]>) => Object.fromEntries(Object.keys(t).sort().map((k) => [k, [...t[k]].sort()]));
+const sorted = (t: Record<string, string[]>) =>
+  Object.fromEntries(
+    Object.keys(t)
+      .sort()
+      .map((k) => [k, [...t[k]].sort()]),
+  );
 
 describe('rooms', () => {
   it('every room of src/ is in the table', () => {
@@ -264,14 +269,19 @@ describe('store (read only)', () => {
   // The store's writes are methods of Store; a read-only room is given StoreReads (the reads and the committed changes), so a write there does not type-check.
   it('those rooms name StoreReads, never the Store with its writes', () => {
     const found = READ_ONLY_STORE.flatMap((room) =>
-      sources(join(SRC, room)).filter((f) => /import\s+(?:type\s+)?\{[^}]*\bStore\b[^}]*\}\s*from\s*['"][./]*store\/store\.js['"]/.test(readFileSync(f, 'utf8'))).map((f) => relative(SRC, f)),
+      sources(join(SRC, room))
+        .filter((f) => /import\s+(?:type\s+)?\{[^}]*\bStore\b[^}]*\}\s*from\s*['"][./]*store\/store\.js['"]/.test(readFileSync(f, 'utf8')))
+        .map((f) => relative(SRC, f)),
     );
     expect(found).toEqual([]);
   });
 });
 
 describe('import cycles', () => {
-  const cycles = importCycles(ROOT, ['src', 'tools', 'bench', 'test'].flatMap((d) => sources(join(ROOT, d))));
+  const cycles = importCycles(
+    ROOT,
+    ['src', 'tools', 'bench', 'test'].flatMap((d) => sources(join(ROOT, d))),
+  );
 
   it('no file of src/, tools/, bench/ or test/ imports itself back through others', () => {
     expect(cycles).toEqual([]);

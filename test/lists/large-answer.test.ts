@@ -14,14 +14,18 @@ import { inBatches, startListServer, type ListServer } from './server.js';
 let s: ListServer;
 const N = 12;
 /** 12 namespaces of ~200 KB each: a 2.4 MB list, streamed. */
-const filler = (i: number) => `${i}:` + 'abcdefghij"\\\n'.repeat(200 * 1024 / 13);
+const filler = (i: number) => `${i}:` + 'abcdefghij"\\\n'.repeat((200 * 1024) / 13);
 
 beforeAll(async () => {
   s = await startListServer();
-  await inBatches(Array.from({ length: N }, (_, i) => i), 6, async (i) => {
-    const r = await call(s.url, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: `big-${i}`, annotations: { filler: filler(i) } } });
-    if (r.status !== 201) throw new Error(`create big-${i}: ${r.status} ${r.text.slice(0, 300)}`);
-  });
+  await inBatches(
+    Array.from({ length: N }, (_, i) => i),
+    6,
+    async (i) => {
+      const r = await call(s.url, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: `big-${i}`, annotations: { filler: filler(i) } } });
+      if (r.status !== 201) throw new Error(`create big-${i}: ${r.status} ${r.text.slice(0, 300)}`);
+    },
+  );
 }, 60_000);
 
 afterAll(async () => {

@@ -10,7 +10,11 @@ beforeAll(async () => {
   s = await startListServer();
   base = s.url;
   await createNamespace(base, 'pages');
-  await inBatches(Array.from({ length: N }, (_, i) => i), 30, (i) => createEvent(base, `p-${String(i).padStart(3, '0')}`, 'pages', { labels: { even: String(i % 2 === 0), i: String(i) } }));
+  await inBatches(
+    Array.from({ length: N }, (_, i) => i),
+    30,
+    (i) => createEvent(base, `p-${String(i).padStart(3, '0')}`, 'pages', { labels: { even: String(i % 2 === 0), i: String(i) } }),
+  );
 }, 60_000);
 
 afterAll(async () => {

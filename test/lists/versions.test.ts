@@ -106,7 +106,13 @@ describe('resourceVersionMatch=Exact: time travel', () => {
 describe('resourceVersion unset, 0 and NotOlderThan', () => {
   it('unset and 0 read the newest state; NotOlderThan an old version reads the newest too', async () => {
     const [newest, items] = history.at(-1)!;
-    for (const q of ['', '?resourceVersion=0', '?resourceVersion=0&resourceVersionMatch=NotOlderThan', `?resourceVersion=${history[0][0]}&resourceVersionMatch=NotOlderThan`, `?resourceVersion=${history[0][0]}`]) {
+    for (const q of [
+      '',
+      '?resourceVersion=0',
+      '?resourceVersion=0&resourceVersionMatch=NotOlderThan',
+      `?resourceVersion=${history[0][0]}&resourceVersionMatch=NotOlderThan`,
+      `?resourceVersion=${history[0][0]}`,
+    ]) {
       const r = await call(base, 'GET', `${NS}${q}`);
       expect(r.status, q).toBe(200);
       expect(r.body.metadata.resourceVersion).toBe(String(newest));

@@ -205,7 +205,7 @@ describe('LevelDbLog after a crash', () => {
     expect((await verify(path, run.acked)).belowHorizon).toBe(0);
   });
 
-  it('two crashes in a row: the second run continues the first one\'s seqs', async () => {
+  it("two crashes in a row: the second run continues the first one's seqs", async () => {
     const path = await tempPath();
     const first = await runWriter({ path, mode: 'write', killAfterMs: randomInt(300, 600) });
     expect(first.signal).toBe('SIGKILL');

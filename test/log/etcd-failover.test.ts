@@ -22,15 +22,25 @@ describe('etcd failover', () => {
     const client = new LeanEtcd({ servers: [`http://127.0.0.1:${await freePort()}`, etcd.url] });
     try {
       const key = Buffer.from('/failover/a');
-      const res = await client.txn({ compare: [{ key, target: Target.Mod, result: Result.Equal, value: 0 }], success: [{ put: { key, value: Buffer.from('x') } }], failure: [{ range: { key } }] }, 5000);
+      const res = await client.txn(
+        { compare: [{ key, target: Target.Mod, result: Result.Equal, value: 0 }], success: [{ put: { key, value: Buffer.from('x') } }], failure: [{ range: { key } }] },
+        5000,
+      );
       expect(res.succeeded).toBe(true);
       // A second write of the same key fails its compare and answers with what it found.
-      const again = await client.txn({ compare: [{ key, target: Target.Mod, result: Result.Equal, value: 0 }], success: [{ put: { key, value: Buffer.from('y') } }], failure: [{ range: { key } }] }, 5000);
+      const again = await client.txn(
+        { compare: [{ key, target: Target.Mod, result: Result.Equal, value: 0 }], success: [{ put: { key, value: Buffer.from('y') } }], failure: [{ range: { key } }] },
+        5000,
+      );
       expect(again.succeeded).toBe(false);
       expect(again.ranges[0].map((kv) => [kv.value.toString(), kv.mod_revision])).toEqual([['x', res.header.revision]]);
 
       const revisions: number[] = [];
-      const w = await watchPrefix(client, Buffer.from('/failover/'), Buffer.from('/failover0'), 1, { onEvents: (evs) => revisions.push(...evs.map((e) => e.kv.mod_revision)), onProgress: () => undefined, onEnd: () => undefined });
+      const w = await watchPrefix(client, Buffer.from('/failover/'), Buffer.from('/failover0'), 1, {
+        onEvents: (evs) => revisions.push(...evs.map((e) => e.kv.mod_revision)),
+        onProgress: () => undefined,
+        onEnd: () => undefined,
+      });
       await eventually(() => revisions.includes(res.header.revision));
       w.cancel();
     } finally {

@@ -71,7 +71,7 @@ function caughtUp(log: EtcdLog, seq: number): Promise<void> {
 const plain = (e: LogEntry) => ({ seq: e.seq, type: e.type, key: e.key, value: e.value });
 
 describe('EtcdLog with several writers', () => {
-  it('each replica applies every replica\'s entries, in one order, with the same seqs (etcd revisions) and values', async () => {
+  it("each replica applies every replica's entries, in one order, with the same seqs (etcd revisions) and values", async () => {
     const [a, b] = await replicas(2);
     const seen: [LogEntry[], LogEntry[]] = [[], []];
     a.committed$.subscribe((batch) => seen[0].push(...batch));
@@ -88,7 +88,7 @@ describe('EtcdLog with several writers', () => {
     expect(seen[0].map((e) => e.key)).toEqual(['a0', 'b0', 'a1', 'b1', 'a2', 'b2', 'a3', 'b3', 'a4', 'b4']);
   });
 
-  it('hundreds of transactions in flight from one replica: each its own revision, all acknowledged, in etcd\'s order', async () => {
+  it("hundreds of transactions in flight from one replica: each its own revision, all acknowledged, in etcd's order", async () => {
     const [a] = await replicas(1);
     let inFlight = 0;
     let most = 0;
@@ -110,7 +110,10 @@ describe('EtcdLog with several writers', () => {
     const one = await put(a, 'k', { metadata: {}, n: 1 }, 0).durable;
     const two = await put(a, 'k', { metadata: {}, n: 2 }, one).durable;
     // b decides on the state at one, whether or not it has seen two.
-    const err = await put(b, 'k', 'stale', one).durable.then(() => undefined, (e: unknown) => e);
+    const err = await put(b, 'k', 'stale', one).durable.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(LogError);
     expect((err as LogError).code).toBe('CONFLICT');
     expect((err as LogError).seq).toBe(two);
@@ -137,7 +140,7 @@ describe('EtcdLog with several writers', () => {
     expect(await outcome(b.append({ type: 'delete', key: 'absent', value: {} }).durable)).toBe('CONFLICT');
   });
 
-  it('stores on two replicas: concurrent creates of one name, one wins; server-side updates of one hot object all land; a client\'s stale version is a 409', async () => {
+  it("stores on two replicas: concurrent creates of one name, one wins; server-side updates of one hot object all land; a client's stale version is a 409", async () => {
     const logs = await replicas(2);
     const stores = logs.map((log) => new Store({ log }));
     for (const s of stores) {
@@ -170,13 +173,13 @@ describe('EtcdLog with several writers', () => {
     expect(both.map((r) => (r.status === 'fulfilled' ? 200 : (r.reason as StoreError).code)).sort()).toEqual([200, 'CONFLICT']);
   });
 
-  it('headSeq is etcd\'s newest revision, before this replica has applied it', async () => {
+  it("headSeq is etcd's newest revision, before this replica has applied it", async () => {
     const [a, b] = await replicas(2);
     const seq = await put(a, 'k', 1).durable;
     expect(await b.headSeq()).toBeGreaterThanOrEqual(seq);
   });
 
-  it('a foreign writer\'s keys are holes: reads, gets and a consistent read across them still work', async () => {
+  it("a foreign writer's keys are holes: reads, gets and a consistent read across them still work", async () => {
     const [a, b] = await replicas(2);
     const foreign = new Etcd3({ hosts: etcd.url });
     cleanup.push(async () => foreign.close());
@@ -189,7 +192,10 @@ describe('EtcdLog with several writers', () => {
     const head = await b.headSeq();
     expect(head).toBeGreaterThan(second);
     await eventually(() => b.lastSeq >= head, { what: `the second writer at ${head}` });
-    expect((await entriesOf(b, first)).map((e) => [e.seq, e.key])).toEqual([[first, 'g/c/x'], [second, 'g/c/y']]);
+    expect((await entriesOf(b, first)).map((e) => [e.seq, e.key])).toEqual([
+      [first, 'g/c/x'],
+      [second, 'g/c/y'],
+    ]);
     expect((await b.get(second))?.key).toBe('g/c/y');
     expect(await b.get(second + 1)).toBeUndefined();
     // A replica that starts now replays across the holes, and its watch goes on after the head.
@@ -212,7 +218,7 @@ async function entriesOf(log: EtcdLog, from: number): Promise<LogEntry[]> {
 }
 
 describe('moving data of the old layout', () => {
-  it('copyOldLayout copies each object\'s newest record to the layout of today, where a replica reads it stamped with its new revision', async () => {
+  it("copyOldLayout copies each object's newest record to the layout of today, where a replica reads it stamped with its new revision", async () => {
     const client = new Etcd3({ hosts: etcd.url });
     try {
       const old = 'old-layout/';

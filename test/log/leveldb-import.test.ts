@@ -15,7 +15,13 @@ const folder = async () => {
   return join(d, 'log');
 };
 
-const put = (seq: number, name: string, time?: number): ImportedEntry => ({ seq, type: 'put', key: `/namespaces//${name}`, raw: packJson({ metadata: { name, resourceVersion: String(seq) } }), ...(time ? { time } : {}) });
+const put = (seq: number, name: string, time?: number): ImportedEntry => ({
+  seq,
+  type: 'put',
+  key: `/namespaces//${name}`,
+  raw: packJson({ metadata: { name, resourceVersion: String(seq) } }),
+  ...(time ? { time } : {}),
+});
 
 describe('LevelDbLog.import', () => {
   it('writes the entries at their seqs and the horizon: the log reads them as kept entries and appends from the horizon', async () => {
@@ -29,7 +35,7 @@ describe('LevelDbLog.import', () => {
       for await (const page of log.read(0, 11, { kept: true })) for (const e of page) kept.push(`${e.seq} ${e.type} ${e.key} ${(e.value as { metadata: { name: string } }).metadata.name}`);
       expect(kept).toEqual(['3 put /namespaces//a a', '7 put /namespaces//b b', '9 put /namespaces//c c']);
       expect((await log.get(3))?.time).toBe(1_700_000_000_000);
-      expect((await log.get(5))).toBeUndefined();
+      expect(await log.get(5)).toBeUndefined();
       const next = log.append({ type: 'put', key: '/namespaces//d', value: { metadata: { name: 'd' } } });
       expect(next.seq).toBe(12);
       await next.durable;
@@ -38,7 +44,7 @@ describe('LevelDbLog.import', () => {
     }
   });
 
-  it('with a history: its entries from the horizon on, at their seqs with their times, are the log\'s own, and the next append follows them', async () => {
+  it("with a history: its entries from the horizon on, at their seqs with their times, are the log's own, and the next append follows them", async () => {
     const path = await folder();
     const history = async function* () {
       yield [put(4, 'b', 1_700_000_000_004), put(5, 'a', 1_700_000_000_005)];

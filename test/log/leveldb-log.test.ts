@@ -86,7 +86,11 @@ describe('LevelDbLog', () => {
       await second.close();
       expect(() => log.append({ type: 'put', key: 'k', value: 1 })).not.toThrow();
       // The refusal kept the lock: another process still cannot open the folder beside this one.
-      const other = spawnSync(process.execPath, ['--input-type=module', '-e', `import { Level } from 'level'; await new Level(${JSON.stringify(path)}).open().then(() => console.log('opened'), (e) => console.log(e.cause?.code))`], { cwd: ROOT, encoding: 'utf8' });
+      const other = spawnSync(
+        process.execPath,
+        ['--input-type=module', '-e', `import { Level } from 'level'; await new Level(${JSON.stringify(path)}).open().then(() => console.log('opened'), (e) => console.log(e.cause?.code))`],
+        { cwd: ROOT, encoding: 'utf8' },
+      );
       expect(other.stdout.trim()).toBe('LEVEL_LOCKED');
     } finally {
       await log.close();
@@ -99,7 +103,12 @@ describe('LevelDbLog', () => {
     await log.open();
     await Promise.all(Array.from({ length: 300 }, (_, i) => log.append({ type: 'put', key: `k${i}`, value: i }).durable));
     await log.compact(3);
-    await log.saveCheckpoint({ seq: 300, parts: (async function* () { yield [new Uint8Array([1])]; })() });
+    await log.saveCheckpoint({
+      seq: 300,
+      parts: (async function* () {
+        yield [new Uint8Array([1])];
+      })(),
+    });
     await log.close();
 
     const db = new Level<Buffer, Buffer>(path, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
@@ -122,7 +131,7 @@ describe('LevelDbLog', () => {
     }
   });
 
-  it('a checkpoint file without the mark (an older orchd\'s) is no checkpoint; one cut inside a part fails as it is read', async () => {
+  it("a checkpoint file without the mark (an older orchd's) is no checkpoint; one cut inside a part fails as it is read", async () => {
     const path = await tempPath();
     const log = new LevelDbLog({ path });
     await log.open();
@@ -170,7 +179,7 @@ describe('LevelDbLog', () => {
     }
   });
 
-  it('reads a checkpoint\'s parts only where asked, large ranges into shared buffers, and closes the file once each part was read to its end; a cut file fails at its cut', async () => {
+  it("reads a checkpoint's parts only where asked, large ranges into shared buffers, and closes the file once each part was read to its end; a cut file fails at its cut", async () => {
     const path = await tempPath();
     const log = new LevelDbLog({ path });
     await log.open();
@@ -181,8 +190,20 @@ describe('LevelDbLog', () => {
       const small = Array.from({ length: 40 }, (_, i) => Buffer.alloc((i * 37) % 61, i));
       const big = [1, 2, 3].map((i) => Buffer.alloc(2 << 20, i));
       const parts = [...small, ...big];
-      await log.saveCheckpoint({ seq: 1, parts: (async function* () { for (const p of parts) yield [p]; })() });
-      const opened = () => readdirSync('/proc/self/fd').filter((fd) => { try { return readlinkSync(`/proc/self/fd/${fd}`) === file; } catch { return false; } }).length;
+      await log.saveCheckpoint({
+        seq: 1,
+        parts: (async function* () {
+          for (const p of parts) yield [p];
+        })(),
+      });
+      const opened = () =>
+        readdirSync('/proc/self/fd').filter((fd) => {
+          try {
+            return readlinkSync(`/proc/self/fd/${fd}`) === file;
+          } catch {
+            return false;
+          }
+        }).length;
       const stored: PartBytes[] = [];
       for await (const p of readParts(file, 1)) stored.push(p);
       expect(stored.map((p) => p.length)).toEqual(parts.map((p) => p.length));
@@ -225,5 +246,4 @@ describe('LevelDbLog', () => {
       expect([e.seq, e.type, e.key, e.value]).toEqual([7, r.type, r.key, r.value]);
     }
   });
-
 });

@@ -90,10 +90,10 @@ describe('msgpackToJson with a version to stamp', () => {
     ['a resourceVersion that is not a string', { metadata: { resourceVersion: 12345678901234 } }],
     ['empty metadata', { metadata: {} }],
     ['metadata that is not a map', { metadata: ['x'], data: { metadata: { name: 'deep' } } }],
-    ['a nested metadata is not the object\'s', { spec: { template: { metadata: { name: 't' } } }, metadata: { name: 'top' } }],
+    ["a nested metadata is not the object's", { spec: { template: { metadata: { name: 't' } } }, metadata: { name: 'top' } }],
     ['no metadata at all', { kind: 'X' }],
     ['a value that is not a map', [{ metadata: { name: 'in an array' } }]],
-  ])('%s: the stamped object\'s JSON', (_name, value) => {
+  ])("%s: the stamped object's JSON", (_name, value) => {
     const bytes = packJson(value);
     for (const version of [1, 42, 9_007_199_254_740_991]) expect(msgpackToJson(bytes, version)?.json.toString()).toBe(stampedSlow(bytes, version));
   });

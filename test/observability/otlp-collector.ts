@@ -53,11 +53,10 @@ interface ExportRequest {
 }
 
 const definition = loadSync(fileURLToPath(new URL('./trace-service.proto', import.meta.url)), { longs: String, defaults: true });
-const service = (((loadPackageDefinition(definition).opentelemetry as GrpcObject).proto as GrpcObject).collector as GrpcObject) as GrpcObject;
+const service = ((loadPackageDefinition(definition).opentelemetry as GrpcObject).proto as GrpcObject).collector as GrpcObject as GrpcObject;
 const TraceService = ((service.trace as GrpcObject).v1 as GrpcObject).TraceService as ServiceClientConstructor;
 
-const valueOf = (v: AnyValue | undefined): string | number | boolean =>
-  v?.stringValue ?? v?.boolValue ?? (v?.intValue !== undefined ? Number(v.intValue) : undefined) ?? v?.doubleValue ?? '';
+const valueOf = (v: AnyValue | undefined): string | number | boolean => v?.stringValue ?? v?.boolValue ?? (v?.intValue !== undefined ? Number(v.intValue) : undefined) ?? v?.doubleValue ?? '';
 const attributesOf = (kvs: KeyValue[] = []) => Object.fromEntries(kvs.map((kv) => [kv.key, valueOf(kv.value)]));
 
 export class OtlpCollector {
@@ -94,9 +93,7 @@ export class OtlpCollector {
         done(null, {});
       },
     });
-    const port = await new Promise<number>((resolve, reject) =>
-      this.server.bindAsync(bind, ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
-    );
+    const port = await new Promise<number>((resolve, reject) => this.server.bindAsync(bind, ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));
     this.endpoint = bind.startsWith('unix:') ? bind : `127.0.0.1:${port}`;
     return this;
   }

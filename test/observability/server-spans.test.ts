@@ -137,7 +137,11 @@ describe('tracing', () => {
 
     const root = inTrace(sampled.traceId).find((s) => s.kind === 2);
     expect(root).toMatchObject({ name: 'POST', parentSpanId: sampled.spanId });
-    expect(inTrace(sampled.traceId).map((s) => s.name).sort()).toEqual(['POST', 'admission.mutate', 'admission.validate', 'log.append', 'response.write']);
+    expect(
+      inTrace(sampled.traceId)
+        .map((s) => s.name)
+        .sort(),
+    ).toEqual(['POST', 'admission.mutate', 'admission.validate', 'log.append', 'response.write']);
     // Rate 0 samples no root, and the unsampled parent's decision is kept: nothing else was sent.
     expect(collector.spans.filter((s) => s.traceId !== sampled.traceId)).toEqual([]);
   });

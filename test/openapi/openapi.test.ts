@@ -1,5 +1,5 @@
 import { writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -204,7 +204,12 @@ describe('OpenAPI v2', () => {
 
   it('keeps list types and patch strategies', () => {
     const spec = doc.definitions['io.orch.api.example.v1.WidgetSpec'];
-    expect(spec.properties.ports).toMatchObject({ 'x-kubernetes-patch-strategy': 'merge', 'x-kubernetes-patch-merge-key': 'name', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] });
+    expect(spec.properties.ports).toMatchObject({
+      'x-kubernetes-patch-strategy': 'merge',
+      'x-kubernetes-patch-merge-key': 'name',
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['name'],
+    });
     expect(doc.definitions['io.orch.apimachinery.pkg.apis.meta.v1.ObjectMeta'].properties.finalizers).toMatchObject({ 'x-kubernetes-patch-strategy': 'merge', 'x-kubernetes-list-type': 'set' });
   });
 
@@ -385,7 +390,7 @@ describe('kubectl explain against the documents', () => {
 
   beforeAll(async () => {
     cacheRoot = tempDir('orchd-kubectl-');
-    server = createServer(async (req, res) => {
+    const serveDocs = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
       const { pathname } = new URL(req.url ?? '/', 'http://localhost');
       const path = pathname.replace(/\/$/, '');
       const segs = path.split('/').slice(1);
@@ -409,7 +414,8 @@ describe('kubectl explain against the documents', () => {
       } else {
         res.writeHead(404, { 'Content-Type': 'text/plain' }).end('404 page not found');
       }
-    });
+    };
+    server = createServer((req, res) => void serveDocs(req, res).catch((err: Error) => res.destroy(err)));
     await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
@@ -454,7 +460,9 @@ describe('kubectl explain against the documents', () => {
     expect(core.code, core.stderr).toBe(0);
     expect(core.stdout).toMatch(/KIND:\s+Shelf/);
     expect(seen.slice(before).filter((l) => l.includes('/openapi/v2'))).toEqual([]);
-    expect(seen.slice(before)).toContainEqual(expect.stringMatching(/^GET \/apis application\/json;g=apidiscovery\.k8s\.io;v=v2;.* → application\/json;g=apidiscovery\.k8s\.io;v=v2;as=APIGroupDiscoveryList$/));
+    expect(seen.slice(before)).toContainEqual(
+      expect.stringMatching(/^GET \/apis application\/json;g=apidiscovery\.k8s\.io;v=v2;.* → application\/json;g=apidiscovery\.k8s\.io;v=v2;as=APIGroupDiscoveryList$/),
+    );
   });
 
   it.each(['1.27', '1.33'])('kubectl %s finds fieldValidation support and leaves validation to the server', async (version) => {

@@ -43,13 +43,17 @@ const entry = (o: any, manager: string, operation = 'Update') => o.metadata.mana
 describe('JSON patch', () => {
   it('applies operations in order', async () => {
     const p = await createPolicy();
-    const res = await patch(p.metadata.name, [
-      { op: 'test', path: '/spec/failurePolicy', value: 'Fail' },
-      { op: 'replace', path: '/spec/failurePolicy', value: 'Ignore' },
-      { op: 'add', path: '/spec/matchConditions/-', value: { name: 'second', expression: 'true' } },
-      { op: 'add', path: '/metadata/annotations', value: { 'example.com/a': 'c' } },
-      { op: 'copy', from: '/metadata/annotations/example.com~1a', path: '/metadata/annotations/copied' },
-    ], JSON_PATCH);
+    const res = await patch(
+      p.metadata.name,
+      [
+        { op: 'test', path: '/spec/failurePolicy', value: 'Fail' },
+        { op: 'replace', path: '/spec/failurePolicy', value: 'Ignore' },
+        { op: 'add', path: '/spec/matchConditions/-', value: { name: 'second', expression: 'true' } },
+        { op: 'add', path: '/metadata/annotations', value: { 'example.com/a': 'c' } },
+        { op: 'copy', from: '/metadata/annotations/example.com~1a', path: '/metadata/annotations/copied' },
+      ],
+      JSON_PATCH,
+    );
     expect(res.status, res.text).toBe(200);
     expect(res.body.spec.failurePolicy).toBe('Ignore');
     expect(res.body.spec.matchConditions.map((c: any) => c.name)).toEqual(['not-system', 'second']);
@@ -58,7 +62,15 @@ describe('JSON patch', () => {
   });
 
   it.each([
-    ['a failing test', [{ op: 'replace', path: '/spec/failurePolicy', value: 'Ignore' }, { op: 'test', path: '/spec/failurePolicy', value: 'Fail' }], 422, 'Invalid'],
+    [
+      'a failing test',
+      [
+        { op: 'replace', path: '/spec/failurePolicy', value: 'Ignore' },
+        { op: 'test', path: '/spec/failurePolicy', value: 'Fail' },
+      ],
+      422,
+      'Invalid',
+    ],
     ['a path that does not exist', [{ op: 'remove', path: '/spec/nothing' }], 422, 'Invalid'],
     ['an index out of range', [{ op: 'add', path: '/spec/matchConditions/7', value: { name: 'x', expression: 'true' } }], 422, 'Invalid'],
     ['a body that is not a list', { op: 'add' }, 400, 'BadRequest'],
@@ -105,7 +117,19 @@ describe('merge patch', () => {
 describe('strategic merge patch', () => {
   it('merges matchConditions by name and honours $patch: delete', async () => {
     const p = await createPolicy((o) => o.spec.matchConditions.push({ name: 'two', expression: 'true' }));
-    const res = await patch(p.metadata.name, { spec: { matchConditions: [{ name: 'two', expression: 'false' }, { name: 'not-system', $patch: 'delete' }, { name: 'three', expression: 'true' }] } }, STRATEGIC);
+    const res = await patch(
+      p.metadata.name,
+      {
+        spec: {
+          matchConditions: [
+            { name: 'two', expression: 'false' },
+            { name: 'not-system', $patch: 'delete' },
+            { name: 'three', expression: 'true' },
+          ],
+        },
+      },
+      STRATEGIC,
+    );
     expect(res.status, res.text).toBe(200);
     const byName = Object.fromEntries(res.body.spec.matchConditions.map((c: any) => [c.name, c.expression]));
     expect(byName).toEqual({ two: 'false', three: 'true' });
@@ -229,7 +253,7 @@ describe('managedFields of Update operations', () => {
     expect(entry(put.body, 'replacer').fieldsV1).toEqual({ 'f:spec': { 'f:failurePolicy': {} } });
     expect(entry(put.body, 'creator').fieldsV1['f:spec']['f:failurePolicy']).toBeUndefined();
 
-    const patched = await patch(p.metadata.name, { metadata: { labels: { a: 'b' } } }, MERGE, '', );
+    const patched = await patch(p.metadata.name, { metadata: { labels: { a: 'b' } } }, MERGE, '');
     expect(patched.status).toBe(200);
     expect(managers(patched.body)).toEqual(['creator/Update', 'node/Update', 'replacer/Update']);
     expect(entry(patched.body, 'node').fieldsV1).toEqual({ 'f:metadata': { 'f:labels': { '.': {}, 'f:a': {} } } });
@@ -310,7 +334,11 @@ describe('server-side apply', () => {
   it('removes fields the manager no longer applies, unless another manager owns them', async () => {
     const name = 'apply3.example.com';
     const two = config(name);
-    two.spec.matchConditions = [{ name: 'a', expression: 'true' }, { name: 'b', expression: 'true' }, { name: 'c', expression: 'true' }];
+    two.spec.matchConditions = [
+      { name: 'a', expression: 'true' },
+      { name: 'b', expression: 'true' },
+      { name: 'c', expression: 'true' },
+    ];
     two.metadata.labels = { team: 'x' };
     await patch(name, two, APPLY, '?fieldManager=alice');
     const bob = await patch(name, { apiVersion: two.apiVersion, kind: two.kind, metadata: { name }, spec: { matchConditions: [{ name: 'c', expression: 'true' }] } }, APPLY, '?fieldManager=bob');

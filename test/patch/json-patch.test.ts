@@ -75,7 +75,12 @@ describe('JSON patch errors', () => {
 
   it('applies all or nothing: a later failure leaves no earlier change visible', () => {
     const doc = { a: 1 };
-    expect(() => applyJsonPatch(doc, [{ op: 'replace', path: '/a', value: 2 }, { op: 'test', path: '/a', value: 3 }])).toThrow(PatchError);
+    expect(() =>
+      applyJsonPatch(doc, [
+        { op: 'replace', path: '/a', value: 2 },
+        { op: 'test', path: '/a', value: 3 },
+      ]),
+    ).toThrow(PatchError);
     expect(doc).toEqual({ a: 1 });
   });
 

@@ -10,14 +10,19 @@ import { describe, expect, it } from 'vitest';
 import { kubectlForFile } from '../helpers/kubectl.js';
 import { call } from '../helpers/server.js';
 
-
 const VAP = '/apis/admissionregistration.orch.io/v1/validatingadmissionpolicies';
 
 const policyYaml = (name: string, opts: { failurePolicy?: string; conditions?: string[]; labels?: Record<string, string> } = {}): string => `apiVersion: admissionregistration.orch.io/v1
 kind: ValidatingAdmissionPolicy
 metadata:
   name: ${name}
-${opts.labels ? `  labels:\n${Object.entries(opts.labels).map(([k, v]) => `    ${k}: ${v}`).join('\n')}\n` : ''}spec:
+${
+  opts.labels
+    ? `  labels:\n${Object.entries(opts.labels)
+        .map(([k, v]) => `    ${k}: ${v}`)
+        .join('\n')}\n`
+    : ''
+}spec:
 ${opts.failurePolicy ? `  failurePolicy: ${opts.failurePolicy}\n` : ''}  matchConstraints:
     resourceRules:
     - apiGroups: ["apps"]
@@ -69,13 +74,16 @@ describe('kubectl patching commands', () => {
     expect(await ok('apply', '--server-side', '-f', path)).toContain('serverside-applied');
     expect(managers(await get('ssa.example.com'))).toEqual(['kubectl/Apply']);
 
-    const other = await file('ssa-other.yaml', `apiVersion: admissionregistration.orch.io/v1
+    const other = await file(
+      'ssa-other.yaml',
+      `apiVersion: admissionregistration.orch.io/v1
 kind: ValidatingAdmissionPolicy
 metadata:
   name: ssa.example.com
 spec:
   failurePolicy: Ignore
-`);
+`,
+    );
     const conflict = await kubectl(['apply', '--server-side', '--field-manager=ops', '-f', other]);
     expect(conflict.code).not.toBe(0);
     expect(conflict.stderr).toContain('conflict with "kubectl"');

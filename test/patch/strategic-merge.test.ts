@@ -11,7 +11,12 @@ const map = schemaOf('MutatingAdmissionPolicy');
 const ns = schemaOf('Namespace');
 
 const conds = (...names: string[]) => names.map((n) => ({ name: n, expression: `e-${n}` }));
-const policy = (spec: Record<string, unknown>, metadata: Record<string, unknown> = { name: 'p' }) => ({ apiVersion: 'admissionregistration.orch.io/v1', kind: 'ValidatingAdmissionPolicy', metadata, spec });
+const policy = (spec: Record<string, unknown>, metadata: Record<string, unknown> = { name: 'p' }) => ({
+  apiVersion: 'admissionregistration.orch.io/v1',
+  kind: 'ValidatingAdmissionPolicy',
+  metadata,
+  spec,
+});
 const smp = (schema: Schema, original: unknown, patch: unknown) => applyStrategicMergePatch(original, patch, schema) as any;
 const errorCode = (fn: () => unknown): string => {
   try {
@@ -25,7 +30,10 @@ const errorCode = (fn: () => unknown): string => {
 describe('strategic merge: lists merged by key (each merge-keyed list of our kinds)', () => {
   it('ValidatingAdmissionPolicy spec.matchConditions merge by name: changed item merged, others kept', () => {
     const out = smp(vap, policy({ matchConditions: conds('a', 'b') }), { spec: { matchConditions: [{ name: 'b', expression: 'new' }] } });
-    expect(out.spec.matchConditions).toEqual([{ name: 'a', expression: 'e-a' }, { name: 'b', expression: 'new' }]);
+    expect(out.spec.matchConditions).toEqual([
+      { name: 'a', expression: 'e-a' },
+      { name: 'b', expression: 'new' },
+    ]);
   });
 
   it('ValidatingAdmissionPolicy spec.variables merge by name', () => {
@@ -39,15 +47,33 @@ describe('strategic merge: lists merged by key (each merge-keyed list of our kin
   });
 
   it('MutatingWebhookConfiguration webhooks merge by name', () => {
-    const original = { webhooks: [{ name: 'a.orch.io', sideEffects: 'None' }, { name: 'b.orch.io', sideEffects: 'None' }] };
+    const original = {
+      webhooks: [
+        { name: 'a.orch.io', sideEffects: 'None' },
+        { name: 'b.orch.io', sideEffects: 'None' },
+      ],
+    };
     const out = smp(mwc, original, { webhooks: [{ name: 'a.orch.io', timeoutSeconds: 5 }] });
-    expect(out.webhooks).toEqual([{ name: 'a.orch.io', sideEffects: 'None', timeoutSeconds: 5 }, { name: 'b.orch.io', sideEffects: 'None' }]);
+    expect(out.webhooks).toEqual([
+      { name: 'a.orch.io', sideEffects: 'None', timeoutSeconds: 5 },
+      { name: 'b.orch.io', sideEffects: 'None' },
+    ]);
   });
 
   it('Namespace status.conditions merge by type', () => {
-    const original = { status: { conditions: [{ type: 'A', status: 'True' }, { type: 'B', status: 'False' }] } };
+    const original = {
+      status: {
+        conditions: [
+          { type: 'A', status: 'True' },
+          { type: 'B', status: 'False' },
+        ],
+      },
+    };
     const out = smp(ns, original, { status: { conditions: [{ type: 'B', status: 'True' }] } });
-    expect(out.status.conditions).toEqual([{ type: 'A', status: 'True' }, { type: 'B', status: 'True' }]);
+    expect(out.status.conditions).toEqual([
+      { type: 'A', status: 'True' },
+      { type: 'B', status: 'True' },
+    ]);
   });
 
   it('metadata.ownerReferences merge by uid', () => {

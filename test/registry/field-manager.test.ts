@@ -7,7 +7,7 @@ import type { KubeObject } from '../../src/resources/types.js';
 
 const event = kinds.find((k) => k.kind === 'Event' && k.group === 'events.orch.io')!;
 const target = { kind: event, version: 'v1' };
-const ev = (note: string): KubeObject => ({ apiVersion: 'events.orch.io/v1', kind: 'Event', metadata: { name: 'e1', namespace: 'default' }, note } as KubeObject);
+const ev = (note: string): KubeObject => ({ apiVersion: 'events.orch.io/v1', kind: 'Event', metadata: { name: 'e1', namespace: 'default' }, note }) as KubeObject;
 const managers = (o: KubeObject) => (o.metadata.managedFields as { manager: string; operation: string }[] | undefined)?.map((m) => `${m.manager}/${m.operation}`);
 
 describe('managerFromUserAgent', () => {

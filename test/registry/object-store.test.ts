@@ -44,7 +44,10 @@ describe('create', () => {
     await r.objects.create(r.kind('Role'), 'default', role('a'), { dryRun: false });
     const withRv = role('b');
     withRv.metadata.resourceVersion = '3';
-    expect(await refusal(r.objects.create(r.kind('Role'), 'default', withRv, { dryRun: false }))).toMatchObject({ code: 'BadRequest', message: 'resourceVersion should not be set on objects to be created' });
+    expect(await refusal(r.objects.create(r.kind('Role'), 'default', withRv, { dryRun: false }))).toMatchObject({
+      code: 'BadRequest',
+      message: 'resourceVersion should not be set on objects to be created',
+    });
     expect(await refusal(r.objects.create(r.kind('Role'), 'nowhere', role('b'), { dryRun: false }))).toMatchObject({ code: 'NotFound', target: { resource: 'namespaces', name: 'nowhere' } });
     expect(await refusal(r.objects.create(r.kind('Role'), 'default', role('a'), { dryRun: false }))).toMatchObject({ code: 'AlreadyExists', target: { resource: 'roles', name: 'a' } });
     expect(await refusal(r.objects.create(r.kind('Role'), 'default', role('c', { rules: [{ verbs: [] }] } as Partial<KubeObject>), { dryRun: false }))).toMatchObject({ code: 'Invalid' });
@@ -75,9 +78,15 @@ describe('update', () => {
   it('a stale resourceVersion or another uid is a Conflict; a matching one writes', async () => {
     const created = await r.objects.create(r.kind('Role'), 'default', role('u'), { dryRun: false });
     const stale = { ...created, metadata: { ...created.metadata, resourceVersion: '1' } };
-    expect(await refusal(r.objects.update(r.kind('Role'), 'default', 'u', stale, { dryRun: false }))).toMatchObject({ code: 'Conflict', message: expect.stringContaining('the object has been modified') });
+    expect(await refusal(r.objects.update(r.kind('Role'), 'default', 'u', stale, { dryRun: false }))).toMatchObject({
+      code: 'Conflict',
+      message: expect.stringContaining('the object has been modified'),
+    });
     const otherUid = { ...created, metadata: { ...created.metadata, uid: 'not-it' } };
-    expect(await refusal(r.objects.update(r.kind('Role'), 'default', 'u', otherUid, { dryRun: false }))).toMatchObject({ code: 'Conflict', message: expect.stringContaining('Precondition failed: UID in precondition: not-it') });
+    expect(await refusal(r.objects.update(r.kind('Role'), 'default', 'u', otherUid, { dryRun: false }))).toMatchObject({
+      code: 'Conflict',
+      message: expect.stringContaining('Precondition failed: UID in precondition: not-it'),
+    });
     const { obj } = await r.objects.update(r.kind('Role'), 'default', 'u', { ...created, metadata: { ...created.metadata, labels: { a: 'b' } } }, { dryRun: false });
     expect(obj.metadata.labels).toEqual({ a: 'b' });
     expect(Number(obj.metadata.resourceVersion)).toBeGreaterThan(Number(created.metadata.resourceVersion));
@@ -117,7 +126,7 @@ describe('delete', () => {
     expect(r.store.get(r.objects.key(r.kind('Role'), 'default', 'held'))).toBeUndefined();
   });
 
-  it('checks preconditions, and the propagation policy sets the collector\'s finalizers', async () => {
+  it("checks preconditions, and the propagation policy sets the collector's finalizers", async () => {
     await r.objects.create(r.kind('Role'), 'default', role('p'), { dryRun: false });
     expect(await refusal(r.objects.delete(r.kind('Role'), 'default', 'p', { dryRun: false, preconditions: { uid: 'other' } }))).toMatchObject({ code: 'Conflict' });
     expect(await refusal(r.objects.delete(r.kind('Role'), 'default', 'p', { dryRun: false, preconditions: { resourceVersion: '1' } }))).toMatchObject({ code: 'Conflict' });

@@ -38,7 +38,7 @@ describe('StoreRbacSource', () => {
     expect(source.role('dev', 'reader')).toBeUndefined();
   });
 
-  it('reads a role\'s lists as Go reads them: absent or mistyped lists are empty', () => {
+  it("reads a role's lists as Go reads them: absent or mistyped lists are empty", () => {
     expect(policyRulesOf({ apiVersion: 'v1', kind: 'Role', metadata: {}, rules: [{ verbs: 'get', apiGroups: [''] }] })).toEqual([
       { verbs: [], apiGroups: [''], resources: [], resourceNames: [], nonResourceURLs: [] },
     ]);

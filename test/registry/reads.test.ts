@@ -74,7 +74,7 @@ describe('read', () => {
 });
 
 describe('listPage', () => {
-  it('pages at the first page\'s version, with a continue token bound to the query', async () => {
+  it("pages at the first page's version, with a continue token bound to the query", async () => {
     for (const n of ['a', 'b', 'c']) await createRole(n, { tier: n === 'b' ? 'back' : 'front' });
     const first = await r.objects.listPage(r.kind('Role'), 'default', { selectors: {}, limit: 2 });
     expect(first.items.map((s) => s.obj.metadata.name)).toEqual(['a', 'b']);
@@ -87,7 +87,7 @@ describe('listPage', () => {
     expect(await codeOf(r.objects.listPage(r.kind('Role'), 'default', { selectors: { labelSelector: 'tier=front' }, continue: first.meta.continue! }))).toMatchObject({ code: 'BadRequest' });
   });
 
-  it('selects with the kind\'s fields and labels; a malformed selector is BadRequest', async () => {
+  it("selects with the kind's fields and labels; a malformed selector is BadRequest", async () => {
     for (const n of ['a', 'b']) await createRole(n, { tier: n });
     const page = await r.objects.listPage(r.kind('Role'), undefined, { selectors: { labelSelector: 'tier=b', fieldSelector: 'metadata.namespace=default' } });
     expect(page.items.map((s) => s.obj.metadata.name)).toEqual(['b']);
@@ -120,7 +120,7 @@ describe('watch and changes', () => {
     expect((await events).flat().map((e) => ('change' in e ? `${e.type} ${e.change.cur.obj.metadata.name}` : e.type))).toEqual(['ADDED a', 'ADDED b']);
   });
 
-  it('changes(kind) carries that kind\'s committed changes only, in order', async () => {
+  it("changes(kind) carries that kind's committed changes only, in order", async () => {
     const seen = firstValueFrom(r.objects.changes(r.kind('Role')).pipe(take(2), toArray()));
     await r.namespace('other');
     await createRole('a');
@@ -145,7 +145,7 @@ describe('a kind added while the server runs', () => {
 describe('the field manager runs inside the write path', () => {
   const manager = { manager: 'tester', version: 'v1' };
 
-  it('a create and an update record their manager; a write without one (a controller\'s) records nothing', async () => {
+  it("a create and an update record their manager; a write without one (a controller's) records nothing", async () => {
     const created = await r.objects.create(r.kind('Role'), 'default', role('a'), { dryRun: false, fieldManager: manager });
     expect(created.metadata.managedFields).toEqual([expect.objectContaining({ manager: 'tester', operation: 'Update', apiVersion: 'rbac.authorization.orch.io/v1' })]);
     const { obj } = await r.objects.update(r.kind('Role'), 'default', 'a', (cur) => ({ ...cur!, metadata: { ...cur!.metadata, labels: { x: '1' } } }), {
@@ -157,10 +157,13 @@ describe('the field manager runs inside the write path', () => {
     expect(plain.metadata.managedFields).toBeUndefined();
   });
 
-  it('an apply merges by ownership: another manager\'s field is a conflict unless forced, and it creates what is missing', async () => {
+  it("an apply merges by ownership: another manager's field is a conflict unless forced, and it creates what is missing", async () => {
     const made = await r.objects.apply(r.kind('Role'), 'default', 'a', role('a'), { dryRun: false, fieldManager: manager, force: false });
     expect(made.created).toBe(true);
-    await r.objects.update(r.kind('Role'), 'default', 'a', (cur) => ({ ...cur!, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }] }), { dryRun: false, fieldManager: { manager: 'editor', version: 'v1' } });
+    await r.objects.update(r.kind('Role'), 'default', 'a', (cur) => ({ ...cur!, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }] }), {
+      dryRun: false,
+      fieldManager: { manager: 'editor', version: 'v1' },
+    });
     const mine = { ...role('a'), rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['list'] }] };
     await expect(r.objects.apply(r.kind('Role'), 'default', 'a', mine, { dryRun: false, fieldManager: manager, force: false })).rejects.toMatchObject({ code: 'Conflict' });
     const forced = await r.objects.apply(r.kind('Role'), 'default', 'a', mine, { dryRun: false, fieldManager: manager, force: true });

@@ -46,7 +46,7 @@ function kubectl(server: string, args: string[]): Promise<{ code: number; stdout
 }
 
 describe('kubectl on one replica, a client-node informer on the other', () => {
-  it('the informer on B sees what kubectl does on A, with A\'s resourceVersions', async () => {
+  it("the informer on B sees what kubectl does on A, with A's resourceVersions", async () => {
     const kc = kubeConfigFor(b.url);
     const core = kc.makeApiClient(CoreV1Api);
     const informer = makeInformer(kc, '/api/v1/namespaces', () => core.listNamespace() as Promise<KubernetesListObject<KubernetesObject>>);

@@ -36,10 +36,13 @@ const NS = '/api/v1/namespaces';
 /** Retries req until it answers one of want, for at most ms. */
 async function until(req: () => Promise<Reply | undefined>, want: number[], ms: number): Promise<Reply> {
   let last: Reply | undefined;
-  return eventually(async () => {
-    last = await req().catch(() => undefined);
-    return last && want.includes(last.status) ? last : undefined;
-  }, { timeoutMs: ms, stepMs: 200, what: () => `${want.join('/')} (last answer: ${JSON.stringify(last)})` });
+  return eventually(
+    async () => {
+      last = await req().catch(() => undefined);
+      return last && want.includes(last.status) ? last : undefined;
+    },
+    { timeoutMs: ms, stepMs: 200, what: () => `${want.join('/')} (last answer: ${JSON.stringify(last)})` },
+  );
 }
 
 describe('faults', () => {
@@ -87,16 +90,13 @@ describe('faults', () => {
       const got = await until(() => request(agent, cut.url, 'GET', `${NS}/after-restart`), [200], 30_000);
       expect(got.body.metadata.resourceVersion).toBe(after.body.metadata.resourceVersion);
       await w.until((ev) => ev.some((e) => e.object.metadata.name === 'after-restart'));
-      expect(names(w.events)).toEqual([
-        `ADDED before-kill@${before.body.metadata.resourceVersion}`,
-        `ADDED after-restart@${after.body.metadata.resourceVersion}`,
-      ]);
+      expect(names(w.events)).toEqual([`ADDED before-kill@${before.body.metadata.resourceVersion}`, `ADDED after-restart@${after.body.metadata.resourceVersion}`]);
     } finally {
       w.stop();
     }
   }, 90_000);
 
-  it('compaction past what a cut-off replica applied: its watchers get 410 Expired, it lists etcd\'s state and serves it (deletes and all), and a watch from before answers 410', async () => {
+  it("compaction past what a cut-off replica applied: its watchers get 410 Expired, it lists etcd's state and serves it (deletes and all), and a watch from before answers 410", async () => {
     const doomed = await request(agent, a.url, 'POST', NS, ns('deleted-while-cut'));
     expect(doomed.status).toBe(201);
     await until(() => request(agent, cut.url, 'GET', `${NS}/deleted-while-cut`), [200], 20_000);

@@ -42,7 +42,7 @@ describe('replicas on the kube-apiserver layout', () => {
     [a, b] = await Promise.all([replica(), replica()]);
   }, 120_000);
 
-  it('a resourceVersion is the etcd revision of the write; the watchers on both replicas, the create\'s answer, a get and etcd\'s stored record agree field for field', async () => {
+  it("a resourceVersion is the etcd revision of the write; the watchers on both replicas, the create's answer, a get and etcd's stored record agree field for field", async () => {
     const first = await request(agent, a.url, 'GET', CM);
     expect(first.status, JSON.stringify(first.body)).toBe(200);
     const start = first.body.metadata.resourceVersion as string;
@@ -81,7 +81,7 @@ describe('replicas on the kube-apiserver layout', () => {
     expect(both.map((r) => r.status).sort()).toEqual([200, 409]);
   });
 
-  it('another writer\'s keys in the same etcd are holes: lists, continue tokens across replicas, watches and consistent reads go on', async () => {
+  it("another writer's keys in the same etcd are holes: lists, continue tokens across replicas, watches and consistent reads go on", async () => {
     const first = await request(agent, a.url, 'GET', CM);
     expect(first.status, JSON.stringify(first.body)).toBe(200);
     const before = first.body.metadata.resourceVersion as string;

@@ -73,9 +73,7 @@ describe('replicas on one etcd', () => {
       const name = `contended-${round}`;
       const created = await request(agent, a.url, 'POST', NS, ns(name));
       const base = created.body;
-      const [x, y] = await Promise.all(
-        [a, b].map((r, i) => request(agent, r.url, 'PUT', `${NS}/${name}`, { ...base, metadata: { ...base.metadata, labels: { by: String(i) } } })),
-      );
+      const [x, y] = await Promise.all([a, b].map((r, i) => request(agent, r.url, 'PUT', `${NS}/${name}`, { ...base, metadata: { ...base.metadata, labels: { by: String(i) } } })));
       expect([x.status, y.status].sort()).toEqual([200, 409]);
       const loser = x.status === 409 ? x : y;
       expect(loser.body).toMatchObject({ kind: 'Status', reason: 'Conflict', code: 409 });

@@ -78,7 +78,13 @@ const crd = {
 };
 
 const kind = servedAt(customKindOf(crd as any), 'v1');
-const thing = (spec: Record<string, unknown>, more: Record<string, unknown> = {}): any => ({ apiVersion: 'example.com/v1', kind: 'Thing', metadata: { name: 't', namespace: 'default' }, spec, ...more });
+const thing = (spec: Record<string, unknown>, more: Record<string, unknown> = {}): any => ({
+  apiVersion: 'example.com/v1',
+  kind: 'Thing',
+  metadata: { name: 't', namespace: 'default' },
+  spec,
+  ...more,
+});
 const messages = (errs: ReturnType<typeof kind.validate>) => errs.map(formatFieldError);
 
 describe('the kind a CRD defines', () => {
@@ -91,7 +97,13 @@ describe('the kind a CRD defines', () => {
   });
 
   it('prunes what the schema does not declare, keeping what preserve-unknown-fields and embedded resources keep', () => {
-    const o = thing({ name: 'a', bogus: 1, ports: [{ name: 'x', junk: true }], extra: { free: 1, known: { a: 'x', b: 'pruned' } }, inner: { apiVersion: 'v1', kind: 'X', metadata: { name: 'n' }, any: 2 } });
+    const o = thing({
+      name: 'a',
+      bogus: 1,
+      ports: [{ name: 'x', junk: true }],
+      extra: { free: 1, known: { a: 'x', b: 'pruned' } },
+      inner: { apiVersion: 'v1', kind: 'X', metadata: { name: 'n' }, any: 2 },
+    });
     o.metadata.surprise = true;
     const pruned = kind.prune!(o);
     expect(pruned).toEqual(['metadata.surprise', 'spec.bogus', 'spec.extra.known.b', 'spec.ports[0].junk']);
@@ -108,7 +120,7 @@ describe('the kind a CRD defines', () => {
     const o = thing({ name: 'TooLongName', replicas: -1, colour: 'blue', email: 'nope', size: 1.5, tags: ['a', 'a', 'b'], ports: [{ name: 'p' }, { name: 'p', port: 0 }], labels: { a: 1 } });
     expect(messages(kind.validate(o))).toEqual([
       'spec.name: Too long: may not be more than 10 bytes',
-      "spec.name: Invalid value: \"TooLongName\": spec.name in body should match '^[a-z]+$'",
+      'spec.name: Invalid value: "TooLongName": spec.name in body should match \'^[a-z]+$\'',
       'spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal to 0',
       'spec.colour: Unsupported value: "blue": supported values: "red", "green"',
       'spec.email: Invalid value: "nope": spec.email in body must be of type email: "nope"',
@@ -126,8 +138,25 @@ describe('the kind a CRD defines', () => {
   it('runs CEL rules: messageExpression, and transition rules only on updates, paired by map-list keys', () => {
     const o = thing({ name: 'a', replicas: 9, maxReplicas: 5 });
     expect(messages(kind.validate(o))).toEqual(['spec: Invalid value: replicas 9 above 5']);
-    const old = thing({ name: 'a', replicas: 1, maxReplicas: 5, ports: [{ name: 'http', port: 80 }, { name: 'ssh', port: 22 }] });
-    const next = thing({ name: 'b', replicas: 1, maxReplicas: 5, ports: [{ name: 'ssh', port: 2222 }, { name: 'http', port: 8 }, { name: 'new', port: 1 }] });
+    const old = thing({
+      name: 'a',
+      replicas: 1,
+      maxReplicas: 5,
+      ports: [
+        { name: 'http', port: 80 },
+        { name: 'ssh', port: 22 },
+      ],
+    });
+    const next = thing({
+      name: 'b',
+      replicas: 1,
+      maxReplicas: 5,
+      ports: [
+        { name: 'ssh', port: 2222 },
+        { name: 'http', port: 8 },
+        { name: 'new', port: 1 },
+      ],
+    });
     expect(messages(kind.validateUpdate!(next, old))).toEqual(['spec.name: Forbidden: name is immutable', 'spec.ports[1]: Invalid value: ports only grow']);
     // The same object as a create: no old values, so the transition rules do not run.
     expect(kind.validate(next)).toEqual([]);
@@ -143,7 +172,15 @@ describe('the kind a CRD defines', () => {
   });
 
   it('prints its columns from JSON paths, and selects by its selectable fields', () => {
-    const o = thing({ name: 'a', replicas: 3, colour: 'red', ports: [{ name: 'ssh', port: 22 }, { name: 'http', port: 80 }] });
+    const o = thing({
+      name: 'a',
+      replicas: 3,
+      colour: 'red',
+      ports: [
+        { name: 'ssh', port: 22 },
+        { name: 'http', port: 80 },
+      ],
+    });
     expect(kind.tableColumns.map((c) => [c.name, c.cell(o)])).toEqual([
       ['Name', 't'],
       ['Replicas', 3],
@@ -156,7 +193,17 @@ describe('the kind a CRD defines', () => {
 });
 
 describe('JSONPath as kubectl writes it', () => {
-  const obj = { spec: { list: [{ n: 'a', v: 1 }, { n: 'b', v: 2 }, { n: 'c', v: 3 }], 'dotted.key': 'x' }, status: { conditions: [{ type: 'Ready', status: 'True' }] } };
+  const obj = {
+    spec: {
+      list: [
+        { n: 'a', v: 1 },
+        { n: 'b', v: 2 },
+        { n: 'c', v: 3 },
+      ],
+      'dotted.key': 'x',
+    },
+    status: { conditions: [{ type: 'Ready', status: 'True' }] },
+  };
   it.each<[string, unknown[]]>([
     ['.spec.list[0].n', ['a']],
     ['.spec.list[-1].n', ['c']],
@@ -174,7 +221,13 @@ describe('JSONPath as kubectl writes it', () => {
 
 describe('refusals of a schema, each with its field path', () => {
   const kindOf = (properties: Record<string, unknown>) =>
-    servedAt(customKindOf({ ...crd, spec: { ...crd.spec, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties } } } } }] } } as any), 'v1');
+    servedAt(
+      customKindOf({
+        ...crd,
+        spec: { ...crd.spec, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties } } } } }] },
+      } as any),
+      'v1',
+    );
   const refusals = (k: ReturnType<typeof kindOf>, spec: Record<string, unknown>) => messages(k.validate(thing(spec)));
 
   it('minItems, minLength; null only where nullable', () => {
@@ -187,7 +240,7 @@ describe('refusals of a schema, each with its field path', () => {
     expect(refusals(k, { hosts: ['ab'], nick: null, colour: 'red' })).toEqual([]);
   });
 
-  it('an embedded resource\'s metadata is ObjectMeta: names as path segments, namespace, label and annotation keys', () => {
+  it("an embedded resource's metadata is ObjectMeta: names as path segments, namespace, label and annotation keys", () => {
     const k = kindOf({ template: { type: 'object', 'x-kubernetes-embedded-resource': true, 'x-kubernetes-preserve-unknown-fields': true } });
     const meta = { name: 'a/b', generateName: 'x%', namespace: 'Bad_NS', labels: { 'bad key!': 'v', ok: 'bad value!' }, annotations: { 'bad key!': 'x' } };
     const got = refusals(k, { template: { apiVersion: 'v1', kind: 'Pod', metadata: meta } });
@@ -222,7 +275,9 @@ describe('refusals of a schema, each with its field path', () => {
     expect(refusals(perCall, { big: { s: 'x'.repeat(1000) } })).toEqual([]);
     const rules = Array.from({ length: 60 }, (_, i) => ({ rule: `self.s.matches('${pattern}') || ${i} < 0` }));
     const costly = kindOf({ big: { type: 'object', properties: { s: { type: 'string', maxLength: 100_000 } }, 'x-kubernetes-validations': rules } });
-    expect(refusals(costly, { big: { s: 'x'.repeat(100_000) } })).toEqual(['spec.big: Invalid value: "object": validation failed due to running out of cost budget, no further validation rules will be run']);
+    expect(refusals(costly, { big: { s: 'x'.repeat(100_000) } })).toEqual([
+      'spec.big: Invalid value: "object": validation failed due to running out of cost budget, no further validation rules will be run',
+    ]);
     expect(refusals(costly, { big: { s: 'x'.repeat(1000) } })).toEqual([]);
   });
 });
@@ -271,19 +326,40 @@ describe("error shapes, to the character (kube-apiserver 1.36's field errors)", 
 
   it.each<[string, Record<string, unknown>, string[]]>([
     [
-      'oneOf with none valid: the composite error on no field, then the closest alternative\'s errors',
+      "oneOf with none valid: the composite error on no field, then the closest alternative's errors",
       { addresses: ['1.2.3.4', 'nope'] },
-      ['<nil>: Invalid value: "": "spec.addresses[1]" must validate one and only one schema (oneOf). Found none valid', 'spec.addresses[1]: Invalid value: "nope": spec.addresses[1] in body must be of type ipv4: "nope"'],
+      [
+        '<nil>: Invalid value: "": "spec.addresses[1]" must validate one and only one schema (oneOf). Found none valid',
+        'spec.addresses[1]: Invalid value: "nope": spec.addresses[1] in body must be of type ipv4: "nope"',
+      ],
     ],
-    ['anyOf with none valid', { either: 'abc' }, ['<nil>: Invalid value: "": "spec.either" must validate at least one schema (anyOf)', "spec.either: Too long: may not be more than 2 bytes"]],
+    ['anyOf with none valid', { either: 'abc' }, ['<nil>: Invalid value: "": "spec.either" must validate at least one schema (anyOf)', 'spec.either: Too long: may not be more than 2 bytes']],
     [
       'allOf: each failure, then the composite',
       { both: 5 },
       ['spec.both: Invalid value: 5: spec.both in body should be less than or equal to 3', '<nil>: Invalid value: "": "spec.both" must validate all the schemas (allOf)'],
     ],
     ['not', { notThree: 3 }, ['<nil>: Invalid value: "": "spec.notThree" must not validate the schema (not)']],
-    ['a list-map duplicate: its keys as a Go map, sorted', { ports: [{ protocol: 'TCP', name: 'a' }, { protocol: 'TCP', name: 'a' }] }, ['spec.ports[1]: Duplicate value: {"name":"a","protocol":"TCP"}']],
-    ['a set duplicate of objects: keys sorted, Go escaping', { set: [{ b: '<', a: 1 }, { a: 1, b: '<' }] }, ['spec.set[1]: Duplicate value: {"a":1,"b":"\\u003c"}']],
+    [
+      'a list-map duplicate: its keys as a Go map, sorted',
+      {
+        ports: [
+          { protocol: 'TCP', name: 'a' },
+          { protocol: 'TCP', name: 'a' },
+        ],
+      },
+      ['spec.ports[1]: Duplicate value: {"name":"a","protocol":"TCP"}'],
+    ],
+    [
+      'a set duplicate of objects: keys sorted, Go escaping',
+      {
+        set: [
+          { b: '<', a: 1 },
+          { a: 1, b: '<' },
+        ],
+      },
+      ['spec.set[1]: Duplicate value: {"a":1,"b":"\\u003c"}'],
+    ],
   ])('%s', (_name, s, want) => {
     expect(spec(s)).toEqual(want);
   });
@@ -313,7 +389,10 @@ describe('validation ratcheting (Kubernetes 1.33): an update that leaves an inva
 
   it('map-list items pair by key: an untouched item keeps its ratchet while another is added', () => {
     const next = stored();
-    next.spec.ports = [{ name: 'p', port: 0 }, { name: 'q', port: 0 }];
+    next.spec.ports = [
+      { name: 'p', port: 0 },
+      { name: 'q', port: 0 },
+    ];
     expect(messages(kind.validateUpdate!(next, stored())).filter((m) => m.startsWith('spec.ports'))).toEqual([
       'spec.ports[1].port: Invalid value: 0: spec.ports[1].port in body should be greater than or equal to 1',
     ]);

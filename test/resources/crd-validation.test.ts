@@ -22,7 +22,7 @@ const errorsOf = (change: (c: any, schema: any) => void) => crdKind.validate(crd
 const spec = (s: any) => s.properties.spec;
 
 describe('a valid CRD', () => {
-  it('has no errors, and its defaults are v1\'s', () => {
+  it("has no errors, and its defaults are v1's", () => {
     const c = crd();
     expect(crdKind.validate(c)).toEqual([]);
     expect(c.spec.names).toMatchObject({ singular: 'widget', listKind: 'WidgetList' });
@@ -34,13 +34,27 @@ describe('a valid CRD', () => {
 describe('names, group, scope, versions', () => {
   it.each<[string, (c: any) => void, [string, string][]]>([
     ['a name other than <plural>.<group>', (c) => (c.metadata.name = 'widgets.other.com'), [['FieldValueInvalid', 'metadata.name']]],
-    ['no group', (c) => (c.spec.group = ''), [['FieldValueInvalid', 'metadata.name'], ['FieldValueRequired', 'spec.group']]],
+    [
+      'no group',
+      (c) => (c.spec.group = ''),
+      [
+        ['FieldValueInvalid', 'metadata.name'],
+        ['FieldValueRequired', 'spec.group'],
+      ],
+    ],
     ['a group without a dot', (c) => ((c.spec.group = 'example'), (c.metadata.name = 'widgets.example')), [['FieldValueInvalid', 'spec.group']]],
     ['a scope that is neither', (c) => (c.spec.scope = 'Global'), [['FieldValueNotSupported', 'spec.scope']]],
     ['no scope', (c) => delete c.spec.scope, [['FieldValueRequired', 'spec.scope']]],
     ['an upper-case plural', (c) => ((c.spec.names.plural = 'Widgets'), (c.metadata.name = 'Widgets.example.com')), [['FieldValueInvalid', 'spec.names.plural']]],
     // The singular defaults to the kind in lower case, so it fails too.
-    ['a kind that is no DNS label', (c) => ((c.spec.names.kind = 'Wid_get'), (c.spec.names.listKind = 'WidgetList')), [['FieldValueInvalid', 'spec.names.singular'], ['FieldValueInvalid', 'spec.names.kind']]],
+    [
+      'a kind that is no DNS label',
+      (c) => ((c.spec.names.kind = 'Wid_get'), (c.spec.names.listKind = 'WidgetList')),
+      [
+        ['FieldValueInvalid', 'spec.names.singular'],
+        ['FieldValueInvalid', 'spec.names.kind'],
+      ],
+    ],
     ['kind and listKind the same', (c) => (c.spec.names.listKind = 'Widget'), [['FieldValueInvalid', 'spec.names.listKind']]],
     ['a bad short name', (c) => (c.spec.names.shortNames = ['w_d']), [['FieldValueInvalid', 'spec.names.shortNames[0]']]],
     ['no storage version', (c) => (c.spec.versions[0].storage = false), [['FieldValueInvalid', 'spec.versions']]],
@@ -51,9 +65,21 @@ describe('names, group, scope, versions', () => {
     ['a conversion webhook (orchd converts by apiVersion only)', (c) => (c.spec.conversion = { strategy: 'Webhook' }), [['FieldValueNotSupported', 'spec.conversion.strategy']]],
     ['a deprecation warning on a version not deprecated', (c) => (c.spec.versions[0].deprecationWarning = 'old'), [['FieldValueInvalid', 'spec.versions[0].deprecationWarning']]],
     ['a printer column of an unknown type', (c) => (c.spec.versions[0].additionalPrinterColumns[0].type = 'float'), [['FieldValueInvalid', 'spec.versions[0].additionalPrinterColumns[0].type']]],
-    ['a printer column path without a leading dot', (c) => (c.spec.versions[0].additionalPrinterColumns[0].jsonPath = 'spec.size'), [['FieldValueInvalid', 'spec.versions[0].additionalPrinterColumns[0].JSONPath']]],
-    ['a scale path not under .spec', (c) => (c.spec.versions[0].subresources.scale = { specReplicasPath: '.status.size', statusReplicasPath: '.status.n' }), [['FieldValueInvalid', 'spec.versions[0].subresources.scale.specReplicasPath']]],
-    ['a selectable field that is not declared', (c) => (c.spec.versions[0].selectableFields = [{ jsonPath: '.spec.colour' }]), [['FieldValueInvalid', 'spec.versions[0].selectableFields[0].jsonPath']]],
+    [
+      'a printer column path without a leading dot',
+      (c) => (c.spec.versions[0].additionalPrinterColumns[0].jsonPath = 'spec.size'),
+      [['FieldValueInvalid', 'spec.versions[0].additionalPrinterColumns[0].JSONPath']],
+    ],
+    [
+      'a scale path not under .spec',
+      (c) => (c.spec.versions[0].subresources.scale = { specReplicasPath: '.status.size', statusReplicasPath: '.status.n' }),
+      [['FieldValueInvalid', 'spec.versions[0].subresources.scale.specReplicasPath']],
+    ],
+    [
+      'a selectable field that is not declared',
+      (c) => (c.spec.versions[0].selectableFields = [{ jsonPath: '.spec.colour' }]),
+      [['FieldValueInvalid', 'spec.versions[0].selectableFields[0].jsonPath']],
+    ],
     ['a selectable field of an object', (c) => (c.spec.versions[0].selectableFields = [{ jsonPath: '.spec' }]), [['FieldValueInvalid', 'spec.versions[0].selectableFields[0].jsonPath']]],
   ])('%s', (_name, change, expected) => {
     expect(pairs(errorsOf(change))).toEqual(expected);
@@ -69,12 +95,24 @@ describe('the schema: structural, supported, sound', () => {
   it.each<[string, (s: any) => void, [string, string][]]>([
     ['no type at the root', (s) => delete s.type, [['FieldValueRequired', `${S}.type`]]],
     // With status a subresource, the root says so in its own words too.
-    ['a root that is no object', (s) => (s.type = 'array'), [['FieldValueInvalid', `${S}.type`], ['FieldValueRequired', `${S}.items`], ['FieldValueInvalid', `${S}.type`]]],
+    [
+      'a root that is no object',
+      (s) => (s.type = 'array'),
+      [
+        ['FieldValueInvalid', `${S}.type`],
+        ['FieldValueRequired', `${S}.items`],
+        ['FieldValueInvalid', `${S}.type`],
+      ],
+    ],
     ['a field without a type', (s) => delete spec(s).properties.size.type, [['FieldValueRequired', `${S}.properties[spec].properties[size].type`]]],
     ['an array without items', (s) => (spec(s).properties.tags = { type: 'array' }), [['FieldValueRequired', `${S}.properties[spec].properties[tags].items`]]],
     ['an unknown type', (s) => (spec(s).properties.size.type = 'int'), [['FieldValueNotSupported', `${S}.properties[spec].properties[size].type`]]],
     ['$ref', (s) => (spec(s).properties.size.$ref = '#/x'), [['FieldValueForbidden', `${S}.properties[spec].properties[size].$ref`]]],
-    ['uniqueItems', (s) => (spec(s).properties.tags = { type: 'array', items: { type: 'string' }, uniqueItems: true }), [['FieldValueForbidden', `${S}.properties[spec].properties[tags].uniqueItems`]]],
+    [
+      'uniqueItems',
+      (s) => (spec(s).properties.tags = { type: 'array', items: { type: 'string' }, uniqueItems: true }),
+      [['FieldValueForbidden', `${S}.properties[spec].properties[tags].uniqueItems`]],
+    ],
     ['properties and additionalProperties together', (s) => (spec(s).additionalProperties = { type: 'string' }), [['FieldValueForbidden', `${S}.properties[spec].additionalProperties`]]],
     ['a pattern RE2 does not compile', (s) => (spec(s).properties.name = { type: 'string', pattern: '(?=a)' }), [['FieldValueInvalid', `${S}.properties[spec].properties[name].pattern`]]],
     ['metadata beyond name and generateName', (s) => (s.properties.metadata = { type: 'object', properties: { labels: { type: 'object' } } }), [['FieldValueForbidden', `${S}.properties[metadata]`]]],
@@ -83,22 +121,49 @@ describe('the schema: structural, supported, sound', () => {
     ['a default below its minimum', (s) => (spec(s).properties.size.default = -1), [['FieldValueInvalid', `${S}.properties[spec].properties[size].default`]]],
     ['a default with a field the schema prunes', (s) => (spec(s).default = { size: 1, colour: 'red' }), [['FieldValueInvalid', `${S}.properties[spec].default`]]],
     ['a list type on a non-array', (s) => (spec(s).properties.size['x-kubernetes-list-type'] = 'set'), [['FieldValueInvalid', `${S}.properties[spec].properties[size].type`]]],
-    ['a map list without keys', (s) => (spec(s).properties.ports = { type: 'array', 'x-kubernetes-list-type': 'map', items: { type: 'object', properties: { name: { type: 'string' } } } }), [['FieldValueRequired', `${S}.properties[spec].properties[ports].x-kubernetes-list-map-keys`]]],
+    [
+      'a map list without keys',
+      (s) => (spec(s).properties.ports = { type: 'array', 'x-kubernetes-list-type': 'map', items: { type: 'object', properties: { name: { type: 'string' } } } }),
+      [['FieldValueRequired', `${S}.properties[spec].properties[ports].x-kubernetes-list-map-keys`]],
+    ],
     [
       'a map list key neither required nor defaulted',
-      (s) => (spec(s).properties.ports = { type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'], items: { type: 'object', properties: { name: { type: 'string' } } } }),
+      (s) =>
+        (spec(s).properties.ports = { type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'], items: { type: 'object', properties: { name: { type: 'string' } } } }),
       [['FieldValueRequired', `${S}.properties[spec].properties[ports].items.properties[name].default`]],
     ],
-    ['a set of granular objects', (s) => (spec(s).properties.pairs = { type: 'array', 'x-kubernetes-list-type': 'set', items: { type: 'object', properties: { a: { type: 'string' } } } }), [['FieldValueInvalid', `${S}.properties[spec].properties[pairs].items.x-kubernetes-map-type`]]],
+    [
+      'a set of granular objects',
+      (s) => (spec(s).properties.pairs = { type: 'array', 'x-kubernetes-list-type': 'set', items: { type: 'object', properties: { a: { type: 'string' } } } }),
+      [['FieldValueInvalid', `${S}.properties[spec].properties[pairs].items.x-kubernetes-map-type`]],
+    ],
     [
       'an embedded resource that is no object',
       (s) => (spec(s).properties.thing = { type: 'string', 'x-kubernetes-embedded-resource': true }),
-      [['FieldValueInvalid', `${S}.properties[spec].properties[thing].type`], ['FieldValueRequired', `${S}.properties[spec].properties[thing].properties`]],
+      [
+        ['FieldValueInvalid', `${S}.properties[spec].properties[thing].type`],
+        ['FieldValueRequired', `${S}.properties[spec].properties[thing].properties`],
+      ],
     ],
-    ['an embedded resource with nothing declared or preserved', (s) => (spec(s).properties.thing = { type: 'object', 'x-kubernetes-embedded-resource': true }), [['FieldValueRequired', `${S}.properties[spec].properties[thing].properties`]]],
-    ['int-or-string and preserve-unknown-fields', (s) => (spec(s).properties.n = { 'x-kubernetes-int-or-string': true, 'x-kubernetes-preserve-unknown-fields': true }), [['FieldValueInvalid', `${S}.properties[spec].properties[n].x-kubernetes-preserve-unknown-fields`]]],
+    [
+      'an embedded resource with nothing declared or preserved',
+      (s) => (spec(s).properties.thing = { type: 'object', 'x-kubernetes-embedded-resource': true }),
+      [['FieldValueRequired', `${S}.properties[spec].properties[thing].properties`]],
+    ],
+    [
+      'int-or-string and preserve-unknown-fields',
+      (s) => (spec(s).properties.n = { 'x-kubernetes-int-or-string': true, 'x-kubernetes-preserve-unknown-fields': true }),
+      [['FieldValueInvalid', `${S}.properties[spec].properties[n].x-kubernetes-preserve-unknown-fields`]],
+    ],
     ['a type inside anyOf (not structural)', (s) => (spec(s).properties.size.anyOf = [{ type: 'integer' }]), [['FieldValueForbidden', `${S}.properties[spec].properties[size].anyOf[0].type`]]],
-    ['nullable at the root', (s) => (s.nullable = true), [['FieldValueInvalid', S], ['FieldValueForbidden', `${S}.nullable`]]],
+    [
+      'nullable at the root',
+      (s) => (s.nullable = true),
+      [
+        ['FieldValueInvalid', S],
+        ['FieldValueForbidden', `${S}.nullable`],
+      ],
+    ],
   ])('%s', (_name, change, expected) => {
     expect(pairs(errorsOf((_c, s) => change(s)))).toEqual(expected);
   });
@@ -131,7 +196,7 @@ describe('CEL rules of the schema', () => {
     expect(formatFieldError(e!)).toBe(
       `${S}.properties[spec].x-kubernetes-validations[0].rule: Invalid value: ` +
         '{"Rule":"self.colour == \\"red\\" \\u0026\\u0026 self.size \\u003c 3","Message":"","MessageExpression":"","Reason":"FieldValueForbidden","FieldPath":"","OptionalOldSelf":null}: ' +
-        "compilation failed: ERROR: <input>:1:6: undefined field 'colour'\n | self.colour == \"red\" && self.size < 3\n | .....^",
+        'compilation failed: ERROR: <input>:1:6: undefined field \'colour\'\n | self.colour == "red" && self.size < 3\n | .....^',
     );
   });
 
@@ -152,11 +217,18 @@ describe('CEL rules of the schema', () => {
     expect(paired).toEqual([]);
   });
 
-  it('a rule over an unbounded list costs the list\'s largest size: refused until maxItems bounds it', () => {
-    const list = (maxItems?: number) => ({ type: 'array', ...(maxItems ? { maxItems } : {}), items: { type: 'string', maxLength: 64 }, 'x-kubernetes-validations': [{ rule: 'self.all(a, self.all(b, a != b || a == b))' }] });
+  it("a rule over an unbounded list costs the list's largest size: refused until maxItems bounds it", () => {
+    const list = (maxItems?: number) => ({
+      type: 'array',
+      ...(maxItems ? { maxItems } : {}),
+      items: { type: 'string', maxLength: 64 },
+      'x-kubernetes-validations': [{ rule: 'self.all(a, self.all(b, a != b || a == b))' }],
+    });
     const unbounded = errorsOf((_c, s) => (spec(s).properties.names = list()));
     expect(pairs(unbounded)).toEqual(expect.arrayContaining([['FieldValueForbidden', `${S}.properties[spec].properties[names].x-kubernetes-validations[0].rule`]]));
-    expect(formatFieldError(unbounded[0]!)).toMatch(/estimated rule cost exceeds budget by factor of (more than 100x|[\d.]+x) \(try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared\)/);
+    expect(formatFieldError(unbounded[0]!)).toMatch(
+      /estimated rule cost exceeds budget by factor of (more than 100x|[\d.]+x) \(try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared\)/,
+    );
     expect(errorsOf((_c, s) => (spec(s).properties.names = list(20)))).toEqual([]);
   });
 
@@ -166,8 +238,12 @@ describe('CEL rules of the schema', () => {
     const errs = errorsOf(big(14));
     const rule = (i: number) => ['FieldValueForbidden', `${S}.properties[spec].properties[big].x-kubernetes-validations[${i}].rule`];
     expect(pairs(errs)).toEqual([rule(0), rule(1), rule(2), rule(3), ['FieldValueForbidden', S]]);
-    expect(formatFieldError(errs[0]!)).toBe(`${S}.properties[spec].properties[big].x-kubernetes-validations[0].rule: Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema`);
-    expect(formatFieldError(errs[4]!)).toMatch(new RegExp(`^${S.replace(/[.[\]]/g, '\\$&')}: Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of [\\d.]+x`));
+    expect(formatFieldError(errs[0]!)).toBe(
+      `${S}.properties[spec].properties[big].x-kubernetes-validations[0].rule: Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema`,
+    );
+    expect(formatFieldError(errs[4]!)).toMatch(
+      new RegExp(`^${S.replace(/[.[\]]/g, '\\$&')}: Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of [\\d.]+x`),
+    );
     // Fewer of the same rules fit.
     expect(errorsOf(big(10))).toEqual([]);
   });

@@ -48,11 +48,7 @@ describe('Event validation on create (paths name the core Event fields, as Kuber
     ],
     ['regarding a cluster-scoped object from default is fine', (o) => (o.regarding = { kind: 'Node', name: 'node-1' }), []],
     ['regarding another namespace is fine for new events', (o) => (o.regarding.namespace = 'other'), []],
-    [
-      'metadata.finalizers without a domain must be standard ones',
-      (o) => (o.metadata.finalizers = ['orphan', 'cleanup']),
-      [['FieldValueInvalid', 'metadata.finalizers']],
-    ],
+    ['metadata.finalizers without a domain must be standard ones', (o) => (o.metadata.finalizers = ['orphan', 'cleanup']), [['FieldValueInvalid', 'metadata.finalizers']]],
   ];
   it.each(rows)('%s', run);
 });
@@ -130,7 +126,12 @@ describe('Event table (kubectl get events)', () => {
 
   it('prefers the deprecated source and timestamps of events written through the old API', () => {
     const o = fixtures.event();
-    Object.assign(o, { deprecatedSource: { component: 'kubelet', host: 'node-1' }, deprecatedFirstTimestamp: '2026-01-02T01:09:05Z', deprecatedLastTimestamp: '2026-01-02T03:08:05Z', deprecatedCount: 4 });
+    Object.assign(o, {
+      deprecatedSource: { component: 'kubelet', host: 'node-1' },
+      deprecatedFirstTimestamp: '2026-01-02T01:09:05Z',
+      deprecatedLastTimestamp: '2026-01-02T03:08:05Z',
+      deprecatedCount: 4,
+    });
     expect([row(o).Source, row(o)['First Seen'], row(o)['Last Seen'], row(o).Count]).toEqual(['kubelet, node-1', '120m', '60s', 4]);
   });
 

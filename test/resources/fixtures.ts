@@ -98,7 +98,7 @@ export const fixtures = {
         rules: [structuredClone(RULE)],
         sideEffects: 'None',
         admissionReviewVersions: ['v1'],
-        matchConditions: [{ name: 'only-labelled', expression: "has(object.metadata.labels)" }],
+        matchConditions: [{ name: 'only-labelled', expression: 'has(object.metadata.labels)' }],
       },
       {
         name: 'audit.sidecar.example.com',

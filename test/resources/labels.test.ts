@@ -18,7 +18,14 @@ describe('label selectors', () => {
     ['Exists takes no values', { matchExpressions: [{ key: 'tier', operator: 'Exists', values: ['a'] }] }, [['FieldValueForbidden', `${P}.matchExpressions[0].values`]]],
     ['DoesNotExist without values', { matchExpressions: [{ key: 'tier', operator: 'DoesNotExist' }] }, []],
     ['unknown operator', { matchExpressions: [{ key: 'tier', operator: 'Gt', values: ['1'] }] }, [['FieldValueInvalid', `${P}.matchExpressions[0].operator`]]],
-    ['key is a qualified name', { matchExpressions: [{ key: '', operator: 'Exists' }] }, [['FieldValueInvalid', `${P}.matchExpressions[0].key`], ['FieldValueInvalid', `${P}.matchExpressions[0].key`]]],
+    [
+      'key is a qualified name',
+      { matchExpressions: [{ key: '', operator: 'Exists' }] },
+      [
+        ['FieldValueInvalid', `${P}.matchExpressions[0].key`],
+        ['FieldValueInvalid', `${P}.matchExpressions[0].key`],
+      ],
+    ],
     ['values are label values', { matchExpressions: [{ key: 'k', operator: 'In', values: ['ok', 'not ok'] }] }, [['FieldValueInvalid', `${P}.matchExpressions[0].values[1]`]]],
   ];
   it.each(rows)('%s', (_n, sel, want) => expect(check(sel)).toEqual(want));

@@ -63,7 +63,12 @@ describe('ObjectMeta on create', () => {
     ['ownerReferences: one controller is fine', { name: 'web', ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'a', uid: '1', controller: true }] }, false, []],
     ['ownerReferences: core Events cannot own', { name: 'web', ownerReferences: [{ apiVersion: 'v1', kind: 'Event', name: 'e', uid: '1' }] }, false, [['FieldValueInvalid', `${M}.ownerReferences`]]],
     ['managedFields: operation Apply or Update', { name: 'web', managedFields: [{ manager: 'kubectl', operation: 'Patch' }] }, false, [['FieldValueInvalid', `${M}.managedFields[0].operation`]]],
-    ['managedFields: fieldsType FieldsV1', { name: 'web', managedFields: [{ manager: 'kubectl', operation: 'Apply', fieldsType: 'FieldsV2' }] }, false, [['FieldValueInvalid', `${M}.managedFields[0].fieldsType`]]],
+    [
+      'managedFields: fieldsType FieldsV1',
+      { name: 'web', managedFields: [{ manager: 'kubectl', operation: 'Apply', fieldsType: 'FieldsV2' }] },
+      false,
+      [['FieldValueInvalid', `${M}.managedFields[0].fieldsType`]],
+    ],
     ['managedFields: manager printable', { name: 'web', managedFields: [{ manager: 'a\u0007', operation: 'Update' }] }, false, [['FieldValueInvalid', `${M}.managedFields[0].manager`]]],
     ['managedFields: manager at most 128', { name: 'web', managedFields: [{ manager: 'm'.repeat(129), operation: 'Update' }] }, false, [['FieldValueTooLong', `${M}.managedFields[0].manager`]]],
   ];

@@ -52,7 +52,11 @@ describe('MutatingAdmissionPolicyBinding validation', () => {
       (o) => (o.spec.matchResources = { resourceRules: [{ ...MR.resourceRules[0], operations: ['DELETE'] }] }),
       [['FieldValueNotSupported', 'spec.matchResources.resourceRules[0].operations[0]']],
     ],
-    ['matchResources: matchPolicy Exact or Equivalent', (o) => (o.spec.matchResources = { ...structuredClone(MR), matchPolicy: 'Loose' }), [['FieldValueNotSupported', 'spec.matchResources.matchPolicy']]],
+    [
+      'matchResources: matchPolicy Exact or Equivalent',
+      (o) => (o.spec.matchResources = { ...structuredClone(MR), matchPolicy: 'Loose' }),
+      [['FieldValueNotSupported', 'spec.matchResources.matchPolicy']],
+    ],
   ];
   it.each(rows)('%s', run);
 });

@@ -40,11 +40,7 @@ describe('MutatingAdmissionPolicy validation', () => {
     ],
     ['matchConstraints may match CREATE, UPDATE and CONNECT', (o) => (o.spec.matchConstraints.resourceRules[0].operations = ['CREATE', 'UPDATE', 'CONNECT']), []],
     ["matchConstraints may match '*' (CREATE, UPDATE, CONNECT)", (o) => (o.spec.matchConstraints.resourceRules[0].operations = ['*']), []],
-    [
-      'an excluded DELETE rule is fine',
-      (o) => (o.spec.matchConstraints.excludeResourceRules = [{ operations: ['DELETE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }]),
-      [],
-    ],
+    ['an excluded DELETE rule is fine', (o) => (o.spec.matchConstraints.excludeResourceRules = [{ operations: ['DELETE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }]), []],
     [
       'rules covering the policy kinds are accepted (exempted at admission, as Kubernetes does)',
       (o) => (o.spec.matchConstraints.resourceRules[0] = { operations: ['*'], apiGroups: ['*'], apiVersions: ['*'], resources: ['*'] }),
@@ -54,7 +50,11 @@ describe('MutatingAdmissionPolicy validation', () => {
     ['matchConditions: 64 is fine', (o) => (o.spec.matchConditions = repeat(64, (i) => ({ name: `c${i}`, expression: 'true' }))), []],
     [
       'matchConditions: names unique',
-      (o) => (o.spec.matchConditions = [{ name: 'a', expression: 'true' }, { name: 'a', expression: 'false' }]),
+      (o) =>
+        (o.spec.matchConditions = [
+          { name: 'a', expression: 'true' },
+          { name: 'a', expression: 'false' },
+        ]),
       [['FieldValueDuplicate', `${S}.matchConditions[1].name`]],
     ],
     ['matchConditions: name required', (o) => (o.spec.matchConditions = [{ expression: 'true' }]), [['FieldValueRequired', `${S}.matchConditions[0].name`]]],
@@ -80,24 +80,20 @@ describe('MutatingAdmissionPolicy validation', () => {
         ['FieldValueInvalid', `${S}.mutations[0].jsonPatch`],
       ],
     ],
-    [
-      'mutations: the expression may not be blank',
-      (o) => (o.spec.mutations[0].applyConfiguration.expression = ' '),
-      [['FieldValueRequired', `${S}.mutations[0].applyConfiguration.expression`]],
-    ],
+    ['mutations: the expression may not be blank', (o) => (o.spec.mutations[0].applyConfiguration.expression = ' '), [['FieldValueRequired', `${S}.mutations[0].applyConfiguration.expression`]]],
     ['reinvocationPolicy is required', (o) => delete o.spec.reinvocationPolicy, [['FieldValueRequired', `${S}.reinvocationPolicy`]]],
     ['reinvocationPolicy IfNeeded is allowed', (o) => (o.spec.reinvocationPolicy = 'IfNeeded'), []],
     ['reinvocationPolicy must be Never or IfNeeded', (o) => (o.spec.reinvocationPolicy = 'Always'), [['FieldValueNotSupported', `${S}.reinvocationPolicy`]]],
     ['paramKind: kind required', (o) => (o.spec.paramKind = { apiVersion: 'v1' }), [['FieldValueRequired', `${S}.paramKind.kind`]]],
     ['variables: name a CEL identifier', (o) => (o.spec.variables[0].name = 'my-var'), [['FieldValueInvalid', `${S}.variables[0].name`]]],
-    [
-      'variables: names unique',
-      (o) => o.spec.variables.push({ name: 'labels', expression: '1' }),
-      [['FieldValueDuplicate', `${S}.variables[1].name`]],
-    ],
+    ['variables: names unique', (o) => o.spec.variables.push({ name: 'labels', expression: '1' }), [['FieldValueDuplicate', `${S}.variables[1].name`]]],
     [
       'variables: only earlier variables may be referenced',
-      (o) => (o.spec.variables = [{ name: 'a', expression: 'variables.b + 1' }, { name: 'b', expression: '1' }]),
+      (o) =>
+        (o.spec.variables = [
+          { name: 'a', expression: 'variables.b + 1' },
+          { name: 'b', expression: '1' },
+        ]),
       [['FieldValueInvalid', `${S}.variables[0].expression`]],
     ],
   ];

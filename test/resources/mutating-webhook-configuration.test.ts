@@ -66,11 +66,7 @@ describe('MutatingWebhookConfiguration validation', () => {
     ['admissionReviewVersions required', (o) => (o.webhooks[0].admissionReviewVersions = []), [['FieldValueRequired', `${W}.admissionReviewVersions`]]],
     ['admissionReviewVersions: one of v1, v1beta1', (o) => (o.webhooks[0].admissionReviewVersions = ['v2']), [['FieldValueInvalid', `${W}.admissionReviewVersions`]]],
     ['admissionReviewVersions: no duplicates', (o) => (o.webhooks[0].admissionReviewVersions = ['v1', 'v1']), [['FieldValueInvalid', `${W}.admissionReviewVersions[1]`]]],
-    [
-      'admissionReviewVersions: DNS-1035 labels',
-      (o) => (o.webhooks[0].admissionReviewVersions = ['v1', 'V2']),
-      [['FieldValueInvalid', `${W}.admissionReviewVersions[1]`]],
-    ],
+    ['admissionReviewVersions: DNS-1035 labels', (o) => (o.webhooks[0].admissionReviewVersions = ['v1', 'V2']), [['FieldValueInvalid', `${W}.admissionReviewVersions[1]`]]],
     ['timeoutSeconds at most 30', (o) => (o.webhooks[0].timeoutSeconds = 31), [['FieldValueInvalid', `${W}.timeoutSeconds`]]],
     ['timeoutSeconds at least 1', (o) => (o.webhooks[0].timeoutSeconds = 0), [['FieldValueInvalid', `${W}.timeoutSeconds`]]],
     ['failurePolicy Ignore or Fail', (o) => (o.webhooks[0].failurePolicy = 'Retry'), [['FieldValueNotSupported', `${W}.failurePolicy`]]],
@@ -92,11 +88,7 @@ describe('MutatingWebhookConfiguration validation', () => {
     ['rules: subresources are allowed', (o) => (o.webhooks[0].rules[0].resources = ['pods', 'pods/status']), []],
     ['rules: scope Cluster, Namespaced or *', (o) => (o.webhooks[0].rules[0].scope = 'Global'), [['FieldValueNotSupported', `${W}.rules[0].scope`]]],
     ['matchConditions: at most 64', (o) => (o.webhooks[0].matchConditions = repeat(65, (i) => ({ name: `c${i}`, expression: 'true' }))), [['FieldValueTooMany', `${W}.matchConditions`]]],
-    [
-      'matchConditions: names unique',
-      (o) => o.webhooks[0].matchConditions.push({ name: 'only-labelled', expression: 'true' }),
-      [['FieldValueDuplicate', `${W}.matchConditions[1].name`]],
-    ],
+    ['matchConditions: names unique', (o) => o.webhooks[0].matchConditions.push({ name: 'only-labelled', expression: 'true' }), [['FieldValueDuplicate', `${W}.matchConditions[1].name`]]],
     [
       'namespaceSelector: a valid operator',
       (o) => (o.webhooks[0].namespaceSelector = { matchExpressions: [{ key: 'a', operator: 'Matches' }] }),

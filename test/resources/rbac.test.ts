@@ -27,11 +27,19 @@ describe('Role validation', () => {
         ['FieldValueInvalid', 'rules[0].nonResourceURLs'],
       ],
     ],
-    ['verbs, apiGroups and resources missing together', (o) => (o.rules = [{}]), [['FieldValueRequired', 'rules[0].verbs'], ['FieldValueRequired', 'rules[0].apiGroups'], ['FieldValueRequired', 'rules[0].resources']]],
+    [
+      'verbs, apiGroups and resources missing together',
+      (o) => (o.rules = [{}]),
+      [
+        ['FieldValueRequired', 'rules[0].verbs'],
+        ['FieldValueRequired', 'rules[0].apiGroups'],
+        ['FieldValueRequired', 'rules[0].resources'],
+      ],
+    ],
   ];
   it.each(rows)('%s', run);
 
-  it('the messages are Kubernetes\' words', () => {
+  it("the messages are Kubernetes' words", () => {
     const o = fixtures.role();
     o.rules[0].verbs = [];
     o.rules.push({ nonResourceURLs: ['/healthz'], verbs: ['get'] });
@@ -73,9 +81,23 @@ describe('RoleBinding validation', () => {
     ['roleRef.apiGroup is the RBAC group', (o) => (o.roleRef.apiGroup = 'rbac.authorization.k8s.io'), [['FieldValueNotSupported', 'roleRef.apiGroup']]],
     ['roleRef.name is required', (o) => (o.roleRef.name = ''), [['FieldValueRequired', 'roleRef.name']]],
     ['roleRef.name is a path segment', (o) => (o.roleRef.name = '..'), [['FieldValueInvalid', 'roleRef.name']]],
-    ['a missing roleRef', (o) => delete o.roleRef, [['FieldValueNotSupported', 'roleRef.kind'], ['FieldValueRequired', 'roleRef.name']]],
+    [
+      'a missing roleRef',
+      (o) => delete o.roleRef,
+      [
+        ['FieldValueNotSupported', 'roleRef.kind'],
+        ['FieldValueRequired', 'roleRef.name'],
+      ],
+    ],
     ['subject kinds are User, Group, ServiceAccount', (o) => (o.subjects[0].kind = 'Robot'), [['FieldValueNotSupported', 'subjects[0].kind']]],
-    ['a subject needs a name', (o) => (o.subjects[1].name = ''), [['FieldValueRequired', 'subjects[1].name'], ['FieldValueInvalid', 'subjects[1].name']]],
+    [
+      'a subject needs a name',
+      (o) => (o.subjects[1].name = ''),
+      [
+        ['FieldValueRequired', 'subjects[1].name'],
+        ['FieldValueInvalid', 'subjects[1].name'],
+      ],
+    ],
     ['a User is in the RBAC group', (o) => (o.subjects[0].apiGroup = 'example.com'), [['FieldValueNotSupported', 'subjects[0].apiGroup']]],
     ['a ServiceAccount is in the core group', (o) => (o.subjects[2].apiGroup = G), [['FieldValueNotSupported', 'subjects[2].apiGroup']]],
     ['a ServiceAccount name is a DNS subdomain', (o) => (o.subjects[2].name = 'Builder'), [['FieldValueInvalid', 'subjects[2].name']]],

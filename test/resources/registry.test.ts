@@ -20,7 +20,14 @@ const fixtureOf: Record<string, () => any> = {
   CustomResourceDefinition: fixtures.customResourceDefinition,
   ConfigMap: () => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'default' }, data: { 'app.conf': 'x=1' }, binaryData: { blob: 'AAE=' }, immutable: false }),
   Secret: () => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'creds', namespace: 'default' }, type: 'kubernetes.io/tls', data: { 'tls.crt': 'Q0VSVA==' }, stringData: { 'tls.key': 'KEY' } }),
-  ServiceAccount: () => ({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'bot', namespace: 'default' }, secrets: [{ name: 'creds' }], imagePullSecrets: [{ name: 'pull' }], automountServiceAccountToken: false }),
+  ServiceAccount: () => ({
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: { name: 'bot', namespace: 'default' },
+    secrets: [{ name: 'creds' }],
+    imagePullSecrets: [{ name: 'pull' }],
+    automountServiceAccountToken: false,
+  }),
   'v1/Event': () => ({
     apiVersion: 'v1',
     kind: 'Event',
@@ -34,7 +41,12 @@ const fixtureOf: Record<string, () => any> = {
     lastTimestamp: '2026-01-01T00:00:00Z',
     count: 1,
   }),
-  Lease: () => ({ apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { name: 'leader', namespace: 'default' }, spec: { holderIdentity: 'a', leaseDurationSeconds: 15, leaseTransitions: 0, renewTime: '2026-01-01T00:00:00.000000Z' } }),
+  Lease: () => ({
+    apiVersion: 'coordination.orch.io/v1',
+    kind: 'Lease',
+    metadata: { name: 'leader', namespace: 'default' },
+    spec: { holderIdentity: 'a', leaseDurationSeconds: 15, leaseTransitions: 0, renewTime: '2026-01-01T00:00:00.000000Z' },
+  }),
 };
 /** The fixture of a kind: by kind name, the core Event by its apiVersion too (two kinds are named Event). */
 const fixtureKey = (k: { group: string; kind: string }) => (k.group === '' && k.kind === 'Event' ? 'v1/Event' : k.kind);
@@ -113,10 +125,12 @@ describe('shared definitions', () => {
   it('one definition name means one shape (only descriptions may differ where a field is described in place)', () => {
     // A nested named type is compared by its name (JSONSchemaProps contains itself).
     const strip = (s: Schema): unknown =>
-      JSON.parse(JSON.stringify(s, function (this: unknown, k, v) {
-        if (k === 'description') return undefined;
-        return k !== '' && v && typeof v === 'object' && typeof v.refName === 'string' ? { $ref: v.refName } : v;
-      }));
+      JSON.parse(
+        JSON.stringify(s, function (this: unknown, k, v) {
+          if (k === 'description') return undefined;
+          return k !== '' && v && typeof v === 'object' && typeof v.refName === 'string' ? { $ref: v.refName } : v;
+        }),
+      );
     for (const [name, list] of definitions()) {
       for (const s of list) expect(strip(s), name).toEqual(strip(list[0]));
     }

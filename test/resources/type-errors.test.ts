@@ -17,7 +17,11 @@ describe('type errors', () => {
     ['a number as a label value', (o) => (o.metadata.labels = { a: 1 }), [['FieldValueTypeInvalid', 'metadata.labels[a]']]],
     ['a fraction for an integer', (o) => (o.metadata.generation = 1.5), [['FieldValueTypeInvalid', 'metadata.generation']]],
     ['a bad timestamp', (o) => (o.metadata.creationTimestamp = 'yesterday'), [['FieldValueTypeInvalid', 'metadata.creationTimestamp']]],
-    ['a string for a boolean', (o) => (o.metadata.ownerReferences = [{ apiVersion: 'v1', kind: 'K', name: 'n', uid: 'u', controller: 'yes' }]), [['FieldValueTypeInvalid', 'metadata.ownerReferences[0].controller']]],
+    [
+      'a string for a boolean',
+      (o) => (o.metadata.ownerReferences = [{ apiVersion: 'v1', kind: 'K', name: 'n', uid: 'u', controller: 'yes' }]),
+      [['FieldValueTypeInvalid', 'metadata.ownerReferences[0].controller']],
+    ],
     ['null is the zero value', (o) => Object.assign(o.spec, { failurePolicy: null, validations: null, paramKind: null }), []],
     ['unknown fields are not type errors', (o) => (o.spec.foo = 5), []],
   ];

@@ -32,11 +32,7 @@ describe('ValidatingAdmissionPolicyBinding validation', () => {
       (o) => (o.spec.matchResources.objectSelector = { matchExpressions: [{ key: 'a', operator: 'In', values: ['not valid!'] }] }),
       [['FieldValueInvalid', 'spec.matchResources.objectSelector.matchExpressions[0].values[0]']],
     ],
-    [
-      'matchResources: a binding may match DELETE',
-      (o) => (o.spec.matchResources.resourceRules = [{ operations: ['DELETE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }]),
-      [],
-    ],
+    ['matchResources: a binding may match DELETE', (o) => (o.spec.matchResources.resourceRules = [{ operations: ['DELETE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }]), []],
   ];
   it.each(rows)('%s', run);
 });

@@ -49,11 +49,7 @@ describe('ValidatingAdmissionPolicy validation', () => {
     // The API docs list Unauthorized too, but Kubernetes' validation rejects it.
     ['validations: reason Unauthorized is rejected', (o) => (o.spec.validations[0].reason = 'Unauthorized'), [['FieldValueNotSupported', `${S}.validations[0].reason`]]],
     ['validations: reason NotFound is rejected', (o) => (o.spec.validations[0].reason = 'NotFound'), [['FieldValueNotSupported', `${S}.validations[0].reason`]]],
-    [
-      'auditAnnotations: keys unique',
-      (o) => o.spec.auditAnnotations.push({ key: 'high-replicas', valueExpression: "'x'" }),
-      [['FieldValueDuplicate', `${S}.auditAnnotations[1].key`]],
-    ],
+    ['auditAnnotations: keys unique', (o) => o.spec.auditAnnotations.push({ key: 'high-replicas', valueExpression: "'x'" }), [['FieldValueDuplicate', `${S}.auditAnnotations[1].key`]]],
     ['auditAnnotations: "<name>/<key>" is a qualified name', (o) => (o.spec.auditAnnotations[0].key = 'bad key'), [['FieldValueInvalid', `${S}.auditAnnotations[0].key`]]],
     ['auditAnnotations: valueExpression required', (o) => (o.spec.auditAnnotations[0].valueExpression = ' '), [['FieldValueRequired', `${S}.auditAnnotations[0].valueExpression`]]],
     [
@@ -61,17 +57,9 @@ describe('ValidatingAdmissionPolicy validation', () => {
       (o) => (o.spec.auditAnnotations[0].valueExpression = `'${'x'.repeat(5 * 1024)}'`),
       [['FieldValueRequired', `${S}.auditAnnotations[0].valueExpression`]],
     ],
-    [
-      'auditAnnotations: at most 20',
-      (o) => (o.spec.auditAnnotations = repeat(21, (i) => ({ key: `k${i}`, valueExpression: "'v'" }))),
-      [['FieldValueInvalid', `${S}.auditAnnotations`]],
-    ],
+    ['auditAnnotations: at most 20', (o) => (o.spec.auditAnnotations = repeat(21, (i) => ({ key: `k${i}`, valueExpression: "'v'" }))), [['FieldValueInvalid', `${S}.auditAnnotations`]]],
     ['matchConditions: at most 64', (o) => (o.spec.matchConditions = repeat(65, (i) => ({ name: `c${i}`, expression: 'true' }))), [['FieldValueTooMany', `${S}.matchConditions`]]],
-    [
-      'matchConditions: names unique',
-      (o) => o.spec.matchConditions.push({ name: 'not-system', expression: 'true' }),
-      [['FieldValueDuplicate', `${S}.matchConditions[1].name`]],
-    ],
+    ['matchConditions: names unique', (o) => o.spec.matchConditions.push({ name: 'not-system', expression: 'true' }), [['FieldValueDuplicate', `${S}.matchConditions[1].name`]]],
     ['matchConditions: names qualified', (o) => (o.spec.matchConditions[0].name = '-x-'), [['FieldValueInvalid', `${S}.matchConditions[0].name`]]],
     ['paramKind: apiVersion required', (o) => (o.spec.paramKind.apiVersion = ''), [['FieldValueRequired', `${S}.paramKind.apiVersion`]]],
     ['paramKind: apiVersion parses', (o) => (o.spec.paramKind.apiVersion = 'a/b/c'), [['FieldValueInvalid', `${S}.paramKind.apiVersion`]]],
@@ -82,11 +70,7 @@ describe('ValidatingAdmissionPolicy validation', () => {
     ['variables: name required', (o) => (o.spec.variables[0].name = ''), [['FieldValueRequired', `${S}.variables[0].name`]]],
     ['variables: reserved words are not identifiers', (o) => (o.spec.variables[0].name = 'namespace'), [['FieldValueInvalid', `${S}.variables[0].name`]]],
     ['variables: expression required', (o) => (o.spec.variables[0].expression = ''), [['FieldValueRequired', `${S}.variables[0].expression`]]],
-    [
-      'variables: a variable may not reference a later one',
-      (o) => o.spec.variables.reverse(),
-      [['FieldValueInvalid', `${S}.variables[0].expression`]],
-    ],
+    ['variables: a variable may not reference a later one', (o) => o.spec.variables.reverse(), [['FieldValueInvalid', `${S}.variables[0].expression`]]],
     ['variables: a variable may not reference itself', (o) => (o.spec.variables[0].expression = 'variables.replicas'), [['FieldValueInvalid', `${S}.variables[0].expression`]]],
     [
       'matchResources rules: resources "*" beside a plain resource',

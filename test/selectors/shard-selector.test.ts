@@ -70,8 +70,16 @@ describe('shard selector grammar', () => {
     ['17 digits but not 2^64', "shardRange(object.metadata.uid, '0x0000000000000000', '0x10000000000000001')", "17-digit hex value must be '0x10000000000000000'"],
     ['start not below end', "shardRange(object.metadata.uid, '0x8000000000000000', '0x8000000000000000')", 'must be less than end'],
     ['bound not a string', 'shardRange(object.metadata.uid, 0, 1)', 'hexStart must be a string literal'],
-    ['mixed fields', "shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000') || shardRange(object.metadata.namespace, '0x8000000000000000', '0x10000000000000000')", 'all shard ranges must use the same field'],
-    ['&& instead of ||', "shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000') && shardRange(object.metadata.uid, '0x8000000000000000', '0x10000000000000000')", 'token recognition error'],
+    [
+      'mixed fields',
+      "shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000') || shardRange(object.metadata.namespace, '0x8000000000000000', '0x10000000000000000')",
+      'all shard ranges must use the same field',
+    ],
+    [
+      '&& instead of ||',
+      "shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000') && shardRange(object.metadata.uid, '0x8000000000000000', '0x10000000000000000')",
+      'token recognition error',
+    ],
     ['trailing junk', "shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000') x", 'extraneous input'],
   ])('rejects %s', (_n, text, message) => {
     let err: unknown;

@@ -33,12 +33,19 @@ async function sourceHash(): Promise<string> {
   const h = createHash('sha256');
   // tools/ too: the command line loads the time-travel commands from there.
   for (const f of [join(ROOT, 'tsconfig.json'), BUILD_CONFIG, ...(await sourceFiles(join(ROOT, 'src'))), ...(await sourceFiles(join(ROOT, 'tools')))]) {
-    h.update(f.slice(ROOT.length)).update('\0').update(await readFile(f)).update('\0');
+    h.update(f.slice(ROOT.length))
+      .update('\0')
+      .update(await readFile(f))
+      .update('\0');
   }
   return h.digest('hex').slice(0, 16);
 }
 
-const exists = (p: string) => access(p).then(() => true, () => false);
+const exists = (p: string) =>
+  access(p).then(
+    () => true,
+    () => false,
+  );
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -53,7 +60,10 @@ async function withBuildLock<T>(fn: () => Promise<T>): Promise<T> {
       break;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const since = await stat(lock).then((s) => Date.now() - s.mtimeMs, () => 0);
+      const since = await stat(lock).then(
+        (s) => Date.now() - s.mtimeMs,
+        () => 0,
+      );
       // Left by a run that was killed mid-build.
       if (since > 180_000) await rm(lock, { recursive: true, force: true });
       else if (Date.now() > deadline) throw new Error(`${lock} held for too long`);
@@ -145,8 +155,7 @@ export interface Child {
 const children = new Set<Child>();
 
 /** Runs `node <cli> ...args`; the child is SIGKILLed after lifeMs whatever happens. */
-export const spawnCli = (cli: string, args: string[], opts: { cwd?: string; lifeMs?: number; env?: NodeJS.ProcessEnv } = {}): Child =>
-  spawnProcess(process.execPath, [cli, ...args], opts);
+export const spawnCli = (cli: string, args: string[], opts: { cwd?: string; lifeMs?: number; env?: NodeJS.ProcessEnv } = {}): Child => spawnProcess(process.execPath, [cli, ...args], opts);
 
 /** Runs command (not through a shell); the child is SIGKILLed after lifeMs whatever happens. */
 export function spawnProcess(command: string, args: string[], opts: { cwd?: string; lifeMs?: number; env?: NodeJS.ProcessEnv } = {}): Child {
@@ -253,26 +262,22 @@ export interface Reply {
 export function request(agent: Agent, base: string, method: string, path: string, body?: unknown): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const data = body === undefined ? undefined : JSON.stringify(body);
-    const req = httpRequest(
-      base + path,
-      { method, agent, headers: data ? { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(data) } : {} },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (text += c));
-        res.on('error', reject);
-        res.on('end', () => {
-          if (!res.complete) return reject(new Error('response cut short'));
-          let parsed: unknown = text;
-          try {
-            parsed = JSON.parse(text);
-          } catch {
-            // plain text (health checks)
-          }
-          resolve({ status: res.statusCode ?? 0, body: parsed });
-        });
-      },
-    );
+    const req = httpRequest(base + path, { method, agent, headers: data ? { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(data) } : {} }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('error', reject);
+      res.on('end', () => {
+        if (!res.complete) return reject(new Error('response cut short'));
+        let parsed: unknown = text;
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          // plain text (health checks)
+        }
+        resolve({ status: res.statusCode ?? 0, body: parsed });
+      });
+    });
     req.on('error', reject);
     req.end(data);
   });

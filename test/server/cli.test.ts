@@ -45,7 +45,11 @@ afterAll(async () => {
   }
 });
 
-const exists = (p: string) => access(p).then(() => true, () => false);
+const exists = (p: string) =>
+  access(p).then(
+    () => true,
+    () => false,
+  );
 
 function listen(port: number): Promise<Server | undefined> {
   return new Promise((resolve) => {
@@ -146,7 +150,19 @@ describe('orchd command line', () => {
   });
 
   it('--max-mutating-requests-inflight and --request-timeout: a second write while one body is arriving gets 429; the slow body is cut at the timeout with 504', async () => {
-    const child = spawnCli(cli, ['serve', '--port', '0', '--data-dir', join(root, 'inflight-flags'), '--max-mutating-requests-inflight', '1', '--max-requests-inflight', '0', '--request-timeout', '2s']);
+    const child = spawnCli(cli, [
+      'serve',
+      '--port',
+      '0',
+      '--data-dir',
+      join(root, 'inflight-flags'),
+      '--max-mutating-requests-inflight',
+      '1',
+      '--max-requests-inflight',
+      '0',
+      '--request-timeout',
+      '2s',
+    ]);
     const ready = await child.waitForLine(isReady);
     const { hostname, port } = new URL(String(ready.url));
     const slow = connect(Number(port), hostname);
@@ -192,11 +208,13 @@ describe('orchd command line', () => {
     let i = 0;
     for (; i < n && (await watching()); i += 4) {
       const created = await Promise.all(
-        [0, 1, 2, 3].map((j) => request(agent, String(ready.url), 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: `w${i + j}`, annotations: { pad: padding } } })),
+        [0, 1, 2, 3].map((j) =>
+          request(agent, String(ready.url), 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: `w${i + j}`, annotations: { pad: padding } } }),
+        ),
       );
       expect(created.map((r) => r.status)).toEqual([201, 201, 201, 201]);
     }
-    for (const until = Date.now() + 30_000; (await watching()) && Date.now() < until; ) await new Promise((r) => setTimeout(r, 50));
+    for (const until = Date.now() + 30_000; (await watching()) && Date.now() < until;) await new Promise((r) => setTimeout(r, 50));
     expect(await watching()).toBe(false);
     res.on('data', (d: Buffer) => got.push(d));
     res.resume();

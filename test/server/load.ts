@@ -22,8 +22,7 @@ export interface Acked {
 export const PAYLOAD = 'orchd.test/payload';
 export const payloadOf = (name: string) => createHash('sha256').update(name).digest('hex').slice(0, 32);
 
-export const pathOf = (kind: Kind, name?: string) =>
-  (kind === 'namespace' ? '/api/v1/namespaces' : '/apis/events.orch.io/v1/namespaces/default/events') + (name ? `/${name}` : '');
+export const pathOf = (kind: Kind, name?: string) => (kind === 'namespace' ? '/api/v1/namespaces' : '/apis/events.orch.io/v1/namespaces/default/events') + (name ? `/${name}` : '');
 
 export function bodyOf(kind: Kind, name: string): unknown {
   const metadata = { name, labels: { 'orchd.test/load': 'yes' }, annotations: { [PAYLOAD]: payloadOf(name) } };

@@ -82,4 +82,3 @@ export async function expectContiguousLog(path: string): Promise<number> {
     await log.close();
   }
 }
-

@@ -17,7 +17,7 @@ const forTheFile = tempDir('orchd-file-');
 describe('temp folders', () => {
   let made = '';
 
-  it('are made in the run\'s own temp folder', () => {
+  it("are made in the run's own temp folder", () => {
     made = tempDir('orchd-one-test-');
     expect(existsSync(made)).toBe(true);
     expect(dirname(made)).toBe(tmpdir());

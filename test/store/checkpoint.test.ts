@@ -285,7 +285,12 @@ describe('a loaded checkpoint makes slots part by part, on first use', () => {
     const whole = Buffer.concat(parts);
     let at = 0;
     const views = parts.map((p) => whole.subarray(at, (at += p.length)));
-    return (await decodeCheckpoint({ seq: cp.seq, parts: (async function* () { yield* views; })() }))!;
+    return (await decodeCheckpoint({
+      seq: cp.seq,
+      parts: (async function* () {
+        yield* views;
+      })(),
+    }))!;
   }
   const unmade = (v: View) => (v.slotsOf('/namespaces') as LazySlots).unmade;
 

@@ -77,7 +77,10 @@ describe('label index', () => {
       for (const sel of SELECTORS) {
         for (const prefix of ['', 'n2/']) {
           const { indexed, scanned, byIndex, byScan } = await both(sel, { prefix });
-          expect(indexed.items.map((s) => s.key), `${sel} ${prefix}`).toEqual(scanned.items.map((s) => s.key));
+          expect(
+            indexed.items.map((s) => s.key),
+            `${sel} ${prefix}`,
+          ).toEqual(scanned.items.map((s) => s.key));
           expect(byIndex).toBeLessThanOrEqual(byScan);
           if (sel === 'app in (zzz)') expect(byIndex).toBe(0);
         }

@@ -13,7 +13,16 @@ describe('the namespaces of a collection', () => {
     await store.start();
     try {
       // '-' and '.' sort before '/', digits and letters after it: "a-b/…" < "a.c/…" < "a/…" < "a0/…".
-      for (const [ns, name] of [['a', 'x'], ['a', 'y'], ['a-b', 'x'], ['a.c', 'x'], ['a0', 'x'], ['b', 'x'], ['b', 'z'], ['c', 'gone']]) {
+      for (const [ns, name] of [
+        ['a', 'x'],
+        ['a', 'y'],
+        ['a-b', 'x'],
+        ['a.c', 'x'],
+        ['a0', 'x'],
+        ['b', 'x'],
+        ['b', 'z'],
+        ['c', 'gone'],
+      ]) {
         await store.put(`g/x/${ns}/${name}`, obj(name), 'absent');
       }
       await store.remove('g/x/c/gone', obj('gone'), 'any');

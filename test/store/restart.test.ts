@@ -61,7 +61,7 @@ describe('restart after compaction', () => {
 });
 
 describe('restart from a checkpoint file', () => {
-  it('reads only the heads at start; each part\'s objects come from the file when first used, exact, and a new checkpoint renamed over the file meanwhile changes nothing read', async () => {
+  it("reads only the heads at start; each part's objects come from the file when first used, exact, and a new checkpoint renamed over the file meanwhile changes nothing read", async () => {
     const dir = tempDir('orchd-restart-');
     cleanup.push(() => rm(dir, { recursive: true, force: true }));
     const path = join(dir, 'log');

@@ -9,7 +9,7 @@ import { View } from '../../src/store/view.js';
 
 function entries(seed: number, count: number, from: number): LogEntry[] {
   let x = seed;
-  const rand = (n: number) => ((x = (x * 1103515245 + 12345) % 2 ** 31) % n);
+  const rand = (n: number) => (x = (x * 1103515245 + 12345) % 2 ** 31) % n;
   const collections = ['g/a', 'g/b', '/namespaces'];
   const live = new Set<string>();
   const out: LogEntry[] = [];
@@ -25,7 +25,10 @@ function entries(seed: number, count: number, from: number): LogEntry[] {
 
 const shape = (v: View) => ({
   objects: Array.from(v.objects(), (s) => s.key).sort(),
-  collections: [...v.collections].map(([c, k]) => [c, [...k.range('')]]).filter(([, k]) => k.length > 0).sort(),
+  collections: [...v.collections]
+    .map(([c, k]) => [c, [...k.range('')]])
+    .filter(([, k]) => k.length > 0)
+    .sort(),
   history: [...v.history].map(([c, k]) => [c, [...k.range('')]]).sort(),
   revisions: [...v.history].flatMap(([c, keys]) => [...keys.range('')].map((s) => [`${c}/${s}`, v.slotsOf(c)?.get(s)?.list()])).sort(),
 });

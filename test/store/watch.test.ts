@@ -326,7 +326,9 @@ describe('a watcher whose connection falls behind', () => {
     for (let i = 0; i < 600; i += 20) seqs.push(...(await Promise.all(Array.from({ length: 20 }, (_, j) => put('ns-hist', `h${i + j}`)))));
     seqs.sort((a, b) => a - b);
     let mostWaiting = 0;
-    const watchers = Array.from({ length: 10 }, () => watch({ after: start, keyPrefix: `${C}/ns-hist/` }, new TestFlow(), () => (mostWaiting = Math.max(mostWaiting, store.streams.catchUpTurns.waiting))));
+    const watchers = Array.from({ length: 10 }, () =>
+      watch({ after: start, keyPrefix: `${C}/ns-hist/` }, new TestFlow(), () => (mostWaiting = Math.max(mostWaiting, store.streams.catchUpTurns.waiting))),
+    );
     await until(() => watchers.every((w) => w.events.length === seqs.length), 'every catch-up');
     for (const w of watchers) expect(w.events.map((e) => brief(e)[2])).toEqual(seqs);
     // The other nine were queued behind the one whose page was being sent.

@@ -35,7 +35,10 @@ export async function writeHistory(base: string): Promise<Versions> {
   v.event = await createEvent(base, 'before-crds', NS);
   // A CRD that comes and goes before the others: its kind names nothing at the head.
   v.gadgetsCrd = rvOf(await call(base, 'POST', CRDS, crd('old.example.com', 'gadgets', 'Gadget', 'Namespaced', ['gdg'])), 'gadgets CRD');
-  v.gadget = rvOf(await call(base, 'POST', `/apis/old.example.com/v1/namespaces/${NS}/gadgets`, { apiVersion: 'old.example.com/v1', kind: 'Gadget', metadata: { name: 'g1' }, spec: { size: 1 } }), 'gadget');
+  v.gadget = rvOf(
+    await call(base, 'POST', `/apis/old.example.com/v1/namespaces/${NS}/gadgets`, { apiVersion: 'old.example.com/v1', kind: 'Gadget', metadata: { name: 'g1' }, spec: { size: 1 } }),
+    'gadget',
+  );
   expect((await call(base, 'DELETE', `${CRDS}/gadgets.old.example.com`)).status).toBeLessThan(300);
   // The CRD goes once its objects have: its cleanup controller deletes them first.
   await eventually(async () => (await call(base, 'GET', `${CRDS}/gadgets.old.example.com`)).status === 404, { what: 'the gadgets CRD gone' });
@@ -54,6 +57,9 @@ export async function writeHistory(base: string): Promise<Versions> {
   v.cart = rvOf(await call(base, 'POST', WEBAPPS, { apiVersion: 'apps.example.com/v1', kind: 'WebApp', metadata: { name: 'cart' }, spec: { replicas: 1 } }), 'cart');
   expect((await call(base, 'DELETE', `${WEBAPPS}/cart`)).status).toBe(200);
   v.cartGone = Number((await call(base, 'GET', WEBAPPS)).body.metadata.resourceVersion);
-  v.widget = rvOf(await call(base, 'POST', '/apis/things.example.com/v1/widgets', { apiVersion: 'things.example.com/v1', kind: 'Widget', metadata: { name: 'w1' }, spec: { colour: 'red' } }), 'widget');
+  v.widget = rvOf(
+    await call(base, 'POST', '/apis/things.example.com/v1/widgets', { apiVersion: 'things.example.com/v1', kind: 'Widget', metadata: { name: 'w1' }, spec: { colour: 'red' } }),
+    'widget',
+  );
   return v as Versions;
 }

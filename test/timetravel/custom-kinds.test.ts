@@ -76,7 +76,10 @@ describe('orchd log with custom resources', () => {
     const expected = [v.shop, v.shopScaled, v.cart, v.cartGone].map(String);
     for (const name of ['webapps', 'webapp', 'WebApp', 'wa', 'webapps.apps.example.com', 'webapps.v1.apps.example.com']) {
       const out = await agreed('log', '-o', 'json', '--kind', name);
-      expect(jsonLines(out).map((l) => l.resourceVersion), name).toEqual(expected);
+      expect(
+        jsonLines(out).map((l) => l.resourceVersion),
+        name,
+      ).toEqual(expected);
     }
     // From 2: a recording's first version is its state, not an entry.
     const widgets = jsonLines(await agreed('log', '-o', 'json', '--kind', 'wdg,ns', '--from', '2'));
@@ -102,11 +105,10 @@ describe('orchd log with custom resources', () => {
   it('--audit shows the refused writes of custom resources beside their changes', async () => {
     for (const kind of [[], ['--kind', 'wa']]) {
       const out = jsonLines((await ok('log', ...where('data-dir'), '--audit', auditLog, '-o', 'json', '--from', String(v.shop), '--to', String(v.shopScaled), ...kind)).out);
-      expect(out.map((l) => `${l.type} ${l.resource} ${l.type === 'REFUSED' ? l.code : l.object.metadata.name}`), kind.join(' ')).toEqual([
-        'ADDED webapps.apps.example.com shop',
-        'REFUSED webapps.apps.example.com 409',
-        'MODIFIED webapps.apps.example.com shop',
-      ]);
+      expect(
+        out.map((l) => `${l.type} ${l.resource} ${l.type === 'REFUSED' ? l.code : l.object.metadata.name}`),
+        kind.join(' '),
+      ).toEqual(['ADDED webapps.apps.example.com shop', 'REFUSED webapps.apps.example.com 409', 'MODIFIED webapps.apps.example.com shop']);
     }
   });
 
@@ -133,7 +135,10 @@ describe('orchd state with custom resources', () => {
     expect(jsonLines(at).map((o) => o.spec)).toEqual([{ replicas: 1 }]);
     for (const name of ['webapps', 'webapp', 'WebApp', 'wa', 'webapps.apps.example.com', 'webapps.v1.apps.example.com']) {
       const out = jsonLines(await agreed('state', '--at', String(v.cart), '--kind', name, '-o', 'json'));
-      expect(out.map((o) => `${o.metadata.name} ${o.spec.replicas}`), name).toEqual(['cart 1', 'shop 3']);
+      expect(
+        out.map((o) => `${o.metadata.name} ${o.spec.replicas}`),
+        name,
+      ).toEqual(['cart 1', 'shop 3']);
     }
     const widget = jsonLines(await agreed('state', '--at', 'HEAD', 'widgets.things.example.com/w1', '-o', 'json'));
     expect(widget.map((o) => o.spec.colour)).toEqual(['red']);

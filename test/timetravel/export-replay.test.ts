@@ -119,7 +119,15 @@ describe('orchd replay of a recording', () => {
       await sleep(200);
       expect(await head()).toBe(initial + 2);
       const entryAt = (rv: number) => new Date(rec.entries.find((e) => e.rv === rv)!.time!).toISOString();
-      expect(await (await fetch(`${controls.url}/status`)).json()).toEqual({ paused: true, at: initial + 2, end: rec.header.to, jumpTo: 0, pauseAt: null, speed: 'max', recordedTime: entryAt(initial + 2) });
+      expect(await (await fetch(`${controls.url}/status`)).json()).toEqual({
+        paused: true,
+        at: initial + 2,
+        end: rec.header.to,
+        jumpTo: 0,
+        pauseAt: null,
+        speed: 'max',
+        recordedTime: entryAt(initial + 2),
+      });
       // A step answers once its entry is sent, with where the replay is then.
       expect(await post('/step')).toMatchObject({ paused: true, at: initial + 3, recordedTime: entryAt(initial + 3) });
       expect(await head()).toBe(initial + 3);

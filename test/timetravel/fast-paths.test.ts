@@ -150,7 +150,12 @@ describe(`fast paths against the general one, on a random log (seed ${SEED})`, (
   it('state --data-dir of one namespace, of one kind and of a label selector: the same bytes', async () => {
     const v = versions()[versions().length - 3];
     const all = await generalState(v);
-    const lines = (keep: (o: KubeObject) => boolean) => all.split('\n').filter((l) => l !== '' && keep(JSON.parse(l))).map((l) => l + '\n').join('');
+    const lines = (keep: (o: KubeObject) => boolean) =>
+      all
+        .split('\n')
+        .filter((l) => l !== '' && keep(JSON.parse(l)))
+        .map((l) => l + '\n')
+        .join('');
     for (const [args, keep] of [
       [['-n', 'bulk-1'], (o: KubeObject) => o.metadata.namespace === 'bulk-1'],
       [['-n', 'ns-b'], (o: KubeObject) => o.metadata.namespace === 'ns-b'],
@@ -220,7 +225,11 @@ describe(`fast paths against the general one, on a random log (seed ${SEED})`, (
 /** A replay of file at max speed and the lines a watch of path on it reads until the replay is done. */
 async function startedLines(file: string, path: string): Promise<{ lines: Promise<string[]>; close: () => Promise<void> }> {
   const r = await startReplayOf({ file }, { speed: 'max', watchers: 1 });
-  const lines = watchUntil(r.url, path, r.done.then(() => undefined));
+  const lines = watchUntil(
+    r.url,
+    path,
+    r.done.then(() => undefined),
+  );
   return { lines, close: () => r.close() };
 }
 
@@ -240,7 +249,7 @@ function watchUntil(base: string, path: string, done: Promise<void>): Promise<st
       res.setEncoding('utf8');
       res.on('data', (d: string) => (text += d));
       void done.then(async () => {
-        for (let seen = -1; seen !== text.length; ) {
+        for (let seen = -1; seen !== text.length;) {
           seen = text.length;
           await new Promise((r) => setTimeout(r, 200));
         }

@@ -112,7 +112,10 @@ describe('orchd replay --fork', () => {
     const rv = await createEvent(url, 'after-fork', NS);
     expect(rv).toBe(pauseAt + 3);
     // The informer of the replay watched again from its last version and sees the branch's write.
-    await eventually(async () => watcher.seen, (s) => s.includes(`ADDED ${NS}/after-fork ${rv}`));
+    await eventually(
+      async () => watcher.seen,
+      (s) => s.includes(`ADDED ${NS}/after-fork ${rv}`),
+    );
     expect(watcher.seen).toContain(`ADDED ${NS}/after-fork ${rv}`);
     await watcher.informer.stop();
     child.signal('SIGTERM');
@@ -122,7 +125,8 @@ describe('orchd replay --fork', () => {
     const again = await startServer({ dataDir: dir });
     try {
       for (let v = start; v <= pauseAt + 2; v++) {
-        const at = (base: string) => call(base, 'GET', `${EVENTS}/events?resourceVersion=${v}&resourceVersionMatch=Exact`).then((r) => r.body.items.map((o: any) => `${o.metadata.name} ${o.metadata.resourceVersion}`));
+        const at = (base: string) =>
+          call(base, 'GET', `${EVENTS}/events?resourceVersion=${v}&resourceVersionMatch=Exact`).then((r) => r.body.items.map((o: any) => `${o.metadata.name} ${o.metadata.resourceVersion}`));
         expect(await at(again.url)).toEqual(await at(original.url));
       }
       expect((await call(again.url, 'GET', `${EVENTS}/namespaces/${NS}/events/after-fork`)).status).toBe(200);
@@ -214,19 +218,31 @@ describe('a fork in use', () => {
     }
     const diff = await run('diff', String(head), 'HEAD', '--data-dir', dir, '-o', 'json-patch');
     expect(diff.code).toBe(1);
-    const changes = diff.out.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    const changes = diff.out
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
     expect(changes.map((c) => c.object).sort()).toEqual([`events.events.orch.io/${NS}/back-1`, `events.events.orch.io/${NS}/back-2`, `events.events.orch.io/${NS}/pull-1`, `namespaces/${NS}`]);
     for (const c of changes.filter((c) => c.object.startsWith('events.events.orch.io/'))) {
       const reason = c.object.includes('back') ? 'BackOff' : 'Pulled';
       // The label added alone, or with the labels object when the Event had none.
       expect(c.patch).toContainEqual(
-        expect.objectContaining({ op: 'add', ...(c.object.includes('back') ? { path: '/metadata/labels', value: { [REASON_LABEL]: reason } } : { path: `/metadata/labels/${REASON_LABEL.replace('/', '~1')}`, value: reason }) }),
+        expect.objectContaining({
+          op: 'add',
+          ...(c.object.includes('back') ? { path: '/metadata/labels', value: { [REASON_LABEL]: reason } } : { path: `/metadata/labels/${REASON_LABEL.replace('/', '~1')}`, value: reason }),
+        }),
       );
     }
     expect(changes.find((c) => c.object === `namespaces/${NS}`).patch).toContainEqual(expect.objectContaining({ path: expect.stringContaining('/metadata/annotations') }));
     // The recording, forked at its head, is where the branch starts: the same diff between the two histories.
     const parted = await run('diff', recording, dir, '-o', 'json-patch');
-    expect(parted.out.split('\n').filter(Boolean).map((l) => JSON.parse(l).object).sort()).toEqual(changes.map((c) => c.object).sort());
+    expect(
+      parted.out
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l).object)
+        .sort(),
+    ).toEqual(changes.map((c) => c.object).sort());
     server.signal('SIGTERM');
     expect((await server.exited).code).toBe(0);
   });
@@ -291,7 +307,12 @@ describe('a fork in use', () => {
     expect(await onDisk(dir, NOTE)).toBe(false);
     expect((await run('state', '--data-dir', dir, '--at', 'HEAD')).code).toBe(1);
     const state = await run('state', '--data-dir', dir, '--at', String(last), '--encryption-provider-config', file, '-n', NS, '--kind', 'events', '-o', 'json');
-    expect(state.out.split('\n').filter(Boolean).map((l) => JSON.parse(l).note)).toEqual([NOTE]);
+    expect(
+      state.out
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l).note),
+    ).toEqual([NOTE]);
     // A recording holds plain values: its fork is sealed with the configuration given.
     const fromRecording = join(work, 'recording-sealed');
     expect((await run('fork', recording, '--at', 'HEAD', '--data-dir', fromRecording, '--encryption-provider-config', file)).code).toBe(0);

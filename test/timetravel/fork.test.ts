@@ -36,7 +36,10 @@ let head: number;
 let forkDir: string;
 let fork: ServerChild;
 
-const sha256 = async (file: string) => createHash('sha256').update(await readFile(file)).digest('hex');
+const sha256 = async (file: string) =>
+  createHash('sha256')
+    .update(await readFile(file))
+    .digest('hex');
 
 /** An Exact list's items as names and versions, or the status of its refusal. */
 async function listAt(base: string, path: string, rv: number): Promise<string[] | number> {
@@ -78,7 +81,7 @@ afterAll(async () => {
 });
 
 describe('orchd fork RECORDING --at N', () => {
-  it('serves, at every version from the recording\'s start to N, the Exact lists the original serves', async () => {
+  it("serves, at every version from the recording's start to N, the Exact lists the original serves", async () => {
     for (let v = start; v <= n; v++) {
       for (const path of LISTS) expect([v, path, await listAt(fork.url, path, v)]).toEqual([v, path, await listAt(original.url, path, v)]);
     }
@@ -102,12 +105,15 @@ describe('orchd fork RECORDING --at N', () => {
     expect(await sha256(recording)).toBe(recordingSum);
   });
 
-  it('a watch from the recording\'s start replays what the original\'s did, up to N', async () => {
+  it("a watch from the recording's start replays what the original's did, up to N", async () => {
     const seen = async (base: string) => {
       const w = await HttpWatch.open(base, `${EVENTS}/namespaces/${NS}/events?watch=1&resourceVersion=${start}`);
       try {
         await w.until((evs) => evs.some((e) => Number(e.object?.metadata?.resourceVersion) >= n), `version ${n}`);
-        return w.changes().filter((e) => Number(e.object.metadata.resourceVersion) <= n).map((e) => `${e.type} ${e.object.metadata.name} ${e.object.metadata.resourceVersion}`);
+        return w
+          .changes()
+          .filter((e) => Number(e.object.metadata.resourceVersion) <= n)
+          .map((e) => `${e.type} ${e.object.metadata.name} ${e.object.metadata.resourceVersion}`);
       } finally {
         w.abort();
       }
@@ -117,8 +123,12 @@ describe('orchd fork RECORDING --at N', () => {
     expect(await seen(fork.url)).toEqual(expected);
   });
 
-  it('orchd history on the fork is the original\'s up to N, then the branch\'s', async () => {
-    const versions = async (dir: string) => (await run('history', 'events/e1', '-n', NS, '--data-dir', dir, '-o', 'json-patch')).out.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  it("orchd history on the fork is the original's up to N, then the branch's", async () => {
+    const versions = async (dir: string) =>
+      (await run('history', 'events/e1', '-n', NS, '--data-dir', dir, '-o', 'json-patch')).out
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l));
     const mine = await versions(forkDir);
     const theirs = await versions(original.dataDir);
     const upToN = (vs: any[]) => vs.filter((v) => Number(v.resourceVersion) <= n);
@@ -128,11 +138,17 @@ describe('orchd fork RECORDING --at N', () => {
   });
 
   it('orchd diff: what the branch did since N (HEAD), and where it and the original part ways, object by object', async () => {
-    const patches = (text: string) => text.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    const patches = (text: string) =>
+      text
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l));
     const branch = await run('diff', String(n), 'HEAD', '--data-dir', forkDir, '-n', NS, '-o', 'json-patch');
     // They differ: status 1, as diff(1) says it.
     expect(branch.code).toBe(1);
-    expect(patches(branch.out).map((p) => [p.object, p.from, p.patch.find((op: any) => op.path === '/metadata/labels/step')?.value])).toEqual([[`events.events.orch.io/${NS}/e1`, String(n), 'branch']]);
+    expect(patches(branch.out).map((p) => [p.object, p.from, p.patch.find((op: any) => op.path === '/metadata/labels/step')?.value])).toEqual([
+      [`events.events.orch.io/${NS}/e1`, String(n), 'branch'],
+    ]);
     // Two histories, each at its head: the recording (the original's way) on the left, the branch on the right.
     const parted = await run('diff', recording, forkDir, '-n', NS, '-o', 'json-patch');
     // fork.json tells where the two part.
@@ -143,7 +159,11 @@ describe('orchd fork RECORDING --at N', () => {
     expect(byObject[`events.events.orch.io/${NS}/e1`]).toMatchObject({ from: `${head} (${recording})`, to: expect.stringMatching(new RegExp(`^\\d+ \\(${forkDir}\\)$`)) });
     expect(byObject[`events.events.orch.io/${NS}/e1`].patch).toContainEqual({ op: 'replace', path: '/metadata/labels/step', value: 'branch' });
     // At the fork point the two are the same, object by object; as a unified YAML diff too.
-    expect(await run('diff', `${recording}@${n}`, `${forkDir}@${n}`)).toEqual({ code: 0, out: '', err: `orchd diff: ${forkDir} is a fork of ${recording} at ${n}: the same history up to version ${n}, they part from ${n + 1}\n` });
+    expect(await run('diff', `${recording}@${n}`, `${forkDir}@${n}`)).toEqual({
+      code: 0,
+      out: '',
+      err: `orchd diff: ${forkDir} is a fork of ${recording} at ${n}: the same history up to version ${n}, they part from ${n + 1}\n`,
+    });
     const yaml = await run('diff', `${recording}@${n}`, `${forkDir}@HEAD`, '-n', NS);
     expect(yaml.out).toContain(`--- events.events.orch.io/${NS}/e1@${n} (${recording})\n`);
     expect(yaml.out).toContain('+    step: branch\n');
@@ -158,7 +178,7 @@ describe('orchd fork RECORDING --at N', () => {
 });
 
 describe('orchd fork --source-data-dir', () => {
-  it('forks a running server\'s folder from a snapshot while it takes writes; the fork matches it at every version', async () => {
+  it("forks a running server's folder from a snapshot while it takes writes; the fork matches it at every version", async () => {
     const dir = join(work, 'from-folder');
     const writes = (async () => {
       for (let i = 0; i < 20; i++) await createEvent(original.url, `busy-${i}`, NS);
@@ -179,7 +199,7 @@ describe('orchd fork --source-data-dir', () => {
     }
   });
 
-  it('forks a stopped server\'s folder at a time, and not a byte of the folder changes, LevelDB\'s own files included', async () => {
+  it("forks a stopped server's folder at a time, and not a byte of the folder changes, LevelDB's own files included", async () => {
     const dir = join(work, 'stopped');
     const stopped = await startServer({ dataDir: dir });
     let at: number;
@@ -192,7 +212,10 @@ describe('orchd fork --source-data-dir', () => {
     } finally {
       await stopped.close();
     }
-    const log = (await run('log', '--data-dir', dir, '-o', 'json')).out.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    const log = (await run('log', '--data-dir', dir, '-o', 'json')).out
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
     const time = log.find((l) => Number(l.resourceVersion) === at).time;
     const before = await folderBytes(dir);
     const target = join(work, 'stopped-fork');
@@ -200,10 +223,15 @@ describe('orchd fork --source-data-dir', () => {
     expect([r.code, r.out, r.err]).toEqual([0, `forked ${dir} at ${at} into ${target}: versions 1..${at} are the source's, the next write takes ${at + 1}\n`, '']);
     expect((await folderBytes(dir)).equals(before)).toBe(true);
     const events = await run('state', '--data-dir', target, '--at', 'HEAD', '--kind', 'events', '-n', NS, '-o', 'json');
-    expect(events.out.split('\n').filter(Boolean).map((l) => `${JSON.parse(l).metadata.name} ${JSON.parse(l).metadata.resourceVersion}`)).toEqual([`kept ${at}`]);
+    expect(
+      events.out
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => `${JSON.parse(l).metadata.name} ${JSON.parse(l).metadata.resourceVersion}`),
+    ).toEqual([`kept ${at}`]);
   });
 
-  it('forks a fork: the history reaches back to the first recording\'s start, through both fork points', async () => {
+  it("forks a fork: the history reaches back to the first recording's start, through both fork points", async () => {
     const branchHead = Number((await call(fork.url, 'GET', '/api/v1/namespaces')).body.metadata.resourceVersion);
     const dir = join(work, 'fork-of-fork');
     const r = await run('fork', '--source-data-dir', forkDir, '--at', 'HEAD', '--data-dir', dir);
@@ -237,7 +265,7 @@ describe('bad input: one line, exit status 1, nothing written', () => {
   const gone = (target: string) => expect(existsSync(target)).toBe(false);
   const noLeftovers = async () => expect((await readdir(work)).filter((f) => f.includes('.forking-'))).toEqual([]);
 
-  it('a version past the recording\'s end or below its start', async () => {
+  it("a version past the recording's end or below its start", async () => {
     const target = join(work, 'never-1');
     await refused([recording, '--at', String(head + 1)], new RegExp(`^orchd fork: --at ${head + 1}: not written yet: the newest version is ${head}\\n$`), target);
     await refused([recording, '--at', String(start - 1)], new RegExp(`^orchd fork: --at ${start - 1}: before the recording: it starts with the state at version ${start}\\n$`), target);
@@ -262,7 +290,7 @@ describe('bad input: one line, exit status 1, nothing written', () => {
     await noLeftovers();
   });
 
-  it('a target folder that exists and is not empty, a running server\'s among them', async () => {
+  it("a target folder that exists and is not empty, a running server's among them", async () => {
     const target = join(work, 'occupied');
     await mkdir(target);
     await writeFile(join(target, 'notes.txt'), 'mine');

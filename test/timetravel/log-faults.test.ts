@@ -35,14 +35,31 @@ describe('orchd log --faults', () => {
     for (const c of ['RESOURCEVERSION', 'TIME', 'EVENT', 'RESOURCE', 'NAMESPACE', 'NAME', 'USER', 'MANAGER']) starts.push(header.indexOf(c, (starts.at(-1) ?? -1) + 1));
     const cells = (l: string) => starts.map((from, i) => l.slice(from, starts[i + 1]).trim());
     const rows = body.map(cells).filter((r) => r[5] === 'shop');
-    expect(rows.map((r) => [r[0], r[2], r[4]]), table.out).toEqual([
+    expect(
+      rows.map((r) => [r[0], r[2], r[4]]),
+      table.out,
+    ).toEqual([
       [created, 'ADDED', ''],
       [`(${created})`, 'FAULT status:409', ''],
       [String(Number(created) + 1), 'MODIFIED', ''],
     ]);
     const json = await run('log', '--data-dir', server.dataDir, '--faults', '--kind', 'namespaces', '--from', created, '-o', 'json');
-    const lines = json.out.trim().split('\n').map((l) => JSON.parse(l)).filter((l) => l.name === 'shop' || l.object?.metadata?.name === 'shop');
-    expect(lines[1]).toMatchObject({ resourceVersion: null, afterResourceVersion: created, type: 'FAULT', fault: 'status:409', rule: 'conflict', resource: 'namespaces', name: 'shop', verb: 'update', user: 'system:anonymous' });
+    const lines = json.out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.name === 'shop' || l.object?.metadata?.name === 'shop');
+    expect(lines[1]).toMatchObject({
+      resourceVersion: null,
+      afterResourceVersion: created,
+      type: 'FAULT',
+      fault: 'status:409',
+      rule: 'conflict',
+      resource: 'namespaces',
+      name: 'shop',
+      verb: 'update',
+      user: 'system:anonymous',
+    });
     // Without the flag, the log alone.
     expect((await run('log', '--data-dir', server.dataDir, '--kind', 'namespaces', '--from', created, '-o', 'json')).out).not.toContain('FAULT');
   });

@@ -70,13 +70,26 @@ beforeAll(async () => {
   server = await startServer({ dataDir: join(work, 'data'), auditLogPath: auditLog });
   await createNamespace(server.url, NS);
   policyCreated = Number((await call(server.url, 'POST', `${ADM}/validatingadmissionpolicies`, policy([{ expression: "object.type in ['Normal', 'Warning']" }]))).body.metadata.resourceVersion);
-  const binding = await call(server.url, 'POST', `${ADM}/validatingadmissionpolicybindings`, { apiVersion: 'admissionregistration.orch.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: 'event-guard-b' }, spec: { policyName: 'event-guard', validationActions: ['Deny'] } });
+  const binding = await call(server.url, 'POST', `${ADM}/validatingadmissionpolicybindings`, {
+    apiVersion: 'admissionregistration.orch.io/v1',
+    kind: 'ValidatingAdmissionPolicyBinding',
+    metadata: { name: 'event-guard-b' },
+    spec: { policyName: 'event-guard', validationActions: ['Deny'] },
+  });
   expect(binding.status).toBe(201);
-  expect(await createAll(Array.from({ length: FIRST }, (_, i) => `e${i}`), () => 'Started')).toBe(0);
+  expect(
+    await createAll(
+      Array.from({ length: FIRST }, (_, i) => `e${i}`),
+      () => 'Started',
+    ),
+  ).toBe(0);
   await settle();
   // rollout-bot tightens the policy: BackOff Events are refused from now on.
   const current = (await call(server.url, 'GET', `${ADM}/validatingadmissionpolicies/event-guard`)).body;
-  const changed = await call(server.url, 'PUT', `${ADM}/validatingadmissionpolicies/event-guard?fieldManager=rollout-bot`, { ...current, spec: { ...current.spec, validations: [...current.spec.validations, { expression: "object.reason != 'BackOff'", message: 'no BackOff' }] } });
+  const changed = await call(server.url, 'PUT', `${ADM}/validatingadmissionpolicies/event-guard?fieldManager=rollout-bot`, {
+    ...current,
+    spec: { ...current.spec, validations: [...current.spec.validations, { expression: "object.reason != 'BackOff'", message: 'no BackOff' }] },
+  });
   expect(changed.status).toBe(200);
   policyChanged = Number(changed.body.metadata.resourceVersion);
   await settle();
@@ -101,7 +114,10 @@ beforeAll(async () => {
   await eventually(async () => (await gone('/api/v1/namespaces/scratch')) && (await gone(`${EVENTS}/namespaces/scratch/events/left`)), { what: 'the scratch namespace and its Event deleted' });
   head = Number((await call(server.url, 'GET', `${EVENTS}/events?limit=1`)).body.metadata.resourceVersion);
   const log = await run('log', '--data-dir', join(work, 'data'), '-o', 'json');
-  for (const l of log.out.split('\n').filter(Boolean).map((x) => JSON.parse(x))) {
+  for (const l of log.out
+    .split('\n')
+    .filter(Boolean)
+    .map((x) => JSON.parse(x))) {
     timeOf.set(Number(l.resourceVersion), Date.parse(l.time));
     // A delete answers with the object's last state: the version of the delete itself is the log's.
     if (l.type === 'DELETED' && deleted.has(l.object.metadata.name)) deleted.set(l.object.metadata.name, Number(l.resourceVersion));
@@ -133,7 +149,11 @@ const ask = (command: string, ...args: string[]): Promise<Run> => askFor(0, comm
 const iso = (ms: number) => new Date(ms).toISOString();
 /** The version a time names: the newest committed at or before it. */
 const versionAt = (t: number) => Math.max(...[...timeOf].filter(([, time]) => time <= t).map(([rv]) => rv));
-const jsonLines = (text: string) => text.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+const jsonLines = (text: string) =>
+  text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 
 /** Each Event of the namespace at rv, with the version of it then. */
 function eventsAt(rv: number): Map<string, number> {
@@ -179,7 +199,7 @@ describe('the on-call scenario', () => {
     expect(versions[1].patch).toContainEqual({ op: 'add', path: '/spec/validations/1', value: expect.objectContaining({ message: 'no BackOff' }) });
   });
 
-  it('who deleted an Event, who made the controller\'s writes, and only what one manager or user did', async () => {
+  it("who deleted an Event, who made the controller's writes, and only what one manager or user did", async () => {
     const gone = [...deleted.keys()][7];
     const versions = jsonLines((await ask('history', `events/${gone}`, '-n', NS, '-o', 'json-patch')).out);
     expect(versions.map((v) => [v.type, v.user, v.manager])).toEqual([
@@ -225,7 +245,10 @@ describe('the on-call scenario', () => {
     const one = [...labelled].find(([n, v]) => a.has(n) && a.get(n) !== v && b.get(n) === v && !deleted.has(n))![0];
     const d = (await askFor(1, 'diff', iso(t1), iso(t2), '--kind', 'events', '-n', NS)).out;
     const hunk = d.slice(d.indexOf(`events.events.orch.io/${NS}/${one}@`));
-    const changedLines = hunk.slice(0, hunk.indexOf('\n---') === -1 ? undefined : hunk.indexOf('\n---')).split('\n').filter((l) => /^[-+] /.test(l));
+    const changedLines = hunk
+      .slice(0, hunk.indexOf('\n---') === -1 ? undefined : hunk.indexOf('\n---'))
+      .split('\n')
+      .filter((l) => /^[-+] /.test(l));
     expect(changedLines.sort()).toEqual(['+  labels:', '+    triaged: yes', `+  resourceVersion: "${b.get(one)}"`, `-  resourceVersion: "${a.get(one)}"`].sort());
     // managedFields, left out by default, are diffed when asked for: the patch's manager now owns the label.
     expect(d).not.toMatch(/managedFields|f:triaged/);
@@ -248,7 +271,12 @@ describe('the on-call scenario', () => {
     expect(new Set(refused.map((r) => r.manager))).toEqual(new Set(['node']));
     const table = (await ask('log', '--audit', auditLog, '--kind', 'events', '-n', NS, '--manager', 'node')).out;
     expect(table.split('\n').filter((l) => / REFUSED 422 /.test(l))).toHaveLength(REFUSED);
-    expect(table.split('\n').filter((l) => / REFUSED 422 /.test(l)).every((l) => /system:anonymous {3}node \(create\)$/.test(l))).toBe(true);
+    expect(
+      table
+        .split('\n')
+        .filter((l) => / REFUSED 422 /.test(l))
+        .every((l) => /system:anonymous {3}node \(create\)$/.test(l)),
+    ).toBe(true);
     // Each refusal after the policy changed, between the creates of its time.
     const firstRefused = withAudit.findIndex((l) => l.type === 'REFUSED');
     expect(Date.parse(withAudit[firstRefused].time)).toBeGreaterThanOrEqual(timeOf.get(policyChanged)!);
@@ -258,9 +286,15 @@ describe('the on-call scenario', () => {
   it('a time without its zone is refused, a time past the head is not written yet, from all three', async () => {
     for (const [flag, source] of sources) {
       const local = await run('state', flag, source, '--at', '2026-11-26T00:43:39');
-      expect([local.code, local.err.split('\n')[0]]).toEqual([2, 'orchd state: --at: "2026-11-26T00:43:39": a time must say its zone: 2026-11-26T00:43:39Z for UTC, or an offset such as 2026-11-26T00:43:39+02:00']);
+      expect([local.code, local.err.split('\n')[0]]).toEqual([
+        2,
+        'orchd state: --at: "2026-11-26T00:43:39": a time must say its zone: 2026-11-26T00:43:39Z for UTC, or an offset such as 2026-11-26T00:43:39+02:00',
+      ]);
       const diff = await run('diff', flag, source, '2026-11-26T00:43:39', '2026-11-26T00:43:40Z');
-      expect([diff.code, diff.err.split('\n')[0]]).toEqual([2, 'orchd diff: A: "2026-11-26T00:43:39": a time must say its zone: 2026-11-26T00:43:39Z for UTC, or an offset such as 2026-11-26T00:43:39+02:00']);
+      expect([diff.code, diff.err.split('\n')[0]]).toEqual([
+        2,
+        'orchd diff: A: "2026-11-26T00:43:39": a time must say its zone: 2026-11-26T00:43:39Z for UTC, or an offset such as 2026-11-26T00:43:39+02:00',
+      ]);
       const later = await run('state', flag, source, '--at', iso(timeOf.get(head)! + 60_000));
       expect([later.code, later.err]).toEqual([1, `orchd state: --at ${iso(timeOf.get(head)! + 60_000)}: not written yet: the newest version is ${head}, committed at ${iso(timeOf.get(head)!)}\n`]);
     }
@@ -280,7 +314,7 @@ describe('the on-call scenario', () => {
     expect(fromRecording.out).toBe(fromFolder.out);
   });
 
-  it('diff refuses a time without its zone as state does, with no source given too, and in a history\'s @TIME', async () => {
+  it("diff refuses a time without its zone as state does, with no source given too, and in a history's @TIME", async () => {
     const zoneless = (word: string) => `a time must say its zone: ${word}Z for UTC, or an offset such as ${word}+02:00`;
     const bare = await run('diff', '2026-11-29T10:21:47Z', '2026-11-29T10:21:50');
     expect([bare.code, bare.err.split('\n')[0]]).toEqual([2, `orchd diff: B: "2026-11-29T10:21:50": ${zoneless('2026-11-29T10:21:50')}`]);
@@ -290,7 +324,11 @@ describe('the on-call scenario', () => {
 
   it('piped into head, every command ends quietly with status 0', async () => {
     const cli = await builtCli();
-    for (const args of [['log', '--data-dir', join(work, 'data')], ['state', '--server', server.url, '--at', String(head), '-o', 'json'], ['diff', '--file', recording, '1', String(head)]]) {
+    for (const args of [
+      ['log', '--data-dir', join(work, 'data')],
+      ['state', '--server', server.url, '--at', String(head), '-o', 'json'],
+      ['diff', '--file', recording, '1', String(head)],
+    ]) {
       const child = spawn(process.execPath, [cli, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
       let err = '';
       child.stderr.on('data', (d) => (err += String(d)));
@@ -306,7 +344,12 @@ describe('the on-call scenario', () => {
     const gone = [...deleted.entries()][3];
     for (const [flag, source] of sources) {
       const after = await run('state', flag, source, '--at', String(head), `events/${gone[0]}`, '-n', NS);
-      expect({ flag, code: after.code, out: after.out, err: after.err }).toEqual({ flag, code: 1, out: '', err: `orchd state: events/${gone[0]} in namespace ${NS}: not there at version ${head}: deleted at ${gone[1]} (${iso(timeOf.get(gone[1])!)})\n` });
+      expect({ flag, code: after.code, out: after.out, err: after.err }).toEqual({
+        flag,
+        code: 1,
+        out: '',
+        err: `orchd state: events/${gone[0]} in namespace ${NS}: not there at version ${head}: deleted at ${gone[1]} (${iso(timeOf.get(gone[1])!)})\n`,
+      });
       const [name, rv] = [...created].find(([, v]) => v > policyChanged)!;
       const before = await run('state', flag, source, '--at', String(policyChanged), `events/${name}`, '-n', NS);
       expect([before.code, before.err]).toEqual([1, `orchd state: events/${name} in namespace ${NS}: not there at version ${policyChanged}: created at ${rv} (${iso(timeOf.get(rv)!)})\n`]);
@@ -329,7 +372,10 @@ describe('the on-call scenario', () => {
     expect(deletes.map((l) => l.type)).toEqual(Array(DELETED).fill('DELETED'));
     const one = [...labelled.keys()].find((n) => !deleted.has(n))!;
     const ofOne = jsonLines((await ask('log', '--kind', 'events', '-n', NS, '--name', one, '-o', 'json')).out);
-    expect(ofOne.map((l) => [l.type, l.resourceVersion])).toEqual([['ADDED', String(created.get(one))], ['MODIFIED', String(labelled.get(one))]]);
+    expect(ofOne.map((l) => [l.type, l.resourceVersion])).toEqual([
+      ['ADDED', String(created.get(one))],
+      ['MODIFIED', String(labelled.get(one))],
+    ]);
     const later = jsonLines((await ask('history', `events/${one}`, '-n', NS, '--from', String(created.get(one)! + 1), '-o', 'json-patch')).out);
     expect(later.map((v) => [v.type, v.resourceVersion])).toEqual([['MODIFIED', String(labelled.get(one))]]);
     const earlier = jsonLines((await ask('history', `events/${one}`, '-n', NS, '--to', iso(timeOf.get(created.get(one)!)!), '-o', 'json-patch')).out);
@@ -338,7 +384,10 @@ describe('the on-call scenario', () => {
 
   it('objects print without managedFields in json as in yaml, unless asked for', async () => {
     const name = [...labelled.keys()][0];
-    for (const args of [['log', '--kind', 'events', '-n', NS, '--name', name, '-o', 'json'], ['state', '--at', String(head), '--kind', 'events', '-n', NS, '-o', 'json']]) {
+    for (const args of [
+      ['log', '--kind', 'events', '-n', NS, '--name', name, '-o', 'json'],
+      ['state', '--at', String(head), '--kind', 'events', '-n', NS, '-o', 'json'],
+    ]) {
       const hidden = jsonLines((await ask(args[0], ...args.slice(1))).out).map((l) => l.object ?? l);
       expect(hidden.length).toBeGreaterThan(0);
       expect(hidden.filter((o) => o.metadata.managedFields !== undefined)).toEqual([]);
@@ -351,12 +400,21 @@ describe('the on-call scenario', () => {
   it('refusals name the right flag, in one line', async () => {
     const first = (r: Run) => [r.code, r.err.split('\n')[0]];
     expect(first(await run('replay'))).toEqual([2, 'orchd replay: give exactly one source: a RECORDING (or --file) or --data-dir']);
-    expect(first(await run('replay', recording, '--fork', work, '--pause-at', '3'))).toEqual([1, `orchd replay: --fork ${work}: the folder exists and is not empty; a fork is made into a new or empty folder`]);
+    expect(first(await run('replay', recording, '--fork', work, '--pause-at', '3'))).toEqual([
+      1,
+      `orchd replay: --fork ${work}: the folder exists and is not empty; a fork is made into a new or empty folder`,
+    ]);
     expect(first(await run('state', '--file', recording, '--at', '2026-02-30T01:00:00Z'))).toEqual([2, 'orchd state: --at: "2026-02-30T01:00:00Z": not a time: 2026-02 has no day 30']);
-    expect(first(await run('state', '--file', recording, '--at', '-1'))).toEqual([2, 'orchd state: --at: "-1": neither a resourceVersion (a number) nor a time (RFC 3339, e.g. 2026-11-26T02:14:00Z) nor HEAD']);
+    expect(first(await run('state', '--file', recording, '--at', '-1'))).toEqual([
+      2,
+      'orchd state: --at: "-1": neither a resourceVersion (a number) nor a time (RFC 3339, e.g. 2026-11-26T02:14:00Z) nor HEAD',
+    ]);
     const tail = join(work, 'tail.orchlog');
     expect((await run('export', '--data-dir', join(work, 'data'), '--from', String(policyChanged), '--file', tail)).code).toBe(0);
-    expect(first(await run('state', '--file', tail, '--at', String(policyChanged - 1)))).toEqual([1, `orchd state: --at ${policyChanged - 1}: before the recording: it starts with the state at version ${policyChanged}`]);
+    expect(first(await run('state', '--file', tail, '--at', String(policyChanged - 1)))).toEqual([
+      1,
+      `orchd state: --at ${policyChanged - 1}: before the recording: it starts with the state at version ${policyChanged}`,
+    ]);
     // The recording's first version of the policy is its state there, not a create: said so.
     const mid = jsonLines((await run('history', '--file', tail, 'vap/event-guard', '-o', 'json-patch')).out);
     expect(mid.map((v) => [v.resourceVersion, v.type])).toEqual([[String(policyChanged), 'FIRST']]);

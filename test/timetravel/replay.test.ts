@@ -122,12 +122,18 @@ describe('tools/replay', () => {
     expect(post.body.message).toContain('only get, list and watch');
   });
 
-  it('serves the recorded commit times: its /debug/log and its timeline are the recording\'s, not the replay\'s clock', async () => {
+  it("serves the recorded commit times: its /debug/log and its timeline are the recording's, not the replay's clock", async () => {
     const r = await startReplayOf({ 'data-dir': recording }, { speed: 'max', from: initial + 1 });
     try {
       await r.done;
-      const served = (await call(r.url, 'GET', `/debug/log?from=${initial + 1}`)).text.split('\n').filter(Boolean).map((l) => JSON.parse(l));
-      const source = (await run('log', '--data-dir', recording, '-o', 'json', '--from', String(initial + 1))).out.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+      const served = (await call(r.url, 'GET', `/debug/log?from=${initial + 1}`)).text
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l));
+      const source = (await run('log', '--data-dir', recording, '-o', 'json', '--from', String(initial + 1))).out
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l));
       expect(served.map((l) => [l.rv, l.time])).toEqual(source.map((l) => [Number(l.resourceVersion), Date.parse(l.time)]));
       const timeline = (await call(r.url, 'GET', '/debug/timeline/writes?buckets=10')).body;
       expect(timeline.timesFromLog).toBe(true);

@@ -37,7 +37,13 @@ beforeAll(async () => {
   await createNamespace(server.url, OTHER);
   for (const n of NAMES) rv[n] = await createEvent(server.url, n, NS);
   rv.other = await createEvent(server.url, 'x', OTHER);
-  const patched = await call(server.url, 'PATCH', `${EVENTS}/namespaces/${NS}/events/a?fieldManager=oncall-person`, { metadata: { labels: { keep: 'yes' } } }, { 'Content-Type': 'application/merge-patch+json' });
+  const patched = await call(
+    server.url,
+    'PATCH',
+    `${EVENTS}/namespaces/${NS}/events/a?fieldManager=oncall-person`,
+    { metadata: { labels: { keep: 'yes' } } },
+    { 'Content-Type': 'application/merge-patch+json' },
+  );
   expect(patched.status).toBe(200);
   rv.patch = Number(patched.body.metadata.resourceVersion);
   for (const n of NAMES.slice(1)) expect((await call(server.url, 'DELETE', `${EVENTS}/namespaces/${NS}/events/${n}`, undefined, { 'User-Agent': 'janitor/1.0' })).status).toBe(200);
@@ -84,7 +90,12 @@ describe('/debug/timeline in a browser', () => {
       await page.waitForSelector(`#changes[data-span="${span}"]`);
       changed.push(...(await rows('#changes')));
     }
-    expect(changed.filter((r) => / delete /.test(r)).map((r) => r.replace(/^\d+ \S+ /, '')).sort()).toEqual(NAMES.slice(1).map((n) => `delete events.events.orch.io ${NS} ${n} system:anonymous janitor`));
+    expect(
+      changed
+        .filter((r) => / delete /.test(r))
+        .map((r) => r.replace(/^\d+ \S+ /, ''))
+        .sort(),
+    ).toEqual(NAMES.slice(1).map((n) => `delete events.events.orch.io ${NS} ${n} system:anonymous janitor`));
     const last = bars.length - 1;
     await bars[last].click();
     await page.waitForFunction((r) => document.getElementById('state-title')?.textContent === `State at version ${r}`, {}, rv.head);
@@ -100,10 +111,14 @@ describe('/debug/timeline in a browser', () => {
     // Every write of the plot's span: the server's own at its start too.
     await page.waitForFunction((n) => document.querySelectorAll('#changes tr[data-key]').length > n, {}, 2 + NAMES.length + 1 + 1 + NAMES.length - 1);
     const filter = async (id: string, value: string) => {
-      await page.$eval(`#${id}`, (e, v) => {
-        (e as HTMLInputElement).value = v;
-        e.dispatchEvent(new Event('change'));
-      }, value);
+      await page.$eval(
+        `#${id}`,
+        (e, v) => {
+          (e as HTMLInputElement).value = v;
+          e.dispatchEvent(new Event('change'));
+        },
+        value,
+      );
     };
     await filter('f-writer', 'janitor');
     await page.waitForFunction((n) => document.querySelectorAll('#changes tr[data-key]').length === n, {}, NAMES.length - 1);
@@ -119,7 +134,7 @@ describe('/debug/timeline in a browser', () => {
     await page.waitForFunction(() => [...document.querySelectorAll('#changes tr[data-key]')].map((tr) => tr.getAttribute('data-verb')).join() === 'create,delete');
   });
 
-  it('a deleted object\'s history is reached from its delete, with the log\'s writers; diffs hide managedFields unless asked', async () => {
+  it("a deleted object's history is reached from its delete, with the log's writers; diffs hide managedFields unless asked", async () => {
     await page.click(`#changes tr[data-verb="delete"][data-key="${KEY('c')}"]`);
     await page.waitForFunction(() => document.querySelectorAll('#history .version').length === 2);
     expect(await texts('#history .version h3')).toEqual([

@@ -70,7 +70,13 @@ describe('history of one object from a data folder', () => {
     const dir = await run('history', '--data-dir', dataDir, 'events/h1', '-n', NS, '-o', 'json-patch');
     expect([dir.code, dir.err]).toEqual([0, '']);
     const seen = patches(dir.out);
-    expect(seen.map((p) => `${p.type} ${p.resourceVersion}`)).toEqual([`ADDED ${rv.created}`, `MODIFIED ${rv.labelled}`, `MODIFIED ${rv.relabelled}`, `DELETED ${rv.deleted}`, `ADDED ${rv.recreated}`]);
+    expect(seen.map((p) => `${p.type} ${p.resourceVersion}`)).toEqual([
+      `ADDED ${rv.created}`,
+      `MODIFIED ${rv.labelled}`,
+      `MODIFIED ${rv.relabelled}`,
+      `DELETED ${rv.deleted}`,
+      `ADDED ${rv.recreated}`,
+    ]);
     expect(seen[0].patch).toEqual([{ op: 'add', path: '', value: expect.objectContaining({ metadata: expect.objectContaining({ name: 'h1', labels: { step: '1' } }) }) }]);
     expect(seen[2].patch).toContainEqual({ op: 'replace', path: '/metadata/labels/step', value: '3' });
     expect(seen[3].patch).toEqual([{ op: 'remove', path: '' }]);
@@ -90,24 +96,41 @@ describe('the state at a version from the checkpoint file and the log after it',
         expect(dir.out).toBe(api.out);
       }
     }
-    const names = (at: number) => run('state', '--data-dir', dataDir, '--at', String(at), '--kind', 'events', '-n', NS, '-o', 'json').then((r) => r.out.trim().split('\n').map((l) => {
-      const o = JSON.parse(l);
-      return `${o.metadata.name} ${o.metadata.resourceVersion}`;
-    }));
+    const names = (at: number) =>
+      run('state', '--data-dir', dataDir, '--at', String(at), '--kind', 'events', '-n', NS, '-o', 'json').then((r) =>
+        r.out
+          .trim()
+          .split('\n')
+          .map((l) => {
+            const o = JSON.parse(l);
+            return `${o.metadata.name} ${o.metadata.resourceVersion}`;
+          }),
+      );
     expect(await names(rv.labelled - 1)).toEqual([`a0 ${rv.a0}`, `h1 ${rv.created}`, `z9 ${rv.z9}`]);
     expect(await names(rv.deleted)).toEqual([`a0 ${rv.a0}`, `z9 ${rv.z9}`]);
     expect(await names(rv.z9gone)).toEqual([`a0 ${rv.a0}`, `h1 ${rv.recreated}`, `m5 ${rv.m5}`]);
   });
 
   it('keeps the filters: kind, namespace, label selector', async () => {
-    for (const filter of [['--kind', 'events'], ['-n', NS], ['-n', 'default', '--kind', 'events'], ['-l', 'side in (a,m)'], ['--kind', 'namespaces', '-l', 'kubernetes.io/metadata.name=default']]) {
+    for (const filter of [
+      ['--kind', 'events'],
+      ['-n', NS],
+      ['-n', 'default', '--kind', 'events'],
+      ['-l', 'side in (a,m)'],
+      ['--kind', 'namespaces', '-l', 'kubernetes.io/metadata.name=default'],
+    ]) {
       const { dir, api } = await both('state', '--at', String(rv.m5), ...filter, '-o', 'json');
       expect([dir.code, dir.err, filter]).toEqual([0, '', filter]);
       expect(dir.out).toBe(api.out);
       expect(dir.out).not.toBe('');
     }
     const bySide = await run('state', '--data-dir', dataDir, '--at', String(rv.m5), '-l', 'side in (a,m)', '-o', 'json');
-    expect(bySide.out.trim().split('\n').map((l) => JSON.parse(l).metadata.name)).toEqual(['a0', 'm5']);
+    expect(
+      bySide.out
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).metadata.name),
+    ).toEqual(['a0', 'm5']);
   });
 
   it('a diff across the checkpoint reads both states side by side, the same as from the server', async () => {
@@ -116,7 +139,10 @@ describe('the state at a version from the checkpoint file and the log after it',
       expect([dir.code, dir.err, api.code]).toEqual([1, '', 1]);
       expect(dir.out).toBe(api.out);
     }
-    const changed = (await run('diff', '--data-dir', dataDir, String(rv.labelled), String(rv.z9gone), '-o', 'json-patch')).out.trim().split('\n').map((l) => JSON.parse(l).object);
+    const changed = (await run('diff', '--data-dir', dataDir, String(rv.labelled), String(rv.z9gone), '-o', 'json-patch')).out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).object);
     // a0 and the other namespace's h1 did not change: not printed (nor decoded).
     expect(changed).toEqual([`events.events.orch.io/${NS}/h1`, `events.events.orch.io/${NS}/m5`, `events.events.orch.io/${NS}/z9`]);
   });

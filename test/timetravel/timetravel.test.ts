@@ -103,7 +103,17 @@ describe('orchd log', () => {
   it('filters by kind, namespace and label selector; the table is the same from both', async () => {
     const { dir, api } = await both('log', '--kind', 'events', '-n', NS, '-l', 'app=x');
     expect(dir.out.split('\n')[0]).toMatch(/^RESOURCEVERSION\s+TIME\s+EVENT\s+RESOURCE\s+NAMESPACE\s+NAME\s+USER\s+MANAGER$/);
-    const rows = (t: string) => t.trim().split('\n').slice(1).map((l) => l.split(/\s{3,}/).filter((_, i) => i !== 1).join(' '));
+    const rows = (t: string) =>
+      t
+        .trim()
+        .split('\n')
+        .slice(1)
+        .map((l) =>
+          l
+            .split(/\s{3,}/)
+            .filter((_, i) => i !== 1)
+            .join(' '),
+        );
     expect(rows(dir.out)).toEqual(rows(api.out));
     expect(rows(dir.out).map((r) => r.split(' ').slice(0, 5).join(' '))).toEqual([
       `${rv.e1} ADDED events.events.orch.io ${NS} e1`,
@@ -187,7 +197,10 @@ describe('orchd history', () => {
     expect(d[1].patch).toEqual([{ op: 'remove', path: '' }]);
     const ns = jsonLines((await both('history', 'namespaces/tt-b', '-o', 'json-patch')).dir.out);
     // Who, as the log kept it with each entry: the user, the field manager and the verb.
-    expect(ns.map((l) => `${l.resourceVersion} ${l.type} ${l.user} ${l.manager}`)).toEqual([`${rv.nsB} ADDED system:anonymous tt-maker (create)`, `${rv.nsBLabel} MODIFIED system:anonymous tt-labeler (update)`]);
+    expect(ns.map((l) => `${l.resourceVersion} ${l.type} ${l.user} ${l.manager}`)).toEqual([
+      `${rv.nsB} ADDED system:anonymous tt-maker (create)`,
+      `${rv.nsBLabel} MODIFIED system:anonymous tt-labeler (update)`,
+    ]);
     expect(ns[1].patch).toContainEqual({ op: 'add', path: '/metadata/labels/team', value: 'a' });
     const text = await both('history', 'events/e1', '-n', NS);
     const heads = text.dir.out.split('\n').filter((l) => l.startsWith('# '));
@@ -268,7 +281,10 @@ describe('bad input: one line, exit 1', () => {
       const horizon = await createNamespace(s.url, 'c2');
       await createNamespace(s.url, 'c3');
       await s.store.compact(horizon);
-      for (const [flag, source] of [['--data-dir', dir], ['--server', s.url]]) {
+      for (const [flag, source] of [
+        ['--data-dir', dir],
+        ['--server', s.url],
+      ]) {
         oneLine(await run('state', flag, source, '--at', '2'), new RegExp(`--at 2: gone \\(410\\): the log is compacted below it; the oldest version kept is ${horizon - 1}`));
       }
     } finally {

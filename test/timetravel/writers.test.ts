@@ -41,10 +41,16 @@ afterAll(async () => {
 
 describe('orchd log names the subresource a write went through', () => {
   it('a /status write is logged as update of status, by its field manager, from the server and the folder', async () => {
-    for (const source of [['--server', server.url], ['--data-dir', join(work, 'data')]]) {
+    for (const source of [
+      ['--server', server.url],
+      ['--data-dir', join(work, 'data')],
+    ]) {
       const r = await run('log', ...source, '--kind', 'vap', '-o', 'json');
       expect([r.code, r.err]).toEqual([0, '']);
-      const lines = r.out.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+      const lines = r.out
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l));
       expect(lines.map((l) => [Number(l.resourceVersion), l.type, l.writer])).toEqual([
         [created, 'ADDED', { user: 'system:anonymous', verb: 'create', manager: 'policy-author' }],
         [statusWritten, 'MODIFIED', { user: 'system:anonymous', verb: 'update', subresource: 'status', manager: 'policy-checker' }],

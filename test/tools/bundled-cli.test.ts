@@ -91,6 +91,11 @@ describe('the bundled orchd bin', () => {
     expect(diff.out).toContain('+    step: "2"');
     const across = await orchd('diff', forkDir, dataDir, '-o', 'json-patch');
     expect([across.code, across.err]).toEqual([1, '']);
-    expect(across.out.split('\n').filter(Boolean).map((l) => JSON.parse(l).object)).toEqual([`events.events.orch.io/${NS}/e1`]);
+    expect(
+      across.out
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l).object),
+    ).toEqual([`events.events.orch.io/${NS}/e1`]);
   });
 });

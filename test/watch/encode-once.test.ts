@@ -48,7 +48,7 @@ describe('over HTTP', () => {
   });
   afterAll(async () => srv?.stop());
 
-  it('a create\'s answer is byte for byte the object of its ADDED watch event', async () => {
+  it("a create's answer is byte for byte the object of its ADDED watch event", async () => {
     const listed = await call(srv.url, 'GET', `${EVENTS}/namespaces/default/events`);
     let created = '';
     const body = await new Promise<string>((resolve, reject) => {

@@ -43,8 +43,7 @@ function captureSink(framing: WatchSink['framing'] = 'line'): WatchSink & { writ
 const spec = (extra: Partial<WatchSpec> = {}): WatchSpec => ({ kind: eventKind, apiVersion: 'events.orch.io/v1', ...extra });
 
 /** The changes after a version: of namespace fan (filed under it in the live index), or of every namespace (scanned). */
-const watchAfter = (resourceVersion: number, namespace: string | undefined = 'fan') =>
-  srv.api.context.objects.watch(eventKind, namespace, { selectors: {}, resourceVersion, timeoutMs: 60_000 });
+const watchAfter = (resourceVersion: number, namespace: string | undefined = 'fan') => srv.api.context.objects.watch(eventKind, namespace, { selectors: {}, resourceVersion, timeoutMs: 60_000 });
 
 const until = async (cond: () => boolean) => {
   const deadline = Date.now() + 10_000;

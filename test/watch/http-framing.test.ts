@@ -38,7 +38,7 @@ function rawWatch(request: string, whileOpen: () => Promise<void>): Promise<Buff
 /** The chunks of a chunked body, each as its bytes; throws on a malformed one. */
 function dechunk(body: Buffer): Buffer[] {
   const out: Buffer[] = [];
-  for (let at = 0; ; ) {
+  for (let at = 0; ;) {
     const eol = body.indexOf('\r\n', at);
     if (eol < 0) throw new Error(`no chunk size at ${at}`);
     const size = parseInt(body.subarray(at, eol).toString('latin1'), 16);
@@ -82,7 +82,10 @@ describe('watch framing on the wire', () => {
     });
     const split = raw.indexOf('\r\n\r\n');
     expect(raw.subarray(0, split).toString()).not.toMatch(/transfer-encoding/i);
-    const lines = raw.subarray(split + 4).toString().split('\n');
+    const lines = raw
+      .subarray(split + 4)
+      .toString()
+      .split('\n');
     expect(lines.pop()).toBe('');
     expect(names(lines)).toEqual(['ADDED a-10', 'ADDED b-10']);
   });

@@ -177,12 +177,7 @@ describe('sendInitialEvents (streaming list)', () => {
   });
 
   it('sendInitialEvents with resourceVersionMatch unset or not NotOlderThan is Invalid; so is resourceVersionMatch alone', async () => {
-    for (const q of [
-      'sendInitialEvents=true',
-      'sendInitialEvents=true&resourceVersionMatch=Exact&resourceVersion=1',
-      'sendInitialEvents=false',
-      'resourceVersionMatch=NotOlderThan',
-    ]) {
+    for (const q of ['sendInitialEvents=true', 'sendInitialEvents=true&resourceVersionMatch=Exact&resourceVersion=1', 'sendInitialEvents=false', 'resourceVersionMatch=NotOlderThan']) {
       const r = await call(base, 'GET', `${EVENTS}/events?watch=true&${q}`);
       expect(r.status, q).toBe(422);
       expect(r.body, q).toMatchObject({ kind: 'Status', reason: 'Invalid', code: 422 });

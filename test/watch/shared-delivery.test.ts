@@ -105,7 +105,12 @@ describe('live batches shared by a bucket of watchers', () => {
     }
     expect(compared).toBe(36);
     // The lines are the Kubernetes watch events of the namespace, each object at the watcher's version.
-    const lines = watchers.find((w) => w.ns === 'a' && w.framing === 'line' && w.apiVersion === 'test.orch.io/v2')!.sink.bytes().toString().split('\n').filter((l) => l);
+    const lines = watchers
+      .find((w) => w.ns === 'a' && w.framing === 'line' && w.apiVersion === 'test.orch.io/v2')!
+      .sink.bytes()
+      .toString()
+      .split('\n')
+      .filter((l) => l);
     for (const l of lines) {
       const e = JSON.parse(l) as { type: string; object: KubeObject };
       expect(['ADDED', 'MODIFIED', 'DELETED']).toContain(e.type);

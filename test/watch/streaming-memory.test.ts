@@ -100,7 +100,11 @@ describe('initial events and the view', () => {
     expect(seeded().every(untouched)).toBe(true);
 
     const all = await streamingList();
-    expect(names(all).sort()).toEqual(seeded().map((s) => s.key.slice('/namespaces//'.length)).sort());
+    expect(names(all).sort()).toEqual(
+      seeded()
+        .map((s) => s.key.slice('/namespaces//'.length))
+        .sort(),
+    );
     const one = await streamingList('&labelSelector=kubernetes.io/metadata.name=seed-7');
     expect(names(one)).toEqual(['seed-7']);
     expect(names(await streamingList('', 'websocket'))).toHaveLength(COUNT);

@@ -32,7 +32,7 @@ const policy = (name: string) => ({
 
 describe('watchers of different versions of one kind', () => {
   // First: the other test's v1 watchers stay open until the file ends, and they do encode v1.
-  it('a watcher of another version alone does not make (nor keep) the stored version\'s JSON', async () => {
+  it("a watcher of another version alone does not make (nor keep) the stored version's JSON", async () => {
     const from = await currentVersion(srv.url);
     const w = await HttpWatch.open(srv.url, `${GROUP}/v1beta1/mutatingadmissionpolicies?watch=true&resourceVersion=${from}`);
     open.push(w);
@@ -71,5 +71,4 @@ describe('watchers of different versions of one kind', () => {
       ]);
     }
   });
-
 });

@@ -131,21 +131,29 @@ export function registerAuthorizer(env: Environment): void {
   env.registerType(A, { ctor: AuthorizerValue, fields: { requestResource: R } });
   env.registerFunction(`${A}.path(string): ${P}`, (a: AuthorizerValue, p: string) => new PathCheck(a, p), sync);
   env.registerFunction(`${A}.group(string): ${G}`, (a: AuthorizerValue, g: string) => new GroupCheck(a, g), sync);
-  env.registerFunction(`${A}.serviceAccount(string, string): ${A}`, (a: AuthorizerValue, ns: string, name: string) => {
-    const user: CelUserInfo = { username: `system:serviceaccount:${ns}:${name}`, groups: ['system:serviceaccounts', `system:serviceaccounts:${ns}`] };
-    const sa = new AuthorizerValue(a.authorizer, user, a.requestResource);
-    return sa;
-  }, sync);
+  env.registerFunction(
+    `${A}.serviceAccount(string, string): ${A}`,
+    (a: AuthorizerValue, ns: string, name: string) => {
+      const user: CelUserInfo = { username: `system:serviceaccount:${ns}:${name}`, groups: ['system:serviceaccounts', `system:serviceaccounts:${ns}`] };
+      const sa = new AuthorizerValue(a.authorizer, user, a.requestResource);
+      return sa;
+    },
+    sync,
+  );
   env.registerFunction(`${G}.resource(string): ${R}`, (g: GroupCheck, r: string) => new ResourceCheck(g.authz, { apiGroup: g.group, resource: r }), sync);
   env.registerFunction(`${R}.subresource(string): ${R}`, (c: ResourceCheck, s: string) => c.with({ subresource: s }), sync);
   env.registerFunction(`${R}.namespace(string): ${R}`, (c: ResourceCheck, s: string) => c.with({ namespace: s }), sync);
   env.registerFunction(`${R}.name(string): ${R}`, (c: ResourceCheck, s: string) => c.with({ name: s }), sync);
   env.registerFunction(`${R}.fieldSelector(string): ${R}`, (c: ResourceCheck, s: string) => c.with({ fieldSelector: s }), sync);
   env.registerFunction(`${R}.labelSelector(string): ${R}`, (c: ResourceCheck, s: string) => c.with({ labelSelector: s }), sync);
-  env.registerFunction(`${R}.check(string): ${D}`, (c: ResourceCheck, verb: string) => {
-    if (!c.authz) throw celError('authorizer is not available');
-    return decide(c.authz, { ...c.attrs, user: c.authz.user, verb, isResourceRequest: true });
-  }, sync);
+  env.registerFunction(
+    `${R}.check(string): ${D}`,
+    (c: ResourceCheck, verb: string) => {
+      if (!c.authz) throw celError('authorizer is not available');
+      return decide(c.authz, { ...c.attrs, user: c.authz.user, verb, isResourceRequest: true });
+    },
+    sync,
+  );
   env.registerFunction(`${P}.check(string): ${D}`, (p: PathCheck, verb: string) => decide(p.authz, { user: p.authz.user, verb, isResourceRequest: false, path: p.path }), sync);
   env.registerFunction(`${D}.allowed(): bool`, (d: Decision) => d.d.decision === 'allow', sync);
   env.registerFunction(`${D}.reason(): string`, (d: Decision) => d.d.reason ?? '', sync);

@@ -22,7 +22,7 @@ export function celEquals(a: unknown, b: unknown): boolean {
   const nb = numeric(b);
   if (na !== undefined || nb !== undefined) {
     if (na === undefined || nb === undefined) return false;
-    // eslint-disable-next-line eqeqeq -- bigint == number compares values exactly
+
     return na == nb;
   }
   if (a === b) return true;

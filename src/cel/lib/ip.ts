@@ -130,7 +130,7 @@ function formatIP(b: Uint8Array): string {
   // RFC 5952: compress the longest run (length ≥ 2) of zero groups, the first one on a tie.
   let bestStart = -1;
   let bestLen = 0;
-  for (let i = 0; i < 8; ) {
+  for (let i = 0; i < 8;) {
     if (groups[i] !== 0) {
       i++;
       continue;

@@ -19,10 +19,14 @@ export function registerLists(env: Environment): void {
   env.registerFunction('list<A>.min(): A', (l: unknown[]) => extreme(l, -1, 'min'), sync);
   env.registerFunction('list<A>.max(): A', (l: unknown[]) => extreme(l, 1, 'max'), sync);
   env.registerFunction('list<A>.indexOf(A): int', (l: unknown[], v: unknown) => BigInt(l.findIndex((x) => celEquals(x, v))), sync);
-  env.registerFunction('list<A>.lastIndexOf(A): int', (l: unknown[], v: unknown) => {
-    for (let i = l.length - 1; i >= 0; i--) if (celEquals(l[i], v)) return BigInt(i);
-    return -1n;
-  }, sync);
+  env.registerFunction(
+    'list<A>.lastIndexOf(A): int',
+    (l: unknown[], v: unknown) => {
+      for (let i = l.length - 1; i >= 0; i--) if (celEquals(l[i], v)) return BigInt(i);
+      return -1n;
+    },
+    sync,
+  );
 
   env.registerFunction('list<A>.slice(int, int): list<A>', slice, sync);
   env.registerFunction('list<A>.reverse(): list<A>', (l: unknown[]) => [...l].reverse(), sync);
@@ -32,10 +36,14 @@ export function registerLists(env: Environment): void {
   env.registerFunction('list.flatten(int): list', flatten, sync);
   env.registerType('ListsNamespace', ListsNamespace);
   env.registerConstant('lists', 'ListsNamespace', new ListsNamespace());
-  env.registerFunction('ListsNamespace.range(int): list<int>', (_: unknown, n: bigint) => {
-    if (n > 1_000_000n) throw celError('lists.range: size too large');
-    return Array.from({ length: Number(n < 0n ? 0n : n) }, (_v, i) => BigInt(i));
-  }, sync);
+  env.registerFunction(
+    'ListsNamespace.range(int): list<int>',
+    (_: unknown, n: bigint) => {
+      if (n > 1_000_000n) throw celError('lists.range: size too large');
+      return Array.from({ length: Number(n < 0n ? 0n : n) }, (_v, i) => BigInt(i));
+    },
+    sync,
+  );
 
   env.registerType('SetsNamespace', SetsNamespace);
   env.registerConstant('sets', 'SetsNamespace', new SetsNamespace());

@@ -11,13 +11,17 @@ import { sync } from './common.js';
 class JsonPatchNamespace {}
 
 export function registerObjects(env: Environment): void {
-  env.registerFunction(`${STRUCT_FUNCTION}(string, map): map`, (typeName: string, fields: Record<string, unknown> | Map<string, unknown>) => {
-    const out: Record<string, unknown> = Object.create(null);
-    const entries = fields instanceof Map ? [...fields.entries()] : Object.entries(fields);
-    for (const [k, v] of entries) out[k] = v;
-    Object.defineProperty(out, STRUCT_TYPE, { value: typeName, enumerable: false });
-    return out;
-  }, sync);
+  env.registerFunction(
+    `${STRUCT_FUNCTION}(string, map): map`,
+    (typeName: string, fields: Record<string, unknown> | Map<string, unknown>) => {
+      const out: Record<string, unknown> = Object.create(null);
+      const entries = fields instanceof Map ? [...fields.entries()] : Object.entries(fields);
+      for (const [k, v] of entries) out[k] = v;
+      Object.defineProperty(out, STRUCT_TYPE, { value: typeName, enumerable: false });
+      return out;
+    },
+    sync,
+  );
   env.registerType('JsonPatchNamespace', JsonPatchNamespace);
   env.registerConstant('jsonpatch', 'JsonPatchNamespace', new JsonPatchNamespace());
   env.registerFunction('JsonPatchNamespace.escapeKey(string): string', (_: unknown, k: string) => k.replace(/~/g, '~0').replace(/\//g, '~1'), sync);

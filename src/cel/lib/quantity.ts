@@ -90,15 +90,23 @@ export function registerQuantity(env: Environment): void {
   env.registerFunction(`quantity(string): ${T}`, of, sync);
   env.registerFunction('isQuantity(string): bool', (s: string) => parseQuantity(s) !== undefined, sync);
   env.registerFunction(`${T}.sign(): int`, (q: Quantity) => BigInt(Math.sign(q.compare(fromInt(0n)))), sync);
-  env.registerFunction(`${T}.isInteger(): bool`, (q: Quantity) => {
-    const i = q.integer();
-    return i !== undefined && i <= MAX_INT && i >= MIN_INT;
-  }, sync);
-  env.registerFunction(`${T}.asInteger(): int`, (q: Quantity) => {
-    const i = q.integer();
-    if (i === undefined || i > MAX_INT || i < MIN_INT) throw celError('cannot convert value to integer');
-    return i;
-  }, sync);
+  env.registerFunction(
+    `${T}.isInteger(): bool`,
+    (q: Quantity) => {
+      const i = q.integer();
+      return i !== undefined && i <= MAX_INT && i >= MIN_INT;
+    },
+    sync,
+  );
+  env.registerFunction(
+    `${T}.asInteger(): int`,
+    (q: Quantity) => {
+      const i = q.integer();
+      if (i === undefined || i > MAX_INT || i < MIN_INT) throw celError('cannot convert value to integer');
+      return i;
+    },
+    sync,
+  );
   env.registerFunction(`${T}.asApproximateFloat(): double`, (q: Quantity) => Number(q.mantissa) * 10 ** q.exponent, sync);
   env.registerFunction(`${T}.compareTo(${T}): int`, (a: Quantity, b: Quantity) => BigInt(a.compare(b)), sync);
   env.registerFunction(`${T}.isLessThan(${T}): bool`, (a: Quantity, b: Quantity) => a.compare(b) < 0, sync);

@@ -27,7 +27,12 @@ function charAt(s: string, i: bigint): string {
 
 function replace(s: string, from: string, to: string, n: bigint): string {
   if (n === 0n) return s;
-  if (n < 0n) return from === '' ? codePoints(s).map((c) => to + c).join('') + to : s.split(from).join(to);
+  if (n < 0n)
+    return from === ''
+      ? codePoints(s)
+          .map((c) => to + c)
+          .join('') + to
+      : s.split(from).join(to);
   let out = '';
   let rest = s;
   let left = n;
@@ -54,15 +59,33 @@ export function quote(s: string): string {
   let out = '"';
   for (const c of s) {
     switch (c) {
-      case '\x07': out += '\\a'; break;
-      case '\b': out += '\\b'; break;
-      case '\f': out += '\\f'; break;
-      case '\n': out += '\\n'; break;
-      case '\r': out += '\\r'; break;
-      case '\t': out += '\\t'; break;
-      case '\v': out += '\\v'; break;
-      case '\\': out += '\\\\'; break;
-      case '"': out += '\\"'; break;
+      case '\x07':
+        out += '\\a';
+        break;
+      case '\b':
+        out += '\\b';
+        break;
+      case '\f':
+        out += '\\f';
+        break;
+      case '\n':
+        out += '\\n';
+        break;
+      case '\r':
+        out += '\\r';
+        break;
+      case '\t':
+        out += '\\t';
+        break;
+      case '\v':
+        out += '\\v';
+        break;
+      case '\\':
+        out += '\\\\';
+        break;
+      case '"':
+        out += '\\"';
+        break;
       default: {
         const cp = c.codePointAt(0)!;
         out += cp >= 0xd800 && cp <= 0xdfff ? '\ufffd' : c;

@@ -66,7 +66,7 @@ export function parseURL(raw: string): CelURL | string {
 function checkHost(host: string): string | undefined {
   if (host.startsWith('[')) {
     const close = host.indexOf(']');
-    if (close < 0) return 'missing \']\' in host';
+    if (close < 0) return "missing ']' in host";
     const port = host.slice(close + 1);
     if (port !== '' && !/^:\d*$/.test(port)) return `invalid port "${port}" after host`;
     return undefined;
@@ -115,11 +115,15 @@ function query(u: CelURL): Map<string, string[]> {
 
 export function registerURL(env: Environment): void {
   env.registerType('kubernetes.URL', CelURL);
-  env.registerFunction('url(string): kubernetes.URL', (s: string) => {
-    const u = parseURL(s);
-    if (typeof u === 'string') throw celError(`URL parse error during conversion from string: parse ${JSON.stringify(s)}: ${u}`);
-    return u;
-  }, sync);
+  env.registerFunction(
+    'url(string): kubernetes.URL',
+    (s: string) => {
+      const u = parseURL(s);
+      if (typeof u === 'string') throw celError(`URL parse error during conversion from string: parse ${JSON.stringify(s)}: ${u}`);
+      return u;
+    },
+    sync,
+  );
   env.registerFunction('isURL(string): bool', (s: string) => typeof parseURL(s) !== 'string', sync);
   env.registerFunction('kubernetes.URL.getScheme(): string', (u: CelURL) => u.scheme, sync);
   env.registerFunction('kubernetes.URL.getHost(): string', (u: CelURL) => u.host, sync);

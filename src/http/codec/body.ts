@@ -244,8 +244,7 @@ function decodeYaml(text: string): Decoded | undefined {
   return { value, duplicates: conv.dups.messages };
 }
 
-const tooDeep = (text: string, offset: number): ApiError =>
-  badRequest(`yaml parse error: nesting exceeds the maximum depth of ${MAX_YAML_DEPTH} (${where(text, offset)})`);
+const tooDeep = (text: string, offset: number): ApiError => badRequest(`yaml parse error: nesting exceeds the maximum depth of ${MAX_YAML_DEPTH} (${where(text, offset)})`);
 
 /**
  * A first, cheap look with the yaml lexer (linear, several times faster than its parser, and it can
@@ -299,8 +298,7 @@ function rejectDeepLines(text: string): void {
 }
 
 /** No content at all: the composer gives an empty document a null scalar spanning no text. */
-const isEmptyDocument = (contents: unknown): boolean =>
-  contents === null || (isScalar(contents) && contents.value === null && contents.range?.[0] === contents.range?.[1]);
+const isEmptyDocument = (contents: unknown): boolean => contents === null || (isScalar(contents) && contents.value === null && contents.range?.[0] === contents.range?.[1]);
 
 /** The exact depth, over the parser's CST, walked with an explicit stack, before the composer recurses into it. */
 function checkYamlDepth(text: string, tokens: readonly CST.Token[]): void {

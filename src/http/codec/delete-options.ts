@@ -51,8 +51,7 @@ function goKind(v: unknown): string {
   return typeof v;
 }
 
-const cannotUnmarshal = (v: unknown, field: string, goType: string): ApiError =>
-  badRequest(`json: cannot unmarshal ${goKind(v)} into Go struct field DeleteOptions.${field} of type ${goType}`);
+const cannotUnmarshal = (v: unknown, field: string, goType: string): ApiError => badRequest(`json: cannot unmarshal ${goKind(v)} into Go struct field DeleteOptions.${field} of type ${goType}`);
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 

@@ -6,16 +6,7 @@
  *
  * Selectors are carried as strings; their grammars are parsed where they are used.
  */
-import {
-  FieldPath,
-  forbidden,
-  formatFieldError,
-  invalid as invalidValue,
-  notSupported,
-  required,
-  tooLong,
-  type FieldError,
-} from '../../registry/kinds.js';
+import { FieldPath, forbidden, formatFieldError, invalid as invalidValue, notSupported, required, tooLong, type FieldError } from '../../registry/kinds.js';
 import { APPLY_PATCH } from './body.js';
 import { badRequest, invalid, type ApiError } from '../respond/status.js';
 import type { IncludeObject } from '../respond/table.js';
@@ -54,7 +45,6 @@ export interface WriteOptions {
 export interface PatchOptions extends WriteOptions {
   force: boolean;
 }
-
 
 /** The Kubernetes option kinds in 422 answers: `ListOptions "" is invalid: …`. */
 type OptionsKind = 'GetOptions' | 'ListOptions' | 'CreateOptions' | 'UpdateOptions' | 'PatchOptions' | 'DeleteOptions';
@@ -126,8 +116,7 @@ const UINT64_MAX = 2n ** 64n - 1n;
  */
 export function parseResourceVersion(rv: string | undefined): number {
   if (rv === undefined || rv === '' || rv === '0') return 0;
-  const bad = (why: string): ApiError =>
-    badRequest(`invalid resource version: resourceVersion: Invalid value: ${JSON.stringify(rv)}: strconv.ParseUint: parsing ${JSON.stringify(rv)}: ${why}`);
+  const bad = (why: string): ApiError => badRequest(`invalid resource version: resourceVersion: Invalid value: ${JSON.stringify(rv)}: strconv.ParseUint: parsing ${JSON.stringify(rv)}: ${why}`);
   if (!/^[0-9]+$/.test(rv)) throw bad('invalid syntax');
   if (BigInt(rv) > UINT64_MAX) throw bad('value out of range');
   return Number(rv);

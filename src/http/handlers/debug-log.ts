@@ -219,7 +219,15 @@ export async function handleDebugLog(res: ServerResponse, url: URL, path: string
       const kind = kinds.find((k) => collectionOf(k) === collection);
       const name = suffix.slice(suffix.indexOf('/') + 1);
       if (kind) {
-        await check({ verb: 'get', isResourceRequest: true, apiGroup: kind.group, apiVersion: kind.versions[0], resource: kind.plural, ...(kind.namespaced ? { namespace: suffix.slice(0, suffix.indexOf('/')) } : {}), name });
+        await check({
+          verb: 'get',
+          isResourceRequest: true,
+          apiGroup: kind.group,
+          apiVersion: kind.versions[0],
+          resource: kind.plural,
+          ...(kind.namespaced ? { namespace: suffix.slice(0, suffix.indexOf('/')) } : {}),
+          name,
+        });
       } else if (formerCustom(collection, kinds)) {
         // A deleted CRD's kind: namespaced when its key names a namespace.
         await check({ ...readOf('get', collection, suffix.startsWith('/') ? undefined : suffix.slice(0, suffix.indexOf('/'))), name });

@@ -11,8 +11,7 @@ const COMMA = Buffer.from(',');
 const LIST_END = Buffer.from(']}');
 
 /** resourceVersion as the registry takes it: unset ("" too) is a consistent read, not "0" (any). */
-const requestedVersion = (rv: string | undefined): { resourceVersion?: number } =>
-  rv === undefined || rv === '' ? {} : { resourceVersion: Q.parseResourceVersion(rv) };
+const requestedVersion = (rv: string | undefined): { resourceVersion?: number } => (rv === undefined || rv === '' ? {} : { resourceVersion: Q.parseResourceVersion(rv) });
 
 /** The selectors of a list or watch, as the query gives them. */
 export const selectorsOf = (params: URLSearchParams) => ({
@@ -75,7 +74,16 @@ async function sendList(r: Request, items: readonly StoredObject[], meta: Page['
   const { route } = r;
   const table = wantsTable(r.req.headers.accept);
   if (table) {
-    send(r.res, 200, tableFor(route.kind, items.map((s) => s.obj), { version: table, includeObject: Q.includeObject(r.url.searchParams), listMeta: meta }), r.out);
+    send(
+      r.res,
+      200,
+      tableFor(
+        route.kind,
+        items.map((s) => s.obj),
+        { version: table, includeObject: Q.includeObject(r.url.searchParams), listMeta: meta },
+      ),
+      r.out,
+    );
     return;
   }
   const v = apiVersion(route);

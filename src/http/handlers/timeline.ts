@@ -133,7 +133,16 @@ async function changes(objects: ObjectStore, from: number, to: number, f: Change
       if ((f.resource && d.resource !== f.resource) || (f.namespace && d.namespace !== f.namespace) || (f.name && d.name !== f.name)) continue;
       if (f.writer && w?.user !== f.writer && w?.manager !== f.writer) continue;
       matched++;
-      out.push({ ...d, rv: e.seq, time: e.time ?? stampedTimeMs(e.value) ?? null, type: e.type === 'delete' ? 'DELETED' : 'WRITTEN', verb: verbOf(e), user: w?.user ?? null, manager: w?.manager ?? null, subresource: w?.subresource ?? null });
+      out.push({
+        ...d,
+        rv: e.seq,
+        time: e.time ?? stampedTimeMs(e.value) ?? null,
+        type: e.type === 'delete' ? 'DELETED' : 'WRITTEN',
+        verb: verbOf(e),
+        user: w?.user ?? null,
+        manager: w?.manager ?? null,
+        subresource: w?.subresource ?? null,
+      });
     }
   }
   return { from, to, matched, changes: out.slice(-MAX_CHANGES) };

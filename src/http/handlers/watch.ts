@@ -136,13 +136,7 @@ export const watchSocketServerOptions: ServerOptions = {
  * answer with a Status instead of the upgrade, as Kubernetes does; failures after the stream has
  * started (410 Expired) are ERROR events, as over HTTP.
  */
-export function upgradeWatch(
-  wss: WebSocketServer,
-  req: IncomingMessage,
-  socket: Duplex,
-  head: Buffer,
-  request: { url: URL; route: ResourceRoute; server: Server },
-): void {
+export function upgradeWatch(wss: WebSocketServer, req: IncomingMessage, socket: Duplex, head: Buffer, request: { url: URL; route: ResourceRoute; server: Server }): void {
   let watch: ReturnType<typeof watchSpec>;
   const r = { ...request, route: readingEveryNamespace(request.route, req.method ?? 'GET') };
   try {
@@ -161,9 +155,7 @@ export function upgradeWatch(
   } catch (err) {
     const status = toStatus(err);
     const body = JSON.stringify(status);
-    socket.end(
-      `HTTP/1.1 ${status.code} ${STATUS_CODES[status.code] ?? 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
+    socket.end(`HTTP/1.1 ${status.code} ${STATUS_CODES[status.code] ?? 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
     return;
   }
   wss.handleUpgrade(req, socket, head, (ws: WebSocket) => {

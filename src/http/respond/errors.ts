@@ -11,6 +11,7 @@ import { AdmissionError, CorruptEntryError, LogError, qualifiedOfKey, RegistryEr
 import * as E from './status.js';
 
 // Rows are matched by class at run time; `any` lets each row's word function take its own class.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
 type ErrorClass<T> = abstract new (...args: any[]) => T;
 
 interface Row<T extends Error> {
@@ -20,8 +21,7 @@ interface Row<T extends Error> {
   word(err: T): E.ApiError;
 }
 
-const row = <T extends Error>(error: ErrorClass<T>, code: string | undefined, word: (err: T) => E.ApiError): Row<Error> =>
-  ({ error, code, word }) as Row<Error>;
+const row = <T extends Error>(error: ErrorClass<T>, code: string | undefined, word: (err: T) => E.ApiError): Row<Error> => ({ error, code, word }) as Row<Error>;
 
 function failure(code: number, reason: string, message: string, details?: E.Status['details']): E.ApiError {
   return new E.ApiError({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, ...(details ? { details } : {}), code });
@@ -60,22 +60,29 @@ export const ROWS: readonly Row<Error>[] = [
   row(RegistryError, 'Expired', (e) => E.resourceExpired(e.message, e.extra.continue)),
   row(RegistryError, 'TooLargeResourceVersion', (e) => E.tooLargeResourceVersion(e.extra.seq ?? 0, e.extra.current ?? 0, e.extra.retryAfterSeconds ?? 0)),
   row(RegistryError, 'StorageReadError', (e) =>
-    E.storeReadError(e.target, e.extra.key ?? '', (e.extra.failures ?? []).map((f) => ({ key: f.key, message: E.corruptObjectMessage(f.key, f.seq, f.why) }))),
+    E.storeReadError(
+      e.target,
+      e.extra.key ?? '',
+      (e.extra.failures ?? []).map((f) => ({ key: f.key, message: E.corruptObjectMessage(f.key, f.seq, f.why) })),
+    ),
   ),
   row(AdmissionError, 'Forbidden', (e) => denial(e)),
   // The first failure's message as it is, not the Forbidden wording around it.
   row(AdmissionError, 'PolicyDenied', (e) => denial(e, e.message)),
-  row(AdmissionError, 'WebhookDenied', (e) =>
-    new E.ApiError({
-      kind: 'Status',
-      apiVersion: 'v1',
-      metadata: {},
-      status: 'Failure',
-      message: e.message,
-      ...(e.info.reason ? { reason: e.info.reason } : {}),
-      ...(e.info.details ? { details: e.info.details as E.Status['details'] } : {}),
-      code: e.info.status ?? 400,
-    }),
+  row(
+    AdmissionError,
+    'WebhookDenied',
+    (e) =>
+      new E.ApiError({
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: e.message,
+        ...(e.info.reason ? { reason: e.info.reason } : {}),
+        ...(e.info.details ? { details: e.info.details as E.Status['details'] } : {}),
+        code: e.info.status ?? 400,
+      }),
   ),
   row(AdmissionError, 'BadRequest', (e) => E.badRequest(e.message)),
   row(AdmissionError, 'Internal', (e) => E.internalError(e.message)),

@@ -36,4 +36,3 @@ export function sendObject(r: Request, code: number, obj: KubeObject, json?: Buf
   const out = objectOut(r.route, obj);
   send(r.res, code, out, r.out, out === obj ? json : undefined);
 }
-

@@ -69,7 +69,7 @@ export async function sendParts(res: ServerResponse, code: number, parts: readon
   res.setHeader('Content-Length', size);
   span.setAttribute('http.response.body.size', size);
   if (span.isRecording()) res.once('finish', () => span.end());
-  for (let from = 0; from < parts.length; ) {
+  for (let from = 0; from < parts.length;) {
     let bytes = 0;
     let to = from;
     while (to < parts.length && bytes < CHUNK_BYTES) bytes += parts[to++].length;

@@ -79,15 +79,11 @@ const detailsOf = (q: Qualified): Status['details'] => ({
   kind: q.resource,
 });
 
-export const badRequest = (message: string, causes?: NonNullable<Status['details']>['causes']): ApiError =>
-  failure(400, 'BadRequest', message, causes ? { causes } : undefined);
-export const notFound = (q: Qualified): ApiError =>
-  failure(404, 'NotFound', `${qualifiedResource(q)} "${q.name ?? ''}" not found`, detailsOf(q));
+export const badRequest = (message: string, causes?: NonNullable<Status['details']>['causes']): ApiError => failure(400, 'BadRequest', message, causes ? { causes } : undefined);
+export const notFound = (q: Qualified): ApiError => failure(404, 'NotFound', `${qualifiedResource(q)} "${q.name ?? ''}" not found`, detailsOf(q));
 export const pathNotFound = (): ApiError => failure(404, 'NotFound', 'the server could not find the requested resource', {});
-export const alreadyExists = (q: Qualified): ApiError =>
-  failure(409, 'AlreadyExists', `${qualifiedResource(q)} "${q.name ?? ''}" already exists`, detailsOf(q));
-export const conflict = (q: Qualified, why: string): ApiError =>
-  failure(409, 'Conflict', `Operation cannot be fulfilled on ${qualifiedResource(q)} "${q.name ?? ''}": ${why}`, detailsOf(q));
+export const alreadyExists = (q: Qualified): ApiError => failure(409, 'AlreadyExists', `${qualifiedResource(q)} "${q.name ?? ''}" already exists`, detailsOf(q));
+export const conflict = (q: Qualified, why: string): ApiError => failure(409, 'Conflict', `Operation cannot be fulfilled on ${qualifiedResource(q)} "${q.name ?? ''}": ${why}`, detailsOf(q));
 export const gone = (message: string): ApiError => failure(410, 'Expired', message);
 /** 410 for a continue token past the horizon; carries a fresh token that continues from the latest snapshot. */
 export const resourceExpired = (message: string, continueToken?: string): ApiError => {
@@ -95,29 +91,29 @@ export const resourceExpired = (message: string, continueToken?: string): ApiErr
   if (continueToken) e.status.metadata = { continue: continueToken };
   return e;
 };
-export const methodNotAllowed = (method: string): ApiError => failure(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`, {
-  causes: [{ message: `method ${method} is not allowed` }],
-});
+export const methodNotAllowed = (method: string): ApiError =>
+  failure(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`, {
+    causes: [{ message: `method ${method} is not allowed` }],
+  });
 /** A verb the resource serves but refuses now (a create while its CRD is being deleted): 405 with why. */
 export const notAllowedNow = (why: string): ApiError => failure(405, 'MethodNotAllowed', why);
-export const notAcceptable = (accept: string): ApiError =>
-  failure(406, 'NotAcceptable', `the server was unable to respond with a content type that the client supports (${accept})`);
+export const notAcceptable = (accept: string): ApiError => failure(406, 'NotAcceptable', `the server was unable to respond with a content type that the client supports (${accept})`);
 export const unsupportedMediaType = (contentType: string): ApiError =>
   failure(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got ${contentType || 'none'})`);
 /** A request the HTTP parser refuses (raw-requests.ts), with the code node:http would answer bare. */
 export const malformedRequest = (code: 400 | 408 | 413 | 431, why: string): ApiError =>
   failure(code, code === 413 ? 'RequestEntityTooLarge' : code === 408 ? 'Timeout' : 'BadRequest', `malformed HTTP request: ${why}`);
-export const entityTooLarge = (limit: number): ApiError =>
-  failure(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${limit}`);
+export const entityTooLarge = (limit: number): ApiError => failure(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${limit}`);
 /** Kubernetes' storage.NewTooLargeResourceVersionError: a Timeout whose retry hint is left out when 0. */
 export const tooLargeResourceVersion = (rv: number, current: number, retryAfterSeconds = 1): ApiError =>
   failure(504, 'Timeout', `Timeout: Too large resource version: ${rv}, current: ${current}`, {
     causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
     ...(retryAfterSeconds > 0 ? { retryAfterSeconds } : {}),
   });
-export const internalError = (message: string): ApiError => failure(500, 'InternalError', `Internal error occurred: ${message}`, {
-  causes: [{ message }],
-});
+export const internalError = (message: string): ApiError =>
+  failure(500, 'InternalError', `Internal error occurred: ${message}`, {
+    causes: [{ message }],
+  });
 /**
  * An object whose stored data cannot be read (encryption at rest: no provider opens it): Kubernetes'
  * storage.NewCorruptObjError as a GET, PUT, PATCH or DELETE meets it (500 InternalError).
@@ -139,8 +135,7 @@ export function storeReadError(q: Qualified, prefix: string, failures: { key: st
     causes,
   });
 }
-export const forbidden = (q: Qualified, why: string): ApiError =>
-  failure(403, 'Forbidden', `${qualifiedResource(q)} "${q.name ?? ''}" is forbidden: ${why}`, detailsOf(q));
+export const forbidden = (q: Qualified, why: string): ApiError => failure(403, 'Forbidden', `${qualifiedResource(q)} "${q.name ?? ''}" is forbidden: ${why}`, detailsOf(q));
 /**
  * Kubernetes' NewForbidden for a refused request: `events is forbidden: …` (no name when the
  * request names none), `forbidden: …` for a non-resource request (no resource at all).
@@ -150,8 +145,7 @@ export const forbiddenRequest = (group: string, resource: string, name: string, 
   const message = !resource && !group ? `forbidden: ${why}` : name ? `${qualifiedText} "${name}" is forbidden: ${why}` : `${qualifiedText} is forbidden: ${why}`;
   return failure(403, 'Forbidden', message, { ...(name ? { name } : {}), ...(group ? { group } : {}), ...(resource ? { kind: resource } : {}) });
 };
-export const serviceUnavailable = (message: string, retryAfterSeconds = 0): ApiError =>
-  failure(503, 'ServiceUnavailable', message, retryAfterSeconds > 0 ? { retryAfterSeconds } : undefined);
+export const serviceUnavailable = (message: string, retryAfterSeconds = 0): ApiError => failure(503, 'ServiceUnavailable', message, retryAfterSeconds > 0 ? { retryAfterSeconds } : undefined);
 /**
  * kube-apiserver's max-in-flight refusal: its words and `Retry-After: 1`. It sends them as plain
  * text (Go's http.Error); here they are a Status, as every error orchd answers is, which clients

@@ -86,7 +86,8 @@ const NAME: Column = {
     name: 'Name',
     type: 'string',
     format: 'name',
-    description: 'Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically.',
+    description:
+      'Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically.',
     priority: 0,
   },
   cell: (obj) => obj.metadata.name ?? '',
@@ -120,12 +121,9 @@ function columnsOf(kind: KindStrategy): Column[] {
     const has = (name: string) => kind.tableColumns.some((c) => c.name.toLowerCase() === name);
     const own = kind.tableColumns.map(kindColumn);
     // A kind that declares its whole table (Event) gets neither NAME nor AGE added.
-    columns = kind.tableIncludesName ? own : [
-      ...(has('name') ? [] : [NAME]),
-      ...own.filter((c) => c.definition.priority === 0),
-      ...(has('age') ? [] : [AGE]),
-      ...own.filter((c) => c.definition.priority !== 0),
-    ];
+    columns = kind.tableIncludesName
+      ? own
+      : [...(has('name') ? [] : [NAME]), ...own.filter((c) => c.definition.priority === 0), ...(has('age') ? [] : [AGE]), ...own.filter((c) => c.definition.priority !== 0)];
     columnsByKind.set(kind, columns);
   }
   return columns;

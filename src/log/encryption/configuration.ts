@@ -14,9 +14,7 @@ export interface Key {
   secret: Buffer;
 }
 export type Provider =
-  | { type: 'aesgcm' | 'aescbc' | 'secretbox'; keys: Key[] }
-  | { type: 'identity' }
-  | { type: 'kms'; name: string; apiVersion: 'v1' | 'v2'; endpoint: string; timeoutMs: number; cachesize?: number };
+  { type: 'aesgcm' | 'aescbc' | 'secretbox'; keys: Key[] } | { type: 'identity' } | { type: 'kms'; name: string; apiVersion: 'v1' | 'v2'; endpoint: string; timeoutMs: number; cachesize?: number };
 export interface ResourceConfiguration {
   resources: GroupResource[];
   /** The first encrypts writes; all of them are tried on reads (by the stored prefix). */

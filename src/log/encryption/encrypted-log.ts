@@ -57,18 +57,20 @@ export class EncryptedLog implements Log {
     this.shared = inner.shared;
     this.headSeq = inner.headSeq && (() => inner.headSeq!());
     // Only etcd shares a log, and it seals nothing of its own: a current record is opened as a read one is.
-    this.current = inner.current && (async (key) => {
-      const e = await inner.current!(key);
-      if (!e) return e;
-      const values = this.values;
-      if (values.needsPreparing && mayBeSealed(e)) await values.prepare([e]);
-      try {
-        const value = values.open(e.key, e.value);
-        return value === e.value ? e : { seq: e.seq, type: e.type, key: e.key, value: stampVersion(value, e.seq), time: e.time };
-      } catch (err) {
-        throw err instanceof TransformError ? new CorruptEntryError(e.key, e.seq, err.message) : err;
-      }
-    });
+    this.current =
+      inner.current &&
+      (async (key) => {
+        const e = await inner.current!(key);
+        if (!e) return e;
+        const values = this.values;
+        if (values.needsPreparing && mayBeSealed(e)) await values.prepare([e]);
+        try {
+          const value = values.open(e.key, e.value);
+          return value === e.value ? e : { seq: e.seq, type: e.type, key: e.key, value: stampVersion(value, e.seq), time: e.time };
+        } catch (err) {
+          throw err instanceof TransformError ? new CorruptEntryError(e.key, e.seq, err.message) : err;
+        }
+      });
     // In order with the entries: a hole passed must not overtake entries still waiting for a data key.
     this.progress$ = inner.progress$ && this.progressed.asObservable();
     inner.progress$?.subscribe((seq) => this.inOrder([], () => this.progressed.next(seq)));

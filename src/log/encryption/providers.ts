@@ -58,8 +58,7 @@ function chainOf(providers: Provider[], opts: ProviderOptions): ProviderChain {
   };
 }
 
-const matches = (gr: GroupResource, group: string, resource: string): boolean =>
-  (gr.group === '*' || gr.group === group) && (gr.resource === '*' || gr.resource === resource);
+const matches = (gr: GroupResource, group: string, resource: string): boolean => (gr.group === '*' || gr.group === group) && (gr.resource === '*' || gr.resource === resource);
 
 /**
  * Which provider chain applies to each collection (`<group>/<plural>`): the first resource list that

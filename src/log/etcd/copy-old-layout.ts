@@ -18,7 +18,7 @@ export async function copyOldLayout(servers: string[], from = 'orchd/', to = DEF
   const end = Buffer.from(`${from}k0`); // '0' follows '/': the end of the k/ range
   let copied = 0;
   try {
-    for (let key = objects; ; ) {
+    for (let key = objects; ;) {
       const res = await client.kv.range({ key, range_end: end, limit: PAGE });
       for (const kv of res.kvs) {
         await client.kv.put({ key: layout.object(kv.key.toString('utf8', objects.length)), value: kv.value });

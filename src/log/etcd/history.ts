@@ -67,7 +67,7 @@ export function readEntries(w: Where, start: number, end: number, fence?: () => 
   });
   const pages = (async function* () {
     try {
-      for (let at = 0; ; ) {
+      for (let at = 0; ;) {
         while (!done && got.length - at < PAGE) await new Promise<void>((resolve) => (wake = resolve));
         if (failure) throw failure;
         if (at === got.length) return;
@@ -138,7 +138,7 @@ export async function currentOf(w: Where, key: string): Promise<LogEntry | undef
 
 /** The object keys as of a revision, in key order, a page at a time. */
 async function* objectsAt(w: Where, revision: number, keysOnly: boolean): AsyncIterable<IKeyValue[]> {
-  for (let from = w.layout.prefix; ; ) {
+  for (let from = w.layout.prefix; ;) {
     const res = await w.client.kv.range({ key: from, range_end: w.layout.end, revision, limit: PAGE, keys_only: keysOnly });
     const kvs = res.kvs.filter((kv) => w.layout.isObject(kv.key));
     if (kvs.length > 0) yield kvs;

@@ -50,7 +50,9 @@ Object.assign(jsonSchemaProps.properties!, {
   exclusiveMaximum: bool(),
   exclusiveMinimum: bool(),
   externalDocs: obj(`${V1}.ExternalDocumentation`, { description: str(), url: str() }),
-  format: str('bsonobjectid, uri, email, hostname, ipv4, ipv6, cidr, mac, uuid, uuid3, uuid4, uuid5, isbn, isbn10, isbn13, creditcard, ssn, hexcolor, rgbcolor, byte, password, date, duration, datetime, int32, int64, float, double…'),
+  format: str(
+    'bsonobjectid, uri, email, hostname, ipv4, ipv6, cidr, mac, uuid, uuid3, uuid4, uuid5, isbn, isbn10, isbn13, creditcard, ssn, hexcolor, rgbcolor, byte, password, date, duration, datetime, int32, int64, float, double…',
+  ),
   id: str(),
   items: { ...jsonSchemaProps, description: 'The schema of every item of an array.' },
   maxItems: count('Most items.'),

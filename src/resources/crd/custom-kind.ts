@@ -125,7 +125,9 @@ function versionStrategy(v: JsonObject, c: Common, opts: CustomKindOptions): Kin
 function celErrors(rules: SchemaRules | undefined, schema: Schema, obj: KubeObject, old: KubeObject | undefined, errs: FieldError[]): FieldError[] {
   if (!rules) return [];
   if (errs.some((e) => BLOCKING.has(e.type))) {
-    return [{ type: 'FieldValueInvalid', field: '<nil>', value: null, detail: 'some validation rules were not checked because the object was invalid; correct the existing errors to complete validation' }];
+    return [
+      { type: 'FieldValueInvalid', field: '<nil>', value: null, detail: 'some validation rules were not checked because the object was invalid; correct the existing errors to complete validation' },
+    ];
   }
   return rules.validate(schema, obj, old);
 }

@@ -7,7 +7,18 @@
  *   spec: Invalid value: "object": replicas must not exceed maxReplicas
  *   spec.replicas: Forbidden: may only grow       (reason FieldValueForbidden, fieldPath .replicas)
  */
-import { CelCostLimitError, CelEvaluationError, SCHEMA_RULES_OBJECT_BUDGET, SchemaRuleScope, compileSchemaRule, runMessageExpression, runSchemaRule, type CelSchema, type CompiledSchemaRule, type RuleBudget } from '../../cel/index.js';
+import {
+  CelCostLimitError,
+  CelEvaluationError,
+  SCHEMA_RULES_OBJECT_BUDGET,
+  SchemaRuleScope,
+  compileSchemaRule,
+  runMessageExpression,
+  runSchemaRule,
+  type CelSchema,
+  type CompiledSchemaRule,
+  type RuleBudget,
+} from '../../cel/index.js';
 import { FieldPath, duplicate, forbidden, invalid, required, type FieldError } from '../field-errors.js';
 import { isObject, jsonEqual } from '../json-access.js';
 import type { Schema, ValidationRule } from '../schema.js';

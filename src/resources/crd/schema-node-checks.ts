@@ -15,9 +15,28 @@ const TYPES = ['array', 'boolean', 'integer', 'number', 'object', 'string'];
 const REASONS = ['FieldValueDuplicate', 'FieldValueForbidden', 'FieldValueInvalid', 'FieldValueRequired'];
 /** What the root of a schema may say when the status subresource is served (status is cut out of it). */
 const ROOT_WITH_STATUS = new Set([
-  'description', 'type', 'format', 'title', 'maximum', 'exclusiveMaximum', 'minimum', 'exclusiveMinimum', 'maxLength', 'minLength', 'pattern',
-  'maxItems', 'minItems', 'uniqueItems', 'multipleOf', 'required', 'items', 'properties', 'externalDocs', 'example',
-  'x-kubernetes-preserve-unknown-fields', 'x-kubernetes-validations',
+  'description',
+  'type',
+  'format',
+  'title',
+  'maximum',
+  'exclusiveMaximum',
+  'minimum',
+  'exclusiveMinimum',
+  'maxLength',
+  'minLength',
+  'pattern',
+  'maxItems',
+  'minItems',
+  'uniqueItems',
+  'multipleOf',
+  'required',
+  'items',
+  'properties',
+  'externalDocs',
+  'example',
+  'x-kubernetes-preserve-unknown-fields',
+  'x-kubernetes-validations',
 ]);
 
 const hasNewline = (s: string) => /[\n\r]/.test(s);
@@ -71,7 +90,8 @@ export function listAndMapTypes(s: JsonObject, p: FieldPath): FieldError[] {
   const errs: FieldError[] = [];
   const type = typeof s.type === 'string' ? s.type : '';
   const mapType = s['x-kubernetes-map-type'];
-  if (mapType !== undefined && type !== 'object') errs.push(type ? invalid(p.child('type'), type, 'must be object if x-kubernetes-map-type is specified') : required(p.child('type'), 'must be object if x-kubernetes-map-type is specified'));
+  if (mapType !== undefined && type !== 'object')
+    errs.push(type ? invalid(p.child('type'), type, 'must be object if x-kubernetes-map-type is specified') : required(p.child('type'), 'must be object if x-kubernetes-map-type is specified'));
   if (mapType !== undefined && mapType !== 'atomic' && mapType !== 'granular') errs.push(notSupported(p.child('x-kubernetes-map-type'), mapType, ['atomic', 'granular']));
   const listType = s['x-kubernetes-list-type'];
   const items = isObject(s.items) ? s.items : undefined;
@@ -88,10 +108,15 @@ export function listAndMapTypes(s: JsonObject, p: FieldPath): FieldError[] {
   if (listType !== undefined && !['atomic', 'set', 'map'].includes(listType as string)) errs.push(notSupported(p.child('x-kubernetes-list-type'), listType, ['atomic', 'set', 'map']));
   const keys = Array.isArray(s['x-kubernetes-list-map-keys']) ? (s['x-kubernetes-list-map-keys'] as unknown[]) : [];
   if (keys.length > 0 && listType !== 'map') {
-    errs.push(listType === undefined ? required(p.child('x-kubernetes-list-type'), 'must be map if x-kubernetes-list-map-keys is non-empty') : invalid(p.child('x-kubernetes-list-type'), listType, 'must be map if x-kubernetes-list-map-keys is non-empty'));
+    errs.push(
+      listType === undefined
+        ? required(p.child('x-kubernetes-list-type'), 'must be map if x-kubernetes-list-map-keys is non-empty')
+        : invalid(p.child('x-kubernetes-list-type'), listType, 'must be map if x-kubernetes-list-map-keys is non-empty'),
+    );
   }
   if (listType === 'map') errs.push(...mapListItems(s, keys, items, p));
-  if ((listType === 'set' || listType === 'map') && items?.nullable === true) errs.push(forbidden(p.child('items', 'nullable'), `cannot be nullable when x-kubernetes-list-type is ${String(listType)}`));
+  if ((listType === 'set' || listType === 'map') && items?.nullable === true)
+    errs.push(forbidden(p.child('items', 'nullable'), `cannot be nullable when x-kubernetes-list-type is ${String(listType)}`));
   return errs;
 }
 
@@ -111,11 +136,38 @@ function mapListItems(s: JsonObject, keys: unknown[], items: JsonObject | undefi
     const prop = typeof k === 'string' && Object.hasOwn(props, k) && isObject(props[k]) ? (props[k] as JsonObject) : undefined;
     if (!prop) errs.push(invalid(p.child('x-kubernetes-list-map-keys'), keys, 'entries must all be names of item properties'));
     else {
-      if (prop.type === 'array' || prop.type === 'object') errs.push(invalid(p.child('items', 'properties').key(k as string).child('type'), items.type, "must be a scalar type if parent array's x-kubernetes-list-type is map"));
+      if (prop.type === 'array' || prop.type === 'object')
+        errs.push(
+          invalid(
+            p
+              .child('items', 'properties')
+              .key(k as string)
+              .child('type'),
+            items.type,
+            "must be a scalar type if parent array's x-kubernetes-list-type is map",
+          ),
+        );
       if (!requiredKeys.includes(k) && prop.default === undefined) {
-        errs.push(required(p.child('items', 'properties').key(k as string).child('default'), 'this property is in x-kubernetes-list-map-keys, so it must have a default or be a required property'));
+        errs.push(
+          required(
+            p
+              .child('items', 'properties')
+              .key(k as string)
+              .child('default'),
+            'this property is in x-kubernetes-list-map-keys, so it must have a default or be a required property',
+          ),
+        );
       }
-      if (prop.nullable === true) errs.push(forbidden(p.child('items', 'properties').key(k as string).child('nullable'), 'this property is in x-kubernetes-list-map-keys, so it cannot be nullable'));
+      if (prop.nullable === true)
+        errs.push(
+          forbidden(
+            p
+              .child('items', 'properties')
+              .key(k as string)
+              .child('nullable'),
+            'this property is in x-kubernetes-list-map-keys, so it cannot be nullable',
+          ),
+        );
     }
     if (seen.has(k)) errs.push(invalid(p.child('x-kubernetes-list-map-keys'), keys, 'must not contain duplicate entries'));
     seen.add(k);
@@ -154,7 +206,10 @@ export function structuralInvariants(s: JsonObject, level: Level, p: FieldPath):
   const intOrString = s['x-kubernetes-int-or-string'] === true;
   if (type === 'array' && s.items === undefined) errs.push(required(p.child('items'), 'must be specified'));
   if (s.additionalProperties !== undefined && level === 'root') errs.push(forbidden(p.child('additionalProperties'), 'must not be used at the root'));
-  if (embedded && type !== 'object') errs.push(type ? invalid(p.child('type'), type, 'must be object if x-kubernetes-embedded-resource is true') : required(p.child('type'), 'must be object if x-kubernetes-embedded-resource is true'));
+  if (embedded && type !== 'object')
+    errs.push(
+      type ? invalid(p.child('type'), type, 'must be object if x-kubernetes-embedded-resource is true') : required(p.child('type'), 'must be object if x-kubernetes-embedded-resource is true'),
+    );
   else if (!type && !intOrString && !preserve) {
     const where = level === 'root' ? 'at the root' : level === 'item' ? 'for specified array items' : 'for specified object fields';
     errs.push(required(p.child('type'), `must not be empty ${where}`));

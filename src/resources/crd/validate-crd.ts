@@ -70,7 +70,11 @@ export function validateStoredVersions(crd: KubeObject): FieldError[] {
   stored.forEach((name, i) => {
     if (!versions.some((v) => stringAt(v, 'name') === name)) {
       errs.push(
-        invalid(p.index(i), name, `missing from spec.versions; ${name} was previously a storage version, and must remain in spec.versions until a storage migration ensures no data remains persisted in ${name} and removes ${name} from status.storedVersions`),
+        invalid(
+          p.index(i),
+          name,
+          `missing from spec.versions; ${name} was previously a storage version, and must remain in spec.versions until a storage migration ensures no data remains persisted in ${name} and removes ${name} from status.storedVersions`,
+        ),
       );
     }
   });
@@ -160,7 +164,10 @@ function simplePathErrors(path: string, p: FieldPath): FieldError[] {
 function validateScale(scale: JsonObject | undefined, p: FieldPath): FieldError[] {
   if (!scale) return [];
   const errs: FieldError[] = [];
-  for (const [field, under] of [['specReplicasPath', '.spec.'], ['statusReplicasPath', '.status.']] as const) {
+  for (const [field, under] of [
+    ['specReplicasPath', '.spec.'],
+    ['statusReplicasPath', '.status.'],
+  ] as const) {
     const path = stringAt(scale, field);
     const fp = p.child(`scale.${field}`);
     if (!path) errs.push(required(fp, ''));

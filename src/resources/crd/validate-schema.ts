@@ -61,32 +61,47 @@ function walkChildren(s: JsonObject, p: FieldPath, w: Walk, errs: FieldError[]):
     for (const [name, sub] of Object.entries(s.properties)) {
       if (!isObject(sub)) continue;
       const meta = (w.level === 'root' || embedded) && META_FIELDS.has(name);
-      walk(sub, p.child('properties').key(name), {
-        level: 'field',
-        valuePath: w.valuePath.child(name),
-        noDefaults: meta && w.level === 'root' ? `in top-level ${name}` : w.noDefaults,
-        insideMeta: w.insideMeta || meta,
-        rules: w.rules.child(sub, { uncorrelatable: atomicMap ? p : undefined }),
-      }, errs);
+      walk(
+        sub,
+        p.child('properties').key(name),
+        {
+          level: 'field',
+          valuePath: w.valuePath.child(name),
+          noDefaults: meta && w.level === 'root' ? `in top-level ${name}` : w.noDefaults,
+          insideMeta: w.insideMeta || meta,
+          rules: w.rules.child(sub, { uncorrelatable: atomicMap ? p : undefined }),
+        },
+        errs,
+      );
     }
   }
   if (isObject(s.additionalProperties)) {
-    walk(s.additionalProperties, p.child('additionalProperties'), {
-      level: 'field',
-      valuePath: w.valuePath.child('*'),
-      noDefaults: w.insideMeta ? 'inside additionalProperties applying to object metadata' : w.noDefaults,
-      insideMeta: w.insideMeta,
-      rules: w.rules.child(s.additionalProperties, { times: s.maxProperties as number | undefined, perItemOf: s }),
-    }, errs);
+    walk(
+      s.additionalProperties,
+      p.child('additionalProperties'),
+      {
+        level: 'field',
+        valuePath: w.valuePath.child('*'),
+        noDefaults: w.insideMeta ? 'inside additionalProperties applying to object metadata' : w.noDefaults,
+        insideMeta: w.insideMeta,
+        rules: w.rules.child(s.additionalProperties, { times: s.maxProperties as number | undefined, perItemOf: s }),
+      },
+      errs,
+    );
   }
   if (isObject(s.items)) {
-    walk(s.items, p.child('items'), {
-      level: 'item',
-      valuePath: w.valuePath.index(0),
-      noDefaults: w.noDefaults,
-      insideMeta: w.insideMeta,
-      rules: w.rules.child(s.items, { times: s.maxItems as number | undefined, perItemOf: s, uncorrelatable: s['x-kubernetes-list-type'] === 'map' ? undefined : p }),
-    }, errs);
+    walk(
+      s.items,
+      p.child('items'),
+      {
+        level: 'item',
+        valuePath: w.valuePath.index(0),
+        noDefaults: w.noDefaults,
+        insideMeta: w.insideMeta,
+        rules: w.rules.child(s.items, { times: s.maxItems as number | undefined, perItemOf: s, uncorrelatable: s['x-kubernetes-list-type'] === 'map' ? undefined : p }),
+      },
+      errs,
+    );
   }
 }
 

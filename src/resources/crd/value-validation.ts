@@ -19,8 +19,7 @@ import type { Schema } from '../schema.js';
 import type { ObjectMeta } from '../types.js';
 import { fitsFormat } from './formats.js';
 
-const jsonType = (v: unknown): string =>
-  v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'number' ? (Number.isInteger(v) ? 'integer' : 'number') : typeof v;
+const jsonType = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'number' ? (Number.isInteger(v) ? 'integer' : 'number') : typeof v);
 
 /** The path as kube-openapi names it inside its messages ("spec.replicas in body …"). */
 const inBody = (p: FieldPath) => `${String(p)} in body`;
@@ -67,7 +66,13 @@ function check(value: unknown, s: Schema, p: FieldPath, errs: FieldError[], root
     return;
   }
   if (s.enum && !s.enum.some((e) => jsonEqual(e, value))) {
-    errs.push(notSupported(p, value, s.enum.map((e) => (typeof e === 'string' ? e : JSON.stringify(e)))));
+    errs.push(
+      notSupported(
+        p,
+        value,
+        s.enum.map((e) => (typeof e === 'string' ? e : JSON.stringify(e))),
+      ),
+    );
   }
   if (typeof value === 'string') checkString(value, s, p, errs);
   else if (typeof value === 'number') checkNumber(value, s, p, errs);
@@ -195,5 +200,9 @@ function closest(results: FieldError[][]): FieldError[] {
 function goMap(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(goMap);
   if (!isObject(v)) return v;
-  return Object.fromEntries(Object.keys(v).sort().map((k) => [k, goMap(v[k])]));
+  return Object.fromEntries(
+    Object.keys(v)
+      .sort()
+      .map((k) => [k, goMap(v[k])]),
+  );
 }

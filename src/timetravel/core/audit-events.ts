@@ -65,7 +65,17 @@ export async function refusedWrites(file: string, filter: StateFilter): Promise<
       if (filter.name !== undefined && ref.name !== filter.name) continue;
       const time = Date.parse(e.stageTimestamp ?? '');
       const manager = managerOf(e);
-      out.push({ refused: true, time, verb: e.verb!, user: e.user?.username ?? '', ...(manager ? { manager } : {}), key: `${collection}/${ref.namespace ?? ''}/${ref.name ?? ''}`, code, reason: e.responseStatus?.reason ?? '', message: e.responseStatus?.message ?? '' });
+      out.push({
+        refused: true,
+        time,
+        verb: e.verb!,
+        user: e.user?.username ?? '',
+        ...(manager ? { manager } : {}),
+        key: `${collection}/${ref.namespace ?? ''}/${ref.name ?? ''}`,
+        code,
+        reason: e.responseStatus?.reason ?? '',
+        message: e.responseStatus?.message ?? '',
+      });
     }
   } finally {
     lines.close();

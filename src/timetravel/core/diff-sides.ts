@@ -50,7 +50,9 @@ export function parseSides(words: string[]): { versions: [VersionSpec, VersionSp
   const [a, b] = [wordOf(words[0], 'A'), wordOf(words[1], 'B')];
   if (!('source' in a) && !('source' in b)) return { versions: [a.version, b.version] };
   if ('source' in a && 'source' in b) return { sources: [a, b] };
-  throw new TimeTravelUsageError('give two versions of one history (RV, TIME or HEAD, with --data-dir, --server or --file), or two histories (FOLDER or RECORDING, each with an optional @RV|TIME|HEAD)');
+  throw new TimeTravelUsageError(
+    'give two versions of one history (RV, TIME or HEAD, with --data-dir, --server or --file), or two histories (FOLDER or RECORDING, each with an optional @RV|TIME|HEAD)',
+  );
 }
 
 /** A source as a history: a folder is a data folder, a file a recording. */

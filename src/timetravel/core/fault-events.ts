@@ -23,7 +23,9 @@ export function faultsIn(dataDir: string, filter: StateFilter, from: number, to:
     .filter((f) => {
       const rv = Number(f.resourceVersion);
       const r = f.request;
-      return rv >= from && rv <= to && wanted.has(collectionOf(r.resource)) && (filter.namespace === undefined || r.namespace === filter.namespace) && (filter.name === undefined || r.name === filter.name);
+      return (
+        rv >= from && rv <= to && wanted.has(collectionOf(r.resource)) && (filter.namespace === undefined || r.namespace === filter.namespace) && (filter.name === undefined || r.name === filter.name)
+      );
     })
     .map(row);
 }

@@ -160,7 +160,6 @@ export class StampClock {
   }
 }
 
-
 /** The version a spec names, checked against what the history holds (the horizon, the head). */
 export async function resolveVersion(history: History, flag: string, spec: VersionSpec): Promise<number> {
   if ('head' in spec) return checkVersion(history, flag, history.head);
@@ -170,7 +169,8 @@ export async function resolveVersion(history: History, flag: string, spec: Versi
     if (rv === 0) throw new TimeTravelError(`${flag} ${at}: nothing was committed at or before then`);
     // A time after the newest commit names a version not written yet, as a number past the head does.
     const headTime = rv === history.head ? await history.timeOf(rv) : undefined;
-    if (headTime !== undefined && spec.timeMs > headTime) throw new TimeTravelError(`${flag} ${at}: not written yet: the newest version is ${history.head}, committed at ${new Date(headTime).toISOString()}`);
+    if (headTime !== undefined && spec.timeMs > headTime)
+      throw new TimeTravelError(`${flag} ${at}: not written yet: the newest version is ${history.head}, committed at ${new Date(headTime).toISOString()}`);
     return checkVersion(history, flag, Math.max(rv, history.oldest));
   }
   return checkVersion(history, flag, spec.rv);

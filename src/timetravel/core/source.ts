@@ -16,7 +16,6 @@ export const madeBy =
   (c: { writer?: { user: string; manager?: string }; user?: string; manager?: string }): boolean =>
     (v.user === undefined || (c.writer?.user ?? c.user) === v.user) && (v.manager === undefined || (c.writer?.manager ?? c.manager) === v.manager);
 
-
 interface SourceValues {
   'data-dir'?: string;
   server?: string;
@@ -51,7 +50,10 @@ export async function withHistory<T>(values: SourceValues, io: Notes, run: (h: H
   try {
     const result = await run(history);
     // Said after the output, and only when there was some: an error stays one line.
-    if (!history.timesFromLog) io.err.write(`orchd: note: times are taken from the objects' own timestamps (to the second), not from the log: ${values.server ? 'the API carries no commit times' : 'this log was written before it kept commit times'}\n`);
+    if (!history.timesFromLog)
+      io.err.write(
+        `orchd: note: times are taken from the objects' own timestamps (to the second), not from the log: ${values.server ? 'the API carries no commit times' : 'this log was written before it kept commit times'}\n`,
+      );
     return result;
   } finally {
     await history.close();

@@ -36,6 +36,7 @@ function refuseImpossible(text: string, date: string, time: string): void {
   const [y, mo, d] = date.split('-').map(Number);
   const [h, mi, s] = time.split(':').map(Number);
   const days = new Date(Date.UTC(y, mo, 0)).getUTCDate();
-  const why = mo < 1 || mo > 12 ? `there is no month ${mo}` : d < 1 || d > days ? `${date.slice(0, 7)} has no day ${d}` : h > 23 || mi > 59 || (s ?? 0) >= 61 ? `${time} is not a time of day` : undefined;
+  const why =
+    mo < 1 || mo > 12 ? `there is no month ${mo}` : d < 1 || d > days ? `${date.slice(0, 7)} has no day ${d}` : h > 23 || mi > 59 || (s ?? 0) >= 61 ? `${time} is not a time of day` : undefined;
   if (why) throw new Error(`${JSON.stringify(text)}: not a time: ${why}`);
 }

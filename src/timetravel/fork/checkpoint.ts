@@ -60,7 +60,10 @@ export class ForkCheckpoint {
       const rev = put ? e.seq : -e.seq;
       const size = put ? e.raw.byteLength : 0;
       const where = put ? at : -1;
-      if (put) bodies.push(e.raw), (at += size);
+      if (put) {
+        bodies.push(e.raw);
+        at += size;
+      }
       const k = this.keys.get(e.key);
       if (!k) this.keys.set(e.key, { r: rev, at: where, size });
       else {
@@ -75,7 +78,7 @@ export class ForkCheckpoint {
 
   /** The bodies at the spill's end, in place (no copy into one buffer): vectored writes, as much as each takes. */
   private append(bodies: Uint8Array[], end: number): void {
-    for (let i = 0; this.spilled < end; ) {
+    for (let i = 0; this.spilled < end;) {
       let wrote = writevSync(this.fd, bodies.slice(i, i + IOV_MAX), this.spilled);
       this.spilled += wrote;
       for (; i < bodies.length && wrote >= bodies[i].byteLength; i++) wrote -= bodies[i].byteLength;
@@ -104,7 +107,7 @@ export class ForkCheckpoint {
     for (const [c, keys] of byCollection) {
       // First seen is most often key order already (names made in order): checked, not trusted.
       if (!inOrder(keys)) keys.sort();
-      for (let i = 0; i < keys.length; ) {
+      for (let i = 0; i < keys.length;) {
         const head: PartHead = { c, k: [], r: [], n: [] };
         const held: KeyState[] = [];
         for (let bytes = 0; i < keys.length && head.k.length < PART && bytes < STEP_BYTES; i++) {
@@ -123,12 +126,12 @@ export class ForkCheckpoint {
   /** The objects' bytes from the spill: one read per run of objects that lie side by side there. */
   private read(held: readonly KeyState[]): Buffer[] {
     const out: Buffer[] = [];
-    for (let i = 0; i < held.length; ) {
+    for (let i = 0; i < held.length;) {
       let j = i + 1;
       let end = held[i].at + held[i].size;
       for (; j < held.length && held[j].at === end; j++) end += held[j].size;
       const run = Buffer.allocUnsafe(end - held[i].at);
-      for (let done = 0; done < run.length; ) {
+      for (let done = 0; done < run.length;) {
         const n = readSync(this.fd, run, done, run.length - done, held[i].at + done);
         if (n === 0) throw new Error(`fork checkpoint: the spill ${this.spill} ends early`);
         done += n;

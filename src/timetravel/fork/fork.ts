@@ -106,7 +106,15 @@ export async function makeFork(o: ForkOptions): Promise<void> {
 /** Removes dir and its parents up to top (included), each only while it is empty. */
 async function rmEmptyUpTo(dir: string, top: string): Promise<void> {
   for (let d = dir; ; d = dirname(d)) {
-    if (!(await rmdir(d).then(() => true, () => false)) || d === top || d === dirname(d)) return;
+    if (
+      !(await rmdir(d).then(
+        () => true,
+        () => false,
+      )) ||
+      d === top ||
+      d === dirname(d)
+    )
+      return;
   }
 }
 

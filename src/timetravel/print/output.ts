@@ -34,7 +34,11 @@ export function* tableLines(header: string[], rows: string[][]): Iterable<string
   const widths = header.map((h) => h.length);
   // Not Math.max(...cells): a million arguments overflow the stack.
   for (const r of rows) for (let i = 0; i < widths.length; i++) widths[i] = Math.max(widths[i], r[i].length);
-  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]))).join('   ').trimEnd() + '\n';
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i])))
+      .join('   ')
+      .trimEnd() + '\n';
   yield line(header);
   for (const r of rows) yield line(r);
 }
@@ -78,8 +82,34 @@ export function changeJson(c: Change, timesFromLog: boolean, managedFields = fal
 /** A refused write (from an audit log: ../core/audit-events.ts) as one JSON value, beside the changes' ones. */
 function refusedJson(r: Refused): Record<string, unknown> {
   const { namespace, name } = namesOf(r.key);
-  if ('fault' in r && 'afterRv' in r) return { resourceVersion: null, afterResourceVersion: String(r.afterRv), time: formatTime(r.time, true), type: 'FAULT', fault: r.fault, rule: r.reason, resource: resourceOf(r.key), namespace, name, verb: r.verb, user: r.user };
-  return { resourceVersion: null, time: formatTime(r.time, true), type: 'REFUSED', resource: resourceOf(r.key), namespace, name, verb: r.verb, user: r.user, manager: r.manager ?? null, code: r.code, reason: r.reason, message: r.message };
+  if ('fault' in r && 'afterRv' in r)
+    return {
+      resourceVersion: null,
+      afterResourceVersion: String(r.afterRv),
+      time: formatTime(r.time, true),
+      type: 'FAULT',
+      fault: r.fault,
+      rule: r.reason,
+      resource: resourceOf(r.key),
+      namespace,
+      name,
+      verb: r.verb,
+      user: r.user,
+    };
+  return {
+    resourceVersion: null,
+    time: formatTime(r.time, true),
+    type: 'REFUSED',
+    resource: resourceOf(r.key),
+    namespace,
+    name,
+    verb: r.verb,
+    user: r.user,
+    manager: r.manager ?? null,
+    code: r.code,
+    reason: r.reason,
+    message: r.message,
+  };
 }
 
 const isRefused = (c: Change | Refused): c is Refused => 'refused' in c;
@@ -98,7 +128,8 @@ export async function* printChanges(changes: AsyncIterable<Change | Refused>, fo
   const columns = ['RESOURCEVERSION', 'TIME', 'EVENT', 'RESOURCE', 'NAMESPACE', 'NAME', 'USER', 'MANAGER'];
   const rowOf = (c: Change | Refused): string[] => {
     const { namespace, name } = namesOf(c.key);
-    if (isRefused(c) && 'fault' in c && 'afterRv' in c) return [`(${String(c.afterRv)})`, formatTime(c.time, true), `FAULT ${String(c.fault)}`, resourceOf(c.key), namespace, name || '-', c.user, `- (${c.verb})`];
+    if (isRefused(c) && 'fault' in c && 'afterRv' in c)
+      return [`(${String(c.afterRv)})`, formatTime(c.time, true), `FAULT ${String(c.fault)}`, resourceOf(c.key), namespace, name || '-', c.user, `- (${c.verb})`];
     if (isRefused(c)) return ['-', formatTime(c.time, true), `REFUSED ${c.code}`, resourceOf(c.key), namespace, name || '-', c.user, `${c.manager ?? '-'} (${c.verb})`];
     return [String(c.rv), formatTime(c.time, timesFromLog), c.type, resourceOf(c.key), namespace, name, userOf(c), managerOf(c)];
   };
@@ -159,7 +190,6 @@ export async function* printState(rv: number, pages: AsyncIterable<Stored[]> | I
   }
   yield* tableLines(['RESOURCE', 'NAMESPACE', 'NAME', 'RESOURCEVERSION', 'CREATED'], rows);
 }
-
 
 /**
  * An RFC 6902 patch from a to b. An object that appears is one add of the whole document; one that

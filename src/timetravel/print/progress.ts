@@ -38,7 +38,10 @@ export function progress(total: number | undefined, label: string, opts: Progres
       const now = performance.now();
       if (!bar) {
         if (now - started < SHOW_AFTER_MS) return;
-        const format = total === undefined ? `${label} {value} ${unit} | {rate} ${unit}/s | {duration_formatted}` : `${label} [{bar}] {percentage}% | {value}/{total} ${unit} | {rate} ${unit}/s | ETA {eta_formatted}`;
+        const format =
+          total === undefined
+            ? `${label} {value} ${unit} | {rate} ${unit}/s | {duration_formatted}`
+            : `${label} [{bar}] {percentage}% | {value}/{total} ${unit} | {rate} ${unit}/s | ETA {eta_formatted}`;
         // Only a terminal gets here: a WriteStream of a TTY, which cli-progress draws on.
         bar = new cliProgress.SingleBar({ stream: stream as NodeJS.WriteStream, format, hideCursor: true }, cliProgress.Presets.shades_classic);
         bar.start(total ?? 0, done, { rate: rate(done, now) });

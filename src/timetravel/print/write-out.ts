@@ -18,7 +18,7 @@ export async function writeAll(out: NodeJS.WritableStream, pieces: AsyncIterable
   };
   for await (const p of pieces) {
     const b = typeof p === 'string' ? Buffer.from(p) : p;
-    for (let at = 0; at < b.length; ) {
+    for (let at = 0; at < b.length;) {
       if (size === CHUNK) await flush();
       const n = b.copy(chunk, size, at);
       size += n;

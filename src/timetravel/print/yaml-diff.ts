@@ -14,7 +14,15 @@ export function colour(diff: string): string {
   return diff
     .split('\n')
     .map((l) =>
-      l.startsWith('+++') || l.startsWith('---') || l.startsWith('#') ? BOLD + l + RESET : l.startsWith('+') ? GREEN + l + RESET : l.startsWith('-') ? RED + l + RESET : l.startsWith('@@') ? CYAN + l + RESET : l,
+      l.startsWith('+++') || l.startsWith('---') || l.startsWith('#')
+        ? BOLD + l + RESET
+        : l.startsWith('+')
+          ? GREEN + l + RESET
+          : l.startsWith('-')
+            ? RED + l + RESET
+            : l.startsWith('@@')
+              ? CYAN + l + RESET
+              : l,
     )
     .join('\n');
 }

@@ -82,16 +82,22 @@ export function entryOf(b: Buffer): StoredEntry | undefined {
   if (!matches(b, at, KEY)) return undefined;
   at += KEY.length;
   let keyLength: number;
-  if (b[at] === 0xd9) (keyLength = b[at + 1]), (at += 2);
-  else if (b[at] === 0xda) (keyLength = b.readUInt16BE(at + 1)), (at += 3);
-  else return undefined;
+  if (b[at] === 0xd9) {
+    keyLength = b[at + 1];
+    at += 2;
+  } else if (b[at] === 0xda) {
+    keyLength = b.readUInt16BE(at + 1);
+    at += 3;
+  } else return undefined;
   const key = b.toString('utf8', at, (at += keyLength));
   if (!matches(b, at, TIME)) return undefined;
   at += TIME.length;
   let time: number | undefined;
   if (b[at] === 0xc0) at += 1;
-  else if (b[at] === 0xcb) (time = b.readDoubleBE(at + 1)), (at += 9);
-  else return undefined;
+  else if (b[at] === 0xcb) {
+    time = b.readDoubleBE(at + 1);
+    at += 9;
+  } else return undefined;
   if (!matches(b, at, OBJECT) || at + OBJECT.length >= b.length) return undefined;
   return new StoredEntry(rv, type, key, b, at + OBJECT.length, b.length, time);
 }
@@ -101,4 +107,3 @@ function matches(b: Buffer, at: number, what: Buffer): boolean {
   for (let i = 0; i < what.length; i++) if (b[at + i] !== what[i]) return false;
   return true;
 }
-

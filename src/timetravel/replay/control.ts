@@ -193,8 +193,10 @@ export function terminalKeys(control: ReplayControl, quit: () => void, stdin: No
   if (!stdin.isTTY) return { close() {} };
   const onKey = (b: Buffer) => {
     const key = b.toString();
-    if (key === ' ') (control.status().paused ? control.resume() : control.pause());
-    else if (key === 's') void ignoreRefusal(() => control.step());
+    if (key === ' ') {
+      if (control.status().paused) control.resume();
+      else control.pause();
+    } else if (key === 's') void ignoreRefusal(() => control.step());
     else if (key === 'e') void ignoreRefusal(() => control.jump(control.status().end));
     else if (key === 'f') control.fork?.().catch(() => undefined);
     else if (key === 'q' || key === '\u0003') quit();

@@ -99,7 +99,11 @@ export async function forkAtPause(control: ReplayControl, isOver: () => boolean)
  * How the replay ended: its report, the fork's server (a forked replay is closed on purpose, so its
  * end is not a failure), or undefined when stopped.
  */
-export async function replayOutcome<S extends ForkServer>(done: Promise<ReplayReport>, stopped: Promise<void>, forking: Forking<S> | undefined): Promise<{ report: ReplayReport } | { fork: S } | undefined> {
+export async function replayOutcome<S extends ForkServer>(
+  done: Promise<ReplayReport>,
+  stopped: Promise<void>,
+  forking: Forking<S> | undefined,
+): Promise<{ report: ReplayReport } | { fork: S } | undefined> {
   const ended = done.then(
     (report) => ({ report }),
     async (err: unknown) => {

@@ -76,9 +76,7 @@ export interface Replaying {
 /** The replay server is read-only, like a user bound to the `view` role. */
 const readOnly: Authorizer = {
   authorize: (a) =>
-    a.verb === 'get' || a.verb === 'list' || a.verb === 'watch'
-      ? { decision: 'allow' }
-      : { decision: 'noOpinion', reason: 'the replay server serves a recorded log: only get, list and watch' },
+    a.verb === 'get' || a.verb === 'list' || a.verb === 'watch' ? { decision: 'allow' } : { decision: 'noOpinion', reason: 'the replay server serves a recorded log: only get, list and watch' },
 };
 
 /** The range to replay, checked against what the history holds. */

@@ -216,4 +216,5 @@ async function readBody(fh: FileHandle, part: Part, into?: Buffer): Promise<Buff
   return body;
 }
 
-const notAsWritten = (file: string, part: Part): Error => new TimeTravelError(`checkpoint file ${file}: the part at byte ${part.at} is not as orchd writes them (keys out of order or sizes that do not add up)`);
+const notAsWritten = (file: string, part: Part): Error =>
+  new TimeTravelError(`checkpoint file ${file}: the part at byte ${part.at} is not as orchd writes them (keys out of order or sizes that do not add up)`);

@@ -53,7 +53,12 @@ export async function openLogCopy(path: string, encryption: EncryptionConfigurat
   await log.open();
   if (!(await log.ready(KMS_WAIT_MS))) {
     await log.close();
-    throw new TimeTravelError(`the KMS plugins did not answer within ${KMS_WAIT_MS} ms: ${log.health().map((h) => h.problem).join('; ')}`);
+    throw new TimeTravelError(
+      `the KMS plugins did not answer within ${KMS_WAIT_MS} ms: ${log
+        .health()
+        .map((h) => h.problem)
+        .join('; ')}`,
+    );
   }
   return log;
 }

@@ -123,7 +123,10 @@ class ServerHistory implements History {
   /** The query that asks /debug/log for the filter's kinds and namespace (the labels are matched here). */
   private query(filter: Filter): string {
     // No collection named: every kind the server serves, the kinds of its CRDs too.
-    return [...(filter.kinds ?? []).map((k) => `collection=${encodeURIComponent(collectionOfKind(k))}`), ...(filter.namespace !== undefined ? [`namespace=${encodeURIComponent(filter.namespace)}`] : [])].join('&');
+    return [
+      ...(filter.kinds ?? []).map((k) => `collection=${encodeURIComponent(collectionOfKind(k))}`),
+      ...(filter.namespace !== undefined ? [`namespace=${encodeURIComponent(filter.namespace)}`] : []),
+    ].join('&');
   }
 
   async *changes(from: number, to: number, filter: Filter): AsyncIterable<Change> {

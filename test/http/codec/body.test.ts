@@ -251,7 +251,12 @@ describe('decodeBody turns YAML into JSON values (YAML 1.2 core schema)', () => 
 describe('decodeBody is safe on hostile YAML', () => {
   it('stops a billion-laughs document at a size proportional to its text', () => {
     const lines = ['a0: &a0 [x, x, x, x, x, x, x, x, x, x]'];
-    for (let k = 1; k < 10; k++) lines.push(`a${k}: &a${k} [${Array(10).fill(`*a${k - 1}`).join(', ')}]`);
+    for (let k = 1; k < 10; k++)
+      lines.push(
+        `a${k}: &a${k} [${Array(10)
+          .fill(`*a${k - 1}`)
+          .join(', ')}]`,
+      );
     expect(decodeFailure(lines.join('\n'), 'application/yaml', objects)).toMatchObject({ code: 400, message: expect.stringContaining('too many nodes') });
   });
   it('stops an alias that contains itself', () => {

@@ -1,16 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  createOptions,
-  flag,
-  getOptions,
-  includeObject,
-  listOptions,
-  parseGoBool,
-  parseResourceVersion,
-  patchOptions,
-  pretty,
-  updateOptions,
-} from '../../../src/http/codec/query.js';
+import { createOptions, flag, getOptions, includeObject, listOptions, parseGoBool, parseResourceVersion, patchOptions, pretty, updateOptions } from '../../../src/http/codec/query.js';
 import { deleteCollectionOptions, deleteOptionsFrom } from '../../../src/http/codec/delete-options.js';
 import { ApiError } from '../../../src/http/respond/status.js';
 
@@ -154,7 +143,10 @@ describe('resourceVersion', () => {
     ['a negative number', '-1', 'invalid syntax'],
     ['past uint64', '18446744073709551616', 'value out of range'],
   ])('400 for %s', (_name, rv, why) => {
-    expect(failure(() => parseResourceVersion(rv))).toMatchObject({ code: 400, message: `invalid resource version: resourceVersion: Invalid value: "${rv}": strconv.ParseUint: parsing "${rv}": ${why}` });
+    expect(failure(() => parseResourceVersion(rv))).toMatchObject({
+      code: 400,
+      message: `invalid resource version: resourceVersion: Invalid value: "${rv}": strconv.ParseUint: parsing "${rv}": ${why}`,
+    });
   });
   it('is checked by list, watch and get', () => {
     expect(failure(() => listOptions(q('resourceVersion=x')))).toMatchObject({ code: 400 });
@@ -191,7 +183,12 @@ describe('listOptions for a list', () => {
   });
 
   const invalid: [string, string, string, [string, string][]][] = [
-    ['a match needs a version', 'resourceVersionMatch=Exact', 'resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided', [['FieldValueForbidden', 'resourceVersionMatch']]],
+    [
+      'a match needs a version',
+      'resourceVersionMatch=Exact',
+      'resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided',
+      [['FieldValueForbidden', 'resourceVersionMatch']],
+    ],
     [
       'a match cannot go with continue',
       'resourceVersion=0&resourceVersionMatch=NotOlderThan&continue=tok',
@@ -204,7 +201,12 @@ describe('listOptions for a list', () => {
       'resourceVersionMatch: Unsupported value: "Newest": supported values: "Exact", "NotOlderThan", ""',
       [['FieldValueNotSupported', 'resourceVersionMatch']],
     ],
-    ['Exact at "0"', 'resourceVersion=0&resourceVersionMatch=Exact', 'resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"', [['FieldValueForbidden', 'resourceVersionMatch']]],
+    [
+      'Exact at "0"',
+      'resourceVersion=0&resourceVersionMatch=Exact',
+      'resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
+      [['FieldValueForbidden', 'resourceVersionMatch']],
+    ],
     ['sendInitialEvents on a list', 'sendInitialEvents=true', 'sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list', [['FieldValueForbidden', 'sendInitialEvents']]],
   ];
   it.each(invalid)('422 Invalid: %s', (_name, query, message, causes) => {
@@ -229,7 +231,12 @@ describe('listOptions for a watch', () => {
     ['python: capitalised booleans', 'allowWatchBookmarks=True&resourceVersion=42&watch=True', {}, { watch: true, allowWatchBookmarks: true, sendInitialEvents: false }],
     ['a watch with no version defaults to initial events', 'watch=1', {}, { sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan' }],
     ['a watch from "0" defaults to initial events', 'watch=1&resourceVersion=0', {}, { sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan' }],
-    ['explicit initial events with NotOlderThan', 'watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=9', {}, { sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan' }],
+    [
+      'explicit initial events with NotOlderThan',
+      'watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=9',
+      {},
+      { sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan' },
+    ],
     ['explicitly no initial events', 'watch=1&sendInitialEvents=false&resourceVersionMatch=NotOlderThan', {}, { sendInitialEvents: false, resourceVersionMatch: 'NotOlderThan' }],
     ['the /watch/ paths force a watch', 'resourceVersion=3', { watch: true }, { watch: true, sendInitialEvents: false }],
     ['bookmarks are off unless asked', 'watch=true&resourceVersion=3', {}, { allowWatchBookmarks: false }],
@@ -244,8 +251,16 @@ describe('listOptions for a watch', () => {
 
   const invalid: [string, string, string][] = [
     ['initial events without a match', 'watch=1&sendInitialEvents=true&resourceVersion=5', 'resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'],
-    ['a match without initial events (not defaulted)', 'watch=1&resourceVersionMatch=NotOlderThan', 'resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'],
-    ['a match with continue', 'watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&continue=t', 'resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided'],
+    [
+      'a match without initial events (not defaulted)',
+      'watch=1&resourceVersionMatch=NotOlderThan',
+      'resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided',
+    ],
+    [
+      'a match with continue',
+      'watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&continue=t',
+      'resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided',
+    ],
     // The spec: continue is "unsupported with watch" (issue 18).
     ['continue on a watch', 'watch=true&resourceVersion=5&continue=t', 'continue: Forbidden: continue is forbidden for watch'],
     ['continue on a watch from now', 'watch=true&continue=t', 'continue: Forbidden: continue is forbidden for watch'],
@@ -269,7 +284,10 @@ describe('getOptions', () => {
     expect(getOptions(q('resourceVersion=5&resourceVersionMatch=Exact'))).toEqual({ resourceVersion: '5', resourceVersionMatch: 'Exact' });
   });
   it('422 for a match without a version', () => {
-    expect(failure(() => getOptions(q('resourceVersionMatch=Exact')))).toMatchObject({ code: 422, message: expect.stringMatching(/^GetOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden/) });
+    expect(failure(() => getOptions(q('resourceVersionMatch=Exact')))).toMatchObject({
+      code: 422,
+      message: expect.stringMatching(/^GetOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden/),
+    });
   });
 });
 
@@ -347,7 +365,11 @@ describe('deleteOptionsFrom', () => {
     ['grace period 0 deletes at once', 'gracePeriodSeconds=0', { dryRun: false, gracePeriodSeconds: 0 }],
     ['orphanDependents', 'orphanDependents=false', { dryRun: false, orphanDependents: false }],
     ['dryRun', 'dryRun=All', { dryRun: true }],
-    ['the unsafe-delete option (corrupt objects, encryption at rest)', 'ignoreStoreReadErrorWithClusterBreakingPotential=true', { dryRun: false, ignoreStoreReadErrorWithClusterBreakingPotential: true }],
+    [
+      'the unsafe-delete option (corrupt objects, encryption at rest)',
+      'ignoreStoreReadErrorWithClusterBreakingPotential=true',
+      { dryRun: false, ignoreStoreReadErrorWithClusterBreakingPotential: true },
+    ],
     ['the unsafe-delete option off', 'ignoreStoreReadErrorWithClusterBreakingPotential=false', { dryRun: false }],
   ];
   it.each(fromQuery)('from the query: %s', (_name, query, want) => {
@@ -356,7 +378,11 @@ describe('deleteOptionsFrom', () => {
 
   const fromBody: [string, unknown, unknown][] = [
     ['what kubectl delete sends', { propagationPolicy: 'Background' }, { dryRun: false, propagationPolicy: 'Background' }],
-    ['kubectl delete --dry-run=server --grace-period=5', { propagationPolicy: 'Background', dryRun: ['All'], gracePeriodSeconds: 5 }, { dryRun: true, propagationPolicy: 'Background', gracePeriodSeconds: 5 }],
+    [
+      'kubectl delete --dry-run=server --grace-period=5',
+      { propagationPolicy: 'Background', dryRun: ['All'], gracePeriodSeconds: 5 },
+      { dryRun: true, propagationPolicy: 'Background', gracePeriodSeconds: 5 },
+    ],
     ['preconditions', { preconditions: { uid: 'u-1', resourceVersion: '7' } }, { dryRun: false, preconditions: { uid: 'u-1', resourceVersion: '7' } }],
     ['typed as meta.k8s.io/v1 DeleteOptions', { kind: 'DeleteOptions', apiVersion: 'meta.k8s.io/v1', orphanDependents: true }, { dryRun: false, orphanDependents: true }],
     ['typed as an older per-group DeleteOptions', { kind: 'DeleteOptions', apiVersion: 'admissionregistration.orch.io/v1' }, { dryRun: false }],
@@ -375,9 +401,27 @@ describe('deleteOptionsFrom', () => {
   });
 
   const invalid: [string, string, unknown, string, string][] = [
-    ['both orphanDependents and propagationPolicy (query)', 'orphanDependents=true&propagationPolicy=Orphan', undefined, 'propagationPolicy: Invalid value: "Orphan": orphanDependents and deletionPropagation cannot be both set', 'propagationPolicy'],
-    ['both orphanDependents and propagationPolicy (body)', '', { orphanDependents: false, propagationPolicy: 'Background' }, 'propagationPolicy: Invalid value: "Background": orphanDependents and deletionPropagation cannot be both set', 'propagationPolicy'],
-    ['an unknown propagation policy', 'propagationPolicy=Later', undefined, 'propagationPolicy: Unsupported value: "Later": supported values: "Foreground", "Background", "Orphan", "nil"', 'propagationPolicy'],
+    [
+      'both orphanDependents and propagationPolicy (query)',
+      'orphanDependents=true&propagationPolicy=Orphan',
+      undefined,
+      'propagationPolicy: Invalid value: "Orphan": orphanDependents and deletionPropagation cannot be both set',
+      'propagationPolicy',
+    ],
+    [
+      'both orphanDependents and propagationPolicy (body)',
+      '',
+      { orphanDependents: false, propagationPolicy: 'Background' },
+      'propagationPolicy: Invalid value: "Background": orphanDependents and deletionPropagation cannot be both set',
+      'propagationPolicy',
+    ],
+    [
+      'an unknown propagation policy',
+      'propagationPolicy=Later',
+      undefined,
+      'propagationPolicy: Unsupported value: "Later": supported values: "Foreground", "Background", "Orphan", "nil"',
+      'propagationPolicy',
+    ],
     ['a lower-case propagation policy', '', { propagationPolicy: 'background' }, 'propagationPolicy: Unsupported value: "background"', 'propagationPolicy'],
     ['a bad dryRun in the body', '', { dryRun: ['all'] }, 'dryRun: Unsupported value: ["all"]: supported values: "All"', 'dryRun'],
     // The spec: "Non-negative seconds before deletion" (issue 18; Kubernetes reads a negative one as 1s).

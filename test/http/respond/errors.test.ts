@@ -24,7 +24,13 @@ const rows: [string, unknown, Record<string, unknown>][] = [
   [
     'registry NotFound',
     R.notFound(policies),
-    { ...failure, code: 404, reason: 'NotFound', message: 'validatingadmissionpolicies.admissionregistration.orch.io "demo" not found', details: { name: 'demo', group: 'admissionregistration.orch.io', kind: 'validatingadmissionpolicies' } },
+    {
+      ...failure,
+      code: 404,
+      reason: 'NotFound',
+      message: 'validatingadmissionpolicies.admissionregistration.orch.io "demo" not found',
+      details: { name: 'demo', group: 'admissionregistration.orch.io', kind: 'validatingadmissionpolicies' },
+    },
   ],
   [
     'registry AlreadyExists (the core group is left out)',
@@ -57,21 +63,42 @@ const rows: [string, unknown, Record<string, unknown>][] = [
       },
     },
   ],
-  ['registry BadRequest', R.badRequest('resourceVersion should not be set on objects to be created'), { ...failure, code: 400, reason: 'BadRequest', message: 'resourceVersion should not be set on objects to be created' }],
   [
-    'registry CorruptObject: Kubernetes\' StorageError text',
+    'registry BadRequest',
+    R.badRequest('resourceVersion should not be set on objects to be created'),
+    { ...failure, code: 400, reason: 'BadRequest', message: 'resourceVersion should not be set on objects to be created' },
+  ],
+  [
+    "registry CorruptObject: Kubernetes' StorageError text",
     R.corruptObject('/namespaces//team', 7, 'no provider'),
     {
       ...failure,
       code: 500,
       reason: 'InternalError',
-      message: 'Internal error occurred: StorageError: corrupt object, Code: 7, Key: /namespaces//team, ResourceVersion: 0, AdditionalErrorMsg: data from the storage is not transformable revision=7: no provider',
-      details: { causes: [{ message: 'StorageError: corrupt object, Code: 7, Key: /namespaces//team, ResourceVersion: 0, AdditionalErrorMsg: data from the storage is not transformable revision=7: no provider' }] },
+      message:
+        'Internal error occurred: StorageError: corrupt object, Code: 7, Key: /namespaces//team, ResourceVersion: 0, AdditionalErrorMsg: data from the storage is not transformable revision=7: no provider',
+      details: {
+        causes: [
+          { message: 'StorageError: corrupt object, Code: 7, Key: /namespaces//team, ResourceVersion: 0, AdditionalErrorMsg: data from the storage is not transformable revision=7: no provider' },
+        ],
+      },
     },
   ],
-  ['registry MethodNotAllowed: why, as the message', R.methodNotAllowed('create not allowed while custom resource definition is terminating'), { ...failure, code: 405, reason: 'MethodNotAllowed', message: 'create not allowed while custom resource definition is terminating' }],
-  ['registry Unavailable: retry after a second', R.unavailable('storage is unavailable: down'), { ...failure, code: 503, reason: 'ServiceUnavailable', message: 'storage is unavailable: down', details: { retryAfterSeconds: 1 } }],
-  ['registry Expired', R.expired('The resourceVersion for the provided list is too old.'), { ...failure, code: 410, reason: 'Expired', message: 'The resourceVersion for the provided list is too old.' }],
+  [
+    'registry MethodNotAllowed: why, as the message',
+    R.methodNotAllowed('create not allowed while custom resource definition is terminating'),
+    { ...failure, code: 405, reason: 'MethodNotAllowed', message: 'create not allowed while custom resource definition is terminating' },
+  ],
+  [
+    'registry Unavailable: retry after a second',
+    R.unavailable('storage is unavailable: down'),
+    { ...failure, code: 503, reason: 'ServiceUnavailable', message: 'storage is unavailable: down', details: { retryAfterSeconds: 1 } },
+  ],
+  [
+    'registry Expired',
+    R.expired('The resourceVersion for the provided list is too old.'),
+    { ...failure, code: 410, reason: 'Expired', message: 'The resourceVersion for the provided list is too old.' },
+  ],
   [
     'registry Expired continue: a token that goes on from the current state',
     R.expired('too old to continue', 'tok'),
@@ -80,7 +107,13 @@ const rows: [string, unknown, Record<string, unknown>][] = [
   [
     'registry TooLargeResourceVersion, not waited for: no Retry-After',
     R.tooLargeResourceVersion(90, 12, 0),
-    { ...failure, code: 504, reason: 'Timeout', message: 'Timeout: Too large resource version: 90, current: 12', details: { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }] } },
+    {
+      ...failure,
+      code: 504,
+      reason: 'Timeout',
+      message: 'Timeout: Too large resource version: 90, current: 12',
+      details: { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }] },
+    },
   ],
   [
     'registry StorageReadError: each unreadable key a cause',
@@ -107,22 +140,37 @@ const rows: [string, unknown, Record<string, unknown>][] = [
   [
     'admission Forbidden',
     admissionForbidden(policies, 'no'),
-    { ...failure, code: 403, reason: 'Forbidden', message: 'validatingadmissionpolicies.admissionregistration.orch.io "demo" is forbidden: no', details: { name: 'demo', group: 'admissionregistration.orch.io', kind: 'validatingadmissionpolicies' } },
+    {
+      ...failure,
+      code: 403,
+      reason: 'Forbidden',
+      message: 'validatingadmissionpolicies.admissionregistration.orch.io "demo" is forbidden: no',
+      details: { name: 'demo', group: 'admissionregistration.orch.io', kind: 'validatingadmissionpolicies' },
+    },
   ],
   [
     'admission Forbidden from a policy: its reason, code and causes',
-    new AdmissionError('Forbidden', "ValidatingAdmissionPolicy 'p' denied request: x", { target: ns, reason: 'Invalid', status: 422, causes: [{ message: "ValidatingAdmissionPolicy 'p' denied request: x" }] }),
+    new AdmissionError('Forbidden', "ValidatingAdmissionPolicy 'p' denied request: x", {
+      target: ns,
+      reason: 'Invalid',
+      status: 422,
+      causes: [{ message: "ValidatingAdmissionPolicy 'p' denied request: x" }],
+    }),
     {
       ...failure,
       code: 422,
       reason: 'Invalid',
-      message: "namespaces \"team\" is forbidden: ValidatingAdmissionPolicy 'p' denied request: x",
+      message: 'namespaces "team" is forbidden: ValidatingAdmissionPolicy \'p\' denied request: x',
       details: { name: 'team', kind: 'namespaces', causes: [{ message: "ValidatingAdmissionPolicy 'p' denied request: x" }] },
     },
   ],
   [
     'admission PolicyDenied: the first failure as the message',
-    new AdmissionError('PolicyDenied', 'policy "m" denied request: a', { target: ns, reason: 'Forbidden', causes: [{ message: 'policy "m" denied request: a' }, { message: 'policy "m" denied request: b' }] }),
+    new AdmissionError('PolicyDenied', 'policy "m" denied request: a', {
+      target: ns,
+      reason: 'Forbidden',
+      causes: [{ message: 'policy "m" denied request: a' }, { message: 'policy "m" denied request: b' }],
+    }),
     {
       ...failure,
       code: 403,
@@ -132,19 +180,27 @@ const rows: [string, unknown, Record<string, unknown>][] = [
     },
   ],
   [
-    'admission WebhookDenied: the webhook\'s own status',
+    "admission WebhookDenied: the webhook's own status",
     webhookDenial('w.example', { message: 'no way', reason: 'Teapot', code: 418, details: { name: 'x' } }),
     { ...failure, code: 418, reason: 'Teapot', message: 'admission webhook "w.example" denied the request: no way', details: { name: 'x' } },
   ],
+  ['admission WebhookDenied with no code: 400', webhookDenial('w.example', {}), { ...failure, code: 400, message: 'admission webhook "w.example" denied the request without explanation' }],
   [
-    'admission WebhookDenied with no code: 400',
-    webhookDenial('w.example', {}),
-    { ...failure, code: 400, message: 'admission webhook "w.example" denied the request without explanation' },
+    'admission BadRequest',
+    admissionBadRequest('admission webhook "w" does not support dry run'),
+    { ...failure, code: 400, reason: 'BadRequest', message: 'admission webhook "w" does not support dry run' },
   ],
-  ['admission BadRequest', admissionBadRequest('admission webhook "w" does not support dry run'), { ...failure, code: 400, reason: 'BadRequest', message: 'admission webhook "w" does not support dry run' }],
-  ['admission Internal', admissionInternal('failed calling webhook'), { ...failure, code: 500, reason: 'InternalError', message: 'Internal error occurred: failed calling webhook', details: { causes: [{ message: 'failed calling webhook' }] } }],
+  [
+    'admission Internal',
+    admissionInternal('failed calling webhook'),
+    { ...failure, code: 500, reason: 'InternalError', message: 'Internal error occurred: failed calling webhook', details: { causes: [{ message: 'failed calling webhook' }] } },
+  ],
   ['patch BadPatch', new PatchError('BadPatch', 'unknown op "nope"'), { ...failure, code: 400, reason: 'BadRequest', message: 'unknown op "nope"' }],
-  ['patch TooLarge', new PatchError('TooLarge', 'patch has too many operations'), { ...failure, code: 413, reason: 'RequestEntityTooLarge', message: 'Request entity too large: patch has too many operations', details: {} }],
+  [
+    'patch TooLarge',
+    new PatchError('TooLarge', 'patch has too many operations'),
+    { ...failure, code: 413, reason: 'RequestEntityTooLarge', message: 'Request entity too large: patch has too many operations', details: {} },
+  ],
   [
     'patch Conflict: one cause per conflicting field',
     new PatchError('Conflict', 'ignored', [{ manager: { manager: 'kubectl', operation: 'Update', apiVersion: 'v1' }, path: '.spec.x' }]),
@@ -168,16 +224,23 @@ const rows: [string, unknown, Record<string, unknown>][] = [
       ...failure,
       code: 500,
       reason: 'InternalError',
-      message: 'Internal error occurred: StorageError: corrupt object, Code: 7, Key: /events/ns/e, ResourceVersion: 0, AdditionalErrorMsg: data from the storage is not transformable revision=3: bad tag',
-      details: { causes: [{ message: 'StorageError: corrupt object, Code: 7, Key: /events/ns/e, ResourceVersion: 0, AdditionalErrorMsg: data from the storage is not transformable revision=3: bad tag' }] },
+      message:
+        'Internal error occurred: StorageError: corrupt object, Code: 7, Key: /events/ns/e, ResourceVersion: 0, AdditionalErrorMsg: data from the storage is not transformable revision=3: bad tag',
+      details: {
+        causes: [{ message: 'StorageError: corrupt object, Code: 7, Key: /events/ns/e, ResourceVersion: 0, AdditionalErrorMsg: data from the storage is not transformable revision=3: bad tag' }],
+      },
     },
   ],
   [
-    'store KEY_EXISTS: about the key\'s object',
+    "store KEY_EXISTS: about the key's object",
     new StoreError('KEY_EXISTS', 'events.orch.io/events/ns/e', 'key exists at 4', 4),
     { ...failure, code: 409, reason: 'AlreadyExists', message: 'events.events.orch.io "e" already exists', details: { name: 'e', group: 'events.orch.io', kind: 'events' } },
   ],
-  ['store NOT_FOUND', new StoreError('NOT_FOUND', '/namespaces//team', 'key not found'), { ...failure, code: 404, reason: 'NotFound', message: 'namespaces "team" not found', details: { name: 'team', kind: 'namespaces' } }],
+  [
+    'store NOT_FOUND',
+    new StoreError('NOT_FOUND', '/namespaces//team', 'key not found'),
+    { ...failure, code: 404, reason: 'NotFound', message: 'namespaces "team" not found', details: { name: 'team', kind: 'namespaces' } },
+  ],
   [
     'store CONFLICT',
     new StoreError('CONFLICT', '/namespaces//team', 'key is at 5, not 4', 5),
@@ -194,16 +257,28 @@ const rows: [string, unknown, Record<string, unknown>][] = [
     new StoreError('FUTURE_SEQ', '/k', 'version 9 is newer than 3', 9),
     { ...failure, code: 504, reason: 'Timeout', message: 'Timeout: version 9 is newer than 3', details: { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }] } },
   ],
-  ['log UNAVAILABLE: retry after a second', new LogError('UNAVAILABLE', 'etcd down'), { ...failure, code: 503, reason: 'ServiceUnavailable', message: 'storage is unavailable: etcd down', details: { retryAfterSeconds: 1 } }],
+  [
+    'log UNAVAILABLE: retry after a second',
+    new LogError('UNAVAILABLE', 'etcd down'),
+    { ...failure, code: 503, reason: 'ServiceUnavailable', message: 'storage is unavailable: etcd down', details: { retryAfterSeconds: 1 } },
+  ],
   ['log CONFLICT', new LogError('CONFLICT', 'moved', 8), { ...failure, code: 409, reason: 'Conflict', message: `Operation cannot be fulfilled: ${MODIFIED}`, details: {} }],
-  ['log CLOSED', new LogError('CLOSED', 'the log is closed'), { ...failure, code: 503, reason: 'ServiceUnavailable', message: 'storage is closed: the log is closed', details: { retryAfterSeconds: 1 } }],
+  [
+    'log CLOSED',
+    new LogError('CLOSED', 'the log is closed'),
+    { ...failure, code: 503, reason: 'ServiceUnavailable', message: 'storage is closed: the log is closed', details: { retryAfterSeconds: 1 } },
+  ],
   ['log COMPACTED', new LogError('COMPACTED', 'gone', 2), { ...failure, code: 410, reason: 'Expired', message: 'too old resource version: 2' }],
   [
     'log FUTURE_SEQ',
     new LogError('FUTURE_SEQ', 'seq 9 is past 3', 9),
     { ...failure, code: 504, reason: 'Timeout', message: 'Timeout: seq 9 is past 3', details: { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }] } },
   ],
-  ['watch COMPACTED: 410 with the oldest version kept', new WatchError('COMPACTED', 3, 7, 'version 3 is compacted'), { ...failure, code: 410, reason: 'Expired', message: 'too old resource version: 3 (7)' }],
+  [
+    'watch COMPACTED: 410 with the oldest version kept',
+    new WatchError('COMPACTED', 3, 7, 'version 3 is compacted'),
+    { ...failure, code: 410, reason: 'Expired', message: 'too old resource version: 3 (7)' },
+  ],
   [
     'watch TOO_LARGE_VERSION: 504 with Retry-After',
     new WatchError('TOO_LARGE_VERSION', 90, 12, 'not yet'),

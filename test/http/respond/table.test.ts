@@ -36,7 +36,10 @@ const make = (name: string, ageMs: number, extra: Record<string, unknown> = {}):
 
 describe('tableFor', () => {
   it('renders NAME, the kind’s columns, AGE, then -o wide columns', () => {
-    const table = tableFor(widget, [make('a', 5_000, { spec: { color: 'red', ports: [{}, {}] } }), make('b', 200_000)], { now: NOW, listMeta: { resourceVersion: '42', continue: 'tok', remainingItemCount: 3 } });
+    const table = tableFor(widget, [make('a', 5_000, { spec: { color: 'red', ports: [{}, {}] } }), make('b', 200_000)], {
+      now: NOW,
+      listMeta: { resourceVersion: '42', continue: 'tok', remainingItemCount: 3 },
+    });
     expect(table.kind).toBe('Table');
     expect(table.apiVersion).toBe('meta.k8s.io/v1');
     expect(table.metadata).toEqual({ resourceVersion: '42', continue: 'tok', remainingItemCount: 3 });

@@ -153,7 +153,13 @@ export class Channel {
     this.authenticating ??= (async () => {
       const { username, password } = this.options.auth!;
       try {
-        const res = await this.call(encodeAuthenticate(username, password), 5000, { ':method': 'POST', ':path': '/etcdserverpb.Auth/Authenticate', 'content-type': 'application/grpc', te: 'trailers', 'grpc-timeout': '5000m' });
+        const res = await this.call(encodeAuthenticate(username, password), 5000, {
+          ':method': 'POST',
+          ':path': '/etcdserverpb.Auth/Authenticate',
+          'content-type': 'application/grpc',
+          te: 'trailers',
+          'grpc-timeout': '5000m',
+        });
         this.token = decodeAuthenticateResponse(res);
         return this.token;
       } finally {
