@@ -45,8 +45,11 @@ function measure(watched: Watched): { finish: () => Pick<RunResult, 'cpu' | 'mai
       const mainThreadCpu: Record<string, number> = {};
       const peakRss: Record<string, number> = {};
       for (const [name, pid, w, main] of windows) {
-        cpu[name] = w.percent();
-        mainThreadCpu[name] = main.percent();
+        // One wall for both, the main thread read first: its window lies inside the whole process's, so its share never exceeds the whole.
+        const mainSeconds = main.seconds();
+        const wall = w.wallSeconds();
+        cpu[name] = (w.seconds() / wall) * 100;
+        mainThreadCpu[name] = (mainSeconds / wall) * 100;
         peakRss[name] = memory(pid)?.peakRss ?? NaN;
       }
       return { cpu, mainThreadCpu, peakRss };

@@ -111,8 +111,17 @@ export class CpuWindow {
   }
 
   percent(): number {
-    const cpu1 = this.read(this.pid) ?? NaN;
-    const wall = (performance.now() - this.t0) / 1000;
-    return wall > 0 ? ((cpu1 - this.cpu0) / wall) * 100 : NaN;
+    const cpu = this.seconds();
+    const wall = this.wallSeconds();
+    return wall > 0 ? (cpu / wall) * 100 : NaN;
+  }
+
+  /** CPU seconds used since the window opened. */
+  seconds(): number {
+    return (this.read(this.pid) ?? NaN) - this.cpu0;
+  }
+
+  wallSeconds(): number {
+    return (performance.now() - this.t0) / 1000;
   }
 }

@@ -60,11 +60,13 @@ describe('type checker', () => {
   test('a policy matching two kinds is checked against each; the warning names every kind that fails', () => {
     const rules = { resourceRules: [{ apiGroups: ['', 'events.orch.io'], apiVersions: ['v1'], resources: ['namespaces', 'events'], operations: ['*'] }] };
     const [onlyNs] = typeCheckPolicy(policy('p', { matchConstraints: rules, validations: [{ expression: 'object.spec.finalizers.size() > 0' }] }), kinds);
-    expect(onlyNs.warning).toMatch(/^events\.orch\.io\/v1, Kind=Event: ERROR: <input>:1:8: undefined field 'spec'/);
+    // The core group's events are served too (core v1 Event): both Event kinds fail, the Namespace does not.
+    expect(onlyNs.warning).toMatch(/^\/v1, Kind=Event: ERROR: <input>:1:8: undefined field 'spec'/);
+    expect(onlyNs.warning).toMatch(/\n\nevents\.orch\.io\/v1, Kind=Event: ERROR: <input>:1:8: undefined field 'spec'/);
     expect(onlyNs.warning).not.toContain('Kind=Namespace');
     const [both] = typeCheckPolicy(policy('p', { matchConstraints: rules, validations: [{ expression: 'object.nosuch == 1' }] }), kinds);
     // Kubernetes' order: by group, then version, then kind; one result per kind, joined by a newline.
-    expect(both.warning.split('\n\n').map((s) => s.slice(0, s.indexOf(':')))).toEqual(['/v1, Kind=Namespace', 'events.orch.io/v1, Kind=Event']);
+    expect(both.warning.split('\n\n').map((s) => s.slice(0, s.indexOf(':')))).toEqual(['/v1, Kind=Event', '/v1, Kind=Namespace', 'events.orch.io/v1, Kind=Event']);
   });
 
   test('rules with wildcards name no kind exactly: nothing to check against, no warnings', () => {

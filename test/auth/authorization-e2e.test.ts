@@ -178,10 +178,10 @@ describe('orchd with a webhook authorizer', () => {
       const token = (await as(user)).authorization.slice(7);
       return runKubectl([...common, '--token', token, ...args], { binary: versionedKubectl('1.33'), env: { KUBECONFIG: join(dir, 'none'), HOME: dir } });
     };
-    const ok = await kubectl('alice', ['get', 'events', '-n', 'default']);
+    const ok = await kubectl('alice', ['get', 'events.events.orch.io', '-n', 'default']);
     expect(ok.stderr).toMatch(/^(No resources found in default namespace\.\n)?$/);
     expect(ok.code).toBe(0);
-    const refused = await kubectl('bob', ['get', 'events', '-n', 'default']);
+    const refused = await kubectl('bob', ['get', 'events.events.orch.io', '-n', 'default']);
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toContain(
       'Error from server (Forbidden): events.events.orch.io is forbidden: User "bob" cannot list resource "events" in API group "events.orch.io" in the namespace "default": bob has no grant',

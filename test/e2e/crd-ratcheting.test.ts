@@ -48,10 +48,10 @@ it('kubectl label on an object stored before its schema was tightened', async ()
   const edit = await call(server.url, 'PATCH', `${WIDGETS}/old`, { spec: { name: 'another-long-name' } }, merge);
   expect(edit.status).toBe(422);
   expect(edit.body.message).toBe(
-    'Widget "old" is invalid: [spec.name: Too long: may not be more than 5 bytes, <nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]',
+    'Widget.example.com "old" is invalid: [spec.name: Too long: may not be more than 5 bytes, <nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]',
   );
   // A valid name: now the rule on the changed spec runs, and replicas 9 is refused.
   const rule = await call(server.url, 'PATCH', `${WIDGETS}/old`, { spec: { name: 'ok' } }, merge);
   expect(rule.status).toBe(422);
-  expect(rule.body.message).toBe('Widget "old" is invalid: spec: Invalid value: at most 3');
+  expect(rule.body.message).toBe('Widget.example.com "old" is invalid: spec: Invalid value: at most 3');
 });

@@ -67,7 +67,7 @@ export async function resolveKinds(h: History, texts: readonly string[], spans: 
     const last = spans[spans.length - 1];
     const defined =
       custom.length > 0 ? `the CustomResourceDefinitions ${spanText(last)} define ${custom.map(resourceName).join(', ')}` : `no CustomResourceDefinition defines a kind ${spanText(last)}`;
-    throw new TimeTravelError(`unknown kind ${JSON.stringify(texts[missing])}: orchd serves ${kinds.map((k) => k.plural).join(', ')}; ${defined}`);
+    throw new TimeTravelError(`unknown kind ${JSON.stringify(texts[missing])}: orchd serves ${kinds.map(resourceName).join(', ')}; ${defined}`);
   }
   return out as KindStrategy[];
 }
