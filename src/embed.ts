@@ -17,16 +17,13 @@ import type { Server } from './http/context.js';
 import { SELF_SIGNED_CERT_FILE } from './http/tls.js';
 import { kubeconfigYaml } from './config/kubeconfig-yaml.js';
 import { silentLogger, type Logger } from './observability/logger.js';
-import { serve, type Running, type StorageKind } from './serve.js';
+import { serve, type StorageKind } from './serve.js';
+import { quietFor } from './embed/settled.js';
 import { parseAllDocuments } from 'yaml';
 import { filter } from 'rxjs/internal/operators/filter';
 import { firstValueFrom } from 'rxjs/internal/firstValueFrom';
 import { throwError } from 'rxjs/internal/observable/throwError';
 import { timeout } from 'rxjs/internal/operators/timeout';
-import { map } from 'rxjs/internal/operators/map';
-import { startWith } from 'rxjs/internal/operators/startWith';
-import { switchMap } from 'rxjs/internal/operators/switchMap';
-import { timer } from 'rxjs/internal/observable/timer';
 import { runAsSystem } from './admission/index.js';
 import { crdCondition } from './resources/custom-resource-definition.js';
 import type { KubeObject } from './resources/types.js';
@@ -317,21 +314,6 @@ function expired(err: unknown): never {
     throw new OrchdExpiredError(`resourceVersion ${err.seq ?? ''} is older than the history kept: ${err.message}`, String(err.oldest ?? ''));
   }
   throw err;
-}
-
-/**
- * Resolves with the applied version once quietMs have passed since the last commit; every commit
- * meanwhile starts the wait again.
- */
-function quietFor(store: Running['store'], lastCommit: { at: number }, quietMs: number, timeoutMs: number): Promise<string> {
-  return firstValueFrom(
-    store.changes$.pipe(
-      startWith(undefined),
-      switchMap(() => timer(Math.max(0, lastCommit.at + quietMs - Date.now()))),
-      map(() => String(store.appliedSeq)),
-      timeout({ first: timeoutMs, with: () => throwError(() => new Error(`writes did not pause for ${quietMs} ms within ${timeoutMs} ms (the server is at ${store.appliedSeq})`)) }),
-    ),
-  );
 }
 
 /** Creates the CRDs (documents of files, or objects) and resolves once each is Established. */

@@ -33,6 +33,7 @@ import { credentialsFor } from './config/webhook-admission.js';
 import { rbacAuthorizer } from './auth/rbac-authorizer.js';
 import { rbacEscalationCheck } from './auth/rbac-escalation.js';
 import { StoreRbacSource } from './registry/rbac-source.js';
+import { reloadLog } from './serve/reload-log.js';
 
 export interface ServeOptions {
   port: number;
@@ -393,12 +394,4 @@ async function authorizerFor(opts: ServeOptions, logger: Logger, egress: Egress,
   // Escalation prevention only means something when RBAC decides: under AlwaysAllow nobody holds an RBAC grant.
   const escalationCheck = authorization?.value.authorizers.some((a) => a.type === 'RBAC') ? rbacEscalationCheck(rbacSource, authorizer) : undefined;
   return { authorizer, escalationCheck };
-}
-
-/** How a configuration file's reload is told in the log: done, or refused with the last good one kept. */
-function reloadLog(logger: Logger, what: string, file: string): { onReloaded: () => void; onFailed: (problems: string[]) => void } {
-  return {
-    onReloaded: () => logger.info(`${what} configuration reloaded`, { file }),
-    onFailed: (problems) => logger.error(`${what} configuration not reloaded: keeping the last good one`, { file, problems }),
-  };
 }

@@ -15,7 +15,6 @@
  * through encryption at rest. So does everything when --encryption-provider-config is given, or
  * when an entry read turns out sealed (the plain log cannot open it; the encrypted one says which).
  */
-import { rmSync } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,7 +31,7 @@ import { checkpointRevisions } from './checkpoint-index.js';
 import { isSealed, openCheckpointState } from './checkpoint-state.js';
 import { collectionOfKind, selects, StampClock, takesKind, writerOf, type Change, type Filter, type History, type StateFilter, type Stored } from '../core/history.js';
 import { TimeTravelError } from '../core/errors.js';
-import { snapshotLogFolder, snapshotProblem } from './log-snapshot.js';
+import { removedAtExit, removedNow, snapshotLogFolder, snapshotProblem } from './log-snapshot.js';
 
 /** The newest version whose state is folded from the log rather than read from a rebuilt store. */
 const FOLD_MAX = 100_000;
@@ -69,19 +68,6 @@ export async function logFolderOf(dataDir: string): Promise<string> {
   const s = await stat(folder).catch(() => undefined);
   if (!s?.isDirectory()) throw new TimeTravelError(`--data-dir ${dataDir}: no orchd log there (no folder ${folder})`);
   return folder;
-}
-
-/**
- * Snapshot folders not yet removed by their history's close. A command that ends early (`orchd log |
- * head`: the reader went, and the process exits at once) would leave them in the temp folder.
- */
-const SNAPSHOTS = new Set<string>();
-let exitHook = false;
-
-function removedAtExit(work: string): void {
-  if (!exitHook) process.once('exit', () => SNAPSHOTS.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
-  exitHook = true;
-  SNAPSHOTS.add(work);
 }
 
 /**
@@ -396,7 +382,7 @@ class DataDirHistory implements History {
     } finally {
       if (this.work) {
         await rm(this.work, { recursive: true, force: true });
-        SNAPSHOTS.delete(this.work);
+        removedNow(this.work);
       }
     }
   }

@@ -16,6 +16,7 @@
  * LevelDB's recovery drops a torn record at its end. Where the temp folder is on another file system
  * than the data folder (no hard links across them), tables are copied.
  */
+import { rmSync } from 'node:fs';
 import { copyFile, link, mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { checkpointFile } from '../../log/leveldb-log.js';
@@ -69,4 +70,22 @@ export function snapshotProblem(err: unknown): string {
   if (e.code === 'ENOENT' && e.path?.endsWith('CURRENT')) return 'no LevelDB log there (no CURRENT file)';
   if (e.code === 'EACCES' || e.code === 'EPERM') return `permission denied${e.path ? ` (${e.path})` : ''}`;
   return e.message ?? String(err);
+}
+
+/**
+ * Snapshot folders not yet removed by their history's close. A command that ends early (`orchd log |
+ * head`: the reader went, and the process exits at once) would leave them in the temp folder.
+ */
+const SNAPSHOTS = new Set<string>();
+let exitHook = false;
+
+export function removedAtExit(work: string): void {
+  if (!exitHook) process.once('exit', () => SNAPSHOTS.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+  exitHook = true;
+  SNAPSHOTS.add(work);
+}
+
+/** A snapshot its history's close removed: no longer for the exit to remove. */
+export function removedNow(work: string): void {
+  SNAPSHOTS.delete(work);
 }
