@@ -41,7 +41,7 @@ export const stateCommand = command({
       let pages: AsyncIterable<Stored[]> | undefined;
       if (one !== undefined) {
         const target = await targetIn(h, one, values.namespace, at);
-        filter = { kinds: [target.kind], namespace: target.kind.namespaced ? values.namespace : undefined, labels: asked.labels, name: target.name };
+        filter = { kinds: [target.kind], namespace: target.kind.namespaced ? values.namespace : undefined, labels: asked.labels, name: target.name, managedFields: values['show-managed-fields'] };
         // One object is one page at most: read first, so that one not there is said, not printed as nothing.
         const found: Stored[] = [];
         for await (const page of stateInPages(h, rv, filter)) found.push(...page);
@@ -51,7 +51,7 @@ export const stateCommand = command({
         })();
       } else {
         const f = await filterIn(h, asked, at);
-        filter = { ...f, kinds: f.kinds ?? (await everyKindAt(h, rv)) };
+        filter = { ...f, kinds: f.kinds ?? (await everyKindAt(h, rv)), managedFields: values['show-managed-fields'] };
       }
       const bar = progress(undefined, 'state', { unit: 'objects', stream: io.err, out: io.out });
       await writeAll(io.out, printState(rv, counted(pages ?? stateInPages(h, rv, filter), bar), values.output, values['show-managed-fields']));

@@ -40,8 +40,8 @@ export interface LogReader {
   readonly log: { readonly firstSeq: number; read(from: number, to: number): AsyncIterable<LogEntry[]>; get(seq: number): Promise<LogEntry | undefined> };
   revisionsOf(key: string): number[];
   versionsOf(key: string): Promise<KeyVersion[]>;
-  /** The objects of the collections at rv (in one namespace when prefix is 'ns/'), in key order, as stateLines writes them. */
-  stateLines(rv: number, collections: readonly string[], prefix: string): AsyncIterable<Buffer>;
+  /** The objects of the collections at rv (in one namespace when prefix is 'ns/'), in key order, as stateLines writes them; without their managedFields when asked. */
+  stateLines(rv: number, collections: readonly string[], prefix: string, dropManagedFields?: boolean): AsyncIterable<Buffer>;
   /** The collections that had objects at any version still readable, those of kinds served no more included. */
   collectionsInHistory(): string[];
 }
@@ -56,16 +56,22 @@ const STATE_CHUNK = 1 << 20;
  * a data folder's state is printed: the time-travel tools pass it through instead of rebuilding it
  * from Exact lists. 410 below the horizon, 504 past the head, as an Exact list answers.
  */
-export async function* stateLines(store: Store, rv: number, collections: readonly string[], prefix: string): AsyncIterable<Buffer> {
+export async function* stateLines(store: Store, rv: number, collections: readonly string[], prefix: string, dropManagedFields = false): AsyncIterable<Buffer> {
   if (rv < store.oldestVersion) throw expired(`too old resource version: ${rv} (${store.oldestVersion})`);
   if (rv > store.appliedSeq) throw tooLargeResourceVersion(rv, store.appliedSeq, 1);
-  const lines = new JsonLines();
+  const lines = new JsonLines(dropManagedFields);
   for (const s of await objectsAt(store, rv, collections, prefix)) {
     lines.addText(`${s.key}\t`);
-    if (!(s instanceof LazyObject && !s.isDecoded && lines.add(s.raw, 0, s.raw.length, s.seq))) lines.addText(`${JSON.stringify(s.obj)}\n`);
+    if (!(s instanceof LazyObject && !s.isDecoded && lines.add(s.raw, 0, s.raw.length, s.seq))) lines.addText(`${JSON.stringify(dropManagedFields ? withoutManagedFields(s.obj) : s.obj)}\n`);
     if (lines.length >= STATE_CHUNK) yield Buffer.from(lines.take());
   }
   if (lines.length > 0) yield Buffer.from(lines.take());
+}
+
+function withoutManagedFields<T extends { metadata?: { managedFields?: unknown } }>(o: T): T {
+  if (o.metadata?.managedFields === undefined) return o;
+  const { managedFields: _hidden, ...metadata } = o.metadata;
+  return { ...o, metadata };
 }
 
 export function logReaderOf(store: Store): LogReader {
@@ -79,7 +85,7 @@ export function logReaderOf(store: Store): LogReader {
     log: store.log,
     revisionsOf: (key) => revisionsOf(store, key),
     versionsOf: (key) => versionsOf(store, key),
-    stateLines: (rv, collections, prefix) => stateLines(store, rv, collections, prefix),
+    stateLines: (rv, collections, prefix, dropManagedFields) => stateLines(store, rv, collections, prefix, dropManagedFields),
     collectionsInHistory: () => collectionsInHistory(store),
   };
 }

@@ -122,6 +122,13 @@ describe('/debug/log', () => {
         .map((l) => [l.slice(0, l.indexOf('\t')), JSON.parse(l.slice(l.indexOf('\t') + 1))]);
     const at = keyed((await state(`at=${rv.label}&collection=${encodeURIComponent('events.orch.io/events')}&namespace=dl`)).text);
     expect(at.map(([k, o]) => `${k} ${o.metadata.resourceVersion} ${o.metadata.labels?.step}`)).toEqual([`events.orch.io/events/dl/e1 ${rv.label} 2`]);
+    // ?managedFields=false leaves them out in the transcoder, and nothing else (the commands hide them by default).
+    const one = `at=${rv.label}&collection=${encodeURIComponent('events.orch.io/events')}&namespace=dl`;
+    const [[, whole]] = keyed((await state(one)).text);
+    const [[, lean]] = keyed((await state(`${one}&managedFields=false`)).text);
+    expect(whole.metadata.managedFields).toBeDefined();
+    const { managedFields: _hidden, ...metadata } = whole.metadata;
+    expect(lean).toEqual({ ...whole, metadata });
     expect(keyed((await state(`at=${rv.del}&collection=${encodeURIComponent('events.orch.io/events')}`)).text)).toEqual([]);
     // Every kind the user may list: the namespace, not the gadget of a kind served no more they may not list.
     expect(keyed((await state(`at=${rv.gadget}`, 'events-only')).text).map(([k]) => k)).toEqual(['/namespaces//dl']);

@@ -173,7 +173,9 @@ async function state(res: ServerResponse, url: URL, store: LogReader, kinds: rea
     const served = new Set(kinds.map(collectionOf));
     for (const c of store.collectionsInHistory()) if (!served.has(c) && (await allows(checkRead, readOf('list', c, namespace)))) collections.push(c);
   }
-  const chunks = store.stateLines(at, collections, namespace === undefined ? '' : `${namespace}/`)[Symbol.asyncIterator]();
+  // ?managedFields=false: each object without metadata.managedFields, left out in the transcoder (a command hides them by default).
+  const dropManagedFields = url.searchParams.get('managedFields') === 'false';
+  const chunks = store.stateLines(at, collections, namespace === undefined ? '' : `${namespace}/`, dropManagedFields)[Symbol.asyncIterator]();
   // The first chunk before the headers: a version out of range is a Status, not a cut stream.
   let next = await chunks.next();
   res.setHeader('Content-Type', 'text/plain; charset=utf-8');

@@ -120,6 +120,8 @@ export interface Filter {
 /** A state is read kind by kind: its kinds are named (custom-kinds.ts: everyKindAt). */
 export interface StateFilter extends Filter {
   kinds: readonly KindStrategy[];
+  /** Whether the objects are printed with metadata.managedFields: a server leaves them out of what it sends when not. */
+  managedFields?: boolean;
 }
 
 export const collectionOfKind = (k: KindStrategy): string => `${k.group}/${k.plural}`;

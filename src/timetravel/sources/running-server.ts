@@ -156,7 +156,12 @@ class ServerHistory implements History {
    */
   async *statePages(rv: number, filter: StateFilter): AsyncIterable<Stored[]> {
     const kinds = [...filter.kinds].map(collectionOfKind).sort();
-    const query = [`at=${rv}`, ...kinds.map((c) => `collection=${encodeURIComponent(c)}`), ...(filter.namespace !== undefined ? [`namespace=${encodeURIComponent(filter.namespace)}`] : [])].join('&');
+    const query = [
+      `at=${rv}`,
+      ...kinds.map((c) => `collection=${encodeURIComponent(c)}`),
+      ...(filter.namespace !== undefined ? [`namespace=${encodeURIComponent(filter.namespace)}`] : []),
+      ...(filter.managedFields === false ? ['managedFields=false'] : []),
+    ].join('&');
     // No kind asked for is no kind, not every kind (which the endpoint reads without ?collection=).
     if (kinds.length === 0) return;
     const res = await get(this.base, `/debug/log/state?${query}`);
