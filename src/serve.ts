@@ -7,9 +7,9 @@ import { MemoryLog } from './log/memory-log.js';
 import { LogError } from './log/log.js';
 import { encryptAtRest, providerSwap, type EncryptionConfiguration, type KmsTimings, type ProviderOptions, type ResourceProviders } from './log/encryption/index.js';
 import { encryptionDocument } from './config/encryption.js';
-import { KindRegistry, kinds } from './resources/registry.js';
+import { KindRegistry, kinds } from './resources/kinds.js';
 import { Store } from './store/store.js';
-import { currentWriter } from './admission/index.js';
+import { currentWriter, typeCheckPolicy } from './admission/index.js';
 import { Compactor } from './store/compactor.js';
 import type { RetentionPolicy } from './store/retention.js';
 import { DEFAULT_RETENTION, parseRetention } from './config/retention.js';
@@ -289,6 +289,7 @@ async function start(opts: ServeOptions, logger: Logger, closers: Closers): Prom
   const stops = await startControllers(objects, kindRegistry.all, {
     kindRegistry,
     logger,
+    typeCheckPolicy,
     eventTtlSeconds: opts.eventTtlSeconds,
     ...(opts.policyStatus !== undefined ? { policyStatus: opts.policyStatus } : {}),
   });

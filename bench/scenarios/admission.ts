@@ -8,7 +8,7 @@
  * cost (bench/cel-regex.ts).
  */
 import { Activation, PolicyCompiler } from '../../src/cel/index.js';
-import { kinds } from '../../src/resources/registry.js';
+import { kinds } from '../../src/resources/kinds.js';
 import { celRegexTable } from '../cel-regex.js';
 import { bounds, ratio, startOrchd, type BenchContext, type Scenario } from '../context.js';
 import { errorNote, histogramPlot, histogramSeries, orchdColumns, orchdFields } from '../cells.js';

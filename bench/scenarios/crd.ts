@@ -22,8 +22,8 @@ import { summarize } from '../stats.js';
 import { cpuSeconds } from '../proc.js';
 import { largeCrds } from '../crd-install.js';
 import { customKindOf } from '../../src/resources/crd/custom-kind.js';
-import { servedAt } from '../../src/resources/strategy.js';
-import type { KubeObject } from '../../src/resources/types.js';
+import { servedAt } from '../../src/api/strategy.js';
+import type { KubeObject } from '../../src/api/types.js';
 
 const RULES = 30;
 const FIELDS = 30;

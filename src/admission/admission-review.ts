@@ -9,9 +9,9 @@
  *              name?, namespace?, operation, userInfo, object, oldObject, dryRun, options }
  *   response: { uid, allowed, status?, patch? (base64), patchType?, warnings?, auditAnnotations? }
  */
-import { isObject, type JsonObject } from '../resources/json-access.js';
-import type { KindStrategy } from '../resources/strategy.js';
-import type { KubeObject } from '../resources/types.js';
+import { isObject, type JsonObject } from '../api/json-access.js';
+import type { KindStrategy } from '../api/strategy.js';
+import type { KubeObject } from '../api/types.js';
 import type { AdmissionAttributes } from './attributes.js';
 
 export const ADMISSION_GROUP = 'admission.orch.io';

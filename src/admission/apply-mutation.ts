@@ -10,10 +10,10 @@ import { celToJson, structTypeOf } from '../cel/index.js';
 import { mergeApplied } from '../patch/apply-merge.js';
 import { PatchError } from '../patch/errors.js';
 import { applyJsonPatch, TestFailedError } from '../patch/json-patch.js';
-import { isObject } from '../resources/json-access.js';
+import { isObject } from '../api/json-access.js';
 import { memberSchema, shapeOf } from '../patch/schema-shape.js';
-import type { Schema } from '../resources/schema.js';
-import type { KubeObject } from '../resources/types.js';
+import type { Schema } from '../api/schema.js';
+import type { KubeObject } from '../api/types.js';
 import type { PatchType } from './compile-mutating-policy.js';
 
 /** The patched copy of object; object itself is never changed. Throws an Error with the reason. */

@@ -4,11 +4,11 @@
  * (for namespaceSelector), and the `request` variable of CEL as Kubernetes fills it.
  */
 import type { AdmissionRequestAttributes } from '../cel/index.js';
-import { isObject } from '../resources/json-access.js';
-import type { KindStrategy } from '../resources/strategy.js';
-import type { KubeObject } from '../resources/types.js';
+import { isObject } from '../api/json-access.js';
+import type { KindStrategy } from '../api/strategy.js';
+import type { KubeObject } from '../api/types.js';
 import type { UserInfo } from '../config/user-info.js';
-import { storageKey } from '../store/keys.js';
+import { storageKey } from '../api/object-keys.js';
 import type { StoreReads } from '../store/store.js';
 import type { MatchAttributes, Operation } from './matching.js';
 

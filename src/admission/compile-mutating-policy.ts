@@ -5,8 +5,8 @@
  * Object, a JSONPatch one a list of JSONPatch; any other type is a compile error, reported (as
  * every compile error) when the policy is used.
  */
-import { listAt, objectAt, stringAt } from '../resources/json-access.js';
-import type { KubeObject } from '../resources/types.js';
+import { listAt, objectAt, stringAt } from '../api/json-access.js';
+import type { KubeObject } from '../api/types.js';
 import { compilePolicyBase, toCompiled, type Compiled, type CompiledPolicyBase, type PolicySchemas } from './compile-policy.js';
 
 export type PatchType = 'ApplyConfiguration' | 'JSONPatch';

@@ -6,8 +6,8 @@
  * time (an expression that does not compile is an error failurePolicy governs).
  */
 import { fieldErrorText, PolicyCompiler, type CelProgram, type CelSchema, type CompileResult, type EnvKind } from '../cel/index.js';
-import { listAt, objectAt, stringAt } from '../resources/json-access.js';
-import type { KubeObject } from '../resources/types.js';
+import { listAt, objectAt, stringAt } from '../api/json-access.js';
+import type { KubeObject } from '../api/types.js';
 
 export type Compiled = { program: CelProgram; error?: undefined } | { program?: undefined; error: string };
 

@@ -1,4 +1,4 @@
-import type { Qualified } from '../resources/qualified.js';
+import type { Qualified } from '../api/qualified.js';
 
 /**
  * Why admission refuses a request, in its own terms: src/http/respond/errors.ts turns each code into

@@ -1,10 +1,10 @@
 /** Admission on the write path: the hooks the object store calls, and the per-request context they read. */
 import type { Authorizer } from '../cel/index.js';
-import type { KindStrategy } from '../resources/strategy.js';
+import type { KindStrategy } from '../api/strategy.js';
 import type { StoreReads } from '../store/store.js';
 import { admissionAttributes, type AdmissionOptions } from './attributes.js';
 import type { Operation } from './matching.js';
-import type { KubeObject } from '../resources/types.js';
+import type { KubeObject } from '../api/types.js';
 import { MutatingPolicyPlugin } from './mutating-policy-plugin.js';
 import { beginPlugins, runPasses, type MutatingPlugin } from './mutation.js';
 import { MutatingWebhooks, type WebhookAdmissionOptions } from './mutating-webhooks.js';

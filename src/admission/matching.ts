@@ -4,8 +4,8 @@
  * objectSelector, then excludeResourceRules (an exclusion wins), then resourceRules (none: all).
  * A selector that cannot be read is an error the caller hands to failurePolicy.
  */
-import { isObject, listAt, stringAt, stringsOf, type JsonObject } from '../resources/json-access.js';
-import type { KubeObject } from '../resources/types.js';
+import { isObject, listAt, stringAt, stringsOf, type JsonObject } from '../api/json-access.js';
+import type { KubeObject } from '../api/types.js';
 import { matchesLabels } from '../selectors/label-selector.js';
 import { selectorRequirements } from '../resources/label-selector-object.js';
 

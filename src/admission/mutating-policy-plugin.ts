@@ -13,10 +13,10 @@
 import { Activation, type Authorizer, type CelAuthorizer } from '../cel/index.js';
 import { immediateAuthorizer } from './cel-authorizer.js';
 import { AdmissionError } from './errors.js';
-import { qualified } from '../resources/qualified.js';
-import { jsonEqual, objectAt } from '../resources/json-access.js';
-import type { KindStrategy } from '../resources/strategy.js';
-import type { KubeObject } from '../resources/types.js';
+import { qualified } from '../api/qualified.js';
+import { jsonEqual, objectAt } from '../api/json-access.js';
+import type { KindStrategy } from '../api/strategy.js';
+import type { KubeObject } from '../api/types.js';
 import type { StoreReads } from '../store/store.js';
 import { applyMutation } from './apply-mutation.js';
 import type { AdmissionAttributes } from './attributes.js';

@@ -19,12 +19,12 @@
 import { randomUUID } from 'node:crypto';
 import { Activation } from '../cel/index.js';
 import { AdmissionError, forbidden, internal as internalError } from './errors.js';
-import { qualified } from '../resources/qualified.js';
+import { qualified } from '../api/qualified.js';
 import { PatchError } from '../patch/errors.js';
 import { applyJsonPatch } from '../patch/json-patch.js';
-import { isObject, jsonEqual, listAt, stringAt, stringsOf } from '../resources/json-access.js';
-import type { KindStrategy } from '../resources/strategy.js';
-import type { KubeObject } from '../resources/types.js';
+import { isObject, jsonEqual, listAt, stringAt, stringsOf } from '../api/json-access.js';
+import type { KindStrategy } from '../api/strategy.js';
+import type { KubeObject } from '../api/types.js';
 import type { StoreReads } from '../store/store.js';
 import { admissionReview, asVersion, reviewVersionFor, verifyAdmissionResponse, type Invocation } from './admission-review.js';
 import { withObject, type AdmissionAttributes } from './attributes.js';

@@ -5,8 +5,8 @@
  * reinvocationPolicy is IfNeeded and whose output was changed by a later hook. A hook runs at most
  * twice per request.
  */
-import type { KubeObject } from '../resources/types.js';
-import type { KindStrategy } from '../resources/strategy.js';
+import type { KubeObject } from '../api/types.js';
+import type { KindStrategy } from '../api/strategy.js';
 import { withObject, type AdmissionAttributes } from './attributes.js';
 import type { Operation } from './matching.js';
 

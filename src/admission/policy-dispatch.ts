@@ -5,12 +5,12 @@
  * params its paramRef selects. A policy or binding that cannot be read is a configuration error in
  * the same order, for the flavour to hand to failurePolicy.
  */
-import { isObject, objectAt, stringAt } from '../resources/json-access.js';
-import { kindIndex } from '../resources/registry.js';
-import type { KindStrategy } from '../resources/strategy.js';
-import type { KubeObject } from '../resources/types.js';
+import { isObject, objectAt, stringAt } from '../api/json-access.js';
+import { kindIndex } from '../api/kind-index.js';
+import type { KindStrategy } from '../api/strategy.js';
+import type { KubeObject } from '../api/types.js';
 import { matchesLabels } from '../selectors/label-selector.js';
-import { collectionOf, storageKey, suffixOf } from '../store/keys.js';
+import { collectionOf, storageKey, suffixOf } from '../api/object-keys.js';
 import type { StoreReads } from '../store/store.js';
 import type { AdmissionAttributes } from './attributes.js';
 import type { PolicySchemas } from './compile-policy.js';

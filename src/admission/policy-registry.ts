@@ -6,9 +6,9 @@
  * used on, with the flavour's compile function.
  */
 import { ProgramCache } from '../cel/index.js';
-import type { KindStrategy } from '../resources/strategy.js';
-import type { KubeObject } from '../resources/types.js';
-import { collectionOf } from '../store/keys.js';
+import type { KindStrategy } from '../api/strategy.js';
+import type { KubeObject } from '../api/types.js';
+import { collectionOf } from '../api/object-keys.js';
 import type { StoreReads } from '../store/store.js';
 import type { PolicySchemas } from './compile-policy.js';
 

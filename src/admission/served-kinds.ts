@@ -2,9 +2,9 @@
  * Names in a policy resolved against the kinds this server serves: a paramKind's apiVersion/kind,
  * and the kinds a matchConstraints' resourceRules name (for type checking).
  */
-import { listAt, stringsOf } from '../resources/json-access.js';
-import { kindIndex } from '../resources/registry.js';
-import type { KindStrategy } from '../resources/strategy.js';
+import { listAt, stringsOf } from '../api/json-access.js';
+import { kindIndex } from '../api/kind-index.js';
+import type { KindStrategy } from '../api/strategy.js';
 
 /** A served kind with its version, as Kubernetes prints a GroupVersionKind ("events.orch.io/v1, Kind=Event"). */
 export interface ServedKind {

@@ -13,9 +13,9 @@
  * whose rules name no served kind exactly (wildcards) is checked against nothing and has no warnings.
  */
 import { PolicyCompiler, type CelFieldError, type EnvSchemas } from '../cel/index.js';
-import { listAt, objectAt, stringAt } from '../resources/json-access.js';
-import type { KindStrategy } from '../resources/strategy.js';
-import type { KubeObject } from '../resources/types.js';
+import { listAt, objectAt, stringAt } from '../api/json-access.js';
+import type { KindStrategy } from '../api/strategy.js';
+import type { KubeObject } from '../api/types.js';
 import { gvkText, kindsOfRules, servedKind, type ServedKind } from './served-kinds.js';
 
 export interface ExpressionWarning {

@@ -11,10 +11,10 @@
  */
 import { Activation, CelCostLimitError, CelTimeoutError, celTypeName, ConvertedValues, type Authorizer, type CelAuthorizer } from '../cel/index.js';
 import { AdmissionError } from './errors.js';
-import { qualified } from '../resources/qualified.js';
-import { listAt, objectAt, stringAt, stringsOf } from '../resources/json-access.js';
-import type { KindStrategy } from '../resources/strategy.js';
-import type { KubeObject } from '../resources/types.js';
+import { qualified } from '../api/qualified.js';
+import { listAt, objectAt, stringAt, stringsOf } from '../api/json-access.js';
+import type { KindStrategy } from '../api/strategy.js';
+import type { KubeObject } from '../api/types.js';
 import type { StoreReads } from '../store/store.js';
 import type { AdmissionAttributes } from './attributes.js';
 import { compilePolicy, failurePolicyOf, type CompiledPolicy, type PolicySchemas } from './compile-policy.js';

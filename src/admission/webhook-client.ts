@@ -13,7 +13,7 @@
 import type { Agent } from 'node:https';
 import { request } from 'node:https';
 import { directEgress, type Egress } from '../egress/egress.js';
-import { objectAt, stringAt, isObject } from '../resources/json-access.js';
+import { objectAt, stringAt, isObject } from '../api/json-access.js';
 import { outboundCall } from '../observability/spans.js';
 
 /** What the server presents to a webhook (a kubeconfig user). */

@@ -9,7 +9,7 @@
  * - a dry run a webhook with side effects cannot take: 400 BadRequest, also not a call failure.
  */
 import { AdmissionError, badRequest } from './errors.js';
-import { isObject } from '../resources/json-access.js';
+import { isObject } from '../api/json-access.js';
 
 export class WebhookCallError extends Error {
   constructor(

@@ -5,10 +5,10 @@
  * (configuration uid, generation, webhook, target kind).
  */
 import { PolicyCompiler, ProgramCache } from '../cel/index.js';
-import { listAt, type JsonObject } from '../resources/json-access.js';
-import type { KindStrategy } from '../resources/strategy.js';
-import type { KubeObject } from '../resources/types.js';
-import { collectionOf } from '../store/keys.js';
+import { listAt, type JsonObject } from '../api/json-access.js';
+import type { KindStrategy } from '../api/strategy.js';
+import type { KubeObject } from '../api/types.js';
+import { collectionOf } from '../api/object-keys.js';
 import type { StoreReads } from '../store/store.js';
 import { compileConditions, type CompiledMatchCondition } from './compile-policy.js';
 

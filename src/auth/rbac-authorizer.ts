@@ -11,6 +11,7 @@
  * It answers synchronously, so admission's CEL `authorizer` can ask it too.
  */
 import type { AuthorizationAttributes, AuthorizationDecision, Authorizer } from './authorizer.js';
+import { RBAC_GROUP } from '../api/groups.js';
 
 export interface RbacPolicyRule {
   verbs?: readonly string[];
@@ -47,7 +48,6 @@ export interface RbacSource {
 }
 
 const ALL = '*';
-const RBAC_GROUP = 'rbac.authorization.orch.io';
 
 const has = (list: readonly string[] | undefined, value: string): boolean => !!list && (list.includes(ALL) || list.includes(value));
 

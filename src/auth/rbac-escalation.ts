@@ -13,9 +13,9 @@
  */
 import type { AuthorizationAttributes, Authorizer } from './authorizer.js';
 import { appliesTo, roleReferenceRules, type RbacBinding, type RbacPolicyRule, type RbacSource } from './rbac-authorizer.js';
+import { RBAC_GROUP } from '../api/groups.js';
 
 const ALL = '*';
-const RBAC_GROUP = 'rbac.authorization.orch.io';
 const PRIVILEGED_GROUP = 'system:masters';
 
 /** Everything: what an aggregationRule could gather, so only cluster admins may set one. */

@@ -8,30 +8,7 @@
  * A name with any other character, or starting with a digit, cannot be escaped: rules cannot reach it.
  */
 
-/** The words CEL's lexer reserves: no identifier may be one of them. */
-const RESERVED = new Set([
-  'true',
-  'false',
-  'null',
-  'in',
-  'as',
-  'break',
-  'const',
-  'continue',
-  'else',
-  'for',
-  'function',
-  'if',
-  'import',
-  'let',
-  'loop',
-  'package',
-  'namespace',
-  'return',
-  'var',
-  'void',
-  'while',
-]);
+import { CEL_RESERVED } from '../api/name-formats.js';
 
 const PLAIN = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const ESCAPABLE = /^[A-Za-z_.\-/][A-Za-z0-9_.\-/]*$/;
@@ -39,7 +16,7 @@ const ESCAPES: Record<string, string> = { __: '__underscores__', '.': '__dot__',
 
 /** The CEL identifier of a property name, or undefined when it has none. */
 export function escapeProperty(name: string): string | undefined {
-  if (RESERVED.has(name)) return `__${name}__`;
+  if (CEL_RESERVED.has(name)) return `__${name}__`;
   if (PLAIN.test(name) && !name.includes('__')) return name;
   if (!ESCAPABLE.test(name) || /^[0-9]/.test(name)) return undefined;
   return name.replace(/__|[./-]/g, (s) => ESCAPES[s]!);

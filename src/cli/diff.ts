@@ -1,7 +1,7 @@
 /** `orchd diff A B`: what changed between two versions, or two histories (../timetravel/core/diff-sides.ts), object by object, as a unified YAML diff or JSON patches. */
 import { command, oneOf, UsageError, type Flags } from './flags.js';
 import { partingOf, parseSides, withSources, type DiffSide } from '../timetravel/core/diff-sides.js';
-import type { KindStrategy } from '../resources/strategy.js';
+import type { KindStrategy } from '../api/strategy.js';
 import { everyKindAt } from '../timetravel/core/custom-kinds.js';
 import { collectionOfKind, stateInPages, type StateFilter, type Stored } from '../timetravel/core/history.js';
 import { askedOf, filterIn, type Asked } from '../timetravel/core/kind-names.js';

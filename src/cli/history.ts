@@ -1,6 +1,6 @@
 /** `orchd history RESOURCE/NAME`: every version of one object still in the log, each with what changed, who and when. */
 import { command, oneOf, type Flags } from './flags.js';
-import type { KubeObject } from '../resources/types.js';
+import type { KubeObject } from '../api/types.js';
 import type { Change } from '../timetravel/core/history.js';
 import { TimeTravelError } from '../timetravel/core/errors.js';
 import type { Progress } from '../timetravel/print/progress.js';

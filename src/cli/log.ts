@@ -1,6 +1,6 @@
 /** `orchd log`: the log's changes in order, filtered, as a table, YAML or JSON lines; --follow goes on past the head. */
 import { command, oneOf, UsageError, type Flags } from './flags.js';
-import { kinds } from '../resources/registry.js';
+import { kinds } from '../resources/kinds.js';
 import type { Refused } from '../timetravel/core/audit-events.js';
 import { customKindsIn } from '../timetravel/core/custom-kinds.js';
 import type { Change, Filter, History } from '../timetravel/core/history.js';

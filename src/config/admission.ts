@@ -15,9 +15,9 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseDocument } from 'yaml';
-import { FieldPath, duplicate, formatFieldError, invalid, notSupported, required, type FieldError } from '../resources/field-errors.js';
-import { isObject, type JsonObject } from '../resources/json-access.js';
-import { arrayOf, obj, str, type Schema } from '../resources/schema.js';
+import { FieldPath, duplicate, formatFieldError, invalid, notSupported, required, type FieldError } from '../api/field-errors.js';
+import { isObject, type JsonObject } from '../api/json-access.js';
+import { arrayOf, obj, str, type Schema } from '../api/schema.js';
 import { Seen, objectOf, objectsOf, optString, stringOf } from './checks.js';
 import { V1, type DocumentKind, type ReadContext } from './document.js';
 import { readWebhookAdmission, type WebhookAdmission } from './webhook-admission.js';

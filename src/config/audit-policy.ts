@@ -5,9 +5,9 @@
  * was answered); a rule asking for Request or RequestResponse (the bodies) is refused, not quietly
  * recorded at Metadata.
  */
-import { FieldPath, notSupported, required, type FieldError } from '../resources/field-errors.js';
-import type { JsonObject } from '../resources/json-access.js';
-import { arrayOf, bool, obj, str, type Schema } from '../resources/schema.js';
+import { FieldPath, notSupported, required, type FieldError } from '../api/field-errors.js';
+import type { JsonObject } from '../api/json-access.js';
+import { arrayOf, bool, obj, str, type Schema } from '../api/schema.js';
 import { objectsOf, optString, stringsOf } from './checks.js';
 import { AUDIT_V1, type DocumentKind, type ReadContext } from './document.js';
 

@@ -7,9 +7,9 @@
  * CEL expressions are only required to be non-empty (and unique where Kubernetes requires it) here;
  * compiling them against the claims and user variables comes with the CEL issue (9).
  */
-import { FieldPath, duplicate, invalid, required, tooMany, type FieldError } from '../resources/field-errors.js';
-import type { JsonObject } from '../resources/json-access.js';
-import { arrayOf, bool, obj, str, type Schema } from '../resources/schema.js';
+import { FieldPath, duplicate, invalid, required, tooMany, type FieldError } from '../api/field-errors.js';
+import type { JsonObject } from '../api/json-access.js';
+import { arrayOf, bool, obj, str, type Schema } from '../api/schema.js';
 import { Seen, certificateAuthorityErrors, domainPrefixedPathErrors, httpsURLErrors, objectOf, objectsOf, optBool, optString, stringOf, stringsOf } from './checks.js';
 import { V1, V1BETA1, type DocumentKind, type ReadContext } from './document.js';
 

@@ -7,10 +7,10 @@
  * Match condition expressions are only required to be non-empty and unique here; compiling them
  * against the SubjectAccessReview comes with the CEL issue (9).
  */
-import { FieldPath, duplicate, invalid, notSupported, required, tooMany, type FieldError } from '../resources/field-errors.js';
-import type { JsonObject } from '../resources/json-access.js';
-import { isDNS1123Label } from '../resources/field-errors.js';
-import { arrayOf, bool, obj, str, type Schema } from '../resources/schema.js';
+import { FieldPath, duplicate, invalid, notSupported, required, tooMany, type FieldError } from '../api/field-errors.js';
+import type { JsonObject } from '../api/json-access.js';
+import { isDNS1123Label } from '../api/field-errors.js';
+import { arrayOf, bool, obj, str, type Schema } from '../api/schema.js';
 import { Seen, durationOf, formatDuration, objectOf, objectsOf, optBool, optString, regularFileErrors, stringOf } from './checks.js';
 import { V1, V1BETA1, type DocumentKind, type ReadContext } from './document.js';
 

@@ -6,9 +6,9 @@ import { statSync } from 'node:fs';
 import { X509Certificate } from 'node:crypto';
 import { isAbsolute } from 'node:path';
 import { parseDuration } from './duration.js';
-import { FieldPath, invalid, required, type FieldError } from '../resources/field-errors.js';
-import { isObject, type JsonObject } from '../resources/json-access.js';
-import { isDNS1123Subdomain, regexError } from '../resources/field-errors.js';
+import { FieldPath, invalid, required, type FieldError } from '../api/field-errors.js';
+import { isObject, type JsonObject } from '../api/json-access.js';
+import { isDNS1123Subdomain, regexError } from '../api/field-errors.js';
 
 /** A string field, or undefined when absent, null or (after the type check) not a string. */
 export const optString = (o: JsonObject | undefined, key: string): string | undefined => {

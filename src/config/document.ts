@@ -4,9 +4,9 @@
  * are errors, as in Kubernetes' strict decoding) and one reader that turns the raw document, already
  * checked against that schema, into the version-free internal form while validating it.
  */
-import type { FieldError, FieldPath } from '../resources/field-errors.js';
-import type { JsonObject } from '../resources/json-access.js';
-import type { Schema } from '../resources/schema.js';
+import type { FieldError, FieldPath } from '../api/field-errors.js';
+import type { JsonObject } from '../api/json-access.js';
+import type { Schema } from '../api/schema.js';
 
 export const V1BETA1 = 'apiserver.orch.io/v1beta1';
 export const V1 = 'apiserver.config.orch.io/v1';

@@ -6,9 +6,9 @@
  * certificate and key that exist (and a CA bundle that exists when given).
  */
 import { resolve } from 'node:path';
-import { FieldPath, duplicate, forbidden, invalid, notSupported, required, type FieldError } from '../resources/field-errors.js';
-import type { JsonObject } from '../resources/json-access.js';
-import { arrayOf, obj, str, type Schema } from '../resources/schema.js';
+import { FieldPath, duplicate, forbidden, invalid, notSupported, required, type FieldError } from '../api/field-errors.js';
+import type { JsonObject } from '../api/json-access.js';
+import { arrayOf, obj, str, type Schema } from '../api/schema.js';
 import { Seen, existingFileErrors, objectOf, objectsOf, optString, stringOf } from './checks.js';
 import { V1BETA1, type DocumentKind, type ReadContext } from './document.js';
 

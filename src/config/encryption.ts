@@ -5,9 +5,9 @@
  * unique names reached on unix sockets, lower-case resource names, and no wildcard that overlaps
  * another name of its own list or masks a name of a later list (`*.*`, `*.<group>`, `*.` for core).
  */
-import { FieldPath, invalid, required, type FieldError } from '../resources/field-errors.js';
-import type { JsonObject } from '../resources/json-access.js';
-import { arrayOf, int, obj, str, type Schema } from '../resources/schema.js';
+import { FieldPath, invalid, required, type FieldError } from '../api/field-errors.js';
+import type { JsonObject } from '../api/json-access.js';
+import { arrayOf, int, obj, str, type Schema } from '../api/schema.js';
 import { Seen, durationOf, formatDuration, objectOf, objectsOf, optNumber, optString, stringOf, stringsOf } from './checks.js';
 import { V1, type DocumentKind, type ReadContext } from './document.js';
 

@@ -5,9 +5,9 @@
  * act (a watch fault on a create, a stale read on a write) is refused with its field path, so a test
  * that meant to inject something cannot silently inject nothing.
  */
-import { FieldPath, invalid, notSupported, required, forbidden, type FieldError } from '../resources/field-errors.js';
-import type { JsonObject } from '../resources/json-access.js';
-import { arrayOf, bool, int, obj, str, type Schema } from '../resources/schema.js';
+import { FieldPath, invalid, notSupported, required, forbidden, type FieldError } from '../api/field-errors.js';
+import type { JsonObject } from '../api/json-access.js';
+import { arrayOf, bool, int, obj, str, type Schema } from '../api/schema.js';
 import { objectOf, objectsOf, optBool, optNumber, optString, stringsOf } from './checks.js';
 import { V1ALPHA1, type DocumentKind, type ReadContext } from './document.js';
 import { loadDocumentFile, loadDocumentText, type LoadResult } from './load.js';

@@ -14,10 +14,10 @@
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { FieldPath, formatFieldError, forbidden, invalid, notSupported, required, duplicate, type FieldError } from '../resources/field-errors.js';
-import { isObject, type JsonObject } from '../resources/json-access.js';
-import { arrayOf, bool, obj, str, type Schema } from '../resources/schema.js';
-import { findTypeErrors } from '../resources/unknown-fields.js';
+import { FieldPath, formatFieldError, forbidden, invalid, notSupported, required, duplicate, type FieldError } from '../api/field-errors.js';
+import { isObject, type JsonObject } from '../api/json-access.js';
+import { arrayOf, bool, obj, str, type Schema } from '../api/schema.js';
+import { findTypeErrors } from '../api/unknown-fields.js';
 import { Seen, objectOf, objectsOf, optString, stringOf } from './checks.js';
 import { parseDocumentText } from './load.js';
 

@@ -7,9 +7,9 @@
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { FieldPath, forbidden, formatFieldError, notSupported, required, type FieldError } from '../resources/field-errors.js';
-import { isObject } from '../resources/json-access.js';
-import { findTypeErrors, findUnknownFields } from '../resources/unknown-fields.js';
+import { FieldPath, forbidden, formatFieldError, notSupported, required, type FieldError } from '../api/field-errors.js';
+import { isObject } from '../api/json-access.js';
+import { findTypeErrors, findUnknownFields } from '../api/unknown-fields.js';
 import { GROUP_VERSIONS, type DocumentKind, type GroupVersion } from './document.js';
 
 /** One thing wrong with a file; `error` is set when it concerns a field of the document. */

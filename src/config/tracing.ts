@@ -4,9 +4,9 @@
  * component-base: a sampling rate in [0, 1000000] and an endpoint gRPC can dial (no scheme, or dns,
  * unix, unix-abstract).
  */
-import { FieldPath, invalid, type FieldError } from '../resources/field-errors.js';
-import type { JsonObject } from '../resources/json-access.js';
-import { int, obj, str, type Schema } from '../resources/schema.js';
+import { FieldPath, invalid, type FieldError } from '../api/field-errors.js';
+import type { JsonObject } from '../api/json-access.js';
+import { int, obj, str, type Schema } from '../api/schema.js';
 import { optNumber, optString } from './checks.js';
 import { V1, V1BETA1, type DocumentKind, type ReadContext } from './document.js';
 

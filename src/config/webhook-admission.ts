@@ -11,10 +11,10 @@
  * does not have, and is refused.
  */
 import { isAbsolute } from 'node:path';
-import { FieldPath, forbidden, invalid, notSupported, required, type FieldError } from '../resources/field-errors.js';
-import type { JsonObject } from '../resources/json-access.js';
-import { obj, str, type Schema } from '../resources/schema.js';
-import { findTypeErrors, findUnknownFields } from '../resources/unknown-fields.js';
+import { FieldPath, forbidden, invalid, notSupported, required, type FieldError } from '../api/field-errors.js';
+import type { JsonObject } from '../api/json-access.js';
+import { obj, str, type Schema } from '../api/schema.js';
+import { findTypeErrors, findUnknownFields } from '../api/unknown-fields.js';
 import { optString, stringOf } from './checks.js';
 import { V1 } from './document.js';
 import { readKubeConfig, type ClientCredentials, type KubeConfig } from './kubeconfig.js';

@@ -5,33 +5,33 @@
  * aggregated role is recomputed after each change; a role whose rules already agree is not written.
  * The writes are ordinary updates in the log, so watchers and the RBAC authorizer see them.
  */
-import { selectorRequirements } from '../registry/kinds.js';
-import { clusterRole } from '../registry/kinds.js';
-import { cloneJson, isSet, jsonEqual, listAt, objectAt } from '../registry/kinds.js';
-import type { KindStrategy } from '../registry/kinds.js';
-import type { KubeObject } from '../registry/kinds.js';
-import { matchesLabels } from '../registry/selectors.js';
+import { RBAC_GROUP } from '../api/groups.js';
+import { cloneJson, isSet, jsonEqual, listAt, objectAt } from '../api/json-access.js';
+import type { KindStrategy } from '../api/strategy.js';
+import type { KubeObject } from '../api/types.js';
 import type { Logger } from '../observability/logger.js';
 import type { ObjectStore } from '../registry/object-store.js';
 import { isRegistryError } from '../registry/errors.js';
+import { labelSelectorTest } from '../registry/selection.js';
 import { map } from 'rxjs/internal/operators/map';
 import { startWith } from 'rxjs/internal/operators/startWith';
 import { coalesce, runSerially } from './work-queue.js';
 
 /** The rules an aggregated role should have, given every ClusterRole (in name order, as the store lists them). */
 export function aggregatedRules(role: KubeObject, all: readonly KubeObject[]): unknown[] {
-  const selectors = listAt(objectAt(role, 'aggregationRule'), 'clusterRoleSelectors').map(selectorRequirements);
+  const selectors = listAt(objectAt(role, 'aggregationRule'), 'clusterRoleSelectors').map(labelSelectorTest);
   const rules: unknown[] = [];
   for (const other of all) {
     if (other.metadata.name === role.metadata.name) continue;
-    if (!selectors.some((reqs) => matchesLabels(reqs, other.metadata.labels))) continue;
+    if (!selectors.some((selects) => selects(other.metadata.labels))) continue;
     for (const rule of listAt(other, 'rules')) if (!rules.some((r) => jsonEqual(r, rule))) rules.push(cloneJson(rule));
   }
   return rules;
 }
 
 export function startClusterRoleAggregation(objects: ObjectStore, kinds: readonly KindStrategy[], log: Logger): () => void {
-  if (!kinds.includes(clusterRole)) return () => {};
+  const clusterRole = kinds.find((k) => k.group === RBAC_GROUP && k.plural === 'clusterroles');
+  if (!clusterRole) return () => {};
   const reconcileAll = async () => {
     const all = [...objects.list(clusterRole, undefined)].map((s) => s.obj);
     for (const role of all) {

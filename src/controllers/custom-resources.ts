@@ -19,13 +19,11 @@ import { merge } from 'rxjs/internal/observable/merge';
 import { mergeMap } from 'rxjs/internal/operators/mergeMap';
 import { Subject } from 'rxjs/internal/Subject';
 import type { Subscription } from 'rxjs/internal/Subscription';
-import { CRD_CLEANUP_FINALIZER } from '../registry/kinds.js';
-import { apiApprovalCondition, customKindOf, namesOf, type CustomNames } from '../registry/kinds.js';
-import { isObject, listAt, objectAt, stringAt } from '../registry/kinds.js';
-import type { KindRegistry } from '../registry/kinds.js';
-import type { KindStrategy } from '../registry/kinds.js';
-import type { KubeObject } from '../registry/kinds.js';
-import { collectionOf } from '../registry/keys.js';
+import { CRD_CLEANUP_FINALIZER, type CrdCondition, type CustomNames, type ServedKinds } from '../api/served-kinds.js';
+import { isObject, listAt, objectAt, stringAt } from '../api/json-access.js';
+import type { KindStrategy } from '../api/strategy.js';
+import type { KubeObject } from '../api/types.js';
+import { collectionOf } from '../api/object-keys.js';
 import type { Change } from '../registry/stored.js';
 import type { Logger } from '../observability/logger.js';
 import { isRegistryError } from '../registry/errors.js';
@@ -38,11 +36,9 @@ interface Served {
   names: CustomNames;
 }
 
-type Condition = { type: string; status: 'True' | 'False'; reason: string; message: string };
-
 const TERMINATING_CREATE = 'create not allowed while custom resource definition is terminating';
 
-export function startCustomResources(objects: ObjectStore, registry: KindRegistry, log: Logger): () => void {
+export function startCustomResources(objects: ObjectStore, registry: ServedKinds, log: Logger): () => void {
   const crdKind = registry.find('apiextensions.orch.io', 'customresourcedefinitions');
   if (!crdKind) return () => {};
   return new CustomResources(objects, registry, crdKind, log).start();
@@ -57,7 +53,7 @@ class CustomResources {
 
   constructor(
     private readonly objects: ObjectStore,
-    private readonly registry: KindRegistry,
+    private readonly registry: ServedKinds,
     private readonly crdKind: KindStrategy,
     private readonly log: Logger,
   ) {
@@ -86,7 +82,7 @@ class CustomResources {
   }
 
   /** Why a CRD's names are not accepted, or undefined. */
-  private conflict(name: string, group: string, names: CustomNames): Condition | undefined {
+  private conflict(name: string, group: string, names: CustomNames): CrdCondition | undefined {
     const taken = [...this.accepted].filter(([other, s]) => other !== name && s.group === group).map(([, s]) => s.names);
     // A built-in kind of the group: any kind served there that no accepted CRD defines.
     const builtIn = this.registry.all.filter((k) => k.group === group && !this.accepted.has(`${k.plural}.${k.group}`));
@@ -108,11 +104,11 @@ class CustomResources {
       return;
     }
     const group = stringAt(objectAt(crd, 'spec'), 'group');
-    const names = namesOf(crd);
+    const names = this.registry.namesOf(crd);
     if (!before && this.conflict(name, group, names)) return this.work.next(name);
     try {
       const terminating = crd.metadata.deletionTimestamp !== undefined;
-      this.registry.define(customKindOf(crd, terminating ? { refuseCreate: () => TERMINATING_CREATE } : {}));
+      this.registry.defineCustom(crd, terminating ? () => TERMINATING_CREATE : undefined);
       if (before && before.names.plural !== names.plural) this.registry.remove(before.group, before.names.plural);
       this.accepted.set(name, { group, names });
     } catch (err) {
@@ -140,19 +136,19 @@ class CustomResources {
       if (served) await this.finalize(crd, served);
       return;
     }
-    const refused = served ? undefined : this.conflict(name, stringAt(objectAt(crd, 'spec'), 'group'), namesOf(crd));
-    const conditions: Condition[] = refused
+    const refused = served ? undefined : this.conflict(name, stringAt(objectAt(crd, 'spec'), 'group'), this.registry.namesOf(crd));
+    const conditions: CrdCondition[] = refused
       ? [refused, { type: 'Established', status: 'False', reason: 'NotAccepted', message: 'not all names are accepted' }]
       : [
           { type: 'NamesAccepted', status: 'True', reason: 'NoConflicts', message: 'no conflicts found' },
           { type: 'Established', status: 'True', reason: 'InitialNamesAccepted', message: 'the initial names have been accepted' },
         ];
-    const approval = apiApprovalCondition(crd);
+    const approval = this.registry.approvalCondition(crd);
     if (approval) conditions.push(approval);
     await this.writeStatus(name, conditions, served?.names);
   }
 
-  private async writeStatus(name: string, conditions: Condition[], acceptedNames: CustomNames | undefined): Promise<void> {
+  private async writeStatus(name: string, conditions: CrdCondition[], acceptedNames: CustomNames | undefined): Promise<void> {
     await this.objects.update(this.crdKind, undefined, name, (cur) => (cur ? withStatus(cur, conditions, acceptedNames) : cur!), { dryRun: false, subresource: 'status' }).catch(tolerated);
   }
 
@@ -181,7 +177,7 @@ function tolerated(err: unknown): void {
 }
 
 /** The CRD with these conditions set (a condition's time moves only when its status does) and its accepted names. */
-function withStatus(crd: KubeObject, conditions: Condition[], acceptedNames: CustomNames | undefined): KubeObject {
+function withStatus(crd: KubeObject, conditions: CrdCondition[], acceptedNames: CustomNames | undefined): KubeObject {
   const status = isObject(crd.status) ? { ...crd.status } : {};
   const list = listAt(status, 'conditions').filter(isObject);
   const now = rfc3339(new Date());

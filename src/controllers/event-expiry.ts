@@ -1,7 +1,7 @@
-import type { KindStrategy } from '../registry/kinds.js';
-import type { KubeObject } from '../registry/kinds.js';
+import type { KindStrategy } from '../api/strategy.js';
+import type { KubeObject } from '../api/types.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { splitKey } from '../registry/keys.js';
+import { splitKey } from '../api/object-keys.js';
 import { peekObject } from '../registry/stored.js';
 import type { ObjectStore } from '../registry/object-store.js';
 import type { Logger } from '../observability/logger.js';

@@ -1,9 +1,9 @@
-import type { KindStrategy } from '../registry/kinds.js';
-import { perList } from '../registry/kinds.js';
-import type { KubeObject, OwnerReference } from '../registry/kinds.js';
+import type { KindStrategy } from '../api/strategy.js';
+import { perList } from '../api/kind-revisions.js';
+import type { KubeObject, OwnerReference } from '../api/types.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { peekObject, undecodedBytes, type Change, type StoredObject } from '../registry/stored.js';
-import { collectionOf, splitKey } from '../registry/keys.js';
+import { collectionOf, splitKey } from '../api/object-keys.js';
 import type { Logger } from '../observability/logger.js';
 import { Subscription } from 'rxjs/internal/Subscription';
 import { EMPTY } from 'rxjs/internal/observable/empty';
@@ -16,7 +16,7 @@ import { mergeMap } from 'rxjs/internal/operators/mergeMap';
 import { shareReplay } from 'rxjs/internal/operators/shareReplay';
 import { runSerially } from './work-queue.js';
 import type { ObjectStore } from '../registry/object-store.js';
-import { cloneJson } from '../registry/kinds.js';
+import { cloneJson } from '../api/json-access.js';
 
 /**
  * The garbage collector for ownerReferences, as Kubernetes' runs beside its API server:

@@ -1,4 +1,5 @@
-import type { KindStrategy, KubeObject } from '../registry/kinds.js';
+import type { KindStrategy } from '../api/strategy.js';
+import type { KubeObject } from '../api/types.js';
 import { undecodedBytes, type Change } from '../registry/stored.js';
 import type { Logger } from '../observability/logger.js';
 import { defer } from 'rxjs/internal/observable/defer';

@@ -1,4 +1,4 @@
-import { jsonEqual } from '../registry/kinds.js';
+import { jsonEqual } from '../api/json-access.js';
 
 /** What a terminating namespace still holds: objects by resource (`plural.group`), and their finalizers. */
 export interface Remaining {

@@ -1,11 +1,10 @@
-import { typeCheckPolicy } from '../registry/admission.js';
-import { numberAt, objectAt } from '../registry/kinds.js';
-import type { KindStrategy } from '../registry/kinds.js';
-import type { KubeObject } from '../registry/kinds.js';
+import { numberAt, objectAt } from '../api/json-access.js';
+import type { KindStrategy } from '../api/strategy.js';
+import type { KubeObject } from '../api/types.js';
 import type { Logger } from '../observability/logger.js';
 import type { ObjectStore } from '../registry/object-store.js';
 import { isRegistryError, notFound } from '../registry/errors.js';
-import { qualified } from '../registry/kinds.js';
+import { qualified } from '../api/qualified.js';
 import { defer } from 'rxjs/internal/observable/defer';
 import { from } from 'rxjs/internal/observable/from';
 import { merge } from 'rxjs/internal/observable/merge';
@@ -22,7 +21,10 @@ import { coalesce, runSerially } from './work-queue.js';
  * A policy already observed at its generation is not written again, so the controller's own status
  * write (same generation) ends the loop.
  */
-export function startPolicyStatus(objects: ObjectStore, kinds: readonly KindStrategy[], log: Logger): () => void {
+/** A policy's type-checking warnings against the kinds it matches (src/admission's checker, handed in by the composition root). */
+export type PolicyTypeCheck = (policy: KubeObject, kinds: readonly KindStrategy[]) => { fieldRef: string; warning: string }[];
+
+export function startPolicyStatus(objects: ObjectStore, kinds: readonly KindStrategy[], typeCheckPolicy: PolicyTypeCheck, log: Logger): () => void {
   const kind = kinds.find((k) => k.group === 'admissionregistration.orch.io' && k.kind === 'ValidatingAdmissionPolicy');
   if (!kind) return () => {};
   const stale = (o: KubeObject) => (o.metadata.generation ?? 1) > (numberAt(objectAt(o, 'status'), 'observedGeneration') ?? 0);

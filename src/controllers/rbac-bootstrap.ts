@@ -7,11 +7,9 @@
  * A missing one is created; an existing one is left as it is, edited or not (Kubernetes also
  * reconciles those marked autoupdate, adding back what was removed; orchd does not yet).
  */
-import { clusterRoleBinding } from '../registry/kinds.js';
-import { clusterRole } from '../registry/kinds.js';
-import { RBAC_GROUP } from '../registry/kinds.js';
-import type { KindStrategy } from '../registry/kinds.js';
-import type { KubeObject } from '../registry/kinds.js';
+import { RBAC_GROUP } from '../api/groups.js';
+import type { KindStrategy } from '../api/strategy.js';
+import type { KubeObject } from '../api/types.js';
 import type { Logger } from '../observability/logger.js';
 import type { ObjectStore } from '../registry/object-store.js';
 
@@ -59,7 +57,9 @@ export const BOOTSTRAP_CLUSTER_ROLE_BINDINGS: readonly KubeObject[] = [
  * logged, not fatal (as for the system namespaces).
  */
 export async function ensureBootstrapPolicy(objects: ObjectStore, kinds: readonly KindStrategy[], logger: Logger): Promise<void> {
-  if (!kinds.includes(clusterRole) || !kinds.includes(clusterRoleBinding)) return;
+  const clusterRole = kinds.find((k) => k.group === RBAC_GROUP && k.plural === 'clusterroles');
+  const clusterRoleBinding = kinds.find((k) => k.group === RBAC_GROUP && k.plural === 'clusterrolebindings');
+  if (!clusterRole || !clusterRoleBinding) return;
   const ensure = async (kind: KindStrategy, obj: KubeObject) => {
     const name = obj.metadata.name ?? '';
     if (objects.current(kind, undefined, name)) return;

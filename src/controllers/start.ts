@@ -1,13 +1,13 @@
-import type { KindStrategy } from '../registry/kinds.js';
+import type { KindStrategy } from '../api/strategy.js';
 import type { ObjectStore } from '../registry/object-store.js';
 import type { Logger } from '../observability/logger.js';
 import { startClusterRoleAggregation } from './cluster-role-aggregation.js';
 import { startCustomResources } from './custom-resources.js';
-import type { KindRegistry } from '../registry/kinds.js';
+import type { ServedKinds } from '../api/served-kinds.js';
 import { startEventExpiry } from './event-expiry.js';
 import { startGarbageCollector } from './garbage-collector.js';
 import { startNamespaceCleanup } from './namespace-cleanup.js';
-import { startPolicyStatus } from './policy-status.js';
+import { startPolicyStatus, type PolicyTypeCheck } from './policy-status.js';
 import { ensureBootstrapPolicy } from './rbac-bootstrap.js';
 
 /** The namespaces Kubernetes creates at startup. */
@@ -22,8 +22,10 @@ export interface ControllerOptions {
    * of kube-controller-manager's --controllers, off means policies get no status.typeChecking.
    */
   policyStatus?: boolean;
+  /** What the policy status controller writes: src/admission's type checker. */
+  typeCheckPolicy: PolicyTypeCheck;
   /** The server's kinds, which CustomResourceDefinitions add to: without it, CRDs are stored but not served. */
-  kindRegistry?: KindRegistry;
+  kindRegistry?: ServedKinds;
 }
 
 /**
@@ -43,7 +45,7 @@ export async function startControllers(objects: ObjectStore, kinds: readonly Kin
   }
   await ensureBootstrapPolicy(objects, kinds, logger);
   const stops = [startGarbageCollector(objects, kinds, logger), startNamespaceCleanup(objects, kinds, logger)];
-  if (opts.policyStatus !== false) stops.push(startPolicyStatus(objects, kinds, logger));
+  if (opts.policyStatus !== false) stops.push(startPolicyStatus(objects, kinds, opts.typeCheckPolicy, logger));
   stops.push(startClusterRoleAggregation(objects, kinds, logger));
   if (opts.kindRegistry) stops.push(startCustomResources(objects, opts.kindRegistry, logger));
   // Both Events, the core one and events.orch.io's, expire (kube-apiserver's --event-ttl covers both).

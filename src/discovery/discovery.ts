@@ -6,7 +6,7 @@
  * because clients hard-code them.
  */
 import { createHash } from 'node:crypto';
-import { apiVersionOf, servedAt, type KindStrategy } from '../resources/strategy.js';
+import { apiVersionOf, servedAt, type KindStrategy } from '../api/strategy.js';
 import { parseAccept, rangeMatches } from './accept.js';
 import { apiGroups, kindsAt } from './group-versions.js';
 import { JSON_TYPE } from './accept.js';

@@ -2,7 +2,7 @@
  * The API groups and versions the registry serves, in the order Kubernetes presents them. Discovery
  * and OpenAPI both enumerate through here, so they cannot disagree on what exists.
  */
-import type { KindStrategy } from '../resources/strategy.js';
+import type { KindStrategy } from '../api/strategy.js';
 
 export interface ApiGroup {
   /** '' is the core group, served under /api. */

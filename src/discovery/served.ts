@@ -3,8 +3,8 @@
  * command, so they are serialized and hashed when first asked for and never again.
  */
 import { createHash } from 'node:crypto';
-import { revisionOf } from '../resources/kind-revisions.js';
-import type { KindStrategy } from '../resources/strategy.js';
+import { revisionOf } from '../api/kind-revisions.js';
+import type { KindStrategy } from '../api/strategy.js';
 
 export interface Served {
   /** The encoded answer (JSON text, or protobuf bytes). */

@@ -4,7 +4,7 @@ import type { AuthorizationAttributes } from '../auth/authorizer.js';
 import type { UserInfo } from '../auth/user.js';
 import { auditLevelOf, type AuditPolicy } from '../config/audit-policy.js';
 import type { Logger } from '../observability/logger.js';
-import type { KubeObject, ObjectMeta } from '../registry/kinds.js';
+import type { KubeObject, ObjectMeta } from '../api/types.js';
 import type { Status } from './respond/status.js';
 
 /** Where audit events go (`--audit-log-path`: audit-file.ts), and which requests they are for. */

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { KindStrategy, KubeObject } from '../registry/kinds.js';
+import type { KindStrategy } from '../api/strategy.js';
+import type { KubeObject } from '../api/types.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { ObjectStore } from '../registry/object-store.js';
 import type { Output } from './respond/respond.js';

@@ -16,8 +16,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { AuthorizationAttributes } from '../auth/authorizer.js';
 import type { UserInfo } from '../auth/user.js';
-import { isPathSegmentName } from '../registry/selectors.js';
-import { parseFieldSelector } from '../registry/selectors.js';
+import { nameInFieldSelector } from '../registry/selection.js';
 import { flag } from './codec/query.js';
 import { internalError } from './respond/status.js';
 import type { RequestTarget } from './request-target.js';
@@ -28,15 +27,7 @@ const VERBS_WITH_SELECTORS = new Set(['list', 'watch', 'deletecollection']);
 const METHOD_VERBS: Record<string, string> = { POST: 'create', GET: 'get', HEAD: 'get', PUT: 'update', PATCH: 'patch', DELETE: 'delete' };
 
 /** The name a list selects exactly by `metadata.name=x`, when x is a valid path segment. */
-function exactName(fieldSelector: string | null): string | undefined {
-  if (!fieldSelector) return undefined;
-  try {
-    const term = parseFieldSelector(fieldSelector).find((r) => r.field === 'metadata.name' && r.op === '=');
-    return term && isPathSegmentName(term.value).length === 0 && term.value !== '' ? term.value : undefined;
-  } catch {
-    return undefined;
-  }
-}
+const exactName = (fieldSelector: string | null): string | undefined => (fieldSelector ? nameInFieldSelector(fieldSelector) : undefined);
 
 /** Throws a 500 for a path with a verb prefix and nothing after it (Kubernetes' RequestInfo error). */
 export function requestAttributes(req: Pick<IncomingMessage, 'method'>, target: RequestTarget, user: UserInfo): AuthorizationAttributes {

@@ -1,5 +1,5 @@
-import type { KindStrategy } from '../registry/kinds.js';
-import { isPathSegmentName } from '../registry/selectors.js';
+import type { KindStrategy } from '../api/strategy.js';
+import { isPathSegmentName } from '../api/name-formats.js';
 import { badRequest } from './respond/status.js';
 
 /** What a request path names, before the verb is known. */

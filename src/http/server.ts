@@ -2,8 +2,8 @@ import { STATUS_CODES, createServer, type IncomingMessage, type Server as HttpSe
 import { createServer as createHttpsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import type { WebSocketServer } from 'ws';
-import type { KindStrategy } from '../registry/kinds.js';
-import { kindIndex } from '../registry/kinds.js';
+import type { KindStrategy } from '../api/strategy.js';
+import { kindIndex } from '../api/kind-index.js';
 import type { ObjectStore } from '../registry/object-store.js';
 import { rfc3339 } from '../registry/object-meta.js';
 import { asRequest } from '../registry/request.js';

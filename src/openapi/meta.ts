@@ -5,7 +5,7 @@
  * ObjectMeta and ListMeta come from the resources room, which owns the metadata schemas.
  */
 import { listMetaSchema, objectMetaSchema } from '../resources/meta-schema.js';
-import { arrayOf, atomicList, bool, int, obj, str, type Schema } from '../resources/schema.js';
+import { arrayOf, atomicList, bool, int, obj, str, type Schema } from '../api/schema.js';
 
 /** io.orch.apimachinery.pkg.apis.meta.v1, read off ObjectMeta so the two rooms cannot disagree. */
 const META = (objectMetaSchema.refName ?? 'io.orch.apimachinery.pkg.apis.meta.v1.ObjectMeta').replace(/\.ObjectMeta$/, '');

@@ -11,9 +11,9 @@
  * schema, an object on each operation. kubectl explain and client-side apply find kinds by it.
  */
 import { listMetaSchema } from '../resources/meta-schema.js';
-import { str, type Schema } from '../resources/schema.js';
-import { servedAt, type KindStrategy } from '../resources/strategy.js';
-import type { JsonValue } from '../resources/types.js';
+import { str, type Schema } from '../api/schema.js';
+import { servedAt, type KindStrategy } from '../api/strategy.js';
+import type { JsonValue } from '../api/types.js';
 import { parseAccept, rangeMatches } from '../discovery/accept.js';
 import { KUBERNETES_VERSION } from '../discovery/discovery.js';
 import { apiGroups, kindsAt, prefixOf } from '../discovery/group-versions.js';

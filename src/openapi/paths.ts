@@ -9,7 +9,7 @@
  * v3 after); without it kubectl 1.29+ falls back to fetching /openapi/v2. kubectl explain (v3)
  * finds a resource's kind from the GVK of the operations at its list or item path.
  */
-import type { KindStrategy } from '../resources/strategy.js';
+import type { KindStrategy } from '../api/strategy.js';
 import { prefixOf } from '../discovery/group-versions.js';
 import { metaNames } from './meta.js';
 

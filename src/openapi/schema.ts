@@ -11,8 +11,8 @@
  * description (`{ ...labelSelectorSchema, description }`), the definition carries the override; the
  * fields still show their own, which is what explain prints.
  */
-import type { Schema } from '../resources/schema.js';
-import type { JsonValue } from '../resources/types.js';
+import type { Schema } from '../api/schema.js';
+import type { JsonValue } from '../api/types.js';
 
 export type Dialect = 'v2' | 'v3';
 export type JsonObject = { [key: string]: JsonValue };

@@ -16,7 +16,7 @@
  * (kube-openapi reads an object with `properties: {}` as a kind, and one without as a map).
  */
 import protobuf from 'protobufjs';
-import type { JsonValue } from '../resources/types.js';
+import type { JsonValue } from '../api/types.js';
 
 type Json = JsonValue;
 type JsonObject = { [key: string]: Json };

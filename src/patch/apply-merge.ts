@@ -2,10 +2,10 @@
  * The two value operations of server-side apply: merging an apply configuration into the live
  * object, and removing the fields an applier stopped applying.
  */
-import type { Schema } from '../resources/schema.js';
+import type { Schema } from '../api/schema.js';
 import { itemElement } from './field-walk.js';
 import { FieldSet } from './field-set.js';
-import { cloneJson, isObject, jsonEqual, setKey, type JsonObject } from '../resources/json-access.js';
+import { cloneJson, isObject, jsonEqual, setKey, type JsonObject } from '../api/json-access.js';
 import { memberSchema, shapeOf } from './schema-shape.js';
 
 /**

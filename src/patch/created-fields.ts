@@ -5,8 +5,8 @@
  * general path (compare into a trie, ownable, toFieldsV1) gives the same JSON; building the trie
  * and sorting it again was the largest CPU stage of a create.
  */
-import type { Schema } from '../resources/schema.js';
-import { isObject, type JsonObject } from '../resources/json-access.js';
+import type { Schema } from '../api/schema.js';
+import { isObject, type JsonObject } from '../api/json-access.js';
 import { itemElement } from './field-walk.js';
 import { valueElement } from './field-set.js';
 import { memberSchema, shapeOf } from './schema-shape.js';

@@ -11,7 +11,7 @@
  *
  *   { "f:spec": { "f:matchConditions": { "k:{\"name\":\"a\"}": { ".": {}, "f:expression": {} } } } }
  */
-import { isObject, type JsonObject } from '../resources/json-access.js';
+import { isObject, type JsonObject } from '../api/json-access.js';
 
 export class FieldSet {
   member = false;

@@ -4,10 +4,10 @@
  * what an update changed). Leaves are scalars and atomic values; keyed-list items and set values
  * are members in their own right, so an item can be owned (and removed) as a whole.
  */
-import type { Schema } from '../resources/schema.js';
+import type { Schema } from '../api/schema.js';
 import { PatchError } from './errors.js';
 import { fieldElement, FieldSet, keyElement, valueElement } from './field-set.js';
-import { isObject, jsonEqual } from '../resources/json-access.js';
+import { isObject, jsonEqual } from '../api/json-access.js';
 import { listKeys, memberSchema, shapeOf } from './schema-shape.js';
 
 export function itemElement(item: unknown, schema: Schema, at: readonly string[]): string {

@@ -10,7 +10,7 @@
  */
 import { PatchError } from './errors.js';
 import { arrayIndex, parsePointer } from './json-pointer.js';
-import { cloneJson, hasKey, isObject, jsonEqual, setKey } from '../resources/json-access.js';
+import { cloneJson, hasKey, isObject, jsonEqual, setKey } from '../api/json-access.js';
 
 /** Kubernetes' maxJSONPatchOperations. */
 export const MAX_OPERATIONS = 10_000;

@@ -12,13 +12,13 @@
  * System fields (apiVersion, kind, name, uid, resourceVersion, …) are never owned; on a kind with a
  * status subresource the main resource never owns status, and /status owns nothing else.
  */
-import type { Schema } from '../resources/schema.js';
-import type { KubeObject } from '../resources/types.js';
+import type { Schema } from '../api/schema.js';
+import type { KubeObject } from '../api/types.js';
 import { mergeApplied, prune } from './apply-merge.js';
 import { PatchError, type FieldConflict, type ManagerId } from './errors.js';
 import { compare, toFieldSet } from './field-walk.js';
 import { FieldSet, formatPath } from './field-set.js';
-import { isObject } from '../resources/json-access.js';
+import { isObject } from '../api/json-access.js';
 import { createdFieldsV1, SYSTEM_METADATA } from './created-fields.js';
 
 export interface ManagedEntry {

@@ -4,7 +4,7 @@
  *
  *   applyMergePatch({ a: 'b', c: { d: 'e', f: 'g' } }, { a: 'z', c: { f: null } })  →  { a: 'z', c: { d: 'e' } }
  */
-import { cloneJson, hasKey, isObject, setKey, type JsonObject } from '../resources/json-access.js';
+import { cloneJson, hasKey, isObject, setKey, type JsonObject } from '../api/json-access.js';
 
 /** The patched copy of target; neither argument is changed. */
 export function applyMergePatch(target: unknown, patch: unknown): unknown {

@@ -3,7 +3,7 @@
  * Kubernetes derives from the list and map extensions (for server-side apply) and from the patch
  * strategy and merge key (for strategic merge patch). One schema feeds both, as it feeds OpenAPI.
  */
-import type { Schema } from '../resources/schema.js';
+import type { Schema } from '../api/schema.js';
 
 /**
  * - scalar: a leaf value (string, number, bool, int-or-string, null).

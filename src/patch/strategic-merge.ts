@@ -14,9 +14,9 @@
  * Ordering follows Kubernetes: items named by the patch (or by `$setElementOrder`) in that order,
  * interleaved with server-only items at their original positions where both are known.
  */
-import type { Schema } from '../resources/schema.js';
+import type { Schema } from '../api/schema.js';
 import { PatchError } from './errors.js';
-import { cloneJson, hasKey, isObject, jsonEqual, setKey, type JsonObject } from '../resources/json-access.js';
+import { cloneJson, hasKey, isObject, jsonEqual, setKey, type JsonObject } from '../api/json-access.js';
 import { memberSchema, patchMergeKey, patchStrategies } from './schema-shape.js';
 
 const PATCH = '$patch';

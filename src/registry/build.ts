@@ -3,7 +3,7 @@ import { alwaysAllow } from '../auth/authorization-chain.js';
 import type { Authorizer } from '../cel/index.js';
 import type { Egress } from '../egress/egress.js';
 import type { Logger } from '../observability/logger.js';
-import type { KindStrategy } from '../resources/strategy.js';
+import type { KindStrategy } from '../api/strategy.js';
 import { ContinueTokens } from '../store/continue-token.js';
 import type { Store } from '../store/store.js';
 import { ObjectStore } from './object-store.js';

@@ -1,6 +1,6 @@
-import type { FieldError } from '../resources/field-errors.js';
-import type { Qualified } from '../resources/qualified.js';
-import { splitKey } from '../store/keys.js';
+import type { FieldError } from '../api/field-errors.js';
+import type { Qualified } from '../api/qualified.js';
+import { splitKey } from '../api/object-keys.js';
 
 /**
  * The errors of the rooms behind the door, passed on as they are: the one error table
@@ -11,6 +11,9 @@ export { CorruptEntryError } from '../log/encryption/index.js';
 export { LogError } from '../log/log.js';
 export { StoreError } from '../store/errors.js';
 export { WatchError } from '../store/watch.js';
+export { PatchError } from '../patch/errors.js';
+/** How a field-manager conflict is worded, for the patch room's Conflict error. */
+export { conflictMessage, describeManager } from '../patch/managed-fields.js';
 
 /**
  * Why the registry refuses a request, in its own terms: src/http/respond/errors.ts turns each code

@@ -4,8 +4,8 @@
  * reports conflicts (the algorithms are src/patch's; this is where a write's scope is decided).
  */
 import { applyConfig, recordUpdate, type WriteScope } from '../patch/managed-fields.js';
-import { apiVersionOf, type KindStrategy } from '../resources/strategy.js';
-import type { KubeObject } from '../resources/types.js';
+import { apiVersionOf, type KindStrategy } from '../api/strategy.js';
+import type { KubeObject } from '../api/types.js';
 import { rfc3339 } from './object-meta.js';
 
 /** What a write is: the kind and version it was made through, and the subresource (status) if any. */

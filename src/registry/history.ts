@@ -4,7 +4,7 @@
  */
 import type { LogEntry } from '../log/log.js';
 import { JsonLines } from '../log/msgpack-json.js';
-import { splitKey } from '../store/keys.js';
+import { splitKey } from '../api/object-keys.js';
 import type { Store } from '../store/store.js';
 import { LazyObject, type StoredObject } from '../store/stored-object.js';
 import { collectionsInHistory, objectsAt, revisionsOf, versionsOf, type KeyVersion } from '../store/versions.js';

@@ -14,16 +14,16 @@
  * the newest state (Kubernetes' inconsistent continuation). The refused combinations are refused
  * where the query is read (src/http/codec/query.ts).
  */
-import type { KindStrategy } from '../resources/strategy.js';
+import type { KindStrategy } from '../api/strategy.js';
 import type { ContinueTokens } from '../store/continue-token.js';
 import { StoreError } from '../store/errors.js';
-import { collectionOf, suffixOf } from '../store/keys.js';
+import { collectionOf, suffixOf } from '../api/object-keys.js';
 import { listObjects, type ListQuery, type ListResult } from '../store/list.js';
 import type { Store } from '../store/store.js';
 import type { StoredObject } from '../store/stored-object.js';
 import { planOf, settle, type VersionRequest } from './consistency.js';
 import { badRequest, expired, storageReadError, tooLargeResourceVersion } from './errors.js';
-import { qualified } from '../resources/qualified.js';
+import { qualified } from '../api/qualified.js';
 import { selectionOf, type Selectors } from './selection.js';
 
 export interface PageRequest extends VersionRequest {

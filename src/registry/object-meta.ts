@@ -3,9 +3,9 @@
  * timestamps, generated names, generation, the fields an update keeps from the stored object, and the
  * garbage collector's finalizers a delete asks for.
  */
-import { cloneJson, jsonEqual } from '../resources/json-access.js';
-import type { KindStrategy } from '../resources/strategy.js';
-import type { KubeObject } from '../resources/types.js';
+import { cloneJson, jsonEqual } from '../api/json-access.js';
+import type { KindStrategy } from '../api/strategy.js';
+import type { KubeObject } from '../api/types.js';
 
 /** Timestamps as Kubernetes writes metav1.Time: RFC 3339, whole seconds, UTC. */
 export function rfc3339(d: Date): string {

@@ -12,14 +12,14 @@ import { currentAdmissionContext, type AdmissionHooks } from '../admission/index
 import type { EscalationRefusal, EscalationRequest } from '../auth/rbac-escalation.js';
 import { clusterRoleBinding } from '../resources/cluster-role-binding.js';
 import { clusterRole } from '../resources/cluster-role.js';
-import { isSet, jsonEqual, objectAt, stringAt } from '../resources/json-access.js';
+import { isSet, jsonEqual, objectAt, stringAt } from '../api/json-access.js';
 import { roleBinding } from '../resources/role-binding.js';
 import { role } from '../resources/role.js';
-import type { KindStrategy } from '../resources/strategy.js';
-import type { KubeObject } from '../resources/types.js';
+import type { KindStrategy } from '../api/strategy.js';
+import type { KubeObject } from '../api/types.js';
 import { policyRulesOf } from './rbac-source.js';
 import { forbidden, notFound } from './errors.js';
-import { qualified } from '../resources/qualified.js';
+import { qualified } from '../api/qualified.js';
 
 export type EscalationCheck = (req: EscalationRequest) => Promise<EscalationRefusal | undefined>;
 

@@ -6,11 +6,11 @@
 import type { RbacBinding, RbacPolicyRule, RbacSource, RbacSubject } from '../auth/rbac-authorizer.js';
 import { clusterRoleBinding } from '../resources/cluster-role-binding.js';
 import { clusterRole } from '../resources/cluster-role.js';
-import { isObject, listAt, objectAt, stringAt, stringsOf } from '../resources/json-access.js';
+import { isObject, listAt, objectAt, stringAt, stringsOf } from '../api/json-access.js';
 import { roleBinding } from '../resources/role-binding.js';
 import { role } from '../resources/role.js';
-import type { KubeObject } from '../resources/types.js';
-import { collectionOf } from '../store/keys.js';
+import type { KubeObject } from '../api/types.js';
+import { collectionOf } from '../api/object-keys.js';
 import type { Store } from '../store/store.js';
 
 interface Index {

@@ -3,12 +3,14 @@
  * request against the kind's own selectable fields, and where the watch engine's live index files a
  * watcher of it.
  */
-import type { KindStrategy } from '../resources/strategy.js';
-import type { KubeObject } from '../resources/types.js';
+import type { KindStrategy } from '../api/strategy.js';
+import type { KubeObject } from '../api/types.js';
 import { compileFieldSelector, parseFieldSelector, type FieldRequirement } from '../selectors/field-selector.js';
 import { indexableTerms, matchesLabels, parseLabelSelector, SelectorError, type Requirement } from '../selectors/label-selector.js';
 import { parseShardSelector } from '../selectors/shard-selector.js';
 import type { WatchRoute } from '../store/fanout.js';
+import { isPathSegmentName } from '../api/name-formats.js';
+import { selectorRequirements } from '../resources/label-selector-object.js';
 import { badRequest } from './errors.js';
 
 /** The selectors as the request gives them (the query's labelSelector, fieldSelector, shardSelector). */
@@ -61,6 +63,28 @@ export function selectionOf(kind: KindStrategy, s: Selectors): Selection {
   } catch (err) {
     if (err instanceof SelectorError) throw badRequest(err.message);
     throw err;
+  }
+}
+
+/**
+ * A metav1.LabelSelector object (matchLabels, matchExpressions) as a test of labels: what an object's
+ * own selector fields select (a ClusterRole's aggregationRule.clusterRoleSelectors).
+ */
+export function labelSelectorTest(selector: unknown): (labels: Readonly<Record<string, string>> | undefined) => boolean {
+  const reqs = selectorRequirements(selector);
+  return (labels) => matchesLabels(reqs, labels);
+}
+
+/**
+ * The name a field selector pins (`metadata.name=<name>`), which authorization sees as the request's
+ * name, as kube-apiserver's RequestInfo does; undefined when it pins none or cannot be parsed.
+ */
+export function nameInFieldSelector(fieldSelector: string): string | undefined {
+  try {
+    const term = parseFieldSelector(fieldSelector).find((r) => r.field === 'metadata.name' && r.op === '=');
+    return term && isPathSegmentName(term.value).length === 0 && term.value !== '' ? term.value : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -4,7 +4,7 @@
  * (serialize once) from those bytes where it can, without building the object tree.
  */
 import { msgpackToJson } from '../log/msgpack-json.js';
-import type { KubeObject } from '../resources/types.js';
+import type { KubeObject } from '../api/types.js';
 import { encodeObject, encodeStored, LazyObject, peekObject, storedApiVersion, type Change, type ChangeType, type StoredObject } from '../store/stored-object.js';
 
 export { encodeObject, LazyObject, peekObject, storedApiVersion, type Change, type ChangeType, type StoredObject };

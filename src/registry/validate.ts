@@ -1,7 +1,7 @@
-import type { FieldError } from '../resources/field-errors.js';
+import type { FieldError } from '../api/field-errors.js';
 import { validateObjectMeta, validateObjectMetaUpdate } from '../resources/metadata.js';
-import type { KindStrategy } from '../resources/strategy.js';
-import type { KubeObject } from '../resources/types.js';
+import type { KindStrategy } from '../api/strategy.js';
+import type { KubeObject } from '../api/types.js';
 
 /** Kubernetes' ValidateObjectMeta then the kind's own rules: every error, in one answer. */
 export function validateCreate(kind: KindStrategy, obj: KubeObject): FieldError[] {

@@ -5,9 +5,9 @@
  * committed changes of the collection, live, with no gap and no duplicate.
  */
 import type { Observable } from 'rxjs/internal/Observable';
-import type { KindStrategy } from '../resources/strategy.js';
-import type { KubeObject } from '../resources/types.js';
-import { collectionOf, suffixOf } from '../store/keys.js';
+import type { KindStrategy } from '../api/strategy.js';
+import type { KubeObject } from '../api/types.js';
+import { collectionOf, suffixOf } from '../api/object-keys.js';
 import type { Store } from '../store/store.js';
 import { watch$, type WatchEvent, type WatchFlow, type WatchRequest } from '../store/watch.js';
 import { planOf, type VersionRequest } from './consistency.js';

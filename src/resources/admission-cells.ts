@@ -2,7 +2,7 @@
  * Table cells the admission kinds print (Kubernetes' printers.go): PARAMKIND of a policy and
  * PARAMREF of a binding.
  */
-import { isObject, listAt, objectAt, stringAt, stringMapAt, stringsOf } from './json-access.js';
+import { isObject, listAt, objectAt, stringAt, stringMapAt, stringsOf } from '../api/json-access.js';
 
 /** "group/version/Kind", or "<unset>" without a paramKind. */
 export function paramKindCell(spec: unknown): string {

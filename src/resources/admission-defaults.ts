@@ -2,7 +2,7 @@
  * Kubernetes' admissionregistration defaulting (pkg/apis/admissionregistration/v1*, defaults.go),
  * shared by the policy, binding and webhook kinds.
  */
-import { defaultField, isObject, listAt, objectAt } from './json-access.js';
+import { defaultField, isObject, listAt, objectAt } from '../api/json-access.js';
 
 /** Rule.scope defaults to "*" (both cluster-scoped and namespaced resources). */
 export function defaultRuleScopes(rules: unknown[]): void {

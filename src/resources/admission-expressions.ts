@@ -3,9 +3,9 @@
  * is checked here (names, presence, limits, order of variables); compiling the expressions is the
  * CEL room's job.
  */
-import { FieldPath, duplicate, invalid, required, tooMany, type FieldError } from './field-errors.js';
-import { stringAt } from './json-access.js';
-import { isCELIdentifier, isQualifiedName } from '../selectors/name-formats.js';
+import { FieldPath, duplicate, invalid, required, tooMany, type FieldError } from '../api/field-errors.js';
+import { stringAt } from '../api/json-access.js';
+import { isCELIdentifier, isQualifiedName } from '../api/name-formats.js';
 import { referencedVariables, variablesOffset } from '../cel/variable-references.js';
 
 export const MAX_MATCH_CONDITIONS = 64;

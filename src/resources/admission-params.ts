@@ -2,10 +2,10 @@
  * The policy/binding wiring shared by validating and mutating admission policies: failurePolicy,
  * paramKind, paramRef and policyName (Kubernetes' admissionregistration validation).
  */
-import { FieldPath, forbidden, invalid, notSupported, required, type FieldError } from './field-errors.js';
-import { isObject, isSet, objectAt, stringAt } from './json-access.js';
+import { FieldPath, forbidden, invalid, notSupported, required, type FieldError } from '../api/field-errors.js';
+import { isObject, isSet, objectAt, stringAt } from '../api/json-access.js';
 import { validateLabelSelector } from './labels.js';
-import { isDNS1035Label, isDNS1123Subdomain, isPathSegmentName } from '../selectors/name-formats.js';
+import { isDNS1035Label, isDNS1123Subdomain, isPathSegmentName } from '../api/name-formats.js';
 import { FAILURE_POLICIES } from './shared-types.js';
 
 /** failurePolicy of a policy: required (defaulting sets Fail) and Fail or Ignore. */

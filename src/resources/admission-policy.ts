@@ -6,8 +6,8 @@ import { defaultFailurePolicy, defaultMatchResources } from './admission-default
 import { validateMatchConditions, validateVariables } from './admission-expressions.js';
 import { validateFailurePolicy, validateParamKind, validateParamRef, validatePolicyName } from './admission-params.js';
 import { validateMatchConstraints, validateMatchResources } from './admission-rules.js';
-import { FieldPath, type FieldError } from './field-errors.js';
-import { listAt, objectAt } from './json-access.js';
+import { FieldPath, type FieldError } from '../api/field-errors.js';
+import { listAt, objectAt } from '../api/json-access.js';
 
 /** failurePolicy, paramKind, matchConstraints, matchConditions and variables of a policy spec. */
 export function validatePolicySpecCommon(spec: unknown, p: FieldPath): FieldError[] {

@@ -2,10 +2,10 @@
  * Rules and MatchResources of the admission kinds (Kubernetes' admissionregistration validation):
  * which operations, groups, versions, resources and scopes a policy, binding or webhook matches.
  */
-import { FieldPath, duplicate, invalid, notSupported, required, type FieldError } from './field-errors.js';
-import { isObject, listAt, objectAt, stringsOf } from './json-access.js';
+import { FieldPath, duplicate, invalid, notSupported, required, type FieldError } from '../api/field-errors.js';
+import { isObject, listAt, objectAt, stringsOf } from '../api/json-access.js';
 import { validateLabelSelector } from './labels.js';
-import { isPathSegmentName } from '../selectors/name-formats.js';
+import { isPathSegmentName } from '../api/name-formats.js';
 import { MATCH_POLICIES, OPERATIONS, SCOPES } from './shared-types.js';
 
 /** A mutating policy or its binding cannot match DELETE; "*" there means CREATE, UPDATE and CONNECT. */

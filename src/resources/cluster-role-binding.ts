@@ -2,8 +2,9 @@
  * ClusterRoleBinding (rbac.authorization.orch.io/v1): grants a ClusterRole in every namespace and
  * on cluster-scoped resources and non-resource URLs.
  */
-import { bindingColumns, bindingSchema, defaultBinding, RBAC_GROUP, validateBinding, validateBindingUpdate } from './rbac-shared.js';
-import type { KindStrategy } from './strategy.js';
+import { RBAC_GROUP } from '../api/groups.js';
+import { bindingColumns, bindingSchema, defaultBinding, validateBinding, validateBindingUpdate } from './rbac-shared.js';
+import type { KindStrategy } from '../api/strategy.js';
 
 export const clusterRoleBinding = {
   group: RBAC_GROUP,

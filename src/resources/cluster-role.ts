@@ -4,8 +4,9 @@
  * within one namespace by RoleBindings. A ClusterRole with an aggregationRule has its rules written
  * by the aggregation controller (src/controllers/cluster-role-aggregation.ts) from the roles it selects.
  */
-import { RBAC_GROUP, roleColumns, roleSchema, validateAggregationRule, validateRules } from './rbac-shared.js';
-import type { KindStrategy } from './strategy.js';
+import { RBAC_GROUP } from '../api/groups.js';
+import { roleColumns, roleSchema, validateAggregationRule, validateRules } from './rbac-shared.js';
+import type { KindStrategy } from '../api/strategy.js';
 
 export const clusterRole = {
   group: RBAC_GROUP,

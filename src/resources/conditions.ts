@@ -2,10 +2,10 @@
  * metav1.Condition lists as Kubernetes validates them (ValidateConditions): unique types, each a
  * qualified name, a known status, a transition time and a CamelCase reason.
  */
-import { FieldPath, duplicate, invalid, notSupported, required, tooLong, type FieldError } from './field-errors.js';
-import { byteLength, numberAt, stringAt } from './json-access.js';
+import { FieldPath, duplicate, invalid, notSupported, required, tooLong, type FieldError } from '../api/field-errors.js';
+import { byteLength, numberAt, stringAt } from '../api/json-access.js';
 import { validateLabelName } from './labels.js';
-import { regexError } from '../selectors/name-formats.js';
+import { regexError } from '../api/name-formats.js';
 
 const STATUSES = ['False', 'True', 'Unknown'];
 const MAX_REASON = 1024;

@@ -3,10 +3,10 @@
  * base64 where bytes are stored, a total size bound, and `immutable`, after which the data may not
  * change and the flag may not be unset.
  */
-import { FieldPath, forbidden, invalid, tooLong, type FieldError } from './field-errors.js';
-import { byteLength, isObject, jsonEqual, type JsonObject } from './json-access.js';
-import { maxLenError, regexError, DNS1123_SUBDOMAIN_MAX } from '../selectors/name-formats.js';
-import type { KubeObject } from './types.js';
+import { FieldPath, forbidden, invalid, tooLong, type FieldError } from '../api/field-errors.js';
+import { byteLength, isObject, jsonEqual, type JsonObject } from '../api/json-access.js';
+import { maxLenError, regexError, DNS1123_SUBDOMAIN_MAX } from '../api/name-formats.js';
+import type { KubeObject } from '../api/types.js';
 
 /** The most data a ConfigMap or Secret holds (core.MaxSecretSize), in bytes. */
 export const MAX_DATA_SIZE = 1024 * 1024;

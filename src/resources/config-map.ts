@@ -2,13 +2,13 @@
  * ConfigMap (core v1): configuration as string data (and bytes, base64, in binaryData), validated
  * as Kubernetes' ValidateConfigMap: file-name keys, no key in both maps, at most 1 MiB in all.
  */
-import { FieldPath, invalid, type FieldError } from './field-errors.js';
+import { FieldPath, invalid, type FieldError } from '../api/field-errors.js';
 import { kindSchema } from './kind-schema.js';
 import { validateCoreObjectMeta } from './metadata.js';
-import { bool, strMap } from './schema.js';
+import { bool, strMap } from '../api/schema.js';
 import { CORE_V1 } from './shared-types.js';
-import type { KindStrategy } from './strategy.js';
-import type { KubeObject } from './types.js';
+import type { KindStrategy } from '../api/strategy.js';
+import type { KubeObject } from '../api/types.js';
 import { mapAt, tooMuchData, validateDataMap, validateImmutableData } from './config-data.js';
 import { MAX_DATA_SIZE } from './config-data.js';
 

@@ -4,16 +4,16 @@
  * (ValidateEventCreate/Update stop there for v1), in its own field names: involvedObject,
  * reportingComponent, message. Expired after --event-ttl like events.orch.io Events.
  */
-import { since } from './human-duration.js';
+import { since } from '../api/human-duration.js';
 import { legacyValidateEvent, type EventFieldNames } from './event.js';
-import { numberAt, objectAt, stringAt } from './json-access.js';
+import { numberAt, objectAt, stringAt } from '../api/json-access.js';
 import { kindSchema } from './kind-schema.js';
 import { microTimeSchema, timeSchema } from './meta-schema.js';
 import { validateCoreObjectMeta } from './metadata.js';
-import { int, obj, str } from './schema.js';
+import { int, obj, str } from '../api/schema.js';
 import { CORE_V1, eventSourceSchema, objectReferenceSchema } from './shared-types.js';
-import type { KindStrategy, TableColumn } from './strategy.js';
-import type { KubeObject } from './types.js';
+import type { KindStrategy, TableColumn } from '../api/strategy.js';
+import type { KubeObject } from '../api/types.js';
 
 const FIELDS: EventFieldNames = { regarding: 'involvedObject', reportingController: 'reportingComponent', note: 'message' };
 

@@ -7,13 +7,11 @@
  */
 import { crdSchema, CRD_GROUP } from './crd/crd-schema.js';
 import { validateCrdCreate, validateCrdUpdate, validateNames } from './crd/validate-crd.js';
-import { FieldPath } from './field-errors.js';
-import { defaultField, isObject, listAt, objectAt, stringAt } from './json-access.js';
-import type { KindStrategy } from './strategy.js';
-import type { KubeObject } from './types.js';
-
-/** The finalizer a CRD's delete adds: its objects are deleted before it goes. */
-export const CRD_CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.orch.io';
+import { FieldPath } from '../api/field-errors.js';
+import { defaultField, isObject, listAt, objectAt, stringAt } from '../api/json-access.js';
+import type { KindStrategy } from '../api/strategy.js';
+import type { KubeObject } from '../api/types.js';
+import { CRD_CLEANUP_FINALIZER } from '../api/served-kinds.js';
 
 /** Whether the CRD's condition of this type is True. */
 export const crdCondition = (crd: KubeObject, type: string): boolean => listAt(objectAt(crd, 'status'), 'conditions').some((c) => stringAt(c, 'type') === type && stringAt(c, 'status') === 'True');

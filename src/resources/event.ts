@@ -6,17 +6,17 @@
  * errors name this version's own fields (regarding, note, deprecatedCount…): a client can find the
  * field it sent.
  */
-import { since } from './human-duration.js';
-import { FieldPath, invalid, required, type FieldError } from './field-errors.js';
-import { byteLength, jsonEqual, numberAt, objectAt, stringAt } from './json-access.js';
+import { since } from '../api/human-duration.js';
+import { FieldPath, invalid, required, type FieldError } from '../api/field-errors.js';
+import { byteLength, jsonEqual, numberAt, objectAt, stringAt } from '../api/json-access.js';
 import { kindSchema } from './kind-schema.js';
 import { microTimeSchema, timeSchema } from './meta-schema.js';
 import { validateCoreObjectMeta, validateImmutableField } from './metadata.js';
-import { isDNS1123Subdomain, isQualifiedName } from '../selectors/name-formats.js';
-import { int, obj, str } from './schema.js';
+import { isDNS1123Subdomain, isQualifiedName } from '../api/name-formats.js';
+import { int, obj, str } from '../api/schema.js';
 import { eventSourceSchema, objectReferenceSchema } from './shared-types.js';
-import type { KindStrategy, TableColumn } from './strategy.js';
-import type { KubeObject } from './types.js';
+import type { KindStrategy, TableColumn } from '../api/strategy.js';
+import type { KubeObject } from '../api/types.js';
 
 const EVENTS_V1 = 'io.orch.api.events.v1';
 export const REPORTING_INSTANCE_MAX = 128;

@@ -2,7 +2,7 @@
  * The top-level shape every kind shares: apiVersion, kind and metadata beside its own fields.
  */
 import { objectMetaSchema } from './meta-schema.js';
-import { obj, str, type Schema } from './schema.js';
+import { obj, str, type Schema } from '../api/schema.js';
 
 export function kindSchema(refName: string, description: string, properties: Record<string, Schema>): Schema {
   return obj(

@@ -2,7 +2,7 @@
  * metav1.LabelSelector objects (matchLabels, matchExpressions) as label requirements: an empty
  * selector matches everything, as Kubernetes' LabelSelectorAsSelector makes it.
  */
-import { isObject, listAt, stringAt, stringsOf } from './json-access.js';
+import { isObject, listAt, stringAt, stringsOf } from '../api/json-access.js';
 import type { Requirement } from '../selectors/label-selector.js';
 
 const OPERATORS: Record<string, Requirement['op']> = { In: 'in', NotIn: 'notin', Exists: 'exists', DoesNotExist: '!' };

@@ -3,9 +3,9 @@
  * metadata.labels and behind every LabelSelector field (namespaceSelector, objectSelector,
  * paramRef.selector).
  */
-import { FieldPath, invalid, required, forbidden, type FieldError } from './field-errors.js';
-import { isObject, listAt, objectAt, stringAt, stringsOf } from './json-access.js';
-import { isLabelValue, isQualifiedName } from '../selectors/name-formats.js';
+import { FieldPath, invalid, required, forbidden, type FieldError } from '../api/field-errors.js';
+import { isObject, listAt, objectAt, stringAt, stringsOf } from '../api/json-access.js';
+import { isLabelValue, isQualifiedName } from '../api/name-formats.js';
 
 /** A label key (also a selector key, a condition type): a qualified name. */
 export const validateLabelName = (key: string, p: FieldPath): FieldError[] => isQualifiedName(key).map((m) => invalid(p, key, m));

@@ -3,13 +3,13 @@
  * Kubernetes' lease strategy: a PUT may create one, and an update must carry its resourceVersion
  * (two candidates racing for it must not both win).
  */
-import { FieldPath, invalid, type FieldError } from './field-errors.js';
-import { numberAt, objectAt, stringAt } from './json-access.js';
+import { FieldPath, invalid, type FieldError } from '../api/field-errors.js';
+import { numberAt, objectAt, stringAt } from '../api/json-access.js';
 import { kindSchema } from './kind-schema.js';
 import { microTimeSchema } from './meta-schema.js';
-import { int, obj, str } from './schema.js';
-import type { KindStrategy } from './strategy.js';
-import type { KubeObject } from './types.js';
+import { int, obj, str } from '../api/schema.js';
+import type { KindStrategy } from '../api/strategy.js';
+import type { KubeObject } from '../api/types.js';
 
 const COORDINATION_V1 = 'io.orch.api.coordination.v1';
 

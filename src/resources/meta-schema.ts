@@ -2,7 +2,7 @@
  * Schemas of the meta/v1 types every kind embeds (ObjectMeta, ListMeta, LabelSelector, Condition,
  * Time, …), with Kubernetes' list types and patch strategies, published under io.orch.* names.
  */
-import { arrayOf, atomicList, bool, int, mergeList, obj, str, strMap, type Schema } from './schema.js';
+import { arrayOf, atomicList, bool, int, mergeList, obj, str, strMap, type Schema } from '../api/schema.js';
 
 const META = 'io.orch.apimachinery.pkg.apis.meta.v1';
 

@@ -4,11 +4,11 @@
  * validateObjectMeta for the shape and validateObjectMetaUpdate for the transition (immutable fields,
  * finalizers of an object being deleted), which does not repeat the shape checks.
  */
-import { FieldPath, forbidden, invalid, required, tooLong, type FieldError } from './field-errors.js';
-import { byteLength, isObject, jsonEqual, listAt, numberAt, stringAt, stringsOf } from './json-access.js';
+import { FieldPath, forbidden, invalid, required, tooLong, type FieldError } from '../api/field-errors.js';
+import { byteLength, isObject, jsonEqual, listAt, numberAt, stringAt, stringsOf } from '../api/json-access.js';
 import { validateLabels } from './labels.js';
-import { checkName, isDNS1123Label, isQualifiedName, type NameFormat } from '../selectors/name-formats.js';
-import type { ObjectMeta } from './types.js';
+import { checkName, isDNS1123Label, isQualifiedName, type NameFormat } from '../api/name-formats.js';
+import type { ObjectMeta } from '../api/types.js';
 
 export { listMetaSchema, objectMetaSchema } from './meta-schema.js';
 

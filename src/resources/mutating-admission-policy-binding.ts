@@ -6,13 +6,13 @@ import { paramRefCell } from './admission-cells.js';
 import { defaultMatchResources, defaultParamRef } from './admission-defaults.js';
 import { validateBindingSpecCommon } from './admission-policy.js';
 import { validateMutatingOperations } from './admission-rules.js';
-import { FieldPath, type FieldError } from './field-errors.js';
-import { objectAt, stringAt } from './json-access.js';
+import { FieldPath, type FieldError } from '../api/field-errors.js';
+import { objectAt, stringAt } from '../api/json-access.js';
 import { kindSchema } from './kind-schema.js';
-import { obj, str } from './schema.js';
+import { obj, str } from '../api/schema.js';
 import { ADMISSION_V1, matchResourcesSchema, paramRefSchema } from './shared-types.js';
-import type { KindStrategy } from './strategy.js';
-import type { KubeObject } from './types.js';
+import type { KindStrategy } from '../api/strategy.js';
+import type { KubeObject } from '../api/types.js';
 
 const specSchema = obj(
   `${ADMISSION_V1}.MutatingAdmissionPolicyBindingSpec`,

@@ -7,13 +7,13 @@
 import { paramKindCell } from './admission-cells.js';
 import { defaultPolicySpec, validatePolicySpecCommon } from './admission-policy.js';
 import { validateMutatingOperations } from './admission-rules.js';
-import { FieldPath, invalid, notSupported, required, type FieldError } from './field-errors.js';
-import { isSet, listAt, objectAt, stringAt } from './json-access.js';
+import { FieldPath, invalid, notSupported, required, type FieldError } from '../api/field-errors.js';
+import { isSet, listAt, objectAt, stringAt } from '../api/json-access.js';
 import { kindSchema } from './kind-schema.js';
-import { atomicList, obj, str } from './schema.js';
+import { atomicList, obj, str } from '../api/schema.js';
 import { ADMISSION_V1, failurePolicySchema, matchConditionsSchema, matchResourcesSchema, paramKindSchema, reinvocationPolicySchema, variableSchema } from './shared-types.js';
-import type { KindStrategy } from './strategy.js';
-import type { KubeObject } from './types.js';
+import type { KindStrategy } from '../api/strategy.js';
+import type { KubeObject } from '../api/types.js';
 
 export const PATCH_TYPES = ['ApplyConfiguration', 'JSONPatch'] as const;
 /** Kubernetes lists these in this order (not sorted) in its message. */

@@ -7,13 +7,13 @@ import { defaultRuleScopes } from './admission-defaults.js';
 import { validateMatchConditions } from './admission-expressions.js';
 import { validateOptionalFailurePolicy } from './admission-params.js';
 import { validateRuleWithOperations } from './admission-rules.js';
-import { FieldPath, duplicate, invalid, notSupported, required, type FieldError } from './field-errors.js';
-import { defaultField, isObject, isSet, listAt, objectAt, stringAt, stringsOf } from './json-access.js';
+import { FieldPath, duplicate, invalid, notSupported, required, type FieldError } from '../api/field-errors.js';
+import { defaultField, isObject, isSet, listAt, objectAt, stringAt, stringsOf } from '../api/json-access.js';
 import { kindSchema } from './kind-schema.js';
 import { labelSelectorHasInvalidValue, validateLabelSelector } from './labels.js';
 import { labelSelectorSchema } from './meta-schema.js';
-import { isDNS1035Label, isFullyQualifiedName } from '../selectors/name-formats.js';
-import { atomicList, int, mergeList, obj, str } from './schema.js';
+import { isDNS1035Label, isFullyQualifiedName } from '../api/name-formats.js';
+import { atomicList, int, mergeList, obj, str } from '../api/schema.js';
 import {
   ADMISSION_V1,
   MATCH_POLICIES,
@@ -24,8 +24,8 @@ import {
   reinvocationPolicySchema,
   ruleWithOperationsSchema,
 } from './shared-types.js';
-import type { KindStrategy } from './strategy.js';
-import type { KubeObject } from './types.js';
+import type { KindStrategy } from '../api/strategy.js';
+import type { KubeObject } from '../api/types.js';
 import { validateClientConfig } from './webhook-client-config.js';
 
 /** AdmissionReview versions an API server of the previous release understands. */

@@ -7,15 +7,15 @@
  * stays Terminating until the namespace controller (controllers/namespace-cleanup.ts) has emptied it
  * and removed that finalizer through /finalize; then it goes.
  */
-import { FieldPath, invalid, type FieldError } from './field-errors.js';
-import { cloneJson, defaultField, isObject, listAt, objectAt, stringAt, type JsonObject } from './json-access.js';
+import { FieldPath, invalid, type FieldError } from '../api/field-errors.js';
+import { cloneJson, defaultField, isObject, listAt, objectAt, stringAt, type JsonObject } from '../api/json-access.js';
 import { kindSchema } from './kind-schema.js';
 import { timeSchema } from './meta-schema.js';
 import { validateCoreObjectMeta, validateFinalizerName, validateStandardFinalizerNames } from './metadata.js';
-import { atomicList, obj, str } from './schema.js';
+import { atomicList, obj, str } from '../api/schema.js';
 import { CORE_V1 } from './shared-types.js';
-import type { KindStrategy } from './strategy.js';
-import type { KubeObject } from './types.js';
+import type { KindStrategy } from '../api/strategy.js';
+import type { KubeObject } from '../api/types.js';
 
 export const NAMESPACE_PHASES = ['Active', 'Terminating'] as const;
 /** The namespaces Kubernetes' NamespaceLifecycle admission never lets go (kube-node-lease may go). */

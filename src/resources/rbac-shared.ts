@@ -4,17 +4,17 @@
  * `kubectl get` prints. Roles and ClusterRoles differ only in scope and in what a rule may name;
  * RoleBindings and ClusterRoleBindings only in scope and in the role kinds they may reference.
  */
-import { FieldPath, invalid, notSupported, required, type FieldError } from './field-errors.js';
-import { isObject, isSet, jsonEqual, listAt, objectAt, stringAt } from './json-access.js';
+import { FieldPath, invalid, notSupported, required, type FieldError } from '../api/field-errors.js';
+import { isObject, isSet, jsonEqual, listAt, objectAt, stringAt } from '../api/json-access.js';
 import { validateLabelSelector } from './labels.js';
 import { labelSelectorSchema } from './meta-schema.js';
 import { kindSchema } from './kind-schema.js';
-import { isDNS1123Subdomain, isPathSegmentName } from '../selectors/name-formats.js';
-import { atomicList, obj, str, type Schema } from './schema.js';
-import type { TableColumn } from './strategy.js';
-import type { KubeObject } from './types.js';
+import { isDNS1123Subdomain, isPathSegmentName } from '../api/name-formats.js';
+import { atomicList, obj, str, type Schema } from '../api/schema.js';
+import type { TableColumn } from '../api/strategy.js';
+import type { KubeObject } from '../api/types.js';
+import { RBAC_GROUP } from '../api/groups.js';
 
-export const RBAC_GROUP = 'rbac.authorization.orch.io';
 const RBAC_V1 = 'io.orch.api.rbac.v1';
 
 const SUBJECT_KINDS = ['ServiceAccount', 'User', 'Group'] as const;

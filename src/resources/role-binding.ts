@@ -2,8 +2,9 @@
  * RoleBinding (rbac.authorization.orch.io/v1): grants a Role of its namespace, or a ClusterRole's
  * permissions within its namespace, to users, groups and service accounts.
  */
-import { bindingColumns, bindingSchema, defaultBinding, RBAC_GROUP, validateBinding, validateBindingUpdate } from './rbac-shared.js';
-import type { KindStrategy } from './strategy.js';
+import { RBAC_GROUP } from '../api/groups.js';
+import { bindingColumns, bindingSchema, defaultBinding, validateBinding, validateBindingUpdate } from './rbac-shared.js';
+import type { KindStrategy } from '../api/strategy.js';
 
 export const roleBinding = {
   group: RBAC_GROUP,

@@ -2,8 +2,9 @@
  * Role (rbac.authorization.orch.io/v1): a set of permissions within one namespace, granted to
  * subjects by RoleBindings of that namespace.
  */
-import { RBAC_GROUP, roleColumns, roleSchema, validateRules } from './rbac-shared.js';
-import type { KindStrategy } from './strategy.js';
+import { RBAC_GROUP } from '../api/groups.js';
+import { roleColumns, roleSchema, validateRules } from './rbac-shared.js';
+import type { KindStrategy } from '../api/strategy.js';
 
 export const role = {
   group: RBAC_GROUP,

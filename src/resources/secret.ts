@@ -4,14 +4,14 @@
  * defaults to Opaque and may not change; each well-known type requires its keys (ValidateSecret).
  * Stored sealed when an EncryptionConfiguration names `secrets`.
  */
-import { FieldPath, invalid, required, type FieldError } from './field-errors.js';
-import { isObject, type JsonObject } from './json-access.js';
+import { FieldPath, invalid, required, type FieldError } from '../api/field-errors.js';
+import { isObject, type JsonObject } from '../api/json-access.js';
 import { kindSchema } from './kind-schema.js';
 import { validateCoreObjectMeta, validateImmutableField } from './metadata.js';
-import { bool, str, strMap } from './schema.js';
+import { bool, str, strMap } from '../api/schema.js';
 import { CORE_V1 } from './shared-types.js';
-import type { KindStrategy } from './strategy.js';
-import type { KubeObject } from './types.js';
+import type { KindStrategy } from '../api/strategy.js';
+import type { KubeObject } from '../api/types.js';
 import { MAX_DATA_SIZE, mapAt, tooMuchData, validateDataMap, validateImmutableData } from './config-data.js';
 
 const schema = kindSchema(`${CORE_V1}.Secret`, 'Secret data (credentials, keys, tokens), at most 1 MiB.', {

@@ -4,10 +4,10 @@
  */
 import { kindSchema } from './kind-schema.js';
 import { validateCoreObjectMeta } from './metadata.js';
-import { arrayOf, bool, mergeList, obj, str } from './schema.js';
+import { arrayOf, bool, mergeList, obj, str } from '../api/schema.js';
 import { CORE_V1, objectReferenceSchema } from './shared-types.js';
-import type { KindStrategy } from './strategy.js';
-import { listAt } from './json-access.js';
+import type { KindStrategy } from '../api/strategy.js';
+import { listAt } from '../api/json-access.js';
 
 const localObjectReference = obj(
   `${CORE_V1}.LocalObjectReference`,

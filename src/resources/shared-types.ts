@@ -4,7 +4,7 @@
  * and EventSource. Written once here so the policies, bindings and webhooks cannot drift apart.
  */
 import { labelSelectorSchema } from './meta-schema.js';
-import { atomicList, mergeList, obj, str, type Schema } from './schema.js';
+import { atomicList, mergeList, obj, str, type Schema } from '../api/schema.js';
 
 export const ADMISSION_V1 = 'io.orch.api.admissionregistration.v1';
 export const CORE_V1 = 'io.orch.api.core.v1';

@@ -5,13 +5,13 @@
 import { paramRefCell } from './admission-cells.js';
 import { defaultMatchResources } from './admission-defaults.js';
 import { validateBindingSpecCommon } from './admission-policy.js';
-import { FieldPath, duplicate, invalid, notSupported, required, type FieldError } from './field-errors.js';
-import { listAt, objectAt, stringAt, stringsOf } from './json-access.js';
+import { FieldPath, duplicate, invalid, notSupported, required, type FieldError } from '../api/field-errors.js';
+import { listAt, objectAt, stringAt, stringsOf } from '../api/json-access.js';
 import { kindSchema } from './kind-schema.js';
-import { arrayOf, obj, str } from './schema.js';
+import { arrayOf, obj, str } from '../api/schema.js';
 import { ADMISSION_V1, matchResourcesSchema, paramRefSchema } from './shared-types.js';
-import type { KindStrategy } from './strategy.js';
-import type { KubeObject } from './types.js';
+import type { KindStrategy } from '../api/strategy.js';
+import type { KubeObject } from '../api/types.js';
 
 export const VALIDATION_ACTIONS = ['Audit', 'Deny', 'Warn'] as const;
 

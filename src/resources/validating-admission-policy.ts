@@ -7,15 +7,15 @@
 import { paramKindCell } from './admission-cells.js';
 import { defaultPolicySpec, validatePolicySpecCommon } from './admission-policy.js';
 import { validateConditions } from './conditions.js';
-import { FieldPath, duplicate, invalid, notSupported, required, type FieldError } from './field-errors.js';
-import { byteLength, isObject, listAt, objectAt, stringAt } from './json-access.js';
+import { FieldPath, duplicate, invalid, notSupported, required, type FieldError } from '../api/field-errors.js';
+import { byteLength, isObject, listAt, objectAt, stringAt } from '../api/json-access.js';
 import { kindSchema } from './kind-schema.js';
 import { conditionsSchema } from './meta-schema.js';
-import { isQualifiedName } from '../selectors/name-formats.js';
-import { atomicList, int, mergeList, obj, str } from './schema.js';
+import { isQualifiedName } from '../api/name-formats.js';
+import { atomicList, int, mergeList, obj, str } from '../api/schema.js';
 import { ADMISSION_V1, failurePolicySchema, matchConditionsSchema, matchResourcesSchema, paramKindSchema, variableSchema } from './shared-types.js';
-import type { KindStrategy } from './strategy.js';
-import type { KubeObject } from './types.js';
+import type { KindStrategy } from '../api/strategy.js';
+import type { KubeObject } from '../api/types.js';
 
 /** Reasons a validation may return. The API docs also list Unauthorized, but validation rejects it. */
 export const VALIDATION_REASONS = ['Forbidden', 'Invalid', 'RequestEntityTooLarge'] as const;

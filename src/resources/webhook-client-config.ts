@@ -2,9 +2,9 @@
  * Where a webhook is called (Kubernetes' apiserver util/webhook validation): exactly one of an
  * https URL without user info, query or fragment, or an in-cluster service with a DNS-like path.
  */
-import { FieldPath, invalid, required, type FieldError } from './field-errors.js';
-import { isSet, numberAt, objectAt, stringAt } from './json-access.js';
-import { isDNS1123Subdomain } from '../selectors/name-formats.js';
+import { FieldPath, invalid, required, type FieldError } from '../api/field-errors.js';
+import { isSet, numberAt, objectAt, stringAt } from '../api/json-access.js';
+import { isDNS1123Subdomain } from '../api/name-formats.js';
 
 const FORM = '; desired format: https://host[/path]';
 

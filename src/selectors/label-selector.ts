@@ -1,4 +1,4 @@
-import { isLabelValue, isQualifiedName } from './name-formats.js';
+import { isLabelValue, isQualifiedName } from '../api/name-formats.js';
 
 /**
  * Kubernetes label selectors (labels.Parse): `a=b`, `a==b`, `a!=b`, `a in (x,y)`, `a notin (x)`,

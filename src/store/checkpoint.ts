@@ -2,7 +2,7 @@ import { packJson, unpackJson } from '../log/codec.js';
 import { partBytes, type Checkpoint, type SavedCheckpoint } from '../log/log.js';
 import { SortedKeys } from './sorted-keys.js';
 import { LazySlots } from './lazy-slots.js';
-import { listIn } from './keys.js';
+import { listIn } from '../api/object-keys.js';
 import { Slot } from './slot.js';
 import { LazyObject, type StoredObject } from './stored-object.js';
 import { View } from './view.js';

@@ -1,8 +1,8 @@
 import { Observable } from 'rxjs/internal/Observable';
 import { Subject } from 'rxjs/internal/Subject';
 import type { Subscriber } from 'rxjs/internal/Subscriber';
-import type { KubeObject } from '../resources/types.js';
-import { splitKey } from './keys.js';
+import type { KubeObject } from '../api/types.js';
+import { splitKey } from '../api/object-keys.js';
 import { Turns } from './turns.js';
 import type { Change } from './view.js';
 

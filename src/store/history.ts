@@ -2,9 +2,9 @@
  * What a test asks of the log through startOrchd: every version of one object, and every object at
  * a version. Both come from the log through the key index, as Exact reads and watches do.
  */
-import type { KindStrategy } from '../resources/strategy.js';
-import type { KubeObject } from '../resources/types.js';
-import { collectionOf, storageKey, suffixOf } from './keys.js';
+import type { KindStrategy } from '../api/strategy.js';
+import type { KubeObject } from '../api/types.js';
+import { collectionOf, storageKey, suffixOf } from '../api/object-keys.js';
 import { listObjects } from './list.js';
 import type { Store } from './store.js';
 

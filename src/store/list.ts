@@ -1,6 +1,6 @@
-import type { KubeObject } from '../resources/types.js';
+import type { KubeObject } from '../api/types.js';
 import { StoreError } from './errors.js';
-import { splitKey } from './keys.js';
+import { splitKey } from '../api/object-keys.js';
 import { mergeSorted } from './label-index.js';
 import type { Slot } from './slot.js';
 import type { VersionedView } from './sources.js';

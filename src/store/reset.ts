@@ -15,7 +15,7 @@
  *
  * resourceVersions keep counting up: a client that held one from before never sees it again.
  */
-import type { KubeObject } from '../resources/types.js';
+import type { KubeObject } from '../api/types.js';
 import type { Store } from './store.js';
 
 /** The objects at the start: each key's object and the version it was at. */

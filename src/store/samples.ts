@@ -4,8 +4,8 @@
  * apiserver_registered_watchers), the log's head and the history kept.
  */
 import type { Sample } from '../observability/samples.js';
-import type { KindStrategy } from '../resources/strategy.js';
-import { collectionOf } from './keys.js';
+import type { KindStrategy } from '../api/strategy.js';
+import { collectionOf } from '../api/object-keys.js';
 import type { Store } from './store.js';
 
 export function storeSamples(store: Store, kinds: readonly KindStrategy[]): Sample[] {

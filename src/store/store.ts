@@ -4,7 +4,7 @@ import { take } from 'rxjs/internal/operators/take';
 import { timeout } from 'rxjs/internal/operators/timeout';
 import { LogError, type Log, type Writer as EntryWriter } from '../log/log.js';
 import { corruptObjectsOf, type CorruptObject } from '../log/encryption/index.js';
-import type { KubeObject } from '../resources/types.js';
+import type { KubeObject } from '../api/types.js';
 import { Checkpoints } from './checkpoints.js';
 import { Commits } from './commits.js';
 import { Compactions, type Compaction } from './compaction.js';

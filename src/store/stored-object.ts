@@ -6,7 +6,7 @@ import { StoredEntry, unpackJson } from '../log/codec.js';
 import type { LogEntry } from '../log/log.js';
 import { msgpackToJson } from '../log/msgpack-json.js';
 import { stampVersion } from '../log/stamp.js';
-import type { KubeObject } from '../resources/types.js';
+import type { KubeObject } from '../api/types.js';
 
 /** One version of one object as the view holds it. Immutable once stored: readers share it. */
 export interface StoredObject {

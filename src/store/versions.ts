@@ -4,8 +4,8 @@
  * and who made it.
  */
 import type { LogEntry } from '../log/log.js';
-import type { KubeObject } from '../resources/types.js';
-import { splitKey } from './keys.js';
+import type { KubeObject } from '../api/types.js';
+import { splitKey } from '../api/object-keys.js';
 import { listObjects } from './list.js';
 import type { HistorySource, VersionedView } from './sources.js';
 import type { StoredObject } from './stored-object.js';

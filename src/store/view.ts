@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { LogEntry } from '../log/log.js';
-import { listIn, splitKey } from './keys.js';
+import { listIn, splitKey } from '../api/object-keys.js';
 import { LabelIndex } from './label-index.js';
 import { LazySlots } from './lazy-slots.js';
 import { Slot } from './slot.js';

@@ -19,7 +19,7 @@ import { take } from 'rxjs/internal/operators/take';
 import { takeUntil } from 'rxjs/internal/operators/takeUntil';
 import { StoredEntry } from '../log/codec.js';
 import { LogError, type LogEntry } from '../log/log.js';
-import type { KubeObject } from '../resources/types.js';
+import type { KubeObject } from '../api/types.js';
 import { StoreError } from './errors.js';
 import type { WatchRoute } from './fanout.js';
 import type { WatchSource } from './sources.js';

@@ -2,7 +2,7 @@ import { LogError, type Log, type LogRecord, type Writer as EntryWriter } from '
 import { stampVersion } from '../log/stamp.js';
 import { failSpan, tracer } from '../observability/spans.js';
 import { stageLap, stageStart } from '../observability/stage-timing.js';
-import type { KubeObject } from '../resources/types.js';
+import type { KubeObject } from '../api/types.js';
 import { StoreError } from './errors.js';
 import { checkExpected, MAX_TRIES, type Expected } from './preconditions.js';
 import type { Change, StoredObject } from './stored-object.js';

@@ -8,8 +8,8 @@ import { describe, expect, test } from 'vitest';
 import { MutatingPolicyPlugin } from '../../src/admission/index.js';
 import { admissionAttributes } from '../../src/admission/attributes.js';
 import { runMutatingPlugins, type MutatingPlugin } from '../../src/admission/mutation.js';
-import { kinds } from '../../src/resources/registry.js';
-import type { KubeObject } from '../../src/resources/types.js';
+import { kinds } from '../../src/resources/kinds.js';
+import type { KubeObject } from '../../src/api/types.js';
 import { call, serverForFile } from '../helpers/server.js';
 import { fixtures } from '../resources/fixtures.js';
 

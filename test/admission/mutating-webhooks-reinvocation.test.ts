@@ -14,7 +14,7 @@ import { MemoryLog } from '../../src/log/memory-log.js';
 import { event } from '../../src/resources/event.js';
 import { mutatingWebhookConfiguration } from '../../src/resources/mutating-webhook-configuration.js';
 import { namespace } from '../../src/resources/namespace.js';
-import type { KubeObject } from '../../src/resources/types.js';
+import type { KubeObject } from '../../src/api/types.js';
 import { Store } from '../../src/store/store.js';
 import { fixtures } from '../resources/fixtures.js';
 import { addLabel, WebhookServer } from './webhook-server.js';

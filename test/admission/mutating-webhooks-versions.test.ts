@@ -16,12 +16,13 @@ import { buildRegistry } from '../../src/registry/build.js';
 import { startControllers } from '../../src/controllers/start.js';
 import { MemoryLog } from '../../src/log/memory-log.js';
 import { event } from '../../src/resources/event.js';
-import { kinds } from '../../src/resources/registry.js';
-import type { KindStrategy } from '../../src/resources/strategy.js';
+import { kinds } from '../../src/resources/kinds.js';
+import type { KindStrategy } from '../../src/api/strategy.js';
 import { Store } from '../../src/store/store.js';
 import { call } from '../helpers/server.js';
 import { fixtures } from '../resources/fixtures.js';
 import { addLabel, WebhookServer } from './webhook-server.js';
+import { typeCheckPolicy } from '../../src/admission/index.js';
 
 const MWC = '/apis/admissionregistration.orch.io/v1/mutatingwebhookconfigurations';
 const twoVersions: KindStrategy = { ...event, versions: ['v1', 'v2'] };
@@ -45,7 +46,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => api.http.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(api.http.address() as AddressInfo).port}`;
   await store.start();
-  stops = await startControllers(api.context.objects, api.context.kinds, { logger, eventTtlSeconds: 3600 });
+  stops = await startControllers(api.context.objects, api.context.kinds, { logger, typeCheckPolicy, eventTtlSeconds: 3600 });
   await api.start();
 });
 afterAll(async () => {

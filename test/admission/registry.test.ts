@@ -6,11 +6,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ValidatingAdmission, runWithAdmissionContext } from '../../src/admission/index.js';
 import { admissionAttributes } from '../../src/admission/attributes.js';
-import type { KubeObject } from '../../src/resources/types.js';
+import type { KubeObject } from '../../src/api/types.js';
 import { AdmissionError } from '../../src/admission/errors.js';
 import { toStatus } from '../../src/http/respond/errors.js';
 import type { Authorizer } from '../../src/auth/authorizer.js';
-import { kinds } from '../../src/resources/registry.js';
+import { kinds } from '../../src/resources/kinds.js';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 import { fixtures } from '../resources/fixtures.js';
 

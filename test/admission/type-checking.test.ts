@@ -10,7 +10,7 @@ import { typeCheckPolicy } from '../../src/admission/index.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { buildRegistry } from '../../src/registry/build.js';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
-import { kinds } from '../../src/resources/registry.js';
+import { kinds } from '../../src/resources/kinds.js';
 import { Store } from '../../src/store/store.js';
 import { call, serverForFile, startServer } from '../helpers/server.js';
 import { tempDir } from '../helpers/temp.js';

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { aggregatedRules } from '../../src/controllers/cluster-role-aggregation.js';
 import { StoreRbacSource } from '../../src/registry/rbac-source.js';
 import { rbacAuthorizer } from '../../src/auth/rbac-authorizer.js';
-import type { KubeObject } from '../../src/resources/types.js';
+import type { KubeObject } from '../../src/api/types.js';
 import { call, serverForFile } from '../helpers/server.js';
 
 const G = 'rbac.authorization.orch.io';

@@ -12,7 +12,7 @@ import { ObjectStore } from '../../src/registry/object-store.js';
 import { withRbacEscalationPrevention } from '../../src/registry/rbac-escalation-hook.js';
 import { roleBinding } from '../../src/resources/role-binding.js';
 import { role } from '../../src/resources/role.js';
-import type { KubeObject } from '../../src/resources/types.js';
+import type { KubeObject } from '../../src/api/types.js';
 import { call, serverForFile } from '../helpers/server.js';
 
 const G = 'rbac.authorization.orch.io';

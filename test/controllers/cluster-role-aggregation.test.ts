@@ -2,8 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { startClusterRoleAggregation } from '../../src/controllers/cluster-role-aggregation.js';
 import { silentLogger } from '../../src/observability/logger.js';
-import { kinds } from '../../src/resources/registry.js';
-import type { KubeObject } from '../../src/resources/types.js';
+import { kinds } from '../../src/resources/kinds.js';
+import type { KubeObject } from '../../src/api/types.js';
 import { eventually } from '../helpers/poll.js';
 import { registryPerTest } from '../helpers/registry.js';
 

@@ -7,7 +7,7 @@ import { startGarbageCollector } from '../../src/controllers/garbage-collector.j
 import { EtcdLog } from '../../src/log/etcd/etcd-log.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { LazyObject } from '../../src/registry/stored.js';
-import { kinds } from '../../src/resources/registry.js';
+import { kinds } from '../../src/resources/kinds.js';
 import { TestEtcd } from '../helpers/etcd.js';
 import { eventually } from '../helpers/poll.js';
 import { openRegistry, roleIn, type TestRegistry } from '../helpers/registry.js';

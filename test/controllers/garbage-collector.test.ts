@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { startGarbageCollector } from '../../src/controllers/garbage-collector.js';
 import { silentLogger } from '../../src/observability/logger.js';
-import { kinds } from '../../src/resources/registry.js';
+import { kinds } from '../../src/resources/kinds.js';
 import { eventually } from '../helpers/poll.js';
 import { registryPerTest, roleIn } from '../helpers/registry.js';
 

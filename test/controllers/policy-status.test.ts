@@ -2,17 +2,18 @@
 import { describe, expect, it } from 'vitest';
 import { startPolicyStatus } from '../../src/controllers/policy-status.js';
 import { silentLogger } from '../../src/observability/logger.js';
-import { kinds } from '../../src/resources/registry.js';
+import { kinds } from '../../src/resources/kinds.js';
 import { fixtures } from '../resources/fixtures.js';
 import { eventually } from '../helpers/poll.js';
 import { registryPerTest } from '../helpers/registry.js';
+import { typeCheckPolicy } from '../../src/admission/index.js';
 
 const t = registryPerTest();
 const stops = t.stops;
 
 describe('policy status', () => {
   it('writes status.typeChecking and observedGeneration for a new policy', async () => {
-    stops.push(startPolicyStatus(t.r.objects, kinds, silentLogger));
+    stops.push(startPolicyStatus(t.r.objects, kinds, typeCheckPolicy, silentLogger));
     const policy = { ...fixtures.validatingAdmissionPolicy(), metadata: { name: 'checked' } };
     delete policy.spec.paramKind;
     policy.spec.variables = [];

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { BOOTSTRAP_CLUSTER_ROLES, ensureBootstrapPolicy } from '../../src/controllers/rbac-bootstrap.js';
 import { silentLogger } from '../../src/observability/logger.js';
-import { kinds } from '../../src/resources/registry.js';
+import { kinds } from '../../src/resources/kinds.js';
 import { registryPerTest } from '../helpers/registry.js';
 
 const t = registryPerTest();

@@ -11,12 +11,13 @@ import { startControllers } from '../../src/controllers/start.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { Metrics } from '../../src/observability/metrics.js';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
-import { kinds } from '../../src/resources/registry.js';
+import { kinds } from '../../src/resources/kinds.js';
 import { Store } from '../../src/store/store.js';
 import { call, serverForFile, startServer, type TestServer } from '../helpers/server.js';
 import { eventually } from '../helpers/poll.js';
 import { kindCase, unique } from './support.js';
 import { tempDir } from '../helpers/temp.js';
+import { typeCheckPolicy } from '../../src/admission/index.js';
 
 const file = serverForFile();
 
@@ -61,7 +62,7 @@ describe('health', () => {
       expect(early.status).toBe(503);
       expect(early.body).toMatchObject({ kind: 'Status', reason: 'ServiceUnavailable', code: 503 });
       await store.start();
-      stops.push(...(await startControllers(api.context.objects, kinds, { logger: silentLogger, eventTtlSeconds: 3600 })));
+      stops.push(...(await startControllers(api.context.objects, kinds, { logger: silentLogger, typeCheckPolicy, eventTtlSeconds: 3600 })));
       await api.start();
       expect((await call(url, 'GET', '/readyz')).status).toBe(200);
       expect((await call(url, 'GET', '/api/v1/namespaces/default')).status).toBe(200);

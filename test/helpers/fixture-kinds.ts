@@ -4,8 +4,8 @@
  * the same group (one version only), and a core kind.
  */
 import { labelSelectorSchema, objectMetaSchema, timeSchema } from '../../src/resources/meta-schema.js';
-import { arrayOf, atomicList, int, mergeList, obj, str, strMap, type Schema } from '../../src/resources/schema.js';
-import type { KindStrategy } from '../../src/resources/strategy.js';
+import { arrayOf, atomicList, int, mergeList, obj, str, strMap, type Schema } from '../../src/api/schema.js';
+import type { KindStrategy } from '../../src/api/strategy.js';
 
 const WIDGETS = 'io.orch.api.example.v1';
 

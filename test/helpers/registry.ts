@@ -8,9 +8,9 @@ import { admissionFor } from '../../src/admission/index.js';
 import { LogSkeleton } from '../../src/log/log-skeleton.js';
 import { MemoryLog } from '../../src/log/memory-log.js';
 import { ObjectStore } from '../../src/registry/object-store.js';
-import { kinds } from '../../src/resources/registry.js';
-import type { KindStrategy } from '../../src/resources/strategy.js';
-import type { KubeObject } from '../../src/resources/types.js';
+import { kinds } from '../../src/resources/kinds.js';
+import type { KindStrategy } from '../../src/api/strategy.js';
+import type { KubeObject } from '../../src/api/types.js';
 import { Store } from '../../src/store/store.js';
 
 export interface TestRegistry<L extends LogSkeleton = MemoryLog> {

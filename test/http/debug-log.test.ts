@@ -7,7 +7,7 @@ import { createApiServer, listenOn, type ApiServer } from '../../src/http/server
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { Metrics } from '../../src/observability/metrics.js';
-import { kinds } from '../../src/resources/registry.js';
+import { kinds } from '../../src/resources/kinds.js';
 import { Store } from '../../src/store/store.js';
 import { call } from '../helpers/server.js';
 import { EVENTS, createEvent, createNamespace, labelEvent } from '../watch/objects.js';

@@ -8,7 +8,7 @@ import { encodeRecord } from '../../src/log/codec.js';
 import { copyOldLayout } from '../../src/log/etcd/copy-old-layout.js';
 import { EtcdLog } from '../../src/log/etcd/etcd-log.js';
 import { LogError, type LogEntry } from '../../src/log/log.js';
-import type { KubeObject } from '../../src/resources/types.js';
+import type { KubeObject } from '../../src/api/types.js';
 import { StoreError } from '../../src/store/errors.js';
 import { Store } from '../../src/store/store.js';
 import { TestEtcd } from '../helpers/etcd.js';

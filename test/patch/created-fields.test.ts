@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { recordUpdate, type WriteScope } from '../../src/patch/managed-fields.js';
-import { kinds } from '../../src/resources/registry.js';
-import type { KubeObject } from '../../src/resources/types.js';
+import { kinds } from '../../src/resources/kinds.js';
+import type { KubeObject } from '../../src/api/types.js';
 
 const kind = (name: string) => kinds.find((k) => k.kind === name)!;
 const scopeOf = (name: string, subresource?: 'status'): WriteScope => {

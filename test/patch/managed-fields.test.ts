@@ -3,8 +3,8 @@ import { PatchError } from '../../src/patch/errors.js';
 import { FieldSet, formatPath } from '../../src/patch/field-set.js';
 import { compare, toFieldSet } from '../../src/patch/field-walk.js';
 import { applyConfig, recordUpdate, type WriteScope } from '../../src/patch/managed-fields.js';
-import { kinds } from '../../src/resources/registry.js';
-import type { KubeObject } from '../../src/resources/types.js';
+import { kinds } from '../../src/resources/kinds.js';
+import type { KubeObject } from '../../src/api/types.js';
 
 const vapKind = kinds.find((k) => k.kind === 'ValidatingAdmissionPolicy')!;
 const scope: WriteScope = { schema: vapKind.schema, apiVersion: 'admissionregistration.orch.io/v1', hasStatus: true, now: '2025-01-01T00:00:00Z' };

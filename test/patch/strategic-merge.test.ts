@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { PatchError } from '../../src/patch/errors.js';
 import { applyStrategicMergePatch } from '../../src/patch/strategic-merge.js';
-import { kinds } from '../../src/resources/registry.js';
-import type { Schema } from '../../src/resources/schema.js';
+import { kinds } from '../../src/resources/kinds.js';
+import type { Schema } from '../../src/api/schema.js';
 
 const schemaOf = (kind: string): Schema => kinds.find((k) => k.kind === kind)!.schema;
 const vap = schemaOf('ValidatingAdmissionPolicy');

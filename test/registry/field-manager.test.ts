@@ -2,8 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { PatchError } from '../../src/patch/errors.js';
 import { managerFromUserAgent, trackApply, trackUpdate } from '../../src/registry/field-manager.js';
-import { kinds } from '../../src/resources/registry.js';
-import type { KubeObject } from '../../src/resources/types.js';
+import { kinds } from '../../src/resources/kinds.js';
+import type { KubeObject } from '../../src/api/types.js';
 
 const event = kinds.find((k) => k.kind === 'Event' && k.group === 'events.orch.io')!;
 const target = { kind: event, version: 'v1' };

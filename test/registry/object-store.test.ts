@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RegistryError } from '../../src/registry/errors.js';
-import type { KubeObject } from '../../src/resources/types.js';
+import type { KubeObject } from '../../src/api/types.js';
 import { fixtures } from '../resources/fixtures.js';
 import { openRegistry, type TestRegistry } from '../helpers/registry.js';
 

@@ -8,7 +8,7 @@ import { firstValueFrom, take, toArray } from 'rxjs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RegistryError, type RegistryErrorCode } from '../../src/registry/errors.js';
 import type { WatchFlow } from '../../src/registry/watch.js';
-import type { KubeObject } from '../../src/resources/types.js';
+import type { KubeObject } from '../../src/api/types.js';
 import { widget } from '../helpers/fixture-kinds.js';
 import { openRegistry, type TestRegistry } from '../helpers/registry.js';
 import { fixtures } from '../resources/fixtures.js';

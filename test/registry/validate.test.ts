@@ -1,7 +1,7 @@
 /** What a write is validated with (src/registry/validate.ts): object metadata, then the kind's own rules, in one list. */
 import { describe, expect, it } from 'vitest';
 import { validateCreate, validateUpdate } from '../../src/registry/validate.js';
-import { kinds } from '../../src/resources/registry.js';
+import { kinds } from '../../src/resources/kinds.js';
 import { roleIn } from '../helpers/registry.js';
 
 const role = kinds.find((k) => k.kind === 'Role')!;

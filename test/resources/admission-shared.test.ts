@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { labelSelectorGoString } from '../../src/resources/admission-cells.js';
 import { validateMatchConditions } from '../../src/resources/admission-expressions.js';
 import { ruleCoversResource } from '../../src/resources/admission-rules.js';
-import { FieldPath } from '../../src/resources/field-errors.js';
+import { FieldPath } from '../../src/api/field-errors.js';
 
 describe('rules that cover the policy kinds (exempted at admission, not rejected)', () => {
   const G = 'admissionregistration.orch.io';

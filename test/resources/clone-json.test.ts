@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cloneJson } from '../../src/resources/json-access.js';
+import { cloneJson } from '../../src/api/json-access.js';
 
 describe('cloneJson', () => {
   it('copies every level, so changing the copy leaves the original as it was', () => {

@@ -7,8 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import { customKindOf } from '../../src/resources/crd/custom-kind.js';
 import { compileJsonPath, evaluateJsonPath } from '../../src/resources/crd/json-path.js';
-import { formatFieldError } from '../../src/resources/field-errors.js';
-import { servedAt } from '../../src/resources/strategy.js';
+import { formatFieldError } from '../../src/api/field-errors.js';
+import { servedAt } from '../../src/api/strategy.js';
 
 const schema = {
   type: 'object',

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { customResourceDefinition as crdKind } from '../../src/resources/custom-resource-definition.js';
-import { formatFieldError } from '../../src/resources/field-errors.js';
+import { formatFieldError } from '../../src/api/field-errors.js';
 import { fixtures, pairs } from './fixtures.js';
 
 const S = 'spec.versions[0].schema.openAPIV3Schema';

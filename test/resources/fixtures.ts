@@ -3,9 +3,9 @@
  * and validates it, and the row names the [type, field] pairs it expects (not message text).
  */
 import { expect } from 'vitest';
-import type { FieldError, FieldErrorType } from '../../src/resources/field-errors.js';
-import type { KindStrategy } from '../../src/resources/strategy.js';
-import type { KubeObject } from '../../src/resources/types.js';
+import type { FieldError, FieldErrorType } from '../../src/api/field-errors.js';
+import type { KindStrategy } from '../../src/api/strategy.js';
+import type { KubeObject } from '../../src/api/types.js';
 
 export type Expected = [FieldErrorType, string][];
 export type Row = [name: string, mutate: (o: any) => void, expected: Expected];

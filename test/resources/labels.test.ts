@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FieldPath } from '../../src/resources/field-errors.js';
+import { FieldPath } from '../../src/api/field-errors.js';
 import { labelSelectorHasInvalidValue, validateLabelSelector } from '../../src/resources/labels.js';
 import { pairs, type Expected } from './fixtures.js';
 

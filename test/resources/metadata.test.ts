@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { FieldPath } from '../../src/resources/field-errors.js';
+import { FieldPath } from '../../src/api/field-errors.js';
 import { listMetaSchema, objectMetaSchema, validateFieldManager, validateObjectMeta, validateObjectMetaUpdate } from '../../src/resources/metadata.js';
-import type { ObjectMeta } from '../../src/resources/types.js';
+import type { ObjectMeta } from '../../src/api/types.js';
 import { pairs, type Expected } from './fixtures.js';
 
 const M = 'metadata';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { clusterRoleBinding } from '../../src/resources/cluster-role-binding.js';
 import { clusterRole } from '../../src/resources/cluster-role.js';
-import { formatFieldError } from '../../src/resources/field-errors.js';
+import { formatFieldError } from '../../src/api/field-errors.js';
 import { roleBinding } from '../../src/resources/role-binding.js';
 import { role } from '../../src/resources/role.js';
 import { validateObjectMeta } from '../../src/resources/metadata.js';

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
-import type { KubeObject } from '../../src/resources/types.js';
+import type { KubeObject } from '../../src/api/types.js';
 import { Compactor } from '../../src/store/compactor.js';
 import { getAt } from '../../src/store/list.js';
 import { Store } from '../../src/store/store.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
-import type { KubeObject } from '../../src/resources/types.js';
+import type { KubeObject } from '../../src/api/types.js';
 import { indexableTerms, matchesLabels, parseLabelSelector } from '../../src/selectors/label-selector.js';
 import { listObjects, type ListQuery } from '../../src/store/list.js';
 import { Store } from '../../src/store/store.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryLog } from '../../src/log/memory-log.js';
-import type { KubeObject } from '../../src/resources/types.js';
+import type { KubeObject } from '../../src/api/types.js';
 import { Store } from '../../src/store/store.js';
 
 const obj = (name: string): KubeObject => ({ apiVersion: 'v1', kind: 'X', metadata: { name } });

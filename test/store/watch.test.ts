@@ -7,7 +7,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Subscription } from 'rxjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
-import type { KubeObject } from '../../src/resources/types.js';
+import type { KubeObject } from '../../src/api/types.js';
 import type { WatchRoute } from '../../src/store/fanout.js';
 import { Store } from '../../src/store/store.js';
 import { watch$, WatchError, type WatchEvent, type WatchFlow, type WatchRequest } from '../../src/store/watch.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { KubeObject } from '../../src/resources/types.js';
+import type { KubeObject } from '../../src/api/types.js';
 import { kindsOfCrds } from '../../src/timetravel/core/custom-kinds.js';
 import { crd } from './custom-kinds-fixture.js';
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
-import type { KubeObject } from '../../src/resources/types.js';
+import type { KubeObject } from '../../src/api/types.js';
 import { Store } from '../../src/store/store.js';
 import { objectsAt, versionsOf } from '../../src/store/versions.js';
 import { openHistory } from '../../src/timetravel/core/source.js';

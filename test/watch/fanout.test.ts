@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { kinds } from '../../src/resources/registry.js';
+import { kinds } from '../../src/resources/kinds.js';
 import { DEFAULT_SINK_LIMITS, runWatch, type WatchSink, type WatchSpec } from '../../src/http/handlers/watch-stream.js';
 import { createEvent, createNamespace } from './objects.js';
 

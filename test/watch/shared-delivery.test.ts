@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
 import { runWatch, type WatchSink } from '../../src/http/handlers/watch-stream.js';
-import type { KubeObject } from '../../src/resources/types.js';
+import type { KubeObject } from '../../src/api/types.js';
 import type { WatchRoute } from '../../src/store/fanout.js';
 import { watch$, type WatchRequest } from '../../src/store/watch.js';
 import { Store } from '../../src/store/store.js';

@@ -6,7 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import { createGunzip } from 'node:zlib';
 import { Composer, CST, isAlias, isMap, isNode, isScalar, isSeq, Lexer, Parser } from 'yaml';
-import { FieldPath } from '../../registry/kinds.js';
+import { FieldPath } from '../../api/field-errors.js';
 import { decodeJson, DuplicateFields, JsonSyntaxError, setField, type Decoded } from './json-decode.js';
 import { decodeProtobuf, loadProtobufDecoder, PROTOBUF, ProtobufBodyError } from './protobuf.js';
 import { ApiError, badRequest, entityTooLarge, unsupportedMediaType } from '../respond/status.js';

@@ -1,9 +1,9 @@
-import { formatFieldError } from '../../registry/kinds.js';
-import { isObject } from '../../registry/kinds.js';
-import type { KindStrategy } from '../../registry/kinds.js';
-import type { KubeObject } from '../../registry/kinds.js';
-import { checkFields } from '../../registry/kinds.js';
-import { unknownFieldMessage } from '../../registry/kinds.js';
+import { formatFieldError } from '../../api/field-errors.js';
+import { isObject } from '../../api/json-access.js';
+import type { KindStrategy } from '../../api/strategy.js';
+import type { KubeObject } from '../../api/types.js';
+import { checkFields } from '../../api/field-check.js';
+import { unknownFieldMessage } from '../../api/unknown-fields.js';
 import { decodeBody, OBJECT_MEDIA_TYPES, readBody } from './body.js';
 import type { Request } from '../context.js';
 import type { FieldValidation } from './query.js';

@@ -2,7 +2,7 @@
  * DeleteOptions, from the query or the body of a DELETE, parsed and validated as kube-apiserver does
  * (ValidateDeleteOptions), with the query helpers of query.ts.
  */
-import { invalid as invalidValue, notSupported, type FieldError } from '../../registry/kinds.js';
+import { invalid as invalidValue, notSupported, type FieldError } from '../../api/field-errors.js';
 import { badRequest, type ApiError } from '../respond/status.js';
 import { check, dryRunErrors, flag, int64, listOptions, path, type ListOptions } from './query.js';
 

@@ -9,7 +9,7 @@
  * objects, like JSON.parse's, but a `"__proto__"` key becomes an own data property, as JSON.parse
  * makes it: it never replaces the prototype.
  */
-import { FieldPath } from '../../registry/kinds.js';
+import { FieldPath } from '../../api/field-errors.js';
 
 /**
  * Deepest nesting of objects and arrays a body may have. Go's encoding/json, and so Kubernetes,

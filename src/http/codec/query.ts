@@ -6,7 +6,7 @@
  *
  * Selectors are carried as strings; their grammars are parsed where they are used.
  */
-import { FieldPath, forbidden, formatFieldError, invalid as invalidValue, notSupported, required, tooLong, type FieldError } from '../../registry/kinds.js';
+import { FieldPath, forbidden, formatFieldError, invalid as invalidValue, notSupported, required, tooLong, type FieldError } from '../../api/field-errors.js';
 import { APPLY_PATCH } from './body.js';
 import { badRequest, invalid, type ApiError } from '../respond/status.js';
 import type { IncludeObject } from '../respond/table.js';

@@ -25,9 +25,9 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { AuthorizationAttributes } from '../../auth/authorizer.js';
-import { kinds as builtInKinds, type KindStrategy } from '../../registry/kinds.js';
+import { type KindStrategy } from '../../api/strategy.js';
 import { stampedTimeMs, type LogEntry, type LogReader } from '../../registry/history.js';
-import { splitKey } from '../../registry/keys.js';
+import { collectionOf, splitKey } from '../../api/object-keys.js';
 import * as E from '../respond/status.js';
 
 /** How often a follow looks for entries committed since. */
@@ -35,9 +35,6 @@ const FOLLOW_MS = 100;
 
 /** Checks one resource read the way a list of it is checked: throws the refusal. */
 export type CheckRead = (a: Omit<AuthorizationAttributes, 'user'>) => void | Promise<void>;
-
-const collectionOf = (k: KindStrategy): string => `${k.group}/${k.plural}`;
-const BUILT_IN_GROUPS = new Set(builtInKinds.map((k) => k.group));
 
 function wholeNumber(url: URL, name: string, fallback?: number): number {
   const text = url.searchParams.get(name);
@@ -53,7 +50,7 @@ function wholeNumber(url: URL, name: string, fallback?: number): number {
  */
 const formerCustom = (c: string, kinds: readonly KindStrategy[]): boolean => {
   const group = c.slice(0, c.indexOf('/'));
-  return /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+\/[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(c) && !BUILT_IN_GROUPS.has(group) && !kinds.some((k) => collectionOf(k) === c);
+  return /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+\/[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(c) && !kinds.some((k) => (k.group === group && !k.custom) || collectionOf(k) === c);
 };
 
 /** The read of a collection no kind serves now, checked by its group and resource as RBAC names them. */

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { KindStrategy } from '../../registry/kinds.js';
+import type { KindStrategy } from '../../api/strategy.js';
 import { discoveryDocuments } from '../../discovery/discovery.js';
 import { openApiDocuments, v3Url } from '../../openapi/openapi.js';
 import type { Route } from '../router.js';

@@ -6,11 +6,11 @@
  * is an Update for managedFields; apply tracks ownership and conflicts (both recorded by the registry's
  * field manager, src/registry/field-manager.ts).
  */
-import { applyJsonPatch } from '../../registry/patches.js';
-import { applyMergePatch } from '../../registry/patches.js';
-import { applyStrategicMergePatch } from '../../registry/patches.js';
-import { isObject } from '../../registry/kinds.js';
-import type { KindStrategy, KubeObject } from '../../registry/kinds.js';
+import { patchObject } from '../../registry/patch-object.js';
+import { isObject } from '../../api/json-access.js';
+import { qualified } from '../../api/qualified.js';
+import type { KindStrategy } from '../../api/strategy.js';
+import type { KubeObject } from '../../api/types.js';
 import { APPLY_PATCH, decodeBody, PATCH_MEDIA_TYPES, readBody, type BodyMediaType } from '../codec/body.js';
 import type { Request } from '../context.js';
 import { checkObject } from '../codec/decode-object.js';
@@ -60,11 +60,11 @@ function checkApplyTypeMeta(r: Request, value: unknown): void {
 function patched(mediaType: BodyMediaType, current: KubeObject, patch: unknown, r: Request): unknown {
   switch (mediaType) {
     case 'application/json-patch+json':
-      return applyJsonPatch(current, patch);
+      return patchObject('json', current, patch);
     case 'application/merge-patch+json':
-      return applyMergePatch(current, patch);
+      return patchObject('merge', current, patch);
     case 'application/strategic-merge-patch+json':
-      return applyStrategicMergePatch(current, patch, r.route.kind.schema);
+      return patchObject('strategic', current, patch, r.route.kind.schema);
     default:
       throw E.unsupportedMediaType(mediaType);
   }
@@ -97,7 +97,7 @@ export async function handlePatch(r: Request): Promise<void> {
 
   let warnings: string[] = [];
   const transform = (cur: KubeObject | undefined): KubeObject => {
-    if (!cur) throw E.notFound(E.qualified(route.kind, route.name));
+    if (!cur) throw E.notFound(qualified(route.kind, route.name));
     const checked = checkObject(route.kind, route.version, patched(body.mediaType, cur, body.value, r), body.duplicates, opts.fieldValidation);
     warnings = checked.warnings;
     checkIdentity(r, checked.obj);

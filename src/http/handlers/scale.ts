@@ -4,12 +4,12 @@
  * autoscalers. A write changes only the desired replicas (a main-resource update, so admission and
  * validation see it), under the Scale's resourceVersion when it carries one.
  */
-import { applyJsonPatch } from '../../registry/patches.js';
-import { applyMergePatch } from '../../registry/patches.js';
+import { patchObject } from '../../registry/patch-object.js';
 import { managerFromUserAgent, trackUpdate } from '../../registry/field-manager.js';
-import { cloneJson, isObject } from '../../registry/kinds.js';
-import type { ScaleSubresource } from '../../registry/kinds.js';
-import type { KubeObject } from '../../registry/kinds.js';
+import { cloneJson, isObject } from '../../api/json-access.js';
+import { qualified } from '../../api/qualified.js';
+import type { ScaleSubresource } from '../../api/strategy.js';
+import type { KubeObject } from '../../api/types.js';
 import { patchMediaTypesOf } from './patch.js';
 import { decodeBody, OBJECT_MEDIA_TYPES, readBody } from '../codec/body.js';
 import * as Q from '../codec/query.js';
@@ -73,7 +73,7 @@ export async function handleScale(r: Request): Promise<string> {
   const manager = opts.fieldManager ?? managerFromUserAgent(r.req.headers['user-agent']);
   const target = statusOrMain({ ...route, subresource: undefined });
   const transform = (cur: KubeObject | undefined): KubeObject => {
-    if (!cur) throw E.notFound(E.qualified(route.kind, route.name));
+    if (!cur) throw E.notFound(qualified(route.kind, route.name));
     const wanted = method === 'PUT' ? body.value : patchedScale(body.mediaType, scaleOf(cur, scale), body.value);
     if (!isObject(wanted)) throw E.badRequest(`Object 'Scale' is missing in '${JSON.stringify(wanted)}'`);
     const replicas = isObject(wanted.spec) ? wanted.spec.replicas : undefined;
@@ -92,9 +92,9 @@ export async function handleScale(r: Request): Promise<string> {
 function patchedScale(mediaType: string, current: KubeObject, patch: unknown): unknown {
   switch (mediaType) {
     case 'application/json-patch+json':
-      return applyJsonPatch(current, patch);
+      return patchObject('json', current, patch);
     case 'application/merge-patch+json':
-      return applyMergePatch(current, patch);
+      return patchObject('merge', current, patch);
     default:
       throw E.unsupportedMediaType(mediaType);
   }

@@ -1,7 +1,7 @@
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ServerOptions, WebSocket, WebSocketServer } from 'ws';
-import type { KubeObject } from '../../registry/kinds.js';
+import type { KubeObject } from '../../api/types.js';
 import type { OpenWatch } from '../../registry/watch.js';
 import type { Request, Server } from '../context.js';
 import * as Q from '../codec/query.js';

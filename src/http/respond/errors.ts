@@ -5,9 +5,7 @@
  * value words it. The rooms behind the registry are reached through it (src/registry/errors.ts).
  * Errors src/http raises itself are ApiErrors that already know their Status.
  */
-import { conflictMessage, describeManager } from '../../registry/patches.js';
-import { PatchError } from '../../registry/patches.js';
-import { AdmissionError, CorruptEntryError, LogError, qualifiedOfKey, RegistryError, StoreError, WatchError } from '../../registry/errors.js';
+import { AdmissionError, conflictMessage, describeManager, PatchError, CorruptEntryError, LogError, qualifiedOfKey, RegistryError, StoreError, WatchError } from '../../registry/errors.js';
 import * as E from './status.js';
 
 // Rows are matched by class at run time; `any` lets each row's word function take its own class.

@@ -1,5 +1,5 @@
-import { apiVersionOf } from '../../registry/kinds.js';
-import type { KubeObject } from '../../registry/kinds.js';
+import { apiVersionOf } from '../../api/strategy.js';
+import type { KubeObject } from '../../api/types.js';
 import { storedJsonAt, type StoredObject } from '../../registry/stored.js';
 import type { Request } from '../context.js';
 import { includeObject } from '../codec/query.js';

@@ -1,7 +1,5 @@
-import { formatFieldError, type FieldError } from '../../registry/kinds.js';
-import type { Qualified } from '../../registry/kinds.js';
-
-export { qualified, type Qualified } from '../../registry/kinds.js';
+import { formatFieldError, type FieldError } from '../../api/field-errors.js';
+import type { Qualified } from '../../api/qualified.js';
 
 /** Kubernetes' metav1.Status, the body of every error answer. */
 export interface Status {

@@ -6,9 +6,9 @@
  * The names meta.k8s.io, Table and PartialObjectMetadata are the protocol's, not served groups:
  * kubectl hard-codes them (with meta.orch.io it prints one empty row).
  */
-import { since } from '../../registry/kinds.js';
-import type { KindStrategy, TableColumn } from '../../registry/kinds.js';
-import type { KubeObject } from '../../registry/kinds.js';
+import { since } from '../../api/human-duration.js';
+import type { KindStrategy, TableColumn } from '../../api/strategy.js';
+import type { KubeObject } from '../../api/types.js';
 import { parseAccept, rangeMatches, type MediaRange } from '../../discovery/accept.js';
 
 export type TableVersion = 'v1' | 'v1beta1';

@@ -5,9 +5,10 @@
  * `api-approved.kubernetes.io` annotation where its API was approved (a URL), or that it was not
  * (`unapproved, …`). Its KubernetesAPIApprovalPolicyConformant condition reports which.
  */
-import { FieldPath, invalid, required, type FieldError } from '../field-errors.js';
-import { objectAt, stringAt } from '../json-access.js';
-import type { KubeObject } from '../types.js';
+import { FieldPath, invalid, required, type FieldError } from '../../api/field-errors.js';
+import { objectAt, stringAt } from '../../api/json-access.js';
+import type { CrdCondition } from '../../api/served-kinds.js';
+import type { KubeObject } from '../../api/types.js';
 
 export const API_APPROVED_ANNOTATION = 'api-approved.kubernetes.io';
 const KEP = 'see https://github.com/kubernetes/enhancements/pull/1111';
@@ -51,7 +52,7 @@ export function validateApiApproval(crd: KubeObject, old?: KubeObject): FieldErr
 }
 
 /** The KubernetesAPIApprovalPolicyConformant condition, for a CRD in a protected group only. */
-export function apiApprovalCondition(crd: KubeObject): { type: string; status: 'True' | 'False'; reason: string; message: string } | undefined {
+export function apiApprovalCondition(crd: KubeObject): CrdCondition | undefined {
   if (!isProtectedGroup(stringAt(objectAt(crd, 'spec'), 'group'))) return undefined;
   const a = approvalOf(crd);
   const type = 'KubernetesAPIApprovalPolicyConformant';

@@ -6,7 +6,7 @@
  */
 import { kindSchema } from '../kind-schema.js';
 import { timeSchema } from '../meta-schema.js';
-import { arrayOf, atomicList, bool, int, obj, str, type Schema } from '../schema.js';
+import { arrayOf, atomicList, bool, int, obj, str, type Schema } from '../../api/schema.js';
 
 export const CRD_GROUP = 'apiextensions.orch.io';
 const V1 = 'io.orch.api.apiextensions.v1';

@@ -5,13 +5,14 @@
  * its subresources, columns and selectable fields; objects are stored at the version they were
  * written at and served at any other by their apiVersion (conversion None).
  */
-import { FieldPath, invalid, type FieldError } from '../field-errors.js';
-import { since } from '../human-duration.js';
-import { isObject, listAt, objectAt, stringAt, type JsonObject } from '../json-access.js';
+import { FieldPath, invalid, type FieldError } from '../../api/field-errors.js';
+import { since } from '../../api/human-duration.js';
+import { isObject, listAt, objectAt, stringAt, type JsonObject } from '../../api/json-access.js';
 import { objectMetaSchema } from '../meta-schema.js';
-import type { Schema } from '../schema.js';
-import type { KindStrategy, ScaleSubresource, TableColumn } from '../strategy.js';
-import type { KubeObject } from '../types.js';
+import type { Schema } from '../../api/schema.js';
+import type { KindStrategy, ScaleSubresource, TableColumn } from '../../api/strategy.js';
+import type { KubeObject } from '../../api/types.js';
+import type { CustomNames } from '../../api/served-kinds.js';
 import { SchemaRules } from './custom-rules.js';
 import { compileJsonPath, evaluateJsonPath, printed } from './json-path.js';
 import { applySchemaDefaults, pruneResource } from './prune-defaults.js';
@@ -20,15 +21,6 @@ import { parseRuleFieldPath, valueAtPath } from './rule-field-path.js';
 import { validateValue } from './value-validation.js';
 
 /** The names a CRD serves its kind under. */
-export interface CustomNames {
-  plural: string;
-  singular: string;
-  kind: string;
-  listKind: string;
-  shortNames?: string[];
-  categories?: string[];
-}
-
 export interface CustomKindOptions {
   /** Why creates are refused now (the CRD is being deleted), if they are. */
   refuseCreate?: () => string | undefined;
@@ -99,6 +91,7 @@ function versionStrategy(v: JsonObject, c: Common, opts: CustomKindOptions): Kin
     ...(c.names.shortNames ? { shortNames: c.names.shortNames } : {}),
     ...(c.names.categories ? { categories: c.names.categories } : {}),
     namespaced: c.namespaced,
+    custom: true,
     hasStatus,
     allowUnconditionalUpdate: false,
     strategicMergePatch: false,

@@ -19,9 +19,9 @@ import {
   type CompiledSchemaRule,
   type RuleBudget,
 } from '../../cel/index.js';
-import { FieldPath, duplicate, forbidden, invalid, required, type FieldError } from '../field-errors.js';
-import { isObject, jsonEqual } from '../json-access.js';
-import type { Schema, ValidationRule } from '../schema.js';
+import { FieldPath, duplicate, forbidden, invalid, required, type FieldError } from '../../api/field-errors.js';
+import { isObject, jsonEqual } from '../../api/json-access.js';
+import type { Schema, ValidationRule } from '../../api/schema.js';
 import { parseRuleFieldPath } from './rule-field-path.js';
 import { selfSchema } from './schema-rules.js';
 

@@ -4,7 +4,7 @@
  * `.items[*].name`, `..name`, `['a.b']`. Compiled once per column into steps; evaluating one on an
  * object gives every value it reaches, in order (a column shows the first).
  */
-import { isObject } from '../json-access.js';
+import { isObject } from '../../api/json-access.js';
 
 type Filter = { path: string[]; op?: '==' | '!=' | '<' | '<=' | '>' | '>='; value?: unknown };
 type Step =

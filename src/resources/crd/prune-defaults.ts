@@ -8,10 +8,10 @@
  * - defaulting: a missing field with a default gets it, and so does a null one that may not be null;
  *   a null that may not be null and has no default is dropped first.
  */
-import { checkFields } from '../field-check.js';
-import { cloneJson, isObject } from '../json-access.js';
+import { checkFields } from '../../api/field-check.js';
+import { cloneJson, isObject } from '../../api/json-access.js';
 import { objectMetaSchema } from '../meta-schema.js';
-import type { Schema } from '../schema.js';
+import type { Schema } from '../../api/schema.js';
 
 const META_FIELDS = new Set(['apiVersion', 'kind', 'metadata']);
 

@@ -9,9 +9,9 @@
  * is dropped when the deepest paired value on its path equals its stored value. apiVersion and kind
  * are never ratcheted, nor an error that names no field (a composite error on `<nil>`).
  */
-import type { FieldError } from '../field-errors.js';
-import { isObject, jsonEqual } from '../json-access.js';
-import type { Schema } from '../schema.js';
+import type { FieldError } from '../../api/field-errors.js';
+import { isObject, jsonEqual } from '../../api/json-access.js';
+import type { Schema } from '../../api/schema.js';
 
 export function ratchetSchemaErrors(errs: FieldError[], schema: Schema, obj: unknown, old: unknown): FieldError[] {
   if (old === undefined || errs.length === 0) return errs;

@@ -4,8 +4,8 @@
  * Parsed into field names, checked against the schema when one is given (each step a declared
  * property, or a key of a map).
  */
-import { isObject } from '../json-access.js';
-import type { Schema } from '../schema.js';
+import { isObject } from '../../api/json-access.js';
+import type { Schema } from '../../api/schema.js';
 
 const UNESCAPE: Record<string, string> = { a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', "'": "'", '\\': '\\' };
 

@@ -6,9 +6,9 @@
  * for embedded resources, nothing but name and generateName in the root's metadata).
  */
 import { RE2JS } from 're2js';
-import { FieldPath, forbidden, invalid, notSupported, required, type FieldError } from '../field-errors.js';
-import { isObject, jsonEqual } from '../json-access.js';
-import type { JsonObject } from '../json-access.js';
+import { FieldPath, forbidden, invalid, notSupported, required, type FieldError } from '../../api/field-errors.js';
+import { isObject, jsonEqual } from '../../api/json-access.js';
+import type { JsonObject } from '../../api/json-access.js';
 
 export type Level = 'root' | 'item' | 'field';
 const TYPES = ['array', 'boolean', 'integer', 'number', 'object', 'string'];

@@ -6,9 +6,9 @@
  * of the lists and maps above it) stays under 10M, all of them together under 100M.
  */
 import { compileSchemaRule, minSerializedSize, type CelSchema } from '../../cel/index.js';
-import { FieldPath, forbidden, invalid, type FieldError } from '../field-errors.js';
-import { isObject, type JsonObject } from '../json-access.js';
-import type { Schema } from '../schema.js';
+import { FieldPath, forbidden, invalid, type FieldError } from '../../api/field-errors.js';
+import { isObject, type JsonObject } from '../../api/json-access.js';
+import type { Schema } from '../../api/schema.js';
 import { parseRuleFieldPath } from './rule-field-path.js';
 
 /** Kubernetes' static cost limits: per expression, and for every rule of a CRD's schema. */

@@ -5,12 +5,12 @@
  * cost (validate-schema.ts), its subresources, printer columns and selectable fields sound. Every
  * error comes back at once, so a bad CRD is one 422 and nothing of it is served.
  */
-import { isDNS1035Label, isDNS1123Subdomain } from '../../selectors/name-formats.js';
-import { FieldPath, duplicate, forbidden, invalid, notSupported, required, tooMany, type FieldError } from '../field-errors.js';
-import { isObject, listAt, objectAt, stringAt, type JsonObject } from '../json-access.js';
+import { isDNS1035Label, isDNS1123Subdomain } from '../../api/name-formats.js';
+import { FieldPath, duplicate, forbidden, invalid, notSupported, required, tooMany, type FieldError } from '../../api/field-errors.js';
+import { isObject, listAt, objectAt, stringAt, type JsonObject } from '../../api/json-access.js';
 import { validateImmutableField } from '../metadata.js';
-import type { Schema } from '../schema.js';
-import type { KubeObject } from '../types.js';
+import type { Schema } from '../../api/schema.js';
+import type { KubeObject } from '../../api/types.js';
 import { validateApiApproval } from './api-approval.js';
 import { parseRuleFieldPath } from './rule-field-path.js';
 import { validateVersionSchema } from './validate-schema.js';

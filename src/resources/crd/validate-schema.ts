@@ -5,9 +5,9 @@
  * within the CEL cost limits (schema-rules.ts). Every error carries its path below
  * `spec.versions[i].schema.openAPIV3Schema`.
  */
-import { FieldPath, forbidden, invalid, type FieldError } from '../field-errors.js';
-import { cloneJson, isObject, jsonEqual, type JsonObject } from '../json-access.js';
-import type { Schema } from '../schema.js';
+import { FieldPath, forbidden, invalid, type FieldError } from '../../api/field-errors.js';
+import { cloneJson, isObject, jsonEqual, type JsonObject } from '../../api/json-access.js';
+import type { Schema } from '../../api/schema.js';
 import { applySchemaDefaults, pruneValue } from './prune-defaults.js';
 import { listAndMapTypes, nestedValueOnly, rootWithStatus, ruleShapes, structuralInvariants, unsupportedKeywords, type Level } from './schema-node-checks.js';
 import { RuleContext, RuleCosts, compileNodeRules } from './schema-rules.js';

@@ -12,11 +12,11 @@
  * the name and generateName rules a schema may give it apply.
  */
 import { RE2JS } from 're2js';
-import { FieldPath, duplicate, invalid, notSupported, required, tooMany, typeInvalid, type FieldError } from '../field-errors.js';
-import { isObject, jsonEqual } from '../json-access.js';
+import { FieldPath, duplicate, invalid, notSupported, required, tooMany, typeInvalid, type FieldError } from '../../api/field-errors.js';
+import { isObject, jsonEqual } from '../../api/json-access.js';
 import { validateObjectMeta } from '../metadata.js';
-import type { Schema } from '../schema.js';
-import type { ObjectMeta } from '../types.js';
+import type { Schema } from '../../api/schema.js';
+import type { ObjectMeta } from '../../api/types.js';
 import { fitsFormat } from './formats.js';
 
 const jsonType = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'number' ? (Number.isInteger(v) ? 'integer' : 'number') : typeof v);

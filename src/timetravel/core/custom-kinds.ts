@@ -5,9 +5,9 @@
  * the versions a command reads: a CRD created later, or deleted earlier, defines nothing then.
  */
 import { customKindOf } from '../../resources/crd/custom-kind.js';
-import { kinds } from '../../resources/registry.js';
-import type { KindStrategy } from '../../resources/strategy.js';
-import type { KubeObject } from '../../resources/types.js';
+import { kinds } from '../../resources/kinds.js';
+import type { KindStrategy } from '../../api/strategy.js';
+import type { KubeObject } from '../../api/types.js';
 import { collectionOfKind, type History } from './history.js';
 
 /** The kind of the CustomResourceDefinitions themselves. */

@@ -5,12 +5,12 @@
  */
 import { StoredEntry, writerBytes } from '../../log/codec.js';
 import type { LogEntry, Writer } from '../../log/log.js';
-import type { KubeObject } from '../../resources/types.js';
+import type { KubeObject } from '../../api/types.js';
 import type { VersionSpec } from './version-spec.js';
 import { TimeTravelError } from './errors.js';
-import type { KindStrategy } from '../../resources/strategy.js';
+import type { KindStrategy } from '../../api/strategy.js';
 import { matchesLabels, type Requirement } from '../../selectors/label-selector.js';
-import { splitKey } from '../../store/keys.js';
+import { splitKey } from '../../api/object-keys.js';
 import { stampedTimeMs } from '../../store/versions.js';
 
 /** One write of the log, as a watch would report it. */

@@ -6,8 +6,8 @@
  * (custom-kinds.ts), read only when a name is not a built-in kind's.
  */
 import { TimeTravelUsageError } from './errors.js';
-import { kinds } from '../../resources/registry.js';
-import type { KindStrategy } from '../../resources/strategy.js';
+import { kinds } from '../../resources/kinds.js';
+import type { KindStrategy } from '../../api/strategy.js';
 import { parseLabelSelector, SelectorError, type Requirement } from '../../selectors/label-selector.js';
 import { customKindsIn } from './custom-kinds.js';
 import { type Filter, type History } from './history.js';

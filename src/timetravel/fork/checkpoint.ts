@@ -15,7 +15,7 @@ import { saveCheckpointFile } from '../../log/checkpoint-file.js';
 import { isPackedMap } from '../../log/codec.js';
 import { checkpointFile, type ImportedEntry } from '../../log/leveldb-log.js';
 import { inOrder, MAGIC, PART, partPieces, STEP_BYTES, type PartHead } from '../../store/checkpoint.js';
-import { listIn, splitKey } from '../../store/keys.js';
+import { listIn, splitKey } from '../../api/object-keys.js';
 
 /** At most this many buffers per writev (Linux's IOV_MAX). */
 const IOV_MAX = 1024;

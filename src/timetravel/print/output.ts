@@ -5,8 +5,8 @@
  */
 import fastJsonPatch from 'fast-json-patch';
 import { JsonLines } from '../../log/msgpack-json.js';
-import type { KubeObject } from '../../resources/types.js';
-import { splitKey } from '../../store/keys.js';
+import type { KubeObject } from '../../api/types.js';
+import { splitKey } from '../../api/object-keys.js';
 import { attribution } from '../../store/versions.js';
 import type { Refused } from '../core/audit-events.js';
 import type { Change, Stored } from '../core/history.js';

@@ -1,7 +1,7 @@
 /** YAML diffs of objects, as `diff` and `history` print them, coloured on a terminal (loaded only by the commands that print them). */
 import { createTwoFilesPatch, structuredPatch } from 'diff';
 import { stringify } from 'yaml';
-import type { KubeObject } from '../../resources/types.js';
+import type { KubeObject } from '../../api/types.js';
 
 const GREEN = '\x1b[32m';
 const RED = '\x1b[31m';

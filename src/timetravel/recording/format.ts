@@ -20,7 +20,7 @@
 import { crc32 } from 'node:zlib';
 import { packJson, StoredEntry } from '../../log/codec.js';
 import type { Writer } from '../../log/log.js';
-import type { KubeObject } from '../../resources/types.js';
+import type { KubeObject } from '../../api/types.js';
 
 export const MAGIC = Buffer.from('ORCHLOG\n', 'latin1');
 export const FORMAT = 2;

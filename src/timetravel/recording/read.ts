@@ -7,7 +7,7 @@ import { crc32 } from 'node:zlib';
 import { open, type FileHandle } from 'node:fs/promises';
 import { packJson, StoredEntry, unpackJson } from '../../log/codec.js';
 import type { LogEntry } from '../../log/log.js';
-import type { KubeObject } from '../../resources/types.js';
+import type { KubeObject } from '../../api/types.js';
 import { TimeTravelError } from '../core/errors.js';
 import { entryOf, FORMAT, FRAME_HEAD, MAGIC, type RecordedEntry, type Recording, type RecordingHeader } from './format.js';
 import { ENTRIES, isPage, readPage, STATE } from './pages.js';

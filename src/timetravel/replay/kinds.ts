@@ -7,7 +7,7 @@
  * created it, in the same turn the store applies that entry (before its batch reaches a watcher),
  * and no longer once the entry that deleted it is applied.
  */
-import { KindRegistry } from '../../resources/registry.js';
+import { KindRegistry } from '../../resources/kinds.js';
 import type { Store } from '../../store/store.js';
 import { collectionOfKind } from '../core/history.js';
 import { CRD_KIND, kindsOfCrds } from '../core/custom-kinds.js';

@@ -5,7 +5,7 @@
  * `history` read a recording as they read a data folder, and a replay reads it as it reads one.
  */
 import type { LogEntry } from '../../log/log.js';
-import type { KubeObject } from '../../resources/types.js';
+import type { KubeObject } from '../../api/types.js';
 import { selects, takesKind, writerOf, type Change, type Filter, type History, type StateFilter, type Stored } from '../core/history.js';
 import { openRecording, readEntries, type EntriesAt } from '../recording/read.js';
 import type { RecordingHeader } from '../recording/format.js';

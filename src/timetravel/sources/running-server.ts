@@ -6,7 +6,7 @@
  * and bytes included.
  */
 import type { Writer } from '../../log/log.js';
-import type { KubeObject } from '../../resources/types.js';
+import type { KubeObject } from '../../api/types.js';
 import { collectionOfKind, selects, type Change, type Filter, type History, type StateFilter, type Stored } from '../core/history.js';
 import { TimeTravelError } from '../core/errors.js';
 

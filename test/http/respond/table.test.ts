@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { KindStrategy } from '../../../src/resources/strategy.js';
-import type { KubeObject } from '../../../src/resources/types.js';
+import type { KindStrategy } from '../../../src/api/strategy.js';
+import type { KubeObject } from '../../../src/api/types.js';
 import { tableFor, wantsTable } from '../../../src/http/respond/table.js';
 import { gadget, widget } from '../../helpers/fixture-kinds.js';
 

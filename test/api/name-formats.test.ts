@@ -1,15 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  checkName,
-  isCELIdentifier,
-  isDNS1035Label,
-  isDNS1123Label,
-  isDNS1123Subdomain,
-  isFullyQualifiedName,
-  isLabelValue,
-  isPathSegmentName,
-  isQualifiedName,
-} from '../../src/selectors/name-formats.js';
+import { checkName, isCELIdentifier, isDNS1035Label, isDNS1123Label, isDNS1123Subdomain, isFullyQualifiedName, isLabelValue, isPathSegmentName, isQualifiedName } from '../../src/api/name-formats.js';
 
 const ok = (errs: string[]) => errs.length === 0;
 

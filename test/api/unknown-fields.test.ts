@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { mutatingWebhookConfiguration } from '../../src/resources/mutating-webhook-configuration.js';
-import { findUnknownFields, pruneUnknownFields, unknownFieldMessage } from '../../src/resources/unknown-fields.js';
+import { findUnknownFields, pruneUnknownFields, unknownFieldMessage } from '../../src/api/unknown-fields.js';
 import { validatingAdmissionPolicy } from '../../src/resources/validating-admission-policy.js';
-import { fixtures } from './fixtures.js';
+import { fixtures } from '../resources/fixtures.js';
 
 const vap = validatingAdmissionPolicy.schema;
 const paths = (o: unknown) => findUnknownFields(o, vap).map((f) => f.path);

@@ -103,4 +103,4 @@ export function formatFieldError(e: FieldError): string {
 }
 
 /** Name formats, for the configuration files' checks (config may import resources, not selectors). */
-export { isDNS1123Label, isDNS1123Subdomain, regexError } from '../selectors/name-formats.js';
+export { isDNS1123Label, isDNS1123Subdomain, regexError } from './name-formats.js';

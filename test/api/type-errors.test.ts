@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { event } from '../../src/resources/event.js';
 import { mutatingWebhookConfiguration } from '../../src/resources/mutating-webhook-configuration.js';
-import { findTypeErrors } from '../../src/resources/type-errors.js';
+import { findTypeErrors } from '../../src/api/type-errors.js';
 import { validatingAdmissionPolicy } from '../../src/resources/validating-admission-policy.js';
-import { fixtures, pairs, type Expected } from './fixtures.js';
+import { fixtures, pairs, type Expected } from '../resources/fixtures.js';
 
 describe('type errors', () => {
   const rows: [string, (o: any) => void, Expected][] = [

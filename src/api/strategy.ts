@@ -1,5 +1,5 @@
 import type { FieldError } from './field-errors.js';
-import type { NameFormat } from '../selectors/name-formats.js';
+import type { NameFormat } from './name-formats.js';
 import type { Schema } from './schema.js';
 import type { KubeObject } from './types.js';
 
@@ -37,6 +37,8 @@ export interface KindStrategy {
   shortNames?: string[];
   categories?: string[];
   namespaced: boolean;
+  /** A kind a CustomResourceDefinition defines (every other kind is built in). */
+  custom?: true;
   /** How metadata.name is checked; DNS subdomain when absent (Namespace names are DNS labels). */
   nameFormat?: NameFormat;
   /** A PUT to a missing name creates it (Kubernetes' AllowCreateOnUpdate: true for Events). */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkFields } from '../../src/resources/field-check.js';
-import type { Schema } from '../../src/resources/schema.js';
+import { checkFields } from '../../src/api/field-check.js';
+import type { Schema } from '../../src/api/schema.js';
 
 /*
  * The type check and the unknown-field check share one walk but descend by their own rules: the

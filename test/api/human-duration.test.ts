@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { humanDuration, since } from '../../src/resources/human-duration.js';
+import { humanDuration, since } from '../../src/api/human-duration.js';
 
 const s = 1000;
 const m = 60 * s;

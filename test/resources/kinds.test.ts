@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { kindByGroupVersionKind, kindByResource, kinds } from '../../src/resources/registry.js';
-import type { Schema } from '../../src/resources/schema.js';
-import { findTypeErrors, findUnknownFields } from '../../src/resources/unknown-fields.js';
+import { kindByGroupVersionKind, kindByResource, kinds } from '../../src/resources/kinds.js';
+import type { Schema } from '../../src/api/schema.js';
+import { findTypeErrors, findUnknownFields } from '../../src/api/unknown-fields.js';
 import { validateObjectMeta } from '../../src/resources/metadata.js';
 import { fixtures, pairs } from './fixtures.js';
 

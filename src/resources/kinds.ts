@@ -13,8 +13,13 @@ import { mutatingWebhookConfiguration } from './mutating-webhook-configuration.j
 import { namespace } from './namespace.js';
 import { role } from './role.js';
 import { roleBinding } from './role-binding.js';
-import { revisionOf, revisions } from './kind-revisions.js';
-import { servedAt, type KindStrategy } from './strategy.js';
+import { kindIndex, type KindIndex } from '../api/kind-index.js';
+import { revisions } from '../api/kind-revisions.js';
+import type { CrdCondition, CustomNames, ServedKinds } from '../api/served-kinds.js';
+import type { KindStrategy } from '../api/strategy.js';
+import type { KubeObject } from '../api/types.js';
+import { apiApprovalCondition } from './crd/api-approval.js';
+import { customKindOf, namesOf } from './crd/custom-kind.js';
 import { validatingAdmissionPolicy } from './validating-admission-policy.js';
 import { validatingAdmissionPolicyBinding } from './validating-admission-policy-binding.js';
 
@@ -46,7 +51,7 @@ export const kinds: KindStrategy[] = [
  * at start (routing, admission, controllers) sees a kind as soon as it is defined; what is built from
  * the list (indexes, discovery, OpenAPI) is built again when its revision moves (see revisionOf).
  */
-export class KindRegistry {
+export class KindRegistry implements ServedKinds {
   private readonly list: KindStrategy[];
   private readonly listeners = new Set<() => void>();
 
@@ -76,6 +81,18 @@ export class KindRegistry {
     this.changed();
   }
 
+  defineCustom(crd: KubeObject, refuseCreate?: () => string | undefined): void {
+    this.define(customKindOf(crd, refuseCreate ? { refuseCreate } : {}));
+  }
+
+  namesOf(crd: KubeObject): CustomNames {
+    return namesOf(crd);
+  }
+
+  approvalCondition(crd: KubeObject): CrdCondition | undefined {
+    return apiApprovalCondition(crd);
+  }
+
   /** Stops serving group/plural; its stored objects are the caller's to delete. */
   remove(group: string, plural: string): void {
     const at = this.list.findIndex((k) => k.group === group && k.plural === plural);
@@ -96,54 +113,8 @@ export class KindRegistry {
   }
 }
 
-/**
- * Lookups over one list of served kinds, by resource path and by apiVersion/kind. Every room asks
- * the list it was given (the server's registry, a test's own), through its index. A kind whose
- * versions differ (a CRD's) is answered as it is served at the version asked for (servedAt).
- */
-export class KindIndex {
-  private readonly byResource = new Map<string, KindStrategy>();
-  private readonly byKind = new Map<string, KindStrategy>();
-
-  constructor(readonly all: readonly KindStrategy[]) {
-    for (const k of all) {
-      for (const v of k.versions) {
-        const atVersion = servedAt(k, v);
-        this.byResource.set(`${k.group}/${v}/${k.plural}`, atVersion);
-        this.byKind.set(`${k.group}/${v}/${k.kind}`, atVersion);
-      }
-    }
-  }
-
-  /** The kind served at /apis/<group>/<version>/<plural> (group '' is the core /api/v1). */
-  resource(group: string, version: string, plural: string): KindStrategy | undefined {
-    return this.byResource.get(`${group}/${version}/${plural}`);
-  }
-
-  /** The kind of a group, version and kind, e.g. ('events.orch.io', 'v1', 'Event'). */
-  kind(group: string, version: string, kind: string): KindStrategy | undefined {
-    return this.byKind.get(`${group}/${version}/${kind}`);
-  }
-
-  /** The kind of an apiVersion ("group/version", or "v1" for the core group) and kind name. */
-  apiVersionKind(apiVersion: string, kind: string): KindStrategy | undefined {
-    const slash = apiVersion.indexOf('/');
-    return this.kind(slash < 0 ? '' : apiVersion.slice(0, slash), apiVersion.slice(slash + 1), kind);
-  }
-}
-
-const indexes = new WeakMap<readonly KindStrategy[], { revision: number; index: KindIndex }>();
-
-/** The index of a list of kinds (built once per revision of the list); by default, of every built-in kind. */
-export function kindIndex(list: readonly KindStrategy[] = kinds): KindIndex {
-  const revision = revisionOf(list);
-  let entry = indexes.get(list);
-  if (!entry || entry.revision !== revision) indexes.set(list, (entry = { revision, index: new KindIndex(list) }));
-  return entry.index;
-}
-
 /** The kind served at /apis/<group>/<version>/<plural> (group '' is the core /api/v1). */
-export const kindByResource = (group: string, version: string, plural: string): KindStrategy | undefined => kindIndex().resource(group, version, plural);
+export const kindByResource = (group: string, version: string, plural: string): KindStrategy | undefined => kindIndex(kinds).resource(group, version, plural);
 
 /** The kind of an apiVersion/kind pair, e.g. ('events.orch.io', 'v1', 'Event'). */
-export const kindByGroupVersionKind = (group: string, version: string, kind: string): KindStrategy | undefined => kindIndex().kind(group, version, kind);
+export const kindByGroupVersionKind = (group: string, version: string, kind: string): KindStrategy | undefined => kindIndex(kinds).kind(group, version, kind);

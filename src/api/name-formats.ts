@@ -177,7 +177,8 @@ export function isFullyQualifiedName(value: string): string[] {
 }
 
 const celIdentRe = /^[_a-zA-Z][_a-zA-Z0-9]*$/;
-const celReserved = new Set([
+/** The words CEL's lexer reserves: no identifier may be one of them (the CEL grammar's RESERVED). */
+export const CEL_RESERVED: ReadonlySet<string> = new Set([
   'true',
   'false',
   'null',
@@ -202,4 +203,4 @@ const celReserved = new Set([
 ]);
 
 /** A CEL identifier (IDENT minus RESERVED in the CEL grammar): what variable names must be. */
-export const isCELIdentifier = (name: string): boolean => celIdentRe.test(name) && !celReserved.has(name);
+export const isCELIdentifier = (name: string): boolean => celIdentRe.test(name) && !CEL_RESERVED.has(name);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hasKey, jsonEqual, setKey } from '../../src/resources/json-access.js';
+import { hasKey, jsonEqual, setKey } from '../../src/api/json-access.js';
 
 describe('jsonEqual', () => {
   it('compares objects by members whatever their order, arrays in order, and leaves out members set to undefined', () => {

@@ -1,4 +1,0 @@
-/**
- * What the controllers ask of admission (policy status), through the door.
- */
-export * from '../admission/index.js';
