@@ -17,7 +17,7 @@ export {
   type OrchdStateOptions,
   type StartOrchdOptions,
 } from './embed.js';
-export type { HistoryEntry } from './store/history.js';
+export type { HistoryEntry } from './store/past-reads.js';
 export { kubeconfigYaml, type KubeconfigOptions } from './config/kubeconfig-yaml.js';
 export type { Logger } from './observability/logger.js';
 export type { StorageKind } from './serve.js';

@@ -7,10 +7,10 @@ import { MemoryLog } from './log/memory-log.js';
 import { LogError } from './log/log.js';
 import { encryptAtRest, providerSwap, type EncryptionConfiguration, type KmsTimings, type ProviderOptions, type ResourceProviders } from './log/encryption/index.js';
 import { encryptionDocument } from './config/encryption.js';
-import { KindRegistry, kinds } from './resources/kinds.js';
+import { KindCatalog, kinds } from './resources/kinds.js';
 import { Store } from './store/store.js';
 import { currentWriter, typeCheckPolicy } from './admission/index.js';
-import { Compactor } from './store/compactor.js';
+import { RetentionTimer } from './store/retention-timer.js';
 import type { RetentionPolicy } from './store/retention.js';
 import { DEFAULT_RETENTION, parseRetention } from './config/retention.js';
 import { AuditFile } from './http/audit-file.js';
@@ -105,7 +105,7 @@ export interface Running {
    */
   store: Store;
   /** Applies the history retention policy periodically; runOnce() compacts now. */
-  compactor: Compactor;
+  compactor: RetentionTimer;
   /** Re-reads the encryption configuration file, when asked to (check() reads it now). */
   encryptionReloader: ConfigReloader<EncryptionConfiguration, ResourceProviders> | undefined;
   close(): Promise<void>;
@@ -233,8 +233,8 @@ async function start(opts: ServeOptions, logger: Logger, closers: Closers): Prom
   // Without a file the chain allows everything: the server then skips the per-request check.
   const configuredAuthorizer = opts.config?.authorization ? { authorizer } : {};
   // This server's kinds: the built-in ones, and those its CustomResourceDefinitions define while it runs.
-  const kindRegistry = new KindRegistry(kinds);
-  const objects = buildRegistry(store, kindRegistry.all, {
+  const servedKinds = new KindCatalog(kinds);
+  const objects = buildRegistry(store, servedKinds.all, {
     logger,
     // Replicas share one: a list's next page may be asked of another replica.
     secret: etcdLog?.secret ?? (await loadSecret(dataDir)),
@@ -247,7 +247,7 @@ async function start(opts: ServeOptions, logger: Logger, closers: Closers): Prom
   const api = createApiServer({
     faults: { config: opts.faults, now: opts.now, dataDir: opts.storage === 'leveldb' || !opts.storage ? dataDir : undefined },
     audit: opts.auditLogPath === undefined ? undefined : AuditFile.open(opts.auditLogPath, opts.config?.auditPolicy?.value),
-    kinds: kindRegistry.all,
+    kinds: servedKinds.all,
     objects,
     metrics,
     logger,
@@ -286,8 +286,8 @@ async function start(opts: ServeOptions, logger: Logger, closers: Closers): Prom
     encryptionReloader.start();
     closers.push('encryption reloader', () => encryptionReloader.close());
   }
-  const stops = await startControllers(objects, kindRegistry.all, {
-    kindRegistry,
+  const stops = await startControllers(objects, servedKinds.all, {
+    servedKinds,
     logger,
     typeCheckPolicy,
     eventTtlSeconds: opts.eventTtlSeconds,
@@ -295,7 +295,7 @@ async function start(opts: ServeOptions, logger: Logger, closers: Closers): Prom
   });
   for (const stop of stops) closers.push('controller', stop);
   await api.start();
-  const compactor = new Compactor(store, {
+  const compactor = new RetentionTimer(store, {
     policy: opts.historyRetention ?? parseRetention(DEFAULT_RETENTION),
     intervalMs: opts.compactionIntervalMs ?? 60_000,
     onCompacted: (c) => logger.info('compacted', { horizon: c.horizon, kept: c.kept, ms: Math.round(c.ms) }),

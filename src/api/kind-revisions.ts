@@ -1,5 +1,5 @@
 /**
- * How many times a server's list of kinds changed (KindRegistry in registry.ts bumps it): what is
+ * How many times a server's list of kinds changed (KindCatalog in registry.ts bumps it): what is
  * built from a list (indexes, discovery, OpenAPI) is kept per revision. A list no registry changes
  * (a test's own) stays at 0. Its own file, so the rooms that cache per list need not load every kind.
  */

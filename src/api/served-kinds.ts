@@ -1,7 +1,7 @@
 /**
  * The kinds one server serves, as the rooms that change or follow them see them: the built-in kinds
  * and those its CustomResourceDefinitions define while it runs. src/resources implements it
- * (KindRegistry, which reads what a CRD means); the CRD controller decides when a CRD's kind is
+ * (KindCatalog, which reads what a CRD means); the CRD controller decides when a CRD's kind is
  * served; routing, admission, discovery and OpenAPI read `all`.
  */
 import type { KindStrategy } from './strategy.js';

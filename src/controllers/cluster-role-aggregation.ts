@@ -10,7 +10,7 @@ import { cloneJson, isSet, jsonEqual, listAt, objectAt } from '../api/json-acces
 import type { KindStrategy } from '../api/strategy.js';
 import type { KubeObject } from '../api/types.js';
 import type { Logger } from '../observability/logger.js';
-import type { ObjectStore } from '../registry/object-store.js';
+import type { Registry } from '../registry/registry.js';
 import { isRegistryError } from '../registry/errors.js';
 import { labelSelectorTest } from '../registry/selection.js';
 import { map } from 'rxjs/internal/operators/map';
@@ -29,7 +29,7 @@ export function aggregatedRules(role: KubeObject, all: readonly KubeObject[]): u
   return rules;
 }
 
-export function startClusterRoleAggregation(objects: ObjectStore, kinds: readonly KindStrategy[], log: Logger): () => void {
+export function startClusterRoleAggregation(objects: Registry, kinds: readonly KindStrategy[], log: Logger): () => void {
   const clusterRole = kinds.find((k) => k.group === RBAC_GROUP && k.plural === 'clusterroles');
   if (!clusterRole) return () => {};
   const reconcileAll = async () => {

@@ -5,7 +5,7 @@
  * - naming: a CRD's names are accepted unless another CRD, or a built-in kind, of its group holds
  *   them (NamesAccepted, with PluralConflict or KindConflict when not);
  * - establishing: a CRD whose names are accepted is served, its kind defined in the server's
- *   KindRegistry, then marked Established; a changed CRD is served as it now is;
+ *   KindCatalog, then marked Established; a changed CRD is served as it now is;
  * - finalizing: a deleted CRD (held by its cleanup finalizer, Terminating) refuses creates, has its
  *   objects deleted, then lets go, and its kind is no longer served.
  *
@@ -27,8 +27,8 @@ import { collectionOf } from '../api/object-keys.js';
 import type { Change } from '../registry/stored.js';
 import type { Logger } from '../observability/logger.js';
 import { isRegistryError } from '../registry/errors.js';
-import type { ObjectStore } from '../registry/object-store.js';
-import { rfc3339 } from '../registry/object-store.js';
+import type { Registry } from '../registry/registry.js';
+import { rfc3339 } from '../registry/registry.js';
 import { coalesce, runSerially } from './work-queue.js';
 
 interface Served {
@@ -38,7 +38,7 @@ interface Served {
 
 const TERMINATING_CREATE = 'create not allowed while custom resource definition is terminating';
 
-export function startCustomResources(objects: ObjectStore, registry: ServedKinds, log: Logger): () => void {
+export function startCustomResources(objects: Registry, registry: ServedKinds, log: Logger): () => void {
   const crdKind = registry.find('apiextensions.orch.io', 'customresourcedefinitions');
   if (!crdKind) return () => {};
   return new CustomResources(objects, registry, crdKind, log).start();
@@ -52,7 +52,7 @@ class CustomResources {
   private readonly work = new Subject<string>();
 
   constructor(
-    private readonly objects: ObjectStore,
+    private readonly objects: Registry,
     private readonly registry: ServedKinds,
     private readonly crdKind: KindStrategy,
     private readonly log: Logger,

@@ -3,7 +3,7 @@ import type { KubeObject } from '../api/types.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { splitKey } from '../api/object-keys.js';
 import { peekObject } from '../registry/stored.js';
-import type { ObjectStore } from '../registry/object-store.js';
+import type { Registry } from '../registry/registry.js';
 import type { Logger } from '../observability/logger.js';
 import { Subscription } from 'rxjs/internal/Subscription';
 import { interval } from 'rxjs/internal/observable/interval';
@@ -20,7 +20,7 @@ const SWEEP_PAGE = 256;
  * restart the newest timestamp the object carries stands in: read once per object by the first sweep
  * and remembered, so sweeps do not decode every Event each time, nor leave them decoded in the view.
  */
-export function startEventExpiry(objects: ObjectStore, kind: KindStrategy, ttlSeconds: number, log: Logger, sweepMs = Math.min(10_000, ttlSeconds * 100)): () => void {
+export function startEventExpiry(objects: Registry, kind: KindStrategy, ttlSeconds: number, log: Logger, sweepMs = Math.min(10_000, ttlSeconds * 100)): () => void {
   const lastWrite = new Map<string, number>();
   const subs = new Subscription();
   subs.add(

@@ -15,7 +15,7 @@ import { ignoreElements } from 'rxjs/internal/operators/ignoreElements';
 import { mergeMap } from 'rxjs/internal/operators/mergeMap';
 import { shareReplay } from 'rxjs/internal/operators/shareReplay';
 import { runSerially } from './work-queue.js';
-import type { ObjectStore } from '../registry/object-store.js';
+import type { Registry } from '../registry/registry.js';
 import { cloneJson } from '../api/json-access.js';
 
 /**
@@ -36,7 +36,7 @@ import { cloneJson } from '../api/json-access.js';
  * Long: the handlers share the controller's index as one closure; split,
  * each would take all of it as parameters.
  */
-export function startGarbageCollector(objects: ObjectStore, kinds: readonly KindStrategy[], log: Logger): () => void {
+export function startGarbageCollector(objects: Registry, kinds: readonly KindStrategy[], log: Logger): () => void {
   // Built again when the list changes: a CRD's kind comes and goes while the server runs.
   const lookups = perList(kinds, () => ({
     byCollection: new Map(kinds.map((k) => [collectionOf(k), k])),

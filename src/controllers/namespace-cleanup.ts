@@ -7,7 +7,7 @@ import { from } from 'rxjs/internal/observable/from';
 import { merge } from 'rxjs/internal/observable/merge';
 import { mergeMap } from 'rxjs/internal/operators/mergeMap';
 import { coalesce, runSerially } from './work-queue.js';
-import { rfc3339, type ObjectStore } from '../registry/object-store.js';
+import { rfc3339, type Registry } from '../registry/registry.js';
 import { isRegistryError } from '../registry/errors.js';
 import { namespaceConditions, sameConditions, type Remaining } from './namespace-conditions.js';
 
@@ -23,7 +23,7 @@ const KUBERNETES = 'kubernetes';
  * own finalizers without polling. A namespace gone without the finalizer (written before orchd kept
  * it) still has what it held deleted, so nothing is left in a namespace that does not exist.
  */
-export function startNamespaceCleanup(objects: ObjectStore, kinds: readonly KindStrategy[], log: Logger): () => void {
+export function startNamespaceCleanup(objects: Registry, kinds: readonly KindStrategy[], log: Logger): () => void {
   const nsKind = kinds.find((k) => k.group === '' && k.plural === 'namespaces');
   if (!nsKind) return () => {};
   const cleanup = new NamespaceCleanup(objects, kinds, nsKind);
@@ -41,7 +41,7 @@ export function startNamespaceCleanup(objects: ObjectStore, kinds: readonly Kind
 /** One namespace controller's work over the registry: what to look at, and what to do there. */
 class NamespaceCleanup {
   constructor(
-    private readonly objects: ObjectStore,
+    private readonly objects: Registry,
     private readonly kinds: readonly KindStrategy[],
     private readonly nsKind: KindStrategy,
   ) {}

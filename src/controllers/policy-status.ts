@@ -2,7 +2,7 @@ import { numberAt, objectAt } from '../api/json-access.js';
 import type { KindStrategy } from '../api/strategy.js';
 import type { KubeObject } from '../api/types.js';
 import type { Logger } from '../observability/logger.js';
-import type { ObjectStore } from '../registry/object-store.js';
+import type { Registry } from '../registry/registry.js';
 import { isRegistryError, notFound } from '../registry/errors.js';
 import { qualified } from '../api/qualified.js';
 import { defer } from 'rxjs/internal/observable/defer';
@@ -24,7 +24,7 @@ import { coalesce, runSerially } from './work-queue.js';
 /** A policy's type-checking warnings against the kinds it matches (src/admission's checker, handed in by the composition root). */
 export type PolicyTypeCheck = (policy: KubeObject, kinds: readonly KindStrategy[]) => { fieldRef: string; warning: string }[];
 
-export function startPolicyStatus(objects: ObjectStore, kinds: readonly KindStrategy[], typeCheckPolicy: PolicyTypeCheck, log: Logger): () => void {
+export function startPolicyStatus(objects: Registry, kinds: readonly KindStrategy[], typeCheckPolicy: PolicyTypeCheck, log: Logger): () => void {
   const kind = kinds.find((k) => k.group === 'admissionregistration.orch.io' && k.kind === 'ValidatingAdmissionPolicy');
   if (!kind) return () => {};
   const stale = (o: KubeObject) => (o.metadata.generation ?? 1) > (numberAt(objectAt(o, 'status'), 'observedGeneration') ?? 0);

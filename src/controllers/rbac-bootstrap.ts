@@ -11,7 +11,7 @@ import { RBAC_GROUP } from '../api/groups.js';
 import type { KindStrategy } from '../api/strategy.js';
 import type { KubeObject } from '../api/types.js';
 import type { Logger } from '../observability/logger.js';
-import type { ObjectStore } from '../registry/object-store.js';
+import type { Registry } from '../registry/registry.js';
 
 export const BOOTSTRAPPING_LABEL = 'kubernetes.io/bootstrapping';
 export const AUTOUPDATE_ANNOTATION = `${RBAC_GROUP}/autoupdate`;
@@ -56,7 +56,7 @@ export const BOOTSTRAP_CLUSTER_ROLE_BINDINGS: readonly KubeObject[] = [
  * Creates the default roles and bindings that are missing, when the server serves RBAC; a failure is
  * logged, not fatal (as for the system namespaces).
  */
-export async function ensureBootstrapPolicy(objects: ObjectStore, kinds: readonly KindStrategy[], logger: Logger): Promise<void> {
+export async function ensureBootstrapPolicy(objects: Registry, kinds: readonly KindStrategy[], logger: Logger): Promise<void> {
   const clusterRole = kinds.find((k) => k.group === RBAC_GROUP && k.plural === 'clusterroles');
   const clusterRoleBinding = kinds.find((k) => k.group === RBAC_GROUP && k.plural === 'clusterrolebindings');
   if (!clusterRole || !clusterRoleBinding) return;

@@ -1,5 +1,5 @@
 import type { KindStrategy } from '../api/strategy.js';
-import type { ObjectStore } from '../registry/object-store.js';
+import type { Registry } from '../registry/registry.js';
 import type { Logger } from '../observability/logger.js';
 import { startClusterRoleAggregation } from './cluster-role-aggregation.js';
 import { startCustomResources } from './custom-resources.js';
@@ -25,7 +25,7 @@ export interface ControllerOptions {
   /** What the policy status controller writes: src/admission's type checker. */
   typeCheckPolicy: PolicyTypeCheck;
   /** The server's kinds, which CustomResourceDefinitions add to: without it, CRDs are stored but not served. */
-  kindRegistry?: ServedKinds;
+  servedKinds?: ServedKinds;
 }
 
 /**
@@ -34,7 +34,7 @@ export interface ControllerOptions {
  * other. Started by serve.ts (the composition root); a server that only serves a recorded log
  * (src/timetravel/replay/server.ts) does not call this. Returns each controller's stop, in the order started.
  */
-export async function startControllers(objects: ObjectStore, kinds: readonly KindStrategy[], opts: ControllerOptions): Promise<(() => void)[]> {
+export async function startControllers(objects: Registry, kinds: readonly KindStrategy[], opts: ControllerOptions): Promise<(() => void)[]> {
   const { logger } = opts;
   const nsKind = kinds.find((k) => k.group === '' && k.plural === 'namespaces');
   for (const name of nsKind ? SYSTEM_NAMESPACES : []) {
@@ -47,7 +47,7 @@ export async function startControllers(objects: ObjectStore, kinds: readonly Kin
   const stops = [startGarbageCollector(objects, kinds, logger), startNamespaceCleanup(objects, kinds, logger)];
   if (opts.policyStatus !== false) stops.push(startPolicyStatus(objects, kinds, opts.typeCheckPolicy, logger));
   stops.push(startClusterRoleAggregation(objects, kinds, logger));
-  if (opts.kindRegistry) stops.push(startCustomResources(objects, opts.kindRegistry, logger));
+  if (opts.servedKinds) stops.push(startCustomResources(objects, opts.servedKinds, logger));
   // Both Events, the core one and events.orch.io's, expire (kube-apiserver's --event-ttl covers both).
   const eventKinds = kinds.filter((k) => k.kind === 'Event' && (k.group === '' || k.group === 'events.orch.io'));
   if (opts.eventTtlSeconds > 0) for (const k of eventKinds) stops.push(startEventExpiry(objects, k, opts.eventTtlSeconds, logger));

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KindStrategy } from '../api/strategy.js';
 import type { KubeObject } from '../api/types.js';
 import type { Metrics } from '../observability/metrics.js';
-import type { ObjectStore } from '../registry/object-store.js';
+import type { Registry } from '../registry/registry.js';
 import type { Output } from './respond/respond.js';
 import type { ResourceRoute } from './router.js';
 import type { Logger } from '../observability/logger.js';
@@ -13,7 +13,7 @@ import type { OpenWatches } from './open-watches.js';
 /** What every handler is given: the parsed request and the server's parts, passed explicitly. */
 export interface Server {
   /** The one door to the objects: every get, list, watch and write goes through it. */
-  objects: ObjectStore;
+  objects: Registry;
   kinds: readonly KindStrategy[];
   metrics: Metrics;
   logger: Logger;

@@ -9,7 +9,7 @@ import type { Faults, FaultHit } from '../faults/faults.js';
 import type { FaultRequest } from '../faults/rules.js';
 import type { AuthorizationAttributes } from '../auth/authorizer.js';
 import { managerFromUserAgent } from '../registry/field-manager.js';
-import type { LogReader } from '../registry/history.js';
+import type { LogReader } from '../registry/log-reader.js';
 import type { ResourceRoute } from './router.js';
 import { conflict, internalError, requestTimeout, serviceUnavailable, tooManyRequests, type ApiError } from './respond/status.js';
 

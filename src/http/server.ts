@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import type { WebSocketServer } from 'ws';
 import type { KindStrategy } from '../api/strategy.js';
 import { kindIndex } from '../api/kind-index.js';
-import type { ObjectStore } from '../registry/object-store.js';
+import type { Registry } from '../registry/registry.js';
 import { rfc3339 } from '../registry/object-meta.js';
 import { asRequest } from '../registry/request.js';
 import type { Server } from './context.js';
@@ -40,7 +40,7 @@ import { OpenWatches } from './open-watches.js';
 
 export interface ApiServerOptions {
   /** The one door to the objects (registry/build.ts builds it with admission as configured). */
-  objects: ObjectStore;
+  objects: Registry;
   kinds: readonly KindStrategy[];
   metrics: Metrics;
   logger: Logger;

@@ -1,5 +1,5 @@
 import { Packr, Unpackr } from 'msgpackr';
-import type { LogEntry, LogRecord, Writer } from './log.js';
+import type { LogEntry, LogRecord, Author } from './log.js';
 import { stampVersion } from './stamp.js';
 
 /*
@@ -76,7 +76,7 @@ export function encodeRecord(r: LogRecord): Buffer {
 }
 
 /** A record's writer as it is stored: its msgpack, or the bytes encryption at rest sealed it into. */
-export const writerBytes = (w: Writer | Uint8Array | undefined): Uint8Array | undefined => (w === undefined ? undefined : w instanceof Uint8Array ? w : packJson(w));
+export const writerBytes = (w: Author | Uint8Array | undefined): Uint8Array | undefined => (w === undefined ? undefined : w instanceof Uint8Array ? w : packJson(w));
 
 /**
  * The record's bytes around a value already in msgpack (packJson's bytes, e.g. from a recording):
@@ -168,8 +168,8 @@ export function decodeEntry(seq: number, bytes: Buffer, start = 0, end = bytes.l
 export const isPackedMap = (b: Uint8Array): boolean => (b[0] >= 0x80 && b[0] <= 0x8f) || b[0] === 0xde || b[0] === 0xdf;
 
 /** A writer's stored bytes: its msgpack map decoded; sealed bytes (encryption at rest) as they are, for the encrypted log to open. */
-function writerOf(b: Buffer): Writer | Uint8Array {
-  return isPackedMap(b) ? (unpackJson(b) as Writer) : b;
+function writerOf(b: Buffer): Author | Uint8Array {
+  return isPackedMap(b) ? (unpackJson(b) as Author) : b;
 }
 
 /**
@@ -200,7 +200,7 @@ export class StoredEntry implements LogEntry {
     private readonly writerEnd?: number,
   ) {}
 
-  #writer: Writer | Uint8Array | undefined | typeof NOT_DECODED = NOT_DECODED;
+  #writer: Author | Uint8Array | undefined | typeof NOT_DECODED = NOT_DECODED;
 
   /** Its writer as stored (msgpack, or sealed bytes), not decoded: copied as it is into another log. */
   get writerRaw(): Buffer | undefined {
@@ -208,12 +208,12 @@ export class StoredEntry implements LogEntry {
   }
 
   /** Who wrote it (decoded on first use); sealed bytes until encryption at rest opens them. */
-  get writer(): Writer | Uint8Array | undefined {
+  get writer(): Author | Uint8Array | undefined {
     if (this.#writer === NOT_DECODED) this.#writer = this.writerRaw && writerOf(this.writerRaw);
     return this.#writer;
   }
 
-  set writer(w: Writer | Uint8Array | undefined) {
+  set writer(w: Author | Uint8Array | undefined) {
     this.#writer = w;
   }
 

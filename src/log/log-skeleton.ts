@@ -40,7 +40,7 @@ export abstract class LogSkeleton implements Log {
   protected brokenBy: { cause: unknown; why: string } | undefined;
   protected last = 0;
   protected first = 1;
-  private readonly compactions = new Compactions();
+  private readonly compactions = new CompactionQueue();
   private closing: Promise<void> | undefined;
   private opening: Promise<void> | undefined;
   protected readonly subject = new Subject<LogEntry[]>();
@@ -189,7 +189,7 @@ export abstract class LogSkeleton implements Log {
 }
 
 /** A log's compactions, one after another: a bad horizon rejects at once, a failed one does not stop the next. */
-class Compactions {
+class CompactionQueue {
   private tail: Promise<void> = Promise.resolve();
 
   run(below: number, compactNow: () => Promise<void>): Promise<void> {

@@ -36,11 +36,11 @@ export interface LogRecord {
    * Who wrote it, kept with the entry (and sealed with it under encryption at rest: then bytes, until
    * the encrypted log opens them). Absent for entries written before the log kept writers.
    */
-  writer?: Writer | Uint8Array;
+  writer?: Author | Uint8Array;
 }
 
 /** The writer of a log entry: the authenticated user, the field manager, the verb and the subresource. */
-export interface Writer {
+export interface Author {
   user: string;
   verb?: string;
   subresource?: string;

@@ -6,7 +6,7 @@ import type { Logger } from '../observability/logger.js';
 import type { KindStrategy } from '../api/strategy.js';
 import { ContinueTokens } from '../store/continue-token.js';
 import type { Store } from '../store/store.js';
-import { ObjectStore } from './object-store.js';
+import { Registry } from './registry.js';
 import { withRbacEscalationPrevention, type EscalationCheck } from './rbac-escalation-hook.js';
 
 export interface RegistryOptions {
@@ -26,14 +26,14 @@ export interface RegistryOptions {
 }
 
 /** The registry every read and write goes through: the kinds' strategies, admission as configured, the store. */
-export function buildRegistry(store: Store, kinds: readonly KindStrategy[], opts: RegistryOptions): ObjectStore {
+export function buildRegistry(store: Store, kinds: readonly KindStrategy[], opts: RegistryOptions): Registry {
   const admission = admissionFor(store, kinds, {
     ...opts.webhooks,
     ...(opts.egress ? { egress: opts.egress } : {}),
     onFailOpen: (webhook, error) => opts.logger.warn('failed calling webhook, failing open', { webhook, error }),
     authorizer: opts.authorizer ?? alwaysAllow,
   });
-  return new ObjectStore(
+  return new Registry(
     store,
     { now: opts.now ? () => new Date(opts.now!()) : () => new Date() },
     opts.escalationCheck ? withRbacEscalationPrevention(admission, opts.escalationCheck) : admission,

@@ -18,7 +18,7 @@ import type { Store } from '../store/store.js';
 import type { Change, StoredObject } from '../store/stored-object.js';
 import { planOf, settle, type VersionRequest } from './consistency.js';
 import { corruptObject, expired, notFound, StoreError, tooLargeResourceVersion, type RegistryError } from './errors.js';
-import { everyObjectAt, logReaderOf, recentWrites, versionsOfKey, type KeyVersion, type LogReader } from './history.js';
+import { everyObjectAt, logReaderOf, recentWrites, versionsOfKey, type KeyVersion, type LogReader } from './log-reader.js';
 import { listPage, type Page, type PageRequest } from './list-page.js';
 import { prepareWatch, type OpenWatch, type WatchQuery } from './watch.js';
 

@@ -3,7 +3,7 @@
  * checked whole (crd/validate-crd.ts: names, versions, structural schemas, CEL rules and their
  * cost), so a bad CRD is one 422 with every error and nothing of it is served. Serving it is the
  * custom-resources controller's: it accepts the names, defines the kind (crd/custom-kind.ts) in the
- * server's KindRegistry and marks the CRD Established; a deleted CRD's objects go before it does.
+ * server's KindCatalog and marks the CRD Established; a deleted CRD's objects go before it does.
  */
 import { crdSchema, CRD_GROUP } from './crd/crd-schema.js';
 import { validateCrdCreate, validateCrdUpdate, validateNames } from './crd/validate-crd.js';

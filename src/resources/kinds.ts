@@ -51,7 +51,7 @@ export const kinds: KindStrategy[] = [
  * at start (routing, admission, controllers) sees a kind as soon as it is defined; what is built from
  * the list (indexes, discovery, OpenAPI) is built again when its revision moves (see revisionOf).
  */
-export class KindRegistry implements ServedKinds {
+export class KindCatalog implements ServedKinds {
   private readonly list: KindStrategy[];
   private readonly listeners = new Set<() => void>();
 

@@ -1,7 +1,7 @@
 import type { Observable } from 'rxjs/internal/Observable';
 import { Subject } from 'rxjs/internal/Subject';
 import type { LogRecord, Relist } from '../log/log.js';
-import type { Checkpoints } from './checkpoints.js';
+import type { CheckpointSchedule } from './checkpoint-schedule.js';
 import type { CollectionStreams } from './fanout.js';
 import { relistEntries, relistError } from './relist.js';
 import type { Change } from './stored-object.js';
@@ -14,7 +14,7 @@ export interface CommitsOptions {
   writer: Writer;
   streams: CollectionStreams;
   versionClock: VersionClock;
-  checkpoints: Checkpoints;
+  checkpoints: CheckpointSchedule;
   now: () => number;
   /** The oldest version still readable: what a relist's watchers are told. */
   oldestVersion: () => number;

@@ -1,5 +1,5 @@
 import type { Log } from '../log/log.js';
-import type { Checkpoints } from './checkpoints.js';
+import type { CheckpointSchedule } from './checkpoint-schedule.js';
 import type { View } from './view.js';
 
 /** What one compaction did, for metrics and logs. */
@@ -15,9 +15,9 @@ const noop = () => {};
 
 /**
  * Drops the log's history below a horizon, one compaction at a time (the one guard: the retention
- * policy's timer, compactor.ts, and direct calls queue here alike).
+ * policy's timer, retention-timer.ts, and direct calls queue here alike).
  */
-export class Compactions {
+export class CompactionRunner {
   private tail: Promise<unknown> = Promise.resolve();
   /** The last compaction (undefined before the first). */
   last: Compaction | undefined;
@@ -26,7 +26,7 @@ export class Compactions {
   constructor(
     private readonly log: Log,
     private readonly view: () => View,
-    private readonly checkpoints: Checkpoints,
+    private readonly checkpoints: CheckpointSchedule,
   ) {}
 
   /**

@@ -1,6 +1,6 @@
 import { AsyncResource } from 'node:async_hooks';
 import type { Log, LogEntry, Relist } from '../log/log.js';
-import { decodeCheckpoint } from './checkpoint.js';
+import { decodeCheckpoint } from './checkpoint-format.js';
 import type { Commits } from './commits.js';
 import { View } from './view.js';
 

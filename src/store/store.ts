@@ -2,12 +2,12 @@ import type { Observable } from 'rxjs/internal/Observable';
 import { filter } from 'rxjs/internal/operators/filter';
 import { take } from 'rxjs/internal/operators/take';
 import { timeout } from 'rxjs/internal/operators/timeout';
-import { LogError, type Log, type Writer as EntryWriter } from '../log/log.js';
+import { LogError, type Log, type Author } from '../log/log.js';
 import { corruptObjectsOf, type CorruptObject } from '../log/encryption/index.js';
 import type { KubeObject } from '../api/types.js';
-import { Checkpoints } from './checkpoints.js';
+import { CheckpointSchedule } from './checkpoint-schedule.js';
 import { Commits } from './commits.js';
-import { Compactions, type Compaction } from './compaction.js';
+import { CompactionRunner, type Compaction } from './compaction.js';
 import { CollectionStreams } from './fanout.js';
 import { StoreError } from './errors.js';
 import type { Expected } from './preconditions.js';
@@ -31,13 +31,13 @@ export interface StoreOptions {
   /** The clock that dates versions for age-based history retention (tests move it). */
   now?: () => number;
   /** Who is writing now (the request's user, verb, field manager): kept with each entry. */
-  writerOf?: () => EntryWriter | undefined;
+  writerOf?: () => Author | undefined;
 }
 
 /**
  * The store: the door every room reads and writes objects through. It puts together the view
  * (view.ts) rebuilt at start (recovery.ts) and fed by what the log commits (commits.ts), the writer
- * (writer.ts), checkpoints (checkpoints.ts) and compaction (compaction.ts). Reads see only
+ * (writer.ts), checkpoints (checkpoint-schedule.ts, checkpoint-format.ts) and compaction (compaction.ts). Reads see only
  * committed (durable) state.
  */
 /**
@@ -60,21 +60,21 @@ export class Store implements WatchSource, HistorySource {
   resetting: Promise<void> | undefined;
   private readonly writer: Writer;
   private readonly commits: Commits;
-  private readonly checkpoints: Checkpoints;
-  private readonly compactions_: Compactions;
+  private readonly checkpoints: CheckpointSchedule;
+  private readonly compactions_: CompactionRunner;
   private closed = false;
 
   constructor(private readonly opts: StoreOptions) {
     this.log = opts.log;
     this.now = opts.now ?? Date.now;
     this.writer = new Writer(this.log, (key) => this.view.get(key), opts.writerOf);
-    this.checkpoints = new Checkpoints(
+    this.checkpoints = new CheckpointSchedule(
       this.log,
       () => this.view,
       (key, rev) => this.revision(key, rev),
       opts.checkpointEvery ?? 100_000,
     );
-    this.compactions_ = new Compactions(this.log, () => this.view, this.checkpoints);
+    this.compactions_ = new CompactionRunner(this.log, () => this.view, this.checkpoints);
     this.commits = new Commits({
       view: () => this.view,
       writer: this.writer,
@@ -180,7 +180,7 @@ export class Store implements WatchSource, HistorySource {
   }
 
   /** revision(), with when the entry committed and who wrote it (when the log kept them, and opened them). */
-  async revisionEntry(key: string, rev: number): Promise<{ stored: StoredObject; time?: number; writer?: EntryWriter }> {
+  async revisionEntry(key: string, rev: number): Promise<{ stored: StoredObject; time?: number; writer?: Author }> {
     const compacted = () => new StoreError('COMPACTED', key, `revision ${rev} of ${key} is compacted`, rev);
     const e = await this.log.get(rev, key).catch((err: unknown) => {
       throw err instanceof LogError && err.code === 'COMPACTED' ? compacted() : err;

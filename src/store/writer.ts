@@ -1,4 +1,4 @@
-import { LogError, type Log, type LogRecord, type Writer as EntryWriter } from '../log/log.js';
+import { LogError, type Log, type LogRecord, type Author } from '../log/log.js';
 import { stampVersion } from '../log/stamp.js';
 import { failSpan, tracer } from '../observability/spans.js';
 import { stageLap, stageStart } from '../observability/stage-timing.js';
@@ -40,7 +40,7 @@ export class Writer {
     /** The key's state in the view (committed). */
     private readonly committed: (key: string) => StoredObject | undefined,
     /** Who is writing now (the request's user, verb, field manager): kept with each entry. */
-    private readonly writerOf?: () => EntryWriter | undefined,
+    private readonly writerOf?: () => Author | undefined,
   ) {}
 
   /** The newest state of key including appended-but-not-yet-durable writes: what preconditions check. */

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { admissionAttributes } from '../../src/admission/attributes.js';
 import { MutatingWebhooks } from '../../src/admission/mutating-webhooks.js';
 import { runMutatingPlugins, type MutatingPlugin } from '../../src/admission/mutation.js';
-import { ObjectStore } from '../../src/registry/object-store.js';
+import { Registry } from '../../src/registry/registry.js';
 import { MemoryLog } from '../../src/log/memory-log.js';
 import { event } from '../../src/resources/event.js';
 import { mutatingWebhookConfiguration } from '../../src/resources/mutating-webhook-configuration.js';
@@ -21,7 +21,7 @@ import { addLabel, WebhookServer } from './webhook-server.js';
 
 let log: MemoryLog;
 let store: Store;
-let objects: ObjectStore;
+let objects: Registry;
 let hook: WebhookServer;
 const user = { username: 'tester', uid: '', groups: ['system:authenticated'], extra: {} };
 
@@ -33,7 +33,7 @@ beforeAll(async () => {
   await log.open();
   store = new Store({ log });
   await store.start();
-  objects = new ObjectStore(store, { now: () => new Date() });
+  objects = new Registry(store, { now: () => new Date() });
 });
 afterAll(async () => {
   await store?.close();

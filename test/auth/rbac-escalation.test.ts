@@ -8,7 +8,7 @@ import { StoreRbacSource } from '../../src/registry/rbac-source.js';
 import { rbacAuthorizer } from '../../src/auth/rbac-authorizer.js';
 import { rbacEscalationCheck, uncovered, type EscalationRequest } from '../../src/auth/rbac-escalation.js';
 import { runWithAdmissionContext } from '../../src/admission/index.js';
-import { ObjectStore } from '../../src/registry/object-store.js';
+import { Registry } from '../../src/registry/registry.js';
 import { withRbacEscalationPrevention } from '../../src/registry/rbac-escalation-hook.js';
 import { roleBinding } from '../../src/resources/role-binding.js';
 import { role } from '../../src/resources/role.js';
@@ -127,7 +127,7 @@ describe('covering rules', () => {
 
 describe('on the write path', () => {
   // The server's own store and generic write sequence, with the escalation hook in front of validation.
-  const guarded = () => new ObjectStore(file.server.store, { now: () => new Date() }, withRbacEscalationPrevention(undefined, check));
+  const guarded = () => new Registry(file.server.store, { now: () => new Date() }, withRbacEscalationPrevention(undefined, check));
   const asBob = <T>(fn: () => Promise<T>) => runWithAdmissionContext({ user: { ...bob, uid: '', extra: {} }, warn() {}, annotate() {} }, fn);
   const roleObj = (name: string, rules: object[]): KubeObject => ({ apiVersion: `${G}/v1`, kind: 'Role', metadata: { name }, rules }) as KubeObject;
   /** The Status a refused write is answered with (src/http's error table words the registry's error). */

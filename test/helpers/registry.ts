@@ -7,7 +7,7 @@ import { afterEach, beforeEach } from 'vitest';
 import { admissionFor } from '../../src/admission/index.js';
 import { LogSkeleton } from '../../src/log/log-skeleton.js';
 import { MemoryLog } from '../../src/log/memory-log.js';
-import { ObjectStore } from '../../src/registry/object-store.js';
+import { Registry } from '../../src/registry/registry.js';
 import { kinds } from '../../src/resources/kinds.js';
 import type { KindStrategy } from '../../src/api/strategy.js';
 import type { KubeObject } from '../../src/api/types.js';
@@ -16,7 +16,7 @@ import { Store } from '../../src/store/store.js';
 export interface TestRegistry<L extends LogSkeleton = MemoryLog> {
   log: L;
   store: Store;
-  objects: ObjectStore;
+  objects: Registry;
   /** A served kind by its kind name. */
   kind(name: string): KindStrategy;
   /** The current object of a kind, undefined when there is none. */
@@ -33,7 +33,7 @@ export async function openRegistry(clock: { now(): Date } = { now: () => new Dat
   await log.open();
   const store = new Store({ log });
   await store.start();
-  const objects = new ObjectStore(store, clock, admissionFor(store, kinds));
+  const objects = new Registry(store, clock, admissionFor(store, kinds));
   const kind = (name: string): KindStrategy => {
     const k = kinds.find((x) => x.kind === name);
     if (!k) throw new Error(`no kind ${name}`);

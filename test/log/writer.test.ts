@@ -8,7 +8,7 @@ import { firstValueFrom } from 'rxjs';
 import { decodeEntry, encodeRecord } from '../../src/log/codec.js';
 import { encryptAtRest } from '../../src/log/encryption/index.js';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
-import type { Writer } from '../../src/log/log.js';
+import type { Author } from '../../src/log/log.js';
 
 /*
  * Each entry's writer (user, field manager, verb, subresource) is kept with it, read back with it,
@@ -23,7 +23,7 @@ const folder = async () => {
 };
 afterAll(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
 
-const alice: Writer = { user: 'alice@example.com', verb: 'update', subresource: 'status', manager: 'rollout-bot' };
+const alice: Author = { user: 'alice@example.com', verb: 'update', subresource: 'status', manager: 'rollout-bot' };
 const obj = (name: string) => ({ metadata: { name } });
 
 describe('the writer of an entry', () => {

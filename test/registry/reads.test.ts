@@ -34,7 +34,7 @@ const roomy: WatchFlow = { needsDrain: () => false, drained: () => Promise.resol
 
 describe('the store is behind the door', () => {
   it('is not part of the registry a handler or a controller holds', () => {
-    // @ts-expect-error ObjectStore.store is not public: reads go through the registry's methods.
+    // @ts-expect-error Registry.store is not public: reads go through the registry's methods.
     expect(typeof r.objects.store).toBe('object');
   });
 });

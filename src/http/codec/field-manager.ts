@@ -1,5 +1,5 @@
 import { managerFromUserAgent } from '../../registry/field-manager.js';
-import type { FieldManagement } from '../../registry/object-store.js';
+import type { FieldManagement } from '../../registry/registry.js';
 import type { Request } from '../context.js';
 
 /**

@@ -26,7 +26,7 @@
 import type { ServerResponse } from 'node:http';
 import type { AuthorizationAttributes } from '../../auth/authorizer.js';
 import { type KindStrategy } from '../../api/strategy.js';
-import { stampedTimeMs, type LogEntry, type LogReader } from '../../registry/history.js';
+import { stampedTimeMs, type LogEntry, type LogReader } from '../../registry/log-reader.js';
 import { collectionOf, splitKey } from '../../api/object-keys.js';
 import * as E from '../respond/status.js';
 
@@ -158,7 +158,7 @@ async function entries(res: ServerResponse, url: URL, store: LogReader, kinds: r
 
 /**
  * The objects at ?at= of the collections asked for (or of every one the user may list), in one
- * namespace when asked, streamed as the registry writes them (registry/history.ts stateLines).
+ * namespace when asked, streamed as the registry writes them (registry/log-reader.ts stateLines).
  */
 async function state(res: ServerResponse, url: URL, store: LogReader, kinds: readonly KindStrategy[], checkRead: CheckRead): Promise<void> {
   const at = wholeNumber(url, 'at');

@@ -22,9 +22,9 @@ import { createPatch } from 'diff';
 import { stringify } from 'yaml';
 import type { ForkPoint } from '../../config/fork-origin.js';
 import type { KubeObject } from '../../api/types.js';
-import { attribution, stampedTimeMs, type LogEntry } from '../../registry/history.js';
+import { attribution, stampedTimeMs, type LogEntry } from '../../registry/log-reader.js';
 import { splitKey } from '../../api/object-keys.js';
-import type { ObjectStore } from '../../registry/object-store.js';
+import type { Registry } from '../../registry/registry.js';
 import * as E from '../respond/status.js';
 import { TIMELINE_PAGE } from './timeline-page.js';
 
@@ -34,10 +34,10 @@ const MAX_BUCKETS = 500;
 /** The changes listed at most per read: a page a person reads, not a dump. */
 const MAX_CHANGES = 2000;
 
-type Writer = Exclude<LogEntry['writer'], Uint8Array | undefined>;
+type Author = Exclude<LogEntry['writer'], Uint8Array | undefined>;
 
 /** An entry's writer, as the log kept it (none when it predates writers, or is sealed). */
-const writerOf = (e: LogEntry): Writer | undefined => (e.writer instanceof Uint8Array ? undefined : e.writer);
+const writerOf = (e: LogEntry): Author | undefined => (e.writer instanceof Uint8Array ? undefined : e.writer);
 
 /** The verb of a write, as `orchd log` names it: the log's, else what the entry tells (a delete, or some write). */
 const verbOf = (e: LogEntry): string => writerOf(e)?.verb ?? (e.type === 'delete' ? 'delete' : 'write');
@@ -74,7 +74,7 @@ function intParam(url: URL, name: string, fallback?: number): number {
   return Number(text);
 }
 
-async function writes(objects: ObjectStore, buckets: number, forks: readonly ForkPoint[]): Promise<unknown> {
+async function writes(objects: Registry, buckets: number, forks: readonly ForkPoint[]): Promise<unknown> {
   const { oldest, head, from, pages } = objects.recentWrites(WINDOW);
   const points: { rv: number; time: number; resource: string; verb: string }[] = [];
   let timesFromLog = true;
@@ -107,7 +107,7 @@ async function writes(objects: ObjectStore, buckets: number, forks: readonly For
   return { oldest, head, from, timesFromLog, bucketMs: width, resources, verbs, buckets: out, forks: forks.map((f) => ({ source: f.source, at: f.at })) };
 }
 
-async function state(objects: ObjectStore, rv: number): Promise<unknown> {
+async function state(objects: Registry, rv: number): Promise<unknown> {
   const items = await objects.everyObjectAt(rv);
   return { rv, items: items.map((s) => ({ ...describe(s.key), resourceVersion: String(s.seq) })) };
 }
@@ -121,7 +121,7 @@ interface ChangeFilter {
 }
 
 /** The writes from..to (within the newest WINDOW), deletes included, each with who made it, filtered; the newest MAX_CHANGES when more match. */
-async function changes(objects: ObjectStore, from: number, to: number, f: ChangeFilter): Promise<unknown> {
+async function changes(objects: Registry, from: number, to: number, f: ChangeFilter): Promise<unknown> {
   const { pages } = objects.recentWrites(WINDOW);
   const out: unknown[] = [];
   let matched = 0;
@@ -148,7 +148,7 @@ async function changes(objects: ObjectStore, from: number, to: number, f: Change
   return { from, to, matched, changes: out.slice(-MAX_CHANGES) };
 }
 
-async function history(objects: ObjectStore, key: string, managedFields: boolean): Promise<unknown> {
+async function history(objects: Registry, key: string, managedFields: boolean): Promise<unknown> {
   let before: KubeObject | undefined;
   const versions = (await objects.versionsOf(key)).map(({ entry, type }) => {
     const object = entry.value as KubeObject;
@@ -177,7 +177,7 @@ async function history(objects: ObjectStore, key: string, managedFields: boolean
 }
 
 /** Answers /debug/timeline and its data reads; path is what follows /debug/timeline. */
-export async function handleTimeline(res: ServerResponse, url: URL, path: string, objects: ObjectStore, forks: readonly ForkPoint[]): Promise<void> {
+export async function handleTimeline(res: ServerResponse, url: URL, path: string, objects: Registry, forks: readonly ForkPoint[]): Promise<void> {
   switch (path) {
     case '':
       res.setHeader('Content-Type', 'text/html; charset=utf-8');

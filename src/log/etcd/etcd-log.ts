@@ -10,7 +10,7 @@ import { encodeRecord, stampTime } from '../codec.js';
 import { LogSkeleton, noop, type Found, type LogOptions } from '../log-skeleton.js';
 import { LogError, type Appended, type Checkpoint, type LogEntry, type LogRecord, type Relist, type SavedCheckpoint } from '../log.js';
 import { stampVersion, unstampVersion } from '../stamp.js';
-import { compactedTo, compactTo, currentOf, entryAt, headRevision, keptAt, keptEntries, readEntries, stateAt, type Where } from './history.js';
+import { compactedTo, compactTo, currentOf, entryAt, headRevision, keptAt, keptEntries, readEntries, stateAt, type Where } from './range-reads.js';
 import { Layout } from './layout.js';
 import { Acks } from './acks.js';
 import { CompactedError, watchPrefix, type PrefixWatch } from './watch-prefix.js';
@@ -85,7 +85,7 @@ export class EtcdLog extends LogSkeleton {
   /** The seq of the newest entry the watch brought (0: none yet). */
   private lastEntry = 0;
   private readonly fence = () => this.client.kv.put({ key: this.layout.fence, value: Buffer.alloc(0) });
-  /** A progress notification waiting for a second one before it is trusted (watch-prefix.ts, history.ts readEntries). */
+  /** A progress notification waiting for a second one before it is trusted (watch-prefix.ts, range-reads.ts readEntries). */
   private unconfirmed: number | undefined;
   private nudging: NodeJS.Timeout | undefined;
   private readonly progressed = new Subject<number>();

@@ -38,7 +38,7 @@ export class Layout {
   readonly prefix: Buffer;
   readonly end: Buffer;
   readonly secret: Buffer;
-  /** Written when a read of the history must be shown where it ends (history.ts readEntries). */
+  /** Written when a read of the history must be shown where it ends (range-reads.ts readEntries). */
   readonly fence: Buffer;
 
   constructor(readonly name: string) {

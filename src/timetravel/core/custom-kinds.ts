@@ -1,6 +1,6 @@
 /**
  * The kinds a history's CustomResourceDefinitions define, as a server running on that history serves
- * them: each made by the server's own code (customKindOf, the strategy a server's KindRegistry
+ * them: each made by the server's own code (customKindOf, the strategy a server's KindCatalog
  * defines for a CRD), so no kind is defined twice. Which CRDs define a kind is read from the log at
  * the versions a command reads: a CRD created later, or deleted earlier, defines nothing then.
  */

@@ -4,7 +4,7 @@
  * Both readers give the same answers, so each command is written once against this.
  */
 import { StoredEntry, writerBytes } from '../../log/codec.js';
-import type { LogEntry, Writer } from '../../log/log.js';
+import type { LogEntry, Author } from '../../log/log.js';
 import type { KubeObject } from '../../api/types.js';
 import type { VersionSpec } from './version-spec.js';
 import { TimeTravelError } from './errors.js';
@@ -24,13 +24,13 @@ export interface Change {
   /** ms since the epoch; see History.timesFromLog. undefined: nothing tells (no stamp yet). */
   time: number | undefined;
   /** Who wrote it, as the log kept it; undefined for an entry written before the log kept writers. */
-  writer?: Writer;
+  writer?: Author;
   /** The object as the history's first state holds it (a recording's start), not one of its entries: its write is not in the history. */
   start?: true;
 }
 
 /** An entry's writer, when the log kept one and it is open (not sealed bytes). */
-export const writerOf = (e: { writer?: Writer | Uint8Array }): Writer | undefined => (e.writer instanceof Uint8Array ? undefined : e.writer);
+export const writerOf = (e: { writer?: Author | Uint8Array }): Author | undefined => (e.writer instanceof Uint8Array ? undefined : e.writer);
 
 /**
  * An entry's writer as bytes to store again (a recording, a replay's log): the log's own bytes where

@@ -1,5 +1,5 @@
 /**
- * Kinds as a command names them (--kind, RESOURCE/NAME), as kubectl takes them: plural, singular,
+ * Kinds as a command names them (--kind, RESOURCE/NAME), by src/api/kind-names.ts: plural, singular,
  * Kind or short name, alone, with its group (webapps.apps.example.com) or with its version and
  * group (webapps.v1.apps.example.com). The built-in kinds are found at once; a custom kind among
  * those the history's CustomResourceDefinitions define at the versions the command reads
@@ -7,6 +7,7 @@
  */
 import { TimeTravelUsageError } from './errors.js';
 import { kinds } from '../../resources/kinds.js';
+import { namesKind, resourceName } from '../../api/kind-names.js';
 import type { KindStrategy } from '../../api/strategy.js';
 import { parseLabelSelector, SelectorError, type Requirement } from '../../selectors/label-selector.js';
 import { customKindsIn } from './custom-kinds.js';
@@ -20,28 +21,12 @@ export interface Span {
   history?: History;
 }
 
-/** The initials of a built-in kind of several words (ValidatingAdmissionPolicy: vap), as people shorten them. */
-const initialsOf = (kind: string): string | undefined => {
-  const caps = kind.match(/[A-Z]/g) ?? [];
-  return caps.length > 1 ? caps.join('').toLowerCase() : undefined;
-};
-
-/** Whether text names k: initials only for a built-in kind (a CRD says its short names itself, and kubectl takes only those). */
-function names(k: KindStrategy, text: string, initials: boolean): boolean {
-  const [name, ...rest] = text.toLowerCase().split('.');
-  const g = rest.join('.');
-  const inGroup = g === '' || k.group === g || (k.versions.includes(rest[0]) && rest.slice(1).join('.') === k.group);
-  return inGroup && [k.plural, k.singular, k.kind.toLowerCase(), ...(k.shortNames ?? []), initials ? initialsOf(k.kind) : undefined].includes(name);
-}
-
-const resourceName = (k: KindStrategy): string => (k.group === '' ? k.plural : `${k.plural}.${k.group}`);
-
 /** The built-in kind text names, if any. */
-export const builtInKind = (text: string): KindStrategy | undefined => kinds.find((k) => names(k, text, true));
+export const builtInKind = (text: string): KindStrategy | undefined => kinds.find((k) => namesKind(k, text));
 
 /** The custom kind text names among these; two of different groups that it names alike: an error naming both. */
 function customKind(text: string, custom: readonly KindStrategy[]): KindStrategy | undefined {
-  const found = custom.filter((k) => names(k, text, false));
+  const found = custom.filter((k) => namesKind(k, text));
   if (found.length > 1) throw new TimeTravelError(`kind ${JSON.stringify(text)} is ambiguous: ${found.map(resourceName).join(', ')}: name it with its group`);
   return found[0];
 }

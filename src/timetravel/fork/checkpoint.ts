@@ -1,6 +1,6 @@
 /**
  * The checkpoint a fork writes beside its log: the view at the fork point as a restart loads it
- * (src/store/checkpoint.ts), so `orchd serve` on a fork reads each part's keys and is ready, instead
+ * (src/store/checkpoint-format.ts), so `orchd serve` on a fork reads each part's keys and is ready, instead
  * of folding every entry of the history as a restart without one does (about 20 s at a million
  * entries: longer than the replay of the recording that a fork is measured against).
  *
@@ -14,7 +14,7 @@ import { closeSync, openSync, readSync, rmSync, writevSync } from 'node:fs';
 import { saveCheckpointFile } from '../../log/checkpoint-file.js';
 import { isPackedMap } from '../../log/codec.js';
 import { checkpointFile, type ImportedEntry } from '../../log/leveldb-log.js';
-import { inOrder, MAGIC, PART, partPieces, STEP_BYTES, type PartHead } from '../../store/checkpoint.js';
+import { inOrder, MAGIC, PART, partPieces, STEP_BYTES, type PartHead } from '../../store/checkpoint-format.js';
 import { listIn, splitKey } from '../../api/object-keys.js';
 
 /** At most this many buffers per writev (Linux's IOV_MAX). */

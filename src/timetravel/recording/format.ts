@@ -19,7 +19,7 @@
  */
 import { crc32 } from 'node:zlib';
 import { packJson, StoredEntry } from '../../log/codec.js';
-import type { Writer } from '../../log/log.js';
+import type { Author } from '../../log/log.js';
 import type { KubeObject } from '../../api/types.js';
 
 export const MAGIC = Buffer.from('ORCHLOG\n', 'latin1');
@@ -39,7 +39,7 @@ export interface RecordingHeader {
 export interface RecordedEntry {
   rv: number;
   /** Who wrote it, where the log kept it. */
-  writer?: Writer;
+  writer?: Author;
   type: 'put' | 'delete';
   key: string;
   /** The commit time (ms), or the stamped guess for a log without times; null when nothing tells. */

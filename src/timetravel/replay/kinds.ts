@@ -1,20 +1,20 @@
 /**
  * The kinds a replay serves at the version it has reached: the built-in ones and those the
- * CustomResourceDefinitions replayed so far define, held in a KindRegistry as a server holds them,
+ * CustomResourceDefinitions replayed so far define, held in a KindCatalog as a server holds them,
  * so routing, discovery and OpenAPI follow it as they follow a server's. The replay server runs no
  * controllers (it makes no writes: no CRD status), so the kinds follow the CRDs themselves, as the
  * time-travel commands read them (../core/custom-kinds.ts): a CRD's kind is served from the version that
  * created it, in the same turn the store applies that entry (before its batch reaches a watcher),
  * and no longer once the entry that deleted it is applied.
  */
-import { KindRegistry } from '../../resources/kinds.js';
+import { KindCatalog } from '../../resources/kinds.js';
 import type { Store } from '../../store/store.js';
 import { collectionOfKind } from '../core/history.js';
 import { CRD_KIND, kindsOfCrds } from '../core/custom-kinds.js';
 
-/** A registry of the built-in kinds that follows the store's CRDs from now on; stop ends the following. */
-export function replayKinds(store: Store): { registry: KindRegistry; stop: () => void } {
-  const registry = new KindRegistry();
+/** A catalog of the built-in kinds that follows the store's CRDs from now on; stop ends the following. */
+export function replayKinds(store: Store): { catalog: KindCatalog; stop: () => void } {
+  const catalog = new KindCatalog();
   const prefix = `${collectionOfKind(CRD_KIND)}/`;
   /** Each CRD served: the version of it its kind was made from, and the collection it serves. */
   const served = new Map<string, { seq: number; group: string; plural: string }>();
@@ -25,17 +25,17 @@ export function replayKinds(store: Store): { registry: KindRegistry; stop: () =>
       if (served.get(s.key)?.seq === s.seq) continue;
       const [kind] = kindsOfCrds([s.obj]);
       const before = served.get(s.key);
-      if (before && (!kind || before.plural !== kind.plural)) registry.remove(before.group, before.plural);
+      if (before && (!kind || before.plural !== kind.plural)) catalog.remove(before.group, before.plural);
       if (!kind) {
         served.delete(s.key);
         continue;
       }
-      registry.define(kind);
+      catalog.define(kind);
       served.set(s.key, { seq: s.seq, group: kind.group, plural: kind.plural });
     }
     for (const [key, s] of served) {
       if (present.has(key)) continue;
-      registry.remove(s.group, s.plural);
+      catalog.remove(s.group, s.plural);
       served.delete(key);
     }
   };
@@ -43,5 +43,5 @@ export function replayKinds(store: Store): { registry: KindRegistry; stop: () =>
   const sub = store.changes$.subscribe((batch) => {
     if (batch.some((c) => c.key.startsWith(prefix))) sync();
   });
-  return { registry, stop: () => sub.unsubscribe() };
+  return { catalog, stop: () => sub.unsubscribe() };
 }

@@ -115,13 +115,13 @@ export async function startReplay(opts: ReplayOptions): Promise<Replaying> {
     const store = new Store({ log, checkpointEvery: Number.MAX_SAFE_INTEGER });
     opened.push(store);
     await store.start();
-    // The built-in kinds and those of the CRDs replayed so far, as a server's registry holds them.
-    const { registry, stop } = replayKinds(store);
+    // The built-in kinds and those of the CRDs replayed so far, as a server's KindCatalog holds them.
+    const { catalog, stop } = replayKinds(store);
     opened.push({ close: async () => stop() });
     const logger = opts.logger ?? silentLogger;
     const api = createApiServer({
-      objects: buildRegistry(store, registry.all, { logger, secret: randomBytes(32), authorizer: readOnly }),
-      kinds: registry.all,
+      objects: buildRegistry(store, catalog.all, { logger, secret: randomBytes(32), authorizer: readOnly }),
+      kinds: catalog.all,
       metrics: new Metrics(),
       logger,
       ...(opts.bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs: opts.bookmarkIntervalMs } : {}),

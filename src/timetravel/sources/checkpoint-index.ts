@@ -1,6 +1,6 @@
 /**
  * The revisions of one key as a checkpoint file holds them, read without loading the checkpoint.
- * A checkpoint (src/store/checkpoint.ts) is the store's key index as of its version: each key of a
+ * A checkpoint (src/store/checkpoint-format.ts) is the store's key index as of its version: each key of a
  * collection with every revision still in the log, in parts of up to a few thousand keys in key
  * order. Loading it whole is reading every object of the store (a gigabyte at a million Events);
  * `history` of one object needs one key's revisions. So this takes where the parts lie from the log
@@ -10,7 +10,7 @@
  */
 import { closeSync, openSync, readSync } from 'node:fs';
 import { checkpointLayout } from '../../log/checkpoint-file.js';
-import { collectionOfHead, decodePartHead, HEAD_AT, MAGIC, type PartHead } from '../../store/checkpoint.js';
+import { collectionOfHead, decodePartHead, HEAD_AT, MAGIC, type PartHead } from '../../store/checkpoint-format.js';
 
 /** What is read of a part before its head is decoded: its head's length and collection. */
 const PEEK = 512;
@@ -50,7 +50,7 @@ export function checkpointRevisions(file: string, key: string): { seq: number; r
     while (lo <= hi) {
       const mid = (lo + hi) >> 1;
       const h = checkedHead(readHeadBytes(fd, own[mid]));
-      // Not as the store writes them (src/store/checkpoint.ts checks the same when it loads).
+      // Not as the store writes them (src/store/checkpoint-format.ts checks the same when it loads).
       if (h === undefined) return undefined;
       if (key < h.k[0]) hi = mid - 1;
       else if (key > h.k[h.k.length - 1]) lo = mid + 1;

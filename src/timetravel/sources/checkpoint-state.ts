@@ -4,7 +4,7 @@
  * checkpoint into the key index (a slot and an object each) and left them to the garbage
  * collector: 10 s of CPU for a state that is, per key, one revision's bytes. A checkpoint's part
  * heads hold each key's revisions still in the log, and the part holds the bytes of each key's
- * newest one beside them (src/store/checkpoint.ts), so per key this picks the newest revision at
+ * newest one beside them (src/store/checkpoint-format.ts), so per key this picks the newest revision at
  * or before the version: the checkpoint's bytes when that is the key's newest, the log's entry
  * when it is older (read by its sequence number), and a write in the log's tail between the
  * checkpoint and the version overrides both. The objects stay bytes: the caller writes their JSON
@@ -12,7 +12,7 @@
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import type { Log, LogEntry } from '../../log/log.js';
-import { HEAD_AT, type PartHead } from '../../store/checkpoint.js';
+import { HEAD_AT, type PartHead } from '../../store/checkpoint-format.js';
 import { LazyObject, storedOf, type StoredObject } from '../../store/stored-object.js';
 import { checkedHead, checkpointIndex, readHeadBytes, type Part } from './checkpoint-index.js';
 import { TimeTravelError } from '../core/errors.js';

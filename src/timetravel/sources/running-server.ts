@@ -5,7 +5,7 @@
  * stored bytes as a data folder's state is printed. So the answers are the data folder's, times
  * and bytes included.
  */
-import type { Writer } from '../../log/log.js';
+import type { Author } from '../../log/log.js';
 import type { KubeObject } from '../../api/types.js';
 import { collectionOfKind, selects, type Change, type Filter, type History, type StateFilter, type Stored } from '../core/history.js';
 import { TimeTravelError } from '../core/errors.js';
@@ -32,7 +32,7 @@ interface Line {
   type: Change['type'];
   key: string;
   time: number | null;
-  writer?: Writer;
+  writer?: Author;
   object: KubeObject;
 }
 

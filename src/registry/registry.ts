@@ -66,7 +66,7 @@ export type UpdateTransform = (current: KubeObject | undefined) => KubeObject | 
 
 export { rfc3339 };
 
-export class ObjectStore extends ObjectReads {
+export class Registry extends ObjectReads {
   /** The writes in flight, and the gate reset() closes while it runs. */
   readonly writes = new WriteGate();
 

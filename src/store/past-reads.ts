@@ -33,23 +33,6 @@ export interface StateFilter {
   namespace?: string;
 }
 
-/**
- * The kind named by a resource (`events`, `events.events.orch.io`), a kind (`Event`) or an apiVersion
- * that serves one kind (`events.orch.io/v1`). A name that fits several kinds is an error that lists them.
- */
-export function resolveKind(kinds: readonly KindStrategy[], what: string): KindStrategy {
-  const apiVersion = what.includes('/') || what === 'v1';
-  const fits = kinds.filter((k) => (apiVersion ? k.versions.some((v) => (k.group ? `${k.group}/${v}` : v) === what) : what === k.plural || what === `${k.plural}.${k.group}` || what === k.kind));
-  if (fits.length === 1) return fits[0];
-  const names = fits.map((k) => (k.group ? `${k.plural}.${k.group}` : k.plural));
-  // `events` and `Event` name both the core Event and events.orch.io's: the first served (events.orch.io)
-  // is meant, as before the core one was served; `events.` (the core group, as a GroupResource prints) names the other.
-  const sameName = fits.every((k) => k.plural === fits[0].plural && k.kind === fits[0].kind);
-  if (fits.length > 1 && sameName && !apiVersion) return fits[0];
-  if (fits.length > 1) throw new Error(`${JSON.stringify(what)} names several resources (${names.join(', ')}): name one of them`);
-  throw new Error(`${JSON.stringify(what)}: no such resource or apiVersion (served: ${kinds.map((k) => (k.group ? `${k.plural}.${k.group}` : k.plural)).join(', ')})`);
-}
-
 /** Every version of one object still in the log (compaction and reset() drop older ones), oldest first. */
 export async function historyOf(store: Store, kind: KindStrategy, namespace: string | undefined, name: string): Promise<HistoryEntry[]> {
   if (kind.namespaced && !namespace) throw new Error(`${kind.plural} are namespaced: give a namespace`);

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
 import type { KubeObject } from '../../src/api/types.js';
-import { Compactor } from '../../src/store/compactor.js';
+import { RetentionTimer } from '../../src/store/retention-timer.js';
 import { getAt } from '../../src/store/list.js';
 import { Store } from '../../src/store/store.js';
 import { tempDir } from '../helpers/temp.js';
@@ -38,7 +38,7 @@ describe('compaction by age', () => {
     const a2 = await store.put('g/x//a', { ...obj('a', 2) }, 'any');
     t = 20_000;
     await store.put('g/x//c', obj('c', 1), 'absent');
-    const compactor = new Compactor(store, { policy: { maxAgeMs: 15_000 } });
+    const compactor = new RetentionTimer(store, { policy: { maxAgeMs: 15_000 } });
     // At t=20s, versions applied by t=5s (seqs 1, 2) are older than 15s: the horizon is 3.
     const done = await compactor.runOnce();
     expect(done?.horizon).toBe(3);

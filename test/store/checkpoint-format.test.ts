@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { partBuffer, type Checkpoint, type LogEntry, type SavedCheckpoint } from '../../src/log/log.js';
-import { decodeCheckpoint, encodeCheckpoint, type ReadRevision } from '../../src/store/checkpoint.js';
+import { decodeCheckpoint, encodeCheckpoint, type ReadRevision } from '../../src/store/checkpoint-format.js';
 import { encodeStored, LazyObject, peekObject, storedApiVersion, storedOf, View } from '../../src/store/view.js';
 import { decodeEntry, encodeRecord } from '../../src/log/codec.js';
 import { stampVersion } from '../../src/log/stamp.js';

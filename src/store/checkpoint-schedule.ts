@@ -1,12 +1,12 @@
 import type { Log } from '../log/log.js';
-import { encodeCheckpoint, type ReadRevision } from './checkpoint.js';
+import { encodeCheckpoint, type ReadRevision } from './checkpoint-format.js';
 import type { View } from './view.js';
 
 /**
- * When the view is saved as a checkpoint (checkpoint.ts holds the format): every `every` applied
+ * When the view is saved as a checkpoint (checkpoint-format.ts holds the format): every `every` applied
  * entries, and when asked (compaction needs one at or past its horizon), one save at a time.
  */
-export class Checkpoints {
+export class CheckpointSchedule {
   private saving: Promise<void> | undefined;
   private since = 0;
   /** The version of the newest saved checkpoint (0: none): compaction may not pass it. */

@@ -2,7 +2,7 @@ import type { Compaction } from './compaction.js';
 import { horizonFor, type RetentionPolicy } from './retention.js';
 import type { Store } from './store.js';
 
-export interface CompactorOptions {
+export interface RetentionTimerOptions {
   policy: RetentionPolicy;
   /** How often the policy is applied. */
   intervalMs?: number;
@@ -14,12 +14,12 @@ export interface CompactorOptions {
  * Applies the history retention policy to the store now and then (a timer that never keeps the
  * process alive). Its compactions queue behind any other in the store's one guard (compaction.ts).
  */
-export class Compactor {
+export class RetentionTimer {
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly store: Store,
-    private readonly opts: CompactorOptions,
+    private readonly opts: RetentionTimerOptions,
   ) {}
 
   /** The horizon the policy asks for now. */
