@@ -189,7 +189,8 @@ export interface Orchd {
    * objects written since are deleted, the log and views keep no trace of them, and the objects
    * that stay keep only their current version. resourceVersions go on rising. Writes in flight when
    * it is called are finished first (and deleted with the rest); writes that arrive while it runs are
-   * refused (503, Retry-After), so nothing written before it survives it.
+   * refused (503, Retry-After), so nothing written before it survives it. Faults go back to the
+   * start's rules and their first draws, and injected() starts empty again.
    */
   reset(): Promise<void>;
   /** Ends watches, lets requests in flight finish, closes the log; again, the same promise. */
@@ -222,6 +223,8 @@ export async function startOrchd(options: StartOrchdOptions = {}): Promise<Orchd
   }
   const { url } = running;
   const { store } = running;
+  // The rules reset() returns to.
+  const startFaults = running.api.context.faults?.configuration();
   try {
     await installCrds(running.api.context, options.crds ?? []);
   } catch (err) {
@@ -295,6 +298,7 @@ export async function startOrchd(options: StartOrchdOptions = {}): Promise<Orchd
           await resetTo(store, baseline, () => {
             for (const end of [...running.api.context.watches]) end();
           });
+          if (startFaults) running.api.context.faults?.restart(startFaults);
         } finally {
           objects.writes.open();
         }

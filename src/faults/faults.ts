@@ -61,6 +61,17 @@ export class Faults {
     this.set({ seed: this.config.seed, rules: [] });
   }
 
+  /**
+   * Back to how a start left them (startOrchd's reset()): its rules, with the first sequence of draws
+   * again, so each test between resets sees the same faults whatever ran before it; the faults
+   * injected so far are forgotten (the journal file beside a log keeps them; the metric counts on).
+   */
+  restart(config: FaultConfiguration): void {
+    this.set(config);
+    this.generation = 0;
+    this.journal.forget();
+  }
+
   configuration(): FaultConfiguration {
     return structuredClone(this.config);
   }

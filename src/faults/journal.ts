@@ -53,6 +53,11 @@ export class FaultJournal {
     this.file?.write(`${JSON.stringify(f)}\n`);
   }
 
+  /** Drops the records kept in memory; the file keeps them. */
+  forget(): void {
+    this.records.length = 0;
+  }
+
   list(): InjectedFault[] {
     return this.records.map((r) => structuredClone(r));
   }
