@@ -110,6 +110,7 @@ export function apiResourceList(kinds: readonly KindStrategy[], group: string, v
     },
     ...(k.hasStatus ? [{ name: `${k.plural}/status`, singularName: '', namespaced: k.namespaced, kind: k.kind, verbs: [...STATUS_VERBS] }] : []),
     ...(k.scale ? [{ name: `${k.plural}/scale`, singularName: '', namespaced: k.namespaced, ...SCALE_KIND, verbs: [...STATUS_VERBS] }] : []),
+    ...(k.finalizeUpdate ? [{ name: `${k.plural}/finalize`, singularName: '', namespaced: k.namespaced, kind: k.kind, verbs: ['update'] }] : []),
   ]);
   return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: apiVersionOf({ group }, version), resources: resources.sort(byName) };
 }
@@ -122,6 +123,7 @@ function discoveryResource(kind: KindStrategy, version: string) {
   const subresources = [
     ...(k.hasStatus ? [{ subresource: 'status', responseKind, verbs: [...STATUS_VERBS] }] : []),
     ...(k.scale ? [{ subresource: 'scale', responseKind: { ...SCALE_KIND }, verbs: [...STATUS_VERBS] }] : []),
+    ...(k.finalizeUpdate ? [{ subresource: 'finalize', responseKind, verbs: ['update'] }] : []),
   ];
   return {
     resource: k.plural,

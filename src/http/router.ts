@@ -22,7 +22,8 @@ export interface ResourceRoute {
   /** Set for namespaced paths; undefined for cluster-scoped kinds and all-namespaces lists. */
   namespace?: string;
   name?: string;
-  subresource?: 'status' | 'scale';
+  /** finalize: a Namespace's spec.finalizers, by PUT only (kube-apiserver's namespaces/finalize). */
+  subresource?: 'status' | 'scale' | 'finalize';
   /** The deprecated /watch/ prefix was used. */
   watchPrefix: boolean;
   /** A path a client hard-codes under a Kubernetes group name (KUBECTL_CRD_LIST): read, never written. */
@@ -112,7 +113,7 @@ function resourcePath(group: string, version: string, rest: string[], lookup: Ki
 function item(kind: KindStrategy, version: string, namespace: string | undefined, rest: string[], watchPrefix: boolean): ResourceRoute | undefined {
   if (rest.length > 2) return undefined;
   const [name, sub] = rest;
-  if (sub !== undefined && (watchPrefix || !((sub === 'status' && kind.hasStatus) || (sub === 'scale' && kind.scale)))) return undefined;
+  if (sub !== undefined && (watchPrefix || !((sub === 'status' && kind.hasStatus) || (sub === 'scale' && kind.scale) || (sub === 'finalize' && kind.finalizeUpdate)))) return undefined;
   if (name === '') return undefined;
   return {
     type: 'resource',
@@ -120,7 +121,7 @@ function item(kind: KindStrategy, version: string, namespace: string | undefined
     version,
     ...(namespace !== undefined ? { namespace } : {}),
     ...(name !== undefined ? { name } : {}),
-    ...(sub ? { subresource: sub as 'status' | 'scale' } : {}),
+    ...(sub ? { subresource: sub as 'status' | 'scale' | 'finalize' } : {}),
     watchPrefix,
   };
 }

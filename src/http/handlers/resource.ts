@@ -56,6 +56,8 @@ export async function handleResource(request: Request): Promise<string> {
     }
   }
   if (route.subresource === 'scale') return handleScale(r);
+  // A Namespace's finalize is written only, as kube-apiserver serves it (no get, patch or delete).
+  if (route.subresource === 'finalize' && method !== 'PUT') throw E.methodNotAllowed(method);
   switch (method) {
     case 'GET':
       await handleGet(r);
@@ -106,7 +108,7 @@ async function replace(r: Request): Promise<void> {
   const { obj: out, created } = await server.objects.update(route.kind, route.namespace, route.name!, obj, {
     dryRun: opts.dryRun,
     fieldManager: fieldManagerOf(r, opts.fieldManager),
-    ...(route.subresource === 'status' ? { subresource: route.subresource } : {}),
+    ...(route.subresource === 'status' || route.subresource === 'finalize' ? { subresource: route.subresource } : {}),
     allowCreate: route.kind.allowCreateOnUpdate === true,
   });
   addWarnings(r.res, warnings);
