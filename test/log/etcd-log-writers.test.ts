@@ -173,6 +173,23 @@ describe('EtcdLog with several writers', () => {
     expect(both.map((r) => (r.status === 'fulfilled' ? 200 : (r.reason as StoreError).code)).sort()).toEqual([200, 'CONFLICT']);
   });
 
+  it('replicas opened at once on a fresh prefix share one secret, the one etcd holds: one put it, the others read it', async () => {
+    const prefix = `/writers-${++prefixes}/`;
+    const logs = Array.from({ length: 4 }, () => new EtcdLog({ servers: [etcd.url], prefix, dir: tempDir('orchd-etcd-writer-') }));
+    for (const log of logs) cleanup.push(() => log.close());
+    await Promise.all(logs.map((log) => log.open()));
+    prefixOf.set(logs[0], prefix);
+    const later = await replicas(1, logs[0]);
+    const client = new Etcd3({ hosts: etcd.url });
+    try {
+      const stored = await client.get(`${prefix}#secret`).buffer();
+      expect(stored?.length).toBe(32);
+      for (const log of [...logs, ...later]) expect(log.secret.equals(stored!)).toBe(true);
+    } finally {
+      client.close();
+    }
+  });
+
   it("headSeq is etcd's newest revision, before this replica has applied it", async () => {
     const [a, b] = await replicas(2);
     const seq = await put(a, 'k', 1).durable;

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { noop as noRetry } from 'cockatiel';
-import { CompareResult, CompareTarget, Etcd3, type IOptions } from 'etcd3';
+import { Etcd3, type IOptions } from 'etcd3';
 import { Subject } from 'rxjs/internal/Subject';
 import type { Observable } from 'rxjs/internal/Observable';
 import { loadCheckpointFile, saveCheckpointFile } from '../checkpoint-file.js';
@@ -117,14 +117,19 @@ export class EtcdLog extends LogSkeleton {
   protected async _open(): Promise<Found> {
     try {
       await mkdir(this.options.dir, { recursive: true });
-      const res = await this.client.kv.txn({
-        compare: [{ key: this.layout.secret, target: CompareTarget.Create, result: CompareResult.Equal, create_revision: 0 }],
-        success: [{ request_put: { key: this.layout.secret, value: randomBytes(32) } }],
-        failure: [{ request_range: { key: this.layout.secret } }],
-      });
+      const fresh = randomBytes(32);
+      const res = await this.lean.txn(
+        {
+          compare: [{ key: this.layout.secret, target: Target.Create, result: Result.Equal, value: 0 }],
+          success: [{ put: { key: this.layout.secret, value: fresh } }],
+          failure: [{ range: { key: this.layout.secret } }],
+        },
+        TXN_DEADLINE_MS,
+      );
       this.clusterId = res.header.cluster_id;
-      this.secret = res.succeeded ? (await this.client.kv.range({ key: this.layout.secret })).kvs[0].value : res.responses[0].response_range.kvs[0].value;
-      const head = Number(res.header.revision);
+      // Another replica's secret is copied: the answer's bytes are a view of the whole read they came in.
+      this.secret = res.succeeded ? fresh : Buffer.from(res.ranges[0][0].value);
+      const head = res.header.revision;
       const compacted = await compactedTo(this.where, head);
       // The replica starts at etcd's head: the store replays the history up to it (what etcd's
       // compaction left: from compacted + 1 on, each key's state at compacted kept), then the watch
