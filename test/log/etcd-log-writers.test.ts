@@ -190,6 +190,31 @@ describe('EtcdLog with several writers', () => {
     }
   });
 
+  it("a replica's own put comes back from the watch as the object it appended (not decoded again), another replica's as the bytes etcd holds", async () => {
+    const [a, b] = await replicas(2);
+    const seen = new Map<EtcdLog, LogEntry[]>([
+      [a, []],
+      [b, []],
+    ]);
+    for (const log of [a, b]) {
+      const sub = log.committed$.subscribe((batch) => seen.get(log)!.push(...batch));
+      cleanup.push(async () => sub.unsubscribe());
+    }
+    const value = { metadata: { name: 'own' }, n: 1 };
+    const writer = { user: 'alice', verb: 'create' };
+    const seq = await a.append({ type: 'put', key: 'own/x', value, expect: 0, writer }).durable;
+    await caughtUp(b, seq);
+    const onA = seen.get(a)!.find((e) => e.seq === seq)!;
+    const onB = seen.get(b)!.find((e) => e.seq === seq)!;
+    expect(onA.value).toBe(value);
+    expect(onA.raw).toBeUndefined();
+    expect(onB.raw).toBeInstanceOf(Buffer);
+    expect(onB.value).toEqual({ metadata: { name: 'own', resourceVersion: String(seq) }, n: 1 });
+    expect(value.metadata).toEqual({ name: 'own', resourceVersion: String(seq) });
+    expect([onA.time, onA.writer, onA.key, onA.type]).toEqual([onB.time, onB.writer, onB.key, onB.type]);
+    expect(onA.time).toBeGreaterThan(0);
+  });
+
   it("headSeq is etcd's newest revision, before this replica has applied it", async () => {
     const [a, b] = await replicas(2);
     const seq = await put(a, 'k', 1).durable;

@@ -7,12 +7,13 @@ import { Subject } from 'rxjs/internal/Subject';
 import type { Observable } from 'rxjs/internal/Observable';
 import { loadCheckpointFile, saveCheckpointFile } from '../checkpoint-file.js';
 import { encodeRecord, stampTime } from '../codec.js';
-import { LogSkeleton, noop, type Found, type LogOptions } from '../log-skeleton.js';
+import { LogSkeleton, type Found, type LogOptions } from '../log-skeleton.js';
 import { LogError, type Appended, type Checkpoint, type LogEntry, type LogRecord, type Relist, type SavedCheckpoint } from '../log.js';
 import { stampVersion, unstampVersion } from '../stamp.js';
 import { compactedTo, compactTo, currentOf, entryAt, headRevision, keptAt, keptEntries, readEntries, stateAt, type Where } from './history.js';
 import { Layout } from './layout.js';
 import { Acks } from './acks.js';
+import { OwnWrites } from './own-writes.js';
 import { CompactedError, watchPrefix, type PrefixWatch } from './watch-prefix.js';
 import { GrpcError, type ChannelTls } from './grpc/channel.js';
 import { LeanEtcd } from './grpc/client.js';
@@ -76,6 +77,8 @@ export class EtcdLog extends LogSkeleton {
   private rewatch: NodeJS.Timeout | undefined;
   /** Appends waiting for the watch to bring their revision. */
   private readonly acks = new Acks();
+  /** This replica's puts in flight: the watch hands their records back instead of decoding them. */
+  private readonly own = new OwnWrites();
   /** Transactions etcd has not answered yet. */
   private readonly sending = new Set<Promise<unknown>>();
   /** Reads still taking in what etcd sends: a compaction waits for them. */
@@ -201,7 +204,7 @@ export class EtcdLog extends LogSkeleton {
       if (seq <= this.last) continue;
       through = Math.max(through, seq);
       if (!this.layout.isObject(ev.kv.key)) continue;
-      const entry = this.layout.eventEntry(ev);
+      const entry = (ev.type === 'Put' && this.own.size > 0 && this.own.take(seq, this.layout.keyOf(ev.kv.key), ev.kv.value)) || this.layout.eventEntry(ev);
       if (entry.time !== undefined) this.lastTime = Math.max(this.lastTime, entry.time);
       entries.push(entry);
       this.lastEntry = seq;
@@ -256,9 +259,12 @@ export class EtcdLog extends LogSkeleton {
     this.checkWritable();
     unstampVersion(record.value);
     const bytes = encodeRecord(record);
-    stampTime(bytes, (this.lastTime = Math.max(Date.now(), this.lastTime)));
+    const time = (this.lastTime = Math.max(Date.now(), this.lastTime));
+    stampTime(bytes, time);
+    const forget = this.own.add(record, bytes, time);
     const durable = this.send(record, bytes);
-    durable.catch(noop);
+    // Also what keeps a failed append from being an unhandled rejection.
+    durable.then(forget, forget);
     return { seq: undefined, durable };
   }
 
