@@ -239,7 +239,7 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     col('vsPeerP99', 'p99 orchd/peer', 'ratio'),
   ];
   const notes = [
-    `Writer: ${ctx.opts.watchRate} creates/s, open loop (at most 64 in flight), ${ctx.opts.warmupMs} ms warm-up then ${ctx.opts.durationMs} ms measured. Watchers: in 4 child processes reading raw sockets, counting events by newline or frame header; generator CPU is theirs and the writer's, % of one core.`,
+    `Writer: ${ctx.opts.watchRate} creates/s, open loop (at most 64 in flight), ${ctx.opts.warmupMs} ms warm-up then ${ctx.opts.durationMs} ms measured. Watchers: in 4 child processes reading raw sockets into one buffer each (net onread: no Buffer or stream event per read), counting events by newline or frame header without parsing them; generator CPU is theirs and the writer's, % of one core.`,
     "peer: a bare node:http fan-out server (bench/peers/fanout-server.ts) given the same writes: it encodes each once and writes it, batched per event-loop turn, to the sockets watching its namespace or regarding.name — the machine's limit for this shape. orchd/peer compares the two in the same run.",
     'events delivered/s: every event the watchers read, over the time from the first write to the end of the drain; missing: expected deliveries (acknowledged writes × watchers each reaches) not read within 3 s after the last write.',
     ...cells.flatMap((c) => errorNote(`${c.system} writer, ${c.shape}, ${c.watchers} ${c.transport} watchers`, c.write)),
