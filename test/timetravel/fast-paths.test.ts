@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Level } from 'level';
 import { INDEX_KEY } from '../../src/log/codec.js';
-import { LevelDbLog } from '../../src/log/leveldb-log.js';
+import { checkpointFile, LevelDbLog } from '../../src/log/leveldb-log.js';
 import { INDEX_RANGE } from '../../src/log/version-index.js';
 import type { KubeObject } from '../../src/api/types.js';
 import { Store } from '../../src/store/store.js';
@@ -31,6 +31,8 @@ let dir: string;
 let dataDir: string;
 /** The same folder without its version index, as an orchd older than the index left it: the checkpoint's ways answer. */
 let oldDir: string;
+/** The same folder without its checkpoint file: a state of many objects is read through the index. */
+let noCheckpointDir: string;
 let general: Store;
 let head = 0;
 const written = new Set<string>();
@@ -106,6 +108,9 @@ beforeAll(async () => {
   head = store.appliedSeq;
   await store.close();
   await log.close();
+  noCheckpointDir = join(dir, 'no-checkpoint');
+  await cp(dataDir, noCheckpointDir, { recursive: true });
+  await rm(checkpointFile(join(noCheckpointDir, 'log')));
   oldDir = join(dir, 'old');
   await cp(dataDir, oldDir, { recursive: true });
   const db = new Level<Buffer, Buffer>(join(oldDir, 'log'), { keyEncoding: 'buffer', valueEncoding: 'buffer' });
@@ -151,7 +156,8 @@ describe(`fast paths against the general one, on a random log (seed ${SEED})`, (
   });
 
   it.each([
-    ['the version index', () => dataDir],
+    ['the checkpoint, or the version index for one object', () => dataDir],
+    ['the version index (a folder without the checkpoint)', () => noCheckpointDir],
     ['the checkpoint (a folder without the index)', () => oldDir],
   ])('state --data-dir -o json at every version, through %s: the same bytes', async (_way, folder) => {
     for (const v of versions()) {
@@ -162,7 +168,8 @@ describe(`fast paths against the general one, on a random log (seed ${SEED})`, (
   });
 
   it.each([
-    ['the version index', () => dataDir],
+    ['the checkpoint, or the version index for one object', () => dataDir],
+    ['the version index (a folder without the checkpoint)', () => noCheckpointDir],
     ['the checkpoint (a folder without the index)', () => oldDir],
   ])('state --data-dir of one namespace, of one kind, of a label selector and of one object, through %s: the same bytes', async (_way, folder) => {
     const v = versions()[versions().length - 3];
@@ -188,7 +195,8 @@ describe(`fast paths against the general one, on a random log (seed ${SEED})`, (
   });
 
   it.each([
-    ['the version index', () => dataDir],
+    ['the checkpoint, or the version index for one object', () => dataDir],
+    ['the version index (a folder without the checkpoint)', () => noCheckpointDir],
     ['the checkpoint (a folder without the index)', () => oldDir],
   ])('history --data-dir of every key, through %s: the same versions, types and objects', async (_way, folder) => {
     const h = await openHistory({ 'data-dir': folder() });

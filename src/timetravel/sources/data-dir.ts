@@ -30,7 +30,7 @@ import { splitKey } from '../../api/object-keys.js';
 import { LazyObject, storedOf, type StoredObject } from '../../store/stored-object.js';
 import { objectsAt, revisionsOf, stampedTimeMs, versionsOf, type KeyVersion } from '../../store/versions.js';
 import { checkpointRevisions } from './checkpoint-index.js';
-import { entriesAt, indexedState, indexedVersions } from './index-reads.js';
+import { entriesAt, indexedState, indexedVersions, namesOneObject } from './index-reads.js';
 import { isSealed, openCheckpointState } from './checkpoint-state.js';
 import { collectionOfKind, selects, StampClock, takesKind, writerOf, type Change, type Filter, type History, type StateFilter, type Stored } from '../core/history.js';
 import { TimeTravelError } from '../core/errors.js';
@@ -222,20 +222,24 @@ class DataDirHistory implements History {
   }
 
   /**
-   * The objects at rv, a page at a time. From the fastest source that answers: the checkpoint file
-   * and the log after it (checkpoint-state.ts); without one, near the start of a log never
-   * compacted, the log folded; else the store, as a server rebuilds it.
+   * The objects at rv, a page at a time. From the fastest source that answers: one object, from the
+   * version index; many, from the checkpoint file and the log after it (checkpoint-state.ts: each
+   * object's bytes in key order, a part at a time, where the index would fetch each by its seq);
+   * without one, near the start of a log never compacted, the log folded; else the index; else (a
+   * folder an older orchd wrote) the store, as a server rebuilds it.
    */
   async *statePages(rv: number, filter: StateFilter, reuse = false): AsyncIterable<Stored[]> {
     const prefix = filter.namespace === undefined ? '' : `${filter.namespace}/`;
     const collections = filter.kinds.map(collectionOfKind);
     let pages: AsyncIterable<StoredObject[]> | Iterable<StoredObject[]> | undefined;
-    const index = this.encryption || this.store ? undefined : this.log.index;
+    const index = this.encryption || this.store || rv < this.log.firstSeq - 1 ? undefined : this.log.index;
+    if (index && namesOneObject(filter)) pages = indexedState(this.log, index, rv, filter);
+    if (!pages && !this.store && !this.encryption) pages = await openCheckpointState(checkpointFile(this.path), this.log)?.pages(rv, collections, prefix, reuse);
     // Near the start of a log never compacted (an export's first state), folding the few entries
     // before rv reads less than the index's rows of every key of the kinds.
-    const early = this.log.firstSeq === 1 && rv <= Math.min(FOLD_MAX, this.log.lastSeq / 16);
-    if (index && !early && rv >= this.log.firstSeq - 1) pages = indexedState(this.log, index, rv, filter);
-    if (!pages && !this.store && !this.encryption) pages = await openCheckpointState(checkpointFile(this.path), this.log)?.pages(rv, collections, prefix, reuse);
+    const early = !this.store && this.log.firstSeq === 1 && rv <= Math.min(FOLD_MAX, this.log.lastSeq / 16);
+    if (!pages && early) pages = [await this.folded(rv, filter)];
+    if (!pages && index) pages = indexedState(this.log, index, rv, filter);
     if (!pages && !this.store && this.log.firstSeq === 1 && rv <= FOLD_MAX) pages = [await this.folded(rv, filter)];
     pages ??= [await objectsAt(await this.full(), rv, collections, prefix)];
     for await (const page of pages) {

@@ -81,6 +81,9 @@ function keysOf(kind: KindStrategy, filter: StateFilter): { key: string } | { pr
   return { prefix: `${collection}/${namespace === undefined ? '' : `${namespace}/`}` };
 }
 
+/** Whether the filter names one object: one kind, a name and, for a namespaced kind, its namespace. */
+export const namesOneObject = (filter: StateFilter): boolean => filter.kinds.length === 1 && filter.name !== undefined && (!filter.kinds[0].namespaced || filter.namespace !== undefined);
+
 /** The newest version at or before rv of one key, as index.liveAt gives keys: none when it is deleted then. */
 async function* oneKeyAt(index: VersionIndex, key: string, rv: number): AsyncIterable<{ key: string; seq: number }[]> {
   const newest = (await index.versionsOf(key)).filter((v) => Math.abs(v) <= rv).pop();
