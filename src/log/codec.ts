@@ -54,7 +54,7 @@ export function readSeq(bytes: Buffer, offset = 0): number {
   return bytes.readUInt32BE(offset) * TWO_32 + bytes.readUInt32BE(offset + 4);
 }
 
-function writeSeq(b: Buffer, seq: number, offset: number): void {
+export function writeSeq(b: Buffer, seq: number, offset: number): void {
   b.writeUInt32BE(Math.floor(seq / TWO_32), offset);
   b.writeUInt32BE(seq >>> 0, offset + 4);
 }

@@ -1,4 +1,4 @@
-import { readSeq, seqKey, SEQ_BYTES } from './codec.js';
+import { readSeq, SEQ_BYTES, writeSeq } from './codec.js';
 
 /*
  * The version index's layout, for every backend that keeps one (LevelDB, memory): for every object
@@ -25,10 +25,11 @@ const DELETE = Buffer.from('d', 'latin1');
 export function indexRow(key: string, seq: number): Buffer {
   const keyLength = Buffer.byteLength(key, 'utf8');
   const row = Buffer.allocUnsafe(INDEX.length + keyLength + 1 + SEQ_BYTES);
-  INDEX.copy(row, 0);
+  row[0] = INDEX[0];
+  row[1] = INDEX[1];
   row.write(key, INDEX.length, 'utf8');
   row[INDEX.length + keyLength] = SEPARATOR;
-  seqKey(seq).copy(row, INDEX.length + keyLength + 1);
+  writeSeq(row, seq, INDEX.length + keyLength + 1);
   return row;
 }
 
