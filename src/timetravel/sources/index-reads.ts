@@ -20,7 +20,9 @@ const GETS_AT_ONCE = 64;
 /** A value encryption at rest sealed (msgpack binary where an object's map would be): only the store opens it. */
 const sealed = (e: LogEntry): boolean => (e.raw ? !isPackedMap(e.raw) : e.value instanceof Uint8Array);
 
-const sealedError = (e: LogEntry) => new TimeTravelError(`revision ${e.seq} of ${e.key} is encrypted at rest: give --encryption-provider-config`);
+/** As the store's reader says it of an entry encryption at rest did not open (data-dir.ts checkOpened). */
+const sealedError = (e: LogEntry) =>
+  new TimeTravelError(`log entry ${e.seq} (${e.key}) cannot be read: it is encrypted at rest; an encrypted log needs the --encryption-provider-config it was written with`);
 
 /**
  * The log's entries at seqs (ascending) by sequence number. Close together (an object written
