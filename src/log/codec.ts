@@ -15,6 +15,7 @@ import { stampVersion } from './stamp.js';
  *              {t, k, v} and read without one.
  * Meta keys:   0xff + a name. 0xff sorts after every entry key, so a scan of entries never sees them.
  *   horizon    8-byte seq: the first seq still readable (written before compaction deletes anything).
+ *   index      the version index is whole (its rows, 0xff 0x01…, are laid out in version-index.ts).
  * Checkpoint:  8-byte seq, a mark, then each part framed by its length (a file of its own for
  *              LevelDB: leveldb-log.ts).
  */
@@ -53,7 +54,7 @@ export function readSeq(bytes: Buffer, offset = 0): number {
   return bytes.readUInt32BE(offset) * TWO_32 + bytes.readUInt32BE(offset + 4);
 }
 
-function writeSeq(b: Buffer, seq: number, offset: number): void {
+export function writeSeq(b: Buffer, seq: number, offset: number): void {
   b.writeUInt32BE(Math.floor(seq / TWO_32), offset);
   b.writeUInt32BE(seq >>> 0, offset + 4);
 }
@@ -63,6 +64,8 @@ function metaKey(name: string): Buffer {
 }
 
 export const HORIZON_KEY = metaKey('horizon');
+/** Present once the version index (version-index.ts) holds a row for every stored entry; its value names the layout. */
+export const INDEX_KEY = metaKey('index');
 
 /**
  * The record's bytes, written by hand so the commit time sits at a fixed offset (TIME_AT) whatever

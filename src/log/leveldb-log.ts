@@ -3,7 +3,9 @@ import { Level } from 'level';
 import { AbstractLog, readBounds, type Batch, type Found, type LogOptions } from './abstract-log.js';
 import { loadCheckpointFile, saveCheckpointFile } from './checkpoint-file.js';
 import { HORIZON_KEY, decodeEntry, encodeStoredRecord, readSeq, seqKey, stampTime } from './codec.js';
-import { LogError, type Checkpoint, type LogEntry, type SavedCheckpoint } from './log.js';
+import { indexIsWhole, LevelVersionIndex, markIndexWhole, rebuildIndex } from './leveldb-index.js';
+import { LogError, type Checkpoint, type LogEntry, type SavedCheckpoint, type VersionIndex } from './log.js';
+import { indexRow, indexValue } from './version-index.js';
 
 export interface LevelDbLogOptions extends LogOptions {
   /** The LevelDB directory; created if missing. */
@@ -13,6 +15,11 @@ export interface LevelDbLogOptions extends LogOptions {
    * after a crash: the replay tool's served copy in a temp folder, which it rebuilds every run.
    */
   sync?: boolean;
+  /**
+   * The version index (version-index.ts) of a folder that has none yet (an older orchd wrote it) is
+   * built when the log opens, unless this is false: a reader of a snapshot, which answers without one.
+   */
+  buildIndex?: boolean;
 }
 
 /** An entry of LevelDbLog.import: its stored bytes at its own seq. */
@@ -61,11 +68,18 @@ export class LevelDbLog extends AbstractLog {
   private readonly sync: boolean;
   /** The folder this log holds open, as OPEN_HERE has it. */
   private held: string | undefined;
+  private readonly buildIndex: boolean;
+  private versionIndex: LevelVersionIndex | undefined;
 
   constructor(options: LevelDbLogOptions) {
     super(options);
     this.path = options.path;
     this.sync = options.sync ?? true;
+    this.buildIndex = options.buildIndex ?? true;
+  }
+
+  get index(): VersionIndex | undefined {
+    return this.versionIndex;
   }
 
   protected async _open(): Promise<Found> {
@@ -90,6 +104,9 @@ export class LevelDbLog extends AbstractLog {
     const [last] = await this.db.keys({ ...ENTRY_RANGE, reverse: true, limit: 1 }).all();
     const horizon = await this.db.get(HORIZON_KEY);
     const lastBytes = last && (await this.db.get(last));
+    const whole = await indexIsWhole(this.db, last && lastBytes && { seq: readSeq(last), bytes: lastBytes });
+    if (!whole && this.buildIndex) await rebuildIndex(this.db);
+    if (whole || this.buildIndex) this.versionIndex = new LevelVersionIndex(this.db);
     return {
       first: first && readSeq(first),
       last: last && readSeq(last),
@@ -107,7 +124,12 @@ export class LevelDbLog extends AbstractLog {
   protected _write(batch: Batch): Promise<void> {
     const chain = this.db.batch();
     const { entries, values } = batch;
-    for (let i = 0; i < entries.length; i++) chain.put(seqKey(entries[i].seq), values[i]);
+    // The index's rows go in the entries' own batch: after a crash both are there or neither is.
+    for (let i = 0; i < entries.length; i++) {
+      const e = entries[i];
+      chain.put(seqKey(e.seq), values[i]);
+      chain.put(indexRow(e.key, e.seq), indexValue(e.type));
+    }
     return chain.write({ sync: this.sync });
   }
 
@@ -148,14 +170,20 @@ export class LevelDbLog extends AbstractLog {
   }
 
   protected async _deleteRange(from: number, below: number, max: number, keep: (seq: number) => boolean): Promise<number | undefined> {
-    const keys = await this.db.keys({ gte: seqKey(from), lt: seqKey(below), limit: max }).all();
-    if (keys.length === 0) return undefined;
+    // Values too: an entry's index row is named by its object key, which only its record holds.
+    const page = await this.db.iterator({ gte: seqKey(from), lt: seqKey(below), limit: max }).all();
+    if (page.length === 0) return undefined;
     const chain = this.db.batch();
-    for (const k of keys) if (!keep(readSeq(k))) chain.del(k);
+    for (const [k, v] of page) {
+      const seq = readSeq(k);
+      if (keep(seq)) continue;
+      chain.del(k);
+      chain.del(indexRow(decodeEntry(seq, v).key, seq));
+    }
     // Not synced: the horizon already hides these entries, and a delete lost in a crash is redone
     // by the next compaction, which starts from seq 0.
     await chain.write();
-    return readSeq(keys[keys.length - 1]);
+    return readSeq(page[page.length - 1][0]);
   }
 
   /**
@@ -218,6 +246,7 @@ export class LevelDbLog extends AbstractLog {
           last = e.seq;
         });
       }
+      await markIndexWhole(db);
       // Synced: the writes before it reach the disk with it (one write-ahead log, written in order).
       await db.put(HORIZON_KEY, seqKey(horizon), { sync: true });
     } finally {
@@ -262,6 +291,7 @@ async function writePages(db: Level<Buffer, Buffer>, pages: AsyncIterable<readon
         const record = encodeStoredRecord(e.type, e.key, e.raw, e.writer);
         if (e.time !== undefined) stampTime(record, e.time);
         chain.put(seqKey(e.seq), record);
+        chain.put(indexRow(e.key, e.seq), indexValue(e.type));
       }
       await writing;
       writing = chain.write();

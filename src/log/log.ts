@@ -118,7 +118,27 @@ export interface Relist {
   entries: LogEntry[];
 }
 
+/**
+ * For every object key, the seqs of its stored entries (those below firstSeq a compaction kept or has
+ * not deleted yet included), kept by the log beside its entries and consistent with them after any
+ * crash: a read of one object or of one kind at a version reads these instead of scanning the log.
+ */
+export interface VersionIndex {
+  /** The key's versions, ascending by seq; a delete's seq negated. Empty when it has none. */
+  versionsOf(key: string): Promise<number[]>;
+  /**
+   * Every key starting with prefix that holds an object at seq (its newest version at or before seq
+   * is a put), with that version's seq, in key order, a page at a time. Right for seq >= firstSeq - 1.
+   */
+  liveAt(prefix: string, seq: number): AsyncIterable<{ key: string; seq: number }[]>;
+}
+
 export interface Log {
+  /**
+   * The log's version index, when it keeps one (LevelDB, memory; a LevelDB log opened without
+   * building it on a folder an older orchd wrote has none). etcd keeps its own (keyIndex) and has none here.
+   */
+  readonly index?: VersionIndex;
   /**
    * true: several writers share this log (etcd). Seqs are learned when a write commits and have
    * holes; the log checks each record's expect itself.

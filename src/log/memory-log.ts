@@ -1,6 +1,7 @@
 import { AbstractLog, type Batch, type Found, type LogOptions } from './abstract-log.js';
 import { decodeEntry } from './codec.js';
-import type { Checkpoint, LogEntry, SavedCheckpoint } from './log.js';
+import type { Checkpoint, LogEntry, SavedCheckpoint, VersionIndex } from './log.js';
+import { liveFromRows } from './version-index.js';
 
 /**
  * What a MemoryLog keeps between instances: a new MemoryLog on the same disk is a restart. It holds
@@ -9,6 +10,8 @@ import type { Checkpoint, LogEntry, SavedCheckpoint } from './log.js';
 export class MemoryDisk {
   /** seq → encoded record; Map order is insertion order, which is seq order. */
   readonly entries = new Map<number, Buffer>();
+  /** The version index: each key's versions, ascending (a delete's seq negated), as LevelDB's rows hold them. */
+  readonly index = new Map<string, number[]>();
   horizon: number | undefined;
   checkpoint: { seq: number; parts: Buffer[] } | undefined;
   /** Set it to make every later write fail with it, as a full or failing disk would. */
@@ -30,10 +33,12 @@ const PAGE = 1000;
  */
 export class MemoryLog extends AbstractLog {
   readonly disk: MemoryDisk;
+  readonly index: VersionIndex;
 
   constructor(options: MemoryLogOptions = {}) {
     super(options);
     this.disk = options.disk ?? new MemoryDisk();
+    this.index = new MemoryIndex(this.disk.index);
   }
 
   protected async _open(): Promise<Found> {
@@ -58,7 +63,12 @@ export class MemoryLog extends AbstractLog {
       setImmediate(() => {
         const failure = this.disk.failWrites;
         if (failure) return reject(failure);
-        batch.entries.forEach((e, i) => this.disk.entries.set(e.seq, batch.values[i]));
+        batch.entries.forEach((e, i) => {
+          this.disk.entries.set(e.seq, batch.values[i]);
+          let versions = this.disk.index.get(e.key);
+          if (!versions) this.disk.index.set(e.key, (versions = []));
+          versions.push(e.type === 'delete' ? -e.seq : e.seq);
+        });
         resolve();
       });
     });
@@ -92,7 +102,13 @@ export class MemoryLog extends AbstractLog {
     for (const seq of this.disk.entries.keys()) {
       if (seq >= below || seen === max) break;
       if (seq < from) continue;
-      if (!keep(seq)) this.disk.entries.delete(seq);
+      if (!keep(seq)) {
+        const { key } = decodeEntry(seq, this.disk.entries.get(seq)!);
+        this.disk.entries.delete(seq);
+        const left = this.disk.index.get(key)?.filter((v) => Math.abs(v) !== seq) ?? [];
+        if (left.length > 0) this.disk.index.set(key, left);
+        else this.disk.index.delete(key);
+      }
       last = seq;
       seen++;
     }
@@ -114,4 +130,23 @@ export class MemoryLog extends AbstractLog {
 
 async function* copies(parts: readonly Buffer[]): AsyncIterable<Buffer> {
   for (const p of parts) yield Buffer.from(p);
+}
+
+class MemoryIndex implements VersionIndex {
+  constructor(private readonly versions: Map<string, number[]>) {}
+
+  async versionsOf(key: string): Promise<number[]> {
+    return [...(this.versions.get(key) ?? [])];
+  }
+
+  liveAt(prefix: string, seq: number): AsyncIterable<{ key: string; seq: number }[]> {
+    const keys = [...this.versions.keys()].filter((k) => k.startsWith(prefix)).sort();
+    const rows = keys.map((key) => this.versions.get(key)!.map((version) => ({ key, version })));
+    return liveFromRows(
+      (async function* () {
+        yield rows.flat();
+      })(),
+      seq,
+    );
+  }
 }

@@ -9,6 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeEntry, readSeq } from '../../src/log/codec.js';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
 import { tempDir } from '../helpers/temp.js';
+import { expectIndexAnswersAsFold, rawFolder } from './index-check.js';
 
 /*
  * Crash tests at the log level: a child process appends as fast as it can and dies by SIGKILL, from
@@ -128,10 +129,18 @@ async function verify(path: string, acked: Map<number, string>): Promise<Found> 
     await db.close();
   }
 
-  const log = new LevelDbLog({ path });
+  // The version index's rows are exactly the stored entries: they were written and deleted in the same batches.
+  const raw = await rawFolder(path);
+  expect(raw.rows.map((r) => `${r.key} ${r.version}`).sort()).toEqual(raw.entries.map((e) => `${e.key} ${e.type === 'delete' ? -e.seq : e.seq}`).sort());
+
+  // Opened without building an index: the one the crash left is whole as it is.
+  const log = new LevelDbLog({ path, buildIndex: false });
   await log.open();
   try {
     const { firstSeq, lastSeq } = log;
+    // And it answers as folding them does.
+    expect(log.index).toBeDefined();
+    await expectIndexAnswersAsFold(log.index!, raw.entries, [firstSeq - 1, Math.floor((firstSeq + lastSeq) / 2), lastSeq], ['', 'obj-1']);
     const maxAcked = Math.max(0, ...acked.keys());
     expect(lastSeq).toBeGreaterThanOrEqual(maxAcked);
     // Contiguous from firstSeq to lastSeq, and each acknowledged value exactly as acknowledged.

@@ -5,7 +5,8 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Level } from 'level';
 import { describe, expect, it } from 'vitest';
-import { decodeEntry, encodeRecord, encodeStoredRecord, packJson, readSeq, StoredEntry } from '../../src/log/codec.js';
+import { decodeEntry, encodeRecord, encodeStoredRecord, packJson, readSeq, seqKey, StoredEntry } from '../../src/log/codec.js';
+import { readRow } from '../../src/log/version-index.js';
 import { checkpointFile, LevelDbLog } from '../../src/log/leveldb-log.js';
 import { readParts } from '../../src/log/checkpoint-file.js';
 import type { PartBytes } from '../../src/log/log.js';
@@ -97,7 +98,7 @@ describe('LevelDbLog', () => {
     }
   });
 
-  it('stores entries under 8-byte big-endian seq keys, its horizon after them, and the checkpoint in a file beside', async () => {
+  it('stores entries under 8-byte big-endian seq keys, its version index and horizon after them, and the checkpoint in a file beside', async () => {
     const path = await tempPath();
     const log = new LevelDbLog({ path });
     await log.open();
@@ -120,7 +121,11 @@ describe('LevelDbLog', () => {
       expect(entryRows.map(([k]) => readSeq(k))).toEqual(Array.from({ length: 298 }, (_, i) => i + 3));
       expect(entryRows.map(([k, v]) => decodeEntry(readSeq(k), v).value)).toEqual(Array.from({ length: 298 }, (_, i) => i + 2));
       const metaRows = all.slice(entryRows.length);
-      expect(metaRows.map(([k]) => k.subarray(1).toString('latin1'))).toEqual(['horizon']);
+      // The version index's rows (0xff 0x01, the object key, 0x00, the seq) sort before the named meta keys.
+      const indexRows = metaRows.filter(([k]) => k[1] === 0x01);
+      expect(indexRows.map(([k, v]) => readRow(k, v)).sort((a, b) => a.version - b.version)).toEqual(Array.from({ length: 298 }, (_, i) => ({ key: `k${i + 2}`, version: i + 3 })));
+      expect(indexRows[0][0]).toEqual(Buffer.concat([Buffer.from([0xff, 0x01]), Buffer.from('k10'), Buffer.from([0]), seqKey(11)]));
+      expect(metaRows.slice(indexRows.length).map(([k]) => k.subarray(1).toString('latin1'))).toEqual(['horizon', 'index']);
       expect(metaRows.every(([k]) => k[0] === 0xff)).toBe(true);
       // Kept out of LevelDB so that writing a big one never holds appends behind it.
       // seq, the mark, then each part behind its 4-byte length.

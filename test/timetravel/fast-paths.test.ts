@@ -3,7 +3,10 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LevelDbLog } from '../../src/log/leveldb-log.js';
+import { Level } from 'level';
+import { INDEX_KEY } from '../../src/log/codec.js';
+import { checkpointFile, LevelDbLog } from '../../src/log/leveldb-log.js';
+import { INDEX_RANGE } from '../../src/log/version-index.js';
 import type { KubeObject } from '../../src/api/types.js';
 import { Store } from '../../src/store/store.js';
 import { objectsAt, versionsOf } from '../../src/store/versions.js';
@@ -26,6 +29,10 @@ const SEED = Number(process.env.ORCHD_TEST_SEED ?? 28);
 const OPS = 600;
 let dir: string;
 let dataDir: string;
+/** The same folder without its version index, as an orchd older than the index left it: the checkpoint's ways answer. */
+let oldDir: string;
+/** The same folder without its checkpoint file: a state of many objects is read through the index. */
+let noCheckpointDir: string;
 let general: Store;
 let head = 0;
 const written = new Set<string>();
@@ -101,6 +108,15 @@ beforeAll(async () => {
   head = store.appliedSeq;
   await store.close();
   await log.close();
+  noCheckpointDir = join(dir, 'no-checkpoint');
+  await cp(dataDir, noCheckpointDir, { recursive: true });
+  await rm(checkpointFile(join(noCheckpointDir, 'log')));
+  oldDir = join(dir, 'old');
+  await cp(dataDir, oldDir, { recursive: true });
+  const db = new Level<Buffer, Buffer>(join(oldDir, 'log'), { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+  await db.clear(INDEX_RANGE);
+  await db.del(INDEX_KEY);
+  await db.close();
   // The general path reads a copy, as a server would open it: the store rebuilt from the checkpoint and the log.
   await cp(join(dataDir, 'log'), join(dir, 'general'), { recursive: true });
   const copy = new LevelDbLog({ path: join(dir, 'general') });
@@ -139,15 +155,23 @@ describe(`fast paths against the general one, on a random log (seed ${SEED})`, (
     expect(written.size).toBeGreaterThan(30);
   });
 
-  it('state --data-dir -o json at every version: the same bytes', async () => {
+  it.each([
+    ['the checkpoint, or the version index for one object', () => dataDir],
+    ['the version index (a folder without the checkpoint)', () => noCheckpointDir],
+    ['the checkpoint (a folder without the index)', () => oldDir],
+  ])('state --data-dir -o json at every version, through %s: the same bytes', async (_way, folder) => {
     for (const v of versions()) {
-      const fast = await run('state', '--data-dir', dataDir, '--at', String(v), '-o', 'json');
+      const fast = await run('state', '--data-dir', folder(), '--at', String(v), '-o', 'json');
       expect([v, fast.code, fast.err]).toEqual([v, 0, '']);
       expect(fast.out, `state at ${v}`).toBe(await generalState(v));
     }
   });
 
-  it('state --data-dir of one namespace, of one kind and of a label selector: the same bytes', async () => {
+  it.each([
+    ['the checkpoint, or the version index for one object', () => dataDir],
+    ['the version index (a folder without the checkpoint)', () => noCheckpointDir],
+    ['the checkpoint (a folder without the index)', () => oldDir],
+  ])('state --data-dir of one namespace, of one kind, of a label selector and of one object, through %s: the same bytes', async (_way, folder) => {
     const v = versions()[versions().length - 3];
     const all = await generalState(v);
     const lines = (keep: (o: KubeObject) => boolean) =>
@@ -161,15 +185,21 @@ describe(`fast paths against the general one, on a random log (seed ${SEED})`, (
       [['-n', 'ns-b'], (o: KubeObject) => o.metadata.namespace === 'ns-b'],
       [['--kind', 'namespaces'], (o: KubeObject) => o.kind === 'Namespace'],
       [['-l', 'side=a'], (o: KubeObject) => o.metadata.labels?.side === 'a'],
+      [['events/e3', '-n', 'ns-b'], (o: KubeObject) => o.metadata.namespace === 'ns-b' && o.metadata.name === 'e3'],
+      [['namespaces/ns-c'], (o: KubeObject) => o.kind === 'Namespace' && o.metadata.name === 'ns-c'],
     ] as const) {
-      const fast = await run('state', '--data-dir', dataDir, '--at', String(v), '-o', 'json', ...args);
+      const fast = await run('state', '--data-dir', folder(), '--at', String(v), '-o', 'json', ...args);
       expect([args, fast.code, fast.err]).toEqual([args, 0, '']);
       expect(fast.out, args.join(' ')).toBe(lines(keep));
     }
   });
 
-  it('history --data-dir of every key: the same versions, types and objects', async () => {
-    const h = await openHistory({ 'data-dir': dataDir });
+  it.each([
+    ['the checkpoint, or the version index for one object', () => dataDir],
+    ['the version index (a folder without the checkpoint)', () => noCheckpointDir],
+    ['the checkpoint (a folder without the index)', () => oldDir],
+  ])('history --data-dir of every key, through %s: the same versions, types and objects', async (_way, folder) => {
+    const h = await openHistory({ 'data-dir': folder() });
     try {
       for (const key of written) {
         const fast = (await h.versionsOf(key)).map((c) => `${c.rv} ${c.type} ${JSON.stringify(c.object)}`);

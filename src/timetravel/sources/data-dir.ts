@@ -7,9 +7,11 @@
  * system, a file the user may not write), it is copied.
  *
  * What a command asks is answered with as little as it needs. The log alone says the horizon, the
- * head and commit times; `history` of one object reads that object's revisions from the checkpoint
- * file's index (checkpoint-index.ts) and the log's tail after it, then those entries; the state at a
- * version reads the objects' bytes from the checkpoint file's parts and the log (checkpoint-state.ts).
+ * head and commit times; `history` of one object and the state at a version read the log's version
+ * index, then only the entries it names (index-reads.ts). A folder an older orchd wrote has no index:
+ * there `history` reads the object's revisions from the checkpoint file's index (checkpoint-index.ts)
+ * and the log's tail after it, and the state reads the checkpoint file's parts and the log
+ * (checkpoint-state.ts).
  * The rest (the log's changes with their types) opens the copy as the server opens it: a
  * Store rebuilt from the checkpoint and the log's tail, whose key index answers reads at a version,
  * through encryption at rest. So does everything when --encryption-provider-config is given, or
@@ -28,6 +30,7 @@ import { splitKey } from '../../api/object-keys.js';
 import { LazyObject, storedOf, type StoredObject } from '../../store/stored-object.js';
 import { objectsAt, revisionsOf, stampedTimeMs, versionsOf, type KeyVersion } from '../../store/versions.js';
 import { checkpointRevisions } from './checkpoint-index.js';
+import { entriesAt, indexedState, indexedVersions, namesOneObject } from './index-reads.js';
 import { isSealed, openCheckpointState } from './checkpoint-state.js';
 import { collectionOfKind, selects, StampClock, takesKind, writerOf, type Change, type Filter, type History, type StateFilter, type Stored } from '../core/history.js';
 import { TimeTravelError } from '../core/errors.js';
@@ -35,10 +38,6 @@ import { removedAtExit, removedNow, snapshotLogFolder, snapshotProblem } from '.
 
 /** The newest version whose state is folded from the log rather than read from a rebuilt store. */
 const FOLD_MAX = 100_000;
-/** An object's versions are read as one range of the log when it spans at most this many entries per version. */
-const SPAN_PER_VERSION = 8;
-/** Gets of an object's versions sent to LevelDB at once. */
-const GETS_AT_ONCE = 64;
 /** How long the tool waits for KMS plugins to answer before it gives up. */
 const KMS_WAIT_MS = 30_000;
 
@@ -46,9 +45,9 @@ const KMS_WAIT_MS = 30_000;
  * Opens a copy of a recorded log through its encryption at rest, once its KMS plugins answer. sync
  * false: a copy written to that nobody reads after a crash (the replay's served log).
  */
-export async function openLogCopy(path: string, encryption: EncryptionConfiguration | undefined, sync = true): Promise<EncryptedLog> {
+export async function openLogCopy(path: string, encryption: EncryptionConfiguration | undefined, sync = true, buildIndex = true): Promise<EncryptedLog> {
   const { encryptAtRest } = await import('../../log/encryption/index.js');
-  const log = encryptAtRest(new LevelDbLog({ path, sync }), encryption);
+  const log = encryptAtRest(new LevelDbLog({ path, sync, buildIndex }), encryption);
   await log.open();
   if (!(await log.ready(KMS_WAIT_MS))) {
     await log.close();
@@ -139,7 +138,9 @@ class DataDirHistory implements History {
   async open(): Promise<void> {
     if (this.encryption) await this.encryptedLog();
     else {
-      this.log = new LevelDbLog({ path: this.path });
+      // A folder an older orchd wrote has no version index: its reads take the ways that need none
+      // rather than paying a scan of the whole log to build one in a copy thrown away on close.
+      this.log = new LevelDbLog({ path: this.path, buildIndex: false });
       await this.log.open();
     }
     const { firstSeq, lastSeq } = this.log;
@@ -151,7 +152,7 @@ class DataDirHistory implements History {
   private async encryptedLog(): Promise<EncryptedLog> {
     if (this.encrypted) return this.encrypted;
     await this.log?.close();
-    this.encrypted = await openLogCopy(this.path, this.encryption);
+    this.encrypted = await openLogCopy(this.path, this.encryption, true, false);
     this.log = this.encrypted;
     return this.encrypted;
   }
@@ -221,15 +222,24 @@ class DataDirHistory implements History {
   }
 
   /**
-   * The objects at rv, a page at a time. From the fastest source that answers: the checkpoint file
-   * and the log after it (checkpoint-state.ts); without one, near the start of a log never
-   * compacted, the log folded; else the store, as a server rebuilds it.
+   * The objects at rv, a page at a time. From the fastest source that answers: one object, from the
+   * version index; many, from the checkpoint file and the log after it (checkpoint-state.ts: each
+   * object's bytes in key order, a part at a time, where the index would fetch each by its seq);
+   * without one, near the start of a log never compacted, the log folded; else the index; else (a
+   * folder an older orchd wrote) the store, as a server rebuilds it.
    */
   async *statePages(rv: number, filter: StateFilter, reuse = false): AsyncIterable<Stored[]> {
     const prefix = filter.namespace === undefined ? '' : `${filter.namespace}/`;
     const collections = filter.kinds.map(collectionOfKind);
     let pages: AsyncIterable<StoredObject[]> | Iterable<StoredObject[]> | undefined;
-    if (!this.store && !this.encryption) pages = await openCheckpointState(checkpointFile(this.path), this.log)?.pages(rv, collections, prefix, reuse);
+    const index = this.encryption || this.store || rv < this.log.firstSeq - 1 ? undefined : this.log.index;
+    if (index && namesOneObject(filter)) pages = indexedState(this.log, index, rv, filter);
+    if (!pages && !this.store && !this.encryption) pages = await openCheckpointState(checkpointFile(this.path), this.log)?.pages(rv, collections, prefix, reuse);
+    // Near the start of a log never compacted (an export's first state), folding the few entries
+    // before rv reads less than the index's rows of every key of the kinds.
+    const early = !this.store && this.log.firstSeq === 1 && rv <= Math.min(FOLD_MAX, this.log.lastSeq / 16);
+    if (!pages && early) pages = [await this.folded(rv, filter)];
+    if (!pages && index) pages = indexedState(this.log, index, rv, filter);
     if (!pages && !this.store && this.log.firstSeq === 1 && rv <= FOLD_MAX) pages = [await this.folded(rv, filter)];
     pages ??= [await objectsAt(await this.full(), rv, collections, prefix)];
     for await (const page of pages) {
@@ -260,7 +270,9 @@ class DataDirHistory implements History {
   }
 
   async versionsOf(key: string): Promise<Change[]> {
-    const versions = (!this.store && (await this.plainVersionsOf(key))) || (await versionsOf(await this.full(), key));
+    const index = this.encryption || this.store ? undefined : this.log.index;
+    const indexed = index && (await indexedVersions(this.log, index, key));
+    const versions = indexed || (!this.store && (await this.plainVersionsOf(key))) || (await versionsOf(await this.full(), key));
     const clock = this.timesFromLog ? undefined : new StampClock();
     return versions.map(({ entry: e, type }) => ({ rv: e.seq, type, key, object: e.value as KubeObject, time: clock ? clock.timeOf(e.value) : e.time, writer: writerOf(e) }));
   }
@@ -284,7 +296,7 @@ class DataDirHistory implements History {
         tail.push(e);
       }
     }
-    const entries = await this.entriesAt(cp.revisions.map(Math.abs));
+    const entries = await entriesAt(this.log, cp.revisions.map(Math.abs));
     for (const e of tail) entries.set(e.seq, e);
     const out: KeyVersion[] = [];
     let before: number | undefined;
@@ -293,29 +305,6 @@ class DataDirHistory implements History {
       if (entry && isSealed(entry)) return undefined;
       if (entry) out.push({ entry, type: r < 0 ? 'DELETED' : before !== undefined && before > 0 ? 'MODIFIED' : 'ADDED' });
       before = r;
-    }
-    return out;
-  }
-
-  /**
-   * The log's entries at seqs (ascending) by sequence number. Close together (an object written
-   * often: a controller's status updates), one read of the range between the first and the last is
-   * far cheaper than a get each (a call to LevelDB's thread pool each); far apart, gets, a batch at
-   * a time.
-   */
-  private async entriesAt(seqs: number[]): Promise<Map<number, LogEntry>> {
-    const out = new Map<number, LogEntry>();
-    if (seqs.length === 0) return out;
-    const first = seqs[0];
-    const last = seqs[seqs.length - 1];
-    if (first >= this.log.firstSeq && last - first < SPAN_PER_VERSION * seqs.length) {
-      const wanted = new Set(seqs);
-      for await (const page of this.log.read(first, last)) for (const e of page) if (wanted.has(e.seq)) out.set(e.seq, e);
-      return out;
-    }
-    for (let i = 0; i < seqs.length; i += GETS_AT_ONCE) {
-      const batch = seqs.slice(i, i + GETS_AT_ONCE);
-      (await Promise.all(batch.map((seq) => this.log.get(seq)))).forEach((e, n) => e && out.set(batch[n], e));
     }
     return out;
   }
