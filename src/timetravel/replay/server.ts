@@ -15,9 +15,10 @@
  * snapshot of its log (../sources/data-dir.ts), opened with the encryption at rest it was written with.
  */
 import { randomBytes } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Authorizer } from '../../auth/authorizer.js';
-import { createApiServer, listenOn } from '../../http/server.js';
+import { HandoverPort } from '../../http/handover-port.js';
+import { createApiServer } from '../../http/server.js';
 import { StoredEntry } from '../../log/codec.js';
 import type { LogEntry } from '../../log/log.js';
 import { buildRegistry } from '../../registry/build.js';
@@ -67,6 +68,11 @@ export interface Replaying {
    * a client lists again, as Kubernetes clients do on 410, instead of resuming from its last version.
    */
   expireWatches(message: string): void;
+  /**
+   * The replay's port, for the fork's server to take over: from now on new connections wait for it
+   * (none is refused through the switch), and close() leaves the port open.
+   */
+  handOver(): HandoverPort;
   /** Settles when the last entry is durable; rejects if the replay failed or was closed early. */
   done: Promise<ReplayReport>;
   control: ReplayControl;
@@ -128,9 +134,14 @@ export async function startReplay(opts: ReplayOptions): Promise<Replaying> {
       authorizer: readOnly,
     });
     const connections = openConnections(api);
-    await listenOn(api, opts.port ?? 0, '127.0.0.1');
+    const port = await HandoverPort.listen(opts.port ?? 0, '127.0.0.1');
+    let handedOver = false;
+    // Once handed over, a kept-alive connection would carry the client's next request to the replay, not the fork: each answer then closes its connection.
+    api.http.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => void (handedOver && res.setHeader('Connection', 'close')));
+    opened.push({ close: async () => void (handedOver || (await port.close())) });
     opened.push(api);
     await api.start();
+    port.serve(api.http);
     let closed = false;
     const isClosed = () => closed;
     if (opts.pauseAt !== undefined && opts.pauseAt >= to) throw new TimeTravelError(`--pause-at ${opts.pauseAt}: the replay ends at ${to}: it would never pause`);
@@ -153,7 +164,7 @@ export async function startReplay(opts: ReplayOptions): Promise<Replaying> {
     done.catch(() => undefined).finally(() => control.ended());
     let closing: Promise<void> | undefined;
     return {
-      url: `http://127.0.0.1:${(api.http.address() as AddressInfo).port}`,
+      url: `http://127.0.0.1:${port.port}`,
       initialVersion: from - 1,
       from,
       to,
@@ -161,6 +172,13 @@ export async function startReplay(opts: ReplayOptions): Promise<Replaying> {
       control,
       expireWatches: (message) => {
         for (const end of [...api.context.watches]) end(expired(message));
+      },
+      handOver: () => {
+        handedOver = true;
+        port.hold();
+        // Closed while the clients are quiet (the replay is paused): their next requests open new connections, which wait for the fork.
+        api.http.closeIdleConnections();
+        return port;
       },
       close: () =>
         (closing ??= (async () => {
