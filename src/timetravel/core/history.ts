@@ -115,6 +115,8 @@ export interface Filter {
   namespace?: string;
   name?: string;
   labels?: readonly Requirement[];
+  /** Only changes of these types (none: every one); a server sends only those, other sources leave the rest to the command. */
+  types?: readonly Change['type'][];
 }
 
 /** A state is read kind by kind: its kinds are named (custom-kinds.ts: everyKindAt). */
