@@ -231,6 +231,18 @@ describe('the on-call scenario', () => {
     expect(qualified.map((o) => `${o.metadata.name} ${o.metadata.resourceVersion}`)).toEqual(state.map((o) => `${o.metadata.name} ${o.metadata.resourceVersion}`));
   });
 
+  it("the timeline names each write's writer as orchd log does: user, verb, subresource and manager, deletes included", async () => {
+    const [from, to] = [Math.min(...labelled.values()), head];
+    const logged = jsonLines((await run('log', '--data-dir', join(work, 'data'), '--from', String(from), '--to', String(to), '-o', 'json')).out);
+    const plotted = (await call(server.url, 'GET', `/debug/timeline/changes?from=${from}&to=${to}`)).body;
+    expect(plotted.matched).toBe(logged.length);
+    const asLogged = logged.map((l) => [Number(l.resourceVersion), l.writer?.user ?? null, l.writer?.verb ?? null, l.writer?.subresource ?? null, l.writer?.manager ?? null]);
+    expect(plotted.changes.map((c: any) => [c.rv, c.user, c.verb, c.subresource, c.manager])).toEqual(asLogged);
+    // The person's patches and the janitor's deletes, as they were made, not as managedFields tell.
+    expect(plotted.changes.filter((c: any) => c.type === 'DELETED' && c.manager === 'janitor' && c.verb === 'delete')).toHaveLength(DELETED);
+    expect(plotted.changes.filter((c: any) => c.verb === 'patch')).toHaveLength(LABELLED);
+  });
+
   it('what changed between T1 and T2, as a summary and object by object', async () => {
     const [t1, t2] = [timeOf.get(policyChanged)!, timeOf.get(head)!];
     const [a, b] = [eventsAt(versionAt(t1)), eventsAt(versionAt(t2))];
