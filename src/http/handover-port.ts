@@ -6,7 +6,13 @@
  */
 import type { Server as HttpServer } from 'node:http';
 import { createServer, type AddressInfo, type Server as NetServer, type Socket } from 'node:net';
-import { LISTEN_BACKLOG } from './server.js';
+
+/**
+ * Connections the kernel may hold before they are accepted. Node asks for 511; Go's listener (and so
+ * kube-apiserver) asks for the kernel's maximum (net.core.somaxconn, which caps this). Thousands of
+ * watches opened at once, as informers do after a restart, overflowed 511 and were refused.
+ */
+export const LISTEN_BACKLOG = 65_535;
 
 export class HandoverPort {
   private target: HttpServer | undefined;

@@ -2,7 +2,7 @@ import { STATUS_CODES, createServer, type IncomingMessage, type Server as HttpSe
 import { createServer as createHttpsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
-import type { HandoverPort } from './handover-port.js';
+import { LISTEN_BACKLOG, type HandoverPort } from './handover-port.js';
 import type { WebSocketServer } from 'ws';
 import type { KindStrategy } from '../api/strategy.js';
 import { kindIndex } from '../api/kind-index.js';
@@ -279,13 +279,6 @@ function healthz(res: ServerResponse, endpoint: string, failed: { check: string;
   res.setHeader('Content-Type', 'text/plain; charset=utf-8');
   res.end(failed.length === 0 ? 'ok' : `${failed.map((f) => `[-]${f.check} failed: ${f.problem}\n`).join('')}${endpoint} check failed`);
 }
-
-/**
- * Connections the kernel may hold before they are accepted. Node asks for 511; Go's listener (and so
- * kube-apiserver) asks for the kernel's maximum (net.core.somaxconn, which caps this). Thousands of
- * watches opened at once, as informers do after a restart, overflowed 511 and were refused.
- */
-export const LISTEN_BACKLOG = 65_535;
 
 export function listenOn(api: ApiServer, port: number, host: string): Promise<void> {
   return new Promise<void>((resolve, reject) => {

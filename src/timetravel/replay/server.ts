@@ -18,7 +18,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Authorizer } from '../../auth/authorizer.js';
 import { HandoverPort } from '../../http/handover-port.js';
-import { createApiServer } from '../../http/server.js';
+import { createApiServer, type ApiServer } from '../../http/server.js';
 import { StoredEntry } from '../../log/codec.js';
 import type { LogEntry } from '../../log/log.js';
 import { buildRegistry } from '../../registry/build.js';
@@ -105,6 +105,30 @@ async function stateAsEntries(h: History, rv: number): Promise<LogEntry[]> {
   return out.sort((a, b) => a.seq - b.seq);
 }
 
+/**
+ * The replay's port. Once handed over (to a fork's server), a kept-alive connection would carry the
+ * client's next request to the replay, not the fork: the idle ones close at once (the replay is
+ * paused, its clients quiet: their next requests open new connections, which wait for the fork), each
+ * answer after closes its connection, and close() leaves the port open.
+ */
+async function replayPort(api: ApiServer, port: number): Promise<{ listening: HandoverPort; handOver(): HandoverPort; close(): Promise<void> }> {
+  const listening = await HandoverPort.listen(port, '127.0.0.1');
+  let handedOver = false;
+  api.http.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => void (handedOver && res.setHeader('Connection', 'close')));
+  return {
+    listening,
+    handOver: () => {
+      handedOver = true;
+      listening.hold();
+      api.http.closeIdleConnections();
+      return listening;
+    },
+    close: async () => {
+      if (!handedOver) await listening.close();
+    },
+  };
+}
+
 export async function startReplay(opts: ReplayOptions): Promise<Replaying> {
   const opened: { close(): Promise<void> }[] = [opts.history];
   const cleanUp = async () => {
@@ -134,14 +158,11 @@ export async function startReplay(opts: ReplayOptions): Promise<Replaying> {
       authorizer: readOnly,
     });
     const connections = openConnections(api);
-    const port = await HandoverPort.listen(opts.port ?? 0, '127.0.0.1');
-    let handedOver = false;
-    // Once handed over, a kept-alive connection would carry the client's next request to the replay, not the fork: each answer then closes its connection.
-    api.http.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => void (handedOver && res.setHeader('Connection', 'close')));
-    opened.push({ close: async () => void (handedOver || (await port.close())) });
+    const port = await replayPort(api, opts.port ?? 0);
+    opened.push(port);
     opened.push(api);
     await api.start();
-    port.serve(api.http);
+    port.listening.serve(api.http);
     let closed = false;
     const isClosed = () => closed;
     if (opts.pauseAt !== undefined && opts.pauseAt >= to) throw new TimeTravelError(`--pause-at ${opts.pauseAt}: the replay ends at ${to}: it would never pause`);
@@ -164,7 +185,7 @@ export async function startReplay(opts: ReplayOptions): Promise<Replaying> {
     done.catch(() => undefined).finally(() => control.ended());
     let closing: Promise<void> | undefined;
     return {
-      url: `http://127.0.0.1:${port.port}`,
+      url: `http://127.0.0.1:${port.listening.port}`,
       initialVersion: from - 1,
       from,
       to,
@@ -173,13 +194,7 @@ export async function startReplay(opts: ReplayOptions): Promise<Replaying> {
       expireWatches: (message) => {
         for (const end of [...api.context.watches]) end(expired(message));
       },
-      handOver: () => {
-        handedOver = true;
-        port.hold();
-        // Closed while the clients are quiet (the replay is paused): their next requests open new connections, which wait for the fork.
-        api.http.closeIdleConnections();
-        return port;
-      },
+      handOver: port.handOver,
       close: () =>
         (closing ??= (async () => {
           closed = true;
