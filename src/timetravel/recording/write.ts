@@ -72,14 +72,12 @@ export async function writeRecording(history: History, from: number, to: number,
 }
 
 /**
- * The entries that wrote the state's objects, where the history reads entries one by one (a data
- * folder, a recording): a recording that starts mid-history then says who wrote each object's first
- * version in it, and when. A server's history reads none: its state is recorded without them.
+ * The entries that wrote the state's objects, where the history reads them (a data folder): a
+ * recording that starts mid-history then says who wrote each object's first version in it, and
+ * when. A server's or a recording's history reads none: its state is recorded without them.
  */
 async function writesOf(history: History, seqs: number[]): Promise<(LogEntry | undefined)[]> {
-  const entry = history.entry?.bind(history);
-  if (!entry) return seqs.map(() => undefined);
-  return Promise.all(seqs.map((seq) => entry(seq).catch(() => undefined)));
+  return history.writesAt ? history.writesAt(seqs) : seqs.map(() => undefined);
 }
 
 /**
