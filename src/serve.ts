@@ -2,7 +2,6 @@ import { join } from 'node:path';
 import { loadSecret, messageWithCause, prepareDataDir } from './config/data-dir.js';
 import { readForkPoints } from './config/fork-origin.js';
 import { etcdCredentials, type EtcdFlags } from './config/etcd-credentials.js';
-import type { AddressInfo } from 'node:net';
 import { MemoryLog } from './log/memory-log.js';
 import { LogError } from './log/log.js';
 import { encryptAtRest, providerSwap, type EncryptionConfiguration, type KmsTimings, type ProviderOptions, type ResourceProviders } from './log/encryption/index.js';
@@ -14,7 +13,7 @@ import { RetentionTimer } from './store/retention-timer.js';
 import type { RetentionPolicy } from './store/retention.js';
 import { DEFAULT_RETENTION, parseRetention } from './config/retention.js';
 import { AuditFile } from './http/audit-file.js';
-import { closeApiServer, createApiServer, listenOn, type ApiServer } from './http/server.js';
+import { closeApiServer, createApiServer, listenOrTakeOver, type ApiServer } from './http/server.js';
 import type { InflightLimits } from './http/inflight.js';
 import { startControllers } from './controllers/start.js';
 import { buildRegistry } from './registry/build.js';
@@ -90,6 +89,7 @@ export interface ServeOptions {
   headersTimeoutMs?: number;
   /** Faults injected on demand (`--faults FILE`, startOrchd({faults})): the rules in force at start, already validated. */
   faults?: import('./config/faults.js').FaultConfiguration;
+  handover?: import('./http/handover-port.js').HandoverPort; // a replay's port, listening, that its fork takes over once ready: held clients are never refused
 }
 
 export type StorageKind = 'leveldb' | 'memory' | 'etcd';
@@ -269,9 +269,9 @@ async function start(opts: ServeOptions, logger: Logger, closers: Closers): Prom
       ...(etcdLog && !etcdLog.connected ? [{ check: 'etcd', problem: 'not watching etcd: this replica may be behind' }] : []),
     ],
   });
-  await listenOn(api, opts.port, opts.host);
-  closers.push('API server', () => closeApiServer(api, logger, opts.shutdownTimeoutMs ?? 10_000));
-  const port = (api.http.address() as AddressInfo).port;
+  const listening = await listenOrTakeOver(api, opts.port, opts.host, opts.handover);
+  closers.push('API server', () => listening.close().then(() => closeApiServer(api, logger, opts.shutdownTimeoutMs ?? 10_000)));
+  const { port } = listening;
   authenticator.start();
   if (authorizer instanceof ReloadingAuthorizer) authorizer.start();
   const url = `${tls ? 'https' : 'http'}://${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${port}`;
@@ -295,6 +295,7 @@ async function start(opts: ServeOptions, logger: Logger, closers: Closers): Prom
   });
   for (const stop of stops) closers.push('controller', stop);
   await api.start();
+  listening.open();
   const compactor = new RetentionTimer(store, {
     policy: opts.historyRetention ?? parseRetention(DEFAULT_RETENTION),
     intervalMs: opts.compactionIntervalMs ?? 60_000,

@@ -82,9 +82,11 @@ async function* printHistory(versions: Change[], format: string, timesFromLog: b
     if (stringify) yield `---\n${stringify({ ...about, object: shown(c.object, managedFields) })}`;
     else if (!yaml) yield JSON.stringify({ ...about, patch: jsonPatch(prev, next) }) + '\n';
     else {
-      const head = c.start
-        ? `# ${c.rv}   FIRST IN THE RECORDING (written before it starts: when and by whom is not in it; managedFields name ${who})\n`
-        : `# ${c.rv}   ${formatTime(c.time, timesFromLog)}   ${type}   ${userOf(c)}   ${who}\n`;
+      // A recording exported before writers were kept in its starting state does not say who wrote it.
+      const head =
+        c.start && !c.writer
+          ? `# ${c.rv}   FIRST IN THE RECORDING (written before it starts: when and by whom is not in it; managedFields name ${who})\n`
+          : `# ${c.rv}   ${formatTime(c.time, timesFromLog)}   ${c.start ? 'FIRST IN THE RECORDING' : type}   ${userOf(c)}   ${who}\n`;
       const body = yaml.hunks(prev, next);
       yield tty ? yaml.colour(head + body) : head + body;
     }

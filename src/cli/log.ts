@@ -52,7 +52,7 @@ export const logCommand = command({
     let last = await withHistory(values, io, async (h) => {
       const { from, to } = await rangeNoted(h, values.from, values.to, io, true);
       // A custom kind is named by the CRDs of the versions shown (the ends first: they are read quickest).
-      filter = await filterIn(
+      const found = await filterIn(
         h,
         asked,
         [
@@ -62,6 +62,7 @@ export const logCommand = command({
         ],
         values.name,
       );
+      filter = types.size === 0 ? found : { ...found, types: [...types] };
       const bar = progress(to - from + 1, 'log', { stream: io.err, out: io.out });
       const logged = values.audit === undefined ? h.changes(from, to, filter) : await besideRefusals(h, from, to, filter, values.audit);
       const changes = only(reported(values.faults ? await besideFaults(logged, values['data-dir']!, h, from, to, filter) : logged, from, bar));

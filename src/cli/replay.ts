@@ -90,7 +90,7 @@ Example: orchd replay incident.orchlog --pause-at 48000 --fork ./what-if   (step
       keys = terminalKeys(replay.control, interrupted);
       const { forkAtPause, forkOnRequest, replayOutcome } = await import('../timetravel/replay/fork.js');
       const source = recording ?? values['data-dir']!;
-      // serve is loaded before the replay closes: the port stays closed from the replay's close to the fork's listen, which the clients wait out.
+      // serve is loaded before the replay closes: the clients held on the port through the switch wait no longer than the fork's start.
       const serve = values.fork === undefined ? undefined : (await import('../serve.js')).serve;
       const serveFork: ServeFork<Running> = (o) => serve!({ ...o, host: '127.0.0.1', eventTtlSeconds: 3600 });
       const forking =

@@ -1,6 +1,8 @@
 import { STATUS_CODES, createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
+import type { AddressInfo } from 'node:net';
+import { LISTEN_BACKLOG, type HandoverPort } from './handover-port.js';
 import type { WebSocketServer } from 'ws';
 import type { KindStrategy } from '../api/strategy.js';
 import { kindIndex } from '../api/kind-index.js';
@@ -278,13 +280,6 @@ function healthz(res: ServerResponse, endpoint: string, failed: { check: string;
   res.end(failed.length === 0 ? 'ok' : `${failed.map((f) => `[-]${f.check} failed: ${f.problem}\n`).join('')}${endpoint} check failed`);
 }
 
-/**
- * Connections the kernel may hold before they are accepted. Node asks for 511; Go's listener (and so
- * kube-apiserver) asks for the kernel's maximum (net.core.somaxconn, which caps this). Thousands of
- * watches opened at once, as informers do after a restart, overflowed 511 and were refused.
- */
-const LISTEN_BACKLOG = 65_535;
-
 export function listenOn(api: ApiServer, port: number, host: string): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     api.http.once('error', reject);
@@ -293,6 +288,18 @@ export function listenOn(api: ApiServer, port: number, host: string): Promise<vo
       resolve();
     });
   });
+}
+
+/**
+ * Where a server listens: its own port, or a port handed over (a replay's, for its fork), which gets
+ * the server's connections only once open() says it is ready: a client held through the switch is
+ * answered by a ready server, not with 503.
+ */
+export async function listenOrTakeOver(api: ApiServer, port: number, host: string, handover?: HandoverPort): Promise<{ port: number; open(): void; close(): Promise<void> }> {
+  if (handover) return { port: handover.port, open: () => handover.serve(api.http), close: () => handover.close() };
+  await listenOn(api, port, host);
+  // The API server's own close stops its listener.
+  return { port: (api.http.address() as AddressInfo).port, open: () => undefined, close: async () => undefined };
 }
 
 /** Stops accepting and waits for requests in flight, at most timeoutMs before cutting their connections. */

@@ -89,6 +89,27 @@ describe('/debug/log', () => {
     expect(got[2].object.metadata.labels).toEqual({ step: '2' });
   });
 
+  it('sends only the entries of the event types and the name asked for', async () => {
+    const reader = { 'x-user': 'events-reader' };
+    const sent = async (query: string) => lines((await call(base, 'GET', `/debug/log?from=${rv.ns}&${query}`, undefined, reader)).text).map((l) => `${l.rv} ${l.type} ${l.key}`);
+    expect(await sent('type=DELETED')).toEqual([`${rv.del} DELETED events.orch.io/events/dl/e1`]);
+    expect(await sent('type=added,deleted')).toEqual([
+      `${rv.ns} ADDED /namespaces//dl`,
+      `${rv.e1} ADDED events.orch.io/events/dl/e1`,
+      `${rv.del} DELETED events.orch.io/events/dl/e1`,
+      `${rv.gadget} ADDED ${GADGET}`,
+    ]);
+    expect(await sent('type=MODIFIED&type=DELETED&name=e1&namespace=dl')).toEqual([`${rv.label} MODIFIED events.orch.io/events/dl/e1`, `${rv.del} DELETED events.orch.io/events/dl/e1`]);
+    // A cluster-scoped object by its name; a name no object has: nothing.
+    expect(await sent('name=dl')).toEqual([`${rv.ns} ADDED /namespaces//dl`]);
+    expect(await sent('name=e')).toEqual([]);
+    expect((await call(base, 'GET', '/debug/log?type=GONE', undefined, reader)).body).toMatchObject({
+      reason: 'BadRequest',
+      code: 400,
+      message: 'type: "GONE" is not one of ADDED, MODIFIED, DELETED',
+    });
+  });
+
   it('is authorized as a list of each resource it reads: all of them, or the ones asked for', async () => {
     const refused = await call(base, 'GET', `/debug/log?from=${rv.ns}`);
     expect(refused.status).toBe(403);

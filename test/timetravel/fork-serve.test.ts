@@ -1,6 +1,8 @@
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { get as httpGet } from 'node:http';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import type { Informer, KubernetesObject, ObjectCache } from '@kubernetes/client-node';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import puppeteer, { type Browser } from 'puppeteer-core';
@@ -82,6 +84,49 @@ afterAll(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
+/**
+ * A controller of the informer's Events: it labels each Event triaged=yes on each change and, at each
+ * (re)connect, every Event it holds (its resync). What each write got: a status, or the error's code.
+ */
+function triager(informer: Informer<KubernetesObject> & ObjectCache<KubernetesObject>, url: string): string[] {
+  const writes: string[] = [];
+  const triage = async (o: KubernetesObject) => {
+    if (o.metadata?.labels?.triaged === 'yes') return;
+    const patch = { metadata: { labels: { triaged: 'yes' } } };
+    try {
+      const r = await call(url, 'PATCH', `${EVENTS}/namespaces/${NS}/events/${o.metadata?.name}`, patch, { 'Content-Type': 'application/merge-patch+json' });
+      writes.push(String(r.status));
+    } catch (err) {
+      writes.push(String((err as { cause?: { code?: string } }).cause?.code ?? err));
+    }
+  };
+  informer.on('add', (o) => void triage(o));
+  informer.on('update', (o) => void triage(o));
+  informer.on('connect', () => informer.list().forEach((o) => void triage(o)));
+  return writes;
+}
+
+/** GET /version on a new connection each time, one after another, until stopped (at most 60 s): how many got each answer or error code. */
+function knockUntil(url: string): { stop(): Promise<Record<string, number>> } {
+  const answers: Record<string, number> = {};
+  let stopped = false;
+  const deadline = Date.now() + 60_000;
+  const knocking = (async () => {
+    while (!stopped && Date.now() < deadline) {
+      const answer = await new Promise<string>((resolve) => {
+        const req = httpGet(`${url}/version`, { agent: false }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(String(res.statusCode)));
+        });
+        req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+      });
+      answers[answer] = (answers[answer] ?? 0) + 1;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  })();
+  return { stop: async () => ((stopped = true), await knocking, answers) };
+}
+
 /** An Event of the namespace whose note is a marker to look for on disk. */
 const event = (name: string): Record<string, unknown> => eventOf(name, NS, undefined, NOTE);
 
@@ -92,9 +137,9 @@ describe('orchd replay --fork', () => {
     const child = spawnCli(await builtCli(), ['replay', recording, '--speed', 'max', '--pause-at', String(pauseAt), '--fork', dir, '--control-port', '0'], { lifeMs: 120_000 });
     const [, url] = await stdoutLine(child, /^serving (\S+):/m);
     const [, controls] = await stdoutLine(child, /^controls at (\S+): .*\/fork/m);
+    // A controller attached to the replay, never restarted: its informer's watch ends with 410 at the fork, and it lists the fork's state.
     const watcher = eventInformer(url, NS);
-    // As a controller's informer does: a watch that fails (the port closed while the replay becomes the fork) starts again.
-    watcher.informer.on('error', () => setTimeout(() => void watcher.informer.start().catch(() => undefined), 100));
+    const writes = triager(watcher.informer, url);
     await watcher.informer.start();
     const status = async () => (await (await fetch(`${controls}/status`)).json()) as { paused: boolean; at: number };
     await eventually(status, (s) => s.paused && s.at === pauseAt);
@@ -105,18 +150,41 @@ describe('orchd replay --fork', () => {
     }
     // A replay is read-only until it is forked.
     expect((await call(url, 'POST', `${EVENTS}/namespaces/${NS}/events`, event('too-early'))).status).toBe(403);
+    await eventually(
+      async () => writes,
+      (w) => w.length > 0,
+    );
+    expect(new Set(writes)).toEqual(new Set(['403']));
+    // Fresh connections one after another through the switch: the port never refuses one.
+    const knocks = knockUntil(url);
     const forked = await fetch(`${controls}/fork`, { method: 'POST' });
     expect(forked.status).toBe(200);
     expect(await forked.json()).toEqual({ forked: dir, at: pauseAt + 2, url });
     await stdoutLine(child, new RegExp(`^serving the fork ${dir} at ${url}, writable`, 'm'));
+    const answers = await knocks.stop();
+    expect(answers.ECONNREFUSED ?? 0).toBe(0);
+    expect(Object.keys(answers)).toEqual(['200']);
+    // The controller acted on the fork's state with no restart: each Event of the fork is triaged.
+    const fork = await eventually(
+      async () => (await call(url, 'GET', `${EVENTS}/namespaces/${NS}/events`)).body.items as any[],
+      (items) => items.every((o) => o.metadata.labels?.triaged === 'yes'),
+    );
+    expect(fork.map((o) => [o.metadata.name, o.metadata.labels?.triaged])).toEqual(['back-1', 'back-2', 'pull-1'].map((n) => [n, 'yes']));
+    expect(watcher.errors).toEqual([]);
+    expect(writes.filter((w) => w !== '403' && w !== '200')).toEqual([]);
     const rv = await createEvent(url, 'after-fork', NS);
-    expect(rv).toBe(pauseAt + 3);
-    // The informer of the replay watched again from its last version and sees the branch's write.
+    expect(rv).toBeGreaterThan(pauseAt + 2);
+    // The informer of the replay lists and watches the fork: it sees the branch's write, and triages it.
     await eventually(
       async () => watcher.seen,
       (s) => s.includes(`ADDED ${NS}/after-fork ${rv}`),
     );
     expect(watcher.seen).toContain(`ADDED ${NS}/after-fork ${rv}`);
+    await eventually(
+      async () => (await call(url, 'GET', `${EVENTS}/namespaces/${NS}/events/after-fork`)).body.metadata.labels?.triaged,
+      (t) => t === 'yes',
+    );
+    expect(watcher.errors).toEqual([]);
     await watcher.informer.stop();
     child.signal('SIGTERM');
     expect((await child.exited).code).toBe(0);

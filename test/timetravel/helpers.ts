@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { CustomObjectsApi, makeInformer, type Informer, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
+import { CustomObjectsApi, makeInformer, type Informer, type KubernetesListObject, type KubernetesObject, type ObjectCache } from '@kubernetes/client-node';
 import { runOrchd } from '../../src/cli/orchd.js';
 import { kubeConfigFor } from '../helpers/client-node.js';
 import { startReplay, type ReplayOptions, type Replaying } from '../../src/timetravel/replay/server.js';
@@ -39,7 +39,7 @@ export { kubeConfigFor };
  * A client-node informer on the Events of one namespace of the server at url: what it sees, as
  * `TYPE <namespace>/<name> <resourceVersion>` lines, and its errors.
  */
-export function eventInformer(url: string, ns: string): { informer: Informer<KubernetesObject>; seen: string[]; errors: unknown[] } {
+export function eventInformer(url: string, ns: string): { informer: Informer<KubernetesObject> & ObjectCache<KubernetesObject>; seen: string[]; errors: unknown[] } {
   const kc = kubeConfigFor(url);
   const custom = kc.makeApiClient(CustomObjectsApi);
   const informer = makeInformer(

@@ -231,6 +231,18 @@ describe('the on-call scenario', () => {
     expect(qualified.map((o) => `${o.metadata.name} ${o.metadata.resourceVersion}`)).toEqual(state.map((o) => `${o.metadata.name} ${o.metadata.resourceVersion}`));
   });
 
+  it("the timeline names each write's writer as orchd log does: user, verb, subresource and manager, deletes included", async () => {
+    const [from, to] = [Math.min(...labelled.values()), head];
+    const logged = jsonLines((await run('log', '--data-dir', join(work, 'data'), '--from', String(from), '--to', String(to), '-o', 'json')).out);
+    const plotted = (await call(server.url, 'GET', `/debug/timeline/changes?from=${from}&to=${to}`)).body;
+    expect(plotted.matched).toBe(logged.length);
+    const asLogged = logged.map((l) => [Number(l.resourceVersion), l.writer?.user ?? null, l.writer?.verb ?? null, l.writer?.subresource ?? null, l.writer?.manager ?? null]);
+    expect(plotted.changes.map((c: any) => [c.rv, c.user, c.verb, c.subresource, c.manager])).toEqual(asLogged);
+    // The person's patches and the janitor's deletes, as they were made, not as managedFields tell.
+    expect(plotted.changes.filter((c: any) => c.type === 'DELETED' && c.manager === 'janitor' && c.verb === 'delete')).toHaveLength(DELETED);
+    expect(plotted.changes.filter((c: any) => c.verb === 'patch')).toHaveLength(LABELLED);
+  });
+
   it('what changed between T1 and T2, as a summary and object by object', async () => {
     const [t1, t2] = [timeOf.get(policyChanged)!, timeOf.get(head)!];
     const [a, b] = [eventsAt(versionAt(t1)), eventsAt(versionAt(t2))];
@@ -415,11 +427,18 @@ describe('the on-call scenario', () => {
       1,
       `orchd state: --at ${policyChanged - 1}: before the recording: it starts with the state at version ${policyChanged}`,
     ]);
-    // The recording's first version of the policy is its state there, not a create: said so.
+    // The recording's first version of the policy is its state there, not a create: said so, with the write that made it (its time, user, manager and verb), as the whole history tells it.
     const mid = jsonLines((await run('history', '--file', tail, 'vap/event-guard', '-o', 'json-patch')).out);
-    expect(mid.map((v) => [v.resourceVersion, v.type])).toEqual([[String(policyChanged), 'FIRST']]);
+    const whole = jsonLines((await run('history', '--data-dir', join(work, 'data'), 'vap/event-guard', '-o', 'json-patch')).out).find((v) => v.resourceVersion === String(policyChanged));
+    expect(mid.map((v) => [v.resourceVersion, v.type, v.time, v.user, v.manager])).toEqual([[String(policyChanged), 'FIRST', whole.time, whole.user, whole.manager]]);
+    expect(whole.manager).toMatch(/ \((update|patch|apply)\)$/);
     const midDiff = await run('history', '--file', tail, 'vap/event-guard');
-    expect(midDiff.out.split('\n')[0]).toBe(`# ${policyChanged}   FIRST IN THE RECORDING (written before it starts: when and by whom is not in it; managedFields name rollout-bot? (Update))`);
+    expect(midDiff.out.split('\n')[0]).toBe(`# ${policyChanged}   ${whole.time}   FIRST IN THE RECORDING   ${whole.user}   ${whole.manager}`);
+    // A recording whose starting state names no writers (exported from a server, or before they were kept) says so.
+    const served = join(work, 'served-tail.orchlog');
+    expect((await run('export', '--server', server.url, '--from', String(policyChanged), '--file', served)).code).toBe(0);
+    const unnamed = await run('history', '--file', served, 'vap/event-guard');
+    expect(unnamed.out.split('\n')[0]).toBe(`# ${policyChanged}   FIRST IN THE RECORDING (written before it starts: when and by whom is not in it; managedFields name rollout-bot? (Update))`);
     // What is taken as it is meant: head in lower case, host:port as http://, the recording as an argument.
     const [lower, upper] = await Promise.all([run('state', '--file', recording, '--at', 'head', '--kind', 'vap'), run('state', '--file', recording, '--at', 'HEAD', '--kind', 'vap')]);
     expect([lower.code, lower.out]).toEqual([0, upper.out]);

@@ -3,9 +3,11 @@
  * server.ts) to answer exactly as they answer from a data folder: each entry with its commit time
  * and its type as a watch reports it, which no list or watch of the API carries.
  *
- *   /debug/log?from=A&to=B[&collection=C…][&namespace=NS][&follow=true]
+ *   /debug/log?from=A&to=B[&collection=C…][&namespace=NS][&name=N][&type=T…][&follow=true]
  *                              entries A..B (B: the head) as JSON lines {rv, type, key, time, writer, object};
- *                              follow: then every entry committed after, until the client goes
+ *                              name: of objects of that name only; type: ADDED, MODIFIED or DELETED only
+ *                              (repeated or comma-separated); follow: then every entry committed after,
+ *                              until the client goes
  *   /debug/log/head            {oldest, head, headTime, timesFromLog}
  *   /debug/log/versions?key=K  every version of one object still in the log, as entries
  *   /debug/log/at?time=MS      {rv}: the newest version committed at or before the time
@@ -89,15 +91,31 @@ async function readableKinds(url: URL, kinds: readonly KindStrategy[], namespace
   return { chosen, former };
 }
 
-/** An entry as a JSON line: its type as a watch reports it, from the key index. */
-function line(store: LogReader, e: LogEntry): string {
+const EVENT_TYPES = ['ADDED', 'MODIFIED', 'DELETED'];
+
+/** ?type=: the event types asked for (none: every one), any case, repeated or comma-separated. */
+function typesAsked(url: URL): Set<string> | undefined {
+  const asked = url.searchParams
+    .getAll('type')
+    .flatMap((t) => t.split(','))
+    .filter(Boolean)
+    .map((t) => t.toUpperCase());
+  const wrong = asked.find((t) => !EVENT_TYPES.includes(t));
+  if (wrong !== undefined) throw E.badRequest(`type: ${JSON.stringify(wrong)} is not one of ${EVENT_TYPES.join(', ')}`);
+  return asked.length === 0 ? undefined : new Set(asked);
+}
+
+/** An entry's type as a watch reports it, from the key index. */
+function typeOf(store: LogReader, e: LogEntry): string {
+  if (e.type !== 'put') return 'DELETED';
+  const revs = store.revisionsOf(e.key);
+  const i = revs.findIndex((r) => Math.abs(r) === e.seq);
+  return i > 0 && revs[i - 1] > 0 ? 'MODIFIED' : 'ADDED';
+}
+
+/** An entry as a JSON line, of the type given. */
+function line(e: LogEntry, type: string): string {
   const time = e.time ?? stampedTimeMs(e.value) ?? null;
-  let type = 'DELETED';
-  if (e.type === 'put') {
-    const revs = store.revisionsOf(e.key);
-    const i = revs.findIndex((r) => Math.abs(r) === e.seq);
-    type = i > 0 && revs[i - 1] > 0 ? 'MODIFIED' : 'ADDED';
-  }
   const writer = e.writer instanceof Uint8Array ? undefined : e.writer;
   return `{"rv":${e.seq},"type":"${type}","key":${JSON.stringify(e.key)},"time":${time},${writer ? `"writer":${JSON.stringify(writer)},` : ''}"object":${JSON.stringify(e.value)}}\n`;
 }
@@ -120,10 +138,14 @@ async function entries(res: ServerResponse, url: URL, store: LogReader, kinds: r
   const to = Math.min(wholeNumber(url, 'to', head), head);
   if (from < store.oldestVersion) throw E.gone(`too old resource version: ${from} (${store.oldestVersion})`);
   const follow = url.searchParams.get('follow') === 'true';
+  const name = url.searchParams.get('name') ?? undefined;
+  const types = typesAsked(url);
   /** Whether the entry of key is read; undefined: its collection is of no kind served when the read began, not yet checked. */
   const takes = (key: string): boolean | undefined => {
     const { collection, suffix } = splitKey(key);
     if (namespace !== undefined && !suffix.startsWith(`${namespace}/`)) return false;
+    // The suffix is `<namespace>/<name>`, the namespace empty for a cluster-scoped object.
+    if (name !== undefined && suffix.slice(suffix.indexOf('/') + 1) !== name) return false;
     if (wanted.has(collection)) return true;
     // Not served when the read began (a CRD's kind, deleted since or defined after): the user's say decides.
     return others ? others.get(collection) : false;
@@ -140,7 +162,11 @@ async function entries(res: ServerResponse, url: URL, store: LogReader, kinds: r
     if (upTo <= last) return true;
     for await (const page of store.log.read(last + 1, upTo)) {
       let text = '';
-      for (const e of page) if (takes(e.key) ?? (await check(e.key))) text += line(store, e);
+      for (const e of page) {
+        if (!(takes(e.key) ?? (await check(e.key)))) continue;
+        const type = typeOf(store, e);
+        if (!types || types.has(type)) text += line(e, type);
+      }
       last = page.length > 0 ? page[page.length - 1].seq : last;
       if (text !== '' && !(await send(res, text))) return false;
     }
@@ -232,7 +258,7 @@ export async function handleDebugLog(res: ServerResponse, url: URL, path: string
         await check({ ...readOf('get', collection, suffix.startsWith('/') ? undefined : suffix.slice(0, suffix.indexOf('/'))), name });
       } else throw E.badRequest(`key: ${JSON.stringify(key)} names no resource of this server`);
       res.setHeader('Content-Type', 'application/json');
-      res.end((await store.versionsOf(key)).map(({ entry }) => line(store, entry)).join(''));
+      res.end((await store.versionsOf(key)).map(({ entry }) => line(entry, typeOf(store, entry))).join(''));
       return;
     }
     case 'state':

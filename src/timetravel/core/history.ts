@@ -86,6 +86,11 @@ export interface History {
   /** One entry of the log by its version, its value still the stored bytes where the reader has them (a data folder, a recording). */
   entry?(seq: number): Promise<LogEntry | undefined>;
   /**
+   * The entries at these versions (undefined where compacted), read beside a state being read: who
+   * wrote its objects, and when (recording/write.ts). Only their writers and times are read.
+   */
+  writesAt?(seqs: readonly number[]): Promise<(LogEntry | undefined)[]>;
+  /**
    * The log's records from..to as the log stores them (src/log/codec.ts), in pages: export copies
    * them as they are. Only a data folder read without encryption at rest has them (undefined otherwise).
    */
@@ -115,6 +120,8 @@ export interface Filter {
   namespace?: string;
   name?: string;
   labels?: readonly Requirement[];
+  /** Only changes of these types (none: every one); a server sends only those, other sources leave the rest to the command. */
+  types?: readonly Change['type'][];
 }
 
 /** A state is read kind by kind: its kinds are named (custom-kinds.ts: everyKindAt). */

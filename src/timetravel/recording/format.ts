@@ -4,7 +4,9 @@
  *   "ORCHLOG\n"                      8 bytes: what the file is
  *   records, each:  u32 length, u32 CRC-32 of the payload, payload (big-endian numbers)
  *     0: header    msgpack {format, from, to, oldest, head, timesFromLog, exportedAt}
- *     pages        the state at `from` (its objects as puts at their own versions), then every entry
+ *     pages        the state at `from` (its objects as puts at their own versions, each with the
+ *                  writer and commit time of the entry that wrote it where the source still holds
+ *                  it: none in a recording exported before, or from a server), then every entry
  *                  from+1..to in order: each page up to a thousand log records as the log stores
  *                  them (pages.ts), each with its writer where the log kept one
  *     last: end    msgpack {end: <number of entries>}: a file cut at a record boundary is still found out

@@ -4,6 +4,7 @@ import { packJson, unpackJson, writerBytes } from '../../log/codec.js';
 import { everyKindAt } from '../core/custom-kinds.js';
 import { stateInPages, StampClock, writerBytesOf, type History } from '../core/history.js';
 import { TimeTravelError } from '../core/errors.js';
+import type { LogEntry } from '../../log/log.js';
 import { FORMAT, frame, MAGIC, type RecordingHeader } from './format.js';
 import { ENTRIES, PageWriter, STATE } from './pages.js';
 
@@ -26,8 +27,10 @@ export async function writeRecording(history: History, from: number, to: number,
   const state = new PageWriter(STATE);
   // The state at 0 is empty (and a server asked for a list at 0 answers with its newest).
   for await (const page of from === 0 ? [] : stateInPages(history, from, { kinds: await everyKindAt(history, from) })) {
-    for (const s of page) {
-      state.addValue(s.seq ?? Number(s.object.metadata.resourceVersion), 'put', s.key, s.msgpack?.() ?? packJson(s.object), undefined);
+    const seqs = page.map((s) => s.seq ?? Number(s.object.metadata.resourceVersion));
+    const written = await writesOf(history, seqs);
+    for (const [i, s] of page.entries()) {
+      state.addValue(seqs[i], 'put', s.key, s.msgpack?.() ?? packJson(s.object), written[i]?.time, written[i] && writerBytesOf(written[i]));
       await put(state);
     }
   }
@@ -66,6 +69,15 @@ export async function writeRecording(history: History, from: number, to: number,
   await put(pages, true);
   await write(frame({ end: n }));
   return n;
+}
+
+/**
+ * The entries that wrote the state's objects, where the history reads them (a data folder): a
+ * recording that starts mid-history then says who wrote each object's first version in it, and
+ * when. A server's or a recording's history reads none: its state is recorded without them.
+ */
+async function writesOf(history: History, seqs: number[]): Promise<(LogEntry | undefined)[]> {
+  return history.writesAt ? history.writesAt(seqs) : seqs.map(() => undefined);
 }
 
 /**

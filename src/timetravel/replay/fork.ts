@@ -3,11 +3,13 @@
  * server on a fork, without starting over. Asked for with POST /fork on the control port or the f
  * key (or, when neither can be used, at --pause-at): the replay pauses, DIR is made a fork of the
  * replayed history at the version the replay has sent (../fork/fork.ts), the replay server closes (its
- * watches end with 410 Expired, so the clients' informers list again), and an orchd
- * server (the serve the command gives: writes, controllers, the whole API) serves DIR on the same port.
+ * watches end with 410 Expired, so the clients' informers list again), and an orchd server (the
+ * serve the command gives: writes, controllers, the whole API) serves DIR on the same port, which
+ * stays listening through the switch: the connections made meanwhile wait for the fork's server.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServerConfig } from '../../config/server-config.js';
+import type { HandoverPort } from '../../http/handover-port.js';
 import type { Logger } from '../../observability/logger.js';
 import { type History } from '../core/history.js';
 import { TimeTravelError } from '../core/errors.js';
@@ -24,7 +26,7 @@ export interface ForkServer {
   close(): Promise<void>;
 }
 
-export type ServeFork<S extends ForkServer> = (opts: { port: number; dataDir: string; logger: Logger; config?: ServerConfig }) => Promise<S>;
+export type ServeFork<S extends ForkServer> = (opts: { port: number; handover: HandoverPort; dataDir: string; logger: Logger; config?: ServerConfig }) => Promise<S>;
 
 export interface ReplayFork<S extends ForkServer> {
   /** The replay's history: the fork is made from it (not from the served copy), commit times and all. */
@@ -63,11 +65,19 @@ export function forkOnRequest<S extends ForkServer>(replay: Replaying, f: Replay
         const config = await configOf(f.encryptionFile);
         const { makeFork } = await import('../fork/fork.js');
         await makeFork({ history: f.history, at, target: f.target, source: f.source, checkTo: f.isRecording ? f.history.head : at, encryption: config?.encryption?.value });
-        // The clients' history is rewritten from here: each watch ends with 410 Expired, so their informers list the fork's state again.
-        replay.expireWatches(`the replay was forked at resourceVersion ${at}: list again`);
-        // Closing the replay closes its history: the fork is made first.
-        await replay.close();
-        const running = await f.serve({ port, dataDir: f.target, logger: f.logger, ...(config ? { config } : {}) });
+        // From here the port holds new connections until the fork's server is ready: none is refused through the switch.
+        const handover = replay.handOver();
+        let running: S;
+        try {
+          // The clients' history is rewritten from here: each watch ends with 410 Expired, so their informers list the fork's state again (held until the fork serves it).
+          replay.expireWatches(`the replay was forked at resourceVersion ${at}: list again`);
+          // Closing the replay closes its history: the fork is made first.
+          await replay.close();
+          running = await f.serve({ port, handover, dataDir: f.target, logger: f.logger, ...(config ? { config } : {}) });
+        } catch (err) {
+          await handover.close();
+          throw err;
+        }
         served(running);
         return { forked: f.target, at, url: running.url };
       } catch (err) {

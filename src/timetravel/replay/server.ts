@@ -15,9 +15,10 @@
  * snapshot of its log (../sources/data-dir.ts), opened with the encryption at rest it was written with.
  */
 import { randomBytes } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Authorizer } from '../../auth/authorizer.js';
-import { createApiServer, listenOn } from '../../http/server.js';
+import { HandoverPort } from '../../http/handover-port.js';
+import { createApiServer, type ApiServer } from '../../http/server.js';
 import { StoredEntry } from '../../log/codec.js';
 import type { LogEntry } from '../../log/log.js';
 import { buildRegistry } from '../../registry/build.js';
@@ -67,6 +68,11 @@ export interface Replaying {
    * a client lists again, as Kubernetes clients do on 410, instead of resuming from its last version.
    */
   expireWatches(message: string): void;
+  /**
+   * The replay's port, for the fork's server to take over: from now on new connections wait for it
+   * (none is refused through the switch), and close() leaves the port open.
+   */
+  handOver(): HandoverPort;
   /** Settles when the last entry is durable; rejects if the replay failed or was closed early. */
   done: Promise<ReplayReport>;
   control: ReplayControl;
@@ -99,6 +105,30 @@ async function stateAsEntries(h: History, rv: number): Promise<LogEntry[]> {
   return out.sort((a, b) => a.seq - b.seq);
 }
 
+/**
+ * The replay's port. Once handed over (to a fork's server), a kept-alive connection would carry the
+ * client's next request to the replay, not the fork: the idle ones close at once (the replay is
+ * paused, its clients quiet: their next requests open new connections, which wait for the fork), each
+ * answer after closes its connection, and close() leaves the port open.
+ */
+async function replayPort(api: ApiServer, port: number): Promise<{ listening: HandoverPort; handOver(): HandoverPort; close(): Promise<void> }> {
+  const listening = await HandoverPort.listen(port, '127.0.0.1');
+  let handedOver = false;
+  api.http.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => void (handedOver && res.setHeader('Connection', 'close')));
+  return {
+    listening,
+    handOver: () => {
+      handedOver = true;
+      listening.hold();
+      api.http.closeIdleConnections();
+      return listening;
+    },
+    close: async () => {
+      if (!handedOver) await listening.close();
+    },
+  };
+}
+
 export async function startReplay(opts: ReplayOptions): Promise<Replaying> {
   const opened: { close(): Promise<void> }[] = [opts.history];
   const cleanUp = async () => {
@@ -128,9 +158,11 @@ export async function startReplay(opts: ReplayOptions): Promise<Replaying> {
       authorizer: readOnly,
     });
     const connections = openConnections(api);
-    await listenOn(api, opts.port ?? 0, '127.0.0.1');
+    const port = await replayPort(api, opts.port ?? 0);
+    opened.push(port);
     opened.push(api);
     await api.start();
+    port.listening.serve(api.http);
     let closed = false;
     const isClosed = () => closed;
     if (opts.pauseAt !== undefined && opts.pauseAt >= to) throw new TimeTravelError(`--pause-at ${opts.pauseAt}: the replay ends at ${to}: it would never pause`);
@@ -153,7 +185,7 @@ export async function startReplay(opts: ReplayOptions): Promise<Replaying> {
     done.catch(() => undefined).finally(() => control.ended());
     let closing: Promise<void> | undefined;
     return {
-      url: `http://127.0.0.1:${(api.http.address() as AddressInfo).port}`,
+      url: `http://127.0.0.1:${port.listening.port}`,
       initialVersion: from - 1,
       from,
       to,
@@ -162,6 +194,7 @@ export async function startReplay(opts: ReplayOptions): Promise<Replaying> {
       expireWatches: (message) => {
         for (const end of [...api.context.watches]) end(expired(message));
       },
+      handOver: port.handOver,
       close: () =>
         (closing ??= (async () => {
           closed = true;

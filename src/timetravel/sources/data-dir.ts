@@ -317,6 +317,11 @@ class DataDirHistory implements History {
     }
   }
 
+  /** From the log as it is open (entry() would reopen it through encryption at rest under a state being read): a sealed value's writer and time are in the clear. */
+  async writesAt(seqs: readonly number[]): Promise<(LogEntry | undefined)[]> {
+    return Promise.all(seqs.map((seq) => this.log.get(seq)));
+  }
+
   async entry(seq: number): Promise<LogEntry | undefined> {
     const e = await (await this.encryptedLog()).get(seq);
     if (e) this.checkOpened(e);

@@ -118,7 +118,9 @@ class RecordingHistory implements History {
   async versionsOf(key: string): Promise<Change[]> {
     const out: Change[] = [];
     const first = this.snapshot.find((e) => e.key === key);
-    if (first) out.push({ rv: first.seq, type: 'ADDED', key, object: first.value as KubeObject, time: undefined, start: true });
+    // Its writer and commit time where the export recorded them (recordings made before did not).
+    const writer = first && writerOf(first);
+    if (first) out.push({ rv: first.seq, type: 'ADDED', key, object: first.value as KubeObject, time: first.time, ...(writer ? { writer } : {}), start: true });
     for await (const page of this.storedEntries(this.oldest + 1, this.head)) {
       for (const e of page) {
         if (e.key !== key) continue;

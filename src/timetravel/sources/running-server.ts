@@ -120,12 +120,15 @@ class ServerHistory implements History {
     this.timesFromLog = head.timesFromLog;
   }
 
-  /** The query that asks /debug/log for the filter's kinds and namespace (the labels are matched here). */
+  /** The query that asks /debug/log for the filter's kinds, namespace, name and event types (the labels are matched here). */
   private query(filter: Filter): string {
     // No collection named: every kind the server serves, the kinds of its CRDs too.
     return [
       ...(filter.kinds ?? []).map((k) => `collection=${encodeURIComponent(collectionOfKind(k))}`),
       ...(filter.namespace !== undefined ? [`namespace=${encodeURIComponent(filter.namespace)}`] : []),
+      // Sent only the entries asked for: one object's, or of some event types, out of a long log.
+      ...(filter.name !== undefined ? [`name=${encodeURIComponent(filter.name)}`] : []),
+      ...(filter.types ?? []).map((t) => `type=${t}`),
     ].join('&');
   }
 
