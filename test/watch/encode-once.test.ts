@@ -6,7 +6,6 @@ import { get } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
 import { Store } from '../../src/store/store.js';
-import { changeJson } from '../../src/registry/stored.js';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 import { EVENTS, event } from './objects.js';
 import { tempStore } from '../helpers/temp-store.js';
@@ -28,7 +27,7 @@ describe('a written version is encoded once, for its watchers and its writer', (
     const seen: Buffer[] = [];
     const sub = store.streams.of(C).subscribe((changes) => {
       // As a watcher of the stored version encodes it: once, kept on the change.
-      for (const c of changes) seen.push(changeJson(c, 'test.orch.io/v1') as Buffer);
+      for (const c of changes) seen.push(c.jsonAt('test.orch.io/v1') as Buffer);
     });
     const watched = await store.put(`${C}/ns/a`, thing('a'), 'absent');
     sub.unsubscribe();
