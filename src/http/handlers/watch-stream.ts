@@ -1,3 +1,4 @@
+/** The watches of one server, run: each batch of events encoded once for the watchers it is shared by and written to their sinks. */
 import type { WatchEventTally } from '../../observability/watch-events.js';
 import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -5,7 +6,7 @@ import type { Subscription } from 'rxjs/internal/Subscription';
 import type { WebSocket } from 'ws';
 import type { KindStrategy } from '../../api/strategy.js';
 import type { KubeObject } from '../../api/types.js';
-import { peekObject, transientJson } from '../../registry/stored.js';
+import { peekObject, transientJson, type Change, type ChangeType } from '../../registry/stored.js';
 import type { OpenWatch, WatchEvent, WatchFlow } from '../../registry/watch.js';
 import { toStatus } from '../respond/errors.js';
 import { chunk, eventLine, framedBatch, joined, pushChange, pushLine, type ChangeEvent, type FramedBatch, type Framing, type WatchEventType } from './watch-frames.js';
@@ -151,9 +152,6 @@ export class WatchStreams implements SharedFrames {
     sink.write(frames);
   }
 }
-
-type Change = ChangeEvent['change'];
-type ChangeType = ChangeEvent['type'];
 
 function sameBatch(b: { changes: Change[]; types: ChangeType[]; apiVersion: string; chunked: boolean }, events: readonly ChangeEvent[], apiVersion: string, chunked: boolean): boolean {
   if (b.changes.length !== events.length || b.apiVersion !== apiVersion || b.chunked !== chunked) return false;
