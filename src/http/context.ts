@@ -9,6 +9,7 @@ import type { Logger } from '../observability/logger.js';
 import type { UserInfo } from '../auth/user.js';
 import type { Faults, FaultHit } from '../faults/faults.js';
 import type { OpenWatches } from './open-watches.js';
+import type { WatchStreams } from './handlers/watch-stream.js';
 
 /** What every handler is given: the parsed request and the server's parts, passed explicitly. */
 export interface Server {
@@ -19,6 +20,8 @@ export interface Server {
   logger: Logger;
   /** Every open watch, by the function that ends it (with why, its last event is an ERROR saying it: a 410 Expired tells a client to list again), so shutdown can end them, and their count (startOrchd's watchers() waits on it). */
   watches: OpenWatches;
+  /** Runs the watches, sharing the bytes of a batch between the watchers handed it one after another. */
+  streams: WatchStreams;
   bookmarkIntervalMs: number;
   /** Overrides of the watch sinks' buffer bound, high-water mark, grace period and stall timeout (flags, tests). */
   watchLimits?: { maxBuffered?: number; highWater?: number; graceMs?: number; stallTimeoutMs?: number };

@@ -39,6 +39,8 @@ import { answerClientError, connectAsRequest } from './raw-requests.js';
 import { DEFAULT_INFLIGHT_LIMITS, InflightLimiter, type InflightLimits } from './inflight.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS, arrivalBounds, cutSlowClients } from './slow-clients.js';
 import { OpenWatches } from './open-watches.js';
+import { WatchStreams } from './handlers/watch-stream.js';
+import type { UserInfo } from '../auth/user.js';
 
 export interface ApiServerOptions {
   /** The one door to the objects (registry/build.ts builds it with admission as configured). */
@@ -74,183 +76,222 @@ export interface ApiServerOptions {
   faults?: Omit<FaultsOptions, 'head'>;
 }
 
-export interface ApiServer {
-  http: HttpServer;
-  context: Server;
-  /** After the store is rebuilt (and the controllers started, by serve.ts): /readyz says ok. */
-  start(): Promise<void>;
-  /** Stops accepting, ends watches, waits for in-flight requests. */
-  close(): Promise<void>;
-}
-
 /**
  * The HTTP side of orchd: authentication, authorization, routing to the handlers, readiness and a
- * graceful close. Long: the request and upgrade handlers share the server's state (readiness,
- * requests in flight) as one closure.
+ * graceful close. Its state (readiness, requests in flight, the WebSocket server) is shared by the
+ * request and upgrade handlers.
  */
-export function createApiServer(opts: ApiServerOptions): ApiServer {
-  // Asked per request: a CRD's kind comes and goes while the server runs (the index follows the list).
-  const lookup = (g: string, v: string, p: string) => kindIndex(opts.kinds).resource(g, v, p);
-  const authorizer: NonNullable<ApiServerOptions['authorizer']> = opts.authorizer ?? alwaysAllow;
-  const { objects } = opts;
-  const context: Server = {
-    objects,
-    kinds: opts.kinds,
-    metrics: opts.metrics,
-    logger: opts.logger,
-    watches: new OpenWatches(),
-    bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
-    ...(opts.watchLimits ? { watchLimits: opts.watchLimits } : {}),
-  };
-  const faults = opts.faults ? (context.faults = new Faults({ ...opts.faults, head: () => objects.logReader().appliedSeq })) : undefined;
-  let ready = false;
+export class ApiServer {
+  readonly http: HttpServer;
+  readonly context: Server;
+  private readonly authorizer: NonNullable<ApiServerOptions['authorizer']>;
+  private readonly authenticator: Authenticator;
+  private readonly limiter: InflightLimiter;
+  private readonly faults: Faults | undefined;
+  /** Cuts slow clients; a request Node cannot parse is answered with a Status. */
+  private readonly receiving: ReturnType<typeof cutSlowClients>;
+  private ready = false;
   /** Why /readyz fails and resources are refused while not ready. */
-  let notReady = 'the log is being replayed';
-  let inFlight = 0;
-  let drained: (() => void) | undefined;
-  const limiter = new InflightLimiter(opts.inflight ?? DEFAULT_INFLIGHT_LIMITS);
-  const authenticator: Authenticator = opts.authenticator ?? new RequestAuthenticator(undefined);
-  opts.metrics.readAtScrape(() => [...objects.samples(opts.kinds), ...(authenticator.samples?.() ?? []), ...(authorizer.samples?.() ?? []), ...limiter.samples(), ...(faults?.samples() ?? [])]);
+  private notReady = 'the log is being replayed';
+  private inFlight = 0;
+  private drained: (() => void) | undefined;
+  /** Made by the first WebSocket watch: most clients (and embedded test servers) never make one. */
+  private wss: WebSocketServer | undefined;
+
+  constructor(private readonly opts: ApiServerOptions) {
+    const { objects } = opts;
+    this.authorizer = opts.authorizer ?? alwaysAllow;
+    this.context = {
+      objects,
+      kinds: opts.kinds,
+      metrics: opts.metrics,
+      logger: opts.logger,
+      watches: new OpenWatches(),
+      streams: new WatchStreams(),
+      bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
+      ...(opts.watchLimits ? { watchLimits: opts.watchLimits } : {}),
+    };
+    this.faults = opts.faults ? (this.context.faults = new Faults({ ...opts.faults, head: () => objects.logReader().appliedSeq })) : undefined;
+    this.limiter = new InflightLimiter(opts.inflight ?? DEFAULT_INFLIGHT_LIMITS);
+    this.authenticator = opts.authenticator ?? new RequestAuthenticator(undefined);
+    opts.metrics.readAtScrape(() => [
+      ...objects.samples(opts.kinds),
+      ...(this.authenticator.samples?.() ?? []),
+      ...(this.authorizer.samples?.() ?? []),
+      ...this.limiter.samples(),
+      ...(this.faults?.samples() ?? []),
+    ]);
+    const listener = (req: IncomingMessage, res: ServerResponse) => {
+      this.receiving(req, res);
+      void traceRequest(req, res, () => this.handle(req, res));
+    };
+    const serverOptions = { keepAliveTimeout: 65_000, ...arrivalBounds(opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, opts.headersTimeoutMs) };
+    this.http = opts.tls ? createHttpsServer({ ...opts.tls, ...serverOptions }, listener) : createServer(serverOptions, listener);
+    this.receiving = cutSlowClients(this.http, answerClientError);
+    this.http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.upgrade(req, socket, head).catch((err: unknown) => refuseUpgrade(socket, toApiError(err))));
+    this.http.on('connect', connectAsRequest(listener));
+  }
+
+  /** After the store is rebuilt (and the controllers started, by serve.ts): /readyz says ok. */
+  async start(): Promise<void> {
+    this.ready = true;
+    this.opts.logger.info('serving', { since: rfc3339(new Date()) });
+  }
+
+  /** Stops accepting, ends watches, waits for in-flight requests. */
+  async close(): Promise<void> {
+    this.ready = false;
+    this.notReady = 'the server is shutting down';
+    const closed = new Promise<void>((resolve) => this.http.close(() => resolve()));
+    for (const end of this.context.watches) end();
+    for (const ws of this.wss?.clients ?? []) ws.close(1001, 'server shutting down');
+    if (this.inFlight > 0) await new Promise<void>((resolve) => (this.drained = resolve));
+    this.http.closeIdleConnections();
+    await closed;
+    await this.opts.audit?.close();
+    await this.faults?.close();
+  }
+
+  /** Asked per request: a CRD's kind comes and goes while the server runs (the index follows the list). */
+  private readonly lookup = (g: string, v: string, p: string) => kindIndex(this.opts.kinds).resource(g, v, p);
+
   /** Kube's answer to failed authentication: the reason goes to the log, never to the client. */
-  const unauthenticated = (req: IncomingMessage, reason: string): ApiError => {
-    opts.logger.info('unable to authenticate the request', { method: req.method, path: req.url?.split('?')[0], reason });
+  private unauthenticated(req: IncomingMessage, reason: string): ApiError {
+    this.opts.logger.info('unable to authenticate the request', { method: req.method, path: req.url?.split('?')[0], reason });
     return unauthorized();
-  };
+  }
 
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = performance.now();
-    inFlight++;
-    const verb = req.method ?? 'GET';
-    /** Set once the path names a resource: the request is then counted in /metrics. */
-    let counted: RequestLabels | undefined;
-    let out: Output = { format: 'json', pretty: false };
-    let audit: RequestAudit | undefined;
-    let release: (() => void) | undefined;
+    this.inFlight++;
+    const done: Handled = { out: { format: 'json', pretty: false } };
     try {
-      const target = requestTarget(req.url, req.method);
-      const { url } = target;
-      const auth = await authenticator.authenticate(req.headers, target.path);
-      if (!auth.ok) throw unauthenticated(req, auth.reason);
-      // A path whose attributes cannot be read is counted by its method; the authorizer then refuses it.
-      const attributes = attributesOrUndefined(req, target, auth.user);
-      const r: Route | undefined = route(target.path, lookup);
-      // Refusals (429, 403) are counted too, as kube-apiserver counts them; paths naming no resource are not.
-      if (r?.type === 'resource' && attributes) counted = requestLabels(r, attributes, req.headers['content-type']);
-      release = limiter.admit(attributes ?? { verb: verb.toLowerCase(), isResourceRequest: false }, auth.user);
-      // Awaited only when the chain went over the network: a cached decision costs no extra turn.
-      // /debug/log is authorized per resource it reads, as a list of it (handlers/debug-log.ts).
-      if (opts.audit) audit = new RequestAudit(req, auth.user, attributes);
-      const authorized = opts.authorizer && !/^\/debug\/log(\/|$)/.test(target.path) && authorize(opts.authorizer, attributes ?? requestAttributes(req, target, auth.user));
-      if (authorized) await authorized;
-      if (opts.authorizer) audit?.annotate(DECISION_ANNOTATION, 'allow');
-      if (!r) throw pathNotFound();
-      switch (r.type) {
-        case 'health':
-          return healthz(res, r.check, [...(r.check === 'readyz' && !ready ? [{ check: 'readyz', problem: notReady }] : []), ...(r.check === 'livez' ? [] : (opts.healthChecks?.() ?? []))]);
-        case 'metrics':
-          return await sendMetrics(res, opts.metrics);
-        case 'discovery':
-          return handleDiscovery(req, res, r, opts.kinds);
-        case 'openapi':
-          await handleOpenApi(req, res, url, r.path, opts.kinds);
-          return;
-        case 'timeline':
-          // The debugging page (and its diff library) is loaded by its first visit.
-          await (await import('./handlers/timeline.js')).handleTimeline(res, url, r.path, objects, opts.forks ?? []);
-          return;
-        case 'debugFaults':
-          return await handleDebugFaults(req, res, r.path, faults);
-        case 'debugLog':
-          await handleDebugLog(res, url, r.path, objects.logReader(), opts.kinds, (a) => (opts.authorizer ? authorize(opts.authorizer, { ...a, user: auth.user }) : undefined));
-          return;
-        case 'resource': {
-          out = outputFor(req, url);
-          if (!ready) throw serviceUnavailable(`the server is not ready: ${notReady}`);
-          const audited = (audit ??= new RequestAudit(req, auth.user, attributes));
-          if (r.kind.deprecationWarning) addWarnings(res, [r.kind.deprecationWarning]);
-          // What the log keeps of each entry this request writes: who, how, with which field manager (a read writes nothing).
-          const reads = req.method === 'GET' || req.method === 'HEAD';
-          const write = reads
-            ? undefined
-            : {
-                verb: attributes?.verb ?? verb.toLowerCase(),
-                ...(r.subresource ? { subresource: r.subresource } : {}),
-                manager: url.searchParams.get('fieldManager') ?? managerFromUserAgent(req.headers['user-agent']),
-              };
-          const admission = { user: auth.user, warn: (w: readonly string[]) => addWarnings(res, w), annotate: audited.annotate, ...(write ? { write } : {}) };
-          const fault = faults?.active && attributes ? await faultsBefore(faults, attributes, req, res, url, r, audited.annotate) : undefined;
-          await asRequest(admission, () =>
-            handleResource({ req, res, url, route: r, out, server: context, user: auth.user, requestObject: audited.requestObject, annotate: audited.annotate, ...(fault ? { fault } : {}) }),
-          );
-          return;
-        }
-      }
+      await this.serve(req, res, done);
     } catch (err) {
-      const code = sendError(res, err, out);
-      audit?.failed(toStatus(err));
-      if (code === 403 && opts.authorizer) audit?.annotate(DECISION_ANNOTATION, 'forbid');
+      const code = sendError(res, err, done.out);
+      done.audit?.failed(toStatus(err));
+      if (code === 403 && this.opts.authorizer) done.audit?.annotate(DECISION_ANNOTATION, 'forbid');
       // 503 is the not-ready refusal (replay, shutdown): expected, and one line per request would flood the log.
-      if (code >= 500 && code !== 503) opts.logger.error('request failed', { method: req.method, url: req.url, code, error: err instanceof Error ? err.stack : String(err) });
+      if (code >= 500 && code !== 503) this.opts.logger.error('request failed', { method: req.method, url: req.url, code, error: err instanceof Error ? err.stack : String(err) });
     } finally {
-      release?.();
-      inFlight--;
-      audit?.write(opts.logger, res.statusCode, opts.audit);
+      done.release?.();
+      this.inFlight--;
+      done.audit?.write(this.opts.logger, res.statusCode, this.opts.audit);
+      const { counted } = done;
+      const { metrics } = this.opts;
       // A watch is counted when it ends, as kube-apiserver counts long-running requests.
-      if (counted?.verb === 'WATCH') res.once('close', () => opts.metrics.request(counted!, res.statusCode, (performance.now() - started) / 1000));
-      else if (counted) opts.metrics.request(counted, res.statusCode, (performance.now() - started) / 1000);
-      if (inFlight === 0) drained?.();
+      if (counted?.verb === 'WATCH') res.once('close', () => metrics.request(counted, res.statusCode, (performance.now() - started) / 1000));
+      else if (counted) metrics.request(counted, res.statusCode, (performance.now() - started) / 1000);
+      if (this.inFlight === 0) this.drained?.();
     }
-  };
+  }
 
-  const listener = (req: IncomingMessage, res: ServerResponse) => {
-    receiving(req, res);
-    void traceRequest(req, res, () => handle(req, res));
-  };
-  const serverOptions = { keepAliveTimeout: 65_000, ...arrivalBounds(opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, opts.headersTimeoutMs) };
-  const http: HttpServer = opts.tls ? createHttpsServer({ ...opts.tls, ...serverOptions }, listener) : createServer(serverOptions, listener);
-  // Slow clients are cut; a request Node cannot parse is answered with a Status.
-  const receiving = cutSlowClients(http, answerClientError);
-  // ws is loaded by the first WebSocket watch: most clients (and embedded test servers) never make one.
-  let wss: WebSocketServer | undefined;
-  const sockets = async () => (wss ??= new (await import('ws')).WebSocketServer(watchSocketServerOptions));
-  http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void upgrade(req, socket, head).catch((err: unknown) => refuseUpgrade(socket, toApiError(err))));
-  http.on('connect', connectAsRequest(listener));
-  const upgrade = async (req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> => {
+  /** The request path in its order: target, authentication, limits, authorization, route. */
+  private async serve(req: IncomingMessage, res: ServerResponse, done: Handled): Promise<void> {
+    const { opts } = this;
     const target = requestTarget(req.url, req.method);
-    const auth = await authenticator.authenticate(req.headers, target.path).catch((err: unknown) => ({ ok: false as const, reason: String(err) }));
-    if (!auth.ok) return refuseUpgrade(socket, unauthenticated(req, auth.reason));
+    const auth = await this.authenticator.authenticate(req.headers, target.path);
+    if (!auth.ok) throw this.unauthenticated(req, auth.reason);
+    // A path whose attributes cannot be read is counted by its method; the authorizer then refuses it.
+    const attributes = attributesOrUndefined(req, target, auth.user);
+    const r: Route | undefined = route(target.path, this.lookup);
+    // Refusals (429, 403) are counted too, as kube-apiserver counts them; paths naming no resource are not.
+    if (r?.type === 'resource' && attributes) done.counted = requestLabels(r, attributes, req.headers['content-type']);
+    done.release = this.limiter.admit(attributes ?? { verb: (req.method ?? 'GET').toLowerCase(), isResourceRequest: false }, auth.user);
+    // Awaited only when the chain went over the network: a cached decision costs no extra turn.
+    // /debug/log is authorized per resource it reads, as a list of it (handlers/debug-log.ts).
+    if (opts.audit) done.audit = new RequestAudit(req, auth.user, attributes);
+    const authorized = opts.authorizer && !/^\/debug\/log(\/|$)/.test(target.path) && authorize(opts.authorizer, attributes ?? requestAttributes(req, target, auth.user));
+    if (authorized) await authorized;
+    if (opts.authorizer) done.audit?.annotate(DECISION_ANNOTATION, 'allow');
+    if (!r) throw pathNotFound();
+    const { url } = target;
+    switch (r.type) {
+      case 'health':
+        return healthz(res, r.check, [...(r.check === 'readyz' && !this.ready ? [{ check: 'readyz', problem: this.notReady }] : []), ...(r.check === 'livez' ? [] : (opts.healthChecks?.() ?? []))]);
+      case 'metrics':
+        return await sendMetrics(res, opts.metrics);
+      case 'discovery':
+        return handleDiscovery(req, res, r, opts.kinds);
+      case 'openapi':
+        return await handleOpenApi(req, res, url, r.path, opts.kinds);
+      case 'timeline':
+        // The debugging page (and its diff library) is loaded by its first visit.
+        return await (await import('./handlers/timeline.js')).handleTimeline(res, url, r.path, opts.objects, opts.forks ?? []);
+      case 'debugFaults':
+        return await handleDebugFaults(req, res, r.path, this.faults);
+      case 'debugLog':
+        return await handleDebugLog(res, url, r.path, opts.objects.logReader(), opts.kinds, (a) => (opts.authorizer ? authorize(opts.authorizer, { ...a, user: auth.user }) : undefined));
+      case 'resource':
+        return await this.resource(req, res, { url, route: r, user: auth.user, attributes, verb: req.method ?? 'GET' }, done);
+    }
+  }
+
+  /** A request for a resource, once it is authorized: its admission context, its faults, its handler. */
+  private async resource(req: IncomingMessage, res: ServerResponse, a: ResourceAsk, done: Handled): Promise<void> {
+    const { url, route: r, user, attributes } = a;
+    done.out = outputFor(req, url);
+    if (!this.ready) throw serviceUnavailable(`the server is not ready: ${this.notReady}`);
+    const audited = (done.audit ??= new RequestAudit(req, user, attributes));
+    if (r.kind.deprecationWarning) addWarnings(res, [r.kind.deprecationWarning]);
+    // What the log keeps of each entry this request writes: who, how, with which field manager (a read writes nothing).
+    const reads = req.method === 'GET' || req.method === 'HEAD';
+    const write = reads
+      ? undefined
+      : {
+          verb: attributes?.verb ?? a.verb.toLowerCase(),
+          ...(r.subresource ? { subresource: r.subresource } : {}),
+          manager: url.searchParams.get('fieldManager') ?? managerFromUserAgent(req.headers['user-agent']),
+        };
+    const admission = { user, warn: (w: readonly string[]) => addWarnings(res, w), annotate: audited.annotate, ...(write ? { write } : {}) };
+    const faults = this.faults;
+    const fault = faults?.active && attributes ? await faultsBefore(faults, attributes, req, res, url, r, audited.annotate) : undefined;
+    const out = done.out;
+    await asRequest(admission, () =>
+      handleResource({ req, res, url, route: r, out, server: this.context, user, requestObject: audited.requestObject, annotate: audited.annotate, ...(fault ? { fault } : {}) }),
+    );
+  }
+
+  private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    const target = requestTarget(req.url, req.method);
+    const auth = await this.authenticator.authenticate(req.headers, target.path).catch((err: unknown) => ({ ok: false as const, reason: String(err) }));
+    if (!auth.ok) return refuseUpgrade(socket, this.unauthenticated(req, auth.reason));
     try {
-      if (opts.authorizer) await authorize(opts.authorizer, requestAttributes(req, target, auth.user));
+      if (this.opts.authorizer) await authorize(this.opts.authorizer, requestAttributes(req, target, auth.user));
     } catch (err) {
       return refuseUpgrade(socket, toApiError(err));
     }
-    const r = route(target.path, lookup);
-    if (!ready) return refuseUpgrade(socket, serviceUnavailable(`the server is not ready: ${notReady}`));
+    const r = route(target.path, this.lookup);
+    if (!this.ready) return refuseUpgrade(socket, serviceUnavailable(`the server is not ready: ${this.notReady}`));
     if (!r || r.type !== 'resource') return refuseUpgrade(socket, pathNotFound());
-    upgradeWatch(await sockets(), req, socket, head, { url: target.url, route: r, server: context });
-  };
-
-  return {
-    http,
-    context,
-    async start() {
-      ready = true;
-      opts.logger.info('serving', { since: rfc3339(new Date()) });
-    },
-    async close() {
-      ready = false;
-      notReady = 'the server is shutting down';
-      const closed = new Promise<void>((resolve) => http.close(() => resolve()));
-      for (const end of context.watches) end();
-      for (const ws of wss?.clients ?? []) ws.close(1001, 'server shutting down');
-      if (inFlight > 0) await new Promise<void>((resolve) => (drained = resolve));
-      http.closeIdleConnections();
-      await closed;
-      await opts.audit?.close();
-      await faults?.close();
-    },
-  };
+    // ws is loaded by the first WebSocket watch.
+    const wss = (this.wss ??= new (await import('ws')).WebSocketServer(watchSocketServerOptions));
+    upgradeWatch(wss, req, socket, head, { url: target.url, route: r, server: this.context });
+  }
 }
+
+/** What a request's handling found out that its answer, its audit event and its metrics need afterwards. */
+interface Handled {
+  /** How an error is written (the resource's output format once known). */
+  out: Output;
+  audit?: RequestAudit;
+  /** Set once the path names a resource: the request is then counted in /metrics. */
+  counted?: RequestLabels;
+  /** Gives back the request's in-flight seat. */
+  release?: () => void;
+}
+
+/** An authorized request for a resource. */
+interface ResourceAsk {
+  url: URL;
+  route: Extract<Route, { type: 'resource' }>;
+  user: UserInfo;
+  attributes: ReturnType<typeof attributesOrUndefined>;
+  verb: string;
+}
+
+/** The server, as serve.ts and startOrchd make it. */
+export const createApiServer = (opts: ApiServerOptions): ApiServer => new ApiServer(opts);
 
 /** The request's authorization attributes, or undefined for a path they cannot be read from. */
 function attributesOrUndefined(req: IncomingMessage, target: RequestTarget, user: Parameters<typeof requestAttributes>[2]) {

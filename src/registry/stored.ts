@@ -5,11 +5,11 @@
  */
 import { msgpackToJson } from '../log/msgpack-json.js';
 import type { KubeObject } from '../api/types.js';
-import { encodeObject, encodeStored, LazyObject, peekObject, storedApiVersion, type Change, type ChangeType, type StoredObject } from '../store/stored-object.js';
+import type { Change, ChangeType } from '../store/change.js';
+import { encodeStored, LazyObject, peekObject, storedApiVersion, type StoredObject } from '../store/stored-object.js';
 
-export { encodeObject, LazyObject, peekObject, storedApiVersion, type Change, type ChangeType, type StoredObject };
-/** A watch batch transcodes stored bytes straight into its buffer (http/handlers/watch-batch.ts). */
-export { transcodeInto } from '../log/msgpack-json.js';
+/** The store's changes and objects, as watches and reads hand them out: a change's bytes are asked of it (Change.jsonAt, bytes). */
+export { peekObject, type Change, type ChangeType, type StoredObject };
 
 /** The shared JSON of s when it is stored at apiVersion (the common case); undefined when it must be re-stamped. */
 export function storedJsonAt(s: StoredObject, apiVersion: string): Buffer | undefined {
@@ -25,19 +25,6 @@ export function storedJsonAt(s: StoredObject, apiVersion: string): Buffer | unde
  * encoding the tree, and no tree kept on the heap), and its writer's answer is then these same bytes.
  */
 export const objectJson = (s: StoredObject, apiVersion: string): string | Buffer => storedJsonAt(s, apiVersion) ?? restamped(s.obj, apiVersion);
-
-/**
- * A change's JSON at apiVersion for its watchers: encoded first where the version cannot be read for
- * free (bytes nobody decoded become JSON without a tree, kept on the change, and its writer's answer
- * is then these same bytes); where the version is free to read (a tree, or JSON already made), a
- * watcher of another version neither makes nor keeps the stored JSON no one may read.
- */
-export function changeJson(c: Change, apiVersion: string): string | Buffer {
-  const s = c.cur;
-  if (c.json === undefined && s instanceof LazyObject && !s.isDecoded) c.json = encodeObject(s);
-  if (storedApiVersion(s) !== apiVersion) return restamped(s.obj, apiVersion);
-  return (c.json ??= encodeObject(s));
-}
 
 const restamped = (obj: KubeObject, apiVersion: string): string => JSON.stringify({ ...obj, apiVersion });
 

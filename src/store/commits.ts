@@ -4,7 +4,7 @@ import type { LogRecord, Relist } from '../log/log.js';
 import type { CheckpointSchedule } from './checkpoint-schedule.js';
 import type { CollectionStreams } from './fanout.js';
 import { relistEntries, relistError } from './relist.js';
-import type { Change } from './stored-object.js';
+import type { Change } from './change.js';
 import type { VersionClock } from './version-clock.js';
 import type { View } from './view.js';
 import type { Writer } from './writer.js';

@@ -21,32 +21,6 @@ export interface StoredObject {
   json?: Buffer;
 }
 
-export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
-
-/** A committed change as the view saw it: the watch stream is made of these. */
-export interface Change {
-  type: ChangeType;
-  seq: number;
-  key: string;
-  /** The object after the change; for DELETED, its last state stamped with the delete's version. */
-  cur: StoredObject;
-  /** The object before the change (absent for ADDED): selectors need it to turn "stopped matching" into DELETED. */
-  prev?: StoredObject;
-  /**
-   * cur's JSON at its stored apiVersion, made by the first watcher the change was sent to (often a
-   * view of that watcher's framed batch) and shared by the others and by the write's answer. Kept
-   * here, not on cur: a stored object that kept the JSON of its watch event held a second copy of
-   * every object for as long as it stayed current (a replay of a million objects, gigabytes).
-   */
-  json?: Buffer;
-  /**
-   * Watch-event bytes, encoded once and shared by every watcher that receives the same bytes: keyed
-   * by event type, apiVersion (a watcher of another version of the kind gets the object re-stamped)
-   * and encoding (a JSON line, a WebSocket frame).
-   */
-  lines?: Map<string, Buffer>;
-}
-
 /**
  * A stored object held as the msgpack bytes the log read (raw) until something reads obj: a replay
  * of a million entries then builds no object trees (building them, and the garbage collector walking

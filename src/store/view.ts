@@ -5,11 +5,13 @@ import { LabelIndex } from './label-index.js';
 import { LazySlots } from './lazy-slots.js';
 import { Slot } from './slot.js';
 import { SortedKeys } from './sorted-keys.js';
-import { LazyObject, peekObject, storedOf, type Change, type ChangeType, type StoredObject } from './stored-object.js';
+import { Change, type ChangeType } from './change.js';
+import { LazyObject, peekObject, storedOf, type StoredObject } from './stored-object.js';
 
 // Readers take stored objects from the view, as they did before stored-object.ts was split out of it.
 export { Slot } from './slot.js';
-export { LazyObject, encodeObject, encodeStored, peekObject, storedApiVersion, storedOf, type Change, type ChangeType, type StoredObject } from './stored-object.js';
+export { LazyObject, encodeObject, encodeStored, peekObject, storedApiVersion, storedOf, type StoredObject } from './stored-object.js';
+export { Change, type ChangeType } from './change.js';
 
 const SLASH = 0x2f;
 
@@ -181,7 +183,7 @@ export class View {
     }
     this.appliedSeq = e.seq;
     const type: ChangeType = !put ? 'DELETED' : prev ? 'MODIFIED' : 'ADDED';
-    return prev ? { type, seq: e.seq, key: e.key, cur, prev } : { type, seq: e.seq, key: e.key, cur };
+    return new Change(type, e.seq, e.key, cur, prev);
   }
 
   /** The label index of a collection, built from its current objects on first use. */

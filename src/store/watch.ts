@@ -23,7 +23,8 @@ import type { KubeObject } from '../api/types.js';
 import { StoreError } from './errors.js';
 import type { WatchRoute } from './fanout.js';
 import type { WatchSource } from './sources.js';
-import { peekObject, storedOf, type Change, type ChangeType, type StoredObject } from './stored-object.js';
+import { Change, type ChangeType } from './change.js';
+import { peekObject, storedOf, type StoredObject } from './stored-object.js';
 
 /** What one watcher asks for. */
 export interface WatchRequest {
@@ -337,7 +338,7 @@ async function replayed(store: WatchSource, e: LogEntry, needPrev: boolean): Pro
   const rev = store.view.revisionAt(e.key, e.seq - 1);
   const prev = rev !== undefined && needPrev ? await store.revision(e.key, rev) : undefined;
   const type: ChangeType = e.type === 'delete' ? 'DELETED' : rev !== undefined ? 'MODIFIED' : 'ADDED';
-  return prev ? { type, seq: e.seq, key: e.key, cur, prev } : { type, seq: e.seq, key: e.key, cur };
+  return new Change(type, e.seq, e.key, cur, prev);
 }
 
 /**

@@ -5,7 +5,8 @@ import { stageLap, stageStart } from '../observability/stage-timing.js';
 import type { KubeObject } from '../api/types.js';
 import { StoreError } from './errors.js';
 import { checkExpected, MAX_TRIES, type Expected } from './preconditions.js';
-import type { Change, StoredObject } from './stored-object.js';
+import type { Change } from './change.js';
+import type { StoredObject } from './stored-object.js';
 
 /** A key's state as a write decides on it. */
 export interface KeyState {
@@ -30,7 +31,7 @@ export class Writer {
   private readonly pending = new Map<string, { seq: number; obj: KubeObject | null }>();
   /**
    * Keys with writes of this process in flight, how many, and the change the view last applied to
-   * each: when it is a write's own, its JSON (Change.json, made by the first watcher it was sent to)
+   * each: when it is a write's own, its JSON (Change.encodedJson, made by the first watcher it was sent to)
    * is the write's answer. Found by the write's seq on the change, not kept on the stored object.
    */
   private readonly inFlight = new Map<string, { writes: number; change?: Change }>();
@@ -205,7 +206,7 @@ export class Writer {
         span.end();
         // A shared log stored obj without its version: the answer carries it.
         stampVersion(obj, seq);
-        const json = flight.change?.seq === seq ? flight.change.json : undefined;
+        const json = flight.change?.seq === seq ? flight.change.encodedJson : undefined;
         landed();
         return json ? { key, seq, obj, json } : { key, seq, obj };
       },

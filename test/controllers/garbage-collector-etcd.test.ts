@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startGarbageCollector } from '../../src/controllers/garbage-collector.js';
 import { EtcdLog } from '../../src/log/etcd/etcd-log.js';
 import { silentLogger } from '../../src/observability/logger.js';
-import { LazyObject } from '../../src/registry/stored.js';
+import { LazyObject } from '../../src/store/stored-object.js';
 import { kinds } from '../../src/resources/kinds.js';
 import { TestEtcd } from '../helpers/etcd.js';
 import { eventually } from '../helpers/poll.js';

@@ -23,8 +23,6 @@ function sources(dir: string): string[] {
 const LONG_FUNCTIONS: Record<string, string> = {
   'src/controllers/garbage-collector.ts startGarbageCollector': "the handlers share the controller's index as one closure",
   'src/http/codec/json-decode.ts decodeJson': 'the cursor and the duplicate list are locals of one hand-written scanner',
-  'src/http/server.ts createApiServer': "the request and upgrade handlers share the server's state (readiness, in-flight, closing)",
-  'src/http/server.ts handle': 'the request path in its order (target, authentication, limits, authorization, route), formatted one call per line',
   'src/cli/replay.ts run': 'the replay, its controls, its fork and its end are one sequence of awaits with one finally',
   'src/openapi/paths.ts kindPaths': 'the paths are written out one after the other, as the OpenAPI document lists them',
   'src/embed.ts startOrchd': "the Orchd it hands back has methods that share this closure's state",

@@ -6,10 +6,10 @@ import { get } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
 import { Store } from '../../src/store/store.js';
-import { changeJson } from '../../src/registry/stored.js';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 import { EVENTS, event } from './objects.js';
 import { tempStore } from '../helpers/temp-store.js';
+import { framedBatch } from '../../src/http/handlers/watch-frames.js';
 
 describe('a written version is encoded once, for its watchers and its writer', () => {
   let log: LevelDbLog;
@@ -28,7 +28,7 @@ describe('a written version is encoded once, for its watchers and its writer', (
     const seen: Buffer[] = [];
     const sub = store.streams.of(C).subscribe((changes) => {
       // As a watcher of the stored version encodes it: once, kept on the change.
-      for (const c of changes) seen.push(changeJson(c, 'test.orch.io/v1') as Buffer);
+      for (const c of changes) seen.push(c.jsonAt('test.orch.io/v1') as Buffer);
     });
     const watched = await store.put(`${C}/ns/a`, thing('a'), 'absent');
     sub.unsubscribe();
@@ -38,6 +38,28 @@ describe('a written version is encoded once, for its watchers and its writer', (
     const alone = await store.put(`${C}/ns/b`, thing('b'), 'absent');
     expect(alone.json).toBeUndefined();
     expect(store.get(`${C}/ns/b`)?.json).toBeUndefined();
+  });
+
+  it("a framed batch holds the put's answer: the JSON written into it is the change's, and a watcher of another version gets it re-stamped", async () => {
+    const C = 'test.orch.io/framed';
+    const thing = (name: string) => ({ apiVersion: 'test.orch.io/v1', kind: 'Thing', metadata: { name, namespace: 'ns' }, spec: { s: 'ключ' } });
+    const batches: { stored: Buffer; other: Buffer; kept: Buffer | undefined }[] = [];
+    const sub = store.streams.of(C).subscribe((changes) => {
+      const events = changes.map((change) => ({ type: change.type, change }));
+      // The stored version first: the change keeps the JSON it wrote into the batch.
+      const stored = framedBatch(events, 'test.orch.io/v1', true).bytes;
+      batches.push({ stored, other: framedBatch(events, 'test.orch.io/v2', false).bytes, kept: changes[0].encodedJson });
+    });
+    const put = await store.put(`${C}/ns/a`, thing('a'), 'absent');
+    sub.unsubscribe();
+    expect(batches).toHaveLength(1);
+    const json = put.json!.toString();
+    // The bytes the batch was written from, kept by the change: not a second encoding.
+    expect(put.json).toBe(batches[0].kept);
+    expect(JSON.parse(json)).toEqual(put.obj);
+    const [stored, other] = [batches[0].stored.toString(), batches[0].other.toString()];
+    expect(stored).toBe(`${Buffer.byteLength(`{"type":"ADDED","object":${json}}\n`).toString(16)}\r\n{"type":"ADDED","object":${json}}\n\r\n`);
+    expect(JSON.parse(other)).toEqual({ type: 'ADDED', object: { ...put.obj, apiVersion: 'test.orch.io/v2' } });
   });
 });
 

@@ -1,5 +1,5 @@
 /**
- * Fan-out without HTTP: runWatch of watches the server's registry prepares, with in-process sinks. Every
+ * Fan-out without HTTP: the server's WatchStreams run watches the server's registry prepares, with in-process sinks. Every
  * watcher of the shared JSON form is handed the very same bytes for an event (encoded once); a
  * WebSocket watcher the same bytes behind a frame header; a watcher that renders its own form
  * (Tables) gets its own; a sink whose peer reads nothing is ended alone.
@@ -7,7 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { kinds } from '../../src/resources/kinds.js';
-import { DEFAULT_SINK_LIMITS, runWatch, type WatchSink, type WatchSpec } from '../../src/http/handlers/watch-stream.js';
+import type { WatchSink } from '../../src/http/handlers/watch-sinks.js';
+import { DEFAULT_SINK_LIMITS, type WatchSpec } from '../../src/http/handlers/watch-stream.js';
 import { createEvent, createNamespace } from './objects.js';
 
 let srv: TestServer;
@@ -60,9 +61,9 @@ describe('fan-out', () => {
     const ws = captureSink('websocket');
     const table = captureSink();
     const stops = [
-      ...sinks.map((s) => runWatch(watchAfter(from), spec(), s, ROOMY)),
-      runWatch(watchAfter(from, undefined), spec(), ws, ROOMY),
-      runWatch(watchAfter(from), spec({ render: (o) => ({ kind: 'Table', rows: [{ cells: [o.metadata.name] }] }) }), table, ROOMY),
+      ...sinks.map((s) => srv.api.context.streams.run(watchAfter(from), spec(), s, ROOMY)),
+      srv.api.context.streams.run(watchAfter(from, undefined), spec(), ws, ROOMY),
+      srv.api.context.streams.run(watchAfter(from), spec({ render: (o) => ({ kind: 'Table', rows: [{ cells: [o.metadata.name] }] }) }), table, ROOMY),
     ];
     await createEvent(srv.url, 'f1', 'fan');
     await createEvent(srv.url, 'f2', 'fan');
@@ -84,8 +85,8 @@ describe('fan-out', () => {
     const from = srv.store.appliedSeq;
     const full = captureSink();
     const healthy = captureSink();
-    runWatch(watchAfter(from), spec(), full, { ...DEFAULT_SINK_LIMITS, maxBuffered: 10, highWater: 5, stallTimeoutMs: 400 });
-    const stop = runWatch(watchAfter(from), spec(), healthy, ROOMY);
+    srv.api.context.streams.run(watchAfter(from), spec(), full, { ...DEFAULT_SINK_LIMITS, maxBuffered: 10, highWater: 5, stallTimeoutMs: 400 });
+    const stop = srv.api.context.streams.run(watchAfter(from), spec(), healthy, ROOMY);
     const versions = [await createEvent(srv.url, 's1', 'fan'), await createEvent(srv.url, 's2', 'fan'), await createEvent(srv.url, 's3', 'fan')];
     await until(() => full.ended);
     const events = full.writes.flat().map((b) => JSON.parse(b.toString()));

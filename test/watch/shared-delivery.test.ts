@@ -1,6 +1,6 @@
 /**
  * A live batch reaches the watchers of one index bucket as one array, made into events and frames
- * once for all of them (store/watch.ts live$ and eventsOf, watch-stream.ts runWatch). Checked byte
+ * once for all of them (store/watch.ts live$ and eventsOf, watch-stream.ts WatchStreams). Checked byte
  * for byte against the general path on a seeded random stream of creates, updates and deletes in
  * mixed batches: every watcher of a namespace must receive exactly the bytes of a watcher of the same
  * namespace that takes the general path (a scan watcher, whose batches are filtered for it, with a
@@ -8,7 +8,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
-import { runWatch, type WatchSink } from '../../src/http/handlers/watch-stream.js';
+import type { WatchSink } from '../../src/http/handlers/watch-sinks.js';
+import { WatchStreams } from '../../src/http/handlers/watch-stream.js';
 import type { KubeObject } from '../../src/api/types.js';
 import type { WatchRoute } from '../../src/store/fanout.js';
 import { watch$, type WatchRequest } from '../../src/store/watch.js';
@@ -49,6 +50,7 @@ describe('live batches shared by a bucket of watchers', () => {
     const random = rng(26);
     const after = store.appliedSeq;
     const watchers: { ns: string; general: boolean; framing: WatchSink['framing']; apiVersion: string; sink: ReturnType<typeof collecting>; stop: () => void }[] = [];
+    const streams = new WatchStreams();
     const open = (ns: string, general: boolean, framing: WatchSink['framing'], apiVersion: string) => {
       const route: WatchRoute = general ? { by: 'scan' } : { by: 'namespace', namespace: ns };
       const request: Omit<WatchRequest, 'stallTimeoutMs'> = {
@@ -62,7 +64,7 @@ describe('live batches shared by a bucket of watchers', () => {
         current: () => [],
       };
       const sink = collecting(framing);
-      watchers.push({ ns, general, framing, apiVersion, sink, stop: runWatch((flow, stallTimeoutMs) => watch$(store, { ...request, stallTimeoutMs }, flow), { kind: widget, apiVersion }, sink) });
+      watchers.push({ ns, general, framing, apiVersion, sink, stop: streams.run((flow, stallTimeoutMs) => watch$(store, { ...request, stallTimeoutMs }, flow), { kind: widget, apiVersion }, sink) });
     };
     for (const ns of NAMESPACES) {
       for (const framing of ['line', 'websocket'] as const) {

@@ -7,8 +7,8 @@
  */
 import type { Faults, FaultHit } from '../../faults/faults.js';
 import { gone } from '../respond/status.js';
-import type { WatchSink } from './watch-stream.js';
-import { frameHeader } from './websocket-frame.js';
+import type { WatchSink } from './watch-sinks.js';
+import { eventLine, pushLine } from './watch-frames.js';
 
 export interface WatchFaultContext {
   /** Destroys the connection (reset). */
@@ -36,8 +36,9 @@ export function faultySink(sink: WatchSink, hit: FaultHit, faults: Faults, ctx: 
     switch (fault) {
       case 'expire': {
         const status = gone(`too old resource version: ${ctx.startVersion || '0'} (${ctx.head()})`).status;
-        const line = Buffer.from(`{"type":"ERROR","object":${JSON.stringify(status)}}\n`);
-        sink.write(sink.framing === 'websocket' ? [frameHeader(line.length), line] : [line]);
+        const frames: Buffer[] = [];
+        pushLine(eventLine('ERROR', JSON.stringify(status)), sink.framing, frames);
+        sink.write(frames);
         sink.end();
         return;
       }

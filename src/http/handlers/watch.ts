@@ -12,7 +12,8 @@ import { selectorsOf } from './read.js';
 import * as E from '../respond/status.js';
 import { tableFor, wantsTable } from '../respond/table.js';
 import { faultySink } from './watch-faults.js';
-import { DEFAULT_SINK_LIMITS, httpSink, runWatch, webSocketSink, type SinkLimits, type WatchSink, type WatchSpec } from './watch-stream.js';
+import type { WatchSink } from './watch-sinks.js';
+import { DEFAULT_SINK_LIMITS, type SinkLimits, type WatchSpec } from './watch-stream.js';
 
 /**
  * Kubernetes ends a watch without timeoutSeconds after a random time in [minRequestTimeout,
@@ -65,7 +66,7 @@ export function handleWatch(r: Request): void {
   res.setHeader('Cache-Control', 'no-cache, private');
   res.flushHeaders();
   const limits = limitsOf(r.server);
-  const sink = httpSink(res, limits.graceMs);
+  const sink = r.server.streams.httpSink(res, limits.graceMs);
   const { fault, server } = r;
   const faulty =
     fault?.inject.watch && server.faults
@@ -82,7 +83,7 @@ export function handleWatch(r: Request): void {
 /** Runs a watch, its events counted for /metrics, and holds it among the open watches until it ends (even if its connection still drains) or closes. */
 function startWatch(server: Server, route: ResourceRoute, openWatch: OpenWatch, spec: WatchSpec, sink: WatchSink, limits: SinkLimits): void {
   let open = true;
-  // runWatch may end the watch before it returns (a 410 found at once), so stop may not be set yet.
+  // The run may end the watch before it returns (a 410 found at once), so stop may not be set yet.
   let stop: ((why?: unknown) => void) | undefined;
   const release = () => {
     if (!open) return;
@@ -97,7 +98,7 @@ function startWatch(server: Server, route: ResourceRoute, openWatch: OpenWatch, 
     },
   };
   sink.onClose(release);
-  stop = runWatch(openWatch, spec, counted, limits, server.metrics.watchEvents.of(route.kind.group, route.version, route.kind.kind));
+  stop = server.streams.run(openWatch, spec, counted, limits, server.metrics.watchEvents.of(route.kind.group, route.version, route.kind.kind));
   if (open) {
     server.watches.add(stop);
   }
@@ -161,7 +162,7 @@ export function upgradeWatch(wss: WebSocketServer, req: IncomingMessage, socket:
   wss.handleUpgrade(req, socket, head, (ws: WebSocket) => {
     // The client sends nothing on a watch; what it sends is ignored, as Kubernetes ignores it.
     const limits = limitsOf(r.server);
-    startWatch(r.server, r.route, watch.open, watch.spec, webSocketSink(ws, socket, limits.graceMs), limits);
+    startWatch(r.server, r.route, watch.open, watch.spec, r.server.streams.webSocketSink(ws, socket, limits.graceMs), limits);
   });
 }
 
