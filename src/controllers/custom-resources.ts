@@ -149,7 +149,9 @@ class CustomResources {
   }
 
   private async writeStatus(name: string, conditions: CrdCondition[], acceptedNames: CustomNames | undefined): Promise<void> {
-    await this.objects.update(this.crdKind, undefined, name, (cur) => (cur ? withStatus(cur, conditions, acceptedNames) : cur!), { dryRun: false, subresource: 'status' }).catch(tolerated);
+    await this.objects
+      .update(this.crdKind, undefined, name, (cur) => (cur ? withStatus(cur, conditions, acceptedNames, this.objects.clock.now()) : cur!), { dryRun: false, subresource: 'status' })
+      .catch(tolerated);
   }
 
   /** A deleted CRD: Terminating, its objects deleted, then its finalizer removed (it goes, and its kind with it). */
@@ -177,10 +179,10 @@ function tolerated(err: unknown): void {
 }
 
 /** The CRD with these conditions set (a condition's time moves only when its status does) and its accepted names. */
-function withStatus(crd: KubeObject, conditions: CrdCondition[], acceptedNames: CustomNames | undefined): KubeObject {
+function withStatus(crd: KubeObject, conditions: CrdCondition[], acceptedNames: CustomNames | undefined, at: Date): KubeObject {
   const status = isObject(crd.status) ? { ...crd.status } : {};
   const list = listAt(status, 'conditions').filter(isObject);
-  const now = rfc3339(new Date());
+  const now = rfc3339(at);
   for (const c of conditions) {
     const at = list.findIndex((x) => x.type === c.type);
     const old = at >= 0 ? list[at] : undefined;

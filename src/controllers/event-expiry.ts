@@ -25,7 +25,7 @@ export function startEventExpiry(objects: Registry, kind: KindStrategy, ttlSecon
   const subs = new Subscription();
   subs.add(
     objects.changes(kind).subscribe((batch) => {
-      const now = Date.now();
+      const now = objects.clock.now().getTime();
       for (const c of batch) {
         if (c.type === 'DELETED') lastWrite.delete(c.key);
         else lastWrite.set(c.key, now);
@@ -33,7 +33,7 @@ export function startEventExpiry(objects: Registry, kind: KindStrategy, ttlSecon
     }),
   );
   const sweep = async () => {
-    const cutoff = Date.now() - ttlSeconds * 1000;
+    const cutoff = objects.clock.now().getTime() - ttlSeconds * 1000;
     const expired: KubeObject[] = [];
     // Page by page, yielding between pages: a sweep over 100k Events in one go held requests for
     // 100 ms or more (and the first one, which decodes every Event, for far longer).
