@@ -21,7 +21,6 @@ function sources(dir: string): string[] {
  * the closures among them are state that wants a named object (issue 38).
  */
 const LONG_FUNCTIONS: Record<string, string> = {
-  'src/controllers/garbage-collector.ts startGarbageCollector': "the handlers share the controller's index as one closure",
   'src/http/codec/json-decode.ts decodeJson': 'the cursor and the duplicate list are locals of one hand-written scanner',
   'src/http/server.ts createApiServer': "the request and upgrade handlers share the server's state (readiness, in-flight, closing)",
   'src/http/server.ts handle': 'the request path in its order (target, authentication, limits, authorization, route), formatted one call per line',
