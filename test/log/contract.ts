@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { LogError, partBuffer, type Appended, type Checkpoint, type Log, type LogEntry, type LogErrorCode, type SavedCheckpoint } from '../../src/log/log.js';
+import { sleep } from '../helpers/poll.js';
 
 /**
  * The log contract (src/log/log.ts) as one suite that every backend runs, as abstract-level's test
@@ -241,7 +242,7 @@ export function runLogContract<L extends Log>(opts: LogContractOptions<L>): void
         const before = Date.now();
         const first = await fill(log, 5);
         const between = Date.now();
-        await new Promise((r) => setTimeout(r, 5));
+        await sleep(5);
         const second = await fill(log, 3);
         const after = Date.now();
         const read = await entries(log, 1);
