@@ -13,12 +13,8 @@
  * kind is served before the create of the CRD is answered, and gone when its delete (or a reset) is
  * applied, so nothing asks for a kind that half exists. The status writes follow, one CRD at a time.
  */
-import { defer } from 'rxjs/internal/observable/defer';
-import { from } from 'rxjs/internal/observable/from';
-import { merge } from 'rxjs/internal/observable/merge';
-import { mergeMap } from 'rxjs/internal/operators/mergeMap';
-import { Subject } from 'rxjs/internal/Subject';
-import type { Subscription } from 'rxjs/internal/Subscription';
+import { defer, from, merge, mergeMap, Subject } from 'rxjs';
+import type { Subscription } from 'rxjs';
 import { CRD_CLEANUP_FINALIZER, type CrdCondition, type CustomNames, type ServedKinds } from '../api/served-kinds.js';
 import { isObject, listAt, objectAt, stringAt } from '../api/json-access.js';
 import type { KindStrategy } from '../api/strategy.js';

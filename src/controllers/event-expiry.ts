@@ -5,9 +5,7 @@ import { splitKey } from '../api/object-keys.js';
 import { peekObject } from '../registry/stored.js';
 import type { Registry } from '../registry/registry.js';
 import type { Logger } from '../observability/logger.js';
-import { Subscription } from 'rxjs/internal/Subscription';
-import { interval } from 'rxjs/internal/observable/interval';
-import { exhaustMap } from 'rxjs/internal/operators/exhaustMap';
+import { exhaustMap, interval, Subscription } from 'rxjs';
 import { systemJob } from './work-queue.js';
 
 /** Events a sweep looks at between two turns of the event loop. */
