@@ -14,6 +14,9 @@ export default tseslint.config(
       // A closure declared before the one assignment it reads (`let stop; const release = () => stop?.(); stop = run(release)`).
       'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
       // A leading underscore names what is left out on purpose (`const { managedFields: _m, ...rest } = meta`).
+      // rxjs from its public entry point: the bundle tree-shakes it, and the deep paths are rxjs's
+      // internals (measured within noise of them on cold start: bench/RESULTS.md, rxjs entry points).
+      'no-restricted-imports': ['error', { patterns: [{ group: ['rxjs/internal/*'], message: "import from 'rxjs' (its public entry point)" }] }],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
     },
   },

@@ -13,8 +13,7 @@ import type { Logger } from '../observability/logger.js';
 import type { Registry } from '../registry/registry.js';
 import { isRegistryError } from '../registry/errors.js';
 import { labelSelectorTest } from '../registry/selection.js';
-import { map } from 'rxjs/internal/operators/map';
-import { startWith } from 'rxjs/internal/operators/startWith';
+import { map, startWith } from 'rxjs';
 import { coalesce, runSerially } from './work-queue.js';
 
 /** The rules an aggregated role should have, given every ClusterRole (in name order, as the store lists them). */

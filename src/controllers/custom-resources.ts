@@ -13,12 +13,8 @@
  * kind is served before the create of the CRD is answered, and gone when its delete (or a reset) is
  * applied, so nothing asks for a kind that half exists. The status writes follow, one CRD at a time.
  */
-import { defer } from 'rxjs/internal/observable/defer';
-import { from } from 'rxjs/internal/observable/from';
-import { merge } from 'rxjs/internal/observable/merge';
-import { mergeMap } from 'rxjs/internal/operators/mergeMap';
-import { Subject } from 'rxjs/internal/Subject';
-import type { Subscription } from 'rxjs/internal/Subscription';
+import { defer, from, merge, mergeMap, Subject } from 'rxjs';
+import type { Subscription } from 'rxjs';
 import { CRD_CLEANUP_FINALIZER, type CrdCondition, type CustomNames, type ServedKinds } from '../api/served-kinds.js';
 import { isObject, listAt, objectAt, stringAt } from '../api/json-access.js';
 import type { KindStrategy } from '../api/strategy.js';
@@ -149,7 +145,9 @@ class CustomResources {
   }
 
   private async writeStatus(name: string, conditions: CrdCondition[], acceptedNames: CustomNames | undefined): Promise<void> {
-    await this.objects.update(this.crdKind, undefined, name, (cur) => (cur ? withStatus(cur, conditions, acceptedNames) : cur!), { dryRun: false, subresource: 'status' }).catch(tolerated);
+    await this.objects
+      .update(this.crdKind, undefined, name, (cur) => (cur ? withStatus(cur, conditions, acceptedNames, this.objects.clock.now()) : cur!), { dryRun: false, subresource: 'status' })
+      .catch(tolerated);
   }
 
   /** A deleted CRD: Terminating, its objects deleted, then its finalizer removed (it goes, and its kind with it). */
@@ -177,10 +175,10 @@ function tolerated(err: unknown): void {
 }
 
 /** The CRD with these conditions set (a condition's time moves only when its status does) and its accepted names. */
-function withStatus(crd: KubeObject, conditions: CrdCondition[], acceptedNames: CustomNames | undefined): KubeObject {
+function withStatus(crd: KubeObject, conditions: CrdCondition[], acceptedNames: CustomNames | undefined, at: Date): KubeObject {
   const status = isObject(crd.status) ? { ...crd.status } : {};
   const list = listAt(status, 'conditions').filter(isObject);
-  const now = rfc3339(new Date());
+  const now = rfc3339(at);
   for (const c of conditions) {
     const at = list.findIndex((x) => x.type === c.type);
     const old = at >= 0 ? list[at] : undefined;

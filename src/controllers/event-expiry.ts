@@ -5,9 +5,7 @@ import { splitKey } from '../api/object-keys.js';
 import { peekObject } from '../registry/stored.js';
 import type { Registry } from '../registry/registry.js';
 import type { Logger } from '../observability/logger.js';
-import { Subscription } from 'rxjs/internal/Subscription';
-import { interval } from 'rxjs/internal/observable/interval';
-import { exhaustMap } from 'rxjs/internal/operators/exhaustMap';
+import { exhaustMap, interval, Subscription } from 'rxjs';
 import { systemJob } from './work-queue.js';
 
 /** Events a sweep looks at between two turns of the event loop. */
@@ -25,7 +23,7 @@ export function startEventExpiry(objects: Registry, kind: KindStrategy, ttlSecon
   const subs = new Subscription();
   subs.add(
     objects.changes(kind).subscribe((batch) => {
-      const now = Date.now();
+      const now = objects.clock.now().getTime();
       for (const c of batch) {
         if (c.type === 'DELETED') lastWrite.delete(c.key);
         else lastWrite.set(c.key, now);
@@ -33,7 +31,7 @@ export function startEventExpiry(objects: Registry, kind: KindStrategy, ttlSecon
     }),
   );
   const sweep = async () => {
-    const cutoff = Date.now() - ttlSeconds * 1000;
+    const cutoff = objects.clock.now().getTime() - ttlSeconds * 1000;
     const expired: KubeObject[] = [];
     // Page by page, yielding between pages: a sweep over 100k Events in one go held requests for
     // 100 ms or more (and the first one, which decodes every Event, for far longer).

@@ -5,12 +5,7 @@ import type { Logger } from '../observability/logger.js';
 import type { Registry } from '../registry/registry.js';
 import { isRegistryError, notFound } from '../registry/errors.js';
 import { qualified } from '../api/qualified.js';
-import { defer } from 'rxjs/internal/observable/defer';
-import { from } from 'rxjs/internal/observable/from';
-import { merge } from 'rxjs/internal/observable/merge';
-import { filter } from 'rxjs/internal/operators/filter';
-import { map } from 'rxjs/internal/operators/map';
-import { mergeMap } from 'rxjs/internal/operators/mergeMap';
+import { defer, filter, from, map, merge, mergeMap } from 'rxjs';
 import { coalesce, runSerially } from './work-queue.js';
 
 /**

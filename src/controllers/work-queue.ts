@@ -1,15 +1,5 @@
-import type { Observable } from 'rxjs/internal/Observable';
-import type { Subscription } from 'rxjs/internal/Subscription';
-import { defer } from 'rxjs/internal/observable/defer';
-import { EMPTY } from 'rxjs/internal/observable/empty';
-import { auditTime } from 'rxjs/internal/operators/auditTime';
-import { buffer } from 'rxjs/internal/operators/buffer';
-import { catchError } from 'rxjs/internal/operators/catchError';
-import { concatMap } from 'rxjs/internal/operators/concatMap';
-import { connect } from 'rxjs/internal/operators/connect';
-import { ignoreElements } from 'rxjs/internal/operators/ignoreElements';
-import { mergeMap } from 'rxjs/internal/operators/mergeMap';
-import type { MonoTypeOperatorFunction } from 'rxjs/internal/types';
+import { auditTime, buffer, catchError, concatMap, connect, defer, EMPTY, ignoreElements, mergeMap } from 'rxjs';
+import type { MonoTypeOperatorFunction, Observable, Subscription } from 'rxjs';
 import { asSystem } from '../registry/request.js';
 import type { Logger } from '../observability/logger.js';
 

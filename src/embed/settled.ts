@@ -1,10 +1,4 @@
-import { firstValueFrom } from 'rxjs/internal/firstValueFrom';
-import { throwError } from 'rxjs/internal/observable/throwError';
-import { timer } from 'rxjs/internal/observable/timer';
-import { map } from 'rxjs/internal/operators/map';
-import { startWith } from 'rxjs/internal/operators/startWith';
-import { switchMap } from 'rxjs/internal/operators/switchMap';
-import { timeout } from 'rxjs/internal/operators/timeout';
+import { firstValueFrom, map, startWith, switchMap, throwError, timeout, timer } from 'rxjs';
 import type { Running } from '../serve.js';
 
 /**

@@ -1,10 +1,5 @@
-import { BehaviorSubject } from 'rxjs/internal/BehaviorSubject';
-import type { Observable } from 'rxjs/internal/Observable';
-import { firstValueFrom } from 'rxjs/internal/firstValueFrom';
-import { throwError } from 'rxjs/internal/observable/throwError';
-import { concatMap } from 'rxjs/internal/operators/concatMap';
-import { filter } from 'rxjs/internal/operators/filter';
-import { timeout } from 'rxjs/internal/operators/timeout';
+import { BehaviorSubject, concatMap, filter, firstValueFrom, throwError, timeout } from 'rxjs';
+import type { Observable } from 'rxjs';
 
 /**
  * The watches the server holds open, each by the function that ends it, and their count as an

@@ -1,6 +1,5 @@
-// Subject alone, not the package's index (every operator: a tenth of a second of a time-travel command's start).
-import { Subject } from 'rxjs/internal/Subject';
-import type { Observable } from 'rxjs/internal/Observable';
+import { Subject } from 'rxjs';
+import type { Observable } from 'rxjs';
 import { LogError, type Appended, type Checkpoint, type Log, type LogEntry, type LogRecord, type ReadOptions, type SavedCheckpoint } from './log.js';
 
 export interface LogOptions {

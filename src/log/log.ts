@@ -1,4 +1,4 @@
-import type { Observable } from 'rxjs/internal/Observable';
+import type { Observable } from 'rxjs';
 
 /**
  * The log contract. Every write of orchd is one record appended here; the sequence number the log

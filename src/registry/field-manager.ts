@@ -13,6 +13,8 @@ export interface WriteTarget {
   kind: KindStrategy;
   version: string;
   subresource?: 'status';
+  /** When the write is made: the registry's clock, so managedFields' times agree with the object's timestamps. */
+  at: Date;
 }
 
 /** Kubernetes' default field manager: the User-Agent up to its first '/' (`kubectl/v1.33.1 (…)` → `kubectl`). */
@@ -24,7 +26,7 @@ export function writeScope(t: WriteTarget): WriteScope {
     apiVersion: apiVersionOf(t.kind, t.version),
     ...(t.subresource ? { subresource: t.subresource } : {}),
     hasStatus: t.kind.hasStatus,
-    now: rfc3339(new Date()),
+    now: rfc3339(t.at),
   };
 }
 

@@ -3,9 +3,8 @@
  * follow, go through here and the read plan, never to the store directly. It takes the kind on every
  * call, so a kind added while the server runs is read like any other.
  */
-import { filter } from 'rxjs/internal/operators/filter';
-import { map } from 'rxjs/internal/operators/map';
-import type { Observable } from 'rxjs/internal/Observable';
+import { filter, map } from 'rxjs';
+import type { Observable } from 'rxjs';
 import type { CorruptObject } from '../log/encryption/index.js';
 import type { LogEntry } from '../log/log.js';
 import { qualified } from '../api/qualified.js';

@@ -94,7 +94,7 @@ export class Registry extends ObjectReads {
     const refusal = kind.refuseCreate?.();
     if (refusal) throw E.methodNotAllowed(refusal);
     if (opts.fieldManager) {
-      trackUpdate(target(kind, opts), undefined, incoming, opts.fieldManager.manager);
+      trackUpdate(target(kind, opts, this.clock.now()), undefined, incoming, opts.fieldManager.manager);
       t = stageLap('fieldManager', t);
     }
     let obj = incoming;
@@ -167,7 +167,7 @@ export class Registry extends ObjectReads {
         const live = cur ? cloneJson(cur.obj) : undefined;
         const obj: KubeObject = typeof incoming === 'function' ? await incoming(live) : cloneJson(incoming);
         // Inside the retry loop: the managedFields follow the object actually replaced.
-        if (opts.fieldManager) trackUpdate(target(kind, opts), live, obj, opts.fieldManager.manager);
+        if (opts.fieldManager) trackUpdate(target(kind, opts, this.clock.now()), live, obj, opts.fieldManager.manager);
         if (!cur) {
           if (!opts.allowCreate || opts.subresource) throw E.notFound(qualified(kind, name));
           created = true;
@@ -227,7 +227,7 @@ export class Registry extends ObjectReads {
   ): Promise<{ obj: KubeObject; created: boolean }> {
     const { fieldManager, force, ...rest } = opts;
     const merged = (live: KubeObject | undefined): KubeObject => {
-      const obj = trackApply(target(kind, opts), live, config, fieldManager.manager, force);
+      const obj = trackApply(target(kind, opts, this.clock.now()), live, config, fieldManager.manager, force);
       obj.metadata.name = name;
       return obj;
     };
@@ -363,8 +363,9 @@ const writeOf = (verb: string, opts: { fieldManager?: FieldManagement; subresour
   ...(opts.fieldManager ? { manager: opts.fieldManager.manager } : {}),
 });
 
-const target = (kind: KindStrategy, opts: { fieldManager?: FieldManagement; subresource?: string }): WriteTarget => ({
+const target = (kind: KindStrategy, opts: { fieldManager?: FieldManagement; subresource?: string }, at: Date): WriteTarget => ({
   kind,
+  at,
   version: opts.fieldManager?.version ?? kind.versions[0],
   ...(opts.subresource === 'status' ? { subresource: 'status' as const } : {}),
 });

@@ -4,7 +4,7 @@
  * request is read; the engine (src/store/watch.ts) then replays the log from there and follows the
  * committed changes of the collection, live, with no gap and no duplicate.
  */
-import type { Observable } from 'rxjs/internal/Observable';
+import type { Observable } from 'rxjs';
 import type { KindStrategy } from '../api/strategy.js';
 import type { KubeObject } from '../api/types.js';
 import { collectionOf, suffixOf } from '../api/object-keys.js';

@@ -1,5 +1,5 @@
-import type { Observable } from 'rxjs/internal/Observable';
-import { Subject } from 'rxjs/internal/Subject';
+import { Subject } from 'rxjs';
+import type { Observable } from 'rxjs';
 import type { LogRecord, Relist } from '../log/log.js';
 import type { CheckpointSchedule } from './checkpoint-schedule.js';
 import type { CollectionStreams } from './fanout.js';

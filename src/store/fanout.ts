@@ -1,6 +1,5 @@
-import { Observable } from 'rxjs/internal/Observable';
-import { Subject } from 'rxjs/internal/Subject';
-import type { Subscriber } from 'rxjs/internal/Subscriber';
+import { Observable, Subject } from 'rxjs';
+import type { Subscriber } from 'rxjs';
 import type { KubeObject } from '../api/types.js';
 import { splitKey } from '../api/object-keys.js';
 import { Turns } from './turns.js';

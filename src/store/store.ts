@@ -1,7 +1,5 @@
-import type { Observable } from 'rxjs/internal/Observable';
-import { filter } from 'rxjs/internal/operators/filter';
-import { take } from 'rxjs/internal/operators/take';
-import { timeout } from 'rxjs/internal/operators/timeout';
+import { filter, take, timeout } from 'rxjs';
+import type { Observable } from 'rxjs';
 import { LogError, type Log, type Author } from '../log/log.js';
 import { corruptObjectsOf, type CorruptObject } from '../log/encryption/index.js';
 import type { KubeObject } from '../api/types.js';

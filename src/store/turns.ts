@@ -1,5 +1,4 @@
-import { Observable } from 'rxjs/internal/Observable';
-import { finalize } from 'rxjs/internal/operators/finalize';
+import { finalize, Observable } from 'rxjs';
 
 /**
  * Work that takes turns: one piece at a time, and the next one only after the event loop has been

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { crdOf } from '../helpers/crd.js';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 import { created as createdAt } from './support.js';
+import { sleep } from '../helpers/poll.js';
 
 const ADM = '/apis/admissionregistration.orch.io/v1';
 const CRDS = '/apis/apiextensions.orch.io/v1/customresourcedefinitions';
@@ -33,7 +34,7 @@ async function policy(name: string, validations: unknown[]): Promise<void> {
 
 /** Policies take effect when the registry has seen them: retry the write until it is decided. */
 async function writeUntil(method: string, path: string, body: unknown, ok: (status: number) => boolean): Promise<{ status: number; body: any }> {
-  for (const deadline = Date.now() + 10_000; ; await new Promise((r) => setTimeout(r, 20))) {
+  for (const deadline = Date.now() + 10_000; ; await sleep(20)) {
     const r = await call(server.url, method, path, body);
     if (ok(r.status) || Date.now() > deadline) return r;
   }

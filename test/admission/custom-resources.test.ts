@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 import { created as createdAt } from './support.js';
 import { WebhookServer } from './webhook-server.js';
+import { sleep } from '../helpers/poll.js';
 
 const ADM = '/apis/admissionregistration.orch.io/v1';
 const CRDS = '/apis/apiextensions.orch.io/v1/customresourcedefinitions';
@@ -45,7 +46,7 @@ afterAll(async () => {
 });
 
 async function eventually<T>(read: () => Promise<T>, ok: (v: T) => boolean): Promise<T> {
-  for (const deadline = Date.now() + 10_000; ; await new Promise((r) => setTimeout(r, 10))) {
+  for (const deadline = Date.now() + 10_000; ; await sleep(10)) {
     const v = await read();
     if (ok(v) || Date.now() > deadline) return v;
   }

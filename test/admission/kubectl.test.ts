@@ -7,6 +7,7 @@ import { describe, expect, test } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { kubectlForFile } from '../helpers/kubectl.js';
 import { call } from '../helpers/server.js';
+import { sleep } from '../helpers/poll.js';
 
 const session = kubectlForFile({ policyStatus: true });
 const kubectl = session.kubectl;
@@ -79,7 +80,7 @@ spec:
       const g = await kubectl(['get', 'validatingadmissionpolicy', 'replicas-typo', '-o', 'yaml']);
       expect(g.code, g.stderr).toBe(0);
       status = parseYaml(g.stdout).status;
-      if (!status?.typeChecking) await new Promise((r) => setTimeout(r, 50));
+      if (!status?.typeChecking) await sleep(50);
     }
     expect(status.observedGeneration).toBe(1);
     expect(status.typeChecking.expressionWarnings).toEqual([

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 import { fixtures } from '../resources/fixtures.js';
 import { created as createdAt, namespaceMaker } from './support.js';
+import { sleep } from '../helpers/poll.js';
 
 const ADM = '/apis/admissionregistration.orch.io/v1';
 const VAP = `${ADM}/validatingadmissionpolicies`;
@@ -310,7 +311,7 @@ describe('lifecycle', () => {
       let gone = false;
       for (let i = 0; i < 100 && !gone; i++) {
         gone = (await call(srv.url, 'GET', `${NS}/${ns}`)).status === 404;
-        if (!gone) await new Promise((r) => setTimeout(r, 50));
+        if (!gone) await sleep(50);
       }
       expect(gone).toBe(true);
     });

@@ -19,7 +19,7 @@ import { httpsCall } from './https-call.js';
 import { TestIssuer } from './oidc-issuer.js';
 import { replaceFile } from '../helpers/replace-file.js';
 import { tempDir } from '../helpers/temp.js';
-import { eventually } from '../helpers/poll.js';
+import { eventually, sleep } from '../helpers/poll.js';
 
 const VAP = '/apis/admissionregistration.orch.io/v1/validatingadmissionpolicies';
 const UNAUTHORIZED = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Unauthorized', reason: 'Unauthorized', code: 401 };
@@ -158,7 +158,7 @@ describe('orchd with an authentication configuration', () => {
   it('accepts tokens signed with a rotated key once it has fetched the new key set', async () => {
     const before = issuer.jwksFetches;
     // Past the server's refetch cooldown (1 s) since its last fetch.
-    await new Promise((r) => setTimeout(r, 1100));
+    await sleep(1100);
     await issuer.rotate('rotated-1');
     const r = await httpsCall(base, ca, 'GET', VAP, { authorization: `Bearer ${await issuer.token({ claims: validClaims })}` });
     expect(r.status).toBe(200);

@@ -9,6 +9,7 @@ import { authenticationDocument, type AuthenticationConfiguration } from '../../
 import { loadDocumentText } from '../../src/config/load.js';
 import { RequestAuthenticator, type AuthOutcome } from '../../src/auth/authenticate.js';
 import { TestIssuer } from './oidc-issuer.js';
+import { sleep } from '../helpers/poll.js';
 
 const issuer = new TestIssuer();
 const open: RequestAuthenticator[] = [];
@@ -142,7 +143,7 @@ describe('JWT authenticator', () => {
       });
       expect((await a.authenticate(bearer(await rotating.token()), '/')).ok).toBe(true);
       expect(rotating.jwksFetches).toBe(1);
-      await new Promise((r) => setTimeout(r, 1550));
+      await sleep(1550);
       await rotating.rotate('key-2');
       const fresh = await rotating.token();
       const forged = await Promise.all([0, 1, 2, 3, 4].map((i) => rotating.token({ kid: `random-${i}` })));

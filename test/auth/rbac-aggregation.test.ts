@@ -8,6 +8,7 @@ import { StoreRbacSource } from '../../src/registry/rbac-source.js';
 import { rbacAuthorizer } from '../../src/auth/rbac-authorizer.js';
 import type { KubeObject } from '../../src/api/types.js';
 import { call, serverForFile } from '../helpers/server.js';
+import { sleep } from '../helpers/poll.js';
 
 const G = 'rbac.authorization.orch.io';
 const V1 = `/apis/${G}/v1`;
@@ -26,7 +27,7 @@ async function rulesBecome(name: string, want: unknown[]): Promise<unknown[]> {
   for (let i = 0; i < 100; i++) {
     rules = (await call(file.base, 'GET', `${V1}/clusterroles/${name}`)).body.rules ?? [];
     if (JSON.stringify(rules) === JSON.stringify(want)) break;
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
   }
   return rules;
 }

@@ -4,8 +4,7 @@
  * etcd side by side, and a kubeconfig whose credentials the server refuses. Tiny runs: the shape of
  * what the harness reports and that it really wrote, never its speed.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BenchContext } from '../../bench/context.js';
@@ -18,12 +17,12 @@ import { startOrchd, type Orchd } from '../../src/index.js';
 import { TestIssuer } from '../auth/oidc-issuer.js';
 import { TestEtcd } from '../helpers/etcd.js';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { tempDir } from '../helpers/temp.js';
 
 let home: string;
 beforeAll(async () => {
-  home = await mkdtemp(join(tmpdir(), 'orchd-bench-kubeconfig-'));
+  home = tempDir('orchd-bench-kubeconfig-');
 });
-afterAll(() => rm(home, { recursive: true, force: true }));
 
 const TINY = ['--clients', '2', '--read-clients', '2', '--duration', '300ms', '--warmup', '0ms'];
 

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CoreV1Api, CustomObjectsApi, KubeConfig, KubernetesObjectApi, Watch, makeInformer, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { failure, kubeConfigFor } from '../helpers/client-node.js';
+import { sleep } from '../helpers/poll.js';
 
 const GROUP = 'admissionregistration.orch.io';
 const API_VERSION = `${GROUP}/v1`;
@@ -293,7 +294,7 @@ describe('CoreV1Api (typed models)', () => {
     do {
       names = (await core.listNamespace()).items.map((n) => n.metadata?.name);
       if (!names.includes('node-ns')) break;
-      await new Promise((r) => setTimeout(r, 200));
+      await sleep(200);
     } while (Date.now() < deadline);
     expect(names).not.toContain('node-ns');
   });

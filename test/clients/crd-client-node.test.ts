@@ -12,6 +12,7 @@ import { CustomObjectsApi, KubeConfig, KubernetesObjectApi, PatchStrategy, makeI
 import { parseAllDocuments } from 'yaml';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { failure, kubeConfigFor } from '../helpers/client-node.js';
+import { sleep } from '../helpers/poll.js';
 
 const FIXTURES = fileURLToPath(new URL('./fixtures/crds/', import.meta.url));
 const docs = (file: string): any[] => parseAllDocuments(readFileSync(FIXTURES + file, 'utf8')).map((d) => d.toJS());
@@ -30,7 +31,7 @@ beforeAll(async () => {
 afterAll(() => server?.stop());
 
 async function established(name: string): Promise<void> {
-  for (const deadline = Date.now() + 10_000; ; await new Promise((r) => setTimeout(r, 10))) {
+  for (const deadline = Date.now() + 10_000; ; await sleep(10)) {
     const crd: any = await custom.getClusterCustomObject({ group: 'apiextensions.orch.io', version: 'v1', plural: 'customresourcedefinitions', name });
     if (crd.status?.conditions?.some((c: any) => c.type === 'Established' && c.status === 'True')) return;
     if (Date.now() > deadline) throw new Error(`${name} not Established`);
@@ -132,7 +133,7 @@ describe('client-node and five CustomResourceDefinitions', () => {
       await objects.create(gateway);
       await objects.patch({ ...gateway, spec: { className: 'mesh' } } as KubernetesObject, undefined, undefined, undefined, undefined, PatchStrategy.MergePatch);
       await objects.delete(gateway);
-      for (const deadline = Date.now() + 10_000; !seen.includes('delete inner'); await new Promise((r) => setTimeout(r, 10))) {
+      for (const deadline = Date.now() + 10_000; !seen.includes('delete inner'); await sleep(10)) {
         if (Date.now() > deadline) throw new Error(`the informer saw ${seen.join(', ')}`);
       }
       expect(seen).toEqual(['add edge', 'add inner', 'update inner', 'delete inner']);

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startOrchd, type Orchd } from '../../src/index.js';
 import { crdOf } from '../helpers/crd.js';
 import { kubectlHome } from '../helpers/kubectl.js';
-import { eventually } from '../helpers/poll.js';
+import { eventually, sleep } from '../helpers/poll.js';
 
 const GROUP = 'demo.example.com';
 const widgets = { group: GROUP, version: 'v1', namespace: 'default', plural: 'widgets' };
@@ -56,7 +56,7 @@ describe('client-node informers under watch faults', () => {
         await custom.createNamespacedCustomObject({ ...widgets, body: widget(`w${i}`, 1) });
         if (i % 3 === 2) await custom.patchNamespacedCustomObject({ ...widgets, name: `w${i - 1}`, body: [{ op: 'replace', path: '/spec/size', value: 2 }] });
         if (i % 4 === 3) await custom.deleteNamespacedCustomObject({ ...widgets, name: `w${i - 3}` });
-        await new Promise((r) => setTimeout(r, 15));
+        await sleep(15);
       }
       const server = async () =>
         ((await custom.listNamespacedCustomObject(widgets)) as KubernetesListObject<KubernetesObject>).items.map((o) => `${o.metadata!.name}@${o.metadata!.resourceVersion}`).sort();

@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { everyKubectl, kubectlHome, limiter, type Ran } from '../helpers/kubectl.js';
 import { call, startServer, type TestServer } from '../helpers/server.js';
+import { sleep } from '../helpers/poll.js';
 
 const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url));
 
@@ -187,7 +188,7 @@ describe('kubectl', () => {
           const deadline = Date.now() + 20_000;
           while (!re.test(out)) {
             if (Date.now() > deadline || child.exitCode !== null) throw new Error(`kubectl -w printed ${JSON.stringify(out)}, stderr ${JSON.stringify(err)}; wanted ${re}`);
-            await new Promise((r) => setTimeout(r, 50));
+            await sleep(50);
           }
         };
         try {

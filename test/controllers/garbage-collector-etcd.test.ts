@@ -9,7 +9,7 @@ import { silentLogger } from '../../src/observability/logger.js';
 import { LazyObject } from '../../src/store/stored-object.js';
 import { kinds } from '../../src/resources/kinds.js';
 import { TestEtcd } from '../helpers/etcd.js';
-import { eventually } from '../helpers/poll.js';
+import { eventually, sleep } from '../helpers/poll.js';
 import { openRegistry, roleIn, type TestRegistry } from '../helpers/registry.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -48,7 +48,7 @@ describe('garbage collector on etcd', () => {
     const onB = (n: string) => b.store.get(b.objects.key(role, 'gc', n));
     await eventually(() => names.every((n) => onB(n) !== undefined));
     // Let the collector's queue take every change B applied.
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
     for (const n of names) {
       const s = onB(n)!;
       expect(s instanceof LazyObject && !s.isDecoded, n).toBe(true);

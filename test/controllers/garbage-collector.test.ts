@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { startGarbageCollector } from '../../src/controllers/garbage-collector.js';
 import { silentLogger } from '../../src/observability/logger.js';
 import { kinds } from '../../src/resources/kinds.js';
-import { eventually } from '../helpers/poll.js';
+import { eventually, sleep } from '../helpers/poll.js';
 import { registryPerTest, roleIn } from '../helpers/registry.js';
 
 const t = registryPerTest();
@@ -53,7 +53,7 @@ describe('garbage collector', () => {
     await t.r.objects.create(role, 'gc', roleIn('dependent', 'gc', { ownerReferences: [ref] }), { dryRun: false });
     startGarbageCollector(t.r.objects, kinds, silentLogger)();
     await t.r.objects.delete(role, 'gc', 'owner', { dryRun: false, propagationPolicy: 'Background' });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await sleep(200);
     expect(t.r.current('Role', 'gc', 'dependent')).toBeDefined();
   });
 });

@@ -4,9 +4,7 @@ import { Subject } from 'rxjs';
 import { coalesce, runSerially } from '../../src/controllers/work-queue.js';
 import { currentAdmissionContext, runWithAdmissionContext } from '../../src/admission/index.js';
 import type { Logger } from '../../src/observability/logger.js';
-import { eventually } from '../helpers/poll.js';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { eventually, sleep } from '../helpers/poll.js';
 
 function recordingLogger(): { logger: Logger; warned: string[] } {
   const warned: string[] = [];

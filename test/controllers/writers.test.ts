@@ -9,6 +9,7 @@ import { call, startServer, type TestServer } from '../helpers/server.js';
 import { eventually } from '../helpers/poll.js';
 import { EVENTS, createEvent, createNamespace } from '../watch/objects.js';
 import { crdOf } from '../helpers/crd.js';
+import { jsonLines } from '../helpers/json-lines.js';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -20,11 +21,7 @@ afterAll(() => server?.stop());
 async function entriesOf(key: string): Promise<{ type: string; writer?: Record<string, string> }[]> {
   const r = await call(server.url, 'GET', '/debug/log?from=1');
   expect(r.status).toBe(200);
-  return r.text
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l))
-    .filter((e) => e.key === key);
+  return jsonLines(r.text).filter((e) => e.key === key);
 }
 
 const SYSTEM = 'system:apiserver';

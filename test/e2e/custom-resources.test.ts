@@ -6,12 +6,11 @@
  * Tables, field selectors, fieldValidation), a deleted CRD takes its objects with it, and a restart
  * serves them again.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 import { crdOf as crdWith } from '../helpers/crd.js';
+import { tempDir } from '../helpers/temp.js';
+import { sleep } from '../helpers/poll.js';
 
 const CRDS = '/apis/apiextensions.orch.io/v1/customresourcedefinitions';
 const TABLE = 'application/json;as=Table;v=v1;g=meta.k8s.io';
@@ -50,16 +49,15 @@ let server: TestServer;
 let dataDir: string;
 const base = () => server.url;
 beforeAll(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), 'orchd-crd-'));
+  dataDir = tempDir('orchd-crd-');
   server = await startServer({ dataDir, bookmarkIntervalMs: 200 });
 });
 afterAll(async () => {
   await server?.stop();
-  await rm(dataDir, { recursive: true, force: true });
 });
 
 async function until<T>(what: string, read: () => Promise<T>, ok: (v: T) => boolean): Promise<T> {
-  for (const deadline = Date.now() + 10_000; ; await new Promise((r) => setTimeout(r, 10))) {
+  for (const deadline = Date.now() + 10_000; ; await sleep(10)) {
     const v = await read();
     if (ok(v)) return v;
     if (Date.now() > deadline) throw new Error(`${what}: not so after 10 s: ${JSON.stringify(v).slice(0, 500)}`);

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { call, serverForFile, startServer } from '../helpers/server.js';
-import { eventually } from '../helpers/poll.js';
+import { eventually, sleep } from '../helpers/poll.js';
 import { kindCase, unique } from './support.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -122,7 +122,7 @@ describe('garbage collection of dependents (ownerReferences)', () => {
     });
     expect((await call(file.base, 'DELETE', vap.item(owner1.metadata.name))).status).toBe(200);
     // Give the collector a chance to (wrongly) act, then check the dependent is still there.
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300);
     expect(await exists(binding.item(dep.metadata.name))).toBe(true);
     expect((await call(file.base, 'DELETE', vap.item(owner2.metadata.name))).status).toBe(200);
     expect(await eventually(async () => !(await exists(binding.item(dep.metadata.name))))).toBe(true);

@@ -14,7 +14,7 @@ import { LevelDbLog } from '../../src/log/leveldb-log.js';
 import { kinds } from '../../src/resources/kinds.js';
 import { Store } from '../../src/store/store.js';
 import { call, serverForFile, startServer, type TestServer } from '../helpers/server.js';
-import { eventually } from '../helpers/poll.js';
+import { eventually, sleep } from '../helpers/poll.js';
 import { kindCase, unique } from './support.js';
 import { tempDir } from '../helpers/temp.js';
 import { typeCheckPolicy } from '../../src/admission/index.js';
@@ -185,7 +185,7 @@ describe('event expiry (--event-ttl)', () => {
     // The same data with a 1 h ttl: nothing expires, and a new Event written now stays.
     const second = await startServer({ dataDir: dir });
     expect((await call(second.url, 'POST', event.collection('default'), event.make(fresh))).status).toBe(201);
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300);
     expect((await call(second.url, 'GET', event.item(oldName))).status).toBe(200);
     await second.stop();
 

@@ -13,6 +13,7 @@ import { generateSelfSigned } from '../../src/http/certificates.js';
 import { OrchdExpiredError, startOrchd, type Orchd } from '../../src/index.js';
 import { WebhookServer } from '../admission/webhook-server.js';
 import { tempDir } from '../helpers/temp.js';
+import { sleep } from '../helpers/poll.js';
 
 const event = (name: string, labels?: Record<string, string>): KubernetesObject & Record<string, unknown> => ({
   apiVersion: 'events.orch.io/v1',
@@ -199,7 +200,7 @@ describe('reset()', () => {
     const errors: unknown[] = [];
     informer.on('error', (err) => errors.push(err));
     const until = async (what: string, ok: () => boolean) => {
-      for (const deadline = Date.now() + 15_000; !ok(); await new Promise((r) => setTimeout(r, 20))) {
+      for (const deadline = Date.now() + 15_000; !ok(); await sleep(20)) {
         if (Date.now() > deadline) throw new Error(`informer: ${what} never happened; has ${JSON.stringify(names(informer.list('default')))}, errors ${String(errors)}`);
       }
     };
@@ -256,7 +257,7 @@ describe('reset() and the writes around it', () => {
     await objects.create(holdingWebhook());
     const received = hook.received.length;
     const inFlight = fetch(`${api.url}${EVENTS}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(event('ev-in-flight')) });
-    for (const deadline = Date.now() + 5000; hook.received.length === received; await new Promise((r) => setTimeout(r, 5))) {
+    for (const deadline = Date.now() + 5000; hook.received.length === received; await sleep(5)) {
       if (Date.now() > deadline) throw new Error('the create never reached the webhook');
     }
     const resetting = api.reset();
@@ -294,7 +295,7 @@ describe('reset() and the writes around it', () => {
       expect(await api.watchers({ atLeast: 1 })).toBe(1);
       // Watching again from after the reset: what is written now arrives.
       await objects.create(event('ev-watched-again'));
-      for (const deadline = Date.now() + 5000; !informer.get('ev-watched-again', 'default'); await new Promise((r) => setTimeout(r, 10))) {
+      for (const deadline = Date.now() + 5000; !informer.get('ev-watched-again', 'default'); await sleep(10)) {
         if (Date.now() > deadline) throw new Error('the informer missed the create after the reset');
       }
     } finally {
@@ -397,7 +398,7 @@ describe('history() writers, state() filters, settled()', () => {
       (async () => {
         for (let i = 0; i < count; i++) {
           await objects.create(event(`${prefix}-${i}`));
-          await new Promise((r) => setTimeout(r, 20));
+          await sleep(20);
         }
       })();
     const first = await objects.create(event('ev-busy-first'));

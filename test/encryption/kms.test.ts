@@ -9,7 +9,7 @@ import { rewriteEncryption } from '../../src/cli/rewrite-encryption.js';
 import { call } from '../helpers/server.js';
 import { configOf, create, dropCheckpoint, entryPrefixes, event, eventsConfig, EVENTS, keyed, kmsProvider, marker, onDisk, secret, start, storedEventValues } from './helpers.js';
 import { tempDir } from '../helpers/temp.js';
-import { eventually } from '../helpers/poll.js';
+import { eventually, sleep } from '../helpers/poll.js';
 
 /*
  * KMS v2 end to end: orchd on loopback, a real KMS v2 plugin (bench/peers/local-kms-plugin.ts, gRPC on a unix
@@ -117,7 +117,7 @@ describe('kms v2 at rest', () => {
     await until('the new data key', () => p.calls.encrypt === 2);
     // The plugin counts the Encrypt when it is asked; the server takes the new key once the answer
     // has come back over gRPC, a few turns of its event loop later.
-    await new Promise((r) => setTimeout(r, 250));
+    await sleep(250);
     await create(s.url, 'after', marker());
     await stop(s);
     const [a, b] = await envelopes(dataDir);

@@ -14,6 +14,7 @@ import { call } from '../helpers/server.js';
 import { builtCli, killAll, spawnCli } from '../server/child.js';
 import { configOf, create, entryPrefixes, eventsConfig, EVENTS, keyed, kmsProvider, marker, onDisk, secret, start } from './helpers.js';
 import { tempDir } from '../helpers/temp.js';
+import { sleep } from '../helpers/poll.js';
 
 /*
  * --encryption-provider-config-automatic-reload: the running orchd re-reads its EncryptionConfiguration
@@ -111,7 +112,7 @@ describe('encryption configuration reload', () => {
     const deadline = Date.now() + 10_000;
     while ((await reloads(s.url, 'success')) === 0) {
       if (Date.now() > deadline) throw new Error('the file was not reloaded');
-      await new Promise((r) => setTimeout(r, 50));
+      await sleep(50);
     }
     await create(s.url, 'e2', marker());
     expect((await call(s.url, 'GET', '/readyz')).status).toBe(200);

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { FaultConfiguration } from '../../src/config/faults.js';
 import { Faults } from '../../src/faults/faults.js';
 import type { FaultRequest } from '../../src/faults/rules.js';
+import { sleep } from '../helpers/poll.js';
 
 const request = (o: Partial<FaultRequest> = {}): FaultRequest => ({
   verb: 'update',
@@ -44,7 +45,7 @@ describe('fault decisions', () => {
     const b = new Faults({ config: conflicts(7), head: () => 0, now: () => 0 });
     const second: boolean[] = [];
     for (let i = 0; i < 20; i++) {
-      await new Promise((r) => setTimeout(r, 1));
+      await sleep(1);
       second.push(!!b.decide(request()));
     }
     expect(second).toEqual(first);

@@ -14,6 +14,7 @@ import { call } from '../helpers/server.js';
 import { crdOf } from '../helpers/crd.js';
 import { failure } from '../helpers/client-node.js';
 import { tempDir } from '../helpers/temp.js';
+import { sleep } from '../helpers/poll.js';
 
 const GROUP = 'demo.example.com';
 const W = `/apis/${GROUP}/v1/namespaces/default/widgets`;
@@ -315,7 +316,7 @@ describe('visibility', () => {
   it('the journal beside the log holds every fault injected, with the head version', async () => {
     on({ name: 'journaled', match: { verbs: ['get'], names: ['journal'] }, inject: { status: 504 } });
     await call(api.url, 'GET', `${W}/journal`);
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
     const journal = readFaultJournal(dataDir);
     // The file keeps every fault; injected() those since the last reset() (a test above resets).
     const since = api.faults.injected();

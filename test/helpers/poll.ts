@@ -23,3 +23,9 @@ export async function eventually<T>(check: () => T | Promise<T>, opts: PollOptio
     await new Promise((r) => setTimeout(r, stepMs));
   }
 }
+
+/**
+ * A pause, for the few waits that are not for a condition: to show that something does not happen
+ * within a while, or to pace a load. A wait for something to happen is `eventually`.
+ */
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

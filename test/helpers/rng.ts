@@ -5,3 +5,8 @@ export function rng(seed: number): () => number {
     return seed / 0x7fffffff;
   };
 }
+
+/** A whole number in [min, max], from the stream given (Math.random by default: a crash test's kill point, which varies on purpose). */
+export function randomInt(min: number, max: number, random: () => number = Math.random): number {
+  return min + Math.floor(random() * (max - min + 1));
+}

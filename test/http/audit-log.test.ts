@@ -1,10 +1,11 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { loadServerConfig } from '../../src/config/server-config.js';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 import { EVENTS, createNamespace, event } from '../watch/objects.js';
+import { tempDir } from '../helpers/temp.js';
+import { jsonLines } from '../helpers/json-lines.js';
 
 /*
  * --audit-log-path and --audit-policy-file on a real server: each request the policy selects is one
@@ -14,16 +15,11 @@ import { EVENTS, createNamespace, event } from '../watch/objects.js';
 
 const ADM = '/apis/admissionregistration.orch.io/v1';
 let dir: string;
-const events = async (file: string) =>
-  (await readFile(file, 'utf8'))
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l));
+const events = async (file: string) => jsonLines(await readFile(file, 'utf8'));
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'orchd-audit-'));
+  dir = tempDir('orchd-audit-');
 });
-afterAll(() => rm(dir, { recursive: true, force: true }));
 
 async function serverWith(policy: string | undefined, logFile: string): Promise<TestServer> {
   let config;

@@ -12,6 +12,7 @@ import { Store } from '../../src/store/store.js';
 import { call } from '../helpers/server.js';
 import { EVENTS, createEvent, createNamespace, labelEvent } from '../watch/objects.js';
 import { tempStore } from '../helpers/temp-store.js';
+import { jsonLines } from '../helpers/json-lines.js';
 
 /*
  * /debug/log on a real server over a real LevelDB: the log's entries with their commit times and
@@ -67,17 +68,11 @@ afterAll(async () => {
   await log?.close();
 });
 
-const lines = (text: string) =>
-  text
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l));
-
 describe('/debug/log', () => {
   it('serves the entries with their commit times and their types as a watch reports them', async () => {
     const r = await call(base, 'GET', `/debug/log?from=${rv.ns}`, undefined, { 'x-user': 'events-reader' });
     expect(r.status).toBe(200);
-    const got = lines(r.text);
+    const got = jsonLines(r.text);
     expect(got.map((l) => `${l.rv} ${l.type} ${l.key}`)).toEqual([
       `${rv.ns} ADDED /namespaces//dl`,
       `${rv.e1} ADDED events.orch.io/events/dl/e1`,
@@ -91,7 +86,7 @@ describe('/debug/log', () => {
 
   it('sends only the entries of the event types and the name asked for', async () => {
     const reader = { 'x-user': 'events-reader' };
-    const sent = async (query: string) => lines((await call(base, 'GET', `/debug/log?from=${rv.ns}&${query}`, undefined, reader)).text).map((l) => `${l.rv} ${l.type} ${l.key}`);
+    const sent = async (query: string) => jsonLines((await call(base, 'GET', `/debug/log?from=${rv.ns}&${query}`, undefined, reader)).text).map((l) => `${l.rv} ${l.type} ${l.key}`);
     expect(await sent('type=DELETED')).toEqual([`${rv.del} DELETED events.orch.io/events/dl/e1`]);
     expect(await sent('type=added,deleted')).toEqual([
       `${rv.ns} ADDED /namespaces//dl`,
@@ -117,7 +112,7 @@ describe('/debug/log', () => {
     expect(refused.body.message).toContain('events');
     const namespaces = await call(base, 'GET', `/debug/log?from=${rv.ns}&collection=/namespaces`);
     expect(namespaces.status).toBe(200);
-    expect(lines(namespaces.text).map((l) => l.key)).toEqual(['/namespaces//dl']);
+    expect(jsonLines(namespaces.text).map((l) => l.key)).toEqual(['/namespaces//dl']);
     expect((await call(base, 'GET', `/debug/log/versions?key=${encodeURIComponent('events.orch.io/events/dl/e1')}`, undefined, { 'x-user': 'outsider' })).status).toBe(403);
     // The head and the version at a time tell of the whole log: authorized as its entries are.
     for (const path of ['/debug/log/head', '/debug/log/at?time=1']) {
@@ -160,7 +155,7 @@ describe('/debug/log', () => {
 
   it('one object at a time, the version at a time, the head; bad requests answered with a Status', async () => {
     const versions = await call(base, 'GET', `/debug/log/versions?key=${encodeURIComponent('events.orch.io/events/dl/e1')}`, undefined, { 'x-user': 'events-reader' });
-    expect(lines(versions.text).map((l) => `${l.rv} ${l.type}`)).toEqual([`${rv.e1} ADDED`, `${rv.label} MODIFIED`, `${rv.del} DELETED`]);
+    expect(jsonLines(versions.text).map((l) => `${l.rv} ${l.type}`)).toEqual([`${rv.e1} ADDED`, `${rv.label} MODIFIED`, `${rv.del} DELETED`]);
     const labelTime = (await log.get(rv.label))!.time!;
     const reader = { 'x-user': 'events-reader' };
     expect((await call(base, 'GET', `/debug/log/at?time=${labelTime}`, undefined, reader)).body).toEqual({ rv: Math.max(rv.label, ...(await sameTime(labelTime))) });
@@ -176,13 +171,13 @@ describe('/debug/log of a kind no longer served (a deleted CRD’s)', () => {
   const only = { 'x-user': 'events-only' };
 
   it('serves its entries to whoever may list it by its group and resource, and leaves them out for others', async () => {
-    const all = lines((await call(base, 'GET', `/debug/log?from=${rv.gadget}`, undefined, only)).text);
+    const all = jsonLines((await call(base, 'GET', `/debug/log?from=${rv.gadget}`, undefined, only)).text);
     expect(all).toEqual([]);
     const asked = await call(base, 'GET', `/debug/log?collection=${encodeURIComponent('old.example.com/gadgets')}`, undefined, reader);
-    expect(lines(asked.text).map((l) => `${l.rv} ${l.key}`)).toEqual([`${rv.gadget} ${GADGET}`]);
+    expect(jsonLines(asked.text).map((l) => `${l.rv} ${l.key}`)).toEqual([`${rv.gadget} ${GADGET}`]);
     expect((await call(base, 'GET', `/debug/log?collection=${encodeURIComponent('old.example.com/gadgets')}`, undefined, only)).status).toBe(403);
     const versions = await call(base, 'GET', `/debug/log/versions?key=${encodeURIComponent(GADGET)}`, undefined, reader);
-    expect(lines(versions.text).map((l) => `${l.rv} ${l.type}`)).toEqual([`${rv.gadget} ADDED`]);
+    expect(jsonLines(versions.text).map((l) => `${l.rv} ${l.type}`)).toEqual([`${rv.gadget} ADDED`]);
     expect((await call(base, 'GET', `/debug/log/versions?key=${encodeURIComponent(GADGET)}`, undefined, only)).status).toBe(403);
   });
 

@@ -5,6 +5,7 @@ import { anonymousUser } from '../../src/auth/user.js';
 import { call, serverForFile } from '../helpers/server.js';
 import { HttpWatch } from '../watch/stream.js';
 import { keyed } from '../helpers/samples.js';
+import { sleep } from '../helpers/poll.js';
 
 /*
  * --max-requests-inflight / --max-mutating-requests-inflight, as kube-apiserver's max-in-flight
@@ -38,7 +39,7 @@ async function mutatingInFlight(base: string, n: number): Promise<void> {
   for (let i = 0; i < 200; i++) {
     const metrics = await call(base, 'GET', '/metrics');
     if (metrics.text.includes(`apiserver_current_inflight_requests{request_kind="mutating"} ${n}`)) return;
-    await new Promise((r) => setTimeout(r, 25));
+    await sleep(25);
   }
   throw new Error(`never ${n} mutating requests in flight`);
 }

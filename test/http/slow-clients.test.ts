@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { arrivalBounds, HEADERS_TIMEOUT_MS } from '../../src/http/slow-clients.js';
 import { call, serverForFile } from '../helpers/server.js';
 import { HttpWatch } from '../watch/stream.js';
+import { eventually, sleep } from '../helpers/poll.js';
 
 /*
  * Slow and idle connections (slowloris): headers must arrive within the header bound and a body
@@ -51,13 +52,7 @@ function trickle(port: number): Promise<Slow> {
   });
 }
 
-const waitFor = async (what: string, pred: () => boolean, ms: number) => {
-  const end = Date.now() + ms;
-  while (!pred()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-};
+const waitFor = (what: string, pred: () => boolean, ms: number) => eventually(pred, { timeoutMs: ms, stepMs: 50, what });
 
 describe('a few thousand slow connections', () => {
   const file = serverForFile({ headersTimeoutMs: SLOWLORIS_HEADERS_MS });
@@ -130,7 +125,7 @@ describe('slow clients', () => {
   it('a watch is not cut by the request timeout: it streams past it and still gets events', async () => {
     const watch = await HttpWatch.open(file.base, '/api/v1/namespaces?watch=true&resourceVersion=0');
     try {
-      await new Promise((r) => setTimeout(r, REQUEST_MS + CHECK_MS + 500));
+      await sleep(REQUEST_MS + CHECK_MS + 500);
       expect(watch.closed).toBe(false);
       expect((await call(file.base, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'late' } })).status).toBe(201);
       await watch.until((es) => es.some((e) => e.object.metadata?.name === 'late'), 'the namespace made after the request timeout');

@@ -21,7 +21,6 @@ function sources(dir: string): string[] {
  * the closures among them are state that wants a named object (issue 38).
  */
 const LONG_FUNCTIONS: Record<string, string> = {
-  'src/controllers/garbage-collector.ts startGarbageCollector': "the handlers share the controller's index as one closure",
   'src/http/codec/json-decode.ts decodeJson': 'the cursor and the duplicate list are locals of one hand-written scanner',
   'src/cli/replay.ts run': 'the replay, its controls, its fork and its end are one sequence of awaits with one finally',
   'src/openapi/paths.ts kindPaths': 'the paths are written out one after the other, as the OpenAPI document lists them',

@@ -4,6 +4,7 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/server.js';
 import { inBatches, startListServer, type ListServer } from './server.js';
+import { sleep } from '../helpers/poll.js';
 
 /*
  * A list answer larger than 1 MiB goes out as a stream of its objects' encodings, written as the
@@ -58,7 +59,7 @@ describe('answers under 1 MiB, joined into reused buffers', () => {
     await once(socket, 'connect');
     // 800 KB: more than a connection that is not read takes at once.
     socket.write(`GET /api/v1/namespaces?limit=4 HTTP/1.1\r\nHost: ${url.host}\r\nConnection: close\r\n\r\n`);
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
     for (let i = 0; i < 3; i++) {
       const other = await call(s.url, 'GET', `/api/v1/namespaces?limit=4&fieldSelector=metadata.name!%3Dbig-${i}`);
       expect(other.status).toBe(200);

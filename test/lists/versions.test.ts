@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../helpers/server.js';
 import { createEvent, createNamespace, EVENTS, listAll, names, startListServer, type ListServer } from './server.js';
+import { sleep } from '../helpers/poll.js';
 
 let s: ListServer;
 let base: string;
@@ -126,7 +127,7 @@ describe('resourceVersion unset, 0 and NotOlderThan', () => {
     const next = history.at(-1)![0] + 1;
     const waiting = call(base, 'GET', `${NS}?resourceVersion=${next}&resourceVersionMatch=NotOlderThan`);
     const waitingGet = call(base, 'GET', `${NS}/e02?resourceVersion=${next}`);
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
     await createEvent(base, 'late', 'tt');
     const [r, g] = await Promise.all([waiting, waitingGet]);
     expect(r.status).toBe(200);

@@ -10,6 +10,7 @@ import { decodeEntry, readSeq } from '../../src/log/codec.js';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
 import { tempDir } from '../helpers/temp.js';
 import { expectIndexAnswersAsFold, rawFolder } from './index-check.js';
+import { randomInt } from '../helpers/rng.js';
 
 /*
  * Crash tests at the log level: a child process appends as fast as it can and dies by SIGKILL, from
@@ -26,7 +27,6 @@ const WRITER = fileURLToPath(new URL('./fixtures/crash-writer.mjs', import.meta.
 
 /** Same digest as the writer's: a value read back must be the value acknowledged. */
 const digestOf = (value: unknown) => createHash('sha256').update(JSON.stringify(value)).digest('hex').slice(0, 16);
-const randomInt = (min: number, max: number) => min + Math.floor(Math.random() * (max - min + 1));
 
 async function buildIfStale(): Promise<void> {
   const src = join(ROOT, 'src/log');

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EtcdLog } from '../../src/log/etcd/etcd-log.js';
 import type { LogEntry } from '../../src/log/log.js';
 import { makeEtcdTls, TestEtcd, type EtcdTls } from '../helpers/etcd.js';
-import { eventually } from '../helpers/poll.js';
+import { eventually, sleep } from '../helpers/poll.js';
 import { tempDir } from '../helpers/temp.js';
 import { call } from '../helpers/server.js';
 import { isReady, spawnServer } from '../server/child.js';
@@ -89,7 +89,7 @@ describe('etcd with auth enabled', () => {
     const log = new EtcdLog({ servers: [etcd.url], prefix: '/auth/', dir: tempDir(), auth: { username: 'root', password: 'root-pw' } });
     try {
       const first = await roundTrip(log, 'a');
-      await new Promise((resolve) => setTimeout(resolve, 3000));
+      await sleep(3000);
       const seq = await log.append({ type: 'put', key: '/configmaps/default/b', value: role('b'), expect: 0 }).durable;
       expect(seq).toBeGreaterThan(first);
     } finally {

@@ -1,27 +1,20 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Level } from 'level';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { firstValueFrom } from 'rxjs';
 import { decodeEntry, encodeRecord } from '../../src/log/codec.js';
 import { encryptAtRest } from '../../src/log/encryption/index.js';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
 import type { Author } from '../../src/log/log.js';
+import { tempDir } from '../helpers/temp.js';
 
 /*
  * Each entry's writer (user, field manager, verb, subresource) is kept with it, read back with it,
  * and sealed with it under encryption at rest: who wrote an object is as private as the object.
  */
 
-const dirs: string[] = [];
-const folder = async () => {
-  const d = await mkdtemp(join(tmpdir(), 'orchd-writer-'));
-  dirs.push(d);
-  return join(d, 'log');
-};
-afterAll(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
+const folder = async () => join(tempDir('orchd-writer-', { until: 'file' }), 'log');
 
 const alice: Author = { user: 'alice@example.com', verb: 'update', subresource: 'status', manager: 'rollout-bot' };
 const obj = (name: string) => ({ metadata: { name } });

@@ -6,7 +6,7 @@ import { kinds } from '../../src/resources/kinds.js';
 import type { KubeObject } from '../../src/api/types.js';
 
 const event = kinds.find((k) => k.kind === 'Event' && k.group === 'events.orch.io')!;
-const target = { kind: event, version: 'v1' };
+const target = { kind: event, version: 'v1', at: new Date('2030-01-02T03:04:05Z') };
 const ev = (note: string): KubeObject => ({ apiVersion: 'events.orch.io/v1', kind: 'Event', metadata: { name: 'e1', namespace: 'default' }, note }) as KubeObject;
 const managers = (o: KubeObject) => (o.metadata.managedFields as { manager: string; operation: string }[] | undefined)?.map((m) => `${m.manager}/${m.operation}`);
 

@@ -13,6 +13,7 @@ import { killAll, type ServerChild } from '../server/child.js';
 import { startReplica } from './replica.js';
 import { tempDir } from '../helpers/temp.js';
 import { kubeConfigFor } from '../helpers/client-node.js';
+import { eventually } from '../helpers/poll.js';
 
 let etcd: TestEtcd;
 let home = '';
@@ -56,13 +57,8 @@ describe('kubectl on one replica, a client-node informer on the other', () => {
     informer.on('add', record('add'));
     informer.on('update', record('update'));
     informer.on('error', (err) => errors.push(err));
-    const waitFor = async (entry: string) => {
-      const deadline = Date.now() + 15_000;
-      while (!seen.includes(entry)) {
-        if (Date.now() > deadline) throw new Error(`informer never saw "${entry}"; saw ${JSON.stringify(seen.slice(-10))}, errors ${String(errors)}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    };
+    const waitFor = (entry: string) =>
+      eventually(() => seen.includes(entry), { timeoutMs: 15_000, stepMs: 50, what: () => `informer seeing "${entry}" (saw ${JSON.stringify(seen.slice(-10))}, errors ${String(errors)})` });
     await informer.start();
     try {
       const manifest = join(home, 'namespace.yaml');

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestEtcd } from '../helpers/etcd.js';
 import { isReady, keepAlive, killAll, request, spawnServer, type ServerChild } from '../server/child.js';
 import { tempDir } from '../helpers/temp.js';
+import { sleep } from '../helpers/poll.js';
 
 let members: TestEtcd[] = [];
 const agent = keepAlive(16);
@@ -44,10 +45,10 @@ describe('replicas on a three-member etcd', () => {
     };
     const deadline = setTimeout(() => (stop = true), 60_000);
     const load = Promise.all([writer(a, 'a0'), writer(a, 'a1'), writer(b, 'b0'), writer(b, 'b1')]);
-    while (acked.length < 40) await new Promise((r) => setTimeout(r, 10));
+    while (acked.length < 40) await sleep(10);
     await members[0].stop('SIGKILL');
     const atKill = acked.length;
-    while (acked.length < atKill + 40 && !stop) await new Promise((r) => setTimeout(r, 10));
+    while (acked.length < atKill + 40 && !stop) await sleep(10);
     stop = true;
     clearTimeout(deadline);
     await load;

@@ -7,6 +7,7 @@ import { TestEtcd } from '../helpers/etcd.js';
 import { keepAlive, killAll, request, type ServerChild } from '../server/child.js';
 import { startReplica } from './replica.js';
 import { names, watch } from './watch.js';
+import { sleep } from '../helpers/poll.js';
 
 let etcd: TestEtcd;
 const agent = keepAlive(16);
@@ -122,7 +123,7 @@ describe('replicas on one etcd', () => {
     };
     const deadline = setTimeout(() => (stop = true), 60_000);
     const load = Promise.all([0, 1, 2, 3].map((w) => writer(victim, `victim-${w}`)).concat([0, 1].map((w) => writer(b, `survivor-${w}`))));
-    while (acked.filter((n) => n.startsWith('victim')).length < 40) await new Promise((r) => setTimeout(r, 10));
+    while (acked.filter((n) => n.startsWith('victim')).length < 40) await sleep(10);
     victim.signal('SIGKILL');
     await victim.exited;
     stop = true;

@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { bundlePackage } from '../../tools/bundle-package.js';
+import { sleep } from '../helpers/poll.js';
 
 /*
  * The real orchd as a child process, for the tests that need a process: kill -9, SIGTERM, replay
@@ -46,8 +47,6 @@ const exists = (p: string) =>
     () => true,
     () => false,
   );
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** One build at a time across the vitest workers (and concurrent runs): a directory made atomically. */
 async function withBuildLock<T>(fn: () => Promise<T>): Promise<T> {

@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { builtCli, builtPackage, isReady, keepAlive, killAll, request, ROOT, spawnCli, spawnProcess, type Child } from './child.js';
 import { tempDir } from '../helpers/temp.js';
+import { eventually, sleep } from '../helpers/poll.js';
 
 /*
  * The `orchd` command as a user runs it: `node <cli> serve …`, `npx orchd serve …` and `npm start`
@@ -175,7 +176,7 @@ describe('orchd command line', () => {
     // The slow one holds the only mutating slot once the server has its headers.
     for (let i = 0; i < 40 && refused?.status !== 429; i++) {
       refused = await request(agent, String(ready.url), 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: `n${i}` } });
-      if (refused.status !== 429) await new Promise((r) => setTimeout(r, 25));
+      if (refused.status !== 429) await sleep(25);
     }
     expect(refused).toMatchObject({ status: 429, body: { kind: 'Status', reason: 'TooManyRequests', code: 429 } });
     await closed;
@@ -214,7 +215,7 @@ describe('orchd command line', () => {
       );
       expect(created.map((r) => r.status)).toEqual([201, 201, 201, 201]);
     }
-    for (const until = Date.now() + 30_000; (await watching()) && Date.now() < until;) await new Promise((r) => setTimeout(r, 50));
+    await eventually(async () => !(await watching()), { timeoutMs: 30_000, stepMs: 50, what: 'the slow watch closed' });
     expect(await watching()).toBe(false);
     res.on('data', (d: Buffer) => got.push(d));
     res.resume();

@@ -5,6 +5,8 @@ import { builtCli, isReady, keepAlive, killAll, request, spawnServer } from './c
 import { startLoad, untilAcked, type Acked } from './load.js';
 import { expectContiguousLog, expectCreatesOnly, readServed } from './state.js';
 import { tempDir } from '../helpers/temp.js';
+import { randomInt } from '../helpers/rng.js';
+import { sleep } from '../helpers/poll.js';
 
 /*
  * Issue 3's promise at the process level: the real server, as a child process, under 16 concurrent
@@ -14,7 +16,6 @@ import { tempDir } from '../helpers/temp.js';
 
 const CLIENTS = 16;
 const ROUNDS = 3;
-const randomInt = (min: number, max: number) => min + Math.floor(Math.random() * (max - min + 1));
 /** The batches a first start writes one by one (system namespaces, default RBAC policy): crash points come after them, under load. */
 const STARTUP_BATCHES = 4 + BOOTSTRAP_CLUSTER_ROLES.length + BOOTSTRAP_CLUSTER_ROLE_BINDINGS.length;
 
@@ -38,7 +39,7 @@ describe('orchd killed with SIGKILL under load', () => {
       // A random moment once the load is under way: mid-batch, between batches, mid-response.
       await untilAcked(load, 20);
       const killAfter = randomInt(0, 600);
-      await new Promise((r) => setTimeout(r, killAfter));
+      await sleep(killAfter);
       server.signal('SIGKILL');
       const exit = await server.exited;
       await load.done;

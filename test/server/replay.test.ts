@@ -6,6 +6,7 @@ import { builtCli, isReady, keepAlive, killAll, request, spawnServer, type LogLi
 import { bodyOf, pathOf, type Kind } from './load.js';
 import { seedNamespaces } from './seed.js';
 import { tempDir } from '../helpers/temp.js';
+import { eventually } from '../helpers/poll.js';
 
 /*
  * Startup: the server listens before it replays, says it is alive but not ready while the log is
@@ -41,18 +42,19 @@ describe('startup replay', () => {
     const server = await spawnServer(dataDir);
     const agent = keepAlive(3);
     const seen: { livez: number; readyz: Reply; get: Reply }[] = [];
-    // Polls from the `listening` line until ready; bounded by the server's own deadline.
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const [livez, readyz, get] = await Promise.all([
-        request(agent, server.url, 'GET', '/livez'),
-        request(agent, server.url, 'GET', '/readyz'),
-        request(agent, server.url, 'GET', '/api/v1/namespaces/seed-1'),
-      ]);
-      seen.push({ livez: livez.status, readyz, get });
-      if (readyz.status === 200 || Date.now() > deadline) break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    // Polls from the `listening` line until ready, keeping every answer seen on the way.
+    await eventually(
+      async () => {
+        const [livez, readyz, get] = await Promise.all([
+          request(agent, server.url, 'GET', '/livez'),
+          request(agent, server.url, 'GET', '/readyz'),
+          request(agent, server.url, 'GET', '/api/v1/namespaces/seed-1'),
+        ]);
+        seen.push({ livez: livez.status, readyz, get });
+        return readyz.status === 200;
+      },
+      { timeoutMs: 30_000, what: 'a ready replayed server' },
+    );
     agent.destroy();
     const before = seen.filter((s) => s.readyz.status === 500);
     expect(before.length, 'no /readyz answer caught the replay').toBeGreaterThan(0);

@@ -7,6 +7,8 @@ import { builtCli, isReady, keepAlive, killAll, request, spawnServer } from './c
 import { pathOf, startLoad, untilAcked } from './load.js';
 import { expectContiguousLog, expectCreatesOnly, readServed } from './state.js';
 import { tempDir } from '../helpers/temp.js';
+import { randomInt } from '../helpers/rng.js';
+import { sleep } from '../helpers/poll.js';
 
 /*
  * SIGTERM while 16 keep-alive clients are creating: the server stops taking work, finishes what it
@@ -15,7 +17,6 @@ import { tempDir } from '../helpers/temp.js';
  */
 
 const CLIENTS = 16;
-const randomInt = (min: number, max: number) => min + Math.floor(Math.random() * (max - min + 1));
 
 let dataDir: string;
 beforeAll(async () => {
@@ -74,7 +75,7 @@ describe('orchd stopped with SIGTERM under load', () => {
     const agent = keepAlive(CLIENTS);
     const load = startLoad({ agent, url: server.url, prefix: 'term', clients: CLIENTS, perClient: 2000, maxMs: 15_000 });
     await untilAcked(load, 20);
-    await new Promise((r) => setTimeout(r, randomInt(0, 300)));
+    await sleep(randomInt(0, 300));
     server.signal('SIGTERM');
     const exit = await server.exited;
     await load.done;

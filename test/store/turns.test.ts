@@ -2,8 +2,9 @@
 import { defer, Observable, Subject, throwError, timer, map, lastValueFrom } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { Turns } from '../../src/store/turns.js';
+import { sleep } from '../helpers/poll.js';
 
-const tick = () => new Promise((r) => setTimeout(r, 5));
+const tick = () => sleep(5);
 
 describe('Turns', () => {
   it('runs one piece at a time, in the order they asked, each to its end', async () => {

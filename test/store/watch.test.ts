@@ -12,7 +12,7 @@ import type { WatchRoute } from '../../src/store/fanout.js';
 import { Store } from '../../src/store/store.js';
 import { watch$, WatchError, type WatchEvent, type WatchFlow, type WatchRequest } from '../../src/store/watch.js';
 import { tempStore } from '../helpers/temp-store.js';
-import { eventually } from '../helpers/poll.js';
+import { eventually, sleep } from '../helpers/poll.js';
 import { rng } from '../helpers/rng.js';
 
 const C = 'test.orch.io/things';
@@ -343,7 +343,7 @@ describe('a watcher whose connection falls behind', () => {
     // Writes go on until it is ended (at most 60): a watcher is found behind by the changes that reach it.
     for (let i = 0; i < 60 && !seen.done; i++) {
       await put('ns-stall', `s${i}`);
-      await new Promise((r) => setTimeout(r, 20));
+      await sleep(20);
     }
     await until(() => seen.done, 'the end', 5000);
     expect(seen.error).toBeInstanceOf(WatchError);

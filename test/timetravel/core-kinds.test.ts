@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 import { tempDir } from '../helpers/temp.js';
 import { run } from './helpers.js';
+import { jsonLines } from '../helpers/json-lines.js';
 
 /*
  * The kinds controllers touch besides their own (issue 43: core v1 ConfigMap, Secret, ServiceAccount
@@ -43,20 +44,14 @@ describe('the core kinds controllers touch, in time travel', () => {
     ]) {
       const state = await run('state', ...source, '--at', 'HEAD', '-n', 'default', '--kind', 'cm,secrets,sa,leases', '-o', 'json');
       expect([state.code, state.err]).toEqual([0, '']);
-      const objects = state.out
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as { kind: string; metadata: { name: string }; data?: Record<string, string> });
+      const objects = jsonLines<{ kind: string; metadata: { name: string }; data?: Record<string, string> }>(state.out);
       expect(objects.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual(['ConfigMap/settings', 'Lease/leader', 'Secret/token', 'ServiceAccount/robot']);
       // A Secret's stringData was merged into data on the write: the history holds the base64 form.
       expect(objects.find((o) => o.kind === 'Secret')?.data).toEqual({ token: Buffer.from('abc').toString('base64') });
 
       const log = await run('log', ...source, '--from', String(before + 1), '--kind', 'configmaps,leases.coordination.orch.io', '-o', 'json');
       expect([log.code, log.err]).toEqual([0, '']);
-      const changes = log.out
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as { type: string; object: { kind: string } });
+      const changes = jsonLines<{ type: string; object: { kind: string } }>(log.out);
       expect(changes.map((c) => `${c.type} ${c.object.kind}`)).toEqual(['ADDED ConfigMap', 'ADDED Lease']);
     }
   });

@@ -6,6 +6,7 @@ import { tempDir } from '../helpers/temp.js';
 import { CRDS, NS, WEBAPPS, writeHistory, type Versions } from './custom-kinds-fixture.js';
 import { run, startReplayOf } from './helpers.js';
 import type { Replaying } from '../../src/timetravel/replay/server.js';
+import { jsonLines } from '../helpers/json-lines.js';
 
 /*
  * A replay serves custom resources as the recorded server did: a CRD's kind from the version that
@@ -80,11 +81,7 @@ describe('orchd replay with custom resources', () => {
       r.control.resume();
       await r.done;
       const watch = await call(r.url, 'GET', `${WEBAPPS}?watch=true&resourceVersion=${v.shop - 1}&timeoutSeconds=1`);
-      const events = String(watch.text)
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => JSON.parse(l))
-        .filter((e) => e.type !== 'BOOKMARK');
+      const events = jsonLines(String(watch.text)).filter((e) => e.type !== 'BOOKMARK');
       expect(events.map((e) => `${e.type} ${e.object.metadata.name} ${e.object.metadata.resourceVersion}`)).toEqual([
         `ADDED shop ${v.shop}`,
         `MODIFIED shop ${v.shopScaled}`,

@@ -4,6 +4,7 @@ import { startServer, type TestServer } from '../helpers/server.js';
 import { tempDir } from '../helpers/temp.js';
 import { NS, writeHistory, type Versions } from './custom-kinds-fixture.js';
 import { run, type Run } from './helpers.js';
+import { jsonLines } from '../helpers/json-lines.js';
 
 /*
  * Custom resources through the time-travel commands: a running orchd whose history holds CRDs and
@@ -36,12 +37,6 @@ async function agreed(command: string, ...args: string[]): Promise<string> {
   expect(outs[2], 'recording').toBe(outs[0]);
   return outs[0];
 }
-
-const jsonLines = (text: string): any[] =>
-  text
-    .split('\n')
-    .filter((l) => l !== '')
-    .map((l) => JSON.parse(l));
 
 beforeAll(async () => {
   dataDir = tempDir('orchd-crd-tt-');

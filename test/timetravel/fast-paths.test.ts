@@ -1,6 +1,5 @@
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, readFile, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Level } from 'level';
@@ -14,6 +13,8 @@ import { openHistory } from '../../src/timetravel/core/source.js';
 import { eventsConfig } from '../encryption/helpers.js';
 import { startServer } from '../helpers/server.js';
 import { run, startReplayOf } from './helpers.js';
+import { tempDir } from '../helpers/temp.js';
+import { sleep } from '../helpers/poll.js';
 
 /*
  * Each fast path of the time-travel tools against the general one, on a random log of puts,
@@ -98,7 +99,7 @@ async function writeRandomLog(store: Store, r: () => number): Promise<void> {
 }
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'orchd-fast-paths-'));
+  dir = tempDir('orchd-fast-paths-');
   dataDir = join(dir, 'data');
   const log = new LevelDbLog({ path: join(dataDir, 'log') });
   await log.open();
@@ -128,7 +129,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await general?.close();
   await general?.log.close();
-  await rm(dir, { recursive: true, force: true });
 });
 
 const COLLECTIONS = ['/namespaces', 'events.orch.io/events'];
@@ -281,7 +281,7 @@ function watchUntil(base: string, path: string, done: Promise<void>): Promise<st
       void done.then(async () => {
         for (let seen = -1; seen !== text.length;) {
           seen = text.length;
-          await new Promise((r) => setTimeout(r, 200));
+          await sleep(200);
         }
         req.destroy();
         resolve(text.split('\n').filter((l) => l !== ''));

@@ -1,9 +1,8 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { get as httpGet } from 'node:http';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import type { Informer, KubernetesObject, ObjectCache } from '@kubernetes/client-node';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import puppeteer, { type Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +15,9 @@ import { call, startServer, type TestServer } from '../helpers/server.js';
 import { builtCli, isReady, killAll, spawnCli, spawnServer, type Child } from '../server/child.js';
 import { EVENTS, createEvent, createNamespace, deleteEvent, event as eventOf, labelEvent } from '../watch/objects.js';
 import { eventInformer, kubeConfigFor, run } from './helpers.js';
+import { tempDir } from '../helpers/temp.js';
+import { jsonLines } from '../helpers/json-lines.js';
+import { sleep } from '../helpers/poll.js';
 
 /*
  * A fork in use: a paused `orchd replay --fork` turned into a writable server on the same port (an
@@ -41,7 +43,7 @@ async function eventually<T>(read: () => Promise<T>, check: (v: T) => boolean): 
   for (;;) {
     const v = await read();
     if (check(v) || Date.now() > deadline) return v;
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
 }
 
@@ -52,12 +54,12 @@ async function stdoutLine(child: Child, pattern: RegExp, ms = 60_000): Promise<R
     const m = pattern.exec(child.output.stdout);
     if (m) return m;
     if (Date.now() > deadline) throw new Error(`no line ${pattern} in ${child.output.stdout}\n${child.output.stderr}`);
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
 }
 
 beforeAll(async () => {
-  work = await mkdtemp(join(tmpdir(), 'orchd-fork-serve-'));
+  work = tempDir('orchd-fork-serve-');
   original = await startServer({ dataDir: join(work, 'original') });
   start = await versionOf(original.url);
   await createNamespace(original.url, NS);
@@ -81,7 +83,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await killAll();
   await original?.close();
-  await rm(work, { recursive: true, force: true });
 });
 
 /**
@@ -286,10 +287,7 @@ describe('a fork in use', () => {
     }
     const diff = await run('diff', String(head), 'HEAD', '--data-dir', dir, '-o', 'json-patch');
     expect(diff.code).toBe(1);
-    const changes = diff.out
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l));
+    const changes = jsonLines(diff.out);
     expect(changes.map((c) => c.object).sort()).toEqual([`events.events.orch.io/${NS}/back-1`, `events.events.orch.io/${NS}/back-2`, `events.events.orch.io/${NS}/pull-1`, `namespaces/${NS}`]);
     for (const c of changes.filter((c) => c.object.startsWith('events.events.orch.io/'))) {
       const reason = c.object.includes('back') ? 'BackOff' : 'Pulled';

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readForkPoints } from '../../src/config/fork-origin.js';
@@ -12,6 +11,8 @@ import { killAll, spawnServer, isReady, type ServerChild } from '../server/child
 import { EVENTS, createEvent, createNamespace, deleteEvent, labelEvent } from '../watch/objects.js';
 import { HttpWatch } from '../watch/stream.js';
 import { run } from './helpers.js';
+import { tempDir } from '../helpers/temp.js';
+import { sleep } from '../helpers/poll.js';
 
 /*
  * `orchd fork` through the command, on real folders: a recorded run (an orchd with a data folder,
@@ -49,7 +50,7 @@ async function listAt(base: string, path: string, rv: number): Promise<string[] 
 }
 
 beforeAll(async () => {
-  work = await mkdtemp(join(tmpdir(), 'orchd-fork-'));
+  work = tempDir('orchd-fork-');
   original = await startServer({ dataDir: join(work, 'original') });
   const base = original.url;
   await createNamespace(base, 'before');
@@ -77,7 +78,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await killAll();
   await original?.close();
-  await rm(work, { recursive: true, force: true });
 });
 
 describe('orchd fork RECORDING --at N', () => {
@@ -207,7 +207,7 @@ describe('orchd fork --source-data-dir', () => {
       await createNamespace(stopped.url, NS);
       at = await createEvent(stopped.url, 'kept', NS);
       // A later commit time than the fork's --at.
-      await new Promise((r) => setTimeout(r, 20));
+      await sleep(20);
       await createEvent(stopped.url, 'later', NS);
     } finally {
       await stopped.close();

@@ -1,14 +1,14 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { eventually } from '../helpers/poll.js';
+import { eventually, sleep } from '../helpers/poll.js';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 import { builtCli } from '../server/child.js';
 import { EVENTS, createNamespace, event } from '../watch/objects.js';
 import { run, type Run } from './helpers.js';
+import { tempDir } from '../helpers/temp.js';
+import { jsonLines } from '../helpers/json-lines.js';
 
 /*
  * The on-call engineer's incident (issue 31), through the orchd command, against the running server,
@@ -62,10 +62,10 @@ async function createAll(names: string[], reason: (name: string) => string): Pro
   return refusedHere;
 }
 
-const settle = () => new Promise((r) => setTimeout(r, 30));
+const settle = () => sleep(30);
 
 beforeAll(async () => {
-  work = await mkdtemp(join(tmpdir(), 'orchd-on-call-'));
+  work = tempDir('orchd-on-call-');
   auditLog = join(work, 'audit.log');
   server = await startServer({ dataDir: join(work, 'data'), auditLogPath: auditLog });
   await createNamespace(server.url, NS);
@@ -133,7 +133,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.close();
-  if (work) await rm(work, { recursive: true, force: true });
 });
 
 /** The command against the server, the folder and the recording: the same answer from each (with exit status code), which is returned. */
@@ -149,11 +148,6 @@ const ask = (command: string, ...args: string[]): Promise<Run> => askFor(0, comm
 const iso = (ms: number) => new Date(ms).toISOString();
 /** The version a time names: the newest committed at or before it. */
 const versionAt = (t: number) => Math.max(...[...timeOf].filter(([, time]) => time <= t).map(([rv]) => rv));
-const jsonLines = (text: string) =>
-  text
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l));
 
 /** Each Event of the namespace at rv, with the version of it then. */
 function eventsAt(rv: number): Map<string, number> {

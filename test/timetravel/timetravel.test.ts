@@ -11,6 +11,8 @@ import { builtCli } from '../server/child.js';
 import { EVENTS, createEvent, createNamespace, event, labelEvent } from '../watch/objects.js';
 import { run, runOn, sink, type Run } from './helpers.js';
 import { tempDir } from '../helpers/temp.js';
+import { jsonLines } from '../helpers/json-lines.js';
+import { sleep } from '../helpers/poll.js';
 
 /*
  * A real orchd run with a data folder, still running while the commands read it: each command is run
@@ -36,11 +38,6 @@ async function both(command: string, ...args: string[]): Promise<{ dir: Run; api
   return { dir, api };
 }
 
-const jsonLines = (text: string): any[] =>
-  text
-    .split('\n')
-    .filter((l) => l !== '')
-    .map((l) => JSON.parse(l));
 const timeless = (lines: any[]) => lines.map(({ time: _t, timeSource: _s, ...rest }) => rest);
 
 beforeAll(async () => {
@@ -324,10 +321,10 @@ describe('orchd log --follow', () => {
     let out = '';
     child.stdout.on('data', (d) => (out += String(d)));
     try {
-      for (let i = 0; i < 100 && !out.includes('"tt-b"'); i++) await new Promise((r) => setTimeout(r, 100));
+      for (let i = 0; i < 100 && !out.includes('"tt-b"'); i++) await sleep(100);
       expect(out).toContain('"tt-b"');
       const created = await createNamespace(server.url, 'tt-followed');
-      for (let i = 0; i < 100 && !out.includes('"tt-followed"'); i++) await new Promise((r) => setTimeout(r, 100));
+      for (let i = 0; i < 100 && !out.includes('"tt-followed"'); i++) await sleep(100);
       const line = jsonLines(out).find((l) => l.object.metadata.name === 'tt-followed');
       expect(line).toMatchObject({ resourceVersion: String(created), type: 'ADDED' });
     } finally {

@@ -1,9 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 import { run } from './helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 /*
  * Who wrote an entry, as `orchd log` tells it, for a write to a subresource: a controller's status
@@ -18,7 +17,7 @@ let created: number;
 let statusWritten: number;
 
 beforeAll(async () => {
-  work = await mkdtemp(join(tmpdir(), 'orchd-writers-'));
+  work = tempDir('orchd-writers-');
   server = await startServer({ dataDir: join(work, 'data') });
   const policy = {
     apiVersion: 'admissionregistration.orch.io/v1',
@@ -36,7 +35,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.close();
-  await rm(work, { recursive: true, force: true });
 });
 
 describe('orchd log names the subresource a write went through', () => {

@@ -1,11 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { startServer } from '../helpers/server.js';
 import { builtPackage, killAll, spawnCli } from '../server/child.js';
 import { createEvent, createNamespace, labelEvent } from '../watch/objects.js';
+import { tempDir } from '../helpers/temp.js';
 
 /*
  * The time-travel commands as `npm install` runs them: the bundled bin (dist/package/cli.js,
@@ -35,7 +34,7 @@ async function orchd(...args: string[]): Promise<Result> {
 const docs = (text: string) => parseAllDocuments(text).map((d) => d.toJS());
 
 beforeAll(async () => {
-  work = await mkdtemp(join(tmpdir(), 'orchd-bundled-'));
+  work = tempDir('orchd-bundled-');
   dataDir = join(work, 'data');
   const server = await startServer({ dataDir });
   await createNamespace(server.url, NS);
@@ -47,7 +46,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await killAll();
-  await rm(work, { recursive: true, force: true });
 });
 
 describe('the bundled orchd bin', () => {

@@ -10,6 +10,7 @@ import { kinds } from '../../src/resources/kinds.js';
 import type { WatchSink } from '../../src/http/handlers/watch-sinks.js';
 import { DEFAULT_SINK_LIMITS, type WatchSpec } from '../../src/http/handlers/watch-stream.js';
 import { createEvent, createNamespace } from './objects.js';
+import { eventually } from '../helpers/poll.js';
 
 let srv: TestServer;
 beforeAll(async () => {
@@ -46,11 +47,7 @@ const spec = (extra: Partial<WatchSpec> = {}): WatchSpec => ({ kind: eventKind, 
 /** The changes after a version: of namespace fan (filed under it in the live index), or of every namespace (scanned). */
 const watchAfter = (resourceVersion: number, namespace: string | undefined = 'fan') => srv.api.context.objects.watch(eventKind, namespace, { selectors: {}, resourceVersion, timeoutMs: 60_000 });
 
-const until = async (cond: () => boolean) => {
-  const deadline = Date.now() + 10_000;
-  while (!cond() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-  expect(cond()).toBe(true);
-};
+const until = (cond: () => boolean) => eventually(cond, { stepMs: 10 });
 
 const ROOMY = { ...DEFAULT_SINK_LIMITS, maxBuffered: Infinity, highWater: Infinity };
 

@@ -7,6 +7,7 @@ import { call, startServer, type TestServer } from '../helpers/server.js';
 import { MIN_REQUEST_TIMEOUT_SECONDS, watchTimeoutMs } from '../../src/http/handlers/watch.js';
 import { EVENTS, createEvent, createNamespace, currentVersion, deleteEvent, labelEvent } from './objects.js';
 import { HttpWatch, type WatchEvent } from './stream.js';
+import { sleep } from '../helpers/poll.js';
 
 const BOOKMARK_MS = 150;
 let srv: TestServer;
@@ -17,7 +18,6 @@ const watch = async (path: string, headers?: Record<string, string>) => {
   open.push(w);
   return w;
 };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const brief = (events: WatchEvent[]) => events.map((e) => `${e.type} ${e.object.metadata?.name ?? ''}`.trim());
 
 beforeAll(async () => {

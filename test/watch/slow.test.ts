@@ -8,12 +8,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 import { EVENTS, createNamespace, currentVersion, event } from './objects.js';
 import { HttpWatch, WsWatch } from './stream.js';
+import { sleep, eventually } from '../helpers/poll.js';
 
 const LIMITS = { maxBuffered: 256 * 1024, highWater: 32 * 1024, graceMs: 1500, stallTimeoutMs: 1500 };
 let srv: TestServer;
 let base: string;
 const open: (HttpWatch | WsWatch)[] = [];
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
   srv = await startServer();
@@ -117,8 +117,7 @@ describe('a watcher that stops reading', () => {
     open.push(cut);
     cut.pause();
     await writeUntil('slow', 'c', () => watches() === before, 2000);
-    const deadline = Date.now() + LIMITS.graceMs + 5000;
-    while ((await connections()) > conns2 && Date.now() < deadline) await sleep(100);
+    await eventually(async () => (await connections()) <= conns2, { timeoutMs: LIMITS.graceMs + 5000, stepMs: 100, what: 'the cut watch closed' });
     expect(await connections()).toBe(conns2);
   });
 

@@ -81,7 +81,7 @@ export async function handleScale(r: Request): Promise<string> {
     if (replicas !== undefined) setAt(next, scale.specReplicasPath, replicas);
     const rv = isObject(wanted.metadata) ? wanted.metadata.resourceVersion : undefined;
     next.metadata.resourceVersion = typeof rv === 'string' && rv !== '' ? rv : cur.metadata.resourceVersion;
-    trackUpdate(target, cur, next, manager);
+    trackUpdate({ ...target, at: server.objects.clock.now() }, cur, next, manager);
     return next;
   };
   const { obj } = await server.objects.update(route.kind, route.namespace, route.name!, transform, { dryRun: opts.dryRun });

@@ -2,7 +2,7 @@
 import type { WatchEventTally } from '../../observability/watch-events.js';
 import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { Subscription } from 'rxjs/internal/Subscription';
+import type { Subscription } from 'rxjs';
 import type { WebSocket } from 'ws';
 import type { KindStrategy } from '../../api/strategy.js';
 import type { KubeObject } from '../../api/types.js';

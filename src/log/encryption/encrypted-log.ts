@@ -1,5 +1,5 @@
-import type { Observable } from 'rxjs/internal/Observable';
-import { Subject } from 'rxjs/internal/Subject';
+import { Subject } from 'rxjs';
+import type { Observable } from 'rxjs';
 import { framePart, packJson, unframeParts, unpackJson } from '../codec.js';
 import { partBuffer, type Appended, type Checkpoint, type Log, type LogEntry, type LogRecord, type ReadOptions, type Relist, type SavedCheckpoint } from '../log.js';
 import { stampVersion } from '../stamp.js';

@@ -23,6 +23,8 @@ export interface ProgressOptions {
   stream?: NodeJS.WritableStream & { isTTY?: boolean };
   /** The command's output: a terminal there takes the bar's place. */
   out?: NodeJS.WritableStream & { isTTY?: boolean };
+  /** The clock the second before a bar shows and the rate are read on (ms); performance.now by default. */
+  now?: () => number;
 }
 
 /** total: how many there are to do, undefined when it is not known (the bar then counts, without a time left). */
@@ -30,12 +32,13 @@ export function progress(total: number | undefined, label: string, opts: Progres
   const stream = opts.stream ?? process.stderr;
   const unit = opts.unit ?? 'entries';
   if (!stream.isTTY || opts.out?.isTTY || total === 0) return NONE;
-  const started = performance.now();
+  const clock = opts.now ?? (() => performance.now());
+  const started = clock();
   let bar: cliProgress.SingleBar | undefined;
   const rate = (done: number, now: number) => Math.round((done * 1000) / Math.max(1, now - started));
   return {
     update(done) {
-      const now = performance.now();
+      const now = clock();
       if (!bar) {
         if (now - started < SHOW_AFTER_MS) return;
         const format =

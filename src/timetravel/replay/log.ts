@@ -12,10 +12,8 @@
  * behind catches up from the source. The replay server takes no writes (its authorizer refuses
  * them), so append() is refused too.
  */
-import { Subject } from 'rxjs/internal/Subject';
-import type { Observable } from 'rxjs/internal/Observable';
-import { readBounds } from '../../log/log-skeleton.js';
-import { LogError, type Appended, type Log, type LogEntry, type ReadOptions, type SavedCheckpoint } from '../../log/log.js';
+import { LogSkeleton, type Found } from '../../log/log-skeleton.js';
+import { LogError, type Appended, type LogEntry, type SavedCheckpoint } from '../../log/log.js';
 
 /** Where the entries from `from` on are read: the history being replayed. */
 export interface ReplaySource {
@@ -25,49 +23,35 @@ export interface ReplaySource {
   entry(seq: number): Promise<LogEntry | undefined>;
 }
 
-export class ReplayLog implements Log {
+/**
+ * On the log skeleton, as every backend: its open/close states, argument checks and read bounds are
+ * theirs (test/timetravel/replay-log.test.ts runs the log contract on it). What is its own: entries
+ * are revealed by commit(), never appended; below `from` only the kept state is read (as below a
+ * compaction horizon); nothing is compacted or checkpointed.
+ */
+export class ReplayLog extends LogSkeleton {
   /** One writer: the replay, revealing the recorded entries in their order. */
   readonly shared = false;
-  private last: number;
-  private closed = false;
-  private readonly subject = new Subject<LogEntry[]>();
-  readonly committed$: Observable<LogEntry[]> = this.subject.asObservable();
 
   /**
-   * state: the objects at from - 1, each at the version that wrote it, in ascending version order
-   * (checked). The log starts with every version below `from` applied.
+   * kept: the objects at from - 1, each at the version that wrote it, in ascending version order
+   * (checked). Once open, the log holds every version below `from`.
    */
   constructor(
-    private readonly state: readonly LogEntry[],
+    private readonly kept: readonly LogEntry[],
     private readonly from: number,
     private readonly source: ReplaySource,
   ) {
-    for (let i = 0; i < state.length; i++) {
-      const seq = state[i].seq;
-      if (seq >= from || (i > 0 && seq <= state[i - 1].seq)) throw new Error(`replay state: entry ${seq} (${state[i].key}) is out of order or not below ${from}`);
+    super();
+    for (let i = 0; i < kept.length; i++) {
+      const seq = kept[i].seq;
+      if (seq >= from || (i > 0 && seq <= kept[i - 1].seq)) throw new Error(`replay state: entry ${seq} (${kept[i].key}) is out of order or not below ${from}`);
     }
-    this.last = from - 1;
-  }
-
-  get lastSeq(): number {
-    return this.last;
-  }
-
-  get firstSeq(): number {
-    return this.from;
-  }
-
-  async open(): Promise<void> {}
-
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.subject.complete();
   }
 
   /** Reveals the next entries of the source (after the last committed, in order) and hands them to the store at once. */
   commit(entries: LogEntry[]): void {
-    if (entries.length === 0 || this.closed) return;
+    if (entries.length === 0 || !this.isOpen) return;
     for (const e of entries) {
       if (e.seq <= this.last) throw new Error(`log entry ${e.seq} (${e.key}) comes after ${this.last}: the recording is out of order`);
       this.last = e.seq;
@@ -76,43 +60,50 @@ export class ReplayLog implements Log {
   }
 
   append(): Appended {
+    this.checkWritable();
     throw new LogError('CLOSED', 'the replay serves a recorded log: it takes no writes');
   }
 
-  async *read(from: number, to?: number, opts?: ReadOptions): AsyncIterable<LogEntry[]> {
-    const { start, end } = readBounds(from, to, opts, this.from, this.last);
-    if (start > end) return;
+  /** The versions below `from` as a compaction's horizon leaves them: read only with `kept`. */
+  protected async _open(): Promise<Found> {
+    return { horizon: this.from, last: this.from - 1 };
+  }
+
+  protected async _drain(): Promise<void> {}
+
+  protected async _close(): Promise<void> {}
+
+  protected async *_read(start: number, end: number): AsyncIterable<LogEntry[]> {
     if (start < this.from) {
-      const kept = this.state.slice(this.stateIndex(start), this.stateIndex(Math.min(end, this.from - 1) + 1));
-      for (let i = 0; i < kept.length; i += 1000) yield kept.slice(i, i + 1000);
+      const page = this.kept.slice(this.stateIndex(start), this.stateIndex(Math.min(end, this.from - 1) + 1));
+      for (let i = 0; i < page.length; i += 1000) yield page.slice(i, i + 1000);
     }
     if (end >= this.from) yield* this.source.entries(Math.max(start, this.from), end);
   }
 
-  async get(seq: number): Promise<LogEntry | undefined> {
-    if (!Number.isSafeInteger(seq) || seq < 1 || seq > this.last) return undefined;
+  protected async _get(seq: number): Promise<LogEntry | undefined> {
     if (seq >= this.from) return this.source.entry(seq);
-    const e = this.state[this.stateIndex(seq)];
+    const e = this.kept[this.stateIndex(seq)];
     return e?.seq === seq ? e : undefined;
   }
 
   /** Never compacted: the recording is the history, and it is read only. */
-  async compact(): Promise<void> {}
+  protected async _compact(): Promise<void> {}
 
   /** Never checkpointed: the store it serves is never restarted. */
-  async saveCheckpoint(): Promise<void> {}
+  protected async _saveCheckpoint(): Promise<void> {}
 
-  async loadCheckpoint(): Promise<SavedCheckpoint | undefined> {
+  protected async _loadCheckpoint(): Promise<SavedCheckpoint | undefined> {
     return undefined;
   }
 
   /** The index of the first state entry at or after seq. */
   private stateIndex(seq: number): number {
     let lo = 0;
-    let hi = this.state.length;
+    let hi = this.kept.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (this.state[mid].seq < seq) lo = mid + 1;
+      if (this.kept[mid].seq < seq) lo = mid + 1;
       else hi = mid;
     }
     return lo;

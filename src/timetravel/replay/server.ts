@@ -141,6 +141,7 @@ export async function startReplay(opts: ReplayOptions): Promise<Replaying> {
     const { from, to } = rangeOf(history, opts.from, opts.to);
     const log = new ReplayLog(await stateAsEntries(history, from - 1), from, { entries: storedEntries.bind(history), entry: entry.bind(history) });
     opened.push(log);
+    await log.open();
     // Never restarted (its folder goes on close): a checkpoint every 100k entries was work for nothing.
     const store = new Store({ log, checkpointEvery: Number.MAX_SAFE_INTEGER });
     opened.push(store);

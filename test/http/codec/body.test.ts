@@ -4,6 +4,7 @@ import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { decodeBody, MAX_BODY_BYTES, MAX_YAML_DEPTH, OBJECT_MEDIA_TYPES, PATCH_MEDIA_TYPES, readBody, type DecodeOptions } from '../../../src/http/codec/body.js';
 import { ApiError } from '../../../src/http/respond/status.js';
+import { sleep } from '../../helpers/poll.js';
 
 /** A request body as a stream with headers: all readBody looks at. */
 function request(body: Iterable<Buffer> | AsyncIterable<Buffer>, headers: Record<string, string> = {}): IncomingMessage {
@@ -58,7 +59,7 @@ describe('readBody', () => {
     })();
     expect(await failure(readBody(request(body), 10 * 1024))).toMatchObject({ code: 413 });
     const seen = pulled;
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
     expect(seen).toBeLessThan(40);
     expect(pulled).toBe(seen);
   });
