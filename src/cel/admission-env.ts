@@ -203,6 +203,8 @@ function declareUncut(env: Environment, name: string, s: CelSchema, escaped: boo
         if (field !== undefined) fields[field] = declareSchemaType(env, `${name}.${typeSafe(prop)}`, ps, escaped, open);
       }
       env.registerType(name, { fields });
+      // As in cel-go, null compares with any object type (`self.items[0] == null`).
+      if (escaped) env.registerOperator(`${name} == null`, (a: unknown, b: unknown) => a === b);
       return name;
     }
     default:

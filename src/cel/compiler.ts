@@ -15,7 +15,8 @@ import { checkerFor, evaluatorFor, hasVariablesVariable, REQUEST_SCHEMA, variabl
 import type { EvaluationBounds } from './budget.js';
 import type { VariableProgram } from './activation.js';
 import { withBounds } from './budget.js';
-import { costExceededDetail, estimate, fromSchema, STATIC_COST_LIMIT, type Estimate } from './cost.js';
+import { costExceededDetail, CostEstimator, STATIC_COST_LIMIT, type Roots } from './cost.js';
+import { declOf } from './cost-decl.js';
 import { CelEvaluationError, compileFieldError, type CelFieldError, type CelIssue } from './errors.js';
 import { kubernetesHas } from './has-macro.js';
 import { needsOf, type ProgramNeeds } from './program-needs.js';
@@ -63,7 +64,7 @@ export class PolicyCompiler {
   private readonly checker: Environment;
   private readonly evaluator: Environment;
   private readonly costLimit: number;
-  private readonly declared = new Map<string, { type: string; program: CelProgram; estimate: Estimate }>();
+  private readonly declared = new Map<string, { type: string; program: CelProgram }>();
   private withVariables: Environment | undefined;
 
   constructor(readonly options: PolicyCompilerOptions) {
@@ -81,13 +82,11 @@ export class PolicyCompiler {
   declareVariable(name: string, expression: string, fieldPath: string): CompileResult {
     const r = this.compile(expression, { fieldPath });
     if (r.ok) {
-      this.declared.set(name, { type: r.program.resultType, program: r.program, estimate: this.lastEstimate! });
+      this.declared.set(name, { type: r.program.resultType, program: r.program });
       this.withVariables = undefined;
     }
     return r;
   }
-
-  private lastEstimate: Estimate | undefined;
 
   compile(expression: string, opts: CompileOptions): CompileResult {
     const fail = (issues: CelIssue[]): CompileResult => ({ ok: false, errors: [compileFieldError(opts.fieldPath, expression, issues)] });
@@ -97,9 +96,10 @@ export class PolicyCompiler {
     const toOrigin = (n?: number) => (n === undefined ? undefined : rw.origin[Math.min(n, rw.origin.length - 1)]);
 
     let checked: TypeCheckResult;
+    let checkedAst: ASTNode;
     let parsed: ParseResult;
     try {
-      checked = checkParsed(this.checkEnv(), rw.text);
+      ({ checked, ast: checkedAst } = checkParsed(this.checkEnv(), rw.text));
       if (!checked.valid) {
         const err = checked.error!;
         return fail([{ message: kubernetesWording(err.code, err.summary), start: toOrigin(err.range?.start) }]);
@@ -117,13 +117,12 @@ export class PolicyCompiler {
     if (opts.returns && resultType !== 'dyn' && !opts.returns.includes(resultType)) {
       return { ok: false, errors: [{ type: 'FieldValueInvalid', field: opts.fieldPath, value: expression, detail: `must evaluate to ${opts.returns.join(' or ')}` }] };
     }
-    const est = estimate(parsed.ast as ASTNode, this.costScope());
-    this.lastEstimate = est;
-    if (est.cost > this.costLimit) {
-      return { ok: false, errors: [{ type: 'FieldValueForbidden', field: opts.fieldPath, detail: costExceededDetail(est.cost, this.costLimit) }] };
+    const cost = new CostEstimator(this.costRoots()).estimate(checkedAst);
+    if (cost > this.costLimit) {
+      return { ok: false, errors: [{ type: 'FieldValueForbidden', field: opts.fieldPath, detail: costExceededDetail(cost, this.costLimit) }] };
     }
     const needs = needsOf(parsed.ast as ASTNode, new Map([...this.declared].map(([k, v]) => [k, v.program.needs])));
-    return { ok: true, program: new Program(expression, opts.fieldPath, resultType, est.cost, needs, parsed) };
+    return { ok: true, program: new Program(expression, opts.fieldPath, resultType, cost, needs, parsed) };
   }
 
   private checkEnv(): Environment {
@@ -140,25 +139,29 @@ export class PolicyCompiler {
     return this.withVariables;
   }
 
-  private costScope(): Map<string, Estimate> {
+  /** The sizes of the root variables, from their schemas (a CRD rule's self and oldSelf: the node it sits on). */
+  private costRoots(): Roots {
+    if (this.rootDecls) return this.rootDecls;
     const s = this.options.schemas ?? {};
-    const scope = new Map<string, Estimate>();
-    for (const name of variableNames(this.options.kind)) scope.set(name, fromSchema(undefined));
+    const roots = new Map<string, ReturnType<typeof declOf>>();
+    for (const name of variableNames(this.options.kind)) roots.set(name, undefined);
     if (this.options.kind === 'schemaRule') {
-      scope.set('self', fromSchema(s.object));
-      scope.set('oldSelf', fromSchema(s.object));
-      return scope;
+      const self = declOf(s.object, false);
+      roots.set('self', self);
+      roots.set('oldSelf', self);
+      return (this.rootDecls = roots);
     }
-    scope.set('object', fromSchema(s.object));
-    scope.set('oldObject', fromSchema(s.object));
-    scope.set('request', fromSchema(REQUEST_SCHEMA));
-    if (s.params) scope.set('params', fromSchema(s.params));
-    if (s.namespace) scope.set('namespaceObject', fromSchema(s.namespace));
-    // A variable costs its expression once per request; a reference to it then costs little.
-    const vars: CelSchema = { type: 'object', properties: {} };
-    scope.set('variables', { cost: 0, size: this.declared.size, schema: vars });
-    return scope;
+    const object = declOf(s.object, false, false);
+    roots.set('object', object);
+    roots.set('oldObject', object);
+    roots.set('request', declOf(REQUEST_SCHEMA, false, false));
+    if (s.params) roots.set('params', declOf(s.params, false, false));
+    if (s.namespace) roots.set('namespaceObject', declOf(s.namespace, false, false));
+    roots.set('variables', undefined);
+    return (this.rootDecls = roots);
   }
+
+  private rootDecls: Roots | undefined;
 
   /** Object construction: only in the mutating environment, names and fields from the schema. */
   private checkStructs(structs: StructLiteral[]): CelIssue[] {
@@ -198,11 +201,14 @@ export class PolicyCompiler {
 
 let nextVariablesType = 0;
 
-/** Type-checks an expression with has() as cel-go's (a parse error is thrown, as env.check would report it). */
-function checkParsed(env: Environment, text: string): TypeCheckResult {
+/**
+ * Type-checks an expression with has() as cel-go's (a parse error is thrown, as env.check would
+ * report it); the checked tree, its nodes typed, is what the cost is estimated on.
+ */
+function checkParsed(env: Environment, text: string): { checked: TypeCheckResult; ast: ASTNode } {
   const parsed = env.parse(text);
   kubernetesHas(parsed.ast as ASTNode);
-  return parsed.check();
+  return { checked: parsed.check(), ast: parsed.ast as ASTNode };
 }
 
 /** The library's messages, in cel-go's words where Kubernetes users know them. */

@@ -293,14 +293,30 @@ describe('how often a rule may run, as kube-apiserver bounds it', () => {
     expect(errorsOf((_c, s) => (spec(s).properties.groups = { type: 'array', items: { type: 'array', items: item } }))).toEqual([]);
   });
 
+  it('a messageExpression is charged once, not once per item as its rule is (validation.go checks MessageExpressionMaxCost alone)', () => {
+    // `self + '!'` on a string of up to 3 MiB costs 314,574: under the limit once, 10,000 times over it.
+    const names = { type: 'array', maxItems: 10_000, items: { type: 'string', 'x-kubernetes-validations': [{ rule: "self != 'x'", messageExpression: "self + '!'" }] } };
+    expect(errorsOf((_c, s) => (spec(s).properties.names = names))).toEqual([]);
+  });
+
+  it('over the total, rules under 1% of it are not named, only the total (TotalCost.ObserveExpressionCost)', () => {
+    // Each rule: ceil((3,000,000 + 1) × 0.1) × ceil(7 × 0.25) + 1 = 600,003; 170 of them: 102,000,510.
+    const rules = Array.from({ length: 170 }, () => ({ rule: "self.matches('^x*y?$')" }));
+    const errs = errorsOf((_c, s) => (spec(s).properties.big = { type: 'string', maxLength: 750_000, 'x-kubernetes-validations': rules }));
+    expect(errs.map(formatFieldError)).toEqual([
+      `${S}: Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of 1.020005x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)`,
+    ]);
+  });
+
   it('bounded lists multiply their maxItems', () => {
     const rules = [{ rule: 'self.all(x, self.all(y, x == y))' }];
     const list = (maxItems: number) => ({ type: 'array', maxItems, items: { type: 'string', maxLength: 8 }, 'x-kubernetes-validations': rules });
     expect(errorsOf((_c, s) => (spec(s).properties.tags = { type: 'array', maxItems: 10, items: list(100) }))).toEqual([]);
     const errs = errorsOf((_c, s) => (spec(s).properties.tags = { type: 'array', maxItems: 10_000, items: list(100) }));
-    // 10,000 × 100 × 100 comparisons: over the rule's limit (and so over the schema's total too).
+    // Per run: 2 + 100 × (3 + inner), inner = 2 + 100 × (3 + 6), where x == y costs 2 for its
+    // operands and ceil(32 bytes × 0.1): 90,502, run 10,000 times: 90.5× the rule's limit.
     expect(formatFieldError(errs[0]!)).toBe(
-      `${R('tags')}.items.x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of 80.2x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)`,
+      `${R('tags')}.items.x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of 90.5x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)`,
     );
   });
 
