@@ -19,6 +19,7 @@ import { createCelEnvironment } from './environment.js';
 import { registerAuthorizer } from './lib/authorizer.js';
 import { registerObjects } from './lib/objects.js';
 import { escapeProperty } from './escaping.js';
+import { celEquals } from './lib/common.js';
 import type { CelSchema } from './schema.js';
 
 export type EnvKind = 'validating' | 'mutating' | 'webhookMatchCondition' | 'schemaRule';
@@ -203,7 +204,8 @@ function declareUncut(env: Environment, name: string, s: CelSchema, escaped: boo
         if (field !== undefined) fields[field] = declareSchemaType(env, `${name}.${typeSafe(prop)}`, ps, escaped, open);
       }
       env.registerType(name, { fields });
-      // As in cel-go, null compares with any object type (`self.items[0] == null`).
+      // As in cel-go, an object compares with another of its type and with null (`self.items[0] == null`).
+      env.registerOperator(`${name} == ${name}`, celEquals);
       if (escaped) env.registerOperator(`${name} == null`, (a: unknown, b: unknown) => a === b);
       return name;
     }

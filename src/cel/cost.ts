@@ -155,6 +155,7 @@ export class CostEstimator {
   private rcall(n: ASTNode): Range {
     const [name, receiver, args] = n.args as unknown as [string, ASTNode, ASTNode[]];
     if (COMPREHENSIONS.has(name) && (n as unknown as { meta: { alternate?: unknown } }).meta.alternate) return this.comprehension(n, name, receiver, args);
+    if ((name === 'optMap' || name === 'optFlatMap') && args.length === 2 && args[0]!.op === 'id') return this.optMap(name, receiver, args);
     if (receiver.op === 'id' && !this.roots.has(receiver.args as string) && !this.locals.get(receiver.args as string)?.length) {
       const ns = receiver.args as string;
       if (ns === 'cel' && name === 'bind') return this.bind(n, args);
@@ -233,6 +234,26 @@ export class CostEstimator {
     const count = this.computeSize(range) ?? UNKNOWN;
     this.sizes.set(n, name === 'map' || name === 'filter' ? count : fixed(1));
     return add(add(rangeCost, once), mul(count, step));
+  }
+
+  /**
+   * cel-go's expansion: `t.hasValue() ? optional.of(cel.bind(v, t.value(), expr)) : optional.none()`
+   * (optFlatMap without optional.of), so the receiver is costed twice.
+   */
+  private optMap(name: string, target: ASTNode, args: ASTNode[]): Range {
+    const hasValue = add(fixed(1), this.cost(target));
+    const value = add(fixed(1), this.cost(target));
+    const inner = checked(target)?.valueType;
+    const v = args[0]!.args as string;
+    this.push(v, inner?.name !== undefined && SCALAR_TYPES.has(inner.name) ? { size: fixed(1) } : {});
+    let body: Range;
+    try {
+      body = this.cost(args[1]!);
+    } finally {
+      this.pop(v);
+    }
+    const wrapped = add(fixed(name === 'optMap' ? 1 + LIST_CREATE : LIST_CREATE), add(value, body));
+    return add(hasValue, union(wrapped, fixed(1)));
   }
 
   /** cel.bind(v, init, body): the empty range (a list literal, 10), the init and the body. */
