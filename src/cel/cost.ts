@@ -16,6 +16,7 @@ import { callEstimate, NAMESPACES, type Operand } from './cost-calls.js';
 import { declAt, type Decl } from './cost-decl.js';
 import { add, fixed, LIST_CREATE, MAP_CREATE, mul, sum, union, UNKNOWN, ZERO, type Range } from './cost-math.js';
 import { RE2_MATCHES } from './lib/regex.js';
+import { arg, checked, checkedKind, isNumberLiteral, isScalarType, literalSize, SCALAR_TYPES, typeNameOf } from './cost-types.js';
 
 /** Kubernetes' per-expression static limit (StaticEstimatedCostLimit). */
 export const STATIC_COST_LIMIT = 10_000_000;
@@ -37,7 +38,6 @@ interface Local {
 export type Roots = ReadonlyMap<string, Decl | undefined>;
 
 const COMPREHENSIONS = new Set(['all', 'exists', 'exists_one', 'map', 'filter']);
-const SCALAR_TYPES = new Set(['bool', 'int', 'uint', 'double', 'google.protobuf.Duration', 'google.protobuf.Timestamp']);
 
 export class CostEstimator {
   private readonly sizes = new Map<ASTNode, Range>();
@@ -344,63 +344,6 @@ export class CostEstimator {
     const path = this.pathOf(n);
     const decl = this.declOf(n);
     return { node: n, kind: this.kindOf(n), typeName: typeNameOf(n), size: this.computeSize(n) ?? UNKNOWN, ...(path ? { path } : {}), ...(decl ? { decl } : {}) };
-  }
-}
-
-const arg = (n: ASTNode, i: number): ASTNode => (n.args as unknown as ASTNode[])[i]!;
-
-function isNumberLiteral(n: ASTNode): boolean {
-  const v = n.op === 'value' ? (n.args as unknown) : undefined;
-  return typeof v === 'number' || typeof v === 'bigint';
-}
-
-function literalSize(n: ASTNode): Range | undefined {
-  if (n.op === '-_' && isNumberLiteral(n.args as unknown as ASTNode)) return fixed(1);
-  if (n.op === 'list') return fixed((n.args as unknown[]).length);
-  if (n.op === 'map') return fixed((n.args as unknown[]).length);
-  if (n.op !== 'value') return undefined;
-  const v = n.args as unknown;
-  if (typeof v === 'string') return fixed([...v].length);
-  if (v instanceof Uint8Array) return fixed(v.length);
-  return fixed(1);
-}
-
-interface CheckedType {
-  name?: string;
-  kind?: string;
-  valueType?: CheckedType;
-}
-
-const checked = (n: ASTNode): CheckedType | undefined => (n as unknown as { checkedType?: CheckedType }).checkedType;
-
-export function typeNameOf(n: ASTNode): string {
-  return checked(n)?.name ?? 'dyn';
-}
-
-function isScalarType(n: ASTNode): boolean {
-  let t = checked(n);
-  if (t?.kind === 'optional') t = t.valueType;
-  return t?.name !== undefined && SCALAR_TYPES.has(t.name);
-}
-
-const OPAQUE = new Set(['net.IP', 'net.CIDR']);
-
-/** cel-go's kind of the checker's type: struct for an object type, opaque for IP and CIDR. */
-function checkedKind(n: ASTNode): string {
-  const t = checked(n);
-  if (!t?.name) return 'dyn';
-  switch (t.kind) {
-    case 'list':
-    case 'map':
-    case 'dyn':
-    case 'optional':
-      return t.kind;
-    case 'message':
-      if (t.name === 'google.protobuf.Duration') return 'duration';
-      if (t.name === 'google.protobuf.Timestamp') return 'timestamp';
-      return OPAQUE.has(t.name) ? 'opaque' : 'struct';
-    default:
-      return t.name;
   }
 }
 
