@@ -330,3 +330,60 @@ describe('how often a rule may run, as kube-apiserver bounds it', () => {
     expect(errorsOf(under({ type: 'string', enum: ['alpha', 'beta-gamma'] }))).toEqual([]);
   });
 });
+
+// The cost cases of apiextensions-apiserver/pkg/apis/apiextensions/validation/validation_test.go (v1.36).
+describe("the cost cases of Kubernetes' CRD validation tests", () => {
+  const P = (p: string) => `${S}.properties[${p}]`;
+  const concat8 = 'self[0] + self[1] + self[2] + self[3] + self[4] + self[5] + self[6] + self[7]';
+
+  it('forbid validation rules where cost total exceeds total limit: the rule over its limit twice, the one over 1% once, then the total', () => {
+    const errs = errorsOf((_c, s) => {
+      s.properties.list = { type: 'array', maxItems: 100_000, items: { type: 'string', maxLength: 5000, 'x-kubernetes-validations': [{ rule: "self.contains('keyword')" }] } };
+      s.properties.map = { type: 'object', maxProperties: 1000, additionalProperties: { type: 'string', maxLength: 5000, 'x-kubernetes-validations': [{ rule: "self.contains('keyword')" }] } };
+      s.properties.field = { type: 'integer', 'x-kubernetes-validations': [{ rule: 'self > 50 && self < 100' }] };
+    });
+    expect(pairs(errs)).toEqual([
+      ['FieldValueForbidden', `${P('list')}.items.x-kubernetes-validations[0].rule`],
+      ['FieldValueForbidden', `${P('list')}.items.x-kubernetes-validations[0].rule`],
+      ['FieldValueForbidden', `${P('map')}.additionalProperties.x-kubernetes-validations[0].rule`],
+      ['FieldValueForbidden', S],
+    ]);
+    // 100,000 × (ceil(20,000 × 0.1) × ceil(7 × 0.1) + 1) + 1,000 × 2,001 + the field's rule.
+    expect(formatFieldError(errs[3]!)).toContain('exceeds budget by factor of 2.0x');
+  });
+
+  it('a messageExpression over the per-expression limit is refused on its own path', () => {
+    const errs = errorsOf((_c, s) => (s.properties.f = { type: 'array', items: { type: 'string' }, 'x-kubernetes-validations': [{ rule: 'true', messageExpression: concat8 }] }));
+    expect(pairs(errs)).toEqual([['FieldValueForbidden', `${P('f')}.x-kubernetes-validations[0].messageExpression`]]);
+  });
+
+  it('a rule with lowerAscii on small bounded strings is within the limit', () => {
+    const rule = 'self.all(x, self.exists_one(y, x.lowerAscii() == y.lowerAscii()))';
+    expect(errorsOf((_c, s) => (s.properties.f = { type: 'array', maxItems: 5, items: { type: 'string', maxLength: 5 }, 'x-kubernetes-validations': [{ rule }] }))).toEqual([]);
+  });
+
+  it('a messageExpression over the per-CRD limit: its own limit, its contribution, and the total', () => {
+    const messageExpression = 'string(self[0]) + string(self[1]) + string(self[2])';
+    const errs = errorsOf((_c, s) => (s.properties.f = { type: 'array', items: { type: 'string' }, 'x-kubernetes-validations': [{ rule: 'true', messageExpression }] }));
+    const m = `${P('f')}.x-kubernetes-validations[0].messageExpression`;
+    expect(pairs(errs)).toEqual([
+      ['FieldValueForbidden', m],
+      ['FieldValueForbidden', m],
+      ['FieldValueForbidden', S],
+    ]);
+    expect(formatFieldError(errs[2]!)).toContain('exceeds budget by factor of more than 100x');
+  });
+
+  it('suppress per-expression cost limit in pre-existing versions: an update leaving the schema as it was is not refused for it', () => {
+    const withRule = (c: any) => {
+      c.spec.versions[0].schema.openAPIV3Schema.properties.f = { type: 'array', items: { type: 'string' }, 'x-kubernetes-validations': [{ rule: 'true', messageExpression: concat8 }] };
+      return c;
+    };
+    const old = crd(withRule);
+    const relabelled = crd((c) => ((c.metadata.labels = { team: 'a' }), withRule(c)));
+    expect(crdKind.validateUpdate(relabelled, old)).toEqual([]);
+    // Any change to that version's schema brings the limit back.
+    const changed = crd((c) => (withRule(c), (c.spec.versions[0].schema.openAPIV3Schema.properties.g = { type: 'string' })));
+    expect(pairs(crdKind.validateUpdate(changed, old))).toEqual([['FieldValueForbidden', `${P('f')}.x-kubernetes-validations[0].messageExpression`]]);
+  });
+});
