@@ -18,6 +18,8 @@ export interface Operand {
   size: Range;
   path?: string[];
   decl?: Decl;
+  /** For a list or map: the size of one element (listElementNode's). */
+  elemSize?: Range;
 }
 
 export interface CallCost {
@@ -112,7 +114,7 @@ function extensionEstimate(name: string, target: Operand | undefined, args: Oper
 }
 
 /** The kind of a list's (or map's key's) elements, from the schema or the checker's type. */
-function elementKind(o: Operand): string {
+export function elementKind(o: Operand): string {
   if (o.decl?.elem) return o.decl.kind === 'map' ? 'string' : o.decl.elem.kind;
   const m = /^(?:list<(.*)>|map<([^,]*),)/.exec(o.typeName);
   const inner = (m?.[1] ?? m?.[2] ?? 'dyn').trim();
@@ -121,11 +123,9 @@ function elementKind(o: Operand): string {
   return inner;
 }
 
-/** The size of a list's elements: the schema at its path's `@items`, else unknown. */
+/** The size of a list's elements, as the size estimator gives it. */
 function elementSize(o: Operand): Range {
-  // Kubernetes looks the element up at the path's `@items`, which on a map is its values.
-  const d = o.path ? o.decl?.elem : undefined;
-  return d ? { min: 0, max: d.maxElements } : UNKNOWN;
+  return o.elemSize ?? UNKNOWN;
 }
 
 function kubernetesEstimate(name: string, target: Operand | undefined, args: Operand[]): CallCost | undefined {

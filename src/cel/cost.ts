@@ -12,7 +12,7 @@
  * maximums depend on them (replace() counts the shortest match).
  */
 import type { ASTNode } from '@marcbachmann/cel-js';
-import { callEstimate, NAMESPACES, type Operand } from './cost-calls.js';
+import { callEstimate, elementKind, NAMESPACES, type Operand } from './cost-calls.js';
 import { declAt, type Decl } from './cost-decl.js';
 import { add, fixed, LIST_CREATE, MAP_CREATE, mul, sum, union, UNKNOWN, ZERO, type Range } from './cost-math.js';
 import { RE2_MATCHES } from './lib/regex.js';
@@ -45,7 +45,10 @@ export class CostEstimator {
   private readonly paths = new Map<ASTNode, string[]>();
   private readonly locals = new Map<string, Local[]>();
 
-  constructor(private readonly roots: Roots) {}
+  constructor(
+    private readonly roots: Roots,
+    private readonly sizer: SizeEstimator = schemaSizes(roots),
+  ) {}
 
   /** The maximum cost of the expression. */
   estimate(node: ASTNode): number {
@@ -312,9 +315,8 @@ export class CostEstimator {
     if (known) return known;
     const literal = literalSize(n);
     if (literal) return literal;
-    const d = this.declOf(n);
-    if (d) {
-      const s = { min: 0, max: d.maxElements };
+    const s = this.sizer.estimateSize(this.pathOf(n), this.kindOf(n));
+    if (s) {
       this.sizes.set(n, s);
       return s;
     }
@@ -343,8 +345,31 @@ export class CostEstimator {
   private operand(n: ASTNode): Operand {
     const path = this.pathOf(n);
     const decl = this.declOf(n);
-    return { node: n, kind: this.kindOf(n), typeName: typeNameOf(n), size: this.computeSize(n) ?? UNKNOWN, ...(path ? { path } : {}), ...(decl ? { decl } : {}) };
+    const o: Operand = { node: n, kind: this.kindOf(n), typeName: typeNameOf(n), size: this.computeSize(n) ?? UNKNOWN, ...(path ? { path } : {}), ...(decl ? { decl } : {}) };
+    // listElementNode: a list's (or map's) element, sized at the path's `@items` (on a map, its values).
+    if (o.kind === 'list' || o.kind === 'map' || /^(list|map)</.test(o.typeName)) o.elemSize = this.sizer.estimateSize(path ? [...path, '@items'] : undefined, elementKind(o)) ?? UNKNOWN;
+    return o;
   }
+}
+
+/** EstimateSize: the size of a value by its path (the first element a root variable) and its CEL kind. */
+export interface SizeEstimator {
+  estimateSize(path: readonly string[] | undefined, kind: string): Range | undefined;
+}
+
+/**
+ * Kubernetes' CRD size estimator: the schema's MaxElements at the path, looked up from the root the
+ * path starts at (or the rule's root, whatever its first name); nothing without a path.
+ */
+export function schemaSizes(roots: Roots): SizeEstimator {
+  const first = roots.values().next().value;
+  return {
+    estimateSize(path) {
+      if (!path || path.length === 0) return undefined;
+      const d = declAt(roots.has(path[0]!) ? roots.get(path[0]!) : first, path);
+      return d ? { min: 0, max: d.maxElements } : undefined;
+    },
+  };
 }
 
 /** Kubernetes' words for an expression over the limit (the compile error of an admission expression). */
