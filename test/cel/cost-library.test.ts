@@ -114,7 +114,6 @@ const network: [string, number, number][] = [
   [`${CIDR6}.containsIP('2001:db8::1')`, 5, 8],
 ];
 
-const MAX = 2 ** 64;
 // TestStringLibrary, TestAuthzLibrary, TestQuantityCost, TestNameFormatCost, TestSetsCost, TestSemverCost.
 const sections: [string, [string, number, number][]][] = [
   [
