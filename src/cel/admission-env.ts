@@ -186,7 +186,8 @@ export function declareSchemaType(env: Environment, name: string, s: CelSchema |
 function declareUncut(env: Environment, name: string, s: CelSchema, escaped: boolean, open: Set<CelSchema>): string {
   switch (s.type) {
     case 'string':
-      return 'string';
+      // A CRD rule sees formats as Kubernetes types them (SchemaDeclType); values.ts converts the values alike.
+      return escaped ? (FORMAT_TYPES[s.format ?? ''] ?? 'string') : 'string';
     case 'integer':
       return 'int';
     case 'number':
@@ -213,6 +214,8 @@ function declareUncut(env: Environment, name: string, s: CelSchema, escaped: boo
       return 'dyn';
   }
 }
+
+const FORMAT_TYPES: Record<string, string> = { byte: 'bytes', date: 'google.protobuf.Timestamp', 'date-time': 'google.protobuf.Timestamp', duration: 'google.protobuf.Duration' };
 
 function typeSafe(prop: string): string {
   return prop.replace(/[^A-Za-z0-9_]/g, '_');

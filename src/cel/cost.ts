@@ -98,7 +98,24 @@ export class CostEstimator {
     }
   }
 
+  /** `google.protobuf.Duration`: a dotted name no variable starts, which cel-go's checker resolves to one identifier. */
+  private qualifiedName(n: ASTNode): string | undefined {
+    if (n.op === 'id') {
+      const name = n.args as unknown as string;
+      return this.roots.has(name) || this.locals.get(name)?.length ? undefined : name;
+    }
+    if (n.op !== '.') return undefined;
+    const [operand, field] = n.args as unknown as [ASTNode, string];
+    const q = this.qualifiedName(operand);
+    return q === undefined ? undefined : `${q}.${field}`;
+  }
+
   private select(n: ASTNode): Range {
+    const qualified = this.qualifiedName(n);
+    if (qualified !== undefined) {
+      this.paths.set(n, [qualified]);
+      return fixed(1);
+    }
     const operand = arg(n, 0);
     const field = (n.args as unknown as [ASTNode, string])[1];
     let c = this.cost(operand);

@@ -156,18 +156,8 @@ const rows: [string, Gen, number, number, number][] = [
   ['IntOrString type with quantity rule', (max) => rule({ 'x-kubernetes-int-or-string': true, ...bound('maxLength', max) }, 'isQuantity(self)'), 314574, 20, 9],
 ];
 
-/**
- * Rows that cannot match yet, by name, with why. Kubernetes types a string of format byte as
- * bytes, date and date-time as timestamp and duration as duration; orchd's CRD rules still see
- * them as strings, so these rules do not compile here (a dialect difference, not a cost one: their
- * sizes are right, see the `with all` rows of the same formats).
- */
-const SKIPS = new Map<string, string>([
-  ['set bytes maxLength to zero', 'format: byte is a string in orchd, so `self == b"x"` does not type-check'],
-  ['index of duration array', 'format: duration is a string in orchd, so getHours() is undefined on it'],
-  ['index of date array', 'format: date is a string in orchd, so getDayOfMonth() is undefined on it'],
-  ['index of date-time array', 'format: date-time is a string in orchd, so getMinutes() is undefined on it'],
-]);
+/** Rows that cannot match yet, by name, with why (none left). */
+const SKIPS = new Map<string, string>([]);
 const run = rows.filter((r) => !SKIPS.has(r[0]));
 
 function costOf(s: CelSchema): number {

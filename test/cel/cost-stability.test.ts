@@ -13,6 +13,10 @@ const num: S = { type: 'number' };
 const str: S = { type: 'string' };
 const bool: S = { type: 'boolean' };
 const intOrString: S = { 'x-kubernetes-int-or-string': true };
+const bytes: S = { type: 'string', format: 'byte' };
+const duration: S = { type: 'string', format: 'duration' };
+const date: S = { type: 'string', format: 'date' };
+const dateTime: S = { type: 'string', format: 'date-time' };
 const obj = (properties: Record<string, S>): S => ({ type: 'object', properties });
 const vals = (...s: S[]): S => obj(Object.fromEntries(s.map((v, i) => [`val${i + 1}`, v])));
 const list = (items: S): S => ({ type: 'array', 'x-kubernetes-list-type': 'atomic', items });
@@ -21,6 +25,62 @@ const listMap = (keys: string[], items: S): S => ({ type: 'array', 'x-kubernetes
 const map = (values: S): S => ({ type: 'object', additionalProperties: values });
 
 const sections: [string, S, [string, number][]][] = [
+  [
+    'bytes',
+    vals(bytes, bytes),
+    [
+      ['self.val1 == self.val2', 314577],
+      ["self.val1 == b'AB'", 3],
+      ['type(self.val1) == bytes', 4],
+      ['size(self.val1) == 2', 4],
+    ],
+  ],
+  [
+    'duration format',
+    vals(duration, duration),
+    [
+      ["self.val1 == duration('1h2m3s4ms') && duration('1h2m3s4ms') == self.val1 && self.val1 == self.val2", 16],
+      ["self.val1 == duration('1h2m') + duration('3s4ms')", 6],
+      ['self.val1.getHours() == 1', 4],
+      ['type(self.val1) == google.protobuf.Duration', 4],
+    ],
+  ],
+  [
+    'date format',
+    vals(date, date),
+    [
+      ["self.val1 == timestamp('1997-07-16T00:00:00.000Z') && timestamp('1997-07-16T00:00:00.000Z') == self.val1 && self.val1 == self.val2", 14],
+      ['self.val1.getDate() == 16', 4],
+      ['type(self.val1) == google.protobuf.Timestamp', 4],
+    ],
+  ],
+  [
+    'date-time format',
+    vals(dateTime, dateTime),
+    [
+      ["self.val1 == timestamp('2011-08-18T19:03:37.010+01:00') && timestamp('2011-08-18T19:03:37.010+01:00') == self.val1 && self.val1 == self.val2", 16],
+      ["self.val1 == timestamp('2011-08-18T00:00:00.000+01:00') + duration('19h3m37s10ms')", 6],
+      ["self.val1.getDate('01:00') == 18", 4],
+      ['type(self.val1) == google.protobuf.Timestamp', 4],
+    ],
+  ],
+  [
+    'conversions',
+    vals(int, num, num, num, bool, str, bytes, str, duration, str, dateTime, str, date),
+    [
+      ['int(self.val2) == self.val1', 5],
+      ['double(self.val1) == self.val2', 5],
+      ['bytes(self.val6) == self.val7', 629150],
+      ['string(self.val1) == self.val6', 314578],
+      ["string(self.val4) == '10.5'", 4],
+      ['string(self.val7) == self.val6', 629150],
+      ['duration(self.val8) == self.val9', 6],
+      ['timestamp(self.val10) == self.val11', 6],
+      ['string(self.val11) == self.val10', 314578],
+      ['timestamp(self.val12) == self.val13', 6],
+      ['string(self.val13) == self.val12', 314578],
+    ],
+  ],
   [
     'integers',
     vals(int, int, int, int, int, int),
