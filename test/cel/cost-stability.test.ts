@@ -17,6 +17,8 @@ const bytes: S = { type: 'string', format: 'byte' };
 const duration: S = { type: 'string', format: 'duration' };
 const date: S = { type: 'string', format: 'date' };
 const dateTime: S = { type: 'string', format: 'date-time' };
+const unknownObj: S = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
+const anyval: S = { 'x-kubernetes-preserve-unknown-fields': true };
 const obj = (properties: Record<string, S>): S => ({ type: 'object', properties });
 const vals = (...s: S[]): S => obj(Object.fromEntries(s.map((v, i) => [`val${i + 1}`, v])));
 const list = (items: S): S => ({ type: 'array', 'x-kubernetes-list-type': 'atomic', items });
@@ -24,7 +26,112 @@ const listSet = (items: S): S => ({ type: 'array', 'x-kubernetes-list-type': 'se
 const listMap = (keys: string[], items: S): S => ({ type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': keys, items });
 const map = (values: S): S => ({ type: 'object', additionalProperties: values });
 
+const MAX_FLOAT = `${BigInt(Number.MAX_VALUE)}.000000`;
+
 const sections: [string, S, [string, number][]][] = [
+  [
+    'embedded object',
+    obj({ embedded: { type: 'object', 'x-kubernetes-embedded-resource': true } }),
+    [
+      ["self.embedded.kind == 'Pod'", 4],
+      ["self.embedded.apiVersion == 'v1'", 4],
+      ["self.embedded.metadata.name == 'foo'", 5],
+      ["self.embedded.metadata.generateName == 'pickItForMe'", 6],
+    ],
+  ],
+  [
+    'embedded object with properties',
+    obj({
+      embedded: { type: 'object', 'x-kubernetes-embedded-resource': true, properties: { kind: str, apiVersion: str, metadata: obj({ name: str, generateName: str }), spec: obj({ field1: str }) } },
+    }),
+    [
+      ["self.embedded.kind == 'Pod'", 4],
+      ["self.embedded.apiVersion == 'v1'", 4],
+      ["self.embedded.metadata.name == 'foo'", 5],
+      ["self.embedded.metadata.generateName == 'pickItForMe'", 6],
+      ["self.embedded.spec.field1 == 'a'", 5],
+    ],
+  ],
+  [
+    'embedded object with preserve unknown',
+    obj({ embedded: { type: 'object', 'x-kubernetes-embedded-resource': true, 'x-kubernetes-preserve-unknown-fields': true } }),
+    [
+      ["self.embedded.kind == 'Pod'", 4],
+      ["self.embedded.apiVersion == 'v1'", 4],
+      ["self.embedded.metadata.name == 'foo'", 5],
+      ["self.embedded.metadata.generateName == 'pickItForMe'", 6],
+      ['has(self.embedded)', 1],
+    ],
+  ],
+  [
+    'preserve unknown fields',
+    obj({
+      withUnknown: unknownObj,
+      withUnknownList: list(unknownObj),
+      withUnknownFieldList: list(obj({ fieldOfUnknownType: anyval })),
+      anyvalList: list(anyval),
+      anyvalMap: map(anyval),
+      anyvalField1: anyval,
+      anyvalField2: anyval,
+    }),
+    [
+      ['has(self.withUnknown)', 1],
+      ['self.withUnknownList.size() == 5', 4],
+      ['self.withUnknownList[0] != self.withUnknownList[1]', 6],
+      ['self.withUnknownList[1] == self.withUnknownList[2]', 6],
+      ['self.withUnknownList[3] == self.withUnknownList[4]', 6],
+      ['self.withUnknownFieldList[0] != self.withUnknownFieldList[1]', 6],
+      ['self.withUnknownFieldList[1] == self.withUnknownFieldList[2]', 6],
+    ],
+  ],
+  [
+    'known and unknown fields',
+    obj({ withUnknown: { ...unknownObj, properties: { known: int } }, withUnknownList: list({ ...unknownObj, properties: { known: int } }) }),
+    [
+      ['self.withUnknown.known == 1', 3],
+      ['self.withUnknownList[1] == self.withUnknownList[2]', 6],
+      ['self.withUnknownList[0] != self.withUnknownList[1]', 6],
+      ['self.withUnknownList[0] != self.withUnknownList[3]', 6],
+      ['self.withUnknownList[0] != self.withUnknownList[5]', 6],
+      ['self.withUnknownList[3] == self.withUnknownList[4]', 6],
+      ['self.withUnknownList[4] != self.withUnknownList[5]', 6],
+    ],
+  ],
+  [
+    'container type composition',
+    obj({
+      obj: obj({ field: str }),
+      mapOfMap: { ...map({ ...map(str), maxProperties: 10 }), maxProperties: 10 },
+      mapOfObj: map(obj({ field2: str })),
+      mapOfListMap: { ...map({ ...listMap(['k'], obj({ k: str, v: str })), maxItems: 10 }), maxProperties: 10 },
+      mapOfList: { ...map({ ...list(str), maxItems: 10 }), maxProperties: 10 },
+      listMapOfObj: { ...listMap(['k2'], obj({ k2: str, v2: str })), maxItems: 10 },
+      listOfMap: { ...list({ ...map(str), maxProperties: 10 }), maxItems: 10 },
+      listOfObj: list(obj({ field3: str })),
+      listOfListMap: { ...list({ ...listMap(['k'], obj({ k3: str, v3: str })), maxItems: 10 }), maxItems: 10 },
+    }),
+    [
+      ["self.obj.field == 'a'", 4],
+      ["self.mapOfMap['x']['y'] == 'b'", 5],
+      ["self.mapOfObj['k'].field2 == 'c'", 5],
+      ["self.mapOfListMap['o'].exists(e, e.k == '1' && e.v == 'd')", 104],
+      ["self.mapOfList['l'][0] == 'e'", 5],
+      ["self.listMapOfObj.exists(e, e.k2 == '2' && e.v2 == 'f')", 103],
+      ["self.listOfMap[0]['z'] == 'g'", 5],
+      ["self.listOfObj[0].field3 == 'h'", 5],
+      ["self.listOfListMap[0].exists(e, e.k3 == '3' && e.v3 == 'i')", 104],
+      ['self.mapOfMap.map(k, k).map(k, k).size() == 1', 286],
+      ['self.mapOfListMap.map(k, k).map(k, k).size() == 1', 286],
+      ['self.mapOfList.map(k, k).map(k, k).size() == 1', 286],
+      ['self.listOfMap.map(e, e).map(e, e).size() == 1', 286],
+      ['self.listOfListMap.map(e, e).map(e, e).size() == 1', 286],
+      ['self.mapOfMap.map(k, self.mapOfMap[k].map(m, m)).size() == 1', 1585],
+      ['self.mapOfListMap.map(k, self.mapOfListMap[k].map(m, m)).size() == 1', 1585],
+      ['self.mapOfList.map(k, self.mapOfList[k].map(l, l)).size() == 1', 1585],
+      ['self.listOfMap.map(e, e.map(m, m)).size() == 1', 1555],
+      ['self.listOfListMap.map(e, e.map(e, e)).size() == 1', 1555],
+    ],
+  ],
   [
     'bytes',
     vals(bytes, bytes),
@@ -85,6 +192,9 @@ const sections: [string, S, [string, number][]][] = [
     'integers',
     vals(int, int, int, int, int, int),
     [
+      // The rows the table writes with fmt.Sprintf: math.MaxInt64 and math.MaxInt32.
+      ['self.val1 == 9223372036854775807 && 9223372036854775807 == self.val1 && self.val1 == self.val2', 8],
+      ['self.val3 + 1 == 2147483647 + 1', 5],
       ['self.val1 == self.val6', 4],
       ['type(self.val1) == int', 4],
     ],
@@ -93,6 +203,8 @@ const sections: [string, S, [string, number][]][] = [
     'numbers',
     vals(num, num, num, num, num, num, num),
     [
+      // fmt.Sprintf("%f", math.MaxFloat64): every digit, then six decimals.
+      [`self.val1 == ${MAX_FLOAT} && ${MAX_FLOAT} == self.val1 && self.val1 == self.val2`, 8],
       ['self.val1 == self.val6', 4],
       ['type(self.val1) == double', 4],
       ['type(self.val7) == double', 4],
