@@ -15,7 +15,7 @@ import { checkerFor, evaluatorFor, hasVariablesVariable, REQUEST_SCHEMA, variabl
 import type { EvaluationBounds } from './budget.js';
 import type { VariableProgram } from './activation.js';
 import { withBounds } from './budget.js';
-import { costExceededDetail, CostEstimator, STATIC_COST_LIMIT, type Roots } from './cost.js';
+import { costExceededDetail, CostEstimator, type Roots } from './cost.js';
 import { declOf } from './cost-decl.js';
 import { CelEvaluationError, compileFieldError, type CelFieldError, type CelIssue } from './errors.js';
 import { kubernetesHas } from './has-macro.js';
@@ -54,7 +54,11 @@ export type CompileResult = { ok: true; program: CelProgram } | { ok: false; err
 export interface PolicyCompilerOptions {
   kind: EnvKind;
   schemas?: EnvSchemas;
-  /** Static cost limit per expression (default Kubernetes' 10,000,000). */
+  /**
+   * A static cost limit per expression; none by default: kube-apiserver estimates no admission
+   * expression's cost when it is written (only a CRD's rules, which resources/crd/schema-rules.ts
+   * limits by the estimate times how often the rule may run), and bounds them at run time.
+   */
   costLimit?: number;
 }
 
@@ -70,7 +74,7 @@ export class PolicyCompiler {
   constructor(readonly options: PolicyCompilerOptions) {
     this.checker = checkerFor(options.kind, options.schemas);
     this.evaluator = evaluatorFor(options.kind);
-    this.costLimit = options.costLimit ?? STATIC_COST_LIMIT;
+    this.costLimit = options.costLimit ?? Number.POSITIVE_INFINITY;
   }
 
   /** The variable programs declared so far, by name (the activation evaluates them lazily). */

@@ -197,8 +197,14 @@ describe('object construction (mutating)', () => {
 });
 
 describe('cost and time bounds', () => {
-  test('a static estimate over the limit is refused with Kubernetes text', () => {
+  test('kube-apiserver estimates no admission expression when it is written: a costly one compiles (run-time bounds stop it)', () => {
     const c = new PolicyCompiler({ kind: 'validating', schemas: { object: deployment } });
+    const r = c.compile('object.spec.unbounded.all(a, object.spec.unbounded.all(b, a == b))', { fieldPath: 'spec.validations[2].expression' });
+    expect(r.ok).toBe(true);
+    if (r.ok) expect(r.program.estimatedCost).toBeGreaterThan(10_000_000);
+  });
+  test('with a static limit, an estimate over it is refused with Kubernetes text', () => {
+    const c = new PolicyCompiler({ kind: 'validating', schemas: { object: deployment }, costLimit: 10_000_000 });
     const r = c.compile('object.spec.unbounded.all(a, object.spec.unbounded.all(b, a == b))', { fieldPath: 'spec.validations[2].expression' });
     expect(r.ok).toBe(false);
     if (!r.ok) {
