@@ -18,7 +18,7 @@ import type { Environment } from '@marcbachmann/cel-js';
 import { createCelEnvironment } from './environment.js';
 import { registerAuthorizer } from './lib/authorizer.js';
 import { registerObjects } from './lib/objects.js';
-import { escapeProperty } from './escaping.js';
+import { escapeProperty, isReservedWord } from './escaping.js';
 import { celEquals } from './lib/common.js';
 import type { CelSchema } from './schema.js';
 
@@ -203,6 +203,8 @@ function declareUncut(env: Environment, name: string, s: CelSchema, escaped: boo
       for (const [prop, ps] of Object.entries(s.properties)) {
         const field = escaped ? escapeProperty(prop) : prop;
         if (field !== undefined) fields[field] = declareSchemaType(env, `${name}.${typeSafe(prop)}`, ps, escaped, open);
+        // `self.namespace` reaches `__namespace__` too (escaping.ts isReservedWord); values.ts keys the value both ways.
+        if (escaped && field !== undefined && isReservedWord(prop)) fields[prop] = fields[field]!;
       }
       env.registerType(name, { fields });
       // As in cel-go, an object compares with another of its type and with null (`self.items[0] == null`).

@@ -11,7 +11,7 @@
  * its smallest element as fit in a request. Objects, numbers and booleans declare no size (0), and
  * neither do a map's keys (Kubernetes' shared string type): the estimator takes them as 0.
  */
-import { escapeProperty } from './escaping.js';
+import { escapeProperty, isReservedWord } from './escaping.js';
 import type { CelSchema } from './schema.js';
 
 /** celconfig.MaxRequestSizeBytes. */
@@ -110,7 +110,7 @@ function structDecl(s: CelSchema, escaped: boolean): Decl {
     maxElements: 0,
     minSize,
     field(name: string) {
-      const ps = byName.get(name);
+      const ps = byName.get(name) ?? (escaped && isReservedWord(name) ? byName.get(`__${name}__`) : undefined);
       return ps ? declOf(ps, ps['x-kubernetes-embedded-resource'] === true, escaped) : undefined;
     },
   };

@@ -7,7 +7,7 @@
  */
 import { Optional } from '@marcbachmann/cel-js';
 import { Duration } from '@marcbachmann/cel-js/evaluator';
-import { escapeProperty } from './escaping.js';
+import { escapeProperty, isReservedWord } from './escaping.js';
 import { propertySchema, type CelSchema } from './schema.js';
 
 /**
@@ -32,7 +32,10 @@ export function jsonToCel(value: unknown, schema?: CelSchema, escaped = false): 
       const struct = escaped && schema?.properties !== undefined;
       for (const [k, v] of Object.entries(value)) {
         if (struct && v === null) continue;
-        out[struct ? (escapeProperty(k) ?? k) : k] = jsonToCel(v, propertySchema(schema, k), escaped);
+        const converted = jsonToCel(v, propertySchema(schema, k), escaped);
+        out[struct ? (escapeProperty(k) ?? k) : k] = converted;
+        // A reserved word is reachable as itself too (`self.namespace`, as kube-apiserver 1.31+ reads it).
+        if (struct && isReservedWord(k)) out[k] = converted;
       }
       return out;
     }
