@@ -19,6 +19,7 @@ import { costExceededDetail, CostEstimator, type Roots } from './cost.js';
 import { declOf } from './cost-decl.js';
 import { CelEvaluationError, compileFieldError, type CelFieldError, type CelIssue } from './errors.js';
 import { kubernetesHas } from './has-macro.js';
+import { literalIssues } from './literal-checks.js';
 import { needsOf, type ProgramNeeds } from './program-needs.js';
 import { bindRegexCalls } from './regex-calls.js';
 import { propertySchema, type CelSchema } from './schema.js';
@@ -115,7 +116,8 @@ export class PolicyCompiler {
       return fail([{ message: kubernetesWording(err.code, err.summary ?? err.message), start: toOrigin(err.range?.start) }]);
     }
     const regex = bindRegexCalls(parsed.ast as ASTNode);
-    if (regex.issues.length) return fail(regex.issues.map((i) => ({ ...i, start: toOrigin(i.start) })));
+    const literals = literalIssues(checkedAst);
+    if (literals.length || regex.issues.length) return fail([...literals, ...regex.issues].sort((a, b) => (a.start ?? 0) - (b.start ?? 0)).map((i) => ({ ...i, start: toOrigin(i.start) })));
     if (regex.instantiation) return { ok: false, errors: [{ type: 'FieldValueInvalid', field: opts.fieldPath, value: expression, detail: regex.instantiation }] };
     const resultType = checked.type ?? 'dyn';
     if (opts.returns && resultType !== 'dyn' && !opts.returns.includes(resultType)) {
@@ -217,6 +219,8 @@ function checkParsed(env: Environment, text: string): { checked: TypeCheckResult
 
 /** The library's messages, in cel-go's words where Kubernetes users know them. */
 function kubernetesWording(code: string | undefined, summary: string): string {
+  const overload = /^no such overload: (.+) (==|!=|<=|>=|<|>|\+|-|\*|\/|%|in) (.+)$/.exec(summary);
+  if (overload) return `found no matching overload for '${operatorName(overload[2]!)}' applied to '(${celGoType(overload[1]!)}, ${celGoType(overload[3]!)})'`;
   switch (code) {
     case 'no_such_key': {
       const m = /^No such key: (.*)$/.exec(summary);
@@ -229,6 +233,21 @@ function kubernetesWording(code: string | undefined, summary: string): string {
     default:
       return summary.split('\n')[0];
   }
+}
+
+/** cel-go's name of an operator's function: `_==_`, `@in`. */
+const operatorName = (op: string): string => (op === 'in' ? '@in' : `_${op}_`);
+
+/** A type as cel-go prints it: list(int), map(string, int). */
+const celGoType = (t: string): string => t.replace(/</g, '(').replace(/>/g, ')');
+
+/** The library's run-time messages, in cel-go's words: a missing key or field, an index past the end. */
+function runtimeWording(code: string | undefined, summary: string): string {
+  const index = /index out of bounds, index (-?\d+)/.exec(summary);
+  if (index) return `index out of bounds: ${index[1]}`;
+  const key = code === 'no_such_key' ? /^No such key: (.*)$/.exec(summary.split('\n')[0]!) : null;
+  if (key) return `no such key: ${key[1]}`;
+  return kubernetesWording(code, summary);
 }
 
 class Program implements CelProgram {
@@ -254,7 +273,7 @@ class Program implements CelProgram {
     } catch (e) {
       if (e instanceof CelEvaluationError) throw e;
       const err = e as { code?: string; summary?: string; message?: string };
-      throw new CelEvaluationError(kubernetesWording(err.code, err.summary ?? String(err.message)), err.code ?? 'evaluation_error', { cause: e });
+      throw new CelEvaluationError(runtimeWording(err.code, err.summary ?? String(err.message)), err.code ?? 'evaluation_error', { cause: e });
     }
   }
 }
