@@ -63,7 +63,7 @@ describe('numbers are typed by the schema', () => {
     expect(run(expr)).toEqual(want);
   });
 
-  test('a double field does not add to an int literal: a compile error, in cel-go\'s words', () => {
+  test("a double field does not add to an int literal: a compile error, in cel-go's words", () => {
     expect(() => run('object.spec.ratio + 1')).toThrow(/found no matching overload for '_\+_' applied to '\(double, int\)'/);
   });
 });
