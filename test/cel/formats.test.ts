@@ -18,7 +18,7 @@ const schema: CelSchema = {
     s: { type: 'string' },
   },
 };
-const self = { b: 'YWJj', day: '2020-01-16', t: '2020-01-01T10:20:30Z', u: '2021-06-01T00:00:00+02:00', d: '1h2m3.5s', s: '1h' };
+const self = { b: 'YWJj', day: '2020-01-16', t: '2020-01-01T10:20:30.1Z', u: '2021-06-01T00:00:00+02:00', d: '1h2m3.5s', s: '1h' };
 
 function run(rule: string): unknown {
   const r = compileSchemaRule({ rule }, schema, 'x-kubernetes-validations[0]');
@@ -29,7 +29,9 @@ function run(rule: string): unknown {
 test.each([
   "self.b == b'abc' && size(self.b) == 3",
   'self.day.getDayOfMonth() == 15 && self.day.getDate() == 16 && self.day.getHours() == 0',
-  "self.t.getHours() == 10 && self.t.getMinutes() == 20 && self.t == timestamp('2020-01-01T10:20:30Z')",
+  "self.t.getHours() == 10 && self.t.getMinutes() == 20 && self.t == timestamp('2020-01-01T10:20:30.1Z')",
+  // Go's time.RFC3339Nano: the fraction's trailing zeros dropped.
+  "string(self.t) == '2020-01-01T10:20:30.1Z' && string(self.day) == '2020-01-16T00:00:00Z'",
   'self.t < self.u',
   "self.d.getHours() == 1 && self.d.getMinutes() == 62 && self.d > duration('1h')",
   "duration(self.s) == duration('1h')",
