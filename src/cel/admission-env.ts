@@ -18,7 +18,8 @@ import type { Environment } from '@marcbachmann/cel-js';
 import { createCelEnvironment } from './environment.js';
 import { registerAuthorizer } from './lib/authorizer.js';
 import { registerObjects } from './lib/objects.js';
-import { escapeProperty } from './escaping.js';
+import { escapeProperty, isReservedWord } from './escaping.js';
+import { celEquals } from './lib/common.js';
 import type { CelSchema } from './schema.js';
 
 export type EnvKind = 'validating' | 'mutating' | 'webhookMatchCondition' | 'schemaRule';
@@ -185,7 +186,8 @@ export function declareSchemaType(env: Environment, name: string, s: CelSchema |
 function declareUncut(env: Environment, name: string, s: CelSchema, escaped: boolean, open: Set<CelSchema>): string {
   switch (s.type) {
     case 'string':
-      return 'string';
+      // A CRD rule sees formats as Kubernetes types them (SchemaDeclType); values.ts converts the values alike.
+      return escaped ? (FORMAT_TYPES[s.format ?? ''] ?? 'string') : 'string';
     case 'integer':
       return 'int';
     case 'number':
@@ -201,14 +203,21 @@ function declareUncut(env: Environment, name: string, s: CelSchema, escaped: boo
       for (const [prop, ps] of Object.entries(s.properties)) {
         const field = escaped ? escapeProperty(prop) : prop;
         if (field !== undefined) fields[field] = declareSchemaType(env, `${name}.${typeSafe(prop)}`, ps, escaped, open);
+        // `self.namespace` reaches `__namespace__` too (escaping.ts isReservedWord); values.ts keys the value both ways.
+        if (escaped && field !== undefined && isReservedWord(prop)) fields[prop] = fields[field]!;
       }
       env.registerType(name, { fields });
+      // As in cel-go, an object compares with another of its type and with null (`self.items[0] == null`).
+      env.registerOperator(`${name} == ${name}`, celEquals);
+      if (escaped) env.registerOperator(`${name} == null`, (a: unknown, b: unknown) => a === b);
       return name;
     }
     default:
       return 'dyn';
   }
 }
+
+const FORMAT_TYPES: Record<string, string> = { byte: 'bytes', date: 'google.protobuf.Timestamp', 'date-time': 'google.protobuf.Timestamp', duration: 'google.protobuf.Duration' };
 
 function typeSafe(prop: string): string {
   return prop.replace(/[^A-Za-z0-9_]/g, '_');

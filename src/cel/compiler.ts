@@ -15,9 +15,11 @@ import { checkerFor, evaluatorFor, hasVariablesVariable, REQUEST_SCHEMA, variabl
 import type { EvaluationBounds } from './budget.js';
 import type { VariableProgram } from './activation.js';
 import { withBounds } from './budget.js';
-import { costExceededDetail, estimate, fromSchema, STATIC_COST_LIMIT, type Estimate } from './cost.js';
+import { costExceededDetail, CostEstimator, type Roots } from './cost.js';
+import { declOf } from './cost-decl.js';
 import { CelEvaluationError, compileFieldError, type CelFieldError, type CelIssue } from './errors.js';
 import { kubernetesHas } from './has-macro.js';
+import { literalIssues } from './literal-checks.js';
 import { needsOf, type ProgramNeeds } from './program-needs.js';
 import { bindRegexCalls } from './regex-calls.js';
 import { propertySchema, type CelSchema } from './schema.js';
@@ -53,7 +55,11 @@ export type CompileResult = { ok: true; program: CelProgram } | { ok: false; err
 export interface PolicyCompilerOptions {
   kind: EnvKind;
   schemas?: EnvSchemas;
-  /** Static cost limit per expression (default Kubernetes' 10,000,000). */
+  /**
+   * A static cost limit per expression; none by default: kube-apiserver estimates no admission
+   * expression's cost when it is written (only a CRD's rules, which resources/crd/schema-rules.ts
+   * limits by the estimate times how often the rule may run), and bounds them at run time.
+   */
   costLimit?: number;
 }
 
@@ -63,13 +69,13 @@ export class PolicyCompiler {
   private readonly checker: Environment;
   private readonly evaluator: Environment;
   private readonly costLimit: number;
-  private readonly declared = new Map<string, { type: string; program: CelProgram; estimate: Estimate }>();
+  private readonly declared = new Map<string, { type: string; program: CelProgram }>();
   private withVariables: Environment | undefined;
 
   constructor(readonly options: PolicyCompilerOptions) {
     this.checker = checkerFor(options.kind, options.schemas);
     this.evaluator = evaluatorFor(options.kind);
-    this.costLimit = options.costLimit ?? STATIC_COST_LIMIT;
+    this.costLimit = options.costLimit ?? Number.POSITIVE_INFINITY;
   }
 
   /** The variable programs declared so far, by name (the activation evaluates them lazily). */
@@ -81,13 +87,11 @@ export class PolicyCompiler {
   declareVariable(name: string, expression: string, fieldPath: string): CompileResult {
     const r = this.compile(expression, { fieldPath });
     if (r.ok) {
-      this.declared.set(name, { type: r.program.resultType, program: r.program, estimate: this.lastEstimate! });
+      this.declared.set(name, { type: r.program.resultType, program: r.program });
       this.withVariables = undefined;
     }
     return r;
   }
-
-  private lastEstimate: Estimate | undefined;
 
   compile(expression: string, opts: CompileOptions): CompileResult {
     const fail = (issues: CelIssue[]): CompileResult => ({ ok: false, errors: [compileFieldError(opts.fieldPath, expression, issues)] });
@@ -97,9 +101,10 @@ export class PolicyCompiler {
     const toOrigin = (n?: number) => (n === undefined ? undefined : rw.origin[Math.min(n, rw.origin.length - 1)]);
 
     let checked: TypeCheckResult;
+    let checkedAst: ASTNode;
     let parsed: ParseResult;
     try {
-      checked = checkParsed(this.checkEnv(), rw.text);
+      ({ checked, ast: checkedAst } = checkParsed(this.checkEnv(), rw.text));
       if (!checked.valid) {
         const err = checked.error!;
         return fail([{ message: kubernetesWording(err.code, err.summary), start: toOrigin(err.range?.start) }]);
@@ -111,19 +116,19 @@ export class PolicyCompiler {
       return fail([{ message: kubernetesWording(err.code, err.summary ?? err.message), start: toOrigin(err.range?.start) }]);
     }
     const regex = bindRegexCalls(parsed.ast as ASTNode);
-    if (regex.issues.length) return fail(regex.issues.map((i) => ({ ...i, start: toOrigin(i.start) })));
+    const literals = literalIssues(checkedAst);
+    if (literals.length || regex.issues.length) return fail([...literals, ...regex.issues].sort((a, b) => (a.start ?? 0) - (b.start ?? 0)).map((i) => ({ ...i, start: toOrigin(i.start) })));
     if (regex.instantiation) return { ok: false, errors: [{ type: 'FieldValueInvalid', field: opts.fieldPath, value: expression, detail: regex.instantiation }] };
     const resultType = checked.type ?? 'dyn';
     if (opts.returns && resultType !== 'dyn' && !opts.returns.includes(resultType)) {
       return { ok: false, errors: [{ type: 'FieldValueInvalid', field: opts.fieldPath, value: expression, detail: `must evaluate to ${opts.returns.join(' or ')}` }] };
     }
-    const est = estimate(parsed.ast as ASTNode, this.costScope());
-    this.lastEstimate = est;
-    if (est.cost > this.costLimit) {
-      return { ok: false, errors: [{ type: 'FieldValueForbidden', field: opts.fieldPath, detail: costExceededDetail(est.cost, this.costLimit) }] };
+    const cost = new CostEstimator(this.costRoots()).estimate(checkedAst);
+    if (cost > this.costLimit) {
+      return { ok: false, errors: [{ type: 'FieldValueForbidden', field: opts.fieldPath, detail: costExceededDetail(cost, this.costLimit) }] };
     }
     const needs = needsOf(parsed.ast as ASTNode, new Map([...this.declared].map(([k, v]) => [k, v.program.needs])));
-    return { ok: true, program: new Program(expression, opts.fieldPath, resultType, est.cost, needs, parsed) };
+    return { ok: true, program: new Program(expression, opts.fieldPath, resultType, cost, needs, parsed) };
   }
 
   private checkEnv(): Environment {
@@ -140,25 +145,29 @@ export class PolicyCompiler {
     return this.withVariables;
   }
 
-  private costScope(): Map<string, Estimate> {
+  /** The sizes of the root variables, from their schemas (a CRD rule's self and oldSelf: the node it sits on). */
+  private costRoots(): Roots {
+    if (this.rootDecls) return this.rootDecls;
     const s = this.options.schemas ?? {};
-    const scope = new Map<string, Estimate>();
-    for (const name of variableNames(this.options.kind)) scope.set(name, fromSchema(undefined));
+    const roots = new Map<string, ReturnType<typeof declOf>>();
+    for (const name of variableNames(this.options.kind)) roots.set(name, undefined);
     if (this.options.kind === 'schemaRule') {
-      scope.set('self', fromSchema(s.object));
-      scope.set('oldSelf', fromSchema(s.object));
-      return scope;
+      const self = declOf(s.object, false);
+      roots.set('self', self);
+      roots.set('oldSelf', self);
+      return (this.rootDecls = roots);
     }
-    scope.set('object', fromSchema(s.object));
-    scope.set('oldObject', fromSchema(s.object));
-    scope.set('request', fromSchema(REQUEST_SCHEMA));
-    if (s.params) scope.set('params', fromSchema(s.params));
-    if (s.namespace) scope.set('namespaceObject', fromSchema(s.namespace));
-    // A variable costs its expression once per request; a reference to it then costs little.
-    const vars: CelSchema = { type: 'object', properties: {} };
-    scope.set('variables', { cost: 0, size: this.declared.size, schema: vars });
-    return scope;
+    const object = declOf(s.object, false, false);
+    roots.set('object', object);
+    roots.set('oldObject', object);
+    roots.set('request', declOf(REQUEST_SCHEMA, false, false));
+    if (s.params) roots.set('params', declOf(s.params, false, false));
+    if (s.namespace) roots.set('namespaceObject', declOf(s.namespace, false, false));
+    roots.set('variables', undefined);
+    return (this.rootDecls = roots);
   }
+
+  private rootDecls: Roots | undefined;
 
   /** Object construction: only in the mutating environment, names and fields from the schema. */
   private checkStructs(structs: StructLiteral[]): CelIssue[] {
@@ -198,15 +207,20 @@ export class PolicyCompiler {
 
 let nextVariablesType = 0;
 
-/** Type-checks an expression with has() as cel-go's (a parse error is thrown, as env.check would report it). */
-function checkParsed(env: Environment, text: string): TypeCheckResult {
+/**
+ * Type-checks an expression with has() as cel-go's (a parse error is thrown, as env.check would
+ * report it); the checked tree, its nodes typed, is what the cost is estimated on.
+ */
+function checkParsed(env: Environment, text: string): { checked: TypeCheckResult; ast: ASTNode } {
   const parsed = env.parse(text);
   kubernetesHas(parsed.ast as ASTNode);
-  return parsed.check();
+  return { checked: parsed.check(), ast: parsed.ast as ASTNode };
 }
 
 /** The library's messages, in cel-go's words where Kubernetes users know them. */
 function kubernetesWording(code: string | undefined, summary: string): string {
+  const overload = /^no such overload: (.+) (==|!=|<=|>=|<|>|\+|-|\*|\/|%|in) (.+)$/.exec(summary);
+  if (overload) return `found no matching overload for '${operatorName(overload[2]!)}' applied to '(${celGoType(overload[1]!)}, ${celGoType(overload[3]!)})'`;
   switch (code) {
     case 'no_such_key': {
       const m = /^No such key: (.*)$/.exec(summary);
@@ -219,6 +233,21 @@ function kubernetesWording(code: string | undefined, summary: string): string {
     default:
       return summary.split('\n')[0];
   }
+}
+
+/** cel-go's name of an operator's function: `_==_`, `@in`. */
+const operatorName = (op: string): string => (op === 'in' ? '@in' : `_${op}_`);
+
+/** A type as cel-go prints it: list(int), map(string, int). */
+const celGoType = (t: string): string => t.replace(/</g, '(').replace(/>/g, ')');
+
+/** The library's run-time messages, in cel-go's words: a missing key or field, an index past the end. */
+function runtimeWording(code: string | undefined, summary: string): string {
+  const index = /index out of bounds, index (-?\d+)/.exec(summary);
+  if (index) return `index out of bounds: ${index[1]}`;
+  const key = code === 'no_such_key' ? /^No such key: (.*)$/.exec(summary.split('\n')[0]!) : null;
+  if (key) return `no such key: ${key[1]}`;
+  return kubernetesWording(code, summary);
 }
 
 class Program implements CelProgram {
@@ -244,7 +273,7 @@ class Program implements CelProgram {
     } catch (e) {
       if (e instanceof CelEvaluationError) throw e;
       const err = e as { code?: string; summary?: string; message?: string };
-      throw new CelEvaluationError(kubernetesWording(err.code, err.summary ?? String(err.message)), err.code ?? 'evaluation_error', { cause: e });
+      throw new CelEvaluationError(runtimeWording(err.code, err.summary ?? String(err.message)), err.code ?? 'evaluation_error', { cause: e });
     }
   }
 }

@@ -8,6 +8,7 @@ import { registerConversions } from './lib/conversions.js';
 import { ipNamespaceConstant, registerIP } from './lib/ip.js';
 import { registerLists } from './lib/lists.js';
 import { registerOptionalEquality } from './lib/optionals.js';
+import { registerOptionalMacros } from './lib/optional-macros.js';
 import { registerQuantity } from './lib/quantity.js';
 import { registerRegex } from './lib/regex.js';
 import { registerStrings } from './lib/strings.js';
@@ -29,6 +30,7 @@ export function createCelEnvironment(options: EnvironmentOptions = {}): Environm
   registerStrings(env);
   registerLists(env);
   registerOptionalEquality(env);
+  registerOptionalMacros(env);
   registerRegex(env);
   registerURL(env);
   registerIP(env);

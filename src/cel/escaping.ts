@@ -14,6 +14,15 @@ const PLAIN = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const ESCAPABLE = /^[A-Za-z_.\-/][A-Za-z0-9_.\-/]*$/;
 const ESCAPES: Record<string, string> = { __: '__underscores__', '.': '__dot__', '-': '__dash__', '/': '__slash__' };
 
+/**
+ * Whether a rule may also name a property by the word itself (`self.namespace`, `self.if`), as
+ * kube-apiserver allows since 1.31: its type provider looks a reserved word up as `__word__` when
+ * no field has the plain name (DeclTypeProvider.recognizeKeywordAsFieldName).
+ */
+export function isReservedWord(name: string): boolean {
+  return CEL_RESERVED.has(name);
+}
+
 /** The CEL identifier of a property name, or undefined when it has none. */
 export function escapeProperty(name: string): string | undefined {
   if (CEL_RESERVED.has(name)) return `__${name}__`;

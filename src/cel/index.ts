@@ -2,7 +2,8 @@ export { PolicyCompiler, type CelProgram, type CompileResult } from './compiler.
 export { Activation, ConvertedValues, type AdmissionRequestAttributes } from './activation.js';
 export { ProgramCache } from './cache.js';
 export { type EnvKind, type EnvSchemas } from './admission-env.js';
-export { type CelSchema, minSerializedSize } from './schema.js';
+export { type CelSchema } from './schema.js';
+export { minSerializedSize } from './cost-decl.js';
 export { jsonToCel, celToJson } from './values.js';
 export { structTypeOf } from './lib/objects.js';
 export { CelEvaluationError, CelCostLimitError, CelTimeoutError, fieldErrorText, type CelFieldError } from './errors.js';

@@ -7,7 +7,7 @@
  */
 import { Optional } from '@marcbachmann/cel-js';
 import { Duration } from '@marcbachmann/cel-js/evaluator';
-import { escapeProperty } from './escaping.js';
+import { escapeProperty, isReservedWord } from './escaping.js';
 import { propertySchema, type CelSchema } from './schema.js';
 
 /**
@@ -20,6 +20,8 @@ export function jsonToCel(value: unknown, schema?: CelSchema, escaped = false): 
   switch (typeof value) {
     case 'number':
       return numberToCel(value, schema);
+    case 'string':
+      return escaped && schema?.type === 'string' && schema.format !== undefined ? formattedToCel(value, schema.format) : value;
     case 'object': {
       if (value === null) return null;
       if (Array.isArray(value)) {
@@ -30,13 +32,65 @@ export function jsonToCel(value: unknown, schema?: CelSchema, escaped = false): 
       const struct = escaped && schema?.properties !== undefined;
       for (const [k, v] of Object.entries(value)) {
         if (struct && v === null) continue;
-        out[struct ? (escapeProperty(k) ?? k) : k] = jsonToCel(v, propertySchema(schema, k), escaped);
+        const converted = jsonToCel(v, propertySchema(schema, k), escaped);
+        out[struct ? (escapeProperty(k) ?? k) : k] = converted;
+        // A reserved word is reachable as itself too (`self.namespace`, as kube-apiserver 1.31+ reads it).
+        if (struct && isReservedWord(k)) out[k] = converted;
       }
       return out;
     }
     default:
       return value;
   }
+}
+
+/**
+ * A CRD rule's string of format byte, date, date-time or duration, as Kubernetes' UnstructuredToVal
+ * reads it: bytes (base64), a timestamp (a date at midnight UTC), a duration. One that does not
+ * parse stays a string, so a rule using it fails to evaluate, as Kubernetes' error value does.
+ */
+function formattedToCel(v: string, format: string): unknown {
+  switch (format) {
+    case 'byte':
+      return /^[A-Za-z0-9+/]*={0,2}$/.test(v) && v.length % 4 === 0 ? new Uint8Array(Buffer.from(v, 'base64')) : v;
+    case 'date':
+      return /^\d{4}-\d{2}-\d{2}$/.test(v) && !Number.isNaN(Date.parse(`${v}T00:00:00Z`)) ? new Date(`${v}T00:00:00Z`) : v;
+    case 'date-time': {
+      const t = Date.parse(v);
+      return Number.isNaN(t) ? v : new Date(t);
+    }
+    case 'duration':
+      return parseDuration(v) ?? v;
+    default:
+      return v;
+  }
+}
+
+const DURATION_UNITS: Record<string, bigint> = {
+  ns: 1n,
+  us: 1000n,
+  µs: 1000n,
+  μs: 1000n,
+  ms: 1_000_000n,
+  s: 1_000_000_000n,
+  m: 60_000_000_000n,
+  h: 3_600_000_000_000n,
+  d: 86_400_000_000_000n,
+  w: 604_800_000_000_000n,
+};
+
+/** A Go duration (`1h30m`, `-1.5s`), with strfmt's days and weeks; undefined when it does not parse. */
+function parseDuration(text: string): Duration | undefined {
+  const m = /^([-+]?)((?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|μs|ms|s|m|h|d|w))+$/.exec(text);
+  if (!m && text !== '0') return undefined;
+  let nanos = 0n;
+  for (const part of text.matchAll(/(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h|d|w)/g)) {
+    const [whole = '0', frac = ''] = part[1]!.split('.');
+    const unit = DURATION_UNITS[part[2]!]!;
+    nanos += BigInt(whole || '0') * unit + (BigInt((frac.slice(0, 18) || '0').padEnd(18, '0')) * unit) / 10n ** 18n;
+  }
+  if (m?.[1] === '-') nanos = -nanos;
+  return new Duration(nanos / 1_000_000_000n, Number(nanos % 1_000_000_000n));
 }
 
 function numberToCel(n: number, schema: CelSchema | undefined): unknown {

@@ -265,21 +265,6 @@ export const SKIPPED_CASES: { reason: string; cases: string[] }[] = [
     cases: ['macros/exists_one/map_one'],
   },
   {
-    reason: 'library: optional.ofNonZeroValue, optMap and optFlatMap are not implemented',
-    cases: [
-      'optionals/optionals/null_non_zero_value',
-      'optionals/optionals/none_optMap_hasValue',
-      'optionals/optionals/empty_map_optFlatMap_hasValue',
-      'optionals/optionals/map_empty_submap_optFlatMap_hasValue',
-      'optionals/optionals/map_submap_subkey_optFlatMap_value',
-      'optionals/optionals/map_submap_optFlatMap_value',
-      'optionals/optionals/map_optindex_optFlatMap_optional_ofNonZeroValue_hasValue',
-      'optionals/optionals/optional_of_optMap_value',
-      'optionals/optionals/optional_ofNonZeroValue_or_optional_value',
-      'optionals/optionals/optional_chaining_1',
-    ],
-  },
-  {
     reason: 'library: optional chaining gaps ({?key: \u2026} entries, optional index on none, type(optional), missing-key errors)',
     cases: [
       'optionals/optionals/map_null_entry_no_such_key',

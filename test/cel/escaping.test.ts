@@ -61,8 +61,17 @@ describe('rules name escaped properties', () => {
     expect(run(rule)).toBe(want);
   });
 
-  test.each(['self.namespace == "ns"', 'self.x_y == "d"', 'self.a__b == "u"'])('%s: the unescaped name is an undefined field', (rule) => {
-    expect(String(run(rule))).toMatch(/undefined field/);
+  // kube-apiserver 1.31+ (apiserver/pkg/cel/types.go FindStructFieldType, recognizeKeywordAsFieldName):
+  //   if rt.recognizeKeywordAsFieldName && !found && celReservedSymbols.Has(fieldName) { f, found = st.Fields["__"+fieldName+"__"] }
+  test.each<[string, unknown]>([
+    ['self.namespace == "ns"', true],
+    ['self.if == "i" && has(self.namespace) && self.namespace == self.__namespace__', true],
+  ])('%s: a reserved word names its property as itself too', (rule, want) => {
+    expect(run(rule)).toBe(want);
+  });
+
+  test.each(['self.x_y == "d"', 'self.a__b == "u"', 'self.true == "t"'])('%s: the unescaped name is an undefined field (or no field name at all)', (rule) => {
+    expect(String(run(rule))).toMatch(/undefined field|Expected IDENTIFIER/);
   });
 
   test('a property with no CEL name is out of reach, not a crash', () => {

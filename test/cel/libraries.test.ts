@@ -141,3 +141,9 @@ describe('library errors', () => {
     expect(() => env.evaluate(expr, {})).toThrow(want);
   });
 });
+
+test("named formats compare by name, as Kubernetes' Format.Equal", () => {
+  const env = createCelEnvironment();
+  expect(env.evaluate('format.named("dns1123Label").value() == format.named("dns1123Label").value()')).toBe(true);
+  expect(env.evaluate('format.dns1123Label() != format.dns1123Subdomain()')).toBe(true);
+});

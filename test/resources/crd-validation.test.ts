@@ -293,14 +293,30 @@ describe('how often a rule may run, as kube-apiserver bounds it', () => {
     expect(errorsOf((_c, s) => (spec(s).properties.groups = { type: 'array', items: { type: 'array', items: item } }))).toEqual([]);
   });
 
+  it('a messageExpression is charged once, not once per item as its rule is (validation.go checks MessageExpressionMaxCost alone)', () => {
+    // `self + '!'` on a string of up to 3 MiB costs 314,574: under the limit once, 10,000 times over it.
+    const names = { type: 'array', maxItems: 10_000, items: { type: 'string', 'x-kubernetes-validations': [{ rule: "self != 'x'", messageExpression: "self + '!'" }] } };
+    expect(errorsOf((_c, s) => (spec(s).properties.names = names))).toEqual([]);
+  });
+
+  it('over the total, rules under 1% of it are not named, only the total (TotalCost.ObserveExpressionCost)', () => {
+    // Each rule: ceil((3,000,000 + 1) × 0.1) × ceil(7 × 0.25) + 1 = 600,003; 170 of them: 102,000,510.
+    const rules = Array.from({ length: 170 }, () => ({ rule: "self.matches('^x*y?$')" }));
+    const errs = errorsOf((_c, s) => (spec(s).properties.big = { type: 'string', maxLength: 750_000, 'x-kubernetes-validations': rules }));
+    expect(errs.map(formatFieldError)).toEqual([
+      `${S}: Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of 1.020005x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)`,
+    ]);
+  });
+
   it('bounded lists multiply their maxItems', () => {
     const rules = [{ rule: 'self.all(x, self.all(y, x == y))' }];
     const list = (maxItems: number) => ({ type: 'array', maxItems, items: { type: 'string', maxLength: 8 }, 'x-kubernetes-validations': rules });
     expect(errorsOf((_c, s) => (spec(s).properties.tags = { type: 'array', maxItems: 10, items: list(100) }))).toEqual([]);
     const errs = errorsOf((_c, s) => (spec(s).properties.tags = { type: 'array', maxItems: 10_000, items: list(100) }));
-    // 10,000 × 100 × 100 comparisons: over the rule's limit (and so over the schema's total too).
+    // Per run: 2 + 100 × (3 + inner), inner = 2 + 100 × (3 + 6), where x == y costs 2 for its
+    // operands and ceil(32 bytes × 0.1): 90,502, run 10,000 times: 90.5× the rule's limit.
     expect(formatFieldError(errs[0]!)).toBe(
-      `${R('tags')}.items.x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of 80.2x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)`,
+      `${R('tags')}.items.x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of 90.5x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)`,
     );
   });
 
@@ -312,5 +328,62 @@ describe('how often a rule may run, as kube-apiserver bounds it', () => {
     expect(formatFieldError(errorsOf(under({ type: 'string' }))[0]!)).toMatch(/^.*\.items\.x-kubernetes-validations\[0\]\.rule: Forbidden: estimated rule cost exceeds budget by factor of 15\.7x/);
     expect(errorsOf(under({ type: 'string', maxLength: 63 }))).toEqual([]);
     expect(errorsOf(under({ type: 'string', enum: ['alpha', 'beta-gamma'] }))).toEqual([]);
+  });
+});
+
+// The cost cases of apiextensions-apiserver/pkg/apis/apiextensions/validation/validation_test.go (v1.36).
+describe("the cost cases of Kubernetes' CRD validation tests", () => {
+  const P = (p: string) => `${S}.properties[${p}]`;
+  const concat8 = 'self[0] + self[1] + self[2] + self[3] + self[4] + self[5] + self[6] + self[7]';
+
+  it('forbid validation rules where cost total exceeds total limit: the rule over its limit twice, the one over 1% once, then the total', () => {
+    const errs = errorsOf((_c, s) => {
+      s.properties.list = { type: 'array', maxItems: 100_000, items: { type: 'string', maxLength: 5000, 'x-kubernetes-validations': [{ rule: "self.contains('keyword')" }] } };
+      s.properties.map = { type: 'object', maxProperties: 1000, additionalProperties: { type: 'string', maxLength: 5000, 'x-kubernetes-validations': [{ rule: "self.contains('keyword')" }] } };
+      s.properties.field = { type: 'integer', 'x-kubernetes-validations': [{ rule: 'self > 50 && self < 100' }] };
+    });
+    expect(pairs(errs)).toEqual([
+      ['FieldValueForbidden', `${P('list')}.items.x-kubernetes-validations[0].rule`],
+      ['FieldValueForbidden', `${P('list')}.items.x-kubernetes-validations[0].rule`],
+      ['FieldValueForbidden', `${P('map')}.additionalProperties.x-kubernetes-validations[0].rule`],
+      ['FieldValueForbidden', S],
+    ]);
+    // 100,000 × (ceil(20,000 × 0.1) × ceil(7 × 0.1) + 1) + 1,000 × 2,001 + the field's rule.
+    expect(formatFieldError(errs[3]!)).toContain('exceeds budget by factor of 2.0x');
+  });
+
+  it('a messageExpression over the per-expression limit is refused on its own path', () => {
+    const errs = errorsOf((_c, s) => (s.properties.f = { type: 'array', items: { type: 'string' }, 'x-kubernetes-validations': [{ rule: 'true', messageExpression: concat8 }] }));
+    expect(pairs(errs)).toEqual([['FieldValueForbidden', `${P('f')}.x-kubernetes-validations[0].messageExpression`]]);
+  });
+
+  it('a rule with lowerAscii on small bounded strings is within the limit', () => {
+    const rule = 'self.all(x, self.exists_one(y, x.lowerAscii() == y.lowerAscii()))';
+    expect(errorsOf((_c, s) => (s.properties.f = { type: 'array', maxItems: 5, items: { type: 'string', maxLength: 5 }, 'x-kubernetes-validations': [{ rule }] }))).toEqual([]);
+  });
+
+  it('a messageExpression over the per-CRD limit: its own limit, its contribution, and the total', () => {
+    const messageExpression = 'string(self[0]) + string(self[1]) + string(self[2])';
+    const errs = errorsOf((_c, s) => (s.properties.f = { type: 'array', items: { type: 'string' }, 'x-kubernetes-validations': [{ rule: 'true', messageExpression }] }));
+    const m = `${P('f')}.x-kubernetes-validations[0].messageExpression`;
+    expect(pairs(errs)).toEqual([
+      ['FieldValueForbidden', m],
+      ['FieldValueForbidden', m],
+      ['FieldValueForbidden', S],
+    ]);
+    expect(formatFieldError(errs[2]!)).toContain('exceeds budget by factor of more than 100x');
+  });
+
+  it('suppress per-expression cost limit in pre-existing versions: an update leaving the schema as it was is not refused for it', () => {
+    const withRule = (c: any) => {
+      c.spec.versions[0].schema.openAPIV3Schema.properties.f = { type: 'array', items: { type: 'string' }, 'x-kubernetes-validations': [{ rule: 'true', messageExpression: concat8 }] };
+      return c;
+    };
+    const old = crd(withRule);
+    const relabelled = crd((c) => ((c.metadata.labels = { team: 'a' }), withRule(c)));
+    expect(crdKind.validateUpdate(relabelled, old)).toEqual([]);
+    // Any change to that version's schema brings the limit back.
+    const changed = crd((c) => (withRule(c), (c.spec.versions[0].schema.openAPIV3Schema.properties.g = { type: 'string' })));
+    expect(pairs(crdKind.validateUpdate(changed, old))).toEqual([['FieldValueForbidden', `${P('f')}.x-kubernetes-validations[0].messageExpression`]]);
   });
 });

@@ -16,6 +16,10 @@ export class CelFormat {
   toJSON(): string {
     return this.name;
   }
+  /** Kubernetes' Format.Equal: the same named format. */
+  celEquals(other: unknown): boolean {
+    return other instanceof CelFormat && other.name === this.name;
+  }
 }
 
 const regexError = (msg: string, fmt: string, ...examples: string[]) => `${msg} (e.g. ${examples.map((e) => `'${e}'`).join(',  or ')}, regex used for validation is '${fmt}')`;
@@ -133,6 +137,7 @@ export function registerFormat(env: Environment): void {
   env.registerType(T, CelFormat);
   env.registerType('FormatNamespace', FormatNamespace);
   env.registerConstant('format', 'FormatNamespace', new FormatNamespace());
+  env.registerOperator(`${T} == ${T}`, (a: CelFormat, b: CelFormat) => a.celEquals(b));
   env.registerFunction(
     `FormatNamespace.named(string): optional<${T}>`,
     (_: unknown, name: string) => (Object.hasOwn(FORMATS, name) ? Optional.of(new CelFormat(name, FORMATS[name])) : Optional.none()),

@@ -186,7 +186,8 @@ export function formatAsString(v: unknown): string {
     return String(v);
   }
   if (v instanceof Uint8Array) return Buffer.from(v).toString('utf8');
-  if (v instanceof Date) return v.toISOString().replace('.000Z', 'Z');
+  // RFC 3339 with the fraction's trailing zeros dropped, as Go's time.RFC3339Nano writes it.
+  if (v instanceof Date) return v.toISOString().replace(/\.(\d*?)0*Z$/, (_m, digits: string) => (digits ? `.${digits}Z` : 'Z'));
   if (v instanceof Duration) return v.toString();
   if (Array.isArray(v)) return `[${v.map(formatAsString).join(', ')}]`;
   if (typeof v === 'object') {

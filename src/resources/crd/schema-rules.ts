@@ -30,12 +30,16 @@ export class RuleCosts {
   private readonly costs: { path: FieldPath; cost: number }[] = [];
   private total = 0;
 
+  /** An update that leaves the schema as it was: the per-expression limit is not applied, the total is. */
+  constructor(readonly suppressPerExpression = false) {}
+
   add(path: FieldPath, cost: number): void {
-    this.costs.push({ path, cost });
     this.total += cost;
+    // Kubernetes names only rules of at least 1% of the limit (TotalCost.ObserveExpressionCost).
+    if (cost >= STATIC_CRD_COST_LIMIT / 100) this.costs.push({ path, cost });
   }
 
-  /** The CRD-wide limit's errors: each of the costliest rules, then the total. */
+  /** The CRD-wide limit's errors: each of the costliest four rules, then the total. */
   totalErrors(schemaPath: FieldPath): FieldError[] {
     if (this.total <= STATIC_CRD_COST_LIMIT) return [];
     const costliest = [...this.costs].sort((a, b) => b.cost - a.cost).slice(0, 4);
@@ -124,11 +128,13 @@ export function compileNodeRules(s: Schema, rules: unknown[], p: FieldPath, ctx:
     }
     const times = ctx.cardinality ?? maxCardinality(self);
     const cost = compiled.rule.cost * times;
-    if (cost > STATIC_RULE_COST_LIMIT) errs.push(forbidden(rp.child('rule'), costMessage('estimated rule cost', cost, STATIC_RULE_COST_LIMIT)));
+    if (cost > STATIC_RULE_COST_LIMIT && !ctx.costs.suppressPerExpression) errs.push(forbidden(rp.child('rule'), costMessage('estimated rule cost', cost, STATIC_RULE_COST_LIMIT)));
     ctx.costs.add(rp.child('rule'), cost);
     if (compiled.rule.message) {
-      const messageCost = compiled.rule.messageCost * times;
-      if (messageCost > STATIC_RULE_COST_LIMIT) errs.push(forbidden(rp.child('messageExpression'), costMessage('estimated messageExpression cost', messageCost, STATIC_RULE_COST_LIMIT)));
+      // kube-apiserver charges a messageExpression once, not once per place the rule may run.
+      const messageCost = compiled.rule.messageCost;
+      if (messageCost > STATIC_RULE_COST_LIMIT && !ctx.costs.suppressPerExpression)
+        errs.push(forbidden(rp.child('messageExpression'), costMessage('estimated messageExpression cost', messageCost, STATIC_RULE_COST_LIMIT)));
       ctx.costs.add(rp.child('messageExpression'), messageCost);
     }
     if (compiled.rule.usesOldSelf && ctx.uncorrelatable) {

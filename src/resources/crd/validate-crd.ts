@@ -7,7 +7,7 @@
  */
 import { isDNS1035Label, isDNS1123Subdomain } from '../../api/name-formats.js';
 import { FieldPath, duplicate, forbidden, invalid, notSupported, required, tooMany, type FieldError } from '../../api/field-errors.js';
-import { isObject, listAt, objectAt, stringAt, type JsonObject } from '../../api/json-access.js';
+import { isObject, jsonEqual, listAt, objectAt, stringAt, type JsonObject } from '../../api/json-access.js';
 import { validateImmutableField } from '../metadata.js';
 import type { Schema } from '../../api/schema.js';
 import type { KubeObject } from '../../api/types.js';
@@ -20,8 +20,12 @@ const COLUMN_TYPES = ['boolean', 'date', 'integer', 'number', 'string'];
 const COLUMN_FORMATS = ['byte', 'date', 'date-time', 'double', 'float', 'int32', 'int64', 'password'];
 const MAX_SELECTABLE_FIELDS = 8;
 
-/** Every error of a new CRD (metadata's generic checks run besides). */
-export function validateCrd(crd: KubeObject): FieldError[] {
+/**
+ * Every error of a new CRD (metadata's generic checks run besides). `unchanged`: versions whose
+ * schema an update leaves as it was, where a rule over the per-expression cost limit is not refused
+ * (kube-apiserver's suppressPerExpressionCost: a CRD it once accepted stays updatable).
+ */
+export function validateCrd(crd: KubeObject, unchanged: ReadonlySet<string> = new Set()): FieldError[] {
   const s = objectAt(crd, 'spec') ?? {};
   const errs: FieldError[] = [];
   const wanted = `${stringAt(objectAt(s, 'names'), 'plural')}.${stringAt(s, 'group')}`;
@@ -33,7 +37,7 @@ export function validateCrd(crd: KubeObject): FieldError[] {
   if (s.preserveUnknownFields === true) {
     errs.push(invalid(spec.child('preserveUnknownFields'), true, 'cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead'));
   }
-  errs.push(...validateVersions(listAt(s, 'versions')));
+  errs.push(...validateVersions(listAt(s, 'versions'), unchanged));
   errs.push(...validateNames(objectAt(s, 'names'), spec.child('names'), true));
   errs.push(...validateConversion(objectAt(s, 'conversion')));
   return errs;
@@ -48,7 +52,7 @@ export function validateCrdCreate(crd: KubeObject): FieldError[] {
 export function validateCrdUpdate(crd: KubeObject, old: KubeObject, established: boolean): FieldError[] {
   const s = objectAt(crd, 'spec');
   const o = objectAt(old, 'spec');
-  const errs = [...validateCrd(crd), ...validateApiApproval(crd, old)];
+  const errs = [...validateCrd(crd, versionsWithUnchangedSchemas(crd, old)), ...validateApiApproval(crd, old)];
   if (established) {
     errs.push(...validateImmutableField(stringAt(s, 'scope'), stringAt(o, 'scope'), spec.child('scope')));
     errs.push(...validateImmutableField(stringAt(objectAt(s, 'names'), 'kind'), stringAt(objectAt(o, 'names'), 'kind'), spec.child('names', 'kind')));
@@ -57,6 +61,23 @@ export function validateCrdUpdate(crd: KubeObject, old: KubeObject, established:
   errs.push(...validateImmutableField(stringAt(objectAt(s, 'names'), 'plural'), stringAt(objectAt(o, 'names'), 'plural'), spec.child('names', 'plural')));
   errs.push(...validateStoredVersions(crd));
   return errs;
+}
+
+/** The versions of an update whose schema is the same as the old CRD's version of that name (findVersionsWithUnchangedSchemas). */
+function versionsWithUnchangedSchemas(crd: KubeObject, old: KubeObject): Set<string> {
+  const schemaOf = (c: KubeObject, name: string) =>
+    objectAt(
+      listAt(objectAt(c, 'spec'), 'versions').find((v): v is JsonObject => isObject(v) && v.name === name),
+      'schema',
+    );
+  const out = new Set<string>();
+  for (const v of listAt(objectAt(crd, 'spec'), 'versions')) {
+    if (!isObject(v) || typeof v.name !== 'string') continue;
+    const mine = schemaOf(crd, v.name);
+    const theirs = schemaOf(old, v.name);
+    if (mine !== undefined && theirs !== undefined && jsonEqual(mine, theirs)) out.add(v.name);
+  }
+  return out;
 }
 
 /** status.storedVersions: the storage version, and no version that left spec.versions. */
@@ -114,7 +135,7 @@ export function validateNames(names: JsonObject | undefined, p: FieldPath, isSpe
   return errs;
 }
 
-function validateVersions(versions: unknown[]): FieldError[] {
+function validateVersions(versions: unknown[], unchanged: ReadonlySet<string>): FieldError[] {
   const p = spec.child('versions');
   const errs: FieldError[] = [];
   const seen = new Set<string>();
@@ -129,14 +150,14 @@ function validateVersions(versions: unknown[]): FieldError[] {
     seen.add(name);
     const why = isDNS1035Label(name);
     if (why.length > 0) errs.push(invalid(vp.child('name'), name, why.join(',')));
-    errs.push(...validateVersion(v, vp));
+    errs.push(...validateVersion(v, vp, unchanged.has(name)));
   });
   if (!unique) errs.push(invalid(p, versions, 'must contain unique version names'));
   if (storage !== 1) errs.push(invalid(p, versions, 'must have exactly one version marked as storage version'));
   return errs;
 }
 
-function validateVersion(v: JsonObject, p: FieldPath): FieldError[] {
+function validateVersion(v: JsonObject, p: FieldPath, schemaUnchanged: boolean): FieldError[] {
   const errs: FieldError[] = [];
   const warning = v.deprecationWarning;
   if (typeof warning === 'string') {
@@ -147,7 +168,7 @@ function validateVersion(v: JsonObject, p: FieldPath): FieldError[] {
   const subresources = objectAt(v, 'subresources');
   const schema = objectAt(objectAt(v, 'schema'), 'openAPIV3Schema');
   if (!schema) errs.push(required(p.child('schema', 'openAPIV3Schema'), ''));
-  else errs.push(...validateVersionSchema(schema, p.child('schema', 'openAPIV3Schema'), isObject(subresources?.status)));
+  else errs.push(...validateVersionSchema(schema, p.child('schema', 'openAPIV3Schema'), isObject(subresources?.status), schemaUnchanged));
   errs.push(...validateScale(objectAt(subresources, 'scale'), p.child('subresources')));
   listAt(v, 'additionalPrinterColumns').forEach((c, i) => errs.push(...validateColumn(c, p.child('additionalPrinterColumns').index(i))));
   errs.push(...validateSelectableFields(listAt(v, 'selectableFields'), schema as Schema | undefined, p.child('selectableFields')));

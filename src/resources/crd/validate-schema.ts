@@ -28,12 +28,12 @@ const META_FIELDS = new Set(['metadata', 'kind', 'apiVersion']);
 const INT_OR_STRING_ANY_OF = [{ type: 'integer' }, { type: 'string' }];
 
 /** Every error of one version's schema; an empty list means it can be served. */
-export function validateVersionSchema(schema: unknown, p: FieldPath, statusEnabled: boolean): FieldError[] {
+export function validateVersionSchema(schema: unknown, p: FieldPath, statusEnabled: boolean, suppressPerExpressionCost = false): FieldError[] {
   if (!isObject(schema)) return [];
   const errs: FieldError[] = [];
   if (statusEnabled) errs.push(...rootWithStatus(schema, p));
   if (schema.nullable === true) errs.push(forbidden(p.child('nullable'), 'nullable cannot be true at the root'));
-  const costs = new RuleCosts();
+  const costs = new RuleCosts(suppressPerExpressionCost);
   walk(schema, p, { level: 'root', valuePath: FieldPath.root(''), insideMeta: false, rules: new RuleContext(1, true, costs) }, errs);
   errs.push(...costs.totalErrors(p));
   return errs;
