@@ -173,48 +173,6 @@ describe('EtcdLog with several writers', () => {
     expect(both.map((r) => (r.status === 'fulfilled' ? 200 : (r.reason as StoreError).code)).sort()).toEqual([200, 'CONFLICT']);
   });
 
-  it('replicas opened at once on a fresh prefix share one secret, the one etcd holds: one put it, the others read it', async () => {
-    const prefix = `/writers-${++prefixes}/`;
-    const logs = Array.from({ length: 4 }, () => new EtcdLog({ servers: [etcd.url], prefix, dir: tempDir('orchd-etcd-writer-') }));
-    for (const log of logs) cleanup.push(() => log.close());
-    await Promise.all(logs.map((log) => log.open()));
-    prefixOf.set(logs[0], prefix);
-    const later = await replicas(1, logs[0]);
-    const client = new Etcd3({ hosts: etcd.url });
-    try {
-      const stored = await client.get(`${prefix}#secret`).buffer();
-      expect(stored?.length).toBe(32);
-      for (const log of [...logs, ...later]) expect(log.secret.equals(stored!)).toBe(true);
-    } finally {
-      client.close();
-    }
-  });
-
-  it("a replica's own put comes back from the watch as the object it appended (not decoded again), another replica's as the bytes etcd holds", async () => {
-    const [a, b] = await replicas(2);
-    const seen = new Map<EtcdLog, LogEntry[]>([
-      [a, []],
-      [b, []],
-    ]);
-    for (const log of [a, b]) {
-      const sub = log.committed$.subscribe((batch) => seen.get(log)!.push(...batch));
-      cleanup.push(async () => sub.unsubscribe());
-    }
-    const value = { metadata: { name: 'own' }, n: 1 };
-    const writer = { user: 'alice', verb: 'create' };
-    const seq = await a.append({ type: 'put', key: 'own/x', value, expect: 0, writer }).durable;
-    await caughtUp(b, seq);
-    const onA = seen.get(a)!.find((e) => e.seq === seq)!;
-    const onB = seen.get(b)!.find((e) => e.seq === seq)!;
-    expect(onA.value).toBe(value);
-    expect(onA.raw).toBeUndefined();
-    expect(onB.raw).toBeInstanceOf(Buffer);
-    expect(onB.value).toEqual({ metadata: { name: 'own', resourceVersion: String(seq) }, n: 1 });
-    expect(value.metadata).toEqual({ name: 'own', resourceVersion: String(seq) });
-    expect([onA.time, onA.writer, onA.key, onA.type]).toEqual([onB.time, onB.writer, onB.key, onB.type]);
-    expect(onA.time).toBeGreaterThan(0);
-  });
-
   it("headSeq is etcd's newest revision, before this replica has applied it", async () => {
     const [a, b] = await replicas(2);
     const seq = await put(a, 'k', 1).durable;
