@@ -4,9 +4,8 @@
  * (serialize once) from those bytes where it can, without building the object tree.
  */
 import { msgpackToJson } from '../log/msgpack-json.js';
-import type { KubeObject } from '../api/types.js';
 import type { Change, ChangeType } from '../store/change.js';
-import { encodeStored, LazyObject, peekObject, storedApiVersion, type StoredObject } from '../store/stored-object.js';
+import { encodeStored, LazyObject, peekObject, restamped, storedApiVersion, type StoredObject } from '../store/stored-object.js';
 
 /** The store's changes and objects, as watches and reads hand them out: a change's bytes are asked of it (Change.jsonAt, bytes). */
 export { peekObject, type Change, type ChangeType, type StoredObject };
@@ -25,8 +24,6 @@ export function storedJsonAt(s: StoredObject, apiVersion: string): Buffer | unde
  * encoding the tree, and no tree kept on the heap), and its writer's answer is then these same bytes.
  */
 export const objectJson = (s: StoredObject, apiVersion: string): string | Buffer => storedJsonAt(s, apiVersion) ?? restamped(s.obj, apiVersion);
-
-const restamped = (obj: KubeObject, apiVersion: string): string => JSON.stringify({ ...obj, apiVersion });
 
 /**
  * One object of a watch's initial state, encoded for one watcher and kept by nothing: an object still

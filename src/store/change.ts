@@ -4,9 +4,8 @@
  * other watcher and by the write's answer (serialize once: the watch fan-out's speed). Only this
  * class writes the cache; the other rooms ask it for bytes.
  */
-import type { KubeObject } from '../api/types.js';
 import { transcodeInto } from '../log/msgpack-json.js';
-import { encodeObject, LazyObject, storedApiVersion, type StoredObject } from './stored-object.js';
+import { encodeObject, LazyObject, restamped, storedApiVersion, type StoredObject } from './stored-object.js';
 
 export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -86,8 +85,6 @@ export class Change {
     return b;
   }
 }
-
-const restamped = (obj: KubeObject, apiVersion: string): string => JSON.stringify({ ...obj, apiVersion });
 
 /** b written into out at `at`, in a larger copy of out when it does not fit. */
 function copyInto(out: Buffer, at: number, b: Buffer | string): { out: Buffer; end: number } {

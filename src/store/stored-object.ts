@@ -118,4 +118,7 @@ export const encodeStored = (s: StoredObject): Buffer => (s.json ??= encodeObjec
 export const encodeObject = (s: StoredObject): Buffer => s.json ?? (s instanceof LazyObject ? s.encode() : Buffer.from(JSON.stringify(s.obj)));
 
 /** The apiVersion an object is stored at; for a lazy object already encoded, without decoding it. */
+/** obj as JSON at another apiVersion than the one it is stored at (a watcher or reader of another version). */
+export const restamped = (obj: KubeObject, apiVersion: string): string => JSON.stringify({ ...obj, apiVersion });
+
 export const storedApiVersion = (s: StoredObject): unknown => (s instanceof LazyObject ? s.apiVersion : s.obj.apiVersion);
