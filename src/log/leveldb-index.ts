@@ -1,5 +1,5 @@
 import type { Level } from 'level';
-import { decodeEntry, INDEX_KEY, readSeq } from './codec.js';
+import { decodeEntry, INDEX_KEY, readSeq, seqKey } from './codec.js';
 import type { VersionIndex } from './log.js';
 import { INDEX_RANGE, indexRow, indexValue, keyRange, liveFromRows, prefixRange, readRow } from './version-index.js';
 
@@ -28,14 +28,15 @@ export async function indexIsWhole(db: Db, last: { seq: number; bytes: Buffer } 
 }
 
 /**
- * Rebuilds the index from the stored entries (an old folder, or one an older orchd wrote to), then
+ * Rebuilds the index from the stored entries up to last (an old folder, or one an older orchd wrote to), then
  * marks it whole, synced. A crash on the way leaves no marker, so the next open rebuilds again;
  * the rows are cleared first, so no stale one survives.
  */
-export async function rebuildIndex(db: Db): Promise<void> {
+export async function rebuildIndex(db: Db, last?: number): Promise<void> {
   await db.del(INDEX_KEY, { sync: true });
   await db.clear(INDEX_RANGE);
-  const it = db.iterator({ ...ENTRIES, highWaterMarkBytes: READ_AHEAD_BYTES });
+  // Up to the log's last entry: a fork's (leveldb-tail-cut.ts) tables may hold its source's past it.
+  const it = db.iterator({ ...(last === undefined ? ENTRIES : { lte: seqKey(last) }), highWaterMarkBytes: READ_AHEAD_BYTES });
   try {
     for (let page = await it.nextv(PAGE); page.length > 0; page = await it.nextv(PAGE)) {
       const chain = db.batch();

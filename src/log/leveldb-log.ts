@@ -4,6 +4,7 @@ import { AbstractLog, readBounds, type Batch, type Found, type LogOptions } from
 import { loadCheckpointFile, saveCheckpointFile } from './checkpoint-file.js';
 import { HORIZON_KEY, decodeEntry, encodeStoredRecord, readSeq, seqKey, stampTime } from './codec.js';
 import { indexIsWhole, LevelVersionIndex, markIndexWhole, rebuildIndex } from './leveldb-index.js';
+import { END_KEY } from './leveldb-tail-cut.js';
 import { LogError, type Checkpoint, type LogEntry, type SavedCheckpoint, type VersionIndex } from './log.js';
 import { indexRow, indexValue } from './version-index.js';
 
@@ -70,6 +71,8 @@ export class LevelDbLog extends AbstractLog {
   private held: string | undefined;
   private readonly buildIndex: boolean;
   private versionIndex: LevelVersionIndex | undefined;
+  /** Whether the log keeps its end under END_KEY (a fork that shares a source's tables), moved on with each batch. */
+  private ended = false;
 
   constructor(options: LevelDbLogOptions) {
     super(options);
@@ -101,11 +104,15 @@ export class LevelDbLog extends AbstractLog {
       throw err;
     }
     const [first] = await this.db.keys({ ...ENTRY_RANGE, limit: 1 }).all();
-    const [last] = await this.db.keys({ ...ENTRY_RANGE, reverse: true, limit: 1 }).all();
+    // A fork's log ends where its end key says (leveldb-tail-cut.ts): past it lie entries of the
+    // source it shares tables with, which are not its own.
+    const end = await this.db.get(END_KEY);
+    this.ended = end !== undefined;
+    const [last] = end ? (readSeq(end) > 0 ? [end] : []) : await this.db.keys({ ...ENTRY_RANGE, reverse: true, limit: 1 }).all();
     const horizon = await this.db.get(HORIZON_KEY);
     const lastBytes = last && (await this.db.get(last));
     const whole = await indexIsWhole(this.db, last && lastBytes && { seq: readSeq(last), bytes: lastBytes });
-    if (!whole && this.buildIndex) await rebuildIndex(this.db);
+    if (!whole && this.buildIndex) await rebuildIndex(this.db, last && readSeq(last));
     if (whole || this.buildIndex) this.versionIndex = new LevelVersionIndex(this.db);
     return {
       first: first && readSeq(first),
@@ -130,6 +137,7 @@ export class LevelDbLog extends AbstractLog {
       chain.put(seqKey(e.seq), values[i]);
       chain.put(indexRow(e.key, e.seq), indexValue(e.type));
     }
+    if (this.ended && entries.length > 0) chain.put(END_KEY, seqKey(entries[entries.length - 1].seq));
     return chain.write({ sync: this.sync });
   }
 

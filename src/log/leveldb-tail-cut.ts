@@ -5,14 +5,21 @@ import { INDEX_RANGE, indexRow } from './version-index.js';
 /*
  * The tail of a LevelDB log folder cut after a version, in place: how a fork that shares a source's
  * table files (linked, never copied: LevelDB never changes one once written) becomes a log that ends
- * at N. Each entry after N is deleted with its version index row (version-index.ts), so no row
- * names a seq the fork's own next writes take; the deletes are LevelDB tombstones, written to one
- * table at the end, so the linked tables (the source's bytes) are never rewritten by the cut.
+ * at N. The entries past N are not deleted: a run of a million deletes would be a million tombstones
+ * that every read from that end of the log (the open's seek to the last entry) steps over until a
+ * compaction rewrites the source's tables. The log's end is written under END_KEY instead, which
+ * LevelDbLog reads as its last entry (and moves on with each batch it writes), so the entries past it
+ * are never read, and the fork's own writes replace them one by one. Their version index rows
+ * (version-index.ts) are deleted: a row names its key and seq, and a stale row would name a seq the
+ * fork's next writes give another key.
  *
- * Its cost is the tail's, plus at most one pass over the index rows' keys: an entry's row is named
- * by its object key, which only the entry's record holds. A short tail is read for its keys; a long
- * one costs less as a pass over the rows (a key and a seq each) than as a read of its records.
+ * Its cost is the index rows' deletes and at most one pass over the rows' keys: an entry's row is
+ * named by its object key, which only the entry's record holds. A short tail is read for its keys; a
+ * long one costs less as a pass over the rows (a key and a seq each) than as a read of its records.
  */
+
+/** Meta key (under 0xff, as codec.ts's): the seq of the log's last entry, in a log whose tables hold entries past it. */
+export const END_KEY = Buffer.concat([Buffer.from([0xff]), Buffer.from('end', 'latin1')]);
 
 type Db = Level<Buffer, Buffer>;
 
@@ -29,7 +36,7 @@ export interface TailCut {
   last: number;
   /** The horizon: entries below it are the state a compaction kept. */
   horizon: number;
-  /** Entries removed. */
+  /** Entries cut off (left in the tables, past the end). */
   cut: number;
 }
 
@@ -40,15 +47,17 @@ export interface SealedEntry {
 }
 
 /**
- * Deletes every entry after `at` of the closed log folder at path, and their index rows. Refuses
- * (changing nothing) when `at` is below what the log holds from its horizon on.
+ * Ends the closed log folder at path at `at`: its end key, and no index row of an entry past it.
+ * Refuses (changing nothing) when `at` is below what the log holds from its horizon on.
  */
 export async function cutTailAfter(path: string, at: number): Promise<TailCut & { sealed: SealedEntry | undefined }> {
   const db = new Level<Buffer, Buffer>(path, { keyEncoding: 'buffer', valueEncoding: 'buffer', writeBufferSize: WRITE_BUFFER_BYTES });
   await db.open();
   try {
     const [firstKey] = await db.keys({ lt: Buffer.from([0xff]), limit: 1 }).all();
-    const [lastKey] = await db.keys({ lt: Buffer.from([0xff]), reverse: true, limit: 1 }).all();
+    // A fork of a fork: its end is its own last entry.
+    const end = await db.get(END_KEY);
+    const [lastKey] = end ? [end] : await db.keys({ lt: Buffer.from([0xff]), reverse: true, limit: 1 }).all();
     const horizonBytes = await db.get(HORIZON_KEY);
     const first = firstKey ? readSeq(firstKey) : 0;
     const last = lastKey ? readSeq(lastKey) : 0;
@@ -59,11 +68,10 @@ export async function cutTailAfter(path: string, at: number): Promise<TailCut & 
       const writes = new Writes(db);
       if ((last - at) / Math.max(1, last - first + 1) <= READ_TAIL_SHARE) await rowsOfTail(db, at, last, writes);
       else await rowsAbove(db, at, writes);
-      for (let seq = at + 1; seq <= last; seq++) writes.del(seqKey(seq));
-      await writes.end();
+      await writes.end(END_KEY, seqKey(at));
       cut = last - at;
-      // The tombstones into a table now (any compactRange flushes the memtable first): not left in
-      // the write-ahead log, which every reader's snapshot of the fork would copy and fold again.
+      // The rows' tombstones into a table now (any compactRange flushes the memtable first): not left
+      // in the write-ahead log, which every reader's snapshot of the fork would copy and fold again.
       await (db as unknown as { compactRange(start: Buffer, end: Buffer): Promise<void> }).compactRange(seqKey(0), seqKey(0));
     }
     return { first, last, horizon, cut, sealed: await sealedSample(db) };
@@ -130,7 +138,7 @@ async function sealedSample(db: Db): Promise<SealedEntry | undefined> {
   }
 }
 
-/** Deletes in batches of BATCH, unsynced, each written after the one before; the last one synced. */
+/** Deletes in batches of BATCH, unsynced, each written after the one before; the last one (with the end) synced. */
 class Writes {
   private chain: ReturnType<Db['batch']>;
   private writing: Promise<void> = Promise.resolve();
@@ -156,7 +164,9 @@ class Writes {
     this.writing.catch(() => undefined);
   }
 
-  async end(): Promise<void> {
+  /** Writes what is left with key = value, synced. */
+  async end(key: Buffer, value: Buffer): Promise<void> {
+    this.chain.put(key, value);
     this.push(true);
     await this.writing;
   }

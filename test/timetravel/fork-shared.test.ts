@@ -5,12 +5,12 @@ import { Level } from 'level';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCheckpointFile } from '../../src/log/checkpoint-file.js';
 import { readSeq, SEQ_BYTES } from '../../src/log/codec.js';
-import { checkpointFile } from '../../src/log/leveldb-log.js';
+import { checkpointFile, LevelDbLog } from '../../src/log/leveldb-log.js';
 import { INDEX_RANGE } from '../../src/log/version-index.js';
 import { folderBytes } from '../helpers/folder-contents.js';
 import { call, startServer } from '../helpers/server.js';
 import { tempDir } from '../helpers/temp.js';
-import { isReady, killAll, spawnServer } from '../server/child.js';
+import { builtCli, isReady, killAll, spawnServer } from '../server/child.js';
 import { EVENTS, createEvent, createNamespace, deleteEvent, labelEvent } from '../watch/objects.js';
 import { run } from './helpers.js';
 
@@ -66,20 +66,25 @@ async function listAt(base: string, path: string, rv: number): Promise<string[] 
   return r.body.items.map((o: any) => `${o.metadata.namespace ?? ''}/${o.metadata.name} ${o.metadata.resourceVersion} ${JSON.stringify(o.metadata.labels ?? {})}`);
 }
 
-/** The log folder's last entry, and every version index row's seq past `above`. */
+/** The fork's log as a server reads it: its last entry, and every version index row's seq past `above`. */
 async function tailOf(dir: string, above: number): Promise<{ last: number; rowsPast: number[] }> {
   const db = new Level<Buffer, Buffer>(join(dir, 'log'), { keyEncoding: 'buffer', valueEncoding: 'buffer' });
   await db.open();
+  const rowsPast: number[] = [];
   try {
-    const [last] = await db.keys({ lt: Buffer.from([0xff]), reverse: true, limit: 1 }).all();
-    const rowsPast: number[] = [];
     for await (const row of db.keys(INDEX_RANGE)) {
       const seq = readSeq(row, row.length - SEQ_BYTES);
       if (seq > above) rowsPast.push(seq);
     }
-    return { last: readSeq(last), rowsPast };
   } finally {
     await db.close();
+  }
+  const log = new LevelDbLog({ path: join(dir, 'log') });
+  await log.open();
+  try {
+    return { last: log.lastSeq, rowsPast };
+  } finally {
+    await log.close();
   }
 }
 
@@ -128,6 +133,7 @@ beforeAll(async () => {
   after = { bytes: await folderBytes(source), times: mtimes(source) };
   const r = await run('fork', '--source-data-dir', readOnly, '--at', String(at.middle), '--data-dir', forkOf('read-only'));
   expect([r.code, r.err]).toEqual([0, '']);
+  await builtCli();
 }, 300_000);
 
 afterAll(async () => {
@@ -187,16 +193,18 @@ describe('orchd fork --source-data-dir shares the source', () => {
 
   it("takes writes from N + 1, and the source's versions past N are in none of its answers", async () => {
     const dir = forkOf('middle');
+    // As many writes as take the versions the source gave e1 after the middle, and fewer than the
+    // source's tail: past the fork's end its tables still hold the source's entries.
+    const count = Math.max(...e1After) - at.middle;
+    expect(at.middle + count).toBeLessThan(at.head);
     const fork = await startServer({ dataDir: dir });
     const written: number[] = [];
     try {
-      for (let i = 0; i < 6; i++) written.push(await createEvent(fork.url, `branch-${i}`, NS));
+      for (let i = 0; i < count; i++) written.push(await createEvent(fork.url, `branch-${i}`, NS));
     } finally {
       await fork.close();
     }
-    expect(written[0]).toBe(at.middle + 1);
-    // The fork's own writes took the versions the source gave e1 after the middle.
-    expect(e1After.every((v) => written.includes(v))).toBe(true);
+    expect(written).toEqual(Array.from({ length: count }, (_, i) => at.middle + 1 + i));
     const versions = async (d: string) =>
       (await run('history', 'events/e1', '-n', NS, '--data-dir', d, '-o', 'json-patch')).out
         .split('\n')
@@ -207,5 +215,23 @@ describe('orchd fork --source-data-dir shares the source', () => {
     expect(theirs.map((v) => Number(v.resourceVersion))).toEqual(expect.arrayContaining(e1After));
     expect(mine).toEqual(theirs.filter((v) => Number(v.resourceVersion) <= at.middle));
     expect(mine.map((v) => v.type)).toEqual(['ADDED', 'MODIFIED', 'MODIFIED']);
+    // Its log ends at its own last write, also once reopened; the source's later entries are in no answer.
+    const log = (await run('log', '--data-dir', dir, '-o', 'json')).out
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
+    expect(Number(log[log.length - 1].resourceVersion)).toBe(at.middle + count);
+    const names = (await run('state', '--data-dir', dir, '--at', 'HEAD', '--kind', 'events', '-n', NS, '-o', 'json')).out
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l).metadata.name);
+    expect(names).toEqual(['e0', 'e1', 'e3', 'e4', ...written.map((_, i) => `branch-${i}`)].sort());
+    const again = await startServer({ dataDir: dir });
+    try {
+      expect(Number((await call(again.url, 'GET', '/api/v1/namespaces')).body.metadata.resourceVersion)).toBe(at.middle + count);
+      expect(await createEvent(again.url, 'next', NS)).toBe(at.middle + count + 1);
+    } finally {
+      await again.close();
+    }
   });
 });
