@@ -60,7 +60,11 @@ export const markIndexWhole = (db: Db): Promise<void> => db.put(INDEX_KEY, LAYOU
 
 /** The index as LevelDB holds it; each read is one iterator, so it sees one moment of the log. */
 export class LevelVersionIndex implements VersionIndex {
-  constructor(private readonly db: Db) {}
+  /** bound: the log's last seq, where rows past it may stand (a fork's, of its source's entries past its end: leveldb-tail-cut.ts). */
+  constructor(
+    private readonly db: Db,
+    private readonly bound?: () => number,
+  ) {}
 
   async versionsOf(key: string): Promise<number[]> {
     const out: number[] = [];
@@ -75,7 +79,14 @@ export class LevelVersionIndex implements VersionIndex {
   private async *rows(range: { gte: Buffer; lt: Buffer }): AsyncIterable<{ key: string; version: number }[]> {
     const it = this.db.iterator({ ...range, highWaterMarkBytes: READ_AHEAD_BYTES });
     try {
-      for (let page = await it.nextv(PAGE); page.length > 0; page = await it.nextv(PAGE)) yield page.map(([k, v]) => readRow(k, v));
+      for (let page = await it.nextv(PAGE); page.length > 0; page = await it.nextv(PAGE)) {
+        const rows = page.map(([k, v]) => readRow(k, v));
+        if (!this.bound) yield rows;
+        else {
+          const last = this.bound();
+          yield rows.filter((r) => Math.abs(r.version) <= last);
+        }
+      }
     } finally {
       await it.close();
     }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Level } from 'level';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCheckpointFile } from '../../src/log/checkpoint-file.js';
-import { readSeq, SEQ_BYTES } from '../../src/log/codec.js';
+import { SEQ_BYTES } from '../../src/log/codec.js';
 import { checkpointFile, LevelDbLog } from '../../src/log/leveldb-log.js';
 import { INDEX_RANGE } from '../../src/log/version-index.js';
 import { folderBytes } from '../helpers/folder-contents.js';
@@ -19,9 +19,10 @@ import { run } from './helpers.js';
  * instead of copying them, and cuts its own tail after N. The source folder (two servers' runs, its
  * log pressed into tables, a checkpoint at its head) is forked near its start, in its middle and at
  * its head, and from a copy of it that cannot be written. Each fork answers every Exact list at
- * every version up to N as the source does; no entry, version index row or checkpoint past N is in
- * it; its first writes take N + 1 on, and `orchd history` of an object the source changed after N
- * shows none of those; the source is unchanged to the byte and the modification time.
+ * every version up to N as the source does; no entry, version index row or checkpoint past N is read
+ * from it (the source's entries past N stay in the shared tables, behind the fork's end); its first
+ * writes take N + 1 on, over them, and `orchd history` of an object the source changed after N shows
+ * none of those; the source is unchanged to the byte and the modification time.
  */
 
 const NS = 'shared';
@@ -66,22 +67,25 @@ async function listAt(base: string, path: string, rv: number): Promise<string[] 
   return r.body.items.map((o: any) => `${o.metadata.namespace ?? ''}/${o.metadata.name} ${o.metadata.resourceVersion} ${JSON.stringify(o.metadata.labels ?? {})}`);
 }
 
-/** The fork's log as a server reads it: its last entry, and every version index row's seq past `above`. */
+/**
+ * The fork's log as a server reads it: its last entry, and every version its index gives past
+ * `above` (of every key that has a row in the tables, the source's rows past the end included).
+ */
 async function tailOf(dir: string, above: number): Promise<{ last: number; rowsPast: number[] }> {
   const db = new Level<Buffer, Buffer>(join(dir, 'log'), { keyEncoding: 'buffer', valueEncoding: 'buffer' });
   await db.open();
-  const rowsPast: number[] = [];
+  const keys = new Set<string>();
   try {
-    for await (const row of db.keys(INDEX_RANGE)) {
-      const seq = readSeq(row, row.length - SEQ_BYTES);
-      if (seq > above) rowsPast.push(seq);
-    }
+    for await (const row of db.keys(INDEX_RANGE)) keys.add(row.toString('utf8', 2, row.length - SEQ_BYTES - 1));
   } finally {
     await db.close();
   }
   const log = new LevelDbLog({ path: join(dir, 'log') });
   await log.open();
   try {
+    const rowsPast: number[] = [];
+    for (const key of keys) for (const v of await log.index!.versionsOf(key)) if (Math.abs(v) > above) rowsPast.push(v);
+    for await (const page of log.index!.liveAt('', Number.MAX_SAFE_INTEGER)) for (const r of page) if (r.seq > above) rowsPast.push(r.seq);
     return { last: log.lastSeq, rowsPast };
   } finally {
     await log.close();
