@@ -260,7 +260,10 @@ async function forkFolderRow(ctx: BenchContext, row: Row, cli: string, dataDir: 
       const f = figures?.[i];
       row[`forkFolder${where}`] = f?.forkSeconds ?? NaN;
       row[`serveFolder${where}`] = f?.serveSeconds ?? NaN;
-      if (f) ctx.log(`timetravel (${row.build}): fork at ${f.at}: ${f.forkSeconds.toFixed(2)} s (peak ${f.forkPeakMiB.toFixed(0)} MiB), serve to ready ${f.serveSeconds.toFixed(2)} s (checkpoint ${f.checkpointSeq}, ${f.replayed} entries folded)`);
+      if (f)
+        ctx.log(
+          `timetravel (${row.build}): fork at ${f.at}: ${f.forkSeconds.toFixed(2)} s (peak ${f.forkPeakMiB.toFixed(0)} MiB), serve to ready ${f.serveSeconds.toFixed(2)} s (checkpoint ${f.checkpointSeq}, ${f.replayed} entries folded)`,
+        );
     }
   } finally {
     await rm(work, { recursive: true, force: true });

@@ -25,7 +25,6 @@ export const STALE_KEY = Buffer.concat([Buffer.from([0xff]), Buffer.from('stale'
 
 type Db = Level<Buffer, Buffer>;
 
-
 export interface TailCut {
   /** The first stored entry's seq (0: none) and the last one before the cut. */
   first: number;

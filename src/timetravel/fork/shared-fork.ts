@@ -3,13 +3,15 @@
  * as RocksDB's Checkpoint does): the fork's log folder is a snapshot of the source's
  * (../sources/log-snapshot.ts: LevelDB's table files hard-linked, since LevelDB never changes one once
  * written; CURRENT, the manifest and the write-ahead log copied; copies where links cannot be made,
- * across file systems), then its tail after N is cut in the fork alone (src/log/leveldb-tail-cut.ts),
- * and every checkpoint file newer than N is removed from it. The source is only read: a link adds
- * a name to a file, not a byte, and LevelDB deletes a table by unlinking its own name for it.
+ * across file systems), then ended at N in the fork alone (src/log/leveldb-tail-cut.ts: an end key
+ * the log reads as its last entry; the source's entries past N stay in the shared tables, unread,
+ * until the fork's own writes replace them), and every checkpoint file newer than N is removed from
+ * it. The source is only read: a link adds a name to a file, not a byte, and LevelDB deletes a table
+ * by unlinking its own name for it.
  *
- * What it costs is the tail's cut (deletes, written once to one new table) and a pass over the index
- * rows' keys, not a copy of the history: about the same at every N. A checkpoint of the source at or
- * before N stays, so `orchd serve` on the fork folds only what follows it.
+ * What it costs is the snapshot (a link per table, a copy of a few small files) and two keys written:
+ * the same at every N, nothing like a copy of the history. A checkpoint of the source at or before N
+ * stays, so `orchd serve` on the fork folds only what follows it.
  *
  * The entries are shared as stored, so a sealed one (encryption at rest) stays sealed: a fork is
  * refused without the configuration the source was written with, as a fork that reads them is. With
@@ -57,7 +59,12 @@ async function dropCheckpointsAfter(log: string, at: number): Promise<void> {
   for (const n of await readdir(log)) {
     if (!n.startsWith(name)) continue;
     const file = join(log, n);
-    const seq = n.endsWith('.tmp') ? undefined : await loadCheckpointFile(file).then((cp) => cp?.seq, () => undefined);
+    const seq = n.endsWith('.tmp')
+      ? undefined
+      : await loadCheckpointFile(file).then(
+          (cp) => cp?.seq,
+          () => undefined,
+        );
     if (seq === undefined || seq > at) await rm(file, { force: true });
   }
 }
