@@ -76,8 +76,8 @@ export interface FolderForkFigures {
   forkPeakMiB: number;
   /** `orchd serve` on the fork from spawn to ready (s), and what it started from. */
   serveSeconds: number;
-  checkpointSeq: number;
-  replayed: number;
+  /** What its ready line says the start spent replaying the log (ms). */
+  replayMs: number;
 }
 
 /**
@@ -95,8 +95,7 @@ export async function forkFolderAt(cli: string, dataDir: string, points: readonl
       const { orchd, ready } = await Orchd.start({ cli, dataDir: dir, args: ['--history-retention', 'none'], readyTimeoutMs: limitMs });
       const serveSeconds = (performance.now() - spawned) / 1000;
       await orchd.stop();
-      const line = ready as unknown as { checkpointSeq?: number; replayed?: number };
-      out.push({ at, forkSeconds: fork.seconds, forkPeakMiB: fork.peakKiB / 1024, serveSeconds, checkpointSeq: line.checkpointSeq ?? NaN, replayed: line.replayed ?? NaN });
+      out.push({ at, forkSeconds: fork.seconds, forkPeakMiB: fork.peakKiB / 1024, serveSeconds, replayMs: ready.replayMs });
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

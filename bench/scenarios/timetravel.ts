@@ -262,7 +262,7 @@ async function forkFolderRow(ctx: BenchContext, row: Row, cli: string, dataDir: 
       row[`serveFolder${where}`] = f?.serveSeconds ?? NaN;
       if (f)
         ctx.log(
-          `timetravel (${row.build}): fork at ${f.at}: ${f.forkSeconds.toFixed(2)} s (peak ${f.forkPeakMiB.toFixed(0)} MiB), serve to ready ${f.serveSeconds.toFixed(2)} s (checkpoint ${f.checkpointSeq}, ${f.replayed} entries folded)`,
+          `timetravel (${row.build}): fork at ${f.at}: ${f.forkSeconds.toFixed(2)} s (peak ${f.forkPeakMiB.toFixed(0)} MiB), serve to ready ${f.serveSeconds.toFixed(2)} s (${f.replayMs} ms of it replaying)`,
         );
     }
   } finally {
