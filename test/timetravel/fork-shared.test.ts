@@ -238,4 +238,26 @@ describe('orchd fork --source-data-dir shares the source', () => {
       await again.close();
     }
   });
+
+  it('a fork of that fork, at a version its own writes took, answers as it does and writes over what its tables hold past there', async () => {
+    const parent = forkOf('middle');
+    const n = at.middle + 1;
+    const dir = forkOf('of-fork');
+    const r = await run('fork', '--source-data-dir', parent, '--at', String(n), '--data-dir', dir);
+    expect([r.code, r.err]).toEqual([0, '']);
+    expect(await tailOf(dir, n)).toEqual({ last: n, rowsPast: [] });
+    const [a, b] = [await startServer({ dataDir: parent }), await startServer({ dataDir: dir })];
+    try {
+      for (let v = 1; v <= n; v++) for (const path of LISTS) expect([v, path, await listAt(b.url, path, v)]).toEqual([v, path, await listAt(a.url, path, v)]);
+      // Past n its tables hold the parent's writes and, past those, the source's: its own replace them.
+      for (let i = 0; i < at.head - n + 2; i++) expect(await labelEvent(b.url, 'e4', { step: `grandchild-${i}` }, NS)).toBe(n + 1 + i);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+    const versions = (await run('history', 'events/e1', '-n', NS, '--data-dir', dir, '-o', 'json-patch')).out.split('\n').filter(Boolean);
+    expect(versions.map((l) => Number(JSON.parse(l).resourceVersion)).every((v) => v <= at.middle)).toBe(true);
+    const e4 = (await run('history', 'events/e4', '-n', NS, '--data-dir', dir, '-o', 'json-patch')).out.split('\n').filter(Boolean);
+    expect(e4.map((l) => JSON.parse(l).type)).toEqual(['ADDED', ...Array.from({ length: at.head - n + 2 }, () => 'MODIFIED')]);
+  });
 });
