@@ -303,8 +303,9 @@ export class EtcdLog extends LogSkeleton {
       throw new LogError('CONFLICT', `key ${record.key} is at ${found?.seq ?? 0}, not ${record.expect ?? 'present'}`, found?.seq ?? 0, undefined, found);
     }
     const seq = res.header.revision;
-    // Acknowledged once this replica's views hold it (read-your-writes).
-    await this.acks.wait(seq, () => this.last);
+    // Acknowledged once this replica's views hold it (read-your-writes). The watch often brought it
+    // in the same read as the answer: then there is nothing to wait for, not even a turn.
+    if (this.last < seq) await this.acks.wait(seq, () => this.last);
     stampVersion(record.value, seq);
     return seq;
   }
