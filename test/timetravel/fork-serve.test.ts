@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import puppeteer, { type Browser } from 'puppeteer-core';
+import type { Browser } from 'puppeteer-core';
+import { launchChromium } from '../helpers/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readForkPoints } from '../../src/config/fork-origin.js';
 import { loadServerConfig } from '../../src/config/server-config.js';
@@ -371,7 +372,7 @@ describe('a fork in use', () => {
     let browser: Browser | undefined;
     try {
       await createEvent(server.url, 'branch-2', NS);
-      browser = await puppeteer.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+      browser = await launchChromium();
       const page = await browser.newPage();
       await page.goto(`${server.url}/debug/timeline`);
       await page.waitForSelector('line.fork');
