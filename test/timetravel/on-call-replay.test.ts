@@ -74,10 +74,13 @@ describe('the on-call incident, replayed', () => {
     );
     await watcher.informer.start();
     const status = async () => (await (await fetch(`${controls}/status`)).json()) as { paused: boolean; at: number };
-    await eventually(async () => {
-      const s = await status();
-      return s.paused && s.at === pauseAt;
-    }, { what: `the replay paused at ${pauseAt}`, timeoutMs: 60_000 });
+    await eventually(
+      async () => {
+        const s = await status();
+        return s.paused && s.at === pauseAt;
+      },
+      { what: `the replay paused at ${pauseAt}`, timeoutMs: 60_000 },
+    );
     const atFork = eventsAt(pauseAt);
     await eventually(() => watcher.informer.list().length === atFork.size && writes.length >= LABELLED, { what: "the janitor's view of the replay and its tries", timeoutMs: 30_000 });
     // The replay is read-only: each of its deletes was refused.

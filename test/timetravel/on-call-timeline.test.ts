@@ -109,7 +109,12 @@ describe('/debug/timeline on the on-call incident, in a browser', () => {
     const resource = (l: Logged) => (l.namespace === '' ? 'namespaces' : 'events.events.orch.io');
     const row = (l: Logged) => `${l.rv} ${asRow(l, resource(l))}`;
     // Each delete request, and each object gone (the namespace's last entry is its controller's, as the log says it).
-    expect(listed.filter((r) => / delete /.test(r)).sort()).toEqual(logged.filter((l) => l.verb === 'delete').map(row).sort());
+    expect(listed.filter((r) => / delete /.test(r)).sort()).toEqual(
+      logged
+        .filter((l) => l.verb === 'delete')
+        .map(row)
+        .sort(),
+    );
     for (const gone of logged.filter((l) => l.type === 'DELETED')) expect(listed.filter((r) => r.startsWith(`${gone.rv} `))).toEqual([row(gone)]);
     expect(listed.filter((r) => new RegExp(`^\\d+ delete events\\.events\\.orch\\.io ${NS} \\S+ system:anonymous janitor$`).test(r))).toHaveLength(DELETED);
     expect(listed.filter((r) => / (events\.events\.orch\.io scratch left|namespaces {2}scratch) /.test(r)).map((r) => r.replace(/^\d+ /, ''))).toEqual([
@@ -130,7 +135,9 @@ describe('/debug/timeline on the on-call incident, in a browser', () => {
     await rowCount(DELETED);
     await setFilter(page, 'f-writer', 'rollout-bot');
     await rowCount(1);
-    expect((await rows(page, '#changes'))[0]).toMatch(new RegExp(`^${incident.policyChanged} \\S+ update validatingadmissionpolicies\\.admissionregistration\\.orch\\.io +event-guard system:anonymous rollout-bot$`));
+    expect((await rows(page, '#changes'))[0]).toMatch(
+      new RegExp(`^${incident.policyChanged} \\S+ update validatingadmissionpolicies\\.admissionregistration\\.orch\\.io +event-guard system:anonymous rollout-bot$`),
+    );
     await setFilter(page, 'f-writer', '');
     // The kind the recording defined after it started: its one object.
     const alerts = await page.$$eval('#f-resource option', (os) => os.map((o) => (o as HTMLOptionElement).value).filter((v) => v.startsWith('alerts.')));
@@ -145,9 +152,7 @@ describe('/debug/timeline on the on-call incident, in a browser', () => {
     const gone = [...incident.deleted.keys()].find((n) => incident.labelled.has(n))!;
     await setFilter(page, 'f-name', gone);
     await page.waitForFunction(() => [...document.querySelectorAll('#changes tr[data-key]')].map((tr) => tr.getAttribute('data-verb')).join() === 'create,patch,delete');
-    expect((await rows(page, '#changes')).map((r) => r.replace(/^\d+ \S+ /, ''))).toEqual(
-      logged.filter((l) => l.namespace === NS && l.name === gone).map((l) => asRow(l, 'events.events.orch.io')),
-    );
+    expect((await rows(page, '#changes')).map((r) => r.replace(/^\d+ \S+ /, ''))).toEqual(logged.filter((l) => l.namespace === NS && l.name === gone).map((l) => asRow(l, 'events.events.orch.io')));
     expect(logged.filter((l) => l.verb === 'patch')).toHaveLength(LABELLED);
   });
 
