@@ -8,7 +8,7 @@ import { call } from '../helpers/server.js';
 import { builtCli, killAll, spawnCli } from '../server/child.js';
 import { EVENTS } from '../watch/objects.js';
 import { HttpWatch } from '../watch/stream.js';
-import { eventInformer } from './helpers.js';
+import { eventInformer, run } from './helpers.js';
 import { ALERTS, LABELLED, NS, recordIncident, type Incident } from './on-call-scenario.js';
 
 /*
@@ -58,6 +58,8 @@ describe('the on-call incident, replayed', () => {
     expect(await out.exited).toEqual({ code: 0, signal: null });
     expect(out.output.stderr).not.toMatch(/waiting/);
     expect(out.output.stdout).toMatch(new RegExp(`entries ${alertsCrd + 1}\\.\\.${incident.head}`));
+    // The way out is in the command's help too.
+    expect((await run('replay', '--help')).out.replace(/\s+/g, ' ')).toContain("never watches: give --from after the CRD's creation");
   }, 120_000);
 
   it("a fixed janitor attached during the replay acts on the fork's state after POST /fork: no restart, 410 at the fork, no ECONNREFUSED", async () => {
