@@ -12,19 +12,19 @@ import type { ConfigReloader } from './config/reloader.js';
 import { directEgress } from './egress/egress.js';
 import { egressFromConfig } from './egress/from-config.js';
 import { Closers } from './serve/closers.js';
-import type { ServeOptions } from './serve/options.js';
-import { startTracing } from './serve/tracing.js';
-import { authentication } from './serve/authentication.js';
+import type { ServeOptions } from './serve/serve-options.js';
+import { startTracing } from './serve/start-tracing.js';
+import { configuredAuthenticator } from './serve/configured-authenticator.js';
 import { servingCertificate } from './serve/serving-certificate.js';
-import { openLog } from './serve/log.js';
-import { storeOver } from './serve/store.js';
-import { authorization } from './serve/authorization.js';
-import { servedRegistry } from './serve/registry.js';
-import { listeningApiServer } from './serve/api-server.js';
-import { startCompactor } from './serve/compactor.js';
+import { openLog } from './serve/open-log.js';
+import { storeOver } from './serve/store-over-log.js';
+import { configuredAuthorizer } from './serve/configured-authorizer.js';
+import { servedRegistry } from './serve/served-registry.js';
+import { listeningApiServer } from './serve/listening-api-server.js';
+import { startCompactor } from './serve/start-compactor.js';
 
 // What serve() is asked to start is declared beside its steps (serve/), and named here for its callers.
-export type { ServeOptions, StorageKind } from './serve/options.js';
+export type { ServeOptions, StorageKind } from './serve/serve-options.js';
 
 export interface Running {
   url: string;
@@ -71,11 +71,11 @@ async function start(opts: ServeOptions, logger: Logger, closers: Closers): Prom
   // Built before anything opens: an egress selection orchd cannot serve (GRPC) stops the start.
   const egress = opts.config?.egressSelector ? egressFromConfig(opts.config.egressSelector.value) : directEgress;
   await startTracing(opts.config?.tracing, logger, closers);
-  const authenticator = await authentication(opts, logger, egress, closers);
+  const authenticator = await configuredAuthenticator(opts, logger, egress, closers);
   const tls = await servingCertificate(opts, logger);
   const { log, encryptionReloader, etcdLog } = await openLog(opts, logger, metrics, closers);
   const { store, replay } = storeOver(log, opts.now, logger, closers);
-  const authorizer = await authorization(opts, logger, egress, store, closers);
+  const authorizer = await configuredAuthorizer(opts, logger, egress, store, closers);
   const { servedKinds, objects } = await servedRegistry(opts, { store, logger, egress, sharedSecret: etcdLog?.secret, ...authorizer.configured, escalationCheck: authorizer.escalationCheck });
   const server = { objects, kinds: servedKinds.all, authenticator, ...authorizer.configured, metrics, logger, log, etcd: etcdLog, tls: tls ? { cert: tls.cert, key: tls.key } : undefined };
   const { api, listening, url } = await listeningApiServer(opts, server, closers);

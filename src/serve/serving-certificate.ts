@@ -1,6 +1,6 @@
 import { servingTls } from '../http/tls.js';
 import type { Logger } from '../observability/logger.js';
-import type { ServeOptions } from './options.js';
+import type { ServeOptions } from './serve-options.js';
 
 /** The certificate the server serves with: the configured one, a self-signed one kept in the data folder, or none (plain HTTP on loopback without authentication). */
 export async function servingCertificate(opts: ServeOptions, logger: Logger) {

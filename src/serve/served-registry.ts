@@ -5,7 +5,7 @@ import type { Logger } from '../observability/logger.js';
 import { buildRegistry, type RegistryOptions } from '../registry/build.js';
 import { KindCatalog, kinds } from '../resources/kinds.js';
 import type { Store } from '../store/store.js';
-import type { ServeOptions } from './options.js';
+import type { ServeOptions } from './serve-options.js';
 
 /** What the registry is built from that an earlier step made. */
 export interface RegistryParts extends Pick<RegistryOptions, 'authorizer' | 'escalationCheck'> {

@@ -9,7 +9,7 @@ import { encryptAtRest, providerSwap, type ProviderOptions } from '../log/encryp
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { Closers } from './closers.js';
-import type { ServeOptions } from './options.js';
+import type { ServeOptions } from './serve-options.js';
 import { reloadLog } from './reload-log.js';
 
 /**

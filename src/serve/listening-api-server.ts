@@ -5,7 +5,7 @@ import type { EncryptedLog } from '../log/encryption/index.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { Closers } from './closers.js';
-import type { ServeOptions } from './options.js';
+import type { ServeOptions } from './serve-options.js';
 
 /** What the API server is built from that an earlier step made. */
 export interface ApiServerParts extends Pick<ApiServerOptions, 'objects' | 'kinds' | 'authenticator' | 'authorizer'> {

@@ -9,7 +9,7 @@ import type { Logger } from '../observability/logger.js';
 import { StoreRbacSource } from '../registry/rbac-source.js';
 import type { Store } from '../store/store.js';
 import type { Closers } from './closers.js';
-import type { ServeOptions } from './options.js';
+import type { ServeOptions } from './serve-options.js';
 import { reloadLog } from './reload-log.js';
 
 /**
@@ -19,7 +19,7 @@ import { reloadLog } from './reload-log.js';
  * default AlwaysAllow mode. The server's one RBAC authorizer goes into chainDeps (`rbac`), shared by
  * every chain a reload builds.
  */
-export async function authorization(opts: ServeOptions, logger: Logger, egress: Egress, store: Store, closers: Closers) {
+export async function configuredAuthorizer(opts: ServeOptions, logger: Logger, egress: Egress, store: Store, closers: Closers) {
   const authorization = opts.config?.authorization;
   const rbacSource = new StoreRbacSource(store);
   closers.push('RBAC source', () => rbacSource.close());

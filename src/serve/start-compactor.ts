@@ -3,7 +3,7 @@ import type { Logger } from '../observability/logger.js';
 import { RetentionTimer } from '../store/retention-timer.js';
 import type { Store } from '../store/store.js';
 import type { Closers } from './closers.js';
-import type { ServeOptions } from './options.js';
+import type { ServeOptions } from './serve-options.js';
 
 /** The compactor, started: it applies the history retention policy every interval (default 24 h kept, every 60 s). */
 export function startCompactor(opts: ServeOptions, store: Store, logger: Logger, closers: Closers): RetentionTimer {
