@@ -5,7 +5,9 @@
  * checkpoint, a restart with the newest checkpoint gone, and after compaction (a checkpoint older
  * than the horizon is not used).
  */
-import { readdirSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { cpSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ALONG_KEPT, alongFile, checkpointsBeside, nearestCheckpoint } from '../../src/log/checkpoint-file.js';
@@ -14,6 +16,7 @@ import type { LogEntry } from '../../src/log/log.js';
 import type { KubeObject } from '../../src/api/types.js';
 import { Store } from '../../src/store/store.js';
 import { openCheckpointState, pickCheckpoint } from '../../src/timetravel/sources/checkpoint-state.js';
+import { snapshotLogFolder } from '../../src/timetravel/sources/log-snapshot.js';
 import { tempDir } from '../helpers/temp.js';
 
 const cleanup: (() => Promise<void>)[] = [];
@@ -215,5 +218,56 @@ describe('checkpoints along the log', () => {
     const again = await open(path);
     expect(again.store.startedFrom.checkpointSeq).toBe(0);
     expect([...again.store.view.objects()].map((o) => `${o.key} ${o.seq} ${JSON.stringify(o.obj)}`).sort()).toEqual(fold[fold.length - 1]);
+  });
+
+  it('a copy of the folder that cannot be written answers the same from its checkpoints, and no byte or time of it changes', async () => {
+    const dir = tempDir('orchd-along-');
+    const path = join(dir, 'log');
+    const { store, log, close } = await open(path);
+    const rnd = lcg(31);
+    const live = new Set<string>();
+    for (let i = 0; i < 4; i++) {
+      await writeSome(store, 25, rnd, live);
+      await store.checkpoint();
+    }
+    await writeSome(store, 9, rnd, live);
+    const fold = await foldEvery(log);
+    await close();
+    cleanup.pop();
+    // Two copies: as the folder is, and with only the copies along the log.
+    const whole = join(dir, 'whole');
+    const along = join(dir, 'along');
+    cpSync(path, whole, { recursive: true });
+    cpSync(path, along, { recursive: true });
+    rmSync(checkpointFile(along));
+    const isRoot = process.getuid?.() === 0;
+    // Root is not stopped by permission bits: immutable (chattr +i) stops even root.
+    const setWritable = (d: string, w: boolean) => execFileSync(isRoot ? 'chattr' : 'chmod', isRoot ? ['-R', w ? '-i' : '+i', d] : ['-R', w ? 'u+w' : 'a-w', d]);
+    const listing = (d: string) =>
+      readdirSync(d)
+        .sort()
+        .map((n) => `${n} ${statSync(join(d, n)).mtimeMs} ${createHash('sha256').update(readFileSync(join(d, n))).digest('hex')}`)
+        .concat(String(statSync(d).mtimeMs));
+    for (const copy of [whole, along]) {
+      setWritable(copy, false);
+      cleanup.push(async () => setWritable(copy, true));
+      const before = listing(copy);
+      // The log read as time travel reads it: from a snapshot; the checkpoints read where they are.
+      const snap = join(tempDir('orchd-along-snap-'), 'log');
+      await snapshotLogFolder(copy, snap);
+      const snapLog = new LevelDbLog({ path: snap });
+      await snapLog.open();
+      try {
+        for (let rv = 0; rv <= snapLog.lastSeq; rv++) {
+          const pages = await openCheckpointState(checkpointFile(copy), snapLog)!.pages(rv, COLLECTIONS, '');
+          const got: string[] = [];
+          for await (const page of pages!) for (const o of page) got.push(`${o.key} ${o.seq} ${JSON.stringify(o.obj)}`);
+          expect(got, `${copy} at ${rv}`).toEqual(fold[rv]);
+        }
+      } finally {
+        await snapLog.close();
+      }
+      expect(listing(copy)).toEqual(before);
+    }
   });
 });
