@@ -280,7 +280,13 @@ async function verifyCheckpoints(path: string, saved: number[]): Promise<{ seqs:
       expect(parts[0].toString()).toBe('crash-cp');
       const index = parts.slice(1).map((p) => (c.indexOnly ? p : p.subarray(0, p.indexOf('}') + 1)).toString());
       expect(index.map((j) => JSON.parse(j) as { k: string[]; s: number[] }).flatMap(({ k, s }) => k.map((x, i) => `${x} ${s[i]}`))).toEqual(keys.map((k) => `${k} ${at.get(k)![0]}`));
-      if (!c.indexOnly) expect(parts.slice(1).map((p) => p.subarray(p.indexOf('}') + 1).toString()).join('')).toBe(keys.map((k) => at.get(k)![1]).join(''));
+      if (!c.indexOnly)
+        expect(
+          parts
+            .slice(1)
+            .map((p) => p.subarray(p.indexOf('}') + 1).toString())
+            .join(''),
+        ).toBe(keys.map((k) => at.get(k)![1]).join(''));
     }
     // The newest ALONG_KEPT checkpoints the writer said it saved are there (older ones were removed).
     for (const seq of saved.slice(-ALONG_KEPT)) expect(found.some((c) => c.seq === seq && c.indexOnly)).toBe(true);
@@ -315,7 +321,7 @@ describe('checkpoints along the log after a crash', () => {
       expect(newest).toBeGreaterThan(last);
       expect(seqs[0]).toBe(newest);
       expect(checkpointsBeside(join(path, 'orchd-checkpoint')).find((c) => !c.indexOnly)?.seq).toBe(last);
-      expect(alongFile(join(path, 'orchd-checkpoint'), newest)).toBe(checkpointsBeside(join(path, 'orchd-checkpoint'))[0].file);
+      expect(alongFile(join(path, 'orchd-checkpoint'), newest!)).toBe(checkpointsBeside(join(path, 'orchd-checkpoint'))[0].file);
     }
   });
 });

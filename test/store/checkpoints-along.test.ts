@@ -79,7 +79,12 @@ async function foldEvery(log: LevelDbLog): Promise<string[][]> {
 /** The state at rv alone by folding the whole log. */
 async function foldAt(log: LevelDbLog, rv: number): Promise<string[]> {
   const at = new Map<string, LogEntry>();
-  for await (const page of log.read(1, rv)) for (const e of page) (e.type === 'delete' ? at.delete(e.key) : at.set(e.key, e));
+  for await (const page of log.read(1, rv)) {
+    for (const e of page) {
+      if (e.type === 'delete') at.delete(e.key);
+      else at.set(e.key, e);
+    }
+  }
   return [...at.values()].map((x) => `${x.key} ${x.seq} ${JSON.stringify(x.value)}`).sort();
 }
 
@@ -199,7 +204,9 @@ describe('checkpoints along the log', () => {
       await writeSome(store, 20, rnd, live);
       await store.checkpoint();
     }
-    const saved = checkpointsBeside(checkpointFile(path)).filter((c) => c.indexOnly).map((c) => c.seq);
+    const saved = checkpointsBeside(checkpointFile(path))
+      .filter((c) => c.indexOnly)
+      .map((c) => c.seq);
     const fold = await foldEvery(log);
     const below = saved[2] + 3;
     await store.compact(below);
@@ -246,11 +253,16 @@ describe('checkpoints along the log', () => {
     const listing = (d: string) =>
       readdirSync(d)
         .sort()
-        .map((n) => `${n} ${statSync(join(d, n)).mtimeMs} ${createHash('sha256').update(readFileSync(join(d, n))).digest('hex')}`)
+        .map(
+          (n) =>
+            `${n} ${statSync(join(d, n)).mtimeMs} ${createHash('sha256')
+              .update(readFileSync(join(d, n)))
+              .digest('hex')}`,
+        )
         .concat(String(statSync(d).mtimeMs));
     for (const copy of [whole, along]) {
       setWritable(copy, false);
-      cleanup.push(async () => setWritable(copy, true));
+      cleanup.push(async () => void setWritable(copy, true));
       const before = listing(copy);
       // The log read as time travel reads it: from a snapshot; the checkpoints read where they are.
       const snap = join(tempDir('orchd-along-snap-'), 'log');

@@ -95,7 +95,12 @@ export class ForkCheckpoint {
     for (const key of this.keys.keys()) listIn(byCollection, splitKey(key).collection).push(key);
     await saveCheckpointFile(
       checkpointFile(logPath),
-      checkpointOfKeys(seq, byCollection, (key) => this.keys.get(key)!, (held) => this.read(held)),
+      checkpointOfKeys(
+        seq,
+        byCollection,
+        (key) => this.keys.get(key)!,
+        (held) => this.read(held),
+      ),
     );
     return true;
   }

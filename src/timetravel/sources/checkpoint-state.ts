@@ -155,7 +155,15 @@ type Item = { from: 'part'; key: string; seq: number; start: number; end: number
  * The items of one part's keys at rv, merged with the tail's written keys from index w on that sort
  * before its last key; the index the merge got to, and whether any item is bytes of the part.
  */
-function pick(head: PartHead, rv: number, keyPrefix: string, written: string[], w: number, tail: Map<string, LogEntry>, hasBytes: boolean): { items: Item[]; written: number; fromPart: boolean; bytes: number } {
+function pick(
+  head: PartHead,
+  rv: number,
+  keyPrefix: string,
+  written: string[],
+  w: number,
+  tail: Map<string, LogEntry>,
+  hasBytes: boolean,
+): { items: Item[]; written: number; fromPart: boolean; bytes: number } {
   const items: Item[] = [];
   let fromPart = false;
   const last = head.k[head.k.length - 1];
