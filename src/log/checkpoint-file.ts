@@ -124,6 +124,11 @@ export async function saveCheckpointFile(file: string, cp: Checkpoint): Promise<
   if (along) await pruneAlong(file);
 }
 
+/** Removes every checkpoint beside file, the whole one and the copies along the log: the next start folds the whole log. */
+export async function removeCheckpoints(file: string): Promise<void> {
+  for (const c of checkpointsBeside(file)) await rm(c.file, { force: true });
+}
+
 /** Removes the index copies beside file past the newest ALONG_KEPT. */
 async function pruneAlong(file: string): Promise<void> {
   const along = checkpointsBeside(file).filter((c) => c.indexOnly);

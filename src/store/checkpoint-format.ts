@@ -1,5 +1,5 @@
 import { packJson, unpackJson } from '../log/codec.js';
-import { partBytes, type SavedCheckpoint } from '../log/log.js';
+import { partBytes, type Checkpoint, type SavedCheckpoint } from '../log/log.js';
 import type { IndexedCheckpoint } from '../log/checkpoint-file.js';
 import { SortedKeys } from './sorted-keys.js';
 import { LazySlots } from './lazy-slots.js';
@@ -120,10 +120,11 @@ export interface HeldKey {
  * A checkpoint at seq of keys held outside a view (a fork's import, which keeps no store): each
  * collection's keys (sorted here when they are not), in parts cut as encodeCheckpoint cuts them,
  * with each part's objects from objectsOf (the held keys of the part whose newest revision is a
- * put, in key order; their bytes in that order).
+ * put, in key order; their bytes in that order). Whole only, no index copy beside it: a new folder's
+ * copies along the log start with its server's first save.
  */
-export function checkpointOfKeys<K extends HeldKey>(seq: number, byCollection: Map<string, string[]>, held: (key: string) => K, objectsOf: (keys: readonly K[]) => Buffer[]): IndexedCheckpoint {
-  return { seq, parts: keyParts(byCollection, held, objectsOf), indexPieces: INDEX_PIECES };
+export function checkpointOfKeys<K extends HeldKey>(seq: number, byCollection: Map<string, string[]>, held: (key: string) => K, objectsOf: (keys: readonly K[]) => Buffer[]): Checkpoint {
+  return { seq, parts: keyParts(byCollection, held, objectsOf) };
 }
 
 async function* keyParts<K extends HeldKey>(byCollection: Map<string, string[]>, held: (key: string) => K, objectsOf: (keys: readonly K[]) => Buffer[]): AsyncIterable<Buffer[]> {
