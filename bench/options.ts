@@ -20,6 +20,7 @@ export const TIMETRAVEL_MEASUREMENTS = [
   'catch-up',
   'fork',
   'start',
+  'checkpoints',
 ] as const;
 
 export const WATCH_TRANSPORTS = ['http', 'websocket'] as const;
