@@ -36,6 +36,7 @@ import { seedEvents } from '../seed.js';
 import { eventBytes, eventsPath } from '../payload.js';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
 import { forkFolderAt, forkVersusReplay } from '../timetravel-fork.js';
+import { checkpointFigures } from '../timetravel-checkpoints.js';
 import { followLatency } from '../timetravel-follow.js';
 import { catchUpRate, replayRate, type WatchRate } from '../timetravel-watch.js';
 
@@ -206,7 +207,25 @@ async function measure(ctx: BenchContext, cli: string, label: string, n: number,
     }
   }
   ctx.log(`timetravel (${label}): state, history, log, diff and export from the data folder`);
-  if (wants('state')) await command('stateDir', 'state --data-dir', ['state', '--data-dir', dataDir, '--at', mid, '-o', 'json'], label);
+  if (wants('state')) {
+    await command('stateStart', 'state --data-dir at 1', ['state', '--data-dir', dataDir, '--at', '1', '-o', 'json'], label);
+    await command('stateDir', 'state --data-dir', ['state', '--data-dir', dataDir, '--at', mid, '-o', 'json'], label);
+    await command('stateHead', 'state --data-dir at the head', ['state', '--data-dir', dataDir, '--at', String(built.head), '-o', 'json'], label);
+  }
+  if (wants('checkpoints')) {
+    ctx.log(`timetravel (${label}): checkpoints along the log: restarts and disk, on a copy of the folder`);
+    const work = await Orchd.newDataDir();
+    try {
+      const f = await attempt(ctx, row, 'checkpoints', () => checkpointFigures(cli, dataDir, work, SERVE_ARGS, COMMAND_LIMIT_MS, HOT));
+      if (f) {
+        Object.assign(row, f);
+        row.checkpointShare = (f.wholeBytes + f.alongBytes) / f.logBytes;
+        row.alongShare = f.alongBytes / f.alongCount / f.logBytes;
+      }
+    } finally {
+      await rm(work, { recursive: true, force: true });
+    }
+  }
   if (wants('history')) await command('historyDir', 'history --data-dir', ['history', '--data-dir', dataDir, ...hot], label);
   // The whole log as JSON lines, and what changed from the middle to the head as JSON patches: more text than one string may hold.
   if (wants('log')) await command('logDir', 'log --data-dir', ['log', '--data-dir', dataDir, '-o', 'json'], label);
@@ -289,7 +308,9 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const commands = [
     col('build', 'build', 'text'),
     col('entries', 'seeded entries', 'int'),
+    ...seconds('stateStart', 'state --at 1, data folder'),
     ...seconds('stateDir', 'state --at mid, data folder'),
+    ...seconds('stateHead', 'state --at head, data folder'),
     ...seconds('stateServer', 'state --at mid, server'),
     ...seconds('historyDir', `history of ${VERSIONS} versions, data folder`),
     ...seconds('historyServer', `history of ${VERSIONS} versions, server`),
@@ -318,6 +339,21 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     col('startHistoryHelp', 'orchd history --help, bundle (ms)', 'ms'),
     col('startHistoryHelpCpu', 'CPU (ms)', 'ms'),
     col('failed', 'failed (why)', 'text'),
+  ];
+  const along = [
+    col('build', 'build', 'text'),
+    col('entries', 'seeded entries', 'int'),
+    col('restartAll', 'restart to ready, every checkpoint (s)', 'seconds'),
+    col('restartNewestDeleted', 'newest deleted: from the older copy (s)', 'seconds'),
+    col('restartNone', 'no checkpoint: the whole log folded (s)', 'seconds'),
+    col('olderSeq', 'older copy at', 'int'),
+    col('newestSeq', 'newest at', 'int'),
+    col('logBytes', "log's own files", 'bytes'),
+    col('wholeBytes', 'whole checkpoint', 'bytes'),
+    col('alongCount', 'copies along the log', 'int'),
+    col('alongBytes', 'copies', 'bytes'),
+    col('alongShare', 'one copy / log', 'ratio'),
+    col('checkpointShare', 'all checkpoints / log', 'ratio'),
   ];
   const watches = [
     col('build', 'build', 'text'),
@@ -420,6 +456,14 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
   const tables = [
     { title: 'timetravel: commands on a seeded log', columns: commands, rows, notes },
     { title: 'timetravel: replay and its peer, a live catch-up watch', columns: watches, rows, notes: watchNotes },
+    {
+      title: 'timetravel: checkpoints along the log',
+      columns: along,
+      rows: rows.filter((r) => r.restartAll !== undefined),
+      notes: [
+        `On a copy of the seeded folder, after two stops of \`orchd serve\` with ${500} writes between them (bench/timetravel-checkpoints.ts). Restart: from spawn to the ready line. "newest deleted": the whole checkpoint and its index copy removed, so the server starts from the older copy (its objects read from the log by revision) and folds the writes after it. Disk: file sizes; the log's own files are LevelDB's (its version index rows included).`,
+      ],
+    },
   ];
   return { id: 'timetravel', title: timetravel.title, tables, plots: [], targets, elapsedMs: performance.now() - started };
 }

@@ -1,5 +1,5 @@
 /** `orchd replay`: a recording or a data folder's log served again as a read-only API server, at the recorded pace (../timetravel/replay/server.ts). */
-import { command, portNumber, UsageError, wholeNumber, type Flags } from './flags.js';
+import { command, portNumber, UsageError, wholeNumber, type Flags, type Io, type Values } from './flags.js';
 import { jsonLogger } from '../observability/logger.js';
 import type { Running } from '../serve.js';
 import type { ServeFork } from '../timetravel/replay/fork.js';
@@ -8,6 +8,7 @@ import { serveControl, terminalKeys } from '../timetravel/replay/control.js';
 import { parseSpeed } from '../timetravel/replay/pacing.js';
 import { parseVersionSpec } from '../timetravel/core/version-spec.js';
 import { openHistory, resolveNoted } from '../timetravel/core/source.js';
+import type { History } from '../timetravel/core/history.js';
 import { SOURCE, TIME_NOTE } from './timetravel-flags.js';
 
 const { server: _server, ...READ_FROM } = SOURCE;
@@ -44,25 +45,8 @@ On a terminal: space pauses or resumes, s steps one entry, e jumps to the end, f
 The run's figures (entries, duration, rate) go to stdout at the end.
 Example: orchd replay incident.orchlog --pause-at 48000 --fork ./what-if   (step with s, then f: a writable server on ./what-if)`,
   async run({ values, positionals }, io) {
-    if (positionals[0] !== undefined && values.file !== undefined) throw new UsageError('give the recording once: as RECORDING or as --file');
-    const recording = positionals[0] ?? values.file;
-    // openHistory would name --server, which a replay does not read from.
-    if ((recording === undefined) === (values['data-dir'] === undefined))
-      throw new UsageError(`give exactly one source: a RECORDING (or --file) or --data-dir${recording === undefined ? '' : ', not both'}`);
-    // Without a control port or a terminal, only a pause at --pause-at can start the fork.
-    const forksAtPause = values.fork !== undefined && values['control-port'] === undefined && !process.stdin.isTTY;
-    if (forksAtPause && values['pause-at'] === undefined) throw new UsageError('--fork is asked for on the control port or the terminal: give --control-port, or --pause-at to fork there');
-    // Before anything is served: a folder that holds something is refused at once.
-    if (values.fork !== undefined) await (await import('../timetravel/fork/fork.js')).checkForkTarget(values.fork, '--fork');
-    // A fork's source is never changed: a folder is read from a snapshot.
-    const history = await openHistory({ ...values, file: recording });
-    let pauseAt: number | undefined;
-    try {
-      pauseAt = values['pause-at'] && (await resolveNoted(history, '--pause-at', values['pause-at'], io));
-    } catch (err) {
-      await history.close();
-      throw err;
-    }
+    const { recording, forksAtPause } = await checkedSource(values, positionals);
+    const { history, pauseAt } = await openSource(values, recording, io);
     const { startReplay } = await import('../timetravel/replay/server.js');
     const logger = jsonLogger(process.stderr, 'warn');
     const replay = await startReplay({
@@ -125,3 +109,34 @@ Example: orchd replay incident.orchlog --pause-at 48000 --fork ./what-if   (step
     }
   },
 });
+
+type ReplayValues = Values<typeof FLAGS>;
+
+/**
+ * The recording (or, undefined, the data folder) to replay, and whether only --pause-at can start its
+ * fork: the flags that do not go together are refused, and so is a fork folder that holds something,
+ * before anything is opened or served.
+ */
+async function checkedSource(values: ReplayValues, positionals: string[]): Promise<{ recording: string | undefined; forksAtPause: boolean }> {
+  if (positionals[0] !== undefined && values.file !== undefined) throw new UsageError('give the recording once: as RECORDING or as --file');
+  const recording = positionals[0] ?? values.file;
+  // openHistory would name --server, which a replay does not read from.
+  if ((recording === undefined) === (values['data-dir'] === undefined))
+    throw new UsageError(`give exactly one source: a RECORDING (or --file) or --data-dir${recording === undefined ? '' : ', not both'}`);
+  // Without a control port or a terminal, only a pause at --pause-at can start the fork.
+  const forksAtPause = values.fork !== undefined && values['control-port'] === undefined && !process.stdin.isTTY;
+  if (forksAtPause && values['pause-at'] === undefined) throw new UsageError('--fork is asked for on the control port or the terminal: give --control-port, or --pause-at to fork there');
+  if (values.fork !== undefined) await (await import('../timetravel/fork/fork.js')).checkForkTarget(values.fork, '--fork');
+  return { recording, forksAtPause };
+}
+
+/** The history replayed, open (a folder through a snapshot: a fork's source is never changed), and --pause-at as a version of it. */
+async function openSource(values: ReplayValues, recording: string | undefined, io: Io): Promise<{ history: History; pauseAt: number | undefined }> {
+  const history = await openHistory({ ...values, file: recording });
+  try {
+    return { history, pauseAt: values['pause-at'] && (await resolveNoted(history, '--pause-at', values['pause-at'], io)) };
+  } catch (err) {
+    await history.close();
+    throw err;
+  }
+}

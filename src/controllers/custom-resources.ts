@@ -20,7 +20,7 @@ import { isObject, listAt, objectAt, stringAt } from '../api/json-access.js';
 import type { KindStrategy } from '../api/strategy.js';
 import type { KubeObject } from '../api/types.js';
 import { collectionOf } from '../api/object-keys.js';
-import type { Change } from '../registry/stored.js';
+import type { Change } from '../registry/reads.js';
 import type { Logger } from '../observability/logger.js';
 import { isRegistryError } from '../registry/errors.js';
 import type { Registry } from '../registry/registry.js';

@@ -2,7 +2,6 @@ import type { KindStrategy } from '../api/strategy.js';
 import type { KubeObject } from '../api/types.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { splitKey } from '../api/object-keys.js';
-import { peekObject } from '../registry/stored.js';
 import type { Registry } from '../registry/registry.js';
 import type { Logger } from '../observability/logger.js';
 import { exhaustMap, interval, Subscription } from 'rxjs';
@@ -44,9 +43,9 @@ export function startEventExpiry(objects: Registry, kind: KindStrategy, ttlSecon
         if (t === undefined) {
           // Gone or rewritten since the page was taken (the changes above saw it): not this one.
           if (objects.currentAt(s.key) !== s) continue;
-          lastWrite.set(s.key, (t = writtenAt(peekObject(s))));
+          lastWrite.set(s.key, (t = writtenAt(objects.peek(s))));
         }
-        if (t <= cutoff) expired.push(peekObject(s));
+        if (t <= cutoff) expired.push(objects.peek(s));
       }
     }
     for (const o of expired) {

@@ -2,7 +2,7 @@ import type { KindStrategy } from '../api/strategy.js';
 import { perList } from '../api/kind-revisions.js';
 import type { KubeObject, OwnerReference } from '../api/types.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { peekObject, undecodedBytes, type Change, type StoredObject } from '../registry/stored.js';
+import type { Change, ObjectReads, StoredObject } from '../registry/reads.js';
 import { collectionOf, splitKey } from '../api/object-keys.js';
 import type { Logger } from '../observability/logger.js';
 import { catchError, delayWhen, EMPTY, endWith, from, ignoreElements, mergeMap, shareReplay, Subscription } from 'rxjs';
@@ -79,7 +79,7 @@ export class GarbageCollector {
     const index = (key: string, obj: KubeObject | undefined) => this.index.set(key, obj);
     // The keys as of now, taken synchronously with subscribing to the changes below: every later
     // change waits (delayWhen) until the index of these is whole, and is then handled in order.
-    const indexed = from(indexInSlices(this.objects.everyKey(), index)).pipe(
+    const indexed = from(indexInSlices(this.objects, this.objects.everyKey(), index)).pipe(
       ignoreElements(),
       catchError((err: unknown) => {
         this.log.warn('garbage collector: indexing', { error: String(err) });
@@ -96,7 +96,7 @@ export class GarbageCollector {
       // A change that names no owner, is no deletion in progress and (deleted) leaves no dependents
       // behind asks nothing of the collector: it is not decoded (most creates: 0.04 ms each on etcd,
       // where every change arrives as bytes; bench/RESULTS.md 36).
-      mergeMap((batch) => batch.flatMap((c) => (asksNothing(c, this.index.owners) ? (index(c.key, undefined), []) : [...this.forOwner(c), ...this.forDependent(c)]))),
+      mergeMap((batch) => batch.flatMap((c) => (asksNothing(this.objects, c, this.index.owners) ? (index(c.key, undefined), []) : [...this.forOwner(c), ...this.forDependent(c)]))),
     );
     subs.add(runSerially('garbage collector', this.log, work, (job) => job()));
     return () => subs.unsubscribe();
@@ -192,18 +192,21 @@ export function startGarbageCollector(objects: Registry, kinds: readonly KindStr
  * Indexes the objects of a snapshot that may have owners, yielding between slices of SLICE_MS so
  * requests go through meanwhile; its consumer stops it between slices.
  */
-async function* indexInSlices(snapshot: Iterator<StoredObject>, index: (key: string, obj: KubeObject) => void): AsyncGenerator<void> {
+async function* indexInSlices(reads: Reads, snapshot: Iterator<StoredObject>, index: (key: string, obj: KubeObject) => void): AsyncGenerator<void> {
   for (let done = false; !done;) {
     for (let i = 0, until = performance.now() + SLICE_MS; i % 64 !== 0 || performance.now() < until; i++) {
       // The current state of each key: a change that waits re-indexes its key again, in order.
       const r = snapshot.next();
       if ((done = r.done === true)) break;
-      if (mayHaveOwners(r.value)) index(r.value.key, peekObject(r.value));
+      if (mayHaveOwners(reads, r.value)) index(r.value.key, reads.peek(r.value));
     }
     await nextTurn();
     yield;
   }
 }
+
+/** How the collector looks at objects it scans without keeping them decoded. */
+type Reads = Pick<ObjectReads, 'peek' | 'undecodedBytes'>;
 
 /** How long one turn of the event loop indexes before it lets requests through. */
 const SLICE_MS = 1;
@@ -216,16 +219,16 @@ const DELETION_TIMESTAMP = Buffer.from('deletionTimestamp');
  * being deleted, and a delete (whose dependents are found by its uid) comes while nothing has
  * owners. Read from the bytes while they are bytes (a name in a value only costs a decode).
  */
-const asksNothing = (c: Change, owners: number): boolean => {
+const asksNothing = (reads: Reads, c: Change, owners: number): boolean => {
   if (c.type === 'DELETED' && owners > 0) return false;
-  const raw = undecodedBytes(c.cur);
+  const raw = reads.undecodedBytes(c.cur);
   if (raw) return raw.indexOf(OWNER_REFERENCES) === -1 && raw.indexOf(DELETION_TIMESTAMP) === -1;
   const m = c.cur.obj.metadata;
   return !m.ownerReferences?.length && !m.deletionTimestamp;
 };
 
 /** Whether an object may name owners: a look at its bytes when it is still bytes (a native scan), not a decode. */
-const mayHaveOwners = (s: StoredObject): boolean => {
-  const raw = undecodedBytes(s);
+const mayHaveOwners = (reads: Reads, s: StoredObject): boolean => {
+  const raw = reads.undecodedBytes(s);
   return raw ? raw.indexOf(OWNER_REFERENCES) !== -1 : (s.obj.metadata.ownerReferences?.length ?? 0) > 0;
 };

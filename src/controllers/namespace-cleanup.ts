@@ -1,6 +1,6 @@
 import type { KindStrategy } from '../api/strategy.js';
 import type { KubeObject } from '../api/types.js';
-import { undecodedBytes, type Change } from '../registry/stored.js';
+import type { Change } from '../registry/reads.js';
 import type { Logger } from '../observability/logger.js';
 import { defer, from, merge, mergeMap } from 'rxjs';
 import { coalesce, runSerially } from './work-queue.js';
@@ -108,7 +108,7 @@ class NamespaceCleanup {
     const pending = new Set<string>();
     for (const ns of this.objects.list(this.nsKind, undefined)) {
       // Only a namespace whose bytes name a deletionTimestamp is decoded: a start leaves the rest as bytes.
-      const bytes = undecodedBytes(ns);
+      const bytes = this.objects.undecodedBytes(ns);
       if ((bytes === undefined || bytes.includes('deletionTimestamp')) && this.terminating(ns.obj)) pending.add(ns.obj.metadata.name ?? '');
     }
     for (const kind of this.namespaced()) {

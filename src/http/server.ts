@@ -107,7 +107,7 @@ export class ApiServer {
       metrics: opts.metrics,
       logger: opts.logger,
       watches: new OpenWatches(),
-      streams: new WatchStreams(),
+      streams: new WatchStreams(objects),
       bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
       ...(opts.watchLimits ? { watchLimits: opts.watchLimits } : {}),
     };

@@ -1,29 +1,142 @@
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { open, rename, type FileHandle } from 'node:fs/promises';
+import { closeSync, fstatSync, openSync, readdirSync, readSync } from 'node:fs';
+import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { dirname } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { CHECKPOINT_HEAD_BYTES, PART_LENGTH_BYTES, checkpointHead, framePart, readCheckpointHead } from './codec.js';
+import { crashPoint } from './crash-point.js';
 import type { Checkpoint, PartBytes, SavedCheckpoint } from './log.js';
 
 /*
  * A checkpoint in a file of its own (codec.ts lays out its bytes), for the backends that keep
  * checkpoints on the local disk: LevelDB beside its own files, etcd in each replica's folder.
+ *
+ * Checkpoints along the log: each save writes the whole checkpoint to `file` (the newest: what a
+ * restart loads) and, beside it, an index-only copy `file.<seq>` that keeps of each part only its
+ * index (the first `indexPieces` pieces the store marks: its keys and their revisions, no object
+ * bytes). The index copies stay after the next save replaces `file`, the newest ALONG_KEPT of them;
+ * a reader takes the objects an index copy names from the log by sequence number. The log keeps
+ * the bytes opaque: which pieces are the index is the store's to say (store/checkpoint-format.ts).
  */
 
-/** Replaces file atomically with the checkpoint: write beside it, fsync, rename, fsync the folder. */
+/** How many index-only checkpoints are kept along the log (with the store's default of one every 100k entries: the last 1.6M entries). */
+export const ALONG_KEPT = 16;
+
+/**
+ * A checkpoint whose parts each begin with an index: its first indexPieces pieces, enough to say
+ * which keys the part holds and at which revisions (the store's part head).
+ */
+export interface IndexedCheckpoint extends Checkpoint {
+  indexPieces: number;
+}
+
+const hasIndex = (cp: Checkpoint): cp is IndexedCheckpoint => typeof (cp as Partial<IndexedCheckpoint>).indexPieces === 'number';
+
+/** The index-only copy of the checkpoint at seq saved beside file (zero-padded, so names sort as seqs do). */
+export const alongFile = (file: string, seq: number): string => `${file}.${String(seq).padStart(16, '0')}`;
+
+/** One checkpoint beside a log: the whole newest one, or an index-only copy along the log. */
+export interface CheckpointAt {
+  seq: number;
+  file: string;
+  indexOnly: boolean;
+}
+
+/**
+ * Every checkpoint saved beside file (its seq read from its head, not trusted from its name), newest
+ * first; at the same seq the whole one comes before its index copy. Files that are no checkpoint
+ * this code wrote (another format, a save cut short: .tmp) are left out.
+ */
+export function checkpointsBeside(file: string): CheckpointAt[] {
+  const dir = dirname(file);
+  const name = basename(file);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  const out: CheckpointAt[] = [];
+  for (const n of names) {
+    const along = n.startsWith(`${name}.`) && /^\d{16}$/.test(n.slice(name.length + 1));
+    if (n !== name && !along) continue;
+    const seq = headSeq(join(dir, n));
+    if (seq !== undefined) out.push({ seq, file: join(dir, n), indexOnly: along });
+  }
+  return out.sort((a, b) => b.seq - a.seq || Number(a.indexOnly) - Number(b.indexOnly));
+}
+
+/**
+ * The checkpoint to start from for a version: the newest at or before atMost and at or after
+ * atLeast (one older than the log's horizon names revisions compaction may have removed), the whole
+ * one before an index copy of the same seq; undefined when none is.
+ */
+export function nearestCheckpoint(file: string, atMost: number, atLeast = 0): CheckpointAt | undefined {
+  return checkpointsBeside(file).find((c) => c.seq <= atMost && c.seq >= atLeast);
+}
+
+function headSeq(file: string): number | undefined {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  try {
+    const head = Buffer.alloc(CHECKPOINT_HEAD_BYTES);
+    return readCheckpointHead(head.subarray(0, readSync(fd, head, 0, head.length, 0)));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Replaces file atomically with the checkpoint: write beside it, fsync, rename, fsync the folder.
+ * With an index, its index-only copy is written in the same pass and renamed in first; then the
+ * index copies past ALONG_KEPT are removed. A crash anywhere leaves each file whole or absent.
+ */
 export async function saveCheckpointFile(file: string, cp: Checkpoint): Promise<void> {
   const tmp = `${file}.tmp`;
+  const indexed = hasIndex(cp) ? cp.indexPieces : 0;
+  const along = indexed > 0 ? alongFile(file, cp.seq) : undefined;
   const fh = await open(tmp, 'w');
+  const ih = along ? await open(`${along}.tmp`, 'w').catch(async (err: unknown) => (await fh.close(), Promise.reject(err))) : undefined;
   try {
     await fh.write(checkpointHead(cp.seq));
+    await ih?.write(checkpointHead(cp.seq));
     // Each part straight from the store's pieces (the stored objects' own bytes): nothing is joined.
-    for await (const pieces of cp.parts) await fh.writev(framePart(pieces));
+    for await (const pieces of cp.parts) {
+      await fh.writev(framePart(pieces));
+      await ih?.writev(framePart(pieces.slice(0, indexed)));
+    }
     await fh.sync();
+    await ih?.sync();
   } finally {
     await fh.close();
+    await ih?.close();
   }
+  crashPoint('checkpoint-before-rename');
+  if (along) await rename(`${along}.tmp`, along);
+  crashPoint('checkpoint-between-renames');
   await rename(tmp, file);
-  const dir = await open(dirname(file), 'r');
+  await syncDir(dirname(file));
+  if (along) await pruneAlong(file);
+}
+
+/** Removes every checkpoint beside file, the whole one and the copies along the log: the next start folds the whole log. */
+export async function removeCheckpoints(file: string): Promise<void> {
+  for (const c of checkpointsBeside(file)) await rm(c.file, { force: true });
+}
+
+/** Removes the index copies beside file past the newest ALONG_KEPT. */
+async function pruneAlong(file: string): Promise<void> {
+  const along = checkpointsBeside(file).filter((c) => c.indexOnly);
+  for (const c of along.slice(ALONG_KEPT)) await rm(c.file, { force: true });
+}
+
+async function syncDir(path: string): Promise<void> {
+  const dir = await open(path, 'r');
   try {
     await dir.sync();
   } finally {
@@ -31,10 +144,15 @@ export async function saveCheckpointFile(file: string, cp: Checkpoint): Promise<
   }
 }
 
-/** The checkpoint in file, its parts read as they are iterated; undefined when there is none. */
+/**
+ * The newest checkpoint beside file, its parts read as they are iterated: the whole one, or when
+ * that is gone (or older), the newest index copy along the log; undefined when there is none.
+ */
 export async function loadCheckpointFile(file: string): Promise<SavedCheckpoint | undefined> {
-  const head = await readHead(file);
-  return head && { seq: head.seq, parts: readParts(file, head.seq) };
+  const newest = checkpointsBeside(file)[0];
+  if (!newest) return undefined;
+  const head = await readHead(newest.file);
+  return head && { seq: head.seq, parts: readParts(newest.file, head.seq) };
 }
 
 async function readHead(file: string): Promise<{ seq: number } | undefined> {

@@ -7,7 +7,7 @@
  * SIGKILL loses what the process holds, not what the kernel holds: it proves atomicity and ordering,
  * not that fsync reached the platter.
  */
-export const CRASH_POINTS = ['before-batch-write', 'after-batch-write-before-ack', 'compact-after-horizon'] as const;
+export const CRASH_POINTS = ['before-batch-write', 'after-batch-write-before-ack', 'compact-after-horizon', 'checkpoint-before-rename', 'checkpoint-between-renames'] as const;
 export type CrashPointName = (typeof CRASH_POINTS)[number];
 
 function armed(spec: string | undefined): ((name: CrashPointName) => void) | undefined {

@@ -117,53 +117,87 @@ export interface KindNames {
 /**
  * Every path of a kind at a version: the collection and item paths (namespaced ones under
  * namespaces/{namespace}, plus the all-namespaces list), /status when the kind has it, and the
- * deprecated /watch/ paths that orchd still routes. Long: the paths are written out one after the
- * other, as kube-openapi lists them, so each can be compared with it.
+ * deprecated /watch/ paths that orchd still routes. Each is written out in the order kube-openapi
+ * lists them, so it can be compared with it.
  */
 export function kindPaths(kind: KindStrategy, version: string, names: KindNames): PathItem[] {
-  const gvk: GroupVersionKind = { group: kind.group, version, kind: kind.kind };
-  const id = `${groupIdentifier(kind.group)}${capitalize(version)}`;
-  const ns = kind.namespaced ? 'Namespaced' : '';
-  const tags = [tagOf(kind.group, version)];
-  const root = prefixOf(kind.group, version);
-  const scoped = kind.namespaced ? `${root}/namespaces/{namespace}` : root;
-  const watchScoped = kind.namespaced ? `${root}/watch/namespaces/{namespace}` : `${root}/watch`;
-  const nameParam = pathParam('name', `Name of the ${kind.kind}.`);
-  const scopeParams = kind.namespaced ? [NAMESPACE] : [];
-  const K = kind.kind;
-  // A custom resource takes no strategic merge patch, and kubectl's client-side apply reads that here.
-  const patchTypes = kind.strategicMergePatch === false ? PATCH_MEDIA_TYPES.filter((t) => t !== 'application/strategic-merge-patch+json') : PATCH_MEDIA_TYPES;
+  const o = new KindOperations(kind, version, names);
+  return [...objectPaths(o), ...(kind.hasStatus ? [statusPath(o)] : []), ...(kind.namespaced ? allNamespacesPaths(o) : []), ...watchPaths(o)];
+}
+
+/** The operations of one kind at one version, and where they are: what each of its paths is written from. */
+class KindOperations {
+  readonly K: string;
+  readonly ns: string;
+  readonly root: string;
+  readonly scoped: string;
+  readonly watchScoped: string;
+  readonly nameParam: Parameter;
+  readonly scopeParams: Parameter[];
+  /** A custom resource takes no strategic merge patch, and kubectl's client-side apply reads that here. */
+  readonly patchTypes: readonly string[];
+  readonly created: Operation['responses'];
+  private readonly gvk: GroupVersionKind;
+  private readonly id: string;
+  private readonly tags: string[];
+
+  constructor(
+    readonly kind: KindStrategy,
+    version: string,
+    readonly names: KindNames,
+  ) {
+    this.K = kind.kind;
+    this.ns = kind.namespaced ? 'Namespaced' : '';
+    this.gvk = { group: kind.group, version, kind: kind.kind };
+    this.id = `${groupIdentifier(kind.group)}${capitalize(version)}`;
+    this.tags = [tagOf(kind.group, version)];
+    this.root = prefixOf(kind.group, version);
+    this.scoped = kind.namespaced ? `${this.root}/namespaces/{namespace}` : this.root;
+    this.watchScoped = kind.namespaced ? `${this.root}/watch/namespaces/{namespace}` : `${this.root}/watch`;
+    this.nameParam = pathParam('name', `Name of the ${kind.kind}.`);
+    this.scopeParams = kind.namespaced ? [NAMESPACE] : [];
+    this.patchTypes = kind.strategicMergePatch === false ? PATCH_MEDIA_TYPES.filter((t) => t !== 'application/strategic-merge-patch+json') : PATCH_MEDIA_TYPES;
+    this.created = { '200': { description: 'OK', definition: names.object }, '201': { description: 'Created', definition: names.object } };
+  }
 
   /** One operation of this kind; `suffix` completes the operationId after verb and group-version. */
-  const op = (method: Method, verb: string, action: Action, description: string, rest: Partial<Operation> & { suffix?: string } = {}): Operation => {
-    const { suffix = `${ns}${K}`, ...fields } = rest;
+  op(method: Method, verb: string, action: Action, description: string, rest: Partial<Operation> & { suffix?: string } = {}): Operation {
+    const { suffix = `${this.ns}${this.K}`, ...fields } = rest;
     return {
       method,
-      operationId: `${verb}${id}${suffix}`,
+      operationId: `${verb}${this.id}${suffix}`,
       description,
-      tags,
+      tags: this.tags,
       action,
-      gvk,
+      gvk: this.gvk,
       parameters: [],
-      responses: { '200': { description: 'OK', definition: names.object } },
+      responses: { '200': { description: 'OK', definition: this.names.object } },
       produces: ANSWER_TYPES,
       ...fields,
     };
-  };
-  const created = { '200': { description: 'OK', definition: names.object }, '201': { description: 'Created', definition: names.object } };
-  const statusAnswer = (codes: string[]) => Object.fromEntries(codes.map((c) => [c, { description: c === '202' ? 'Accepted' : 'OK', definition: metaNames.status }]));
-  const list = (suffix: string, description: string) =>
-    op('get', 'list', 'list', description, { suffix, parameters: LIST_PARAMS, responses: { '200': { description: 'OK', definition: names.list } }, produces: STREAM_TYPES });
-  const watch = (suffix: string, action: Action, description: string) =>
-    op('get', 'watch', action, description, { suffix, responses: { '200': { description: 'OK', definition: metaNames.watchEvent } }, produces: STREAM_TYPES });
+  }
 
-  const paths: PathItem[] = [
+  list(suffix: string, description: string): Operation {
+    return this.op('get', 'list', 'list', description, { suffix, parameters: LIST_PARAMS, responses: { '200': { description: 'OK', definition: this.names.list } }, produces: STREAM_TYPES });
+  }
+
+  watch(suffix: string, action: Action, description: string): Operation {
+    return this.op('get', 'watch', action, description, { suffix, responses: { '200': { description: 'OK', definition: metaNames.watchEvent } }, produces: STREAM_TYPES });
+  }
+}
+
+const statusAnswer = (codes: string[]) => Object.fromEntries(codes.map((c) => [c, { description: c === '202' ? 'Accepted' : 'OK', definition: metaNames.status }]));
+
+/** The collection (list, create, delete collection) and the item (read, replace, patch, delete). */
+function objectPaths(o: KindOperations): PathItem[] {
+  const { kind, K, ns, scoped, scopeParams, names, created } = o;
+  return [
     {
       path: `${scoped}/${kind.plural}`,
       parameters: [...scopeParams, P.pretty],
       operations: [
-        list(`${ns}${K}`, `list or watch objects of kind ${K}`),
-        op('post', 'create', 'post', `create ${article(K)} ${K}`, {
+        o.list(`${ns}${K}`, `list or watch objects of kind ${K}`),
+        o.op('post', 'create', 'post', `create ${article(K)} ${K}`, {
           parameters: WRITE_PARAMS,
           body: { definition: names.object, mediaTypes: BODY_TYPES },
           responses: { ...created, '202': { description: 'Accepted', definition: names.object } },
@@ -171,7 +205,7 @@ export function kindPaths(kind: KindStrategy, version: string, names: KindNames)
         ...(kind.deleteCollection === false
           ? []
           : [
-              op('delete', 'delete', 'deletecollection', `delete collection of ${K}`, {
+              o.op('delete', 'delete', 'deletecollection', `delete collection of ${K}`, {
                 suffix: `Collection${ns}${K}`,
                 parameters: DELETE_COLLECTION_PARAMS,
                 body: { definition: metaNames.deleteOptions, mediaTypes: BODY_TYPES },
@@ -182,16 +216,16 @@ export function kindPaths(kind: KindStrategy, version: string, names: KindNames)
     },
     {
       path: `${scoped}/${kind.plural}/{name}`,
-      parameters: [nameParam, ...scopeParams, P.pretty],
+      parameters: [o.nameParam, ...scopeParams, P.pretty],
       operations: [
-        op('get', 'read', 'get', `read the specified ${K}`),
-        op('put', 'replace', 'put', `replace the specified ${K}`, { parameters: WRITE_PARAMS, body: { definition: names.object, mediaTypes: BODY_TYPES }, responses: created }),
-        op('patch', 'patch', 'patch', `partially update the specified ${K}`, {
+        o.op('get', 'read', 'get', `read the specified ${K}`),
+        o.op('put', 'replace', 'put', `replace the specified ${K}`, { parameters: WRITE_PARAMS, body: { definition: names.object, mediaTypes: BODY_TYPES }, responses: created }),
+        o.op('patch', 'patch', 'patch', `partially update the specified ${K}`, {
           parameters: PATCH_PARAMS,
-          body: { definition: metaNames.patch, mediaTypes: patchTypes },
+          body: { definition: metaNames.patch, mediaTypes: o.patchTypes },
           responses: created,
         }),
-        op('delete', 'delete', 'delete', `delete ${article(K)} ${K}`, {
+        o.op('delete', 'delete', 'delete', `delete ${article(K)} ${K}`, {
           parameters: DELETE_PARAMS,
           body: { definition: metaNames.deleteOptions, mediaTypes: BODY_TYPES },
           responses: statusAnswer(['200', '202']),
@@ -199,54 +233,66 @@ export function kindPaths(kind: KindStrategy, version: string, names: KindNames)
       ],
     },
   ];
-  if (kind.hasStatus) {
-    paths.push({
-      path: `${scoped}/${kind.plural}/{name}/status`,
-      parameters: [nameParam, ...scopeParams, P.pretty],
-      operations: [
-        op('get', 'read', 'get', `read status of the specified ${K}`, { suffix: `${ns}${K}Status` }),
-        op('put', 'replace', 'put', `replace status of the specified ${K}`, {
-          suffix: `${ns}${K}Status`,
-          parameters: WRITE_PARAMS,
-          body: { definition: names.object, mediaTypes: BODY_TYPES },
-          responses: created,
-        }),
-        op('patch', 'patch', 'patch', `partially update status of the specified ${K}`, {
-          suffix: `${ns}${K}Status`,
-          parameters: PATCH_PARAMS,
-          body: { definition: metaNames.patch, mediaTypes: patchTypes },
-          responses: created,
-        }),
-      ],
-    });
-  }
-  if (kind.namespaced) {
-    paths.push({ path: `${root}/${kind.plural}`, parameters: [P.pretty], operations: [list(`${K}ForAllNamespaces`, `list or watch objects of kind ${K}`)] });
-    paths.push({
+}
+
+/** The status subresource: read, replace, patch. */
+function statusPath(o: KindOperations): PathItem {
+  const { kind, K, ns, names, created } = o;
+  return {
+    path: `${o.scoped}/${kind.plural}/{name}/status`,
+    parameters: [o.nameParam, ...o.scopeParams, P.pretty],
+    operations: [
+      o.op('get', 'read', 'get', `read status of the specified ${K}`, { suffix: `${ns}${K}Status` }),
+      o.op('put', 'replace', 'put', `replace status of the specified ${K}`, {
+        suffix: `${ns}${K}Status`,
+        parameters: WRITE_PARAMS,
+        body: { definition: names.object, mediaTypes: BODY_TYPES },
+        responses: created,
+      }),
+      o.op('patch', 'patch', 'patch', `partially update status of the specified ${K}`, {
+        suffix: `${ns}${K}Status`,
+        parameters: PATCH_PARAMS,
+        body: { definition: metaNames.patch, mediaTypes: o.patchTypes },
+        responses: created,
+      }),
+    ],
+  };
+}
+
+/** A namespaced kind's list and deprecated watch across all namespaces. */
+function allNamespacesPaths(o: KindOperations): PathItem[] {
+  const { kind, K, root } = o;
+  return [
+    { path: `${root}/${kind.plural}`, parameters: [P.pretty], operations: [o.list(`${K}ForAllNamespaces`, `list or watch objects of kind ${K}`)] },
+    {
       path: `${root}/watch/${kind.plural}`,
       parameters: [...LIST_PARAMS, P.pretty],
-      operations: [watch(`${K}ListForAllNamespaces`, 'watchlist', `watch individual changes to a list of ${K}. deprecated: use the 'watch' parameter with a list operation instead.`)],
-    });
-  }
-  paths.push(
+      operations: [o.watch(`${K}ListForAllNamespaces`, 'watchlist', `watch individual changes to a list of ${K}. deprecated: use the 'watch' parameter with a list operation instead.`)],
+    },
+  ];
+}
+
+/** The deprecated /watch/ paths of the collection and of one item. */
+function watchPaths(o: KindOperations): PathItem[] {
+  const { kind, K, ns, watchScoped, scopeParams } = o;
+  return [
     {
       path: `${watchScoped}/${kind.plural}`,
       parameters: [...scopeParams, ...LIST_PARAMS, P.pretty],
-      operations: [watch(`${ns}${K}List`, 'watchlist', `watch individual changes to a list of ${K}. deprecated: use the 'watch' parameter with a list operation instead.`)],
+      operations: [o.watch(`${ns}${K}List`, 'watchlist', `watch individual changes to a list of ${K}. deprecated: use the 'watch' parameter with a list operation instead.`)],
     },
     {
       path: `${watchScoped}/${kind.plural}/{name}`,
-      parameters: [nameParam, ...scopeParams, ...LIST_PARAMS, P.pretty],
+      parameters: [o.nameParam, ...scopeParams, ...LIST_PARAMS, P.pretty],
       operations: [
-        watch(
+        o.watch(
           `${ns}${K}`,
           'watch',
           `watch changes to an object of kind ${K}. deprecated: use the 'watch' parameter with a list operation instead, filtered to a single item with the 'fieldSelector' parameter.`,
         ),
       ],
     },
-  );
-  return paths;
+  ];
 }
 
 /** A discovery endpoint (GET only, no GVK), e.g. /apis/<group>/<version>/ → APIResourceList. */

@@ -9,18 +9,22 @@ import type { CorruptObject } from '../log/encryption/index.js';
 import type { LogEntry } from '../log/log.js';
 import { qualified } from '../api/qualified.js';
 import type { KindStrategy } from '../api/strategy.js';
+import type { KubeObject } from '../api/types.js';
 import type { ContinueTokens } from '../store/continue-token.js';
 import { collectionOf, storageKey, suffixOf } from '../api/object-keys.js';
 import type { Sample } from '../observability/samples.js';
 import { storeSamples } from '../store/samples.js';
 import type { Store } from '../store/store.js';
-import type { Change } from '../store/change.js';
-import type { StoredObject } from '../store/stored-object.js';
+import type { Change, ChangeType } from '../store/change.js';
+import { objectJson, peekObject, storedJsonAt, transientJson, undecodedBytes, type StoredObject } from '../store/stored-object.js';
 import { planOf, settle, type VersionRequest } from './consistency.js';
 import { corruptObject, expired, notFound, StoreError, tooLargeResourceVersion, type RegistryError } from './errors.js';
 import { everyObjectAt, logReaderOf, recentWrites, versionsOfKey, type KeyVersion, type LogReader } from './log-reader.js';
 import { listPage, type Page, type PageRequest } from './list-page.js';
 import { prepareWatch, type OpenWatch, type WatchQuery } from './watch.js';
+
+/** What the door hands out: stored versions and committed changes, whose bytes are asked of the door (below) or of the change. */
+export type { Change, ChangeType, StoredObject };
 
 export class ObjectReads {
   constructor(
@@ -125,6 +129,37 @@ export class ObjectReads {
         if (s) yield s;
       }
     }
+  }
+
+  /*
+   * A stored object the door handed out, read. Its JSON is made once per version and shared by every
+   * reader; the store decides when it is made and kept (store/stored-object.ts), the rooms above
+   * only ask for it here.
+   */
+
+  /** s as JSON at apiVersion: its shared encoding, else re-stamped (an item of a list). */
+  json(s: StoredObject, apiVersion: string): string | Buffer {
+    return objectJson(s, apiVersion);
+  }
+
+  /** The shared JSON of s when it is stored at apiVersion; undefined when it must be made otherwise (re-stamped, a Table). */
+  sharedJson(s: StoredObject, apiVersion: string): Buffer | undefined {
+    return storedJsonAt(s, apiVersion);
+  }
+
+  /** s as JSON at apiVersion for one watcher's initial events, kept by nothing (a streaming list of every object keeps no copy). */
+  transientJson(s: StoredObject, apiVersion: string): string | Buffer {
+    return transientJson(s, apiVersion);
+  }
+
+  /** The object of s for a one-off look (a background scan of every object): one not yet read is decoded for the caller and stays bytes in the view. */
+  peek(s: StoredObject): KubeObject {
+    return peekObject(s);
+  }
+
+  /** The bytes s is still held as, when nothing has decoded it: a scan looks for a field's name in them instead of decoding. */
+  undecodedBytes(s: StoredObject): Buffer | undefined {
+    return undecodedBytes(s);
   }
 
   /** The stored state of key that cannot be read (encryption at rest: no provider opens it), if so. */

@@ -1,5 +1,6 @@
 import { packJson, unpackJson } from '../log/codec.js';
 import { partBytes, type Checkpoint, type SavedCheckpoint } from '../log/log.js';
+import type { IndexedCheckpoint } from '../log/checkpoint-file.js';
 import { SortedKeys } from './sorted-keys.js';
 import { LazySlots } from './lazy-slots.js';
 import { listIn } from '../api/object-keys.js';
@@ -19,7 +20,13 @@ import { View } from './view.js';
  * checkpoint, and loading one keeps each object as a view of its part's buffer. Bytes that do not
  * start with MAGIC are not a checkpoint this code wrote: the store then replays the whole log, which
  * is always correct, compacted or not, because compaction keeps each key's state at the horizon.
+ *
+ * A part's first two pieces (its length and head) are its index: the log keeps index-only copies of
+ * older checkpoints along the log (log/checkpoint-file.ts). A part of one holds its head and no
+ * object bytes; a reader takes each key's object at the revision the head names from the log.
  */
+/** How many leading pieces of a part are its index (the head's length, the head). */
+export const INDEX_PIECES = 2;
 export const MAGIC = Buffer.from('orchd-checkpoint/4\n');
 export const PART = 4096;
 /** A part also ends once its objects hold this many bytes: each synchronous step handles ~1 MiB. */
@@ -69,10 +76,10 @@ export type ReadRevision = (key: string, rev: number) => Promise<StoredObject>;
  * read back from the log by its revision (what compaction keeps, since it never passes the newest
  * checkpoint), and revisions applied meanwhile are left out by sequence.
  */
-export function encodeCheckpoint(view: View, read: ReadRevision): Checkpoint {
+export function encodeCheckpoint(view: View, read: ReadRevision): IndexedCheckpoint {
   const seq = view.appliedSeq;
   const collections = Array.from(view.history, ([collection, keys]) => ({ collection, suffixes: keys.toArray() }));
-  return { seq, parts: parts(view, seq, collections, read) };
+  return { seq, parts: parts(view, seq, collections, read), indexPieces: INDEX_PIECES };
 }
 
 async function* parts(view: View, seq: number, collections: { collection: string; suffixes: string[] }[], read: ReadRevision): AsyncIterable<Uint8Array[]> {
@@ -103,6 +110,44 @@ async function* parts(view: View, seq: number, collections: { collection: string
   }
 }
 
+/** A key as a checkpoint built outside a view holds it: its revisions (oldest first, a delete negative) and its newest object's byte size. */
+export interface HeldKey {
+  r: number | number[];
+  size: number;
+}
+
+/**
+ * A checkpoint at seq of keys held outside a view (a fork's import, which keeps no store): each
+ * collection's keys (sorted here when they are not), in parts cut as encodeCheckpoint cuts them,
+ * with each part's objects from objectsOf (the held keys of the part whose newest revision is a
+ * put, in key order; their bytes in that order). Whole only, no index copy beside it: a new folder's
+ * copies along the log start with its server's first save.
+ */
+export function checkpointOfKeys<K extends HeldKey>(seq: number, byCollection: Map<string, string[]>, held: (key: string) => K, objectsOf: (keys: readonly K[]) => Buffer[]): Checkpoint {
+  return { seq, parts: keyParts(byCollection, held, objectsOf) };
+}
+
+async function* keyParts<K extends HeldKey>(byCollection: Map<string, string[]>, held: (key: string) => K, objectsOf: (keys: readonly K[]) => Buffer[]): AsyncIterable<Buffer[]> {
+  yield [MAGIC];
+  for (const [c, keys] of byCollection) {
+    // Most often key order already (names made in order): checked, not trusted.
+    if (!inOrder(keys)) keys.sort();
+    for (let i = 0; i < keys.length;) {
+      const head: PartHead = { c, k: [], r: [], n: [] };
+      const withObject: K[] = [];
+      for (let bytes = 0; i < keys.length && head.k.length < PART && bytes < STEP_BYTES; i++) {
+        const s = held(keys[i]);
+        head.k.push(keys[i]);
+        head.r.push(s.r);
+        if (lastOf(s.r) < 0) continue;
+        withObject.push(s);
+        bytes += s.size;
+      }
+      yield partPieces(head, objectsOf(withObject));
+    }
+  }
+}
+
 /**
  * A part as the pieces a checkpoint file writes: its head (with each object's size) and the objects'
  * bytes, which are the objects of head.k's keys whose newest revision is a put, in order.
@@ -125,7 +170,7 @@ const bytesOf = (o: StoredObject): Buffer => (o instanceof LazyObject ? o.raw : 
  * each part's objects are read, and its slots made, when a key of the part is first used
  * (lazy-slots.ts; a checkpoint file reads them from the disk only then: log/checkpoint-file.ts).
  */
-export async function decodeCheckpoint(cp: SavedCheckpoint): Promise<View | undefined> {
+export async function decodeCheckpoint(cp: SavedCheckpoint, read?: FindRevision): Promise<View | undefined> {
   const view = new View();
   const current = new Map<string, string[]>();
   const history = new Map<string, string[]>();
@@ -142,6 +187,15 @@ export async function decodeCheckpoint(cp: SavedCheckpoint): Promise<View | unde
     const objectsAt = HEAD_AT + headLength;
     if (objectsAt > part.length) throw new Error(`checkpoint at ${cp.seq}: a part ends inside its head`);
     const head = decodePartHead(part.read(HEAD_AT, objectsAt));
+    // An index-only part (a checkpoint along the log): its objects come from the log, once, now.
+    let fetched: Buffer | undefined;
+    if (objectsAt === part.length && head.n.length > 0) {
+      const bodies = read && (await objectsOf(head, read));
+      if (!bodies) return undefined;
+      head.n = bodies.map((b) => b.length);
+      fetched = Buffer.concat(bodies);
+    }
+    const end = fetched ? objectsAt + fetched.length : part.length;
     const c = head.c;
     const prefix = c.length + 1;
     const held = listIn(current, c);
@@ -156,16 +210,16 @@ export async function decodeCheckpoint(cp: SavedCheckpoint): Promise<View | unde
       known.push(suffix);
       if (lastOf(head.r[i]) < 0) continue;
       const size = head.n[o++];
-      if (size === undefined || at + size > part.length) throw new Error(`checkpoint at ${cp.seq}: the part of ${c} ends before the object of ${head.k[i]}`);
+      if (size === undefined || at + size > end) throw new Error(`checkpoint at ${cp.seq}: the part of ${c} ends before the object of ${head.k[i]}`);
       at += size;
       held.push(suffix);
       collection.objects++;
     }
     collection.slots.addPart({
       suffixes,
-      buffer: Buffer.isBuffer(stored) ? stored.buffer : undefined,
+      buffer: Buffer.isBuffer(stored) && !fetched ? stored.buffer : undefined,
       bytes: at - objectsAt,
-      slots: () => slotsOf(head, objectsAt === part.length ? EMPTY : part.read(objectsAt, part.length)),
+      slots: () => slotsOf(head, fetched ?? (objectsAt === part.length ? EMPTY : part.read(objectsAt, part.length))),
     });
   }
   if (!marked) return undefined;
@@ -184,6 +238,30 @@ export async function decodeCheckpoint(cp: SavedCheckpoint): Promise<View | unde
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/** The object a key held at revision rev, from the log; undefined when the log no longer has it (compacted). */
+export type FindRevision = (key: string, rev: number) => Promise<StoredObject | undefined>;
+
+/** How many objects of an index-only part are read from the log at once. */
+const READS_AT_ONCE = 128;
+
+/** The objects an index-only part's keys hold (the puts, in order), read from the log; undefined when one is gone. */
+async function objectsOf(head: PartHead, read: FindRevision): Promise<Buffer[] | undefined> {
+  const wanted: { key: string; rev: number }[] = [];
+  for (let i = 0; i < head.k.length; i++) {
+    const rev = lastOf(head.r[i]);
+    if (rev > 0) wanted.push({ key: head.k[i], rev });
+  }
+  const out: Buffer[] = [];
+  for (let b = 0; b < wanted.length; b += READS_AT_ONCE) {
+    const found = await Promise.all(wanted.slice(b, b + READS_AT_ONCE).map(({ key, rev }) => read(key, rev)));
+    for (const o of found) {
+      if (o === undefined) return undefined;
+      out.push(bytesOf(o));
+    }
+  }
+  return out;
+}
 
 const lastOf = (r: number | number[]): number => (typeof r === 'number' ? r : r[r.length - 1]);
 

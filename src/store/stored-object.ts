@@ -112,13 +112,54 @@ export function storedOf(e: LogEntry, key: string, seq: number): StoredObject {
  */
 export const peekObject = (s: StoredObject): KubeObject => (s instanceof LazyObject && !s.isDecoded ? stampVersion(unpackJson(s.raw) as KubeObject, s.seq) : s.obj);
 
+/*
+ * The encode-once cache of a stored object, its one owner: only the functions below make and keep
+ * StoredObject.json (store/change.ts owns a change's own bytes). The registry hands them to the
+ * rooms above (registry/reads.ts), which ask for bytes and never write or choose them.
+ */
+
+/** The JSON of s, made once and kept on it for every reader of its version. */
 export const encodeStored = (s: StoredObject): Buffer => (s.json ??= encodeObject(s));
 
 /** The JSON of a stored object, kept by nothing (encodeStored keeps it on the object). */
 export const encodeObject = (s: StoredObject): Buffer => s.json ?? (s instanceof LazyObject ? s.encode() : Buffer.from(JSON.stringify(s.obj)));
 
-/** The apiVersion an object is stored at; for a lazy object already encoded, without decoding it. */
 /** obj as JSON at another apiVersion than the one it is stored at (a watcher or reader of another version). */
 export const restamped = (obj: KubeObject, apiVersion: string): string => JSON.stringify({ ...obj, apiVersion });
 
+/** The apiVersion an object is stored at; for a lazy object already encoded, without decoding it. */
 export const storedApiVersion = (s: StoredObject): unknown => (s instanceof LazyObject ? s.apiVersion : s.obj.apiVersion);
+
+/** The shared JSON of s when it is stored at apiVersion (the common case); undefined when it must be re-stamped. */
+export function storedJsonAt(s: StoredObject, apiVersion: string): Buffer | undefined {
+  // Encoded first: an object nobody has read is then encoded from its bytes, and its apiVersion
+  // known, without decoding it.
+  const json = encodeStored(s);
+  return storedApiVersion(s) === apiVersion ? json : undefined;
+}
+
+/**
+ * s as JSON at apiVersion: its shared encoding, else re-stamped. An object written since the start is
+ * still its log bytes, which become JSON without being decoded (half the CPU of decoding, then
+ * encoding the tree, and no tree kept on the heap), and its writer's answer is then these same bytes.
+ */
+export const objectJson = (s: StoredObject, apiVersion: string): string | Buffer => storedJsonAt(s, apiVersion) ?? restamped(s.obj, apiVersion);
+
+/**
+ * One object of a watch's initial state, encoded for one watcher and kept by nothing: an object still
+ * held as bytes is encoded from them (a tree built per object only to be dropped was most of a
+ * streaming list's garbage), and JSON a get, list or live event already cached is reused. Caching
+ * every object's JSON made a streaming list of the whole store leave as much behind as a plain list
+ * (see test/watch/streaming-memory.test.ts).
+ */
+export function transientJson(s: StoredObject, apiVersion: string): string | Buffer {
+  if (s instanceof LazyObject && !s.isDecoded && !s.json) {
+    const t = msgpackToJson(s.raw, s.seq);
+    if (t && t.apiVersion === apiVersion) return t.json;
+  }
+  const obj = peekObject(s);
+  return obj.apiVersion === apiVersion ? (s.json ?? JSON.stringify(obj)) : restamped(obj, apiVersion);
+}
+
+/** The bytes s is still held as, when nothing has decoded it: a background scan looks at them instead of decoding. */
+export const undecodedBytes = (s: StoredObject): Buffer | undefined => (s instanceof LazyObject && !s.isDecoded ? s.raw : undefined);

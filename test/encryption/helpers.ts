@@ -1,12 +1,13 @@
 /** What the encryption-at-rest suites share: configurations, the disk grep, events. */
 import { randomBytes } from 'node:crypto';
-import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Level } from 'level';
 import { expect } from 'vitest';
 import { loadServerConfig, type ServerConfig } from '../../src/config/server-config.js';
 import { decodeEntry } from '../../src/log/codec.js';
 import { checkpointFile } from '../../src/log/leveldb-log.js';
+import { removeCheckpoints } from '../../src/log/checkpoint-file.js';
 import { type Running, type ServeOptions } from '../../src/serve.js';
 import { call, startServer } from '../helpers/server.js';
 import { tempDir } from '../helpers/temp.js';
@@ -50,7 +51,7 @@ export const onDisk = async (dir: string, text: string) => (await diskBytes(dir)
 
 /** Forces the next start to rebuild its view from the log entries alone. */
 export async function dropCheckpoint(dataDir: string): Promise<void> {
-  await rm(checkpointFile(join(dataDir, 'log')), { force: true });
+  await removeCheckpoints(checkpointFile(join(dataDir, 'log')));
 }
 
 /** The stored values of the event entries in the log, in seq order (read raw, not through orchd). */

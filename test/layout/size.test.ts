@@ -22,10 +22,6 @@ function sources(dir: string): string[] {
  */
 const LONG_FUNCTIONS: Record<string, string> = {
   'src/http/codec/json-decode.ts decodeJson': 'the cursor and the duplicate list are locals of one hand-written scanner',
-  'src/cli/replay.ts run': 'the replay, its controls, its fork and its end are one sequence of awaits with one finally',
-  'src/openapi/paths.ts kindPaths': 'the paths are written out one after the other, as the OpenAPI document lists them',
-  'src/embed.ts startOrchd': "the Orchd it hands back has methods that share this closure's state",
-  'src/serve.ts start': 'the order of its lines is the order of the start and, reversed, of the shutdown',
 };
 
 /** Files of src/ at most this long, functions too. */

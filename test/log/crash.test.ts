@@ -8,6 +8,7 @@ import { Level } from 'level';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeEntry, readSeq } from '../../src/log/codec.js';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
+import { ALONG_KEPT, alongFile, checkpointsBeside, loadCheckpointFile, readParts } from '../../src/log/checkpoint-file.js';
 import { tempDir } from '../helpers/temp.js';
 import { expectIndexAnswersAsFold, rawFolder } from './index-check.js';
 import { randomInt } from '../helpers/rng.js';
@@ -21,7 +22,9 @@ import { randomInt } from '../helpers/rng.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BUILD_CONFIG = join(ROOT, 'test/log/fixtures/tsconfig.json');
-const OUT = join(ROOT, 'node_modules/.cache/orchd-log-test/src/log');
+/** Under this tree's own folder, not node_modules: a worktree's node_modules is a link shared with other trees. */
+const OUT_ROOT = join(ROOT, 'dist/.orchd-log-test');
+const OUT = join(OUT_ROOT, 'src/log');
 const MODULE_URL = pathToFileURL(join(OUT, 'leveldb-log.js')).href;
 const WRITER = fileURLToPath(new URL('./fixtures/crash-writer.mjs', import.meta.url));
 
@@ -35,7 +38,7 @@ async function buildIfStale(): Promise<void> {
   const newestSource = Math.max(...(await Promise.all(sources.map((f) => mtime(join(src, f))))));
   const oldestOutput = Math.min(...(await Promise.all(sources.map((f) => mtime(join(OUT, f.replace(/\.ts$/, '.js')))))));
   if (oldestOutput > newestSource) return;
-  await promisify(execFile)(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', BUILD_CONFIG], { cwd: ROOT, timeout: 60_000 });
+  await promisify(execFile)(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', BUILD_CONFIG, '--outDir', OUT_ROOT], { cwd: ROOT, timeout: 60_000 });
 }
 
 interface WriterRun {
@@ -43,6 +46,8 @@ interface WriterRun {
   signal: NodeJS.Signals | null;
   /** seq → digest of every acknowledged append. */
   acked: Map<number, string>;
+  /** The seqs of the checkpoints the writer said it saved. */
+  saved: number[];
   broken: number[];
   lines: string[];
   stderr: string;
@@ -50,7 +55,7 @@ interface WriterRun {
 
 interface WriterOptions {
   path: string;
-  mode: 'write' | 'compact';
+  mode: 'write' | 'compact' | 'checkpoint';
   /** ORCHD_CRASH_POINT for the child. */
   crashPoint?: string;
   /** SIGKILL the child this long after its log opened. */
@@ -75,7 +80,7 @@ function runWriter(o: WriterOptions): Promise<WriterRun> {
           env,
           stdio: ['ignore', 'pipe', 'pipe'],
         });
-  const run: WriterRun = { code: null, signal: null, acked: new Map(), broken: [], lines: [], stderr: '' };
+  const run: WriterRun = { code: null, signal: null, acked: new Map(), saved: [], broken: [], lines: [], stderr: '' };
   const timers: NodeJS.Timeout[] = [];
   const kill = () => {
     if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) process.kill(child.pid, 'SIGKILL');
@@ -92,6 +97,7 @@ function runWriter(o: WriterOptions): Promise<WriterRun> {
       const [what, a, b] = line.split(' ');
       if (what === 'ack') run.acked.set(Number(a), b);
       else if (what === 'broken') run.broken.push(Number(a));
+      else if (what === 'checkpoint') run.saved.push(Number(a));
       else if (what === 'open' && o.killAfterMs !== undefined) timers.push(setTimeout(kill, o.killAfterMs));
     }
   });
@@ -242,5 +248,80 @@ describe('LevelDbLog after a crash', () => {
     expect(run.code).not.toBe(0);
     expect(run.stderr).toContain('ORCHD_CRASH_POINT=before-batch-writ');
     expect(run.acked.size).toBe(0);
+  });
+});
+
+/**
+ * Every checkpoint beside the log after the crash (the whole one and the index copies along the
+ * log) is whole and holds the fold of the log at its seq; a restart's choice is the newest of them.
+ */
+async function verifyCheckpoints(path: string, saved: number[]): Promise<{ seqs: number[]; newest: number | undefined }> {
+  const beside = join(path, 'orchd-checkpoint');
+  const found = checkpointsBeside(beside);
+  const log = new LevelDbLog({ path });
+  await log.open();
+  try {
+    const fold = new Map<string, [number, string]>();
+    const foldAt = new Map<number, Map<string, [number, string]>>();
+    const wanted = new Set(found.map((c) => c.seq));
+    for await (const page of log.read(1, log.lastSeq)) {
+      for (const e of page) {
+        fold.set(e.key, [e.seq, digestOf(e.value)]);
+        if (wanted.has(e.seq)) foldAt.set(e.seq, new Map(fold));
+      }
+    }
+    for (const c of found) {
+      // Never past what the log holds: a checkpoint is saved only of durable entries.
+      expect(c.seq).toBeLessThanOrEqual(log.lastSeq);
+      const at = foldAt.get(c.seq)!;
+      const keys = [...at.keys()].sort();
+      const parts: Buffer[] = [];
+      for await (const p of readParts(c.file, c.seq)) parts.push(p.read(0, p.length));
+      expect(parts[0].toString()).toBe('crash-cp');
+      const index = parts.slice(1).map((p) => (c.indexOnly ? p : p.subarray(0, p.indexOf('}') + 1)).toString());
+      expect(index.map((j) => JSON.parse(j) as { k: string[]; s: number[] }).flatMap(({ k, s }) => k.map((x, i) => `${x} ${s[i]}`))).toEqual(keys.map((k) => `${k} ${at.get(k)![0]}`));
+      if (!c.indexOnly)
+        expect(
+          parts
+            .slice(1)
+            .map((p) => p.subarray(p.indexOf('}') + 1).toString())
+            .join(''),
+        ).toBe(keys.map((k) => at.get(k)![1]).join(''));
+    }
+    // The newest ALONG_KEPT checkpoints the writer said it saved are there (older ones were removed).
+    for (const seq of saved.slice(-ALONG_KEPT)) expect(found.some((c) => c.seq === seq && c.indexOnly)).toBe(true);
+    const loaded = await loadCheckpointFile(beside);
+    expect(loaded?.seq).toBe(found[0]?.seq);
+    return { seqs: found.map((c) => c.seq), newest: loaded?.seq };
+  } finally {
+    await log.close();
+  }
+}
+
+describe('checkpoints along the log after a crash', () => {
+  it.each([
+    ['SIGKILL at a random moment while appending and saving checkpoints', { killAfterMs: randomInt(800, 1600) }],
+    ['crash point before-batch-write while saving checkpoints', { crashPoint: `before-batch-write:${randomInt(60, 120)}` }],
+    ['crash point checkpoint-before-rename', { crashPoint: `checkpoint-before-rename:${randomInt(2, 4)}` }],
+    ['crash point checkpoint-between-renames', { crashPoint: `checkpoint-between-renames:${randomInt(2, 4)}` }],
+  ] as const)('%s: every checkpoint left is whole and is the fold of the log at its seq', async (name, o) => {
+    const path = await tempPath();
+    const run = await runWriter({ path, mode: 'checkpoint', maxMs: 8000, ...o });
+    expect(run.signal, run.stderr).toBe('SIGKILL');
+    expect(run.saved.length).toBeGreaterThan(0);
+    await verify(path, run.acked);
+    const { seqs, newest } = await verifyCheckpoints(path, run.saved);
+    const last = Math.max(...run.saved);
+    if (name.includes('before-rename')) {
+      // The save cut short left neither of its files: the newest is the last one saved.
+      expect(newest).toBe(last);
+    }
+    if (name.includes('between-renames')) {
+      // Its index copy is in, the whole one not yet: a restart takes the copy, the newer of the two.
+      expect(newest).toBeGreaterThan(last);
+      expect(seqs[0]).toBe(newest);
+      expect(checkpointsBeside(join(path, 'orchd-checkpoint')).find((c) => !c.indexOnly)?.seq).toBe(last);
+      expect(alongFile(join(path, 'orchd-checkpoint'), newest!)).toBe(checkpointsBeside(join(path, 'orchd-checkpoint'))[0].file);
+    }
   });
 });

@@ -14,6 +14,7 @@ import { Store } from '../../src/store/store.js';
 import { TestEtcd } from '../helpers/etcd.js';
 import { tempDir } from '../helpers/temp.js';
 import { eventually } from '../helpers/poll.js';
+import { HoldingProxy } from '../replicas/proxy.js';
 
 let etcd: TestEtcd;
 let prefixes = 0;
@@ -171,6 +172,76 @@ describe('EtcdLog with several writers', () => {
       });
     const both = await Promise.allSettled(stores.map(clientWrite));
     expect(both.map((r) => (r.status === 'fulfilled' ? 200 : (r.reason as StoreError).code)).sort()).toEqual([200, 'CONFLICT']);
+  });
+
+  it('replicas opened at once on a fresh prefix share one secret, the one etcd holds: one put it, the others read it', async () => {
+    const prefix = `/writers-${++prefixes}/`;
+    const logs = Array.from({ length: 4 }, () => new EtcdLog({ servers: [etcd.url], prefix, dir: tempDir('orchd-etcd-writer-') }));
+    for (const log of logs) cleanup.push(() => log.close());
+    await Promise.all(logs.map((log) => log.open()));
+    prefixOf.set(logs[0], prefix);
+    const later = await replicas(1, logs[0]);
+    const client = new Etcd3({ hosts: etcd.url });
+    try {
+      const stored = await client.get(`${prefix}#secret`).buffer();
+      expect(stored?.length).toBe(32);
+      for (const log of [...logs, ...later]) expect(log.secret.equals(stored!)).toBe(true);
+    } finally {
+      client.close();
+    }
+  });
+
+  it("a replica's own put comes back from the watch as the object it appended (not decoded again), another replica's as the bytes etcd holds", async () => {
+    const [a, b] = await replicas(2);
+    const seen = new Map<EtcdLog, LogEntry[]>([
+      [a, []],
+      [b, []],
+    ]);
+    for (const log of [a, b]) {
+      const sub = log.committed$.subscribe((batch) => seen.get(log)!.push(...batch));
+      cleanup.push(async () => sub.unsubscribe());
+    }
+    const value = { metadata: { name: 'own' }, n: 1 };
+    const writer = { user: 'alice', verb: 'create' };
+    const seq = await a.append({ type: 'put', key: 'own/x', value, expect: 0, writer }).durable;
+    await caughtUp(b, seq);
+    const onA = seen.get(a)!.find((e) => e.seq === seq)!;
+    const onB = seen.get(b)!.find((e) => e.seq === seq)!;
+    expect(onA.value).toBe(value);
+    expect(onA.raw).toBeUndefined();
+    expect(onB.raw).toBeInstanceOf(Buffer);
+    expect(onB.value).toEqual({ metadata: { name: 'own', resourceVersion: String(seq) }, n: 1 });
+    expect(value.metadata).toEqual({ name: 'own', resourceVersion: String(seq) });
+    expect([onA.time, onA.writer, onA.key, onA.type]).toEqual([onB.time, onB.writer, onB.key, onB.type]);
+    expect(onA.time).toBeGreaterThan(0);
+  });
+
+  it("a watch response whose last event is the log's own key (#fence) after an object's put moves the view to it: a consistent read is not left one revision behind", async () => {
+    const [b] = await replicas(1);
+    const prefix = prefixOf.get(b)!;
+    const proxy = await HoldingProxy.start(etcd.clientPort);
+    cleanup.push(() => proxy.close());
+    const a = new EtcdLog({ servers: [proxy.url], prefix, dir: tempDir('orchd-etcd-writer-') });
+    await a.open();
+    const store = new Store({ log: a });
+    await store.start();
+    cleanup.push(() => store.close());
+    await eventually(() => a.connected, { what: 'the watch through the proxy' });
+    const foreign = new Etcd3({ hosts: etcd.url });
+    cleanup.push(async () => foreign.close());
+    // a loses its watch and makes it again from its next revision once the held traffic goes: by then
+    // etcd holds an object's put and a fence after it, which it sends in one catch-up response.
+    proxy.hold();
+    proxy.drop();
+    const object = await put(b, 'g/c/x', { metadata: {}, n: 1 }).durable;
+    const fence = Number((await foreign.put(`${prefix}#fence`).value('').exec()).header.revision);
+    expect(fence).toBe(object + 1);
+    proxy.release();
+    await eventually(() => a.lastSeq >= fence, { what: `a's watch at ${fence}` });
+    expect(store.get('g/c/x')?.seq).toBe(object);
+    expect(store.appliedSeq).toBe(fence);
+    expect(await store.headSeq()).toBe(fence);
+    expect(await store.waitFor(fence, 0)).toBe(true);
   });
 
   it("headSeq is etcd's newest revision, before this replica has applied it", async () => {

@@ -8,6 +8,7 @@ import { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeEntry } from '../../src/log/codec.js';
 import { TestEtcd } from '../helpers/etcd.js';
+import { eventually } from '../helpers/poll.js';
 import { keepAlive, killAll, request, type ServerChild } from '../server/child.js';
 import { startReplica } from './replica.js';
 import { watch } from './watch.js';
@@ -40,7 +41,20 @@ describe('replicas on the kube-apiserver layout', () => {
   let b: ServerChild;
   beforeAll(async () => {
     [a, b] = await Promise.all([replica(), replica()]);
-  }, 120_000);
+    // Both answer a consistent read soon after start: one left short of etcd's head (a revision it
+    // has passed but not applied) answers 503 for as long as nobody writes.
+    for (const r of [a, b]) {
+      let last = '';
+      await eventually(
+        async () => {
+          const res = await request(agent, r.url, 'GET', CM);
+          last = `${res.status} ${JSON.stringify(res.body?.message ?? '')}`;
+          return res.status === 200;
+        },
+        { timeoutMs: 60_000, stepMs: 200, what: () => `a consistent list on ${r.url} (last: ${last})` },
+      );
+    }
+  }, 180_000);
 
   it("a resourceVersion is the etcd revision of the write; the watchers on both replicas, the create's answer, a get and etcd's stored record agree field for field", async () => {
     const first = await request(agent, a.url, 'GET', CM);

@@ -1,10 +1,11 @@
-import { cp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, readFile, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Level } from 'level';
 import { INDEX_KEY } from '../../src/log/codec.js';
 import { checkpointFile, LevelDbLog } from '../../src/log/leveldb-log.js';
+import { removeCheckpoints } from '../../src/log/checkpoint-file.js';
 import { INDEX_RANGE } from '../../src/log/version-index.js';
 import type { KubeObject } from '../../src/api/types.js';
 import { Store } from '../../src/store/store.js';
@@ -111,7 +112,8 @@ beforeAll(async () => {
   await log.close();
   noCheckpointDir = join(dir, 'no-checkpoint');
   await cp(dataDir, noCheckpointDir, { recursive: true });
-  await rm(checkpointFile(join(noCheckpointDir, 'log')));
+  // The whole checkpoint and its copies along the log: none left to read.
+  await removeCheckpoints(checkpointFile(join(noCheckpointDir, 'log')));
   oldDir = join(dir, 'old');
   await cp(dataDir, oldDir, { recursive: true });
   const db = new Level<Buffer, Buffer>(join(oldDir, 'log'), { keyEncoding: 'buffer', valueEncoding: 'buffer' });

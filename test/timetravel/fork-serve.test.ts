@@ -1,10 +1,9 @@
 import { existsSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
-import { get as httpGet } from 'node:http';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
-import type { Informer, KubernetesObject, ObjectCache } from '@kubernetes/client-node';
 import { join } from 'node:path';
-import puppeteer, { type Browser } from 'puppeteer-core';
+import type { Browser } from 'puppeteer-core';
+import { launchChromium } from '../helpers/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readForkPoints } from '../../src/config/fork-origin.js';
 import { loadServerConfig } from '../../src/config/server-config.js';
@@ -12,12 +11,15 @@ import { REASON_LABEL, SUMMARY_ANNOTATION, startEventReasons } from '../../examp
 import { eventsConfig, keyed, onDisk, secret } from '../encryption/helpers.js';
 import { folderBytes } from '../helpers/folder-contents.js';
 import { call, startServer, type TestServer } from '../helpers/server.js';
-import { builtCli, isReady, killAll, spawnCli, spawnServer, type Child } from '../server/child.js';
+import { builtCli, isReady, killAll, spawnCli, spawnServer } from '../server/child.js';
 import { EVENTS, createEvent, createNamespace, deleteEvent, event as eventOf, labelEvent } from '../watch/objects.js';
 import { eventInformer, kubeConfigFor, run } from './helpers.js';
 import { tempDir } from '../helpers/temp.js';
 import { jsonLines } from '../helpers/json-lines.js';
 import { sleep } from '../helpers/poll.js';
+import { outputLine } from '../helpers/child-lines.js';
+import { knockUntil } from '../helpers/knock.js';
+import { reconciler } from '../helpers/reconciler.js';
 
 /*
  * A fork in use: a paused `orchd replay --fork` turned into a writable server on the same port (an
@@ -43,17 +45,6 @@ async function eventually<T>(read: () => Promise<T>, check: (v: T) => boolean): 
   for (;;) {
     const v = await read();
     if (check(v) || Date.now() > deadline) return v;
-    await sleep(50);
-  }
-}
-
-/** A line of the child's stdout, once written. */
-async function stdoutLine(child: Child, pattern: RegExp, ms = 60_000): Promise<RegExpMatchArray> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const m = pattern.exec(child.output.stdout);
-    if (m) return m;
-    if (Date.now() > deadline) throw new Error(`no line ${pattern} in ${child.output.stdout}\n${child.output.stderr}`);
     await sleep(50);
   }
 }
@@ -85,47 +76,13 @@ afterAll(async () => {
   await original?.close();
 });
 
-/**
- * A controller of the informer's Events: it labels each Event triaged=yes on each change and, at each
- * (re)connect, every Event it holds (its resync). What each write got: a status, or the error's code.
- */
-function triager(informer: Informer<KubernetesObject> & ObjectCache<KubernetesObject>, url: string): string[] {
-  const writes: string[] = [];
-  const triage = async (o: KubernetesObject) => {
-    if (o.metadata?.labels?.triaged === 'yes') return;
+/** A controller of the informer's Events: it labels each Event triaged=yes (test/helpers/reconciler.ts says when). */
+function triager(informer: Parameters<typeof reconciler>[0], url: string): string[] {
+  return reconciler(informer, async (o) => {
+    if (o.metadata?.labels?.triaged === 'yes') return undefined;
     const patch = { metadata: { labels: { triaged: 'yes' } } };
-    try {
-      const r = await call(url, 'PATCH', `${EVENTS}/namespaces/${NS}/events/${o.metadata?.name}`, patch, { 'Content-Type': 'application/merge-patch+json' });
-      writes.push(String(r.status));
-    } catch (err) {
-      writes.push(String((err as { cause?: { code?: string } }).cause?.code ?? err));
-    }
-  };
-  informer.on('add', (o) => void triage(o));
-  informer.on('update', (o) => void triage(o));
-  informer.on('connect', () => informer.list().forEach((o) => void triage(o)));
-  return writes;
-}
-
-/** GET /version on a new connection each time, one after another, until stopped (at most 60 s): how many got each answer or error code. */
-function knockUntil(url: string): { stop(): Promise<Record<string, number>> } {
-  const answers: Record<string, number> = {};
-  let stopped = false;
-  const deadline = Date.now() + 60_000;
-  const knocking = (async () => {
-    while (!stopped && Date.now() < deadline) {
-      const answer = await new Promise<string>((resolve) => {
-        const req = httpGet(`${url}/version`, { agent: false }, (res) => {
-          res.resume();
-          res.on('end', () => resolve(String(res.statusCode)));
-        });
-        req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
-      });
-      answers[answer] = (answers[answer] ?? 0) + 1;
-      await new Promise((r) => setTimeout(r, 5));
-    }
-  })();
-  return { stop: async () => ((stopped = true), await knocking, answers) };
+    return (await call(url, 'PATCH', `${EVENTS}/namespaces/${NS}/events/${o.metadata?.name}`, patch, { 'Content-Type': 'application/merge-patch+json' })).status;
+  });
 }
 
 /** An Event of the namespace whose note is a marker to look for on disk. */
@@ -136,8 +93,8 @@ describe('orchd replay --fork', () => {
     const dir = join(work, 'replay-fork');
     const pauseAt = start + 2;
     const child = spawnCli(await builtCli(), ['replay', recording, '--speed', 'max', '--pause-at', String(pauseAt), '--fork', dir, '--control-port', '0'], { lifeMs: 120_000 });
-    const [, url] = await stdoutLine(child, /^serving (\S+):/m);
-    const [, controls] = await stdoutLine(child, /^controls at (\S+): .*\/fork/m);
+    const [, url] = await outputLine(child, /^serving (\S+):/m);
+    const [, controls] = await outputLine(child, /^controls at (\S+): .*\/fork/m);
     // A controller attached to the replay, never restarted: its informer's watch ends with 410 at the fork, and it lists the fork's state.
     const watcher = eventInformer(url, NS);
     const writes = triager(watcher.informer, url);
@@ -161,7 +118,7 @@ describe('orchd replay --fork', () => {
     const forked = await fetch(`${controls}/fork`, { method: 'POST' });
     expect(forked.status).toBe(200);
     expect(await forked.json()).toEqual({ forked: dir, at: pauseAt + 2, url });
-    await stdoutLine(child, new RegExp(`^serving the fork ${dir} at ${url}, writable`, 'm'));
+    await outputLine(child, new RegExp(`^serving the fork ${dir} at ${url}, writable`, 'm'));
     const answers = await knocks.stop();
     expect(answers.ECONNREFUSED ?? 0).toBe(0);
     expect(Object.keys(answers)).toEqual(['200']);
@@ -207,7 +164,7 @@ describe('orchd replay --fork', () => {
   it('with no control port and no terminal, it forks where it pauses (--pause-at); a bad target is refused before serving', async () => {
     const dir = join(work, 'replay-fork-at-pause');
     const child = spawnCli(await builtCli(), ['replay', recording, '--speed', 'max', '--pause-at', String(start + 1), '--fork', dir], { lifeMs: 120_000 });
-    const [, url] = await stdoutLine(child, new RegExp(`^serving the fork ${dir} at (\\S+), writable`, 'm'));
+    const [, url] = await outputLine(child, new RegExp(`^serving the fork ${dir} at (\\S+), writable`, 'm'));
     expect(await createEvent(url, 'branch', NS)).toBe(start + 2);
     child.signal('SIGTERM');
     expect((await child.exited).code).toBe(0);
@@ -223,8 +180,8 @@ describe('orchd replay --fork at the end, and a control port it cannot have', ()
   it('with a control port and neither --pause-at nor --keep, it stays up at the end: POST /fork forks there', async () => {
     const dir = join(work, 'replay-fork-at-end');
     const child = spawnCli(await builtCli(), ['replay', recording, '--speed', 'max', '--fork', dir, '--control-port', '0'], { lifeMs: 120_000 });
-    const [, controls] = await stdoutLine(child, /^controls at (\S+): .*\/fork/m);
-    const [, url] = await stdoutLine(child, /^serving the final state at (\S+) until interrupted or forked$/m);
+    const [, controls] = await outputLine(child, /^controls at (\S+): .*\/fork/m);
+    const [, url] = await outputLine(child, /^serving the final state at (\S+) until interrupted or forked$/m);
     const forked = await fetch(`${controls}/fork`, { method: 'POST' });
     expect([forked.status, await forked.json()]).toEqual([200, { forked: dir, at: head, url }]);
     expect(await createEvent(url, 'after-the-end', NS)).toBe(head + 1);
@@ -244,8 +201,8 @@ describe('orchd replay --fork at the end, and a control port it cannot have', ()
     const before = await folderBytes(folder);
     const dir = join(work, 'replay-fork-of-folder');
     const child = spawnCli(await builtCli(), ['replay', '--data-dir', folder, '--speed', 'max', '--fork', dir, '--control-port', '0'], { lifeMs: 120_000 });
-    const [, controls] = await stdoutLine(child, /^controls at (\S+): .*\/fork/m);
-    await stdoutLine(child, /^serving the final state at \S+ until interrupted or forked$/m);
+    const [, controls] = await outputLine(child, /^controls at (\S+): .*\/fork/m);
+    await outputLine(child, /^serving the final state at \S+ until interrupted or forked$/m);
     const forked = await fetch(`${controls}/fork`, { method: 'POST' });
     expect([forked.status, (await forked.json()).at]).toEqual([200, end]);
     child.signal('SIGTERM');
@@ -415,7 +372,7 @@ describe('a fork in use', () => {
     let browser: Browser | undefined;
     try {
       await createEvent(server.url, 'branch-2', NS);
-      browser = await puppeteer.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+      browser = await launchChromium();
       const page = await browser.newPage();
       await page.goto(`${server.url}/debug/timeline`);
       await page.waitForSelector('line.fork');

@@ -2,133 +2,36 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { eventually, sleep } from '../helpers/poll.js';
-import { call, startServer, type TestServer } from '../helpers/server.js';
+import { call, type TestServer } from '../helpers/server.js';
 import { builtCli } from '../server/child.js';
-import { EVENTS, createNamespace, event } from '../watch/objects.js';
 import { run, type Run } from './helpers.js';
-import { tempDir } from '../helpers/temp.js';
 import { jsonLines } from '../helpers/json-lines.js';
+import { DELETED, FIRST, LABELLED, NS, REFUSED, SECOND, iso, recordIncident, type Incident } from './on-call-scenario.js';
 
 /*
- * The on-call engineer's incident (issue 31), through the orchd command, against the running server,
- * its data folder and a recording of it: 1,825 Events created, 275 more refused by a policy that
- * rollout-bot changed midway, 250 labelled, 200 deleted. Each question is asked of all three; the
- * three answers must be the same, and the answer must be what the test knows it wrote.
+ * The on-call engineer's incident (issues 31 and 41, ./on-call-scenario.ts), through the orchd
+ * command, against the running server, its data folder and a recording of it. Each question is
+ * asked of all three; the three answers must be the same, and the answer must be what the test knows
+ * it wrote. The timeline page on it is on-call-timeline.test.ts; its replay and fork, on-call-replay.test.ts.
  */
-
-const NS = 'prod';
-const ADM = '/apis/admissionregistration.orch.io/v1';
-const FIRST = 1000;
-const SECOND = 825;
-const REFUSED = 275;
-const LABELLED = 250;
-const DELETED = 200;
 
 let server: TestServer;
 let work: string;
 let recording: string;
 let auditLog: string;
-let sources: [string, string][];
-const created = new Map<string, number>();
-const labelled = new Map<string, number>();
-const deleted = new Map<string, number>();
+let sources: Incident['sources'];
+let created: Incident['created'];
+let labelled: Incident['labelled'];
+let deleted: Incident['deleted'];
 let policyCreated: number;
 let policyChanged: number;
-/** Commit time of each version, from the folder's log. */
-const timeOf = new Map<number, number>();
+let timeOf: Incident['timeOf'];
 let head: number;
-
-const policy = (validations: object[]) => ({
-  apiVersion: 'admissionregistration.orch.io/v1',
-  kind: 'ValidatingAdmissionPolicy',
-  metadata: { name: 'event-guard' },
-  spec: { matchConstraints: { resourceRules: [{ apiGroups: ['events.orch.io'], apiVersions: ['v1'], resources: ['events'], operations: ['CREATE'] }] }, validations },
-});
-
-/** Runs fn over items, `width` at a time. */
-async function inBatches<T>(items: T[], width: number, fn: (item: T) => Promise<void>): Promise<void> {
-  for (let i = 0; i < items.length; i += width) await Promise.all(items.slice(i, i + width).map(fn));
-}
-
-async function createAll(names: string[], reason: (name: string) => string): Promise<number> {
-  let refusedHere = 0;
-  await inBatches(names, 25, async (name) => {
-    const r = await call(server.url, 'POST', `${EVENTS}/namespaces/${NS}/events`, { ...event(name, NS), reason: reason(name) });
-    if (r.status === 201) created.set(name, Number(r.body.metadata.resourceVersion));
-    else if (r.status === 422 && r.body.reason === 'Invalid') refusedHere++;
-    else throw new Error(`create ${name}: ${r.status} ${r.text}`);
-  });
-  return refusedHere;
-}
-
-const settle = () => sleep(30);
+let versionAt: Incident['versionAt'];
+let eventsAt: Incident['eventsAt'];
 
 beforeAll(async () => {
-  work = tempDir('orchd-on-call-');
-  auditLog = join(work, 'audit.log');
-  server = await startServer({ dataDir: join(work, 'data'), auditLogPath: auditLog });
-  await createNamespace(server.url, NS);
-  policyCreated = Number((await call(server.url, 'POST', `${ADM}/validatingadmissionpolicies`, policy([{ expression: "object.type in ['Normal', 'Warning']" }]))).body.metadata.resourceVersion);
-  const binding = await call(server.url, 'POST', `${ADM}/validatingadmissionpolicybindings`, {
-    apiVersion: 'admissionregistration.orch.io/v1',
-    kind: 'ValidatingAdmissionPolicyBinding',
-    metadata: { name: 'event-guard-b' },
-    spec: { policyName: 'event-guard', validationActions: ['Deny'] },
-  });
-  expect(binding.status).toBe(201);
-  expect(
-    await createAll(
-      Array.from({ length: FIRST }, (_, i) => `e${i}`),
-      () => 'Started',
-    ),
-  ).toBe(0);
-  await settle();
-  // rollout-bot tightens the policy: BackOff Events are refused from now on.
-  const current = (await call(server.url, 'GET', `${ADM}/validatingadmissionpolicies/event-guard`)).body;
-  const changed = await call(server.url, 'PUT', `${ADM}/validatingadmissionpolicies/event-guard?fieldManager=rollout-bot`, {
-    ...current,
-    spec: { ...current.spec, validations: [...current.spec.validations, { expression: "object.reason != 'BackOff'", message: 'no BackOff' }] },
-  });
-  expect(changed.status).toBe(200);
-  policyChanged = Number(changed.body.metadata.resourceVersion);
-  await settle();
-  const second = Array.from({ length: SECOND + REFUSED }, (_, i) => `f${i}`);
-  expect(await createAll(second, (name) => (Number(name.slice(1)) % 4 === 3 ? 'BackOff' : 'Started'))).toBe(REFUSED);
-  await inBatches([...created.keys()].slice(0, LABELLED), 25, async (name) => {
-    const r = await call(server.url, 'PATCH', `${EVENTS}/namespaces/${NS}/events/${name}`, { metadata: { labels: { triaged: 'yes' } } }, { 'Content-Type': 'application/merge-patch+json' });
-    expect(r.status).toBe(200);
-    labelled.set(name, Number(r.body.metadata.resourceVersion));
-  });
-  await inBatches([...created.keys()].slice(100, 100 + DELETED), 25, async (name) => {
-    const r = await call(server.url, 'DELETE', `${EVENTS}/namespaces/${NS}/events/${name}`, undefined, { 'User-Agent': 'janitor/1.0' });
-    expect(r.status).toBe(200);
-    deleted.set(name, 0);
-  });
-  // A namespace deleted with an Event in it: the namespace controller (the server itself) deletes the Event.
-  await createNamespace(server.url, 'scratch');
-  expect((await call(server.url, 'POST', `${EVENTS}/namespaces/scratch/events`, event('left', 'scratch'))).status).toBe(201);
-  expect((await call(server.url, 'DELETE', '/api/v1/namespaces/scratch')).status).toBe(200);
-  // The namespace may be gone before the controller has deleted what it held: head is read once both are.
-  const gone = async (path: string) => (await call(server.url, 'GET', path)).status === 404;
-  await eventually(async () => (await gone('/api/v1/namespaces/scratch')) && (await gone(`${EVENTS}/namespaces/scratch/events/left`)), { what: 'the scratch namespace and its Event deleted' });
-  head = Number((await call(server.url, 'GET', `${EVENTS}/events?limit=1`)).body.metadata.resourceVersion);
-  const log = await run('log', '--data-dir', join(work, 'data'), '-o', 'json');
-  for (const l of log.out
-    .split('\n')
-    .filter(Boolean)
-    .map((x) => JSON.parse(x))) {
-    timeOf.set(Number(l.resourceVersion), Date.parse(l.time));
-    // A delete answers with the object's last state: the version of the delete itself is the log's.
-    if (l.type === 'DELETED' && deleted.has(l.object.metadata.name)) deleted.set(l.object.metadata.name, Number(l.resourceVersion));
-  }
-  recording = join(work, 'incident.orchlog');
-  expect((await run('export', '--data-dir', join(work, 'data'), '--file', recording)).code).toBe(0);
-  sources = [
-    ['--server', server.url],
-    ['--data-dir', join(work, 'data')],
-    ['--file', recording],
-  ];
+  ({ server, work, recording, auditLog, sources, created, labelled, deleted, policyCreated, policyChanged, timeOf, head, versionAt, eventsAt } = await recordIncident());
 }, 300_000);
 
 afterAll(async () => {
@@ -144,21 +47,6 @@ async function askFor(code: number, command: string, ...args: string[]): Promise
 }
 
 const ask = (command: string, ...args: string[]): Promise<Run> => askFor(0, command, ...args);
-
-const iso = (ms: number) => new Date(ms).toISOString();
-/** The version a time names: the newest committed at or before it. */
-const versionAt = (t: number) => Math.max(...[...timeOf].filter(([, time]) => time <= t).map(([rv]) => rv));
-
-/** Each Event of the namespace at rv, with the version of it then. */
-function eventsAt(rv: number): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const [name, c] of created) {
-    if (c > rv || (deleted.get(name) ?? Infinity) <= rv) continue;
-    const l = labelled.get(name);
-    out.set(name, l !== undefined && l <= rv ? l : c);
-  }
-  return out;
-}
 
 describe('the on-call scenario', () => {
   it('wrote what it says: 2,300 entries or so, 275 refused', () => {

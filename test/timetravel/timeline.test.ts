@@ -1,8 +1,9 @@
-import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import type { Browser, Page } from 'puppeteer-core';
+import { launchChromium } from '../helpers/chromium.js';
+import { rows as rowsOf, setFilter, texts as textsOf } from '../helpers/timeline-page.js';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 import { tempDir } from '../helpers/temp.js';
 import { EVENTS, createEvent, createNamespace } from '../watch/objects.js';
@@ -18,7 +19,6 @@ import { startReplayOf } from './helpers.js';
  * screenshot is kept (docs/timeline.png for the README); else it goes to a temp folder.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
 const NS = 'shop';
 const OTHER = 'tl-b';
 const NAMES = ['a', 'b', 'c', 'd', 'e', 'f'];
@@ -30,7 +30,6 @@ let dataDir: string;
 const rv: Record<string, number> = {};
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (test/setup/system-packages.sh does)`);
   dataDir = join(tempDir('orchd-timeline-', { until: 'file' }), 'data');
   server = await startServer({ dataDir });
   await createNamespace(server.url, NS);
@@ -48,7 +47,7 @@ beforeAll(async () => {
   rv.patch = Number(patched.body.metadata.resourceVersion);
   for (const n of NAMES.slice(1)) expect((await call(server.url, 'DELETE', `${EVENTS}/namespaces/${NS}/events/${n}`, undefined, { 'User-Agent': 'janitor/1.0' })).status).toBe(200);
   rv.head = Number((await call(server.url, 'GET', `${EVENTS}/events?limit=1`)).body.metadata.resourceVersion);
-  browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+  browser = await launchChromium();
   page = await browser.newPage();
   await page.setViewport({ width: 1100, height: 1400 });
 }, 60_000);
@@ -58,8 +57,8 @@ afterAll(async () => {
   await server?.close();
 });
 
-const texts = (selector: string) => page.$$eval(selector, (es) => es.map((e) => (e.textContent ?? '').replace(/\s+/g, ' ').trim()));
-const rows = (table: string) => page.$$eval(`${table} tr[data-key]`, (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent).join(' ')));
+const texts = (selector: string) => textsOf(page, selector);
+const rows = (table: string) => rowsOf(page, table);
 
 describe('/debug/timeline in a browser', () => {
   it('plots the writes coloured by verb, the deletes marked, on a labelled time axis', async () => {
@@ -110,16 +109,7 @@ describe('/debug/timeline in a browser', () => {
     await page.waitForFunction(() => document.getElementById('changes-title')?.textContent?.startsWith('Every change'));
     // Every write of the plot's span: the server's own at its start too.
     await page.waitForFunction((n) => document.querySelectorAll('#changes tr[data-key]').length > n, {}, 2 + NAMES.length + 1 + 1 + NAMES.length - 1);
-    const filter = async (id: string, value: string) => {
-      await page.$eval(
-        `#${id}`,
-        (e, v) => {
-          (e as HTMLInputElement).value = v;
-          e.dispatchEvent(new Event('change'));
-        },
-        value,
-      );
-    };
+    const filter = (id: string, value: string) => setFilter(page, id, value);
     await filter('f-writer', 'janitor');
     await page.waitForFunction((n) => document.querySelectorAll('#changes tr[data-key]').length === n, {}, NAMES.length - 1);
     await filter('f-writer', '');
@@ -141,10 +131,7 @@ describe('/debug/timeline in a browser', () => {
       expect.stringMatching(new RegExp(`^${rv.c} ADDED \\S+ system:anonymous create node$`)),
       expect.stringMatching(/^\d+ DELETED \S+ system:anonymous delete janitor$/),
     ]);
-    await page.$eval('#f-name', (e) => {
-      (e as HTMLInputElement).value = 'a';
-      e.dispatchEvent(new Event('change'));
-    });
+    await setFilter(page, 'f-name', 'a');
     await page.waitForSelector('#changes tr[data-verb="patch"]');
     await page.click(`#changes tr[data-verb="patch"]`);
     await page.waitForFunction((r) => document.querySelector(`#history .version[data-rv="${r}"] h3`) !== null, {}, rv.patch);

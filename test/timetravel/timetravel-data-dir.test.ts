@@ -2,7 +2,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkpointFile, LevelDbLog } from '../../src/log/leveldb-log.js';
-import { checkpointRevisions } from '../../src/timetravel/sources/checkpoint-index.js';
+import { checkpointRevisions } from '../../src/store/checkpoint-reader.js';
 import { snapshotLogFolder } from '../../src/timetravel/sources/log-snapshot.js';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 import { EVENTS, createEvent, createNamespace, labelEvent } from '../watch/objects.js';

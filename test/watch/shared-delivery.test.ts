@@ -9,7 +9,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
 import type { WatchSink } from '../../src/http/handlers/watch-sinks.js';
+import { randomBytes } from 'node:crypto';
 import { WatchStreams } from '../../src/http/handlers/watch-stream.js';
+import { ObjectReads } from '../../src/registry/reads.js';
+import { ContinueTokens } from '../../src/store/continue-token.js';
 import type { KubeObject } from '../../src/api/types.js';
 import type { WatchRoute } from '../../src/store/fanout.js';
 import { watch$, type WatchRequest } from '../../src/store/watch.js';
@@ -50,7 +53,7 @@ describe('live batches shared by a bucket of watchers', () => {
     const random = rng(26);
     const after = store.appliedSeq;
     const watchers: { ns: string; general: boolean; framing: WatchSink['framing']; apiVersion: string; sink: ReturnType<typeof collecting>; stop: () => void }[] = [];
-    const streams = new WatchStreams();
+    const streams = new WatchStreams(new ObjectReads(store, new ContinueTokens(randomBytes(32))));
     const open = (ns: string, general: boolean, framing: WatchSink['framing'], apiVersion: string) => {
       const route: WatchRoute = general ? { by: 'scan' } : { by: 'namespace', namespace: ns };
       const request: Omit<WatchRequest, 'stallTimeoutMs'> = {

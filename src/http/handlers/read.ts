@@ -1,5 +1,5 @@
 import type { Page } from '../../registry/list-page.js';
-import { objectJson, type StoredObject } from '../../registry/stored.js';
+import type { StoredObject } from '../../registry/reads.js';
 import type { Request } from '../context.js';
 import * as Q from '../codec/query.js';
 import { apiVersion, sendStored } from '../respond/render.js';
@@ -71,7 +71,7 @@ function staleRead<T extends { resourceVersion?: string; resourceVersionMatch?: 
 
 /** A list's answer: a Table when asked for, else the kind's list, assembled from each object's shared encoding. */
 async function sendList(r: Request, items: readonly StoredObject[], meta: Page['meta']): Promise<void> {
-  const { route } = r;
+  const { route, server } = r;
   const table = wantsTable(r.req.headers.accept);
   if (table) {
     send(
@@ -92,7 +92,7 @@ async function sendList(r: Request, items: readonly StoredObject[], meta: Page['
   const parts: Buffer[] = [Buffer.from(head)];
   items.forEach((s, i) => {
     if (i > 0) parts.push(COMMA);
-    const json = objectJson(s, v);
+    const json = server.objects.json(s, v);
     parts.push(typeof json === 'string' ? Buffer.from(json) : json);
   });
   parts.push(LIST_END);

@@ -4,7 +4,7 @@
  * HTTP/1.1 chunk. A change's frames are asked of the change (Change.bytes), so that every watcher
  * that receives them shares one encoding; a batch of changes is framed into one buffer (framedBatch).
  */
-import type { Change, ChangeType } from '../../registry/stored.js';
+import type { Change, ChangeType } from '../../registry/reads.js';
 import { frameHeader } from './websocket-frame.js';
 
 export type WatchEventType = ChangeType | 'BOOKMARK' | 'ERROR';

@@ -6,7 +6,7 @@ import type { Subscription } from 'rxjs';
 import type { WebSocket } from 'ws';
 import type { KindStrategy } from '../../api/strategy.js';
 import type { KubeObject } from '../../api/types.js';
-import { peekObject, transientJson, type Change, type ChangeType } from '../../registry/stored.js';
+import type { Change, ChangeType, ObjectReads } from '../../registry/reads.js';
 import type { OpenWatch, WatchEvent, WatchFlow } from '../../registry/watch.js';
 import { toStatus } from '../respond/errors.js';
 import { chunk, eventLine, framedBatch, joined, pushChange, pushLine, type ChangeEvent, type FramedBatch, type Framing, type WatchEventType } from './watch-frames.js';
@@ -58,6 +58,9 @@ export class WatchStreams implements SharedFrames {
   private readonly joinedOnce = madeOnce(joined);
   private readonly chunkOnce = madeOnce(chunk);
 
+  /** reads: the server's registry, which encodes the objects of a watch's initial events. */
+  constructor(private readonly reads: InitialReads) {}
+
   /** A chunked HTTP response as a watch sink (see watch-sinks.ts). */
   httpSink(res: ServerResponse, graceMs = DEFAULT_SINK_LIMITS.graceMs): WatchSink {
     return httpSink(res, this, graceMs);
@@ -95,7 +98,7 @@ export class WatchStreams implements SharedFrames {
       drained: () => sink.drained(limits.highWater),
       behind: () => sink.buffered() > limits.maxBuffered,
     };
-    const encode = encoderFor(spec, sink.framing);
+    const encode = encoderFor(this.reads, spec, sink.framing);
     let ended = false;
     let sub: Subscription | undefined;
     const finish = () => {
@@ -176,11 +179,14 @@ const pushed = (line: Buffer, framing: Framing): Buffer[] => {
 
 type Encoder = (e: WatchEvent, into: Buffer[]) => void;
 
+/** How a watch's initial objects are encoded, one watcher at a time, without keeping their JSON. */
+export type InitialReads = Pick<ObjectReads, 'peek' | 'transientJson'>;
+
 /**
  * Encodes events for one watcher into frames. A change's frames are made once per (type, apiVersion,
  * framing) and shared by every watcher that receives them (pushChange).
  */
-function encoderFor(spec: WatchSpec, framing: Framing): Encoder {
+function encoderFor(reads: InitialReads, spec: WatchSpec, framing: Framing): Encoder {
   const line = (type: WatchEventType, json: string | Buffer, into: Buffer[]) => pushLine(eventLine(type, json), framing, into);
   const rendered = (o: KubeObject) => JSON.stringify(spec.render!(o));
   return (e, into) => {
@@ -188,7 +194,7 @@ function encoderFor(spec: WatchSpec, framing: Framing): Encoder {
       const metadata = { resourceVersion: String(e.seq), ...(e.initialEventsEnd ? { annotations: { [INITIAL_EVENTS_END]: 'true' } } : {}) };
       return line('BOOKMARK', JSON.stringify({ kind: spec.kind.kind, apiVersion: spec.apiVersion, metadata }), into);
     }
-    if ('initial' in e) return line('ADDED', spec.render ? rendered(peekObject(e.initial)) : transientJson(e.initial, spec.apiVersion), into);
+    if ('initial' in e) return line('ADDED', spec.render ? rendered(reads.peek(e.initial)) : reads.transientJson(e.initial, spec.apiVersion), into);
     if (spec.render) return line(e.type, rendered(e.change.cur.obj), into);
     pushChange(e.change, e.type, spec.apiVersion, framing, into);
   };

@@ -1,6 +1,6 @@
 import { apiVersionOf } from '../../api/strategy.js';
 import type { KubeObject } from '../../api/types.js';
-import { storedJsonAt, type StoredObject } from '../../registry/stored.js';
+import type { StoredObject } from '../../registry/reads.js';
 import type { Request } from '../context.js';
 import { includeObject } from '../codec/query.js';
 import { send } from './respond.js';
@@ -22,7 +22,7 @@ function objectOut(route: ResourceRoute, obj: KubeObject): KubeObject {
  */
 export function sendStored(r: Request, code: number, s: StoredObject): void {
   if (!wantsTable(r.req.headers.accept)) {
-    const json = storedJsonAt(s, apiVersion(r.route));
+    const json = r.server.objects.sharedJson(s, apiVersion(r.route));
     if (json) return send(r.res, code, undefined, r.out, json);
   }
   // A Table, or another version: made from the object, not from its stored encoding.

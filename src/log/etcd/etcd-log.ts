@@ -2,17 +2,18 @@ import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { noop as noRetry } from 'cockatiel';
-import { CompareResult, CompareTarget, Etcd3, type IOptions } from 'etcd3';
+import { Etcd3, type IOptions } from 'etcd3';
 import { Subject } from 'rxjs';
 import type { Observable } from 'rxjs';
 import { loadCheckpointFile, saveCheckpointFile } from '../checkpoint-file.js';
 import { encodeRecord, stampTime } from '../codec.js';
-import { LogSkeleton, noop, type Found, type LogOptions } from '../log-skeleton.js';
+import { LogSkeleton, type Found, type LogOptions } from '../log-skeleton.js';
 import { LogError, type Appended, type Checkpoint, type LogEntry, type LogRecord, type Relist, type SavedCheckpoint } from '../log.js';
 import { stampVersion, unstampVersion } from '../stamp.js';
 import { compactedTo, compactTo, currentOf, entryAt, headRevision, keptAt, keptEntries, readEntries, stateAt, type Where } from './range-reads.js';
 import { Layout } from './layout.js';
 import { Acks } from './acks.js';
+import { OwnWrites } from './own-writes.js';
 import { CompactedError, watchPrefix, type PrefixWatch } from './watch-prefix.js';
 import { GrpcError, type ChannelTls } from './grpc/channel.js';
 import { LeanEtcd } from './grpc/client.js';
@@ -76,6 +77,8 @@ export class EtcdLog extends LogSkeleton {
   private rewatch: NodeJS.Timeout | undefined;
   /** Appends waiting for the watch to bring their revision. */
   private readonly acks = new Acks();
+  /** This replica's puts in flight: the watch hands their records back instead of decoding them. */
+  private readonly own = new OwnWrites();
   /** Transactions etcd has not answered yet. */
   private readonly sending = new Set<Promise<unknown>>();
   /** Reads still taking in what etcd sends: a compaction waits for them. */
@@ -117,14 +120,19 @@ export class EtcdLog extends LogSkeleton {
   protected async _open(): Promise<Found> {
     try {
       await mkdir(this.options.dir, { recursive: true });
-      const res = await this.client.kv.txn({
-        compare: [{ key: this.layout.secret, target: CompareTarget.Create, result: CompareResult.Equal, create_revision: 0 }],
-        success: [{ request_put: { key: this.layout.secret, value: randomBytes(32) } }],
-        failure: [{ request_range: { key: this.layout.secret } }],
-      });
+      const fresh = randomBytes(32);
+      const res = await this.lean.txn(
+        {
+          compare: [{ key: this.layout.secret, target: Target.Create, result: Result.Equal, value: 0 }],
+          success: [{ put: { key: this.layout.secret, value: fresh } }],
+          failure: [{ range: { key: this.layout.secret } }],
+        },
+        TXN_DEADLINE_MS,
+      );
       this.clusterId = res.header.cluster_id;
-      this.secret = res.succeeded ? (await this.client.kv.range({ key: this.layout.secret })).kvs[0].value : res.responses[0].response_range.kvs[0].value;
-      const head = Number(res.header.revision);
+      // Another replica's secret is copied: the answer's bytes are a view of the whole read they came in.
+      this.secret = res.succeeded ? fresh : Buffer.from(res.ranges[0][0].value);
+      const head = res.header.revision;
       const compacted = await compactedTo(this.where, head);
       // The replica starts at etcd's head: the store replays the history up to it (what etcd's
       // compaction left: from compacted + 1 on, each key's state at compacted kept), then the watch
@@ -196,7 +204,7 @@ export class EtcdLog extends LogSkeleton {
       if (seq <= this.last) continue;
       through = Math.max(through, seq);
       if (!this.layout.isObject(ev.kv.key)) continue;
-      const entry = this.layout.eventEntry(ev);
+      const entry = (ev.type === 'Put' && this.own.size > 0 && this.own.take(seq, this.layout.keyOf(ev.kv.key), ev.kv.value)) || this.layout.eventEntry(ev);
       if (entry.time !== undefined) this.lastTime = Math.max(this.lastTime, entry.time);
       entries.push(entry);
       this.lastEntry = seq;
@@ -204,7 +212,9 @@ export class EtcdLog extends LogSkeleton {
     if (through === this.last) return;
     this.last = through;
     if (entries.length > 0) this.subject.next(entries);
-    else this.progressed.next(through);
+    // The views stand at their last entry's seq: events that end on the log's own keys (a fence, the
+    // secret) move them on too, or a consistent read waits for a revision no later event brings.
+    if (entries.length === 0 || entries[entries.length - 1].seq < through) this.progressed.next(through);
     this.acks.through(through);
   }
 
@@ -251,9 +261,12 @@ export class EtcdLog extends LogSkeleton {
     this.checkWritable();
     unstampVersion(record.value);
     const bytes = encodeRecord(record);
-    stampTime(bytes, (this.lastTime = Math.max(Date.now(), this.lastTime)));
+    const time = (this.lastTime = Math.max(Date.now(), this.lastTime));
+    stampTime(bytes, time);
+    const forget = this.own.add(record, bytes, time);
     const durable = this.send(record, bytes);
-    durable.catch(noop);
+    // Also what keeps a failed append from being an unhandled rejection.
+    durable.then(forget, forget);
     return { seq: undefined, durable };
   }
 
@@ -290,8 +303,9 @@ export class EtcdLog extends LogSkeleton {
       throw new LogError('CONFLICT', `key ${record.key} is at ${found?.seq ?? 0}, not ${record.expect ?? 'present'}`, found?.seq ?? 0, undefined, found);
     }
     const seq = res.header.revision;
-    // Acknowledged once this replica's views hold it (read-your-writes).
-    await this.acks.wait(seq, () => this.last);
+    // Acknowledged once this replica's views hold it (read-your-writes). The watch often brought it
+    // in the same read as the answer: then there is nothing to wait for, not even a turn.
+    if (this.last < seq) await this.acks.wait(seq, () => this.last);
     stampVersion(record.value, seq);
     return seq;
   }

@@ -57,6 +57,11 @@ export class Layout {
     return etcdKey[this.prefix.length] !== 0x23;
   }
 
+  /** The storage key of an object's etcd key. */
+  keyOf(etcdKey: Buffer): string {
+    return etcdKey.toString('utf8', this.prefix.length);
+  }
+
   /** The entry an object key's value holds, at the revision it was written. */
   entryOf(kv: StoredKv): LogEntry {
     return decodeEntry(Number(kv.mod_revision), kv.value);

@@ -24,7 +24,7 @@ export interface PrefixWatch {
 }
 
 export interface PrefixWatchHandlers {
-  /** Each message's events, in revision order (with prev_kv): one call per WatchResponse. */
+  /** Events in revision order (with prev_kv): one call for the responses of one read, up to the next that is not events. */
   onEvents(events: WatchEvent[], revision: number): void;
   /** A progress notification: every event through revision has been sent on this stream. */
   onProgress(revision: number): void;
@@ -48,16 +48,30 @@ export async function watchPrefix(client: LeanEtcd, key: Buffer, rangeEnd: Buffe
     h.onEnd(err);
   };
   const stream = await client.watch({
-    onMessage(message) {
-      if (done) return;
-      const res = decodeWatchResponse(message);
-      if (res.created) return void clearTimeout(unconfirmed);
-      if (res.canceled) {
-        end(res.compact_revision > 0 ? new CompactedError(res.compact_revision) : new Error(`etcd cancelled the watch: ${res.cancel_reason}`));
-        return;
+    onMessages(messages) {
+      // The events of every response one read brought go to the views in one pass.
+      let events: WatchEvent[] = [];
+      let revision = 0;
+      const flush = () => {
+        if (events.length === 0 || done) return;
+        h.onEvents(events, revision);
+        events = [];
+      };
+      for (const message of messages) {
+        if (done) return;
+        const res = decodeWatchResponse(message);
+        if (res.events.length > 0) {
+          if (events.length === 0) events = res.events;
+          else for (const ev of res.events) events.push(ev);
+          revision = res.header.revision;
+          continue;
+        }
+        flush();
+        if (res.created) clearTimeout(unconfirmed);
+        else if (res.canceled) end(res.compact_revision > 0 ? new CompactedError(res.compact_revision) : new Error(`etcd cancelled the watch: ${res.cancel_reason}`));
+        else h.onProgress(res.header.revision);
       }
-      if (res.events.length > 0) h.onEvents(res.events, res.header.revision);
-      else h.onProgress(res.header.revision);
+      flush();
     },
     onEnd: end,
   });

@@ -8,13 +8,14 @@
  * key's revisions are kept, and each put's bytes are appended to a spill file beside the log (an
  * index of the keys stays in memory, ~150 bytes a key; the objects stay on the disk). Then the keys
  * are put in order per collection and the parts written with their newest objects read back from
- * the spill, a run of adjacent objects at a time.
+ * the spill, a run of adjacent objects at a time. The bytes are laid out by the store's checkpoint
+ * format (checkpointOfKeys): this file only says which keys, revisions and objects.
  */
 import { closeSync, openSync, readSync, rmSync, writevSync } from 'node:fs';
 import { saveCheckpointFile } from '../../log/checkpoint-file.js';
 import { isPackedMap } from '../../log/codec.js';
 import { checkpointFile, type ImportedEntry } from '../../log/leveldb-log.js';
-import { inOrder, MAGIC, PART, partPieces, STEP_BYTES, type PartHead } from '../../store/checkpoint-format.js';
+import { checkpointOfKeys } from '../../store/checkpoint-format.js';
 import { listIn, splitKey } from '../../api/object-keys.js';
 
 /** At most this many buffers per writev (Linux's IOV_MAX). */
@@ -92,7 +93,15 @@ export class ForkCheckpoint {
     if (!this.usable) return false;
     const byCollection = new Map<string, string[]>();
     for (const key of this.keys.keys()) listIn(byCollection, splitKey(key).collection).push(key);
-    await saveCheckpointFile(checkpointFile(logPath), { seq, parts: this.parts(byCollection) });
+    await saveCheckpointFile(
+      checkpointFile(logPath),
+      checkpointOfKeys(
+        seq,
+        byCollection,
+        (key) => this.keys.get(key)!,
+        (held) => this.read(held),
+      ),
+    );
     return true;
   }
 
@@ -100,27 +109,6 @@ export class ForkCheckpoint {
   close(): void {
     closeSync(this.fd);
     rmSync(this.spill, { force: true });
-  }
-
-  private async *parts(byCollection: Map<string, string[]>): AsyncIterable<Buffer[]> {
-    yield [MAGIC];
-    for (const [c, keys] of byCollection) {
-      // First seen is most often key order already (names made in order): checked, not trusted.
-      if (!inOrder(keys)) keys.sort();
-      for (let i = 0; i < keys.length;) {
-        const head: PartHead = { c, k: [], r: [], n: [] };
-        const held: KeyState[] = [];
-        for (let bytes = 0; i < keys.length && head.k.length < PART && bytes < STEP_BYTES; i++) {
-          const s = this.keys.get(keys[i])!;
-          head.k.push(keys[i]);
-          head.r.push(s.r);
-          if (s.at < 0) continue;
-          held.push(s);
-          bytes += s.size;
-        }
-        yield partPieces(head, this.read(held));
-      }
-    }
   }
 
   /** The objects' bytes from the spill: one read per run of objects that lie side by side there. */

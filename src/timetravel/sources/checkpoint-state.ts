@@ -1,5 +1,5 @@
 /**
- * The state at a version read straight from a checkpoint file and the log after it, without
+ * The state at a version read straight from a checkpoint beside the log and the log after it, without
  * loading the store. Loading the store for `state --at` made every key of a million-object
  * checkpoint into the key index (a slot and an object each) and left them to the garbage
  * collector: 10 s of CPU for a state that is, per key, one revision's bytes. A checkpoint's part
@@ -9,12 +9,20 @@
  * when it is older (read by its sequence number), and a write in the log's tail between the
  * checkpoint and the version overrides both. The objects stay bytes: the caller writes their JSON
  * from them (src/log/msgpack-json.ts), a part (about 1 MiB) at a time.
+ *
+ * Which checkpoint (pickCheckpoint): the whole newest one when the log still holds what it names.
+ * It answers every version from the horizon on with no fold at all: a version before it through
+ * each key's revision list (its bytes when unchanged since), one after it with the tail folded. An
+ * index-only copy along the log names revisions but holds no bytes (every object is a read from the
+ * log), so one is used only when the whole one is gone: the nearest at or before the version, with
+ * the log between folded, else the oldest after it.
  */
 import { open, type FileHandle } from 'node:fs/promises';
+import { checkpointsBeside, type CheckpointAt } from '../../log/checkpoint-file.js';
 import type { Log, LogEntry } from '../../log/log.js';
 import { HEAD_AT, type PartHead } from '../../store/checkpoint-format.js';
 import { LazyObject, storedOf, type StoredObject } from '../../store/stored-object.js';
-import { checkedHead, checkpointIndex, readHeadBytes, type Part } from './checkpoint-index.js';
+import { checkedHead, checkpointIndex, readHeadBytes, type Part } from '../../store/checkpoint-reader.js';
 import { TimeTravelError } from '../core/errors.js';
 
 /** A value encryption at rest sealed: msgpack binary where an object would be. */
@@ -34,16 +42,19 @@ export interface CheckpointState {
 }
 
 /**
- * The state reader of the checkpoint file beside a log; undefined when there is none this code
- * reads, or it is older than the log's horizon (the store then replays the log) or newer than its
- * head.
+ * The state reader of the checkpoints beside a log (`beside`: the whole one's file, the index copies
+ * beside it); undefined when there is none this code reads within the log's horizon and head (the
+ * store then replays the log).
  */
-export function openCheckpointState(file: string, log: Log): CheckpointState | undefined {
-  const index = checkpointIndex(file);
-  if (!index || index.seq < log.firstSeq - 1 || index.seq > log.lastSeq) return undefined;
-  const { seq, parts } = index;
+export function openCheckpointState(beside: string, log: Log): CheckpointState | undefined {
+  const usable = checkpointsBeside(beside).filter((c) => c.seq >= log.firstSeq - 1 && c.seq <= log.lastSeq);
+  if (usable.length === 0) return undefined;
   return {
     async pages(rv, collections, prefix, reuse = false) {
+      const chosen = pickCheckpoint(usable, rv);
+      const index = checkpointIndex(chosen.file);
+      if (!index) return undefined;
+      const { seq, parts } = index;
       const tail = new Map<string, LogEntry>();
       const wanted = collections.map((c) => `${c}/${prefix}`);
       if (rv > seq) {
@@ -55,9 +66,14 @@ export function openCheckpointState(file: string, log: Log): CheckpointState | u
           }
         }
       }
-      return statePages(file, parts, log, rv, [...collections].sort(), prefix, tail, reuse);
+      return statePages(chosen.file, parts, log, rv, [...collections].sort(), prefix, tail, reuse);
     },
   };
+}
+
+/** The checkpoint to answer rv from, of those usable (newest first): see the top of this file. */
+export function pickCheckpoint(usable: readonly CheckpointAt[], rv: number): CheckpointAt {
+  return usable.find((c) => !c.indexOnly) ?? usable.find((c) => c.seq <= rv) ?? usable[usable.length - 1];
 }
 
 async function* statePages(file: string, parts: Part[], log: Log, rv: number, collections: string[], prefix: string, tail: Map<string, LogEntry>, reuse: boolean): AsyncIterable<StoredObject[]> {
@@ -122,7 +138,7 @@ function* stepsOf(file: string, fh: FileHandle, parts: Part[], rv: number, colle
       if (head.k[0] <= last) throw notAsWritten(file, part);
       last = head.k[head.k.length - 1];
       if (prefix !== '' && (last < keyPrefix || !(head.k[0] < keyPrefix || head.k[0].startsWith(keyPrefix)))) continue;
-      const picks = pick(head, rv, keyPrefix, written, w, tail);
+      const picks = pick(head, rv, keyPrefix, written, w, tail, part.objects > 0);
       w = picks.written;
       if (picks.items.length > 0) yield { items: picks.items, part: picks.fromPart ? part : undefined, bytes: picks.bytes };
     }
@@ -139,7 +155,15 @@ type Item = { from: 'part'; key: string; seq: number; start: number; end: number
  * The items of one part's keys at rv, merged with the tail's written keys from index w on that sort
  * before its last key; the index the merge got to, and whether any item is bytes of the part.
  */
-function pick(head: PartHead, rv: number, keyPrefix: string, written: string[], w: number, tail: Map<string, LogEntry>): { items: Item[]; written: number; fromPart: boolean; bytes: number } {
+function pick(
+  head: PartHead,
+  rv: number,
+  keyPrefix: string,
+  written: string[],
+  w: number,
+  tail: Map<string, LogEntry>,
+  hasBytes: boolean,
+): { items: Item[]; written: number; fromPart: boolean; bytes: number } {
   const items: Item[] = [];
   let fromPart = false;
   const last = head.k[head.k.length - 1];
@@ -149,7 +173,7 @@ function pick(head: PartHead, rv: number, keyPrefix: string, written: string[], 
     const r = head.r[i];
     const newest = typeof r === 'number' ? r : r[r.length - 1];
     const start = at;
-    if (newest > 0) at += head.n[o++];
+    if (newest > 0 && hasBytes) at += head.n[o++];
     if (!key.startsWith(keyPrefix)) continue;
     while (w < written.length && written[w] < key) items.push({ from: 'tail', entry: tail.get(written[w++])! });
     if (w < written.length && written[w] === key) {
@@ -158,7 +182,7 @@ function pick(head: PartHead, rv: number, keyPrefix: string, written: string[], 
     }
     const rev = revisionAt(r, rv);
     if (rev === undefined) continue;
-    if (rev === newest) {
+    if (rev === newest && hasBytes) {
       items.push({ from: 'part', key, seq: rev, start, end: at });
       fromPart = true;
     } else items.push({ from: 'log', key, rev });

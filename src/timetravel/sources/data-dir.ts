@@ -9,7 +9,7 @@
  * What a command asks is answered with as little as it needs. The log alone says the horizon, the
  * head and commit times; `history` of one object and the state at a version read the log's version
  * index, then only the entries it names (index-reads.ts). A folder an older orchd wrote has no index:
- * there `history` reads the object's revisions from the checkpoint file's index (checkpoint-index.ts)
+ * there `history` reads the object's revisions from the checkpoint's heads (store/checkpoint-reader.ts)
  * and the log's tail after it, and the state reads the checkpoint file's parts and the log
  * (checkpoint-state.ts).
  * The rest (the log's changes with their types) opens the copy as the server opens it: a
@@ -29,7 +29,7 @@ import type { Store } from '../../store/store.js';
 import { splitKey } from '../../api/object-keys.js';
 import { LazyObject, storedOf, type StoredObject } from '../../store/stored-object.js';
 import { objectsAt, revisionsOf, stampedTimeMs, versionsOf, type KeyVersion } from '../../store/versions.js';
-import { checkpointRevisions } from './checkpoint-index.js';
+import { checkpointRevisions } from '../../store/checkpoint-reader.js';
 import { entriesAt, indexedState, indexedVersions, namesOneObject } from './index-reads.js';
 import { isSealed, openCheckpointState } from './checkpoint-state.js';
 import { collectionOfKind, selects, StampClock, takesKind, writerOf, type Change, type Filter, type History, type StateFilter, type Stored } from '../core/history.js';

@@ -18,7 +18,7 @@
  */
 import { rmSync } from 'node:fs';
 import { copyFile, link, mkdir, readdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { checkpointFile } from '../../log/leveldb-log.js';
 
 const TRIES = 5;
@@ -41,11 +41,15 @@ export async function snapshotLogFolder(folder: string, to: string): Promise<voi
 
 async function snapshotOnce(folder: string, to: string): Promise<void> {
   await mkdir(to, { recursive: true });
-  const checkpoint = checkpointFile(folder);
-  await linkOrCopy(checkpoint, checkpointFile(to)).catch((err: NodeJS.ErrnoException) => {
-    if (err.code !== 'ENOENT') throw err;
-  });
-  const names = (await readdir(folder)).filter((n) => !isSkipped(n) && join(folder, n) !== checkpoint);
+  // The checkpoints (the whole one and the index copies along the log) before the log they name.
+  const checkpoint = basename(checkpointFile(folder));
+  const isCheckpoint = (n: string): boolean => n === checkpoint || (n.startsWith(`${checkpoint}.`) && !n.endsWith('.tmp'));
+  for (const n of (await readdir(folder)).filter(isCheckpoint)) {
+    await linkOrCopy(join(folder, n), join(to, n)).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') throw err;
+    });
+  }
+  const names = (await readdir(folder)).filter((n) => !isSkipped(n) && !isCheckpoint(n));
   // CURRENT before the manifest it names, both before the tables that manifest lists.
   const small = names.filter((n) => !isTable(n)).sort((a, b) => (a === 'CURRENT' ? -1 : b === 'CURRENT' ? 1 : 0));
   for (const n of small) await copyFile(join(folder, n), join(to, n));

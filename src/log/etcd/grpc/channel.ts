@@ -34,7 +34,8 @@ export interface ChannelOptions {
 }
 
 export interface StreamHandlers {
-  onMessage(message: Buffer): void;
+  /** The messages one read of the connection brought, in order: one call for all of them. */
+  onMessages(messages: Buffer[]): void;
   /** Called once when the stream ends for any reason but cancel(). */
   onEnd(err: GrpcError): void;
 }
@@ -57,15 +58,18 @@ function frame(message: Uint8Array): Buffer {
 class Deframer {
   private pending: Buffer | undefined;
 
-  push(chunk: Buffer, emit: (message: Buffer) => void): void {
+  /** The whole messages the chunk completes (none: it holds part of one). */
+  push(chunk: Buffer): Buffer[] {
     let buf = this.pending ? Buffer.concat([this.pending, chunk]) : chunk;
+    const out: Buffer[] = [];
     while (buf.length >= 5) {
       const len = buf.readUInt32BE(1);
       if (buf.length < 5 + len) break;
-      emit(buf.subarray(5, 5 + len));
+      out.push(buf.subarray(5, 5 + len));
       buf = buf.subarray(5 + len);
     }
     this.pending = buf.length > 0 ? buf : undefined;
+    return out;
   }
 }
 
@@ -141,11 +145,19 @@ export class Channel {
     s?.destroy();
   }
 
-  private async headers(path: string, timeoutMs?: number): Promise<OutgoingHttpHeaders> {
+  private headers(path: string, timeoutMs?: number): OutgoingHttpHeaders | Promise<OutgoingHttpHeaders> {
     const h: OutgoingHttpHeaders = { ':method': 'POST', ':path': path, 'content-type': 'application/grpc', te: 'trailers' };
     if (timeoutMs !== undefined) h['grpc-timeout'] = `${Math.max(1, Math.ceil(timeoutMs))}m`;
-    if (this.options.auth) h.token = await this.authToken();
-    return h;
+    if (!this.options.auth) return h;
+    // A token in hand is used at once: only asking for one waits.
+    if (this.token !== undefined) {
+      h.token = this.token;
+      return h;
+    }
+    return this.authToken().then((token) => {
+      h.token = token;
+      return h;
+    });
   }
 
   private authToken(): Promise<string> {
@@ -153,14 +165,12 @@ export class Channel {
     this.authenticating ??= (async () => {
       const { username, password } = this.options.auth!;
       try {
-        const res = await this.call(encodeAuthenticate(username, password), 5000, {
-          ':method': 'POST',
-          ':path': '/etcdserverpb.Auth/Authenticate',
-          'content-type': 'application/grpc',
-          te: 'trailers',
-          'grpc-timeout': '5000m',
-        });
-        this.token = decodeAuthenticateResponse(res);
+        this.token = await this.call(
+          encodeAuthenticate(username, password),
+          5000,
+          { ':method': 'POST', ':path': '/etcdserverpb.Auth/Authenticate', 'content-type': 'application/grpc', te: 'trailers', 'grpc-timeout': '5000m' },
+          decodeAuthenticateResponse,
+        );
         return this.token;
       } finally {
         this.authenticating = undefined;
@@ -174,22 +184,23 @@ export class Channel {
    * retried on the next member when it never left (the connection could not be made), and once
    * with a new token when etcd says the token expired (etcd refused it: nothing was applied).
    */
-  async unary(path: string, message: Uint8Array, timeoutMs: number): Promise<Buffer> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await this.call(message, timeoutMs, await this.headers(path, timeoutMs));
-      } catch (err) {
-        if (!(err instanceof GrpcError) || attempt >= this.options.servers.length) throw err;
-        if (err.code === Code.Unauthenticated && this.options.auth && attempt === 0) this.token = undefined;
-        else if (err.sent) throw err;
-      }
-    }
+  unary<T>(path: string, message: Uint8Array, timeoutMs: number, decode: (answer: Buffer) => T, attempt = 0): Promise<T> {
+    const headers = this.headers(path, timeoutMs);
+    // Without a token to ask for, the call starts in this turn and costs one promise, not a chain.
+    const answered = headers instanceof Promise ? headers.then((h) => this.call(message, timeoutMs, h, decode)) : this.call(message, timeoutMs, headers, decode);
+    return answered.catch((err: unknown) => {
+      if (!(err instanceof GrpcError) || attempt >= this.options.servers.length) throw err;
+      if (err.code === Code.Unauthenticated && this.options.auth && attempt === 0) this.token = undefined;
+      else if (err.sent) throw err;
+      return this.unary(path, message, timeoutMs, decode, attempt + 1);
+    });
   }
 
-  private call(message: Uint8Array, timeoutMs: number, headers: OutgoingHttpHeaders): Promise<Buffer> {
-    const session = this.current();
-    const wasConnected = this.connected;
-    return new Promise<Buffer>((resolve, reject) => {
+  private call<T>(message: Uint8Array, timeoutMs: number, headers: OutgoingHttpHeaders, decode: (answer: Buffer) => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      // Inside the executor: a closed client's throw is this call's rejection.
+      const session = this.current();
+      const wasConnected = this.connected;
       let stream: ClientHttp2Stream;
       try {
         stream = session.request(headers);
@@ -224,7 +235,11 @@ export class Channel {
       const done = (value: Buffer) => {
         settled = true;
         this.pending.delete(entry);
-        resolve(value);
+        try {
+          resolve(decode(value));
+        } catch (err) {
+          reject(err);
+        }
       };
       stream.on('response', took);
       // Answered at the trailers when the message is in: the stream's close comes a turn later.
@@ -259,7 +274,7 @@ export class Channel {
 
   /** A bidirectional stream (a watch), open until cancel() or until it fails. */
   stream(path: string, h: StreamHandlers): Promise<BidiStream> {
-    return this.headers(path).then((headers) => {
+    return Promise.resolve(this.headers(path)).then((headers) => {
       const stream = this.current().request(headers);
       const deframer = new Deframer();
       let status: GrpcError | null | undefined;
@@ -271,7 +286,9 @@ export class Channel {
       stream.on('response', took);
       stream.on('trailers', took);
       stream.on('data', (chunk: Buffer) => {
-        if (!done) deframer.push(chunk, h.onMessage);
+        if (done) return;
+        const messages = deframer.push(chunk);
+        if (messages.length > 0) h.onMessages(messages);
       });
       stream.on('error', () => {});
       stream.on('close', () => {

@@ -13,8 +13,8 @@ export class LeanEtcd {
     this.channel = new Channel(options);
   }
 
-  async txn(req: TxnRequest, timeoutMs: number): Promise<TxnResponse> {
-    return decodeTxnResponse(await this.channel.unary('/etcdserverpb.KV/Txn', encodeTxn(req), timeoutMs));
+  txn(req: TxnRequest, timeoutMs: number): Promise<TxnResponse> {
+    return this.channel.unary('/etcdserverpb.KV/Txn', encodeTxn(req), timeoutMs, decodeTxnResponse);
   }
 
   /** A Watch stream: the caller writes WatchRequests and reads WatchResponses (proto.ts). */

@@ -1,6 +1,9 @@
 /**
- * The revisions of one key as a checkpoint file holds them, read without loading the checkpoint.
- * A checkpoint (src/store/checkpoint-format.ts) is the store's key index as of its version: each key of a
+ * A checkpoint file read in place, without loading it: where its parts lie, each part's collection
+ * and first key, a part's head, one key's revisions. The reader beside checkpoint-format.ts's
+ * writer and loader: time travel reads checkpoints only through these functions.
+ *
+ * A checkpoint (checkpoint-format.ts) is the store's key index as of its version: each key of a
  * collection with every revision still in the log, in parts of up to a few thousand keys in key
  * order. Loading it whole is reading every object of the store (a gigabyte at a million Events);
  * `history` of one object needs one key's revisions. So this takes where the parts lie from the log
@@ -9,8 +12,8 @@
  * layout is the log's and the heads' the store's: both are read through their functions.
  */
 import { closeSync, openSync, readSync } from 'node:fs';
-import { checkpointLayout } from '../../log/checkpoint-file.js';
-import { collectionOfHead, decodePartHead, HEAD_AT, MAGIC, type PartHead } from '../../store/checkpoint-format.js';
+import { checkpointLayout, checkpointsBeside } from '../log/checkpoint-file.js';
+import { collectionOfHead, decodePartHead, HEAD_AT, MAGIC, type PartHead } from './checkpoint-format.js';
 
 /** What is read of a part before its head is decoded: its head's length and collection. */
 const PEEK = 512;
@@ -20,19 +23,23 @@ export interface Part {
   at: number;
   length: number;
   headLength: number;
+  /** How many bytes of objects follow its head: none in a part of an index-only checkpoint (or one of deletes only). */
+  objects: number;
   collection: string | undefined;
   /** The part's first key, when the bytes peeked at hold it: parts of another namespace are then skipped unread. */
   first: string | undefined;
 }
 
 /**
- * The checkpoint's version and key's revisions in it (oldest first, a delete negative; none when the
- * key is not in it); undefined when the file is no checkpoint this code reads (none, another
+ * The newest checkpoint's version beside file (the whole one, or an index copy along the log: both
+ * list every key's revisions) and key's revisions in it (oldest first, a delete negative; none when
+ * the key is not in it); undefined when there is no checkpoint this code reads (none, another
  * format, or sealed by encryption at rest): the caller then loads the store as a server does.
  */
-export function checkpointRevisions(file: string, key: string): { seq: number; revisions: number[] } | undefined {
-  const index = checkpointIndex(file);
-  if (index === undefined) return undefined;
+export function checkpointRevisions(beside: string, key: string): { seq: number; revisions: number[] } | undefined {
+  const file = checkpointsBeside(beside)[0]?.file;
+  const index = file === undefined ? undefined : checkpointIndex(file);
+  if (file === undefined || index === undefined) return undefined;
   const fd = openSync(file, 'r');
   try {
     const { seq, parts } = index;
@@ -83,7 +90,7 @@ export function checkpointIndex(file: string): { seq: number; parts: Part[] } | 
     const head = peek.subarray(HEAD_AT, Math.min(peek.length, HEAD_AT + headLength));
     const collection = collectionOfHead(head);
     if (collection === undefined) return undefined;
-    parts.push({ at, length, headLength, collection, first: firstKeyOfHead(head, collection) });
+    parts.push({ at, length, headLength, objects: length - HEAD_AT - headLength, collection, first: firstKeyOfHead(head, collection) });
   }
   return { seq: layout.seq, parts };
 }
