@@ -3,7 +3,7 @@ import { cpSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Level } from 'level';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadCheckpointFile } from '../../src/log/checkpoint-file.js';
+import { checkpointsBeside } from '../../src/log/checkpoint-file.js';
 import { SEQ_BYTES } from '../../src/log/codec.js';
 import { checkpointFile, LevelDbLog } from '../../src/log/leveldb-log.js';
 import { INDEX_RANGE } from '../../src/log/version-index.js';
@@ -163,17 +163,25 @@ describe('orchd fork --source-data-dir shares the source', () => {
   });
 
   it('holds no entry, version index row or checkpoint past N', async () => {
+    // Each run's stop saved a checkpoint (and its copy along the log): at the middle, and at the head.
+    const seqsBeside = (dir: string) => checkpointsBeside(checkpointFile(join(dir, 'log'))).map((c) => c.seq);
+    expect(seqsBeside(source)).toEqual([at.head, at.head, at.middle]);
     for (const [name, n] of Object.entries(at)) {
       expect([name, await tailOf(forkOf(name), n)]).toEqual([name, { last: n, rowsPast: [] }]);
-      const cp = await loadCheckpointFile(checkpointFile(join(forkOf(name), 'log')));
-      expect([name, cp === undefined || cp.seq <= n]).toEqual([name, true]);
+      expect([name, seqsBeside(forkOf(name))]).toEqual([name, seqsBeside(source).filter((seq) => seq <= n)]);
     }
-    // The source's checkpoint is at its head: the fork at the head keeps it, and its server folds nothing.
-    const server = await spawnServer(forkOf('head'));
-    const ready = await server.waitForLine(isReady);
-    expect([ready.checkpointSeq, ready.replayed]).toEqual([at.head, 0]);
-    server.signal('SIGTERM');
-    expect((await server.exited).code).toBe(0);
+    // Its server starts from the nearest checkpoint at or before N that the fork kept, and folds what follows.
+    for (const [name, from] of [
+      ['head', at.head],
+      ['middle', at.middle],
+      ['late', at.middle],
+    ] as const) {
+      const server = await spawnServer(forkOf(name));
+      const ready = await server.waitForLine(isReady);
+      expect([name, ready.checkpointSeq, ready.replayed]).toEqual([name, from, at[name] - from]);
+      server.signal('SIGTERM');
+      expect((await server.exited).code).toBe(0);
+    }
   });
 
   it('answers every Exact list at every version up to N as the source does (the read-only copy too)', async () => {

@@ -18,9 +18,9 @@
  * one given, the fork takes the other way (fork.ts): its values are opened and sealed again with the
  * configuration's first providers, as a server's writes are.
  */
-import { readdir, rm } from 'node:fs/promises';
-import { basename, join } from 'node:path';
-import { loadCheckpointFile } from '../../log/checkpoint-file.js';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { checkpointsBeside } from '../../log/checkpoint-file.js';
 import { checkpointFile } from '../../log/leveldb-log.js';
 import { cutTailAfter } from '../../log/leveldb-tail-cut.js';
 import { TimeTravelError } from '../core/errors.js';
@@ -50,21 +50,10 @@ export async function shareLogUpTo(sourceDataDir: string, at: number, building: 
 }
 
 /**
- * Removes the checkpoint files of the log folder whose version is past `at` (or that cannot be
- * read): the fork's log ends at `at`, and a restart from a newer checkpoint would bring back what
- * the fork cut. Every file named as the checkpoint is, plus a suffix, is taken for one.
+ * Removes the checkpoints beside the log folder (the whole one and its copies along the log) whose
+ * version is past `at`: the fork's log ends at `at`, and a restart from a newer checkpoint would
+ * bring back what the fork cut. Those at or before `at` stay: a restart starts from the nearest.
  */
 async function dropCheckpointsAfter(log: string, at: number): Promise<void> {
-  const name = basename(checkpointFile(log));
-  for (const n of await readdir(log)) {
-    if (!n.startsWith(name)) continue;
-    const file = join(log, n);
-    const seq = n.endsWith('.tmp')
-      ? undefined
-      : await loadCheckpointFile(file).then(
-          (cp) => cp?.seq,
-          () => undefined,
-        );
-    if (seq === undefined || seq > at) await rm(file, { force: true });
-  }
+  for (const c of checkpointsBeside(checkpointFile(log))) if (c.seq > at) await rm(c.file, { force: true });
 }
