@@ -116,7 +116,7 @@ export class LevelDbLog extends AbstractLog {
     const horizon = await this.db.get(HORIZON_KEY);
     const lastBytes = last && (await this.db.get(last));
     const whole = await indexIsWhole(this.db, last && lastBytes && { seq: readSeq(last), bytes: lastBytes });
-    if (!whole && this.buildIndex) await rebuildIndex(this.db, last && readSeq(last));
+    if (!whole && this.buildIndex) await rebuildIndex(this.db, end ? readSeq(end) : last && readSeq(last));
     if (whole || this.buildIndex) this.versionIndex = new LevelVersionIndex(this.db, this.ended ? () => this.lastSeq : undefined);
     return {
       first: first && readSeq(first),
