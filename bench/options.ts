@@ -19,6 +19,7 @@ export const TIMETRAVEL_MEASUREMENTS = [
   'replay',
   'catch-up',
   'fork',
+  'fork-folder',
   'start',
   'checkpoints',
 ] as const;
@@ -95,7 +96,9 @@ scenarios: ${SCENARIOS.join(', ')} (default: all)
                             (e.g. a worktree of the base commit: /tmp/base/dist/src/cli.js)
   --only state,history      timetravel: only these of its measurements (state, state-server,
                             history, history-server, log, log-server, diff, diff-server,
-                            follow, export, replay, catch-up, fork, start; default: all)
+                            follow, export, replay, catch-up, fork, fork-folder, start,
+                            checkpoints;
+                            default: all)
   --kubeconfig FILE         run writes and reads against the server FILE names instead (TLS,
                             client certificates, bearer tokens as it says); repeat it to put
                             several servers side by side

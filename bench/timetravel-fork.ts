@@ -67,3 +67,38 @@ export async function forkVersusReplay(cli: string, recording: string, work: str
     await rm(dir, { recursive: true, force: true });
   }
 }
+
+/** One fork of a data folder: `orchd fork --source-data-dir` at a version, then `orchd serve` on it. */
+export interface FolderForkFigures {
+  at: number;
+  /** `orchd fork` from spawn to exit (s). */
+  forkSeconds: number;
+  forkPeakMiB: number;
+  /** `orchd serve` on the fork from spawn to ready (s), and what it started from. */
+  serveSeconds: number;
+  /** What its ready line says the start spent replaying the log (ms). */
+  replayMs: number;
+}
+
+/**
+ * Forks of the data folder dataDir at each version of `points` (issue 40: a fork shares the
+ * source's tables and cuts its own tail, so it should cost about the same at every N), each then
+ * served until ready; every fork is removed before the next.
+ */
+export async function forkFolderAt(cli: string, dataDir: string, points: readonly number[], work: string, limitMs: number): Promise<FolderForkFigures[]> {
+  const out: FolderForkFigures[] = [];
+  for (const at of points) {
+    const dir = join(work, `folder-fork-${at}`);
+    try {
+      const fork = await timedWithPeak(cli, ['fork', '--source-data-dir', dataDir, '--at', String(at), '--data-dir', dir], limitMs);
+      const spawned = performance.now();
+      const { orchd, ready } = await Orchd.start({ cli, dataDir: dir, args: ['--history-retention', 'none'], readyTimeoutMs: limitMs });
+      const serveSeconds = (performance.now() - spawned) / 1000;
+      await orchd.stop();
+      out.push({ at, forkSeconds: fork.seconds, forkPeakMiB: fork.peakKiB / 1024, serveSeconds, replayMs: ready.replayMs });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+  return out;
+}

@@ -35,7 +35,7 @@ import { col, type Row, type ScenarioResult, type TargetCheck } from '../result.
 import { seedEvents } from '../seed.js';
 import { eventBytes, eventsPath } from '../payload.js';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
-import { forkVersusReplay } from '../timetravel-fork.js';
+import { forkFolderAt, forkVersusReplay } from '../timetravel-fork.js';
 import { checkpointFigures } from '../timetravel-checkpoints.js';
 import { followLatency } from '../timetravel-follow.js';
 import { catchUpRate, replayRate, type WatchRate } from '../timetravel-watch.js';
@@ -243,6 +243,7 @@ async function measure(ctx: BenchContext, cli: string, label: string, n: number,
     ctx.log(`timetravel (${label}): the live server's catch-up watches from version 1, 1 and 100 watchers`);
     for (const w of [1, 100]) watchRow(row, `catchUp${w}`, await attempt(ctx, row, `catch-up to ${w}`, () => catchUpRate(ctx, cli, dataDir, SERVE_ARGS, w, 1, built.events)));
   }
+  if (wants('fork-folder')) await forkFolderRow(ctx, row, cli, dataDir, built);
   if (!wants('export') && !wants('replay') && !wants('fork')) return row;
   const work = await Orchd.newDataDir();
   try {
@@ -266,6 +267,26 @@ async function measure(ctx: BenchContext, cli: string, label: string, n: number,
     await rm(work, { recursive: true, force: true });
   }
   return row;
+}
+
+/** Forks of the data folder at its start, middle and head (bench/timetravel-fork.ts), each served to ready. */
+async function forkFolderRow(ctx: BenchContext, row: Row, cli: string, dataDir: string, built: Built): Promise<void> {
+  ctx.log(`timetravel (${row.build}): fork --source-data-dir at the start, the middle and the head, each served to ready`);
+  const work = await Orchd.newDataDir();
+  try {
+    const figures = await attempt(ctx, row, 'fork-folder', () => forkFolderAt(cli, dataDir, [1, Math.floor(built.head / 2), built.head], work, COMMAND_LIMIT_MS));
+    for (const [i, where] of ['Start', 'Mid', 'Head'].entries()) {
+      const f = figures?.[i];
+      row[`forkFolder${where}`] = f?.forkSeconds ?? NaN;
+      row[`serveFolder${where}`] = f?.serveSeconds ?? NaN;
+      if (f)
+        ctx.log(
+          `timetravel (${row.build}): fork at ${f.at}: ${f.forkSeconds.toFixed(2)} s (peak ${f.forkPeakMiB.toFixed(0)} MiB), serve to ready ${f.serveSeconds.toFixed(2)} s (${f.replayMs} ms of it replaying)`,
+        );
+    }
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
 }
 
 /** A watch measurement into the row: events/s each, deliveries/s in all, and deliveries per second of the server's CPU. */
@@ -307,6 +328,10 @@ async function run(ctx: BenchContext): Promise<ScenarioResult> {
     col('forkPeakMiB', 'fork peak RSS (MiB)', 'int'),
     col('forkReady', 'fork + serve ready (s)', 'seconds'),
     col('replayMax', 'replay max, no watcher (s)', 'seconds'),
+    ...(['Start', 'Mid', 'Head'] as const).flatMap((w) => [
+      col(`forkFolder${w}`, `fork --source-data-dir at ${w.toLowerCase()} (s)`, 'seconds'),
+      col(`serveFolder${w}`, 'serve it to ready (s)', 'seconds'),
+    ]),
     col('nodeStart', 'node -e 0 (ms)', 'ms'),
     col('nodeStartCpu', 'CPU (ms)', 'ms'),
     col('startVersion', 'orchd --version, bundle (ms)', 'ms'),

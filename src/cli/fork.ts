@@ -52,6 +52,7 @@ Example: orchd fork incident.orchlog --at 48211 --data-dir ./what-if && orchd se
         // A recording is read to its end: one damaged past the fork point is refused too.
         checkTo: file === undefined ? at : history.head,
         encryption,
+        ...(folder === undefined ? {} : { sharedFrom: folder }),
       });
       io.out.write(`forked ${file ?? folder} at ${at} into ${target}: versions ${Math.max(history.oldest, 1)}..${at} are the source's, the next write takes ${at + 1}\n`);
       return 0;

@@ -1,5 +1,5 @@
 import type { Level } from 'level';
-import { decodeEntry, INDEX_KEY, readSeq } from './codec.js';
+import { decodeEntry, INDEX_KEY, readSeq, seqKey } from './codec.js';
 import type { VersionIndex } from './log.js';
 import { INDEX_RANGE, indexRow, indexValue, keyRange, liveFromRows, prefixRange, readRow } from './version-index.js';
 
@@ -28,14 +28,15 @@ export async function indexIsWhole(db: Db, last: { seq: number; bytes: Buffer } 
 }
 
 /**
- * Rebuilds the index from the stored entries (an old folder, or one an older orchd wrote to), then
+ * Rebuilds the index from the stored entries up to last (an old folder, or one an older orchd wrote to), then
  * marks it whole, synced. A crash on the way leaves no marker, so the next open rebuilds again;
  * the rows are cleared first, so no stale one survives.
  */
-export async function rebuildIndex(db: Db): Promise<void> {
+export async function rebuildIndex(db: Db, last?: number): Promise<void> {
   await db.del(INDEX_KEY, { sync: true });
   await db.clear(INDEX_RANGE);
-  const it = db.iterator({ ...ENTRIES, highWaterMarkBytes: READ_AHEAD_BYTES });
+  // Up to the log's last entry: a fork's (leveldb-tail-cut.ts) tables may hold its source's past it.
+  const it = db.iterator({ ...(last === undefined ? ENTRIES : { lte: seqKey(last) }), highWaterMarkBytes: READ_AHEAD_BYTES });
   try {
     for (let page = await it.nextv(PAGE); page.length > 0; page = await it.nextv(PAGE)) {
       const chain = db.batch();
@@ -59,7 +60,11 @@ export const markIndexWhole = (db: Db): Promise<void> => db.put(INDEX_KEY, LAYOU
 
 /** The index as LevelDB holds it; each read is one iterator, so it sees one moment of the log. */
 export class LevelVersionIndex implements VersionIndex {
-  constructor(private readonly db: Db) {}
+  /** bound: the log's last seq, where rows past it may stand (a fork's, of its source's entries past its end: leveldb-tail-cut.ts). */
+  constructor(
+    private readonly db: Db,
+    private readonly bound?: () => number,
+  ) {}
 
   async versionsOf(key: string): Promise<number[]> {
     const out: number[] = [];
@@ -74,7 +79,14 @@ export class LevelVersionIndex implements VersionIndex {
   private async *rows(range: { gte: Buffer; lt: Buffer }): AsyncIterable<{ key: string; version: number }[]> {
     const it = this.db.iterator({ ...range, highWaterMarkBytes: READ_AHEAD_BYTES });
     try {
-      for (let page = await it.nextv(PAGE); page.length > 0; page = await it.nextv(PAGE)) yield page.map(([k, v]) => readRow(k, v));
+      for (let page = await it.nextv(PAGE); page.length > 0; page = await it.nextv(PAGE)) {
+        const rows = page.map(([k, v]) => readRow(k, v));
+        if (!this.bound) yield rows;
+        else {
+          const last = this.bound();
+          yield rows.filter((r) => Math.abs(r.version) <= last);
+        }
+      }
     } finally {
       await it.close();
     }

@@ -4,6 +4,7 @@ import { AbstractLog, readBounds, type Batch, type Found, type LogOptions } from
 import { loadCheckpointFile, saveCheckpointFile } from './checkpoint-file.js';
 import { HORIZON_KEY, decodeEntry, encodeStoredRecord, readSeq, seqKey, stampTime } from './codec.js';
 import { indexIsWhole, LevelVersionIndex, markIndexWhole, rebuildIndex } from './leveldb-index.js';
+import { END_KEY, STALE_KEY } from './leveldb-tail-cut.js';
 import { LogError, type Checkpoint, type LogEntry, type SavedCheckpoint, type VersionIndex } from './log.js';
 import { indexRow, indexValue } from './version-index.js';
 
@@ -70,6 +71,10 @@ export class LevelDbLog extends AbstractLog {
   private held: string | undefined;
   private readonly buildIndex: boolean;
   private versionIndex: LevelVersionIndex | undefined;
+  /** Whether the log keeps its end under END_KEY (a fork that shares a source's tables), moved on with each batch. */
+  private ended = false;
+  /** Up to this seq, past the end, the tables hold a source's entries and index rows (leveldb-tail-cut.ts). */
+  private staleTo = 0;
 
   constructor(options: LevelDbLogOptions) {
     super(options);
@@ -101,12 +106,18 @@ export class LevelDbLog extends AbstractLog {
       throw err;
     }
     const [first] = await this.db.keys({ ...ENTRY_RANGE, limit: 1 }).all();
-    const [last] = await this.db.keys({ ...ENTRY_RANGE, reverse: true, limit: 1 }).all();
+    // A fork's log ends where its end key says (leveldb-tail-cut.ts): past it lie entries of the
+    // source it shares tables with, which are not its own.
+    const end = await this.db.get(END_KEY);
+    this.ended = end !== undefined;
+    const stale = await this.db.get(STALE_KEY);
+    this.staleTo = stale ? readSeq(stale) : 0;
+    const [last] = end ? (readSeq(end) > 0 ? [end] : []) : await this.db.keys({ ...ENTRY_RANGE, reverse: true, limit: 1 }).all();
     const horizon = await this.db.get(HORIZON_KEY);
     const lastBytes = last && (await this.db.get(last));
     const whole = await indexIsWhole(this.db, last && lastBytes && { seq: readSeq(last), bytes: lastBytes });
-    if (!whole && this.buildIndex) await rebuildIndex(this.db);
-    if (whole || this.buildIndex) this.versionIndex = new LevelVersionIndex(this.db);
+    if (!whole && this.buildIndex) await rebuildIndex(this.db, end ? readSeq(end) : last && readSeq(last));
+    if (whole || this.buildIndex) this.versionIndex = new LevelVersionIndex(this.db, this.ended ? () => this.lastSeq : undefined);
     return {
       first: first && readSeq(first),
       last: last && readSeq(last),
@@ -122,15 +133,35 @@ export class LevelDbLog extends AbstractLog {
   }
 
   protected _write(batch: Batch): Promise<void> {
-    const chain = this.db.batch();
+    const first = batch.entries[0];
+    return first !== undefined && first.seq <= this.staleTo ? this.writeOverStale(batch) : this.writeBatch(batch, []);
+  }
+
+  private writeBatch(batch: Batch, staleRows: readonly Buffer[]): Promise<void> {
     const { entries, values } = batch;
+    const chain = this.db.batch();
+    // Before the new rows: a stale row of the same key and seq is then put again.
+    for (const row of staleRows) chain.del(row);
     // The index's rows go in the entries' own batch: after a crash both are there or neither is.
     for (let i = 0; i < entries.length; i++) {
       const e = entries[i];
       chain.put(seqKey(e.seq), values[i]);
       chain.put(indexRow(e.key, e.seq), indexValue(e.type));
     }
+    if (this.ended && entries.length > 0) chain.put(END_KEY, seqKey(entries[entries.length - 1].seq));
     return chain.write({ sync: this.sync });
+  }
+
+  /**
+   * A fork's batch over seqs its source's entries still hold past its end: their index rows are
+   * deleted in the batch that replaces the entries, so no row names a seq another key now holds.
+   */
+  private async writeOverStale(batch: Batch): Promise<void> {
+    const over = batch.entries.filter((e) => e.seq <= this.staleTo);
+    const old = await Promise.all(over.map((e) => this.db.get(seqKey(e.seq))));
+    const rows: Buffer[] = [];
+    old.forEach((bytes, i) => bytes && rows.push(indexRow(decodeEntry(over[i].seq, bytes).key, over[i].seq)));
+    return this.writeBatch(batch, rows);
   }
 
   protected _read(start: number, end: number): AsyncIterable<LogEntry[]> {

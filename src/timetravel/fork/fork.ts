@@ -12,6 +12,10 @@
  * place once whole, so a fork that fails (a damaged recording found half-way) leaves nothing.
  * Beside the log goes a checkpoint at N (checkpoint.ts), so a server on the fork is ready
  * without folding the whole history.
+ *
+ * A fork of a data folder (with no encryption configuration to seal it again with) is not imported:
+ * it shares the source's table files and cuts its own tail after N (shared-fork.ts), in about the
+ * same time at every N, and keeps the source's checkpoints up to N.
  */
 import { mkdir, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -22,6 +26,7 @@ import { ResourceProviders } from '../../log/encryption/providers.js';
 import { StoredValues } from '../../log/encryption/stored-values.js';
 import { LevelDbLog, type ImportedEntry } from '../../log/leveldb-log.js';
 import { ForkCheckpoint } from './checkpoint.js';
+import { shareLogUpTo } from './shared-fork.js';
 import { writerBytesOf, type History } from '../core/history.js';
 import { TimeTravelError } from '../core/errors.js';
 import { progress } from '../print/progress.js';
@@ -47,6 +52,11 @@ export interface ForkOptions {
   checkTo?: number;
   /** The fork's values are sealed with this configuration's first providers (as a server's writes are). */
   encryption?: EncryptionConfiguration;
+  /**
+   * The data folder the history is read from, when it is one: with no encryption configuration the
+   * fork shares its table files and cuts the tail after `at` (shared-fork.ts) instead of importing.
+   */
+  sharedFrom?: string;
 }
 
 /** Refuses a target that is not absent or an empty folder: nothing is written into one that holds something. */
@@ -68,6 +78,31 @@ export async function makeFork(o: ForkOptions): Promise<void> {
   const building = join(dirname(target), `.${basename(target)}.forking-${process.pid}`);
   await rm(building, { recursive: true, force: true });
   await mkdir(building);
+  try {
+    let time: number | null;
+    if (o.sharedFrom !== undefined && !o.encryption) {
+      await shareLogUpTo(o.sharedFrom, o.at, building);
+      time = o.at > o.history.oldest ? ((await o.history.timeOf(o.at)) ?? null) : null;
+    } else time = await importHistory(o, join(building, 'log'));
+    const forks = [...(o.ancestors ?? []), { source: resolve(o.source), at: o.at, time, madeAt: new Date().toISOString() }];
+    await writeForkPoints(building, forks);
+    // Onto an empty target folder too: rename(2) replaces an empty directory.
+    await rename(building, target).catch((err: NodeJS.ErrnoException) => {
+      throw new TimeTravelError(`--data-dir ${o.target}: cannot put the fork there (${err.code ?? err.message}): something was written into it meanwhile`);
+    });
+  } catch (err) {
+    await rm(building, { recursive: true, force: true });
+    if (madeParents !== undefined) await rmEmptyUpTo(dirname(target), madeParents);
+    throw err;
+  }
+}
+
+/**
+ * The history up to `at` imported into a new log at log, entry by entry (a recording, or a folder
+ * forked with an encryption configuration: its values sealed again with it), with a checkpoint at
+ * `at` beside it; the commit time of `at`.
+ */
+async function importHistory(o: ForkOptions, log: string): Promise<number | null> {
   const { history: h, at } = o;
   const bar = progress(at - h.oldest, 'fork');
   let seal: Awaited<ReturnType<typeof sealer>> | undefined;
@@ -76,28 +111,16 @@ export async function makeFork(o: ForkOptions): Promise<void> {
     if (o.encryption) seal = await sealer(o.encryption);
     const horizon = h.oldest + 1;
     let time: number | null = null;
-    const log = join(building, 'log');
     // Sealed values are opened by the store alone: an encrypted fork's server folds its log instead.
-    checkpoint = seal ? undefined : new ForkCheckpoint(join(building, 'checkpoint-spill'));
+    checkpoint = seal ? undefined : new ForkCheckpoint(join(dirname(log), 'checkpoint-spill'));
     const tap = (pages: AsyncIterable<ImportedEntry[]>) => (checkpoint ? checkpoint.tap(pages) : pages);
     const state = sealed(tap(stateEntries(h, h.oldest)), seal?.seal);
     const history = sealed(tap(entriesUpTo(h, horizon, at, Math.max(at, o.checkTo ?? at), bar.update, (t) => (time = t))), seal?.seal);
     await LevelDbLog.import(log, state, horizon, history);
     await checkpoint?.save(log, at);
-    checkpoint?.close();
-    checkpoint = undefined;
-    const forks = [...(o.ancestors ?? []), { source: resolve(o.source), at, time, madeAt: new Date().toISOString() }];
-    await writeForkPoints(building, forks);
-    // Onto an empty target folder too: rename(2) replaces an empty directory.
-    await rename(building, target).catch((err: NodeJS.ErrnoException) => {
-      throw new TimeTravelError(`--data-dir ${o.target}: cannot put the fork there (${err.code ?? err.message}): something was written into it meanwhile`);
-    });
-  } catch (err) {
-    checkpoint?.close();
-    await rm(building, { recursive: true, force: true });
-    if (madeParents !== undefined) await rmEmptyUpTo(dirname(target), madeParents);
-    throw err;
+    return time;
   } finally {
+    checkpoint?.close();
     bar.stop();
     seal?.close();
   }

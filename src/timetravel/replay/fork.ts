@@ -64,7 +64,16 @@ export function forkOnRequest<S extends ForkServer>(replay: Replaying, f: Replay
       try {
         const config = await configOf(f.encryptionFile);
         const { makeFork } = await import('../fork/fork.js');
-        await makeFork({ history: f.history, at, target: f.target, source: f.source, checkTo: f.isRecording ? f.history.head : at, encryption: config?.encryption?.value });
+        await makeFork({
+          history: f.history,
+          at,
+          target: f.target,
+          source: f.source,
+          checkTo: f.isRecording ? f.history.head : at,
+          encryption: config?.encryption?.value,
+          // A data folder replayed is forked as `orchd fork --source-data-dir` forks it: sharing its tables.
+          ...(f.isRecording ? {} : { sharedFrom: f.source }),
+        });
         // From here the port holds new connections until the fork's server is ready: none is refused through the switch.
         const handover = replay.handOver();
         let running: S;
