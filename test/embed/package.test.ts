@@ -172,7 +172,7 @@ describe('what npm publishes', () => {
   });
 
   it('ships source maps that carry their sources (src is not in the package)', async () => {
-    const dist = await build();
+    const dist = dirname(await builtPackage());
     const maps = (await readdirDeep(join(dist, 'src'))).filter((f) => f.endsWith('.js.map'));
     expect(maps.length).toBeGreaterThan(50);
     for (const f of maps.slice(0, 400)) {
