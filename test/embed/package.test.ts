@@ -1,62 +1,22 @@
 /**
  * The package as a consumer sees it: `import { startOrchd } from 'orchd'` resolved through the
  * `exports` of package.json to the bundled JavaScript and the declarations. src is compiled with
- * declarations and bundled (as `npm run build` does) into a cache folder named by the hash of the sources; a
+ * declarations and bundled (as `npm run build` does, test/server/child.ts) for the current sources; a
  * consumer project gets it as npm would install it (node_modules/orchd with package.json and the
  * build, its dependencies beside it), type-checks a file against its declarations and runs one;
  * another project without client-node runs too.
  */
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { access, cp, mkdir, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { cp, mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundlePackage } from '../../tools/bundle-package.js';
 import { tempDir } from '../helpers/temp.js';
+import { builtPackage } from '../server/child.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CACHE = join(ROOT, 'node_modules/.cache/orchd-package-test');
-const CONFIG = join(ROOT, 'test/embed/fixtures/tsconfig.json');
-const BUNDLER = join(ROOT, 'tools/bundle-package.ts');
 const run = promisify(execFile);
-const exists = (p: string) =>
-  access(p).then(
-    () => true,
-    () => false,
-  );
-
-async function sources(dir: string): Promise<string[]> {
-  const out: string[] = [];
-  for (const e of await readdir(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) out.push(...(await sources(p)));
-    else if (e.name.endsWith('.ts')) out.push(p);
-  }
-  return out.sort();
-}
-
-/** dist as `npm run build` makes it (src, then its bundles in dist/package), for the current sources. */
-async function build(): Promise<string> {
-  const h = createHash('sha256');
-  for (const f of [join(ROOT, 'tsconfig.json'), join(ROOT, 'tsconfig.build.json'), CONFIG, BUNDLER, ...(await sources(join(ROOT, 'src')))])
-    h.update(f.slice(ROOT.length))
-      .update('\0')
-      .update(await readFile(f))
-      .update('\0');
-  const dir = join(CACHE, h.digest('hex').slice(0, 16));
-  if (await exists(join(dir, 'package/index.js'))) return dir;
-  const tmp = `${dir}.tmp-${process.pid}-${Date.now()}`;
-  // --noCheck: emit only (declarations too); `npm test` type-checks, and another room's unfinished
-  // types must not stop this test.
-  await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', CONFIG, '--outDir', tmp, '--noCheck'], { cwd: ROOT, timeout: 180_000 }).catch(async (err) => {
-    if (!(await exists(join(tmp, 'src/index.d.ts')))) throw err;
-  });
-  await bundlePackage([join(tmp, 'src/index.js'), join(tmp, 'src/cli.js')], join(tmp, 'package'));
-  await rename(tmp, dir).catch(() => rm(tmp, { recursive: true, force: true }));
-  return dir;
-}
 
 let home: string;
 /** A project with orchd and @kubernetes/client-node installed; one with orchd alone. */
@@ -82,7 +42,9 @@ async function project(name: string, dist: string, withClientNode: boolean): Pro
 }
 
 beforeAll(async () => {
-  const dist = await build();
+  // dist as `npm run build` makes it (src with declarations, then its bundles in dist/package), for
+  // the current sources: the build the child servers of the other tests run.
+  const dist = dirname(await builtPackage());
   home = tempDir('orchd-package-');
   consumer = await project('consumer', dist, true);
   bare = await project('bare', dist, false);
@@ -210,7 +172,7 @@ describe('what npm publishes', () => {
   });
 
   it('ships source maps that carry their sources (src is not in the package)', async () => {
-    const dist = await build();
+    const dist = dirname(await builtPackage());
     const maps = (await readdirDeep(join(dist, 'src'))).filter((f) => f.endsWith('.js.map'));
     expect(maps.length).toBeGreaterThan(50);
     for (const f of maps.slice(0, 400)) {

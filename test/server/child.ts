@@ -11,8 +11,8 @@ import { sleep } from '../helpers/poll.js';
 /*
  * The real orchd as a child process, for the tests that need a process: kill -9, SIGTERM, replay
  * while serving, the command line. Node 20 cannot run TypeScript, so src is compiled (as
- * test/log/crash.test.ts compiles src/log) into a cache folder named by the hash of the sources: a
- * stale build is never run. One worker builds (under a lock) into a temporary folder and renames it
+ * `npm run build` compiles it, declarations too: test/embed/package.test.ts installs this same build)
+ * into a cache folder named by the hash of the sources: a stale build is never run. One worker builds (under a lock) into a temporary folder and renames it
  * into place, so no child ever sees a half-written build.
  */
 
@@ -33,7 +33,7 @@ async function sourceFiles(dir: string): Promise<string[]> {
 async function sourceHash(): Promise<string> {
   const h = createHash('sha256');
   // tools/ too: the command line loads the time-travel commands from there.
-  for (const f of [join(ROOT, 'tsconfig.json'), BUILD_CONFIG, ...(await sourceFiles(join(ROOT, 'src'))), ...(await sourceFiles(join(ROOT, 'tools')))]) {
+  for (const f of [join(ROOT, 'tsconfig.json'), join(ROOT, 'tsconfig.build.json'), BUILD_CONFIG, ...(await sourceFiles(join(ROOT, 'src'))), ...(await sourceFiles(join(ROOT, 'tools')))]) {
     h.update(f.slice(ROOT.length))
       .update('\0')
       .update(await readFile(f))

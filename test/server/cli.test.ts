@@ -91,6 +91,10 @@ describe('orchd command line', () => {
     expect(await child.exited).toEqual({ code: 0, signal: null });
     expect(child.output.stdout).toContain('usage: orchd serve');
     for (const flag of ['--port', '--bind-address', '--data-dir', '--event-ttl']) expect(child.output.stdout).toContain(flag);
+    // The defaults the README's `npm start` serves with.
+    expect(child.output.stdout).toMatch(/^ +--port PORT +.*\(default 8080\)$/m);
+    expect(child.output.stdout).toMatch(/^ +--bind-address ADDRESS +.*\(default 127\.0\.0\.1\)$/m);
+    expect(child.output.stdout).toMatch(/^ +--data-dir DIR +.*\(default \.\/data;/m);
     expect(child.output.stderr).toBe('');
   });
 
@@ -289,10 +293,11 @@ describe('orchd command line', () => {
     expect(await exists(join(dataDir, 'log', 'CURRENT'))).toBe(true);
   });
 
-  it('npm start serves http://127.0.0.1:8080 with its data in ./data', async (ctx) => {
-    const probe = await listen(8080);
-    if (!probe) return ctx.skip('127.0.0.1:8080 is in use on this machine (another server): the defaults cannot be tried here');
-    await closeServer(probe);
+  // The README's `npm start`: a build, then `orchd serve` with its defaults (127.0.0.1:8080, ./data).
+  // The port is a free one passed on (`npm start -- --port P`), so that the test runs whatever else
+  // listens on 8080; that 8080 is serve's default is its usage's line, asserted above.
+  it('npm start builds from an empty dist/, then serves on 127.0.0.1 with its data in ./data', async () => {
+    const port = await freePort();
     // npm start builds first (npm ci no longer does): a checkout of its own, sources linked, dist its own.
     const checkout = join(root, 'checkout');
     await mkdir(checkout);
@@ -301,9 +306,10 @@ describe('orchd command line', () => {
     // What an earlier build left, of a source since removed: the build starts from an empty dist/.
     await mkdir(join(checkout, 'dist', 'src'), { recursive: true });
     await writeFile(join(checkout, 'dist', 'src', 'removed.js'), '');
-    const child = spawnProcess('npm', ['start'], { cwd: checkout, env: npmEnv() });
-    // The build type-checks the whole project first: minutes on a loaded machine.
-    await checkAndStop(child, 'http://127.0.0.1:8080', 200_000);
+    // The build type-checks the whole project first: minutes on a loaded machine. npm is killed only
+    // past the test's own bound (the default 60 s life cut a slow build short, and left its server).
+    const child = spawnProcess('npm', ['start', '--', '--port', String(port)], { cwd: checkout, env: npmEnv(), lifeMs: 230_000 });
+    await checkAndStop(child, `http://127.0.0.1:${port}`, 200_000);
     expect(await exists(join(checkout, 'dist', 'src', 'removed.js'))).toBe(false);
     expect(await exists(join(checkout, 'data', 'log', 'CURRENT'))).toBe(true);
   }, 240_000);
