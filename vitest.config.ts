@@ -10,8 +10,10 @@ export default defineConfig({
     setupFiles: ['test/setup/each-file.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    // Two cores: end-to-end suites start servers and real clients; more forks only thrash.
-    maxWorkers: 2,
+    // Four on two cores: the suite waits on servers, kubectl and etcd more than it computes (about
+    // 380 s of CPU in 860 s of files' time), so four files overlap their waits; two left the cores
+    // half idle (bench/RESULTS.md section 47).
+    maxWorkers: 4,
     // A worker runs file after file with the modules it has loaded: a fresh process per file spent
     // most of the run's CPU loading src again (three times the CPU for the same files, measured on
     // test/cel, test/resources and test/admission). The files share no state through it: each starts

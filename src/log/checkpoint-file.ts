@@ -75,14 +75,19 @@ export function nearestCheckpoint(file: string, atMost: number, atLeast = 0): Ch
   return checkpointsBeside(file).find((c) => c.seq <= atMost && c.seq >= atLeast);
 }
 
-function headSeq(file: string): number | undefined {
-  let fd: number;
+/** file opened for reading, or undefined when there is none. */
+function openIfThere(file: string): number | undefined {
   try {
-    fd = openSync(file, 'r');
+    return openSync(file, 'r');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
   }
+}
+
+function headSeq(file: string): number | undefined {
+  const fd = openIfThere(file);
+  if (fd === undefined) return undefined;
   try {
     const head = Buffer.alloc(CHECKPOINT_HEAD_BYTES);
     return readCheckpointHead(head.subarray(0, readSync(fd, head, 0, head.length, 0)));
@@ -227,13 +232,8 @@ function* partFrames(file: string, fd: number, peek = 0): Iterable<{ at: number;
  * not a checkpoint this code wrote.
  */
 export function checkpointLayout(file: string, peek = 0): { seq: number; parts: { at: number; length: number; peek?: Buffer }[] } | undefined {
-  let fd: number;
-  try {
-    fd = openSync(file, 'r');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
+  const fd = openIfThere(file);
+  if (fd === undefined) return undefined;
   try {
     const head = Buffer.alloc(CHECKPOINT_HEAD_BYTES);
     const seq = readCheckpointHead(head.subarray(0, readSync(fd, head, 0, head.length, 0)));

@@ -1,4 +1,6 @@
 /** A data folder's contents, as a reader that only reads must leave them. */
+import { execFileSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Level } from 'level';
@@ -33,4 +35,21 @@ export async function folderBytes(dir: string): Promise<Buffer> {
   const parts: Buffer[] = [];
   for (const f of files.sort()) parts.push(Buffer.from(`${f.slice(dir.length)}\0`), await readFile(f));
   return Buffer.concat(parts);
+}
+
+/** Every file and folder under dir with its size and modification time, in path order. */
+export function mtimes(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .sort()
+    .map((p) => {
+      const s = statSync(join(dir, p));
+      return `${p} ${s.isDirectory() ? 'dir' : s.size} ${s.mtimeMs}`;
+    })
+    .concat(`. ${statSync(dir).mtimeMs}`);
+}
+
+/** Makes dir (recursively) writable or not: root is not stopped by permission bits, so for root it is made immutable (chattr +i). */
+export function setWritable(dir: string, writable: boolean): void {
+  if (process.getuid?.() === 0) execFileSync('chattr', ['-R', writable ? '-i' : '+i', dir]);
+  else execFileSync('chmod', ['-R', writable ? 'u+w' : 'a-w', dir]);
 }

@@ -5,7 +5,6 @@
  * checkpoint, a restart with the newest checkpoint gone, and after compaction (a checkpoint older
  * than the horizon is not used).
  */
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,6 +16,7 @@ import type { KubeObject } from '../../src/api/types.js';
 import { Store } from '../../src/store/store.js';
 import { openCheckpointState, pickCheckpoint } from '../../src/timetravel/sources/checkpoint-state.js';
 import { snapshotLogFolder } from '../../src/timetravel/sources/log-snapshot.js';
+import { setWritable } from '../helpers/folder-contents.js';
 import { tempDir } from '../helpers/temp.js';
 
 const cleanup: (() => Promise<void>)[] = [];
@@ -247,9 +247,6 @@ describe('checkpoints along the log', () => {
     cpSync(path, whole, { recursive: true });
     cpSync(path, along, { recursive: true });
     rmSync(checkpointFile(along));
-    const isRoot = process.getuid?.() === 0;
-    // Root is not stopped by permission bits: immutable (chattr +i) stops even root.
-    const setWritable = (d: string, w: boolean) => execFileSync(isRoot ? 'chattr' : 'chmod', isRoot ? ['-R', w ? '-i' : '+i', d] : ['-R', w ? 'u+w' : 'a-w', d]);
     const listing = (d: string) =>
       readdirSync(d)
         .sort()

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { cpSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Level } from 'level';
@@ -7,7 +6,7 @@ import { checkpointsBeside } from '../../src/log/checkpoint-file.js';
 import { SEQ_BYTES } from '../../src/log/codec.js';
 import { checkpointFile, LevelDbLog } from '../../src/log/leveldb-log.js';
 import { INDEX_RANGE } from '../../src/log/version-index.js';
-import { folderBytes } from '../helpers/folder-contents.js';
+import { folderBytes, mtimes, setWritable } from '../helpers/folder-contents.js';
 import { call, startServer } from '../helpers/server.js';
 import { tempDir } from '../helpers/temp.js';
 import { builtCli, isReady, killAll, spawnServer } from '../server/child.js';
@@ -27,7 +26,6 @@ import { run } from './helpers.js';
 
 const NS = 'shared';
 const LISTS = [`${EVENTS}/events`, '/api/v1/namespaces', '/apis/rbac.authorization.orch.io/v1/clusterroles'];
-const isRoot = process.getuid?.() === 0;
 
 let work: string;
 let source: string;
@@ -43,22 +41,6 @@ let before: { bytes: Buffer; times: string[] };
 let after: { bytes: Buffer; times: string[] };
 
 const forkOf = (name: string) => join(work, `fork-${name}`);
-
-/** Every file and folder under dir with its size and modification time, in path order. */
-function mtimes(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
-    .sort()
-    .map((p) => {
-      const s = statSync(join(dir, p));
-      return `${p} ${s.isDirectory() ? 'dir' : s.size} ${s.mtimeMs}`;
-    })
-    .concat(`. ${statSync(dir).mtimeMs}`);
-}
-
-function setWritable(dir: string, writable: boolean): void {
-  if (isRoot) execFileSync('chattr', ['-R', writable ? '-i' : '+i', dir]);
-  else execFileSync('chmod', ['-R', writable ? 'u+w' : 'a-w', dir]);
-}
 
 /** An Exact list's items as names, versions and labels, or the status of its refusal. */
 async function listAt(base: string, path: string, rv: number): Promise<string[] | number> {

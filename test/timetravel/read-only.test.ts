@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { cpSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { folderBytes } from '../helpers/folder-contents.js';
+import { folderBytes, mtimes, setWritable } from '../helpers/folder-contents.js';
 import { call, startServer } from '../helpers/server.js';
 import { tempDir } from '../helpers/temp.js';
 import { EVENTS, createEvent, createNamespace, labelEvent } from '../watch/objects.js';
@@ -20,23 +20,6 @@ let dataDir: string;
 let work: string;
 let readOnly: string;
 const rv: Record<string, number> = {};
-const isRoot = process.getuid?.() === 0;
-
-/** Every file and folder under dir with its size and modification time, in path order. */
-function mtimes(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
-    .sort()
-    .map((p) => {
-      const s = statSync(join(dir, p));
-      return `${p} ${s.isDirectory() ? 'dir' : s.size} ${s.mtimeMs}`;
-    })
-    .concat(`. ${statSync(dir).mtimeMs}`);
-}
-
-function setWritable(dir: string, writable: boolean): void {
-  if (isRoot) execFileSync('chattr', ['-R', writable ? '-i' : '+i', dir]);
-  else execFileSync('chmod', ['-R', writable ? 'u+w' : 'a-w', dir]);
-}
 
 beforeAll(async () => {
   work = tempDir('orchd-tt-ro-');
