@@ -11,7 +11,7 @@ import type { IncomingMessage } from 'node:http';
 import type { FaultConfiguration } from '../src/config/faults.js';
 import { Faults } from '../src/faults/faults.js';
 import { faultRequest } from '../src/http/faults.js';
-import type { AuthorizationAttributes } from '../src/auth/authorizer.js';
+import type { AuthorizationAttributes } from '../src/api/authorization.js';
 
 const N = 200_000;
 const ROUNDS = 8;

@@ -15,7 +15,7 @@
  * returns a promise only from the first one that goes over the network.
  */
 import type { AuthorizationConfiguration, AuthorizerConfiguration, AuthorizerType } from '../config/authorization.js';
-import type { AuthorizationAttributes, AuthorizationDecision, Authorizer } from './authorizer.js';
+import type { AuthorizationAttributes, AuthorizationDecision, Authorizer } from '../api/authorization.js';
 import { WebhookAuthorizer, type WebhookDeps } from './webhook-authorizer.js';
 import type { Sample } from '../observability/samples.js';
 

@@ -10,7 +10,7 @@
  * chain decides. Roles that could not be found are named in the reason, since they may be why.
  * It answers synchronously, so admission's CEL `authorizer` can ask it too.
  */
-import type { AuthorizationAttributes, AuthorizationDecision, Authorizer } from './authorizer.js';
+import type { AuthorizationAttributes, AuthorizationDecision, Authorizer } from '../api/authorization.js';
 import { RBAC_GROUP } from '../api/groups.js';
 
 export interface RbacPolicyRule {

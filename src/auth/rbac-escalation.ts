@@ -11,7 +11,7 @@
  * It is the server's to call on creates and updates of the four kinds, with the authorizer chain in
  * force, and only when RBAC is part of that chain (with AlwaysAllow nobody could write a role).
  */
-import type { AuthorizationAttributes, Authorizer } from './authorizer.js';
+import type { AuthorizationAttributes, Authorizer } from '../api/authorization.js';
 import { appliesTo, roleReferenceRules, type RbacBinding, type RbacPolicyRule, type RbacSource } from './rbac-authorizer.js';
 import { RBAC_GROUP } from '../api/groups.js';
 

@@ -8,7 +8,7 @@
  * (RBAC, AlwaysDeny, …) must still be in a reloaded file.
  */
 import type { AuthorizationConfiguration } from '../config/authorization.js';
-import type { AuthorizationAttributes, AuthorizationDecision, Authorizer } from './authorizer.js';
+import type { AuthorizationAttributes, AuthorizationDecision, Authorizer } from '../api/authorization.js';
 import { buildAuthorizationChain, type AuthorizerChain, type ChainDeps } from './authorization-chain.js';
 import { ConfigReloader, type ParseConfig } from '../config/reloader.js';
 import type { Sample } from '../observability/samples.js';

@@ -11,7 +11,7 @@
  */
 import { parseFieldSelector } from '../selectors/field-selector.js';
 import { parseLabelSelector } from '../selectors/label-selector.js';
-import type { AuthorizationAttributes, AuthorizationDecision } from './authorizer.js';
+import type { AuthorizationAttributes, AuthorizationDecision } from '../api/authorization.js';
 
 export type SubjectAccessReviewVersion = 'v1' | 'v1beta1';
 

@@ -17,7 +17,7 @@
 import { request, type Agent } from 'node:https';
 import type { AuthorizerConfiguration, WebhookConfiguration } from '../config/authorization.js';
 import type { Egress } from '../egress/egress.js';
-import type { AuthorizationAttributes, AuthorizationDecision, Authorizer } from './authorizer.js';
+import type { AuthorizationAttributes, AuthorizationDecision, Authorizer } from '../api/authorization.js';
 import { readClientConnection, type ClientConnection } from './kubeconfig.js';
 import { compileMatchConditions, type MatchConditions } from './match-conditions.js';
 import { decisionOf, matchConditionRequest, reviewStatus, subjectAccessReviewBody, subjectAccessReviewSpec, type ReviewStatus } from './subject-access-review.js';

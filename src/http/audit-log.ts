@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { AuthorizationAttributes } from '../auth/authorizer.js';
+import type { AuthorizationAttributes } from '../api/authorization.js';
 import type { UserInfo } from '../auth/user.js';
 import { auditLevelOf, type AuditPolicy } from '../config/audit-policy.js';
 import type { Logger } from '../observability/logger.js';

@@ -8,7 +8,7 @@
  *
  * followed by `: <reason>` when the chain gave one.
  */
-import type { AuthorizationAttributes, AuthorizationDecision, Authorizer } from '../auth/authorizer.js';
+import type { AuthorizationAttributes, AuthorizationDecision, Authorizer } from '../api/authorization.js';
 import { forbiddenRequest, internalError, type ApiError } from './respond/status.js';
 
 function forbiddenMessage(a: AuthorizationAttributes): string {

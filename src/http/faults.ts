@@ -7,7 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Faults, FaultHit } from '../faults/faults.js';
 import type { FaultRequest } from '../faults/rules.js';
-import type { AuthorizationAttributes } from '../auth/authorizer.js';
+import type { AuthorizationAttributes } from '../api/authorization.js';
 import { managerFromUserAgent } from '../registry/field-manager.js';
 import type { LogReader } from '../registry/log-reader.js';
 import type { ResourceRoute } from './router.js';

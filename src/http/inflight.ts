@@ -10,7 +10,7 @@
  *   - a limit of 0 is no limit.
  * It runs after authentication and before authorization, where Kubernetes' handler chain has it.
  */
-import type { AuthorizationAttributes } from '../auth/authorizer.js';
+import type { AuthorizationAttributes } from '../api/authorization.js';
 import type { UserInfo } from '../auth/user.js';
 import { tooManyRequests } from './respond/status.js';
 import type { Sample } from '../observability/samples.js';

@@ -14,7 +14,7 @@
  *   verb the lowercase method, and the path.
  */
 import type { IncomingMessage } from 'node:http';
-import type { AuthorizationAttributes } from '../auth/authorizer.js';
+import type { AuthorizationAttributes } from '../api/authorization.js';
 import type { UserInfo } from '../auth/user.js';
 import { nameInFieldSelector } from '../registry/selection.js';
 import { flag } from './codec/query.js';

@@ -3,7 +3,7 @@
  * as it reports it (the HTTP method for writes, LIST and WATCH for collection reads, APPLY for a
  * server-side apply), the group, version, resource, subresource and scope the path names.
  */
-import type { AuthorizationAttributes } from '../auth/authorizer.js';
+import type { AuthorizationAttributes } from '../api/authorization.js';
 import type { RequestLabels } from '../observability/metrics.js';
 import type { ResourceRoute } from './router.js';
 

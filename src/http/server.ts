@@ -26,7 +26,7 @@ import { RequestAuthenticator, type Authenticator } from '../auth/authenticate.j
 import { managerFromUserAgent } from '../registry/field-manager.js';
 import { traceRequest } from './request-span.js';
 import { alwaysAllow } from '../auth/authorization-chain.js';
-import type { Authorizer } from '../auth/authorizer.js';
+import type { Authorizer } from '../api/authorization.js';
 import { authorize } from './authorize.js';
 import type { ForkPoint } from '../config/fork-origin.js';
 import { handleDebugLog } from './handlers/debug-log.js';

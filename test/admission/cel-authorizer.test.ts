@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MAX_ROUNDS, evaluateWithAuthorizer, immediateAuthorizer } from '../../src/admission/cel-authorizer.js';
-import type { AuthorizationAttributes, AuthorizationDecision, Authorizer } from '../../src/auth/authorizer.js';
+import type { AuthorizationAttributes, AuthorizationDecision, Authorizer } from '../../src/api/authorization.js';
 import type { CelAuthorizer } from '../../src/cel/index.js';
 
 /** Answers `get` synchronously and everything else a tick later, allowing only the verbs in `allowed`. */

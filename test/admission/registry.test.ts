@@ -9,7 +9,7 @@ import { admissionAttributes } from '../../src/admission/attributes.js';
 import type { KubeObject } from '../../src/api/types.js';
 import { AdmissionError } from '../../src/admission/errors.js';
 import { toStatus } from '../../src/http/respond/errors.js';
-import type { Authorizer } from '../../src/auth/authorizer.js';
+import type { Authorizer } from '../../src/api/authorization.js';
 import { kinds } from '../../src/resources/kinds.js';
 import { call, startServer, type TestServer } from '../helpers/server.js';
 import { fixtures } from '../resources/fixtures.js';

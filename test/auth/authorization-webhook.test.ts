@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { buildAuthorizationChain, type AuthorizerChain } from '../../src/auth/authorization-chain.js';
-import type { AuthorizationAttributes, AuthorizationDecision } from '../../src/auth/authorizer.js';
+import type { AuthorizationAttributes, AuthorizationDecision } from '../../src/api/authorization.js';
 import { authorizationDocument } from '../../src/config/authorization.js';
 import { loadDocumentText } from '../../src/config/load.js';
 import { directEgress } from '../../src/egress/egress.js';

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StoreRbacSource } from '../../src/registry/rbac-source.js';
 import { rbacAuthorizer } from '../../src/auth/rbac-authorizer.js';
-import type { AuthorizationAttributes, AuthorizationDecision } from '../../src/auth/authorizer.js';
+import type { AuthorizationAttributes, AuthorizationDecision } from '../../src/api/authorization.js';
 import { call, serverForFile, startServer } from '../helpers/server.js';
 import { tempDir } from '../helpers/temp.js';
 

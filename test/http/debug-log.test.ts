@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Authorizer } from '../../src/auth/authorizer.js';
+import type { Authorizer } from '../../src/api/authorization.js';
 import { buildRegistry } from '../../src/registry/build.js';
 import { createApiServer, listenOn, type ApiServer } from '../../src/http/server.js';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';

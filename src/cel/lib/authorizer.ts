@@ -8,49 +8,10 @@
  * implements it). Expressions are evaluated synchronously, so it answers synchronously.
  */
 import type { Environment } from '@marcbachmann/cel-js';
+import type { AuthorizationAttributes, AuthorizationDecision, CelUserInfo } from '../../api/authorization.js';
 import { celError, sync } from './common.js';
 
-export interface CelUserInfo {
-  username: string;
-  uid?: string;
-  groups?: string[];
-  extra?: Record<string, string[]>;
-}
-
-/** What is asked: Kubernetes' authorizer.Attributes. */
-export interface AuthorizationAttributes {
-  user: CelUserInfo;
-  verb: string;
-  isResourceRequest: boolean;
-  /** Resource requests. */
-  apiGroup?: string;
-  apiVersion?: string;
-  resource?: string;
-  subresource?: string;
-  namespace?: string;
-  name?: string;
-  fieldSelector?: string;
-  labelSelector?: string;
-  /** Non-resource requests. */
-  path?: string;
-}
-
-export interface AuthorizationDecision {
-  decision: 'allow' | 'deny' | 'noOpinion';
-  reason?: string;
-  /** Set when the authorizer failed to decide. */
-  error?: string;
-}
-
-/**
- * The contract every authorizer of the chain implements (src/auth: AlwaysAllow, AlwaysDeny, RBAC,
- * Webhook), Kubernetes' authorizer.Authorizer. It lives here, beside the attributes it is asked
- * with, so that admission (which asks it from expressions) need not import the auth room.
- */
-export interface Authorizer {
-  /** Webhooks answer asynchronously; the others may answer at once. */
-  authorize(attributes: AuthorizationAttributes): AuthorizationDecision | Promise<AuthorizationDecision>;
-}
+export type { AuthorizationAttributes, AuthorizationDecision, Authorizer, CelUserInfo } from '../../api/authorization.js';
 
 export interface CelAuthorizer {
   authorize(attributes: AuthorizationAttributes): AuthorizationDecision;

@@ -26,7 +26,7 @@
  * if not.
  */
 import type { ServerResponse } from 'node:http';
-import type { AuthorizationAttributes } from '../../auth/authorizer.js';
+import type { AuthorizationAttributes } from '../../api/authorization.js';
 import { type KindStrategy } from '../../api/strategy.js';
 import { stampedTimeMs, type LogEntry, type LogReader } from '../../registry/log-reader.js';
 import { collectionOf, splitKey } from '../../api/object-keys.js';

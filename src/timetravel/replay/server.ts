@@ -16,7 +16,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Authorizer } from '../../auth/authorizer.js';
+import type { Authorizer } from '../../api/authorization.js';
 import { HandoverPort } from '../../http/handover-port.js';
 import { createApiServer, type ApiServer } from '../../http/server.js';
 import { StoredEntry } from '../../log/codec.js';
