@@ -14,7 +14,7 @@
 import { join } from 'node:path';
 import { command, CommandError, nonEmpty, UsageError, type Flags } from './flags.js';
 import type { EncryptionConfiguration } from '../config/encryption.js';
-import { encryptAtRest } from '../log/encryption/index.js';
+import { COMMAND_KMS_WAIT_MS, encryptAtRest } from '../log/encryption/index.js';
 import { LevelDbLog } from '../log/leveldb-log.js';
 import { Store } from '../store/store.js';
 import { encryptionFrom } from '../timetravel/core/source.js';
@@ -28,16 +28,13 @@ export interface RewriteResult {
   lastSeq: number;
 }
 
-/** How long the tool waits for KMS plugins to answer before it gives up. */
-const KMS_WAIT_MS = 30_000;
-
 export async function rewriteEncryption(opts: { dataDir: string; config: EncryptionConfiguration; keepHistory?: boolean; kmsWaitMs?: number }): Promise<RewriteResult> {
   const log = encryptAtRest(new LevelDbLog({ path: join(opts.dataDir, 'log') }), opts.config);
   await log.open();
   const store = new Store({ log });
   try {
     // Values sealed by a KMS plugin read back only through it.
-    const waitMs = opts.kmsWaitMs ?? KMS_WAIT_MS;
+    const waitMs = opts.kmsWaitMs ?? COMMAND_KMS_WAIT_MS;
     if (!(await log.ready(waitMs)))
       throw new CommandError(
         `the KMS plugins did not answer within ${waitMs} ms: ${log

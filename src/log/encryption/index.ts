@@ -11,7 +11,7 @@ import { StoredValues } from './stored-values.js';
 
 export { EncryptedLog, corruptObjectsOf } from './encrypted-log.js';
 export { CorruptEntryError, type CorruptObject } from './corrupt-objects.js';
-export { type ProviderOptions, type ResourceProviders } from './providers.js';
+export { COMMAND_KMS_WAIT_MS, type ProviderOptions, type ResourceProviders } from './providers.js';
 export type { KmsTimings } from './kms/kms-v2.js';
 export { providerSwap, type ProviderSwap, type ReloadStatus } from './provider-swap.js';
 export type { EncryptionConfiguration } from './configuration.js';

@@ -24,6 +24,9 @@ export interface ProviderChain {
   readsPlain: boolean;
 }
 
+/** How long a command (fork, replay, rewrite-encryption) waits for KMS plugins to answer before it gives up. */
+export const COMMAND_KMS_WAIT_MS = 30_000;
+
 /** A configuration orchd cannot serve; start-up stops with it. */
 export class UnsupportedEncryptionError extends Error {}
 

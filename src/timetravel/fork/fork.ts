@@ -22,7 +22,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { writeForkPoints, type ForkPoint } from '../../config/fork-origin.js';
 import { packJson, unpackJson } from '../../log/codec.js';
 import type { EncryptionConfiguration } from '../../log/encryption/configuration.js';
-import { ResourceProviders } from '../../log/encryption/providers.js';
+import { COMMAND_KMS_WAIT_MS, ResourceProviders } from '../../log/encryption/providers.js';
 import { StoredValues } from '../../log/encryption/stored-values.js';
 import { LevelDbLog, type ImportedEntry } from '../../log/leveldb-log.js';
 import { ForkCheckpoint } from './checkpoint.js';
@@ -31,9 +31,6 @@ import { writerBytesOf, type History } from '../core/history.js';
 import { TimeTravelError } from '../core/errors.js';
 import { progress } from '../print/progress.js';
 import { stateEntries } from '../core/state-entries.js';
-
-/** How long a fork waits for the KMS plugins of its encryption configuration. */
-const KMS_WAIT_MS = 30_000;
 
 export interface ForkOptions {
   history: History;
@@ -170,10 +167,10 @@ async function* sealed(pages: AsyncIterable<ImportedEntry[]>, seal: ((e: Importe
 async function sealer(config: EncryptionConfiguration): Promise<{ seal(e: ImportedEntry): ImportedEntry; close(): void }> {
   const providers = new ResourceProviders(config);
   providers.start();
-  if (!(await providers.ready(KMS_WAIT_MS))) {
+  if (!(await providers.ready(COMMAND_KMS_WAIT_MS))) {
     const problems = providers.health().map((p) => `${p.name}: ${p.problem}`);
     providers.close();
-    throw new TimeTravelError(`the KMS plugins did not answer within ${KMS_WAIT_MS / 1000} s: ${problems.join('; ')}`);
+    throw new TimeTravelError(`the KMS plugins did not answer within ${COMMAND_KMS_WAIT_MS / 1000} s: ${problems.join('; ')}`);
   }
   const values = new StoredValues(providers);
   return {

@@ -38,21 +38,19 @@ import { removedAtExit, removedNow, snapshotLogFolder, snapshotProblem } from '.
 
 /** The newest version whose state is folded from the log rather than read from a rebuilt store. */
 const FOLD_MAX = 100_000;
-/** How long the tool waits for KMS plugins to answer before it gives up. */
-const KMS_WAIT_MS = 30_000;
 
 /**
  * Opens a copy of a recorded log through its encryption at rest, once its KMS plugins answer. sync
  * false: a copy written to that nobody reads after a crash (the replay's served log).
  */
 export async function openLogCopy(path: string, encryption: EncryptionConfiguration | undefined, sync = true, buildIndex = true): Promise<EncryptedLog> {
-  const { encryptAtRest } = await import('../../log/encryption/index.js');
+  const { encryptAtRest, COMMAND_KMS_WAIT_MS } = await import('../../log/encryption/index.js');
   const log = encryptAtRest(new LevelDbLog({ path, sync, buildIndex }), encryption);
   await log.open();
-  if (!(await log.ready(KMS_WAIT_MS))) {
+  if (!(await log.ready(COMMAND_KMS_WAIT_MS))) {
     await log.close();
     throw new TimeTravelError(
-      `the KMS plugins did not answer within ${KMS_WAIT_MS} ms: ${log
+      `the KMS plugins did not answer within ${COMMAND_KMS_WAIT_MS} ms: ${log
         .health()
         .map((h) => h.problem)
         .join('; ')}`,
