@@ -1,5 +1,5 @@
 import { closeSync, fstatSync, openSync, readdirSync, readSync } from 'node:fs';
-import { open, rename, rm, type FileHandle } from 'node:fs/promises';
+import { open, rename, rm } from 'node:fs/promises';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { basename, dirname, join } from 'node:path';
 import { CHECKPOINT_HEAD_BYTES, PART_LENGTH_BYTES, checkpointHead, framePart, readCheckpointHead } from './codec.js';
@@ -154,28 +154,9 @@ async function syncDir(path: string): Promise<void> {
  * that is gone (or older), the newest index copy along the log; undefined when there is none.
  */
 export async function loadCheckpointFile(file: string): Promise<SavedCheckpoint | undefined> {
+  // Its seq was just read from its head; readParts checks it again as it opens the file.
   const newest = checkpointsBeside(file)[0];
-  if (!newest) return undefined;
-  const head = await readHead(newest.file);
-  return head && { seq: head.seq, parts: readParts(newest.file, head.seq) };
-}
-
-async function readHead(file: string): Promise<{ seq: number } | undefined> {
-  let fh: FileHandle;
-  try {
-    fh = await open(file, 'r');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
-  try {
-    const buf = Buffer.alloc(CHECKPOINT_HEAD_BYTES);
-    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
-    const seq = readCheckpointHead(buf.subarray(0, bytesRead));
-    return seq === undefined ? undefined : { seq };
-  } finally {
-    await fh.close();
-  }
+  return newest && { seq: newest.seq, parts: readParts(newest.file, newest.seq) };
 }
 
 /** Object bytes are read into buffers of this size, each holding many parts (see PartFile). */
