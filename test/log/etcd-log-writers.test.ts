@@ -280,6 +280,21 @@ describe('EtcdLog with several writers', () => {
     expect(await store.waitFor(third, 5000)).toBe(true);
     expect(store.get('g/c/z')?.obj.metadata.resourceVersion).toBe(String(third));
   });
+
+  it('a newer head asked for while a consistent read is still nudging past holes is reached too, not only the older one', async () => {
+    const [a, b] = await replicas(2);
+    const foreign = new Etcd3({ hosts: etcd.url });
+    cleanup.push(async () => foreign.close());
+    await put(a, 'g/c/x', { metadata: {}, n: 1 }).durable;
+    await foreign.put('/foreign/older').value('not orchd');
+    // The first read's nudge is under way (progress asked every few ms) when the second one comes.
+    const older = await b.headSeq();
+    await foreign.put('/foreign/newer').value('not orchd');
+    const newer = await b.headSeq();
+    expect(newer).toBeGreaterThan(older);
+    // Once the older head is reached, progress must still be asked for until the newer one is.
+    await eventually(() => b.lastSeq >= newer, { what: `the newer head ${newer}`, timeoutMs: 2000 });
+  });
 });
 
 async function entriesOf(log: EtcdLog, from: number): Promise<LogEntry[]> {

@@ -91,6 +91,9 @@ export class EtcdLog extends LogSkeleton {
   /** A progress notification waiting for a second one before it is trusted (watch-prefix.ts, range-reads.ts readEntries). */
   private unconfirmed: number | undefined;
   private nudging: NodeJS.Timeout | undefined;
+  /** The newest head a consistent read waits for, and until when progress is asked for it. */
+  private nudgeTo = 0;
+  private nudgeUntil = 0;
   private readonly progressed = new Subject<number>();
   readonly progress$: Observable<number> = this.progressed.asObservable();
   private readonly relists = new Subject<Relist>();
@@ -238,12 +241,18 @@ export class EtcdLog extends LogSkeleton {
     this.acks.through(through);
   }
 
-  /** A consistent read waits for head: holes before it are passed by progress notifications, asked for until it is reached. */
+  /**
+   * A consistent read waits for head: holes before it are passed by progress notifications, asked for
+   * until it is reached. A newer head asked for meanwhile raises the mark, or that read would wait
+   * for a write or etcd's own progress interval once the older head is reached.
+   */
   private nudge(head: number): void {
-    if (this.nudging || this.last >= head) return;
-    const until = Date.now() + NUDGE_FOR_MS;
+    if (this.last >= head) return;
+    this.nudgeTo = Math.max(this.nudgeTo, head);
+    this.nudgeUntil = Date.now() + NUDGE_FOR_MS;
+    if (this.nudging) return;
     this.nudging = setInterval(() => {
-      if (this.last >= head || Date.now() > until || !this.isOpen) {
+      if (this.last >= this.nudgeTo || Date.now() > this.nudgeUntil || !this.isOpen) {
         clearInterval(this.nudging);
         this.nudging = undefined;
         return;
