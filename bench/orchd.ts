@@ -65,6 +65,9 @@ export interface ReadyLine {
   seq: number;
   objects: number;
   replayMs: number;
+  /** The checkpoint the server started from (0: none) and how many log entries it folded on top. */
+  checkpointSeq: number;
+  replayed: number;
 }
 
 export class Orchd {
@@ -119,7 +122,8 @@ export class Orchd {
   async ready(timeoutMs: number): Promise<ReadyLine> {
     const line = await this.child.waitForLine((l) => l.includes('"msg":"ready"'), timeoutMs);
     const parsed = JSON.parse(line) as ReadyLine;
-    return { url: parsed.url, seq: parsed.seq, objects: parsed.objects, replayMs: parsed.replayMs };
+    const { url, seq, objects, replayMs, checkpointSeq, replayed } = parsed;
+    return { url, seq, objects, replayMs, checkpointSeq, replayed };
   }
 
   /** SIGTERM (graceful: orchd checkpoints and closes its log), SIGKILL after the grace time. */
