@@ -116,14 +116,17 @@ export class Registry extends ObjectReads {
     if (kind.namespaced) this.requireNamespace(namespace ?? '', kind, meta.name);
     t = stageLap('defaults', t);
     if (this.admission) {
-      obj = await this.admission.mutate('CREATE', kind, obj, undefined, opts);
+      // Awaited only when admission ran something (AdmissionHooks): a create with none takes no turn here.
+      const mutated = this.admission.mutate('CREATE', kind, obj, undefined, opts);
+      obj = mutated instanceof Promise ? await mutated : mutated;
       kind.applyDefaults(obj);
     }
     t = stageLap('admission', t);
     const name = obj.metadata.name;
     this.invalidIf(kind, name, validateCreate(kind, obj));
     t = stageLap('validation', t);
-    await this.admission?.validate('CREATE', kind, obj, undefined, opts);
+    const admitted = this.admission?.validate('CREATE', kind, obj, undefined, opts);
+    if (admitted) await admitted;
     stageLap('admission', t);
     const key = this.key(kind, namespace, name ?? '');
     // Stored, though unreadable: the name is taken (etcd's create compares the key's existence only).
@@ -195,12 +198,14 @@ export class Registry extends ObjectReads {
         if (opts.subresource === undefined) kind.prepareForUpdate?.(next, old);
         kind.applyDefaults(next);
         if (this.admission) {
-          next = await this.admission.mutate('UPDATE', kind, next, old, opts);
+          const mutated = this.admission.mutate('UPDATE', kind, next, old, opts);
+          next = mutated instanceof Promise ? await mutated : mutated;
           kind.applyDefaults(next);
         }
         if (!jsonEqual(specOf(kind, next), specOf(kind, old))) next.metadata.generation = (old.metadata.generation ?? 1) + 1;
         this.invalidIf(kind, name, validateUpdate(kind, next, old, opts.subresource === 'status' ? 'status' : undefined));
-        await this.admission?.validate('UPDATE', kind, next, old, opts);
+        const admitted = this.admission?.validate('UPDATE', kind, next, old, opts);
+        if (admitted) await admitted;
         dryResult = next;
         if (opts.dryRun || sameObject(next, old)) return { kind: 'noop' };
         // The last finalizer removed from an object being deleted: the object goes now.
