@@ -116,10 +116,13 @@ export class Registry extends ObjectReads {
     if (kind.namespaced) this.requireNamespace(namespace ?? '', kind, meta.name);
     t = stageLap('defaults', t);
     if (this.admission) {
-      // Awaited only when admission ran something (AdmissionHooks): a create with none takes no turn here.
+      // Awaited and defaulted again only when admission ran something (AdmissionHooks): a create with
+      // none takes no turn here and is not defaulted a third time.
       const mutated = this.admission.mutate('CREATE', kind, obj, undefined, opts);
-      obj = mutated instanceof Promise ? await mutated : mutated;
-      kind.applyDefaults(obj);
+      if (mutated instanceof Promise) {
+        obj = await mutated;
+        kind.applyDefaults(obj);
+      }
     }
     t = stageLap('admission', t);
     const name = obj.metadata.name;
@@ -199,8 +202,10 @@ export class Registry extends ObjectReads {
         kind.applyDefaults(next);
         if (this.admission) {
           const mutated = this.admission.mutate('UPDATE', kind, next, old, opts);
-          next = mutated instanceof Promise ? await mutated : mutated;
-          kind.applyDefaults(next);
+          if (mutated instanceof Promise) {
+            next = await mutated;
+            kind.applyDefaults(next);
+          }
         }
         if (!jsonEqual(specOf(kind, next), specOf(kind, old))) next.metadata.generation = (old.metadata.generation ?? 1) + 1;
         this.invalidIf(kind, name, validateUpdate(kind, next, old, opts.subresource === 'status' ? 'status' : undefined));
