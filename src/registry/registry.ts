@@ -60,6 +60,13 @@ export interface DeleteOptions extends WriteOptions {
  * The new object computed from the current one (undefined when absent) inside the update's retry
  * loop: a patch is re-applied to the latest object on a write race instead of failing.
  */
+/** An update's answer: the object, whether it was created, and its JSON when the store has it already (see Store.put). */
+export interface Updated {
+  obj: KubeObject;
+  created: boolean;
+  json?: Buffer;
+}
+
 export type UpdateTransform = (current: KubeObject | undefined) => KubeObject | Promise<KubeObject>;
 
 // Admission (src/admission) plugs in through AdmissionHooks: mutate before validation, validate after it.
@@ -151,7 +158,7 @@ export class Registry extends ObjectReads {
    * a main-resource write is ignored and the spec of a /status write is ignored, each taken from the
    * stored object.
    */
-  update(kind: KindStrategy, namespace: string | undefined, name: string, incoming: KubeObject | UpdateTransform, opts: UpdateOptions): Promise<{ obj: KubeObject; created: boolean }> {
+  update(kind: KindStrategy, namespace: string | undefined, name: string, incoming: KubeObject | UpdateTransform, opts: UpdateOptions): Promise<Updated> {
     return this.writes.through(() => runAsWrite(writeOf('update', opts), () => this.updateInside(kind, namespace, name, incoming, opts)));
   }
 
@@ -161,7 +168,7 @@ export class Registry extends ObjectReads {
     name: string,
     incoming: KubeObject | UpdateTransform,
     opts: UpdateOptions,
-  ): Promise<{ obj: KubeObject; created: boolean }> {
+  ): Promise<Updated> {
     const key = this.key(kind, namespace, name);
     const corrupt = this.corruptError(key);
     if (corrupt) throw corrupt;
@@ -217,7 +224,8 @@ export class Registry extends ObjectReads {
         if (next.metadata.deletionTimestamp && !held(kind, next)) return { kind: 'delete', obj: next };
         return { kind: 'put', obj: next };
       });
-      return { obj: opts.dryRun || !stored ? dryResult! : stored.obj, created };
+      if (opts.dryRun || !stored) return { obj: dryResult!, created };
+      return stored.json ? { obj: stored.obj, created, json: stored.json } : { obj: stored.obj, created };
     } catch (err) {
       throw this.translate(err, kind, name);
     }
@@ -234,7 +242,7 @@ export class Registry extends ObjectReads {
     name: string,
     config: KubeObject,
     opts: UpdateOptions & { fieldManager: FieldManagement; force: boolean },
-  ): Promise<{ obj: KubeObject; created: boolean }> {
+  ): Promise<Updated> {
     const { fieldManager, force, ...rest } = opts;
     const merged = (live: KubeObject | undefined): KubeObject => {
       const obj = trackApply(target(kind, opts, this.clock.now()), live, config, fieldManager.manager, force);
