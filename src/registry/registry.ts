@@ -162,13 +162,7 @@ export class Registry extends ObjectReads {
     return this.writes.through(() => runAsWrite(writeOf('update', opts), () => this.updateInside(kind, namespace, name, incoming, opts)));
   }
 
-  private async updateInside(
-    kind: KindStrategy,
-    namespace: string | undefined,
-    name: string,
-    incoming: KubeObject | UpdateTransform,
-    opts: UpdateOptions,
-  ): Promise<Updated> {
+  private async updateInside(kind: KindStrategy, namespace: string | undefined, name: string, incoming: KubeObject | UpdateTransform, opts: UpdateOptions): Promise<Updated> {
     const key = this.key(kind, namespace, name);
     const corrupt = this.corruptError(key);
     if (corrupt) throw corrupt;
@@ -236,13 +230,7 @@ export class Registry extends ObjectReads {
    * object by who owns which field (conflicts refused unless force), then it is an update like any
    * other; an object that does not exist is created.
    */
-  apply(
-    kind: KindStrategy,
-    namespace: string | undefined,
-    name: string,
-    config: KubeObject,
-    opts: UpdateOptions & { fieldManager: FieldManagement; force: boolean },
-  ): Promise<Updated> {
+  apply(kind: KindStrategy, namespace: string | undefined, name: string, config: KubeObject, opts: UpdateOptions & { fieldManager: FieldManagement; force: boolean }): Promise<Updated> {
     const { fieldManager, force, ...rest } = opts;
     const merged = (live: KubeObject | undefined): KubeObject => {
       const obj = trackApply(target(kind, opts, this.clock.now()), live, config, fieldManager.manager, force);
