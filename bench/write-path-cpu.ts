@@ -41,7 +41,8 @@ async function measure(root: string): Promise<Record<string, number>> {
   const { encodeRecord } = await load('src/log/codec.js');
   const { event } = await load('src/resources/event.js');
   const { eventBytes } = await load('bench/payload.js');
-  const route = { kind: event, version: 'v1' };
+  // A WriteTarget: managedFields' time comes from the write's (the registry's clock), fixed here.
+  const route = { kind: event, version: 'v1', at: new Date(0) };
   const bodies: Buffer[] = Array.from({ length: N }, (_, i) => eventBytes(`w-cpu-${i}`, i));
   const decode = (b: Buffer): Obj => checkObject(event, 'v1', decodeBody(b, 'application/json', { accept: OBJECT_MEDIA_TYPES }).value, [], 'Strict').obj;
   const fresh = () => bodies.map(decode);

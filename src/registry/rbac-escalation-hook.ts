@@ -47,15 +47,20 @@ function requestOf(kind: EscalationRequest['kind'], obj: KubeObject): Escalation
 
 export function withRbacEscalationPrevention(inner: AdmissionHooks | undefined, check: EscalationCheck): AdmissionHooks {
   return {
-    async mutate(op, kind, obj, old, opts) {
-      const next = inner ? await inner.mutate(op, kind, obj, old, opts) : obj;
+    mutate(op, kind, obj, old, opts) {
       const checked = CHECKED.get(kind);
-      if (!checked || (op !== 'CREATE' && op !== 'UPDATE') || (old && onlyGarbageCollectionFields(next, old))) return next;
-      const refusal = await check(requestOf(checked, next));
-      if (refusal?.reason === 'Forbidden') throw forbidden(qualified(kind, next.metadata.name ?? ''), refusal.detail);
-      if (refusal?.reason === 'RoleNotFound') throw notFound(qualified(refusal.kind === 'Role' ? role : clusterRole, refusal.name));
-      return next;
+      const mutated = inner ? inner.mutate(op, kind, obj, old, opts) : obj;
+      // A kind RBAC does not check passes through as inner answered it (at once when nothing ran).
+      if (!checked || (op !== 'CREATE' && op !== 'UPDATE')) return mutated;
+      return (async () => {
+        const next = await mutated;
+        if (old && onlyGarbageCollectionFields(next, old)) return next;
+        const refusal = await check(requestOf(checked, next));
+        if (refusal?.reason === 'Forbidden') throw forbidden(qualified(kind, next.metadata.name ?? ''), refusal.detail);
+        if (refusal?.reason === 'RoleNotFound') throw notFound(qualified(refusal.kind === 'Role' ? role : clusterRole, refusal.name));
+        return next;
+      })();
     },
-    validate: async (op, kind, obj, old, opts) => inner?.validate(op, kind, obj, old, opts),
+    validate: (op, kind, obj, old, opts) => inner?.validate(op, kind, obj, old, opts),
   };
 }

@@ -60,6 +60,13 @@ export interface DeleteOptions extends WriteOptions {
  * The new object computed from the current one (undefined when absent) inside the update's retry
  * loop: a patch is re-applied to the latest object on a write race instead of failing.
  */
+/** An update's answer: the object, whether it was created, and its JSON when the store has it already (see Store.put). */
+export interface Updated {
+  obj: KubeObject;
+  created: boolean;
+  json?: Buffer;
+}
+
 export type UpdateTransform = (current: KubeObject | undefined) => KubeObject | Promise<KubeObject>;
 
 // Admission (src/admission) plugs in through AdmissionHooks: mutate before validation, validate after it.
@@ -116,14 +123,20 @@ export class Registry extends ObjectReads {
     if (kind.namespaced) this.requireNamespace(namespace ?? '', kind, meta.name);
     t = stageLap('defaults', t);
     if (this.admission) {
-      obj = await this.admission.mutate('CREATE', kind, obj, undefined, opts);
-      kind.applyDefaults(obj);
+      // Awaited and defaulted again only when admission ran something (AdmissionHooks): a create with
+      // none takes no turn here and is not defaulted a third time.
+      const mutated = this.admission.mutate('CREATE', kind, obj, undefined, opts);
+      if (mutated instanceof Promise) {
+        obj = await mutated;
+        kind.applyDefaults(obj);
+      }
     }
     t = stageLap('admission', t);
     const name = obj.metadata.name;
     this.invalidIf(kind, name, validateCreate(kind, obj));
     t = stageLap('validation', t);
-    await this.admission?.validate('CREATE', kind, obj, undefined, opts);
+    const admitted = this.admission?.validate('CREATE', kind, obj, undefined, opts);
+    if (admitted) await admitted;
     stageLap('admission', t);
     const key = this.key(kind, namespace, name ?? '');
     // Stored, though unreadable: the name is taken (etcd's create compares the key's existence only).
@@ -145,17 +158,11 @@ export class Registry extends ObjectReads {
    * a main-resource write is ignored and the spec of a /status write is ignored, each taken from the
    * stored object.
    */
-  update(kind: KindStrategy, namespace: string | undefined, name: string, incoming: KubeObject | UpdateTransform, opts: UpdateOptions): Promise<{ obj: KubeObject; created: boolean }> {
+  update(kind: KindStrategy, namespace: string | undefined, name: string, incoming: KubeObject | UpdateTransform, opts: UpdateOptions): Promise<Updated> {
     return this.writes.through(() => runAsWrite(writeOf('update', opts), () => this.updateInside(kind, namespace, name, incoming, opts)));
   }
 
-  private async updateInside(
-    kind: KindStrategy,
-    namespace: string | undefined,
-    name: string,
-    incoming: KubeObject | UpdateTransform,
-    opts: UpdateOptions,
-  ): Promise<{ obj: KubeObject; created: boolean }> {
+  private async updateInside(kind: KindStrategy, namespace: string | undefined, name: string, incoming: KubeObject | UpdateTransform, opts: UpdateOptions): Promise<Updated> {
     const key = this.key(kind, namespace, name);
     const corrupt = this.corruptError(key);
     if (corrupt) throw corrupt;
@@ -195,19 +202,24 @@ export class Registry extends ObjectReads {
         if (opts.subresource === undefined) kind.prepareForUpdate?.(next, old);
         kind.applyDefaults(next);
         if (this.admission) {
-          next = await this.admission.mutate('UPDATE', kind, next, old, opts);
-          kind.applyDefaults(next);
+          const mutated = this.admission.mutate('UPDATE', kind, next, old, opts);
+          if (mutated instanceof Promise) {
+            next = await mutated;
+            kind.applyDefaults(next);
+          }
         }
         if (!jsonEqual(specOf(kind, next), specOf(kind, old))) next.metadata.generation = (old.metadata.generation ?? 1) + 1;
         this.invalidIf(kind, name, validateUpdate(kind, next, old, opts.subresource === 'status' ? 'status' : undefined));
-        await this.admission?.validate('UPDATE', kind, next, old, opts);
+        const admitted = this.admission?.validate('UPDATE', kind, next, old, opts);
+        if (admitted) await admitted;
         dryResult = next;
         if (opts.dryRun || sameObject(next, old)) return { kind: 'noop' };
         // The last finalizer removed from an object being deleted: the object goes now.
         if (next.metadata.deletionTimestamp && !held(kind, next)) return { kind: 'delete', obj: next };
         return { kind: 'put', obj: next };
       });
-      return { obj: opts.dryRun || !stored ? dryResult! : stored.obj, created };
+      if (opts.dryRun || !stored) return { obj: dryResult!, created };
+      return stored.json ? { obj: stored.obj, created, json: stored.json } : { obj: stored.obj, created };
     } catch (err) {
       throw this.translate(err, kind, name);
     }
@@ -218,13 +230,7 @@ export class Registry extends ObjectReads {
    * object by who owns which field (conflicts refused unless force), then it is an update like any
    * other; an object that does not exist is created.
    */
-  apply(
-    kind: KindStrategy,
-    namespace: string | undefined,
-    name: string,
-    config: KubeObject,
-    opts: UpdateOptions & { fieldManager: FieldManagement; force: boolean },
-  ): Promise<{ obj: KubeObject; created: boolean }> {
+  apply(kind: KindStrategy, namespace: string | undefined, name: string, config: KubeObject, opts: UpdateOptions & { fieldManager: FieldManagement; force: boolean }): Promise<Updated> {
     const { fieldManager, force, ...rest } = opts;
     const merged = (live: KubeObject | undefined): KubeObject => {
       const obj = trackApply(target(kind, opts, this.clock.now()), live, config, fieldManager.manager, force);

@@ -23,13 +23,26 @@ export class WriteGate {
   }
 
   /** Runs a write counted in (refused while closed). */
-  async through<T>(write: () => Promise<T>): Promise<T> {
+  through<T>(write: () => Promise<T>): Promise<T> {
     this.enter();
+    let written: Promise<T>;
     try {
-      return await write();
-    } finally {
+      written = write();
+    } catch (err) {
       this.leave();
+      return Promise.reject(err as Error);
     }
+    // One promise on the write's own, not an async frame's two and an await's turn (a write's hops add up).
+    return written.then(
+      (v) => {
+        this.leave();
+        return v;
+      },
+      (err: unknown) => {
+        this.leave();
+        throw err;
+      },
+    );
   }
 
   /** Refuses new writes (with why) and resolves once those in flight are done. */

@@ -36,6 +36,11 @@ export class Change {
     return this.json;
   }
 
+  /** cur's JSON made by its writer while the batch was written (encodeObject's bytes of the same tree): watchers take it as theirs. */
+  encodedBy(json: Buffer): void {
+    this.json ??= json;
+  }
+
   /**
    * cur as JSON at apiVersion for a watcher: encoded first where the version cannot be read for free
    * (bytes nobody decoded become JSON without a tree, kept, and the write's answer is then these same

@@ -35,6 +35,14 @@ export class Writer {
    * is the write's answer. Found by the write's seq on the change, not kept on the stored object.
    */
   private readonly inFlight = new Map<string, { writes: number; change?: Change }>();
+  /**
+   * A put's JSON by seq, made while its batch is written (null: not made yet), and the puts waiting
+   * for it. On a log with one writer the object is final once appended (its version stamped), so
+   * its JSON, which is the write's answer and its watchers' event, is made in the wait for the disk
+   * instead of after it: at one client, off the path from the sync to the answer.
+   */
+  private readonly early = new Map<number, Buffer | null>();
+  private toEncode: { seq: number; obj: KubeObject }[] = [];
 
   constructor(
     private readonly log: Log,
@@ -56,6 +64,8 @@ export class Writer {
   applied(change: Change): void {
     const p = this.pending.get(change.key);
     if (p && p.seq === change.seq) this.pending.delete(change.key);
+    const json = this.early.get(change.seq);
+    if (json) change.encodedBy(json);
     const f = this.inFlight.get(change.key);
     if (f) f.change = change;
   }
@@ -199,6 +209,7 @@ export class Writer {
     if (known !== undefined) {
       span.setAttribute('orchd.log.seq', known);
       this.pending.set(key, { seq: known, obj: type === 'put' ? obj : null });
+      if (type === 'put') this.encodeSoon(known, obj);
     }
     return durable.then(
       (seq) => {
@@ -206,11 +217,13 @@ export class Writer {
         span.end();
         // A shared log stored obj without its version: the answer carries it.
         stampVersion(obj, seq);
-        const json = flight.change?.seq === seq ? flight.change.encodedJson : undefined;
+        const json = (flight.change?.seq === seq ? flight.change.encodedJson : undefined) ?? this.early.get(seq);
+        this.early.delete(seq);
         landed();
         return json ? { key, seq, obj, json } : { key, seq, obj };
       },
       (err: unknown) => {
+        if (known !== undefined) this.early.delete(known);
         landed();
         if (known !== undefined && this.pending.get(key)?.seq === known) this.pending.delete(key);
         failSpan(span, err);
@@ -219,6 +232,23 @@ export class Writer {
       },
     );
   }
+
+  /**
+   * Queues obj's JSON for the turn after the log started writing its batch (the log's flush is an
+   * immediate queued before this one; a batch waiting behind another is written meanwhile). A put
+   * answered first (a log that syncs at once) is not encoded at all: its answer made its own JSON.
+   */
+  private encodeSoon(seq: number, obj: KubeObject): void {
+    this.early.set(seq, null);
+    if (this.toEncode.length === 0) setImmediate(this.encodeQueued);
+    this.toEncode.push({ seq, obj });
+  }
+
+  private readonly encodeQueued = (): void => {
+    const queued = this.toEncode;
+    this.toEncode = [];
+    for (const { seq, obj } of queued) if (this.early.has(seq)) this.early.set(seq, Buffer.from(JSON.stringify(obj)));
+  };
 }
 
 /** The key's state a CONFLICT found (none: the key does not exist). */

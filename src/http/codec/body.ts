@@ -41,10 +41,11 @@ export const MAX_YAML_DEPTH = 200;
  * connection (`Connection: close`), since the rest of the body is left unread.
  * `Content-Encoding: gzip` bodies are inflated, the limit applying to the inflated size as well.
  */
-export async function readBody(req: IncomingMessage, limit: number = MAX_BODY_BYTES): Promise<Buffer> {
-  // A protobuf body's decoder is loaded while its bytes arrive (decodeBody is synchronous).
-  const [body] = await Promise.all([receive(req, limit), isProtobuf(req.headers['content-type']) ? loadProtobufDecoder() : undefined]);
-  return body;
+export function readBody(req: IncomingMessage, limit: number = MAX_BODY_BYTES): Promise<Buffer> {
+  // A protobuf body's decoder is loaded while its bytes arrive (decodeBody is synchronous); any other
+  // body is the receiving promise itself, with no Promise.all and async frame around it.
+  if (!isProtobuf(req.headers['content-type'])) return receive(req, limit);
+  return Promise.all([receive(req, limit), loadProtobufDecoder()]).then(([body]) => body);
 }
 
 const isProtobuf = (contentType: string | undefined): boolean => contentType?.split(';', 1)[0].trim().toLowerCase() === PROTOBUF;

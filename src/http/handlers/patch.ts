@@ -90,9 +90,9 @@ export async function handlePatch(r: Request): Promise<void> {
     checkApplyTypeMeta(r, body.value);
     // Unknown fields of a configuration are dropped (or refused) before it claims any field.
     const checked = checkObject(route.kind, route.version, body.value, body.duplicates, opts.fieldValidation);
-    const { obj, created } = await server.objects.apply(route.kind, route.namespace, route.name!, named(r, checked.obj), { ...common, force: opts.force });
+    const { obj, created, json } = await server.objects.apply(route.kind, route.namespace, route.name!, named(r, checked.obj), { ...common, force: opts.force });
     addWarnings(r.res, checked.warnings);
-    return sendObject(r, created ? 201 : 200, obj);
+    return sendObject(r, created ? 201 : 200, obj, json);
   }
 
   let warnings: string[] = [];
@@ -103,7 +103,7 @@ export async function handlePatch(r: Request): Promise<void> {
     checkIdentity(r, checked.obj);
     return checked.obj;
   };
-  const { obj, created } = await server.objects.update(route.kind, route.namespace, route.name!, transform, common);
+  const { obj, created, json } = await server.objects.update(route.kind, route.namespace, route.name!, transform, common);
   addWarnings(r.res, warnings);
-  sendObject(r, created ? 201 : 200, obj);
+  sendObject(r, created ? 201 : 200, obj, json);
 }

@@ -105,14 +105,14 @@ async function replace(r: Request): Promise<void> {
     throw E.badRequest('the namespace of the provided object does not match the namespace sent on the request');
   }
   obj.metadata.name = route.name;
-  const { obj: out, created } = await server.objects.update(route.kind, route.namespace, route.name!, obj, {
+  const updated = await server.objects.update(route.kind, route.namespace, route.name!, obj, {
     dryRun: opts.dryRun,
     fieldManager: fieldManagerOf(r, opts.fieldManager),
     ...(route.subresource === 'status' || route.subresource === 'finalize' ? { subresource: route.subresource } : {}),
     allowCreate: route.kind.allowCreateOnUpdate === true,
   });
   addWarnings(r.res, warnings);
-  sendObject(r, created ? 201 : 200, out);
+  sendObject(r, updated.created ? 201 : 200, updated.obj, updated.json);
 }
 
 async function remove(r: Request): Promise<void> {
