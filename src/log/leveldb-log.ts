@@ -42,6 +42,13 @@ const PAGE = 1000;
  * `for await` with the 16 KiB default at ~110k/s (research/baseline.md section 2).
  */
 const READ_AHEAD_BYTES = 1 << 20;
+/**
+ * LevelDB's write buffer while importing (its default is 4 MiB). An import writes as fast as LevelDB
+ * takes it: with 4 MiB memtables, a million-entry fork flushed ~330 level-0 tables, and LevelDB held
+ * the writes back whenever level 0 had 8 or more waiting for a compaction (134 s against 36 s with
+ * 64 MiB, loaded; RESULTS section 52). Only the import's own open: a server's log keeps the default.
+ */
+const IMPORT_WRITE_BUFFER = 64 << 20;
 
 /**
  * The checkpoint lives in a file beside LevelDB's own, not under a key: LevelDB writes one value at a
@@ -262,7 +269,7 @@ export class LevelDbLog extends AbstractLog {
     horizon: number,
     history?: AsyncIterable<readonly ImportedEntry[]>,
   ): Promise<number> {
-    const db = new Level<Buffer, Buffer>(path, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+    const db = new Level<Buffer, Buffer>(path, { keyEncoding: 'buffer', valueEncoding: 'buffer', writeBufferSize: IMPORT_WRITE_BUFFER });
     await db.open();
     let last = horizon - 1;
     try {
