@@ -37,9 +37,14 @@ export class SortedKeys {
   }
 
   add(k: string): void {
-    if (this.chunks.length === 0) {
-      this.chunks.push([k]);
-      this.count = 1;
+    const last = this.chunks[this.chunks.length - 1];
+    // A key after every other (names made in order: a replay's creates, generated names) is appended
+    // without the two searches, which were a sixth of a replay's CPU at a million keys (RESULTS 53).
+    // Chunks filled this way stay CHUNK long, as ofSorted makes them.
+    if (last === undefined || last[last.length - 1] < k) {
+      if (last === undefined || last.length >= CHUNK) this.chunks.push([k]);
+      else last.push(k);
+      this.count++;
       return;
     }
     const ci = this.chunkFor(k);

@@ -28,6 +28,32 @@ describe('SortedKeys', () => {
     expect([...s.range('')][0]).toBe('00001');
   });
 
+  it('keys added after every other (names made in order), mixed with inserts before them and deletes of the last, stay sorted and unique', () => {
+    const s = new SortedKeys();
+    const ref = new Set<string>();
+    const pad = (i: number) => `ev-${String(i).padStart(6, '0')}`;
+    for (let i = 0; i < 3000; i++) {
+      s.add(pad(2 * i));
+      ref.add(pad(2 * i));
+      // An odd name lands inside an earlier chunk; re-adding the newest one is no change.
+      if (i % 97 === 0) {
+        s.add(pad(i | 1));
+        ref.add(pad(i | 1));
+      }
+      if (i % 13 === 0) s.add(pad(2 * i));
+      // The newest key deleted: the next append follows the one before it.
+      if (i % 211 === 0) {
+        s.delete(pad(2 * i));
+        ref.delete(pad(2 * i));
+      }
+    }
+    const expected = [...ref].sort();
+    expect(s.toArray()).toEqual(expected);
+    expect(s.size).toBe(expected.length);
+    expect(s.has(pad(2 * 211))).toBe(false);
+    expect([...s.range('ev-', pad(5000))][0]).toBe(expected[expected.indexOf(pad(5000)) + 1]);
+  });
+
   it('a continue key that was deleted still resumes after its position', () => {
     const s = SortedKeys.of(['x/a', 'x/b', 'x/c']);
     s.delete('x/b');
