@@ -1,4 +1,5 @@
 import { isUtf8 } from 'node:buffer';
+import { BYTE, scan, writeEscaped } from './json-string-bytes.js';
 
 /**
  * The JSON text of a stored value straight from its msgpack bytes, without building the object:
@@ -63,17 +64,8 @@ const SCRATCH_KEEP = 1 << 20;
 let scratch: Buffer = Buffer.allocUnsafeSlow(64 * 1024);
 
 const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 const COMMA = 0x2c;
 const COLON = 0x3a;
-const HEX = Buffer.from('0123456789abcdef', 'latin1');
-/** The escape letter JSON.stringify uses for a control character, 0 where it writes \u00XX. */
-const SHORT_ESCAPE = new Uint8Array(0x20);
-SHORT_ESCAPE[0x08] = 0x62; // b
-SHORT_ESCAPE[0x09] = 0x74; // t
-SHORT_ESCAPE[0x0a] = 0x6e; // n
-SHORT_ESCAPE[0x0c] = 0x66; // f
-SHORT_ESCAPE[0x0d] = 0x72; // r
 /** The msgpack fixstr of "apiVersion": the one top-level key whose value is noted on the way. */
 const API_VERSION = Buffer.from([0xaa, ...Buffer.from('apiVersion', 'latin1')]);
 /** The fixstrs of "metadata" (top level) and its "resourceVersion": where a version is stamped. */
@@ -87,16 +79,6 @@ const NULL = Buffer.from('null', 'latin1');
 const TRUE = Buffer.from('true', 'latin1');
 const FALSE = Buffer.from('false', 'latin1');
 const NEWLINE = 0x0a;
-
-/**
- * What each byte of a string becomes in JSON: 0 copied as it is, 1 copied and not ASCII (the
- * string is then checked to be UTF-8), 2 escaped.
- */
-const BYTE = new Uint8Array(256);
-for (let c = 0; c < 0x20; c++) BYTE[c] = 2;
-BYTE[QUOTE] = 2;
-BYTE[BACKSLASH] = 2;
-for (let c = 0x80; c < 0x100; c++) BYTE[c] = 1;
 
 class Transcoder {
   at = 0;
@@ -287,36 +269,12 @@ class Transcoder {
         out[o++] = c;
       }
     }
-    if (kinds >= 2) o = this.escaped(start, end, this.o + 1);
+    if (kinds >= 2) o = writeEscaped(b, start, end, out, this.o + 1);
     out[o++] = QUOTE;
     if (kinds !== 0 && !isUtf8(b.subarray(start, end))) return false;
     this.o = o;
     this.at = end;
     return true;
-  }
-
-  /** Writes b[start, end) at o as JSON.stringify escapes a string's bytes; where it ends. */
-  private escaped(start: number, end: number, o: number): number {
-    const b = this.b;
-    const out = this.out;
-    for (let i = start; i < end; i++) {
-      const c = b[i];
-      if (BYTE[c] !== 2) {
-        out[o++] = c;
-        continue;
-      }
-      out[o++] = BACKSLASH;
-      if (c >= 0x20) out[o++] = c;
-      else if (SHORT_ESCAPE[c] !== 0) out[o++] = SHORT_ESCAPE[c];
-      else {
-        out[o++] = 0x75; // u
-        out[o++] = 0x30;
-        out[o++] = 0x30;
-        out[o++] = HEX[c >> 4];
-        out[o++] = HEX[c & 15];
-      }
-    }
-    return o;
   }
 
   /** The string whose marker is at `at` (read and checked already), undefined for another type. */
@@ -339,47 +297,6 @@ class Transcoder {
     this.o += text.copy(this.out, this.o);
     return true;
   }
-}
-
-/*
- * Four bytes at a time: x is a little-endian word of a string's bytes. A byte below 0x20 shows as a
- * borrow ((x - 0x20…) & ~x), '"' and '\\' as a zero byte of x XOR theirs ((y - 0x01…) & ~y): each
- * test is exact for whether any of the four is one (not for which), all that is asked. A byte from
- * 0x80 (not ASCII: the string is then checked to be UTF-8) shows as its top bit.
- */
-function escapeBits(x: number): number {
-  const q = x ^ 0x22222222;
-  const z = x ^ 0x5c5c5c5c;
-  return ((x - 0x20202020) & ~x) | ((q - 0x01010101) & ~q) | ((z - 0x01010101) & ~z);
-}
-
-/** BYTE's kinds of words whose escapeBits and bits were ORed. */
-const wordKinds = (escape: number, high: number): number => ((escape & 0x80808080) !== 0 ? 2 : 0) | ((high & 0x80808080) !== 0 ? 1 : 0);
-
-/** What the bytes b[start, end) hold, as BYTE's kinds ORed (0: copied as they are), four at a time. */
-function scan(b: Buffer, start: number, end: number): number {
-  const input = viewOf(b);
-  const base = b.byteOffset;
-  let escape = 0;
-  let high = 0;
-  let i = start;
-  for (; i + 4 <= end; i += 4) {
-    const x = input.getInt32(base + i, true);
-    escape |= escapeBits(x);
-    high |= x;
-  }
-  let kinds = wordKinds(escape, high);
-  for (; i < end; i++) kinds |= BYTE[b[i]];
-  return kinds;
-}
-
-/** A DataView of the whole memory the input is in (words read at any offset), made again only when that is another's: many values share one buffer. */
-let inView = new DataView(new ArrayBuffer(0));
-/** inView's buffer, kept apart: DataView's buffer getter is a call the compiler does not inline. */
-let inOf: ArrayBufferLike = inView.buffer;
-function viewOf(b: Buffer): DataView {
-  if (inOf !== b.buffer) inView = new DataView((inOf = b.buffer));
-  return inView;
 }
 
 /** Whether the msgpack string at `at` of b is the fixstr key: compared here, a native compare costs more than these few bytes. */

@@ -62,7 +62,7 @@ function generators(next: () => number) {
 }
 
 /** Whether a string holds a lone surrogate: msgpackr writes it as bytes that are not UTF-8, which the transcoder says it cannot write. */
-const lone = (v: unknown): boolean => (typeof v === 'string' ? !v.isWellFormed() : typeof v === 'object' && v !== null && Object.entries(v).some(([k, x]) => lone(k) || lone(x)));
+const lone = (v: unknown): boolean => (typeof v === 'string' ? /\p{Cs}/u.test(v) : typeof v === 'object' && v !== null && Object.entries(v).some(([k, x]) => lone(k) || lone(x)));
 
 describe('msgpackToJson over generated values', () => {
   it.each([1, 2, 3, 4, 5, 6, 7, 8])('seed %i: 300 values byte for byte as decode + JSON.stringify, at every offset of a buffer', (seed) => {
