@@ -10,6 +10,10 @@ import { counted, progress, type Progress } from '../timetravel/print/progress.j
 import { encryptionFrom, resolveNoted, withHistory } from '../timetravel/core/source.js';
 import { FILTERS, SHOW, SOURCE, TIME_NOTE } from './timetravel-flags.js';
 import { writeAll } from '../timetravel/print/write-out.js';
+import { JsonLines } from '../log/msgpack-json.js';
+
+/** The bytes of JSON patches gathered before they are written. */
+const LINES_AT_ONCE = 1 << 20;
 
 const FLAGS = {
   ...SOURCE,
@@ -79,8 +83,10 @@ async function* printDiff(
   how: { format: string; tty: boolean; managedFields: boolean },
   bar: Progress,
   seen: { differ: boolean },
-): AsyncIterable<string> {
+): AsyncIterable<string | Buffer> {
   const yaml = how.format !== 'json-patch' ? await import('../timetravel/print/yaml-diff.js') : undefined;
+  // JSON patches, many into one buffer; an added object's written from its stored bytes (below).
+  const lines = new JsonLines(!how.managedFields);
   const same = a.history === b.history ? sameVersion : sameBytes;
   const [from, to] = [a, b].map((s) => (s.source === undefined ? String(s.rv) : `${s.rv} (${s.source})`));
   const count = { added: 0, deleted: 0, modified: 0, plus: 0, minus: 0 };
@@ -88,12 +94,22 @@ async function* printDiff(
     const one = { ...filter, kinds: [kind] };
     for await (const [key, x, y] of pairs(stateInPages(a.history, a.rv, one), counted(stateInPages(b.history, b.rv, one), bar))) {
       if (x && y && same(x, y)) continue;
+      if (lines.length >= LINES_AT_ONCE) yield lines.take();
+      // An added object's patch holds it whole: its JSON from its stored bytes, without decoding it (most of a diff over many writes).
+      const added = !yaml && !x && y?.msgpack?.();
+      if (
+        added &&
+        lines.addInside(`{"object":${JSON.stringify(labelOf(key))},"from":${JSON.stringify(from)},"to":${JSON.stringify(to)},"patch":[{"op":"add","path":"","value":`, added, '}]}\n', y!.seq)
+      ) {
+        seen.differ = true;
+        continue;
+      }
       const before = x && shown(x.object, how.managedFields);
       const after = y && shown(y.object, how.managedFields);
       if (!yaml) {
         const patch = jsonPatch(before, after);
         if (patch.length > 0) seen.differ = true;
-        if (patch.length > 0) yield JSON.stringify({ object: labelOf(key), from, to, patch }) + '\n';
+        if (patch.length > 0) lines.addText(JSON.stringify({ object: labelOf(key), from, to, patch }) + '\n');
       } else if (how.format === 'stat') {
         const { added, removed } = yaml.lineCounts(before, after);
         if (added + removed === 0) continue;
@@ -109,6 +125,7 @@ async function* printDiff(
       }
     }
   }
+  if (lines.length > 0) yield lines.take();
   if (how.format === 'stat') {
     const changed = count.added + count.deleted + count.modified;
     yield ` ${changed} object${changed === 1 ? '' : 's'} changed: ${count.added} added, ${count.deleted} deleted, ${count.modified} modified; ${count.plus} lines added, ${count.minus} removed\n`;

@@ -330,6 +330,25 @@ export class JsonLines {
     return true;
   }
 
+  /**
+   * Appends before, the JSON of the msgpack value bytes (a whole object inside a line: a diff's
+   * patch that adds it), and after (with its own newline); false, appending nothing, when the value
+   * cannot be written exactly. version: as msgpackToJson's.
+   */
+  addInside(before: string, bytes: Buffer, after: string, version?: number): boolean {
+    const o = this.o;
+    this.addText(before);
+    const t = new Transcoder(bytes, room(this.out, this.o, bytes.length), this.o, version, this.dropManagedFields);
+    this.out = t.out;
+    if (!t.whole(0, bytes.length)) {
+      this.o = o;
+      return false;
+    }
+    this.o = t.o;
+    this.addText(after);
+    return true;
+  }
+
   /** Appends JSON already written (a line another process transcoded) and a newline. */
   addJson(json: Buffer): void {
     if (this.o + json.length + 1 > this.out.length) {

@@ -109,3 +109,14 @@ describe('msgpackToJson over generated values', () => {
     }
   });
 });
+
+describe('JsonLines.addInside', () => {
+  it('writes an object inside a line as JSON.stringify writes it there, stamped and without managedFields when asked; nothing when it cannot', () => {
+    const object = { apiVersion: 'v1', kind: 'X', metadata: { name: 'a', managedFields: [{ manager: 'm' }], labels: { l: '"' } }, note: 'n'.repeat(200) };
+    const lines = new JsonLines(true);
+    expect(lines.addInside('{"patch":[{"value":', packJson(object), '}]}\n', 42)).toBe(true);
+    expect(lines.addInside('{"x":', packJson({ data: Buffer.from([1]) }), '}\n')).toBe(false);
+    const { managedFields: _hidden, ...metadata } = object.metadata;
+    expect(lines.take().toString('utf8')).toBe(JSON.stringify({ patch: [{ value: { ...object, metadata: { ...metadata, resourceVersion: '42' } } }] }) + '\n');
+  });
+});
