@@ -10,6 +10,10 @@ import { counted, progress, type Progress } from '../timetravel/print/progress.j
 import { encryptionFrom, resolveNoted, withHistory } from '../timetravel/core/source.js';
 import { FILTERS, SHOW, SOURCE, TIME_NOTE } from './timetravel-flags.js';
 import { writeAll } from '../timetravel/print/write-out.js';
+import { JsonLines } from '../log/msgpack-json.js';
+
+/** The bytes of JSON patches gathered before they are written. */
+const LINES_AT_ONCE = 1 << 20;
 
 const FLAGS = {
   ...SOURCE,
@@ -79,36 +83,51 @@ async function* printDiff(
   how: { format: string; tty: boolean; managedFields: boolean },
   bar: Progress,
   seen: { differ: boolean },
-): AsyncIterable<string> {
+): AsyncIterable<string | Buffer> {
   const yaml = how.format !== 'json-patch' ? await import('../timetravel/print/yaml-diff.js') : undefined;
+  // JSON patches, many into one buffer; an added object's written from its stored bytes (below).
+  const lines = new JsonLines(!how.managedFields);
   const same = a.history === b.history ? sameVersion : sameBytes;
   const [from, to] = [a, b].map((s) => (s.source === undefined ? String(s.rv) : `${s.rv} (${s.source})`));
   const count = { added: 0, deleted: 0, modified: 0, plus: 0, minus: 0 };
   for (const kind of [...filter.kinds].sort((x, y) => (collectionOfKind(x) < collectionOfKind(y) ? -1 : 1))) {
     const one = { ...filter, kinds: [kind] };
-    for await (const [key, x, y] of pairs(stateInPages(a.history, a.rv, one), counted(stateInPages(b.history, b.rv, one), bar))) {
-      if (x && y && same(x, y)) continue;
-      const before = x && shown(x.object, how.managedFields);
-      const after = y && shown(y.object, how.managedFields);
-      if (!yaml) {
-        const patch = jsonPatch(before, after);
-        if (patch.length > 0) seen.differ = true;
-        if (patch.length > 0) yield JSON.stringify({ object: labelOf(key), from, to, patch }) + '\n';
-      } else if (how.format === 'stat') {
-        const { added, removed } = yaml.lineCounts(before, after);
-        if (added + removed === 0) continue;
-        seen.differ = true;
-        count[!before ? 'added' : !after ? 'deleted' : 'modified']++;
-        count.plus += added;
-        count.minus += removed;
-        yield ` ${labelOf(key)} | +${added} -${removed}\n`;
-      } else {
-        const d = yaml.unifiedDiff(labelOf(key), before, after, from, to);
-        if (d) seen.differ = true;
-        if (d) yield how.tty ? yaml.colour(d) : d;
+    for await (const batch of pairs(stateInPages(a.history, a.rv, one), counted(stateInPages(b.history, b.rv, one), bar))) {
+      for (const [key, x, y] of batch) {
+        if (x && y && same(x, y)) continue;
+        if (lines.length >= LINES_AT_ONCE) yield lines.take();
+        // An added object's patch holds it whole: its JSON from its stored bytes, without decoding it (most of a diff over many writes).
+        const added = !yaml && !x && y?.msgpack?.();
+        if (
+          added &&
+          lines.addInside(`{"object":${JSON.stringify(labelOf(key))},"from":${JSON.stringify(from)},"to":${JSON.stringify(to)},"patch":[{"op":"add","path":"","value":`, added, '}]}\n', y!.seq)
+        ) {
+          seen.differ = true;
+          continue;
+        }
+        const before = x && shown(x.object, how.managedFields);
+        const after = y && shown(y.object, how.managedFields);
+        if (!yaml) {
+          const patch = jsonPatch(before, after);
+          if (patch.length > 0) seen.differ = true;
+          if (patch.length > 0) lines.addText(JSON.stringify({ object: labelOf(key), from, to, patch }) + '\n');
+        } else if (how.format === 'stat') {
+          const { added, removed } = yaml.lineCounts(before, after);
+          if (added + removed === 0) continue;
+          seen.differ = true;
+          count[!before ? 'added' : !after ? 'deleted' : 'modified']++;
+          count.plus += added;
+          count.minus += removed;
+          yield ` ${labelOf(key)} | +${added} -${removed}\n`;
+        } else {
+          const d = yaml.unifiedDiff(labelOf(key), before, after, from, to);
+          if (d) seen.differ = true;
+          if (d) yield how.tty ? yaml.colour(d) : d;
+        }
       }
     }
   }
+  if (lines.length > 0) yield lines.take();
   if (how.format === 'stat') {
     const changed = count.added + count.deleted + count.modified;
     yield ` ${changed} object${changed === 1 ? '' : 's'} changed: ${count.added} added, ${count.deleted} deleted, ${count.modified} modified; ${count.plus} lines added, ${count.minus} removed\n`;
@@ -123,41 +142,57 @@ function sameBytes(x: Stored, y: Stored): boolean {
   return p !== undefined && q !== undefined && p.equals(q);
 }
 
-/** Two streams of objects in key order, merged: each key with what each holds (undefined where it has none). */
-async function* pairs(xs: AsyncIterable<Stored[]>, ys: AsyncIterable<Stored[]>): AsyncIterable<[string, Stored | undefined, Stored | undefined]> {
+/**
+ * Two streams of objects in key order, merged: each key with what each holds (undefined where it
+ * has none), in batches, each of what both pages in hand hold (an await per object cost as much as
+ * the rest of a diff of a million unchanged ones). A page is asked for only once the batch before
+ * is done with: a reader may reuse a page's bytes for the next one.
+ */
+async function* pairs(xs: AsyncIterable<Stored[]>, ys: AsyncIterable<Stored[]>): AsyncIterable<[string, Stored | undefined, Stored | undefined][]> {
   const left = cursor(xs);
   const right = cursor(ys);
-  let x = await left.next();
-  let y = await right.next();
-  while (x || y) {
-    if (!y || (x && x.key < y.key)) {
-      yield [x!.key, x, undefined];
-      x = await left.next();
-    } else if (!x || y.key < x.key) {
-      yield [y.key, undefined, y];
-      y = await right.next();
-    } else {
-      yield [x.key, x, y];
-      x = await left.next();
-      y = await right.next();
+  for (;;) {
+    await left.fill();
+    await right.fill();
+    const batch: [string, Stored | undefined, Stored | undefined][] = [];
+    for (;;) {
+      const x = left.peek();
+      const y = right.peek();
+      // A side whose page is done and that has more: the batch ends, the page is read.
+      if ((x === undefined && !left.done) || (y === undefined && !right.done) || (x === undefined && y === undefined)) break;
+      if (!y || (x && x.key < y.key)) {
+        batch.push([x!.key, x, undefined]);
+        left.skip();
+      } else if (!x || y.key < x.key) {
+        batch.push([y.key, undefined, y]);
+        right.skip();
+      } else {
+        batch.push([x.key, x, y]);
+        left.skip();
+        right.skip();
+      }
     }
+    if (batch.length > 0) yield batch;
+    else if (left.done && right.done) return;
   }
 }
 
-/** One object at a time from pages of them; undefined at the end. */
-function cursor(pages: AsyncIterable<Stored[]>): { next(): Promise<Stored | undefined> } {
+/** Objects one at a time from pages of them: the one in hand (undefined when its page is done, or all are), and the next page read when asked. */
+function cursor(pages: AsyncIterable<Stored[]>) {
   const it = pages[Symbol.asyncIterator]();
   let page: Stored[] = [];
   let i = 0;
-  return {
-    async next() {
-      while (i >= page.length) {
+  const c = {
+    done: false,
+    peek: (): Stored | undefined => page[i],
+    skip: (): void => void i++,
+    async fill(): Promise<void> {
+      while (!c.done && i >= page.length) {
         const r = await it.next();
-        if (r.done) return undefined;
-        page = r.value;
-        i = 0;
+        if (r.done) c.done = true;
+        else [page, i] = [r.value, 0];
       }
-      return page[i++];
     },
   };
+  return c;
 }

@@ -46,7 +46,7 @@ const READ_AHEAD_BYTES = 1 << 20;
  * LevelDB's write buffer while importing (its default is 4 MiB). An import writes as fast as LevelDB
  * takes it: with 4 MiB memtables, a million-entry fork flushed ~330 level-0 tables, and LevelDB held
  * the writes back whenever level 0 had 8 or more waiting for a compaction (fork 180 s and 56 CPU-s
- * against 108 s and 38 CPU-s with 64 MiB, loaded; RESULTS section 52). Only the import's own open: a
+ * against 108 s and 38 CPU-s with 64 MiB, loaded; RESULTS section 53). Only the import's own open: a
  * server's log keeps the default.
  */
 const IMPORT_WRITE_BUFFER = 64 << 20;

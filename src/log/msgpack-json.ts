@@ -1,4 +1,5 @@
 import { isUtf8 } from 'node:buffer';
+import { BYTE, scan, writeEscaped } from './json-string-bytes.js';
 
 /**
  * The JSON text of a stored value straight from its msgpack bytes, without building the object:
@@ -63,17 +64,8 @@ const SCRATCH_KEEP = 1 << 20;
 let scratch: Buffer = Buffer.allocUnsafeSlow(64 * 1024);
 
 const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 const COMMA = 0x2c;
 const COLON = 0x3a;
-const HEX = Buffer.from('0123456789abcdef', 'latin1');
-/** The escape letter JSON.stringify uses for a control character, 0 where it writes \u00XX. */
-const SHORT_ESCAPE = new Uint8Array(0x20);
-SHORT_ESCAPE[0x08] = 0x62; // b
-SHORT_ESCAPE[0x09] = 0x74; // t
-SHORT_ESCAPE[0x0a] = 0x6e; // n
-SHORT_ESCAPE[0x0c] = 0x66; // f
-SHORT_ESCAPE[0x0d] = 0x72; // r
 /** The msgpack fixstr of "apiVersion": the one top-level key whose value is noted on the way. */
 const API_VERSION = Buffer.from([0xaa, ...Buffer.from('apiVersion', 'latin1')]);
 /** The fixstrs of "metadata" (top level) and its "resourceVersion": where a version is stamped. */
@@ -81,22 +73,12 @@ const METADATA = Buffer.from([0xa8, ...Buffer.from('metadata', 'latin1')]);
 const RESOURCE_VERSION = Buffer.from([0xaf, ...Buffer.from('resourceVersion', 'latin1')]);
 const MANAGED_FIELDS = Buffer.from([0xad, ...Buffer.from('managedFields', 'latin1')]);
 const RESOURCE_VERSION_KEY = Buffer.from('"resourceVersion":', 'latin1');
-/** From this length a string is checked first, then copied natively (a shorter one byte by byte). */
-const LONG_STRING = 32;
+/** From this length a string is checked first, then copied natively (a shorter one byte by byte: a native copy costs a view and a call). */
+const LONG_STRING = 128;
 const NULL = Buffer.from('null', 'latin1');
 const TRUE = Buffer.from('true', 'latin1');
 const FALSE = Buffer.from('false', 'latin1');
 const NEWLINE = 0x0a;
-
-/**
- * What each byte of a string becomes in JSON: 0 copied as it is, 1 copied and not ASCII (the
- * string is then checked to be UTF-8), 2 escaped.
- */
-const BYTE = new Uint8Array(256);
-for (let c = 0; c < 0x20; c++) BYTE[c] = 2;
-BYTE[QUOTE] = 2;
-BYTE[BACKSLASH] = 2;
-for (let c = 0x80; c < 0x100; c++) BYTE[c] = 1;
 
 class Transcoder {
   at = 0;
@@ -260,7 +242,13 @@ class Transcoder {
     return true;
   }
 
-  /** A string of len bytes at `at`: copied as it is (natively, when long) unless a byte needs escaping. */
+  /**
+   * A string of len bytes at `at`, copied as it is unless a byte needs escaping, and checked while
+   * copied: a long one checked four bytes at a time (scan), then copied natively; a short one byte
+   * by byte (a native copy costs a view and a call; words read and written through DataViews cost
+   * more than bytes at these lengths, measured). Escaping is rare: found, the string is written
+   * again from its start.
+   */
   private string(len: number): boolean {
     const b = this.b;
     const start = this.at;
@@ -269,38 +257,19 @@ class Transcoder {
     const out = this.out;
     let o = this.o;
     out[o++] = QUOTE;
-    let kinds = 0;
+    let kinds: number;
     if (len >= LONG_STRING) {
-      for (let i = start; i < end; i++) kinds |= BYTE[b[i]];
-      if (kinds < 2) {
-        if (kinds === 1 && !isUtf8(b.subarray(start, end))) return false;
-        o += b.copy(out, o, start, end);
-        out[o++] = QUOTE;
-        this.o = o;
-        this.at = end;
-        return true;
-      }
+      kinds = scan(b, start, end);
+      if (kinds < 2) o += b.copy(out, o, start, end);
+    } else {
       kinds = 0;
-    }
-    for (let i = start; i < end; i++) {
-      const c = b[i];
-      const k = BYTE[c];
-      if (k !== 2) {
-        kinds |= k;
+      for (let i = start; i < end; i++) {
+        const c = b[i];
+        kinds |= BYTE[c];
         out[o++] = c;
-        continue;
-      }
-      out[o++] = BACKSLASH;
-      if (c >= 0x20) out[o++] = c;
-      else if (SHORT_ESCAPE[c] !== 0) out[o++] = SHORT_ESCAPE[c];
-      else {
-        out[o++] = 0x75; // u
-        out[o++] = 0x30;
-        out[o++] = 0x30;
-        out[o++] = HEX[c >> 4];
-        out[o++] = HEX[c & 15];
       }
     }
+    if (kinds >= 2) o = writeEscaped(b, start, end, out, this.o + 1);
     out[o++] = QUOTE;
     if (kinds !== 0 && !isUtf8(b.subarray(start, end))) return false;
     this.o = o;
@@ -330,8 +299,12 @@ class Transcoder {
   }
 }
 
-/** Whether the msgpack string at `at` of b is the fixstr key. */
-const isKey = (b: Buffer, at: number, key: Buffer): boolean => b[at] === key[0] && b.compare(key, 0, key.length, at, at + key.length) === 0;
+/** Whether the msgpack string at `at` of b is the fixstr key: compared here, a native compare costs more than these few bytes. */
+function isKey(b: Buffer, at: number, key: Buffer): boolean {
+  if (b[at] !== key[0]) return false;
+  for (let i = 1; i < key.length; i++) if (b[at + i] !== key[i]) return false;
+  return true;
+}
 
 /**
  * JSON lines of stored values, many into one buffer: what a state of a million objects is written
@@ -354,6 +327,25 @@ export class JsonLines {
     if (!t.whole(start, end)) return false;
     t.out[t.o++] = NEWLINE;
     this.o = t.o;
+    return true;
+  }
+
+  /**
+   * Appends before, the JSON of the msgpack value bytes (a whole object inside a line: a diff's
+   * patch that adds it), and after (with its own newline); false, appending nothing, when the value
+   * cannot be written exactly. version: as msgpackToJson's.
+   */
+  addInside(before: string, bytes: Buffer, after: string, version?: number): boolean {
+    const o = this.o;
+    this.addText(before);
+    const t = new Transcoder(bytes, room(this.out, this.o, bytes.length), this.o, version, this.dropManagedFields);
+    this.out = t.out;
+    if (!t.whole(0, bytes.length)) {
+      this.o = o;
+      return false;
+    }
+    this.o = t.o;
+    this.addText(after);
     return true;
   }
 
