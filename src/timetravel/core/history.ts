@@ -33,6 +33,22 @@ export interface Change {
 export const writerOf = (e: { writer?: Author | Uint8Array }): Author | undefined => (e.writer instanceof Uint8Array ? undefined : e.writer);
 
 /**
+ * writerOf for many entries, each writer decoded once: the versions of an object are mostly written
+ * by the same few writers, byte for byte, and decoding each entry's (a msgpack map of its own) was a
+ * tenth of `history`'s time. The writers given back are shared: read, never changed.
+ */
+export function writersOf(): (e: LogEntry) => Author | undefined {
+  const seen = new Map<string, Author | undefined>();
+  return (e) => {
+    const raw = e instanceof StoredEntry ? e.writerRaw : undefined;
+    if (!raw) return writerOf(e);
+    const bytes = raw.toString('latin1');
+    if (!seen.has(bytes)) seen.set(bytes, writerOf(e));
+    return seen.get(bytes);
+  };
+}
+
+/**
  * An entry's writer as bytes to store again (a recording, a replay's log): the log's own bytes where
  * it read them, none when they are sealed and encryption at rest did not open them.
  */
