@@ -33,8 +33,9 @@ import { objectsAt, revisionsOf, stampedTimeMs, versionsOf, type KeyVersion } fr
 import { checkpointRevisions } from '../../store/checkpoint-reader.js';
 import { entriesAt, indexedState, indexedVersions, namesOneObject } from './index-reads.js';
 import { isSealed, openCheckpointState } from './checkpoint-state.js';
-import { collectionOfKind, selects, StampClock, takesKind, writerOf, writersOf, type Change, type Filter, type History, type StateFilter, type Stored } from '../core/history.js';
+import { collectionOfKind, selects, StampClock, takesKind, writerOf, type Change, type Filter, type History, type StateFilter, type Stored } from '../core/history.js';
 import { TimeTravelError } from '../core/errors.js';
+import { writersOf } from '../core/entry-writers.js';
 import { removedAtExit, removedNow, snapshotLogFolder, snapshotProblem } from './log-snapshot.js';
 
 /** The newest version whose state is folded from the log rather than read from a rebuilt store. */
