@@ -12,6 +12,9 @@
  */
 import type { KindStrategy } from './strategy.js';
 
+/** What a kind is named by: enough to resolve a name without the kind's schema and hooks (resources/built-in-names.ts). */
+export type KindNames = Pick<KindStrategy, 'group' | 'versions' | 'kind' | 'plural' | 'singular' | 'shortNames' | 'namespaced' | 'custom'>;
+
 /** A name that fits no kind, or several kinds of different names. */
 export class KindNameError extends Error {}
 
@@ -22,7 +25,7 @@ const initialsOf = (kind: string): string | undefined => {
 };
 
 /** Whether text names k. */
-export function namesKind(k: KindStrategy, text: string): boolean {
+export function namesKind(k: KindNames, text: string): boolean {
   const [name, ...rest] = text.toLowerCase().split('.');
   const g = rest.join('.');
   const grouped = text.includes('.');
@@ -31,7 +34,7 @@ export function namesKind(k: KindStrategy, text: string): boolean {
 }
 
 /** `plural.group`, or the plural alone in the core group: how a kind is named back to people. */
-export const resourceName = (k: KindStrategy): string => (k.group === '' ? k.plural : `${k.plural}.${k.group}`);
+export const resourceName = (k: KindNames): string => (k.group === '' ? k.plural : `${k.plural}.${k.group}`);
 
 /**
  * The kind text names among kinds: undefined when none; the first served when every fit has the same

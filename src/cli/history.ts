@@ -1,7 +1,8 @@
 /** `orchd history RESOURCE/NAME`: every version of one object still in the log, each with what changed, who and when. */
 import { command, oneOf, type Flags } from './flags.js';
 import type { KubeObject } from '../api/types.js';
-import type { Change } from '../timetravel/core/history.js';
+import type { Change, History } from '../timetravel/core/history.js';
+import type { Target } from '../timetravel/core/target.js';
 import { TimeTravelError } from '../timetravel/core/errors.js';
 import type { Progress } from '../timetravel/print/progress.js';
 import { FILTERS, SHOW, SOURCE, version, WHO } from './timetravel-flags.js';
@@ -30,33 +31,41 @@ export const historyCommand = command({
   flags: FLAGS,
   notes: 'RESOURCE is as kubectl names it: events/e1, namespaces/default, vap/event-guard, or a custom kind its CustomResourceDefinition names (webapps/shop, wa/shop, webapps.apps.example.com/shop).',
   async run({ values, positionals }, io) {
-    // Loaded here, not with the flag table: `orchd history --help` loads only the table.
-    const [{ splitTarget, targetIn }, { madeBy, rangeNoted, withHistory }, { progress }, { writeAll }] = await Promise.all([
-      import('../timetravel/core/kind-names.js'),
+    // Loaded here, not with the flag table: `orchd history --help` loads only the table. A built-in
+    // kind's name needs no kind loaded (target.ts), and a bar shows only on a terminal's stderr.
+    const [{ builtInTarget, splitTarget }, { madeBy, rangeNoted, withHistory }, { writeAll }] = await Promise.all([
+      import('../timetravel/core/target.js'),
       import('../timetravel/core/source.js'),
-      import('../timetravel/print/progress.js'),
       import('../timetravel/print/write-out.js'),
     ]);
     splitTarget(positionals[0]);
     return withHistory(values, io, async (h) => {
-      // A custom kind: one its CRD defines now, else one any CRD still in the log defined (the object may be of a kind since deleted).
-      const target = await targetIn(h, positionals[0], values.namespace, [
-        { from: h.head, to: h.head },
-        { from: h.oldest, to: h.head },
-      ]);
+      const target = builtInTarget(positionals[0], values.namespace) ?? (await customTarget(h, positionals[0], values.namespace));
       const versions = await h.versionsOf(target.key);
       if (versions.length === 0) throw new TimeTravelError(`${target.label}: no version of it in the log (from version ${h.oldest + 1} to ${h.head})`);
       const span = values.from === undefined && values.to === undefined ? undefined : await rangeNoted(h, values.from, values.to, io, true);
       // Each version's diff is from the one before it, whoever made that one and whenever.
       const who = madeBy(values);
       const by = (c: Change) => who(c) && (!span || (c.rv >= span.from && c.rv <= span.to));
-      const bar = progress(versions.length, 'history', { unit: 'versions', stream: io.err, out: io.out });
+      const bar = io.err.isTTY ? (await import('../timetravel/print/progress.js')).progress(versions.length, 'history', { unit: 'versions', stream: io.err, out: io.out }) : NO_BAR;
       await writeAll(io.out, printHistory(versions, values.output, h.timesFromLog, io.out.isTTY === true, values['show-managed-fields'], by, bar));
       bar.stop();
       return 0;
     });
   },
 });
+
+/** A custom kind's object: of a kind its CRD defines now, else one any CRD still in the log defined (the object may be of a kind since deleted). */
+async function customTarget(h: History, target: string, namespace: string | undefined): Promise<Target> {
+  const { targetIn } = await import('../timetravel/core/kind-names.js');
+  return targetIn(h, target, namespace, [
+    { from: h.head, to: h.head },
+    { from: h.oldest, to: h.head },
+  ]);
+}
+
+/** progress() answers this where stderr is no terminal: then cli-progress is not loaded at all. */
+const NO_BAR: Progress = { update() {}, stop() {} };
 
 /** Each version of an object with what changed since the one before. */
 async function* printHistory(versions: Change[], format: string, timesFromLog: boolean, tty: boolean, managedFields: boolean, shows: (c: Change) => boolean, bar: Progress): AsyncIterable<string> {

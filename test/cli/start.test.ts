@@ -9,6 +9,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { LevelDbLog } from '../../src/log/leveldb-log.js';
 import { tempDir } from '../helpers/temp.js';
 import { builtPackage } from '../server/child.js';
 
@@ -31,7 +32,7 @@ beforeAll(async () => {
 
 /** Runs the built `orchd` with args: its output and the modules its files hold (their `// path` comments). */
 async function loaded(...args: string[]): Promise<{ out: string; modules: string[] }> {
-  const list = join(dir, `loaded-${args.join('-')}.txt`);
+  const list = join(dir, `loaded-${args.join('-').replace(/[^\w.-]+/g, '_')}.txt`);
   await writeFile(list, '');
   const { stdout } = await promisify(execFile)(process.execPath, ['--import', join(dir, 'register.mjs'), cli, ...args], { env: { ...process.env, ORCHD_LOADED: list }, timeout: 60_000 });
   const files = (await readFile(list, 'utf8'))
@@ -61,5 +62,22 @@ describe('orchd loads only what the command it runs needs', () => {
     expect(out).toMatch(/^usage: orchd history RESOURCE\/NAME/);
     expect(modules).toEqual(expect.arrayContaining([expect.stringMatching(/\/src\/cli\/history\.js$/)]));
     expect(heavy(modules, /\/src\/(resources|log|store|selectors)\/|\/src\/timetravel\/(sources|print)\/|node_modules\/(msgpackr|@marcbachmann|cli-progress|fast-json-patch|yaml)\//)).toEqual([]);
+  });
+
+  it('history of a built-in kind from a data folder loads no kind, CEL, progress bar, all of rxjs nor msgpackr-extract', async () => {
+    const dataDir = join(dir, 'data');
+    const log = new LevelDbLog({ path: join(dataDir, 'log') });
+    await log.open();
+    const key = 'events.orch.io/events/default/e1';
+    for (const step of ['1', '2']) {
+      const object = { apiVersion: 'events.orch.io/v1', kind: 'Event', metadata: { name: 'e1', namespace: 'default', labels: { step } } };
+      await log.append({ type: 'put', key, value: object }).durable;
+    }
+    await log.close();
+    const { out, modules } = await loaded('history', '--data-dir', dataDir, 'events/e1', '-n', 'default', '-o', 'json-patch');
+    expect(out.trim().split('\n')).toHaveLength(2);
+    expect(modules).toEqual(expect.arrayContaining([expect.stringMatching(/\/src\/timetravel\/sources\/data-dir\.js$/)]));
+    // The one rxjs module every log needs (a Subject), from its ES build: not the whole CommonJS build.
+    expect(heavy(modules, /\/src\/(resources\/(?!built-in-names)|cel\/)|node_modules\/(@marcbachmann|cli-progress|msgpackr-extract|detect-libc|rxjs\/dist\/cjs)\//)).toEqual([]);
   });
 });

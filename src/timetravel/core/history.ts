@@ -3,8 +3,7 @@
  * (../sources/running-server.ts): the changes of the log in order, the state at a version, the versions of one object.
  * Both readers give the same answers, so each command is written once against this.
  */
-import { StoredEntry, writerBytes } from '../../log/codec.js';
-import type { LogEntry, Author } from '../../log/log.js';
+import type { Author, LogEntry } from '../../log/log.js';
 import type { KubeObject } from '../../api/types.js';
 import type { VersionSpec } from './version-spec.js';
 import { TimeTravelError } from './errors.js';
@@ -31,15 +30,6 @@ export interface Change {
 
 /** An entry's writer, when the log kept one and it is open (not sealed bytes). */
 export const writerOf = (e: { writer?: Author | Uint8Array }): Author | undefined => (e.writer instanceof Uint8Array ? undefined : e.writer);
-
-/**
- * An entry's writer as bytes to store again (a recording, a replay's log): the log's own bytes where
- * it read them, none when they are sealed and encryption at rest did not open them.
- */
-export function writerBytesOf(e: LogEntry): Uint8Array | undefined {
-  if (e.writer instanceof Uint8Array) return undefined;
-  return e instanceof StoredEntry && e.writerRaw ? e.writerRaw : writerBytes(e.writer);
-}
 
 export interface Stored {
   key: string;

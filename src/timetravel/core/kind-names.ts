@@ -5,7 +5,6 @@
  * those the history's CustomResourceDefinitions define at the versions the command reads
  * (custom-kinds.ts), read only when a name is not a built-in kind's.
  */
-import { TimeTravelUsageError } from './errors.js';
 import { kinds } from '../../resources/kinds.js';
 import { namesKind, resourceName } from '../../api/kind-names.js';
 import type { KindStrategy } from '../../api/strategy.js';
@@ -13,6 +12,7 @@ import { parseLabelSelector, SelectorError, type Requirement } from '../../selec
 import { customKindsIn } from './custom-kinds.js';
 import { type Filter, type History } from './history.js';
 import { TimeTravelError } from './errors.js';
+import { splitTarget, targetOf, type Target } from './target.js';
 
 /** Versions from..to of a history (one version: from = to), whose CRDs a kind is looked for among; of another history than the command's when given. */
 export interface Span {
@@ -82,24 +82,8 @@ export async function filterIn(h: History, asked: Asked, spans: readonly Span[],
   return { ...(kinds ? { kinds } : {}), namespace: asked.namespace, name, labels: asked.labels };
 }
 
-/** RESOURCE/NAME as kubectl takes it, checked before the history is opened. */
-export function splitTarget(target: string): { resource: string; name: string } {
-  const slash = target.indexOf('/');
-  if (slash <= 0 || slash === target.length - 1) throw new TimeTravelUsageError(`${JSON.stringify(target)}: not RESOURCE/NAME (e.g. events/e1, namespaces/default)`);
-  return { resource: target.slice(0, slash), name: target.slice(slash + 1) };
-}
-
-export interface Target {
-  kind: KindStrategy;
-  name: string;
-  key: string;
-  label: string;
-}
-
 /** RESOURCE/NAME (events/e1, vap/event-guard, wa/shop), in the namespace given for a namespaced kind, its kind found for the spans read. */
 export async function targetIn(h: History, target: string, namespace: string | undefined, spans: readonly Span[]): Promise<Target> {
-  const { resource, name } = splitTarget(target);
-  const [kind] = await resolveKinds(h, [resource], spans);
-  if (kind.namespaced && namespace === undefined) throw new TimeTravelUsageError(`${kind.plural} are namespaced: give -n NAMESPACE`);
-  return { kind, name, key: `${kind.group}/${kind.plural}/${kind.namespaced ? namespace : ''}/${name}`, label: `${target}${kind.namespaced ? ` in namespace ${namespace}` : ''}` };
+  const [kind] = await resolveKinds(h, [splitTarget(target).resource], spans);
+  return targetOf(kind, target, namespace);
 }

@@ -2,7 +2,8 @@
 import { crc32 } from 'node:zlib';
 import { packJson, unpackJson, writerBytes } from '../../log/codec.js';
 import { everyKindAt } from '../core/custom-kinds.js';
-import { stateInPages, StampClock, writerBytesOf, type History } from '../core/history.js';
+import { stateInPages, StampClock, type History } from '../core/history.js';
+import { writerBytesOf } from '../core/entry-writers.js';
 import { TimeTravelError } from '../core/errors.js';
 import type { LogEntry } from '../../log/log.js';
 import { FORMAT, frame, MAGIC, type RecordingHeader } from './format.js';

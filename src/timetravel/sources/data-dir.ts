@@ -17,6 +17,7 @@
  * through encryption at rest. So does everything when --encryption-provider-config is given, or
  * when an entry read turns out sealed (the plain log cannot open it; the encrypted one says which).
  */
+import { rmSync } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,6 +35,7 @@ import { entriesAt, indexedState, indexedVersions, namesOneObject } from './inde
 import { isSealed, openCheckpointState } from './checkpoint-state.js';
 import { collectionOfKind, selects, StampClock, takesKind, writerOf, type Change, type Filter, type History, type StateFilter, type Stored } from '../core/history.js';
 import { TimeTravelError } from '../core/errors.js';
+import { writersOf } from '../core/entry-writers.js';
 import { removedAtExit, removedNow, snapshotLogFolder, snapshotProblem } from './log-snapshot.js';
 
 /** The newest version whose state is folded from the log rather than read from a rebuilt store. */
@@ -272,7 +274,8 @@ class DataDirHistory implements History {
     const indexed = index && (await indexedVersions(this.log, index, key));
     const versions = indexed || (!this.store && (await this.plainVersionsOf(key))) || (await versionsOf(await this.full(), key));
     const clock = this.timesFromLog ? undefined : new StampClock();
-    return versions.map(({ entry: e, type }) => ({ rv: e.seq, type, key, object: e.value as KubeObject, time: clock ? clock.timeOf(e.value) : e.time, writer: writerOf(e) }));
+    const writer = writersOf();
+    return versions.map(({ entry: e, type }) => ({ rv: e.seq, type, key, object: e.value as KubeObject, time: clock ? clock.timeOf(e.value) : e.time, writer: writer(e) }));
   }
 
   /**
@@ -373,7 +376,8 @@ class DataDirHistory implements History {
       await this.log?.close();
     } finally {
       if (this.work) {
-        await rm(this.work, { recursive: true, force: true });
+        // Synchronously: a few hundred links, and a promise each cost more than the unlinks (log-snapshot.ts).
+        rmSync(this.work, { recursive: true, force: true });
         removedNow(this.work);
       }
     }
