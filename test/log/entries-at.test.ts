@@ -1,6 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { entriesAt } from '../../src/log/entries-at.js';
+import { encryptAtRest } from '../../src/log/encryption/index.js';
 import { LevelDbLog } from '../../src/log/leveldb-log.js';
 import { SEEK_GAP } from '../../src/log/leveldb-ordered-read.js';
 import type { Log, LogEntry } from '../../src/log/log.js';
@@ -75,11 +77,28 @@ describe('entriesAt: many entries by seq in one ordered pass', () => {
     try {
       await written(memory);
       await written(level);
-      expect(memory.entriesAt).toBeUndefined();
+      expect((memory as Log).entriesAt).toBeUndefined();
       for (const seqs of shapes(memory.lastSeq)) expect(await joined(entriesAt(memory, seqs))).toEqual(await joined(entriesAt(level, seqs)));
     } finally {
       await memory.close();
       await level.close();
+    }
+  });
+
+  it("opens what encryption at rest sealed, through the inner log's ordered pass, as get() does", async () => {
+    const log = encryptAtRest(new LevelDbLog({ path: join(tempDir('orchd-entries-at-'), 'log') }), {
+      resources: [{ resources: [{ group: '*', resource: '*' }], providers: [{ type: 'aesgcm', keys: [{ name: 'k', secret: randomBytes(32) }] }] }],
+    });
+    await log.open();
+    try {
+      await written(log);
+      expect(log.entriesAt).toBeDefined();
+      for (const seqs of shapes(log.lastSeq)) {
+        const want = await Promise.all(seqs.map(async (s) => line(await log.get(s))));
+        expect(await joined(entriesAt(log, seqs))).toEqual(want);
+      }
+    } finally {
+      await log.close();
     }
   });
 });
