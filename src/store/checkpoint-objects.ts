@@ -15,9 +15,10 @@ export type ReadEntries = (seqs: ArrayLike<number>, keyOf: (i: number) => string
 export class LogObjects {
   private readonly seqs: number[] = [];
   private readonly keys: string[] = [];
-  private readonly buffers: Buffer[] = [];
-  private readonly starts: number[] = [];
-  private readonly ends: number[] = [];
+  /** Where each object's bytes are, made once their number is known (read): filled in seq order, not in number order. */
+  private buffers: Buffer[] = [];
+  private starts = new Float64Array(0);
+  private ends = new Float64Array(0);
 
   get size(): number {
     return this.seqs.length;
@@ -31,18 +32,27 @@ export class LogObjects {
 
   /** Reads every object noted; false when the log no longer holds one as a put of its key (compacted). */
   async read(read: ReadEntries): Promise<boolean> {
+    const n = this.seqs.length;
+    this.buffers = new Array<Buffer>(n);
+    this.starts = new Float64Array(n);
+    this.ends = new Float64Array(n);
     const order = bySeq(this.seqs);
-    const seqs = order ? Float64Array.from(order, (i) => this.seqs[i]) : this.seqs;
-    const at = order ? (j: number) => order[j] : (j: number) => j;
+    let seqs: ArrayLike<number> = this.seqs;
+    if (order) {
+      const sorted = new Float64Array(n);
+      for (let j = 0; j < n; j++) sorted[j] = this.seqs[order[j]];
+      seqs = sorted;
+    }
     let j = 0;
-    for await (const page of read(seqs, (k) => this.keys[at(k)])) {
+    for await (const page of read(seqs, (k) => this.keys[order ? order[k] : k])) {
       for (const e of page) {
-        const o = at(j++);
+        const o = order ? order[j] : j;
+        j++;
         if (e === undefined || e.type !== 'put' || e.key !== this.keys[o]) return false;
         this.hold(o, e);
       }
     }
-    return j === seqs.length;
+    return j === n;
   }
 
   /** Object o (as want numbered it). */
@@ -79,15 +89,19 @@ export class LogObjects {
  * about ten times faster than a comparator over a million.
  */
 function bySeq(seqs: readonly number[]): ArrayLike<number> | undefined {
+  const n = seqs.length;
   let max = 0;
   let sorted = true;
-  for (let i = 0; i < seqs.length; i++) {
+  for (let i = 0; i < n; i++) {
     if (i > 0 && seqs[i] < seqs[i - 1]) sorted = false;
     if (seqs[i] > max) max = seqs[i];
   }
   if (sorted) return undefined;
-  const n = seqs.length;
   if ((max + 1) * n > Number.MAX_SAFE_INTEGER) return Uint32Array.from(seqs.keys()).sort((a, b) => seqs[a] - seqs[b]);
-  const packed = Float64Array.from(seqs, (s, i) => s * n + i).sort();
-  return Uint32Array.from(packed, (p) => p % n);
+  const packed = new Float64Array(n);
+  for (let i = 0; i < n; i++) packed[i] = seqs[i] * n + i;
+  packed.sort();
+  const order = new Uint32Array(n);
+  for (let j = 0; j < n; j++) order[j] = packed[j] % n;
+  return order;
 }
