@@ -13,11 +13,12 @@ import { Slabs } from './slabs.js';
  */
 
 /**
- * A gap of more entries than this between two wanted seqs is crossed by a seek. Reading through an
- * entry costs about 1/SEEK_GAP of a seek and the next read after it (measured at 1M entries of ~1.5 KB:
- * bench/RESULTS.md, the section on ordered reads).
+ * A gap of more entries than this between two wanted seqs is crossed by a seek. Measured at 1M entries
+ * of ~1.5 KB (bench/RESULTS.md section 52, loaded): reading through an entry cost 8-10 µs of CPU, a
+ * seek and the read after it 55-120 µs (more where it lands in a block not yet read), so reading
+ * through a gap won up to about 8 entries and the seek from about 12.
  */
-export const SEEK_GAP = 32;
+export const SEEK_GAP = 10;
 /** The most entries one read hands over (LevelDB's thread fills them while the last page is looked at). */
 const PAGE = 1000;
 const READ_AHEAD_BYTES = 1 << 20;
