@@ -36,7 +36,11 @@ export interface CheckpointFigures {
 const CHECKPOINT = 'orchd-checkpoint';
 
 async function serveAndWrite(cli: string, dataDir: string, args: string[], limitMs: number, hot: string): Promise<void> {
-  const { orchd, ready } = await Orchd.start({ cli, dataDir, args, readyTimeoutMs: limitMs });
+  // The stop saves the whole checkpoint and its copy. At 1M, loaded, that took longer than the
+  // server's own shutdown limit (--shutdown-timeout, 10 s, + 30 s): it exited 1 with a .tmp and no
+  // copy, the row failed, and the table (rows with figures only) came out empty at 1M.
+  const stopping = ['--shutdown-timeout', `${Math.round(limitMs / 1000)}s`];
+  const { orchd, ready } = await Orchd.start({ cli, dataDir, args: [...args, ...stopping], readyTimeoutMs: limitMs });
   const http = new HttpClient(ready.url, 1);
   try {
     for (let i = 0; i < WRITES; i++) {
@@ -46,9 +50,7 @@ async function serveAndWrite(cli: string, dataDir: string, args: string[], limit
     }
   } finally {
     http.close();
-    // The stop saves the whole checkpoint and its copy: at 1M, loaded, longer than Orchd.stop's 60 s
-    // grace, whose SIGKILL left a .tmp and no copy (the "newest deleted" restart then started from
-    // the seeded folder's older copies and folded the log: session 14's empty table at 1M).
+    // Orchd.stop's grace (60 s before SIGKILL) is shorter than that save too.
     const { code, signal } = await orchd.child.stop('SIGTERM', limitMs);
     if (code !== 0) throw new Error(`orchd serve on ${dataDir} did not stop cleanly while saving its checkpoint (code ${code}, signal ${signal})`);
   }
