@@ -36,7 +36,11 @@ export interface CheckpointFigures {
 const CHECKPOINT = 'orchd-checkpoint';
 
 async function serveAndWrite(cli: string, dataDir: string, args: string[], limitMs: number, hot: string): Promise<void> {
-  const { orchd, ready } = await Orchd.start({ cli, dataDir, args, readyTimeoutMs: limitMs });
+  // The stop saves the whole checkpoint and its copy. At 1M, loaded, that took longer than the
+  // server's own shutdown limit (--shutdown-timeout, 10 s, + 30 s): it exited 1 with a .tmp and no
+  // copy, the row failed, and the table (rows with figures only) came out empty at 1M.
+  const stopping = ['--shutdown-timeout', `${Math.round(limitMs / 1000)}s`];
+  const { orchd, ready } = await Orchd.start({ cli, dataDir, args: [...args, ...stopping], readyTimeoutMs: limitMs });
   const http = new HttpClient(ready.url, 1);
   try {
     for (let i = 0; i < WRITES; i++) {
@@ -46,7 +50,9 @@ async function serveAndWrite(cli: string, dataDir: string, args: string[], limit
     }
   } finally {
     http.close();
-    await orchd.stop();
+    // Orchd.stop's grace (60 s before SIGKILL) is shorter than that save too.
+    const { code, signal } = await orchd.child.stop('SIGTERM', limitMs);
+    if (code !== 0) throw new Error(`orchd serve on ${dataDir} did not stop cleanly while saving its checkpoint (code ${code}, signal ${signal})`);
   }
 }
 
@@ -74,11 +80,13 @@ export async function checkpointFigures(cli: string, dataDir: string, work: stri
   await cp(dataDir, copy, { recursive: true });
   try {
     const log = join(copy, 'log');
+    const seeded = (await checkpoints(log)).filter((c) => c.name !== CHECKPOINT).length;
     await serveAndWrite(cli, copy, args, limitMs, hot);
     await serveAndWrite(cli, copy, args, limitMs, hot);
     const all = await checkpoints(log);
     const along = all.filter((c) => c.name !== CHECKPOINT);
-    if (along.length < 2) throw new Error(`expected two copies along the log after two stops, found ${along.map((c) => c.name).join(', ') || 'none'} (a build without them?)`);
+    // Counted against the copies the seeded folder came with (the 1M folder has two of its own).
+    if (along.length < seeded + 2) throw new Error(`expected two new copies along the log after two stops, found ${along.map((c) => c.name).join(', ') || 'none'} (a build without them?)`);
     const wholeBytes = all.find((c) => c.name === CHECKPOINT)?.bytes ?? 0;
     let logBytes = 0;
     for (const name of await readdir(log)) if (!name.startsWith(CHECKPOINT)) logBytes += (await stat(join(log, name))).size;

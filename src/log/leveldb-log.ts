@@ -7,6 +7,8 @@ import { indexIsWhole, LevelVersionIndex, markIndexWhole, rebuildIndex } from '.
 import { END_KEY, STALE_KEY } from './leveldb-tail-cut.js';
 import { LogError, type Checkpoint, type LogEntry, type SavedCheckpoint, type VersionIndex } from './log.js';
 import { indexRow, indexValue } from './version-index.js';
+import { Slabs } from './slabs.js';
+import { entriesInOrder } from './leveldb-ordered-read.js';
 
 export interface LevelDbLogOptions extends LogOptions {
   /** The LevelDB directory; created if missing. */
@@ -200,6 +202,21 @@ export class LevelDbLog extends AbstractLog {
     }
   }
 
+  /**
+   * The entries at seqs (ascending, each once), in order, in one pass along the log
+   * (leveldb-ordered-read.ts); undefined where it holds none (compacted, never written, past its end).
+   */
+  async *entriesAt(seqs: ArrayLike<number>): AsyncIterable<(LogEntry | undefined)[]> {
+    // Past the end, a fork's shared tables hold its source's entries: not this log's.
+    let from = 0;
+    let to = seqs.length;
+    while (from < to && !(seqs[from] >= 1)) from++;
+    while (to > from && seqs[to - 1] > this.lastSeq) to--;
+    if (from > 0) yield new Array<undefined>(from).fill(undefined);
+    if (to > from) yield* entriesInOrder(this.db, from === 0 && to === seqs.length ? seqs : Array.prototype.slice.call(seqs, from, to));
+    if (to < seqs.length) yield new Array<undefined>(seqs.length - to).fill(undefined);
+  }
+
   protected _getBytes(seq: number): Promise<Buffer | undefined> {
     return this.db.get(seqKey(seq));
   }
@@ -361,29 +378,4 @@ function decodePage(page: [Buffer, Buffer][], slabs: Slabs): LogEntry[] {
     at += v.length;
   }
   return out;
-}
-
-/** The largest buffer one read copies its pages into. */
-const SLAB_MAX = 64 << 20;
-
-/**
- * The buffers one read copies its pages into, each twice the size of the one before, up to
- * SLAB_MAX: a short read (a watch catching up) allocates about what it reads, a replay of a million
- * entries a few dozen buffers instead of one per page (a thousand separately allocated megabytes
- * outside the heap each pushed V8 towards another full collection).
- */
-class Slabs {
-  private slab: Buffer | undefined;
-  private used = 0;
-
-  /** Room for n bytes: a buffer and where in it they go. */
-  take(n: number): { slab: Buffer; at: number } {
-    if (!this.slab || this.used + n > this.slab.length) {
-      this.slab = Buffer.allocUnsafeSlow(Math.max(n, Math.min(SLAB_MAX, 2 * (this.slab?.length ?? 0))));
-      this.used = 0;
-    }
-    const at = this.used;
-    this.used += n;
-    return { slab: this.slab, at };
-  }
 }

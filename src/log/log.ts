@@ -189,6 +189,13 @@ export interface Log {
    */
   get(seq: number, key?: string): Promise<LogEntry | undefined>;
   /**
+   * Optional: the entries at seqs (ascending, each once), in that order, in pages whose items joined
+   * are one per seq, undefined where get() would find none; read in one pass along a log that stores
+   * entries in seq order (LevelDB), instead of a get per entry. entries-at.ts reads through it, or
+   * through get() where a log has none.
+   */
+  entriesAt?(seqs: ArrayLike<number>): AsyncIterable<(LogEntry | undefined)[]>;
+  /**
    * Drop entries with seq < below (capped at lastSeq + 1; at or below firstSeq it does nothing),
    * except those keep() says to keep: etcd's compaction keeps each key's latest revision at the
    * horizon, so the state at firstSeq - 1 stays readable entry by entry through get(). Every

@@ -7,6 +7,7 @@ import { listIn } from '../api/object-keys.js';
 import { Slot } from './slot.js';
 import { LazyObject, type StoredObject } from './stored-object.js';
 import { View } from './view.js';
+import { LogObjects, type ReadEntries } from './checkpoint-objects.js';
 
 /*
  * A checkpoint is the view as of one applied sequence, so a restart replays only the log's tail.
@@ -169,12 +170,15 @@ const bytesOf = (o: StoredObject): Buffer => (o instanceof LazyObject ? o.raw : 
  * loads. Only the heads are read and decoded now (the sorted keys, and how many objects there are);
  * each part's objects are read, and its slots made, when a key of the part is first used
  * (lazy-slots.ts; a checkpoint file reads them from the disk only then: log/checkpoint-file.ts).
+ * An index-only checkpoint's objects are read from the log (read), all of them in one pass in seq
+ * order once every head is read (checkpoint-objects.ts); undefined when one is gone (compacted).
  */
-export async function decodeCheckpoint(cp: SavedCheckpoint, read?: FindRevision): Promise<View | undefined> {
+export async function decodeCheckpoint(cp: SavedCheckpoint, read?: ReadEntries): Promise<View | undefined> {
   const view = new View();
   const current = new Map<string, string[]>();
   const history = new Map<string, string[]>();
   const slots = new Map<string, { slots: LazySlots; objects: number }>();
+  const fromLog = new LogObjects();
   let marked = false;
   for await (const stored of cp.parts) {
     const part = partBytes(stored);
@@ -187,15 +191,10 @@ export async function decodeCheckpoint(cp: SavedCheckpoint, read?: FindRevision)
     const objectsAt = HEAD_AT + headLength;
     if (objectsAt > part.length) throw new Error(`checkpoint at ${cp.seq}: a part ends inside its head`);
     const head = decodePartHead(part.read(HEAD_AT, objectsAt));
-    // An index-only part (a checkpoint along the log): its objects come from the log, once, now.
-    let fetched: Buffer | undefined;
-    if (objectsAt === part.length && head.n.length > 0) {
-      const bodies = read && (await objectsOf(head, read));
-      if (!bodies) return undefined;
-      head.n = bodies.map((b) => b.length);
-      fetched = Buffer.concat(bodies);
-    }
-    const end = fetched ? objectsAt + fetched.length : part.length;
+    // An index-only part (a checkpoint along the log): its objects come from the log, noted now, read after the heads.
+    const indexOnly = objectsAt === part.length && head.n.length > 0;
+    if (indexOnly && !read) return undefined;
+    const first = fromLog.size;
     const c = head.c;
     const prefix = c.length + 1;
     const held = listIn(current, c);
@@ -208,21 +207,38 @@ export async function decodeCheckpoint(cp: SavedCheckpoint, read?: FindRevision)
       const suffix = head.k[i].slice(prefix);
       suffixes[i] = suffix;
       known.push(suffix);
-      if (lastOf(head.r[i]) < 0) continue;
-      const size = head.n[o++];
-      if (size === undefined || at + size > end) throw new Error(`checkpoint at ${cp.seq}: the part of ${c} ends before the object of ${head.k[i]}`);
-      at += size;
+      const rev = lastOf(head.r[i]);
+      if (rev < 0) continue;
+      if (indexOnly) fromLog.want(head.k[i], rev);
+      else {
+        const size = head.n[o++];
+        if (size === undefined || at + size > part.length) throw new Error(`checkpoint at ${cp.seq}: the part of ${c} ends before the object of ${head.k[i]}`);
+        at += size;
+      }
       held.push(suffix);
       collection.objects++;
     }
-    collection.slots.addPart({
-      suffixes,
-      buffer: Buffer.isBuffer(stored) && !fetched ? stored.buffer : undefined,
-      bytes: at - objectsAt,
-      slots: () => slotsOf(head, fetched ?? (objectsAt === part.length ? EMPTY : part.read(objectsAt, part.length))),
-    });
+    const end = fromLog.size;
+    collection.slots.addPart(
+      indexOnly
+        ? {
+            suffixes,
+            buffer: undefined,
+            get bytes() {
+              return fromLog.bytes(first, end);
+            },
+            slots: () => slotsOf(head, (o) => fromLog.object(first + o)),
+          }
+        : {
+            suffixes,
+            buffer: Buffer.isBuffer(stored) ? stored.buffer : undefined,
+            bytes: at - objectsAt,
+            slots: () => slotsOf(head, partObjects(head, objectsAt === part.length ? EMPTY : part.read(objectsAt, part.length))),
+          },
+    );
   }
   if (!marked) return undefined;
+  if (fromLog.size > 0 && !(await fromLog.read(read!))) return undefined;
   for (const [c, known] of history) {
     const held = current.get(c) ?? [];
     const sorted = inOrder(known);
@@ -239,47 +255,25 @@ export async function decodeCheckpoint(cp: SavedCheckpoint, read?: FindRevision)
 
 const EMPTY = Buffer.alloc(0);
 
-/** The object a key held at revision rev, from the log; undefined when the log no longer has it (compacted). */
-export type FindRevision = (key: string, rev: number) => Promise<StoredObject | undefined>;
+const lastOf = (r: number | number[]): number => (typeof r === 'number' ? r : r[r.length - 1]);
 
-/** How many objects of an index-only part are read from the log at once. */
-const READS_AT_ONCE = 128;
-
-/** The objects an index-only part's keys hold (the puts, in order), read from the log; undefined when one is gone. */
-async function objectsOf(head: PartHead, read: FindRevision): Promise<Buffer[] | undefined> {
-  const wanted: { key: string; rev: number }[] = [];
-  for (let i = 0; i < head.k.length; i++) {
-    const rev = lastOf(head.r[i]);
-    if (rev > 0) wanted.push({ key: head.k[i], rev });
-  }
-  const out: Buffer[] = [];
-  for (let b = 0; b < wanted.length; b += READS_AT_ONCE) {
-    const found = await Promise.all(wanted.slice(b, b + READS_AT_ONCE).map(({ key, rev }) => read(key, rev)));
-    for (const o of found) {
-      if (o === undefined) return undefined;
-      out.push(bytesOf(o));
-    }
+/** The slots of a part's keys: object(o, key, rev) is the current object of the o-th key that holds one, asked for in order. */
+function slotsOf(head: PartHead, object: (o: number, key: string, rev: number) => LazyObject): Slot[] {
+  const out: Slot[] = new Array(head.k.length);
+  for (let i = 0, o = 0; i < head.k.length; i++) {
+    const r = head.r[i];
+    const slot = new Slot(lastOf(r), undefined);
+    if (typeof r !== 'number') slot.older = r.slice(0, -1);
+    if (slot.last > 0) slot.cur = object(o++, head.k[i], slot.last);
+    out[i] = slot;
   }
   return out;
 }
 
-const lastOf = (r: number | number[]): number => (typeof r === 'number' ? r : r[r.length - 1]);
-
-/** The slots of a part's keys, each current object a range of the part's object bytes (their sizes checked when it was loaded). */
-function slotsOf(head: PartHead, objects: Buffer): Slot[] {
-  const out: Slot[] = new Array(head.k.length);
-  for (let i = 0, o = 0, at = 0; i < head.k.length; i++) {
-    const r = head.r[i];
-    const slot = new Slot(lastOf(r), undefined);
-    if (typeof r !== 'number') slot.older = r.slice(0, -1);
-    if (slot.last > 0) {
-      const size = head.n[o++];
-      slot.cur = new LazyObject(head.k[i], slot.last, objects, at, at + size);
-      at += size;
-    }
-    out[i] = slot;
-  }
-  return out;
+/** A whole part's objects, asked for in order: each a range of its object bytes, their sizes checked when it was loaded. */
+function partObjects(head: PartHead, objects: Buffer): (o: number, key: string, rev: number) => LazyObject {
+  let at = 0;
+  return (o, key, rev) => new LazyObject(key, rev, objects, at, (at += head.n[o]));
 }
 
 /** Keys come in order, as they were written from the sorted keys: checked (one pass), not trusted. */

@@ -1,7 +1,7 @@
 import { AsyncResource } from 'node:async_hooks';
 import type { Log, LogEntry, Relist } from '../log/log.js';
-import { decodeCheckpoint, type FindRevision } from './checkpoint-format.js';
-import { storedOf } from './stored-object.js';
+import { entriesAt } from '../log/entries-at.js';
+import { decodeCheckpoint } from './checkpoint-format.js';
 import type { Commits } from './commits.js';
 import { View } from './view.js';
 
@@ -15,14 +15,6 @@ export interface Recovered {
   goLive(): void;
 }
 
-/** Reads a key's object at a revision from the log (undefined when compaction removed it). */
-const revisionsOf =
-  (log: Log): FindRevision =>
-  async (key, rev) => {
-    const e = await log.get(rev, key);
-    return e && e.key === key && e.type === 'put' ? storedOf(e, key, rev) : undefined;
-  };
-
 /**
  * The view rebuilt from the last checkpoint and the log's tail. The log is followed from before the
  * replay: on a shared log, other replicas' writes come in while it runs, and are applied after it.
@@ -30,8 +22,9 @@ const revisionsOf =
 export async function recover(log: Log, commits: Commits, onReplayProgress?: (applied: number, total: number) => void): Promise<Recovered> {
   const cp = await log.loadCheckpoint();
   // One older than the compaction horizon is never read: the log below the horizon is gone.
-  // An index-only checkpoint (the newest whole one lost) takes its objects from the log by revision.
-  const fromCheckpoint = cp && cp.seq >= log.firstSeq - 1 ? await decodeCheckpoint(cp, revisionsOf(log)) : undefined;
+  // An index-only checkpoint (the newest whole one lost) takes its objects from the log by revision,
+  // in one pass in seq order.
+  const fromCheckpoint = cp && cp.seq >= log.firstSeq - 1 ? await decodeCheckpoint(cp, (seqs, keyOf) => entriesAt(log, seqs, keyOf)) : undefined;
   const view = fromCheckpoint ?? new View();
   const early: (LogEntry[] | Relist | number)[] = [];
   let live = false;

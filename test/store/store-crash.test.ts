@@ -13,11 +13,11 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { checkpointsBeside, readParts } from '../../src/log/checkpoint-file.js';
+import { entriesAt } from '../../src/log/entries-at.js';
 import { checkpointFile, LevelDbLog } from '../../src/log/leveldb-log.js';
 import type { LogEntry } from '../../src/log/log.js';
 import { decodeCheckpoint } from '../../src/store/checkpoint-format.js';
 import { Store } from '../../src/store/store.js';
-import { storedOf } from '../../src/store/stored-object.js';
 import { openCheckpointState } from '../../src/timetravel/sources/checkpoint-state.js';
 import { randomInt } from '../helpers/rng.js';
 import { tempDir } from '../helpers/temp.js';
@@ -111,10 +111,7 @@ describe('checkpoints along the log after kill -9 of a store', () => {
       folds = await foldsAt(log, [...found.map((c) => c.seq), mid, head]);
       for (const c of found) {
         expect(c.seq).toBeLessThanOrEqual(head);
-        const view = await decodeCheckpoint({ seq: c.seq, parts: readParts(c.file, c.seq) }, async (key, rev) => {
-          const e = await log.get(rev, key);
-          return e && storedOf(e, key, rev);
-        });
+        const view = await decodeCheckpoint({ seq: c.seq, parts: readParts(c.file, c.seq) }, (seqs) => entriesAt(log, seqs));
         expect(view, `${c.file} loads`).toBeDefined();
         expect([...view!.objects()].map((s) => line(s.key, s.seq, s.obj)).sort(), `${c.file}`).toEqual(folds.get(c.seq));
       }

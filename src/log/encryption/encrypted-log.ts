@@ -43,6 +43,7 @@ export class EncryptedLog implements Log {
   readonly shared: boolean;
   readonly headSeq: Log['headSeq'];
   readonly current: Log['current'];
+  readonly entriesAt: Log['entriesAt'];
   readonly progress$: Log['progress$'];
   private readonly progressed = new Subject<number>();
   private readonly relists = new Subject<Relist>();
@@ -56,6 +57,8 @@ export class EncryptedLog implements Log {
   ) {
     this.shared = inner.shared;
     this.headSeq = inner.headSeq && (() => inner.headSeq!());
+    // The inner log's one ordered pass, each page opened as read() opens one.
+    this.entriesAt = inner.entriesAt && ((seqs) => this.opening(inner.entriesAt!(seqs)));
     // Only etcd shares a log, and it seals nothing of its own: a current record is opened as a read one is.
     this.current =
       inner.current &&
@@ -258,6 +261,14 @@ export class EncryptedLog implements Log {
       const values = this.values;
       if (values.needsPreparing) await values.prepare(page.filter(mayBeSealed));
       yield page.map((e) => this.opened(e, values));
+    }
+  }
+
+  private async *opening(pages: AsyncIterable<(LogEntry | undefined)[]>): AsyncIterable<(LogEntry | undefined)[]> {
+    for await (const page of pages) {
+      const values = this.values;
+      if (values.needsPreparing) await values.prepare(page.filter((e): e is LogEntry => e !== undefined && mayBeSealed(e)));
+      yield page.map((e) => e && this.opened(e, values));
     }
   }
 
