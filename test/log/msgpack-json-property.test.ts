@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { packJson, unpackJson } from '../../src/log/codec.js';
 import { JsonLines, msgpackToJson, transcodeInto } from '../../src/log/msgpack-json.js';
+import { mulberry32 as random } from '../helpers/rng.js';
 
 /*
  * The transcoder against decode + JSON.stringify over many generated values: strings of every
@@ -9,18 +10,6 @@ import { JsonLines, msgpackToJson, transcodeInto } from '../../src/log/msgpack-j
  * msgpack width, floats as JSON.stringify formats them, nested and empty maps and arrays. The
  * bytes sit at every offset of a larger buffer, as a checkpoint part's objects do.
  */
-
-/** A seeded generator (mulberry32): the same values on every run. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const ALPHABET = ['a', 'b', 'Z', '0', ' ', '-', '/', '"', '\\', '\n', '\t', '\u0000', '\u0001', '\u001f', '\u007f', 'é', '€', 'ключ', '🎉', '\u2028', '\ufeff', 'x'.repeat(7)];
 

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { recordUpdate, type WriteScope } from '../../src/patch/managed-fields.js';
 import { kinds } from '../../src/resources/kinds.js';
 import type { KubeObject } from '../../src/api/types.js';
+import { mulberry32 as random } from '../helpers/rng.js';
 
 const kind = (name: string) => kinds.find((k) => k.kind === name)!;
 const scopeOf = (name: string, subresource?: 'status'): WriteScope => {
@@ -71,17 +72,6 @@ const bases: [string, KubeObject][] = [
   ['Namespace', namespace],
   ['Role', role],
 ];
-
-/** A small seeded generator (mulberry32): the variants are the same on every run. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const REPLACEMENTS: unknown[] = [null, {}, [], 'text', 3, true, { extra: { deep: [1, 2] } }, [{ name: 'x' }, { name: 'x', more: 1 }], [{ nokey: 1 }], ['s', 's']];
 

@@ -16,6 +16,7 @@ import { startServer } from '../helpers/server.js';
 import { run, startReplayOf } from './helpers.js';
 import { tempDir } from '../helpers/temp.js';
 import { sleep } from '../helpers/poll.js';
+import { mulberry32 as random } from '../helpers/rng.js';
 
 /*
  * Each fast path of the time-travel tools against the general one, on a random log of puts,
@@ -38,18 +39,6 @@ let noCheckpointDir: string;
 let general: Store;
 let head = 0;
 const written = new Set<string>();
-
-/** mulberry32: the same log for the same seed (ORCHD_TEST_SEED). */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const NOTES = ['plain', 'quote " and backslash \\', 'tab\tnewline\n', 'ünïcødé ✓ 𝄞', 'x'.repeat(300), ''];
 
