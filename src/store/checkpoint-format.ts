@@ -5,7 +5,7 @@ import { SortedKeys } from './sorted-keys.js';
 import { LazySlots } from './lazy-slots.js';
 import { listIn } from '../api/object-keys.js';
 import { Slot } from './slot.js';
-import { LazyObject, type StoredObject } from './stored-object.js';
+import { bytesOf, LazyObject, type StoredObject } from './stored-object.js';
 import { View } from './view.js';
 import { LogObjects, type ReadEntries } from './checkpoint-objects.js';
 
@@ -160,9 +160,6 @@ export function partPieces(head: PartHead, objects: Buffer[]): Buffer[] {
   length.writeUInt32BE(packed.length, 0);
   return [length, packed, ...objects];
 }
-
-/** An object's msgpack bytes: its own when it was read from storage, else encoded now. */
-const bytesOf = (o: StoredObject): Buffer => (o instanceof LazyObject ? o.raw : packJson(o.obj));
 
 /**
  * The view a checkpoint holds, or undefined when its parts are not a checkpoint of this format.

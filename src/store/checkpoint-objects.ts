@@ -1,6 +1,6 @@
-import { packJson, StoredEntry } from '../log/codec.js';
+import { StoredEntry } from '../log/codec.js';
 import type { LogEntry } from '../log/log.js';
-import { LazyObject, storedOf } from './stored-object.js';
+import { bytesOf, LazyObject, storedOf } from './stored-object.js';
 
 /** The entries at seqs (ascending), in order, in pages (log/entries-at.ts); keyOf(i) is the key seqs[i] wrote. */
 export type ReadEntries = (seqs: ArrayLike<number>, keyOf: (i: number) => string) => AsyncIterable<(LogEntry | undefined)[]>;
@@ -75,8 +75,7 @@ export class LogObjects {
       this.ends[o] = e.end;
       return;
     }
-    const s = storedOf(e, e.key, e.seq);
-    const bytes = s instanceof LazyObject ? s.raw : packJson(s.obj);
+    const bytes = bytesOf(storedOf(e, e.key, e.seq));
     this.buffers[o] = bytes;
     this.starts[o] = 0;
     this.ends[o] = bytes.length;

@@ -2,7 +2,7 @@
  * One version of one object as the view and every reader hold it: a plain object, or a LazyObject
  * that keeps the bytes it was read from storage as and decodes or encodes them on first use.
  */
-import { StoredEntry, unpackJson } from '../log/codec.js';
+import { packJson, StoredEntry, unpackJson } from '../log/codec.js';
 import type { LogEntry } from '../log/log.js';
 import { msgpackToJson } from '../log/msgpack-json.js';
 import { stampVersion } from '../log/stamp.js';
@@ -163,3 +163,6 @@ export function transientJson(s: StoredObject, apiVersion: string): string | Buf
 
 /** The bytes s is still held as, when nothing has decoded it: a background scan looks at them instead of decoding. */
 export const undecodedBytes = (s: StoredObject): Buffer | undefined => (s instanceof LazyObject && !s.isDecoded ? s.raw : undefined);
+
+/** An object's msgpack bytes: its own when it was read from storage, else encoded now. */
+export const bytesOf = (o: StoredObject): Buffer => (o instanceof LazyObject ? o.raw : packJson(o.obj));
