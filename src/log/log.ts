@@ -196,6 +196,13 @@ export interface Log {
    */
   entriesAt?(seqs: ArrayLike<number>): AsyncIterable<(LogEntry | undefined)[]>;
   /**
+   * Optional: one entry by seq, read on the calling thread (LevelDB's getSync), as get() finds it;
+   * undefined on a log that cannot read so now. A checkpoint along the log reads a part's objects
+   * by it when the part is first used (store/checkpoint-format.ts), so a start from one need not read
+   * every object before it is ready.
+   */
+  readonly entrySync?: ((seq: number) => LogEntry | undefined) | undefined;
+  /**
    * Drop entries with seq < below (capped at lastSeq + 1; at or below firstSeq it does nothing),
    * except those keep() says to keep: etcd's compaction keeps each key's latest revision at the
    * horizon, so the state at firstSeq - 1 stays readable entry by entry through get(). Every

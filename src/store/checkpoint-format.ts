@@ -169,13 +169,14 @@ export function partPieces(head: PartHead, objects: Buffer[]): Buffer[] {
  * (lazy-slots.ts; a checkpoint file reads them from the disk only then: log/checkpoint-file.ts).
  * An index-only checkpoint's objects are read from the log (read), all of them in one pass in seq
  * order once every head is read (checkpoint-objects.ts); undefined when one is gone (compacted).
+ * Where fromLog reads one entry at once (LogObjects.onUse), none is read now: a part reads its own
+ * when first used, and the caller may read the rest later (fromLog.readUnread).
  */
-export async function decodeCheckpoint(cp: SavedCheckpoint, read?: ReadEntries): Promise<View | undefined> {
+export async function decodeCheckpoint(cp: SavedCheckpoint, read?: ReadEntries, fromLog = new LogObjects()): Promise<View | undefined> {
   const view = new View();
   const current = new Map<string, string[]>();
   const history = new Map<string, string[]>();
   const slots = new Map<string, { slots: LazySlots; objects: number }>();
-  const fromLog = new LogObjects();
   let marked = false;
   for await (const stored of cp.parts) {
     const part = partBytes(stored);
@@ -190,7 +191,7 @@ export async function decodeCheckpoint(cp: SavedCheckpoint, read?: ReadEntries):
     const head = decodePartHead(part.read(HEAD_AT, objectsAt));
     // An index-only part (a checkpoint along the log): its objects come from the log, noted now, read after the heads.
     const indexOnly = objectsAt === part.length && head.n.length > 0;
-    if (indexOnly && !read) return undefined;
+    if (indexOnly && !read && !fromLog.onUse) return undefined;
     const first = fromLog.size;
     const c = head.c;
     const prefix = c.length + 1;
@@ -235,7 +236,8 @@ export async function decodeCheckpoint(cp: SavedCheckpoint, read?: ReadEntries):
     );
   }
   if (!marked) return undefined;
-  if (fromLog.size > 0 && !(await fromLog.read(read!))) return undefined;
+  if (fromLog.onUse) fromLog.noted();
+  else if (fromLog.size > 0 && !(await fromLog.read(read!))) return undefined;
   for (const [c, known] of history) {
     const held = current.get(c) ?? [];
     const sorted = inOrder(known);

@@ -11,6 +11,11 @@ export class CheckpointSchedule {
   private since = 0;
   /** The version of the newest saved checkpoint (0: none): compaction may not pass it. */
   savedSeq = 0;
+  /**
+   * The pass reading the objects the start's checkpoint along the log named and no part read yet
+   * (recovery.ts readUnread): a save waits for it rather than read each of them by a seek.
+   */
+  unread: Promise<void> | undefined;
 
   constructor(
     private readonly log: Log,
@@ -30,6 +35,7 @@ export class CheckpointSchedule {
     if (this.saving) return this.saving;
     this.since = 0;
     this.saving = (async () => {
+      await this.unread;
       const view = this.view();
       // Between checkpoints, writes leave pages and parts that objects were read from mostly dead.
       await view.releaseBuffers();

@@ -2,6 +2,7 @@ import { AsyncResource } from 'node:async_hooks';
 import type { Log, LogEntry, Relist } from '../log/log.js';
 import { entriesAt } from '../log/entries-at.js';
 import { decodeCheckpoint } from './checkpoint-format.js';
+import { LogObjects, type ReadEntries } from './checkpoint-objects.js';
 import type { Commits } from './commits.js';
 import { View } from './view.js';
 
@@ -13,6 +14,11 @@ export interface Recovered {
   replayed: number;
   /** Hands what the log committed during the replay to commits, and everything after it as it comes. */
   goLive(): void;
+  /**
+   * Reads, in one pass, the objects of the checkpoint along the log the view started from that no
+   * part has read yet (see LogObjects): undefined when the view holds every object already.
+   */
+  readUnread?(stopped: () => boolean): Promise<void>;
 }
 
 /**
@@ -22,9 +28,13 @@ export interface Recovered {
 export async function recover(log: Log, commits: Commits, onReplayProgress?: (applied: number, total: number) => void): Promise<Recovered> {
   const cp = await log.loadCheckpoint();
   // One older than the compaction horizon is never read: the log below the horizon is gone.
-  // An index-only checkpoint (the newest whole one lost) takes its objects from the log by revision,
-  // in one pass in seq order.
-  const fromCheckpoint = cp && cp.seq >= log.firstSeq - 1 ? await decodeCheckpoint(cp, (seqs, keyOf) => entriesAt(log, seqs, keyOf)) : undefined;
+  // An index-only checkpoint (the newest whole one lost) takes its objects from the log by revision:
+  // each part's when first used where the log reads an entry at once, the rest in one pass in seq
+  // order after the start (readUnread); else all in that pass now. The horizon check above is what
+  // keeps them there: compaction keeps each key's state at the horizon.
+  const pass: ReadEntries = (seqs, keyOf) => entriesAt(log, seqs, keyOf);
+  const fromLog = new LogObjects(log.entrySync);
+  const fromCheckpoint = cp && cp.seq >= log.firstSeq - 1 ? await decodeCheckpoint(cp, pass, fromLog) : undefined;
   const view = fromCheckpoint ?? new View();
   const early: (LogEntry[] | Relist | number)[] = [];
   let live = false;
@@ -58,6 +68,7 @@ export async function recover(log: Log, commits: Commits, onReplayProgress?: (ap
     view,
     checkpointSeq: fromCheckpoint ? cp!.seq : 0,
     replayed,
+    ...(fromCheckpoint && fromLog.onUse && fromLog.size > 0 ? { readUnread: (stopped: () => boolean) => fromLog.readUnread(pass, stopped) } : {}),
     goLive() {
       for (const b of early) {
         if (typeof b === 'number') commits.progressed(b);

@@ -62,6 +62,8 @@ export class Store implements WatchSource, HistorySource {
   private readonly checkpoints: CheckpointSchedule;
   private readonly compactions_: CompactionRunner;
   private closed = false;
+  /** True from the first step of close(): the read of a checkpoint's unread objects stops. */
+  private closing = false;
 
   constructor(private readonly opts: StoreOptions) {
     this.log = opts.log;
@@ -134,6 +136,8 @@ export class Store implements WatchSource, HistorySource {
     this.checkpoints.counted(r.replayed);
     this.versionClock.note(this.view.appliedSeq, this.now());
     r.goLive();
+    // After ready: reads and writes meanwhile read the parts they touch themselves.
+    if (r.readUnread) this.checkpoints.unread = r.readUnread(() => this.closing).catch(() => undefined);
   }
 
   /** On a log shared with other replicas, the newest seq any of them wrote (a quorum read); else undefined. */
@@ -166,6 +170,8 @@ export class Store implements WatchSource, HistorySource {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
+    await this.checkpoints.unread;
     await this.compactions_.idle;
     await this.checkpoints.idle;
     this.closed = true;

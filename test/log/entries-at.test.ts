@@ -48,7 +48,7 @@ function shapes(last: number): number[][] {
   ];
 }
 
-describe('entriesAt: many entries by seq in one ordered pass', () => {
+describe('entriesAt and entrySync: entries by seq in one ordered pass, or one at a time', () => {
   it('gives on LevelDB what a get of each seq gives, in order, one item per seq (none where the log holds none)', async () => {
     const log = new LevelDbLog({ path: join(tempDir('orchd-entries-at-'), 'log') });
     await log.open();
@@ -59,6 +59,8 @@ describe('entriesAt: many entries by seq in one ordered pass', () => {
         const want = await Promise.all(seqs.map(async (s) => line(await log.get(s))));
         expect(got, `${seqs.length} seqs from ${seqs[0]}`).toEqual(want);
         expect(await joined(entriesAt(log, Float64Array.from(seqs)))).toEqual(want);
+        // One at a time on the calling thread (a checkpoint along the log's part, when first used).
+        expect(seqs.map((s) => line(log.entrySync(s)))).toEqual(want);
       }
       // Below the horizon, only what the compaction kept is there.
       const below = await joined(log.entriesAt(Array.from({ length: 400 }, (_, i) => i + 1)));
@@ -96,9 +98,17 @@ describe('entriesAt: many entries by seq in one ordered pass', () => {
       for (const seqs of shapes(log.lastSeq)) {
         const want = await Promise.all(seqs.map(async (s) => line(await log.get(s))));
         expect(await joined(entriesAt(log, seqs))).toEqual(want);
+        expect(seqs.map((s) => line(log.entrySync!(s)))).toEqual(want);
       }
     } finally {
       await log.close();
     }
+  });
+
+  it('reads no entry on the calling thread where a KMS plugin must open data keys first (asynchronous)', () => {
+    const log = encryptAtRest(new LevelDbLog({ path: join(tempDir('orchd-entries-at-'), 'log') }), {
+      resources: [{ resources: [{ group: '*', resource: '*' }], providers: [{ type: 'kms', apiVersion: 'v2', name: 'p', endpoint: 'unix:///nonexistent.sock', timeoutMs: 1000 }] }],
+    });
+    expect(log.entrySync).toBeUndefined();
   });
 });

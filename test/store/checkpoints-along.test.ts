@@ -14,6 +14,9 @@ import { checkpointFile, LevelDbLog } from '../../src/log/leveldb-log.js';
 import type { LogEntry } from '../../src/log/log.js';
 import type { KubeObject } from '../../src/api/types.js';
 import { Store } from '../../src/store/store.js';
+import { decodeCheckpoint } from '../../src/store/checkpoint-format.js';
+import { LogObjects, type ReadEntries } from '../../src/store/checkpoint-objects.js';
+import { entriesAt } from '../../src/log/entries-at.js';
 import { openCheckpointState, pickCheckpoint } from '../../src/timetravel/sources/checkpoint-state.js';
 import { snapshotLogFolder } from '../../src/timetravel/sources/log-snapshot.js';
 import { setWritable } from '../helpers/folder-contents.js';
@@ -193,6 +196,48 @@ describe('checkpoints along the log', () => {
     const third = await open(path);
     expect(third.store.startedFrom).toEqual({ checkpointSeq: older, replayed: newest - older });
     expect(state(third.store)).toEqual(fold);
+  });
+
+  it('a start from a copy along the log reads no object before one is used: a part reads its own when first used, the rest come in one pass', async () => {
+    const path = join(tempDir('orchd-along-'), 'log');
+    const first = await open(path);
+    // ~1.5 kB objects: a part ends at 1 MiB of them, so 2000 make three parts.
+    const names = Array.from({ length: 2000 }, (_, i) => `o${String(i).padStart(4, '0')}`);
+    await Promise.all(names.map((n, i) => first.store.put(`g/x/ns/${n}`, obj(n, i, 1500), 'absent')));
+    await first.store.checkpoint();
+    const fold = await foldAt(first.log, first.log.lastSeq);
+    await first.close();
+    cleanup.pop();
+    rmSync(checkpointFile(path));
+
+    const log = new LevelDbLog({ path });
+    await log.open();
+    cleanup.push(() => log.close());
+    let reads = 0;
+    const objects = new LogObjects((seq) => (reads++, log.entrySync!(seq)));
+    const pass: ReadEntries = (seqs, keyOf) => entriesAt(log, seqs, keyOf);
+    const view = (await decodeCheckpoint((await log.loadCheckpoint())!, pass, objects))!;
+    expect(reads).toBe(0);
+    // One key: its part's objects only, read one at a time.
+    const one = view.get('g/x/ns/o1000')!;
+    expect(fold).toContain(`${one.key} ${one.seq} ${JSON.stringify(one.obj)}`);
+    expect(reads).toBeGreaterThan(0);
+    expect(reads).toBeLessThan(names.length);
+    const byOne = reads;
+    await objects.readUnread(pass, () => false);
+    const state = [...view.objects()].map((o) => `${o.key} ${o.seq} ${JSON.stringify(o.obj)}`).sort();
+    expect(state).toEqual(fold);
+    // Every other part took its objects from the pass.
+    expect(reads).toBe(byOne);
+    await log.close();
+    cleanup.pop();
+
+    // A store closed while its pass runs stops it, and starts again to the same state.
+    const second = await open(path);
+    await second.close();
+    cleanup.pop();
+    const third = await open(path);
+    expect([...third.store.view.objects()].map((o) => `${o.key} ${o.seq} ${JSON.stringify(o.obj)}`).sort()).toEqual(fold);
   });
 
   it('after compaction a checkpoint older than the horizon is not used; those at or past it still answer as the fold', async () => {

@@ -17,6 +17,7 @@ import { entriesAt } from '../../src/log/entries-at.js';
 import { checkpointFile, LevelDbLog } from '../../src/log/leveldb-log.js';
 import type { LogEntry } from '../../src/log/log.js';
 import { decodeCheckpoint } from '../../src/store/checkpoint-format.js';
+import { LogObjects } from '../../src/store/checkpoint-objects.js';
 import { Store } from '../../src/store/store.js';
 import { openCheckpointState } from '../../src/timetravel/sources/checkpoint-state.js';
 import { randomInt } from '../helpers/rng.js';
@@ -114,6 +115,9 @@ describe('checkpoints along the log after kill -9 of a store', () => {
         const view = await decodeCheckpoint({ seq: c.seq, parts: readParts(c.file, c.seq) }, (seqs) => entriesAt(log, seqs));
         expect(view, `${c.file} loads`).toBeDefined();
         expect([...view!.objects()].map((s) => line(s.key, s.seq, s.obj)).sort(), `${c.file}`).toEqual(folds.get(c.seq));
+        // As a start reads it: each part's objects by a synchronous read when first used.
+        const onUse = await decodeCheckpoint({ seq: c.seq, parts: readParts(c.file, c.seq) }, undefined, new LogObjects(log.entrySync));
+        expect([...onUse!.objects()].map((s) => line(s.key, s.seq, s.obj)).sort(), `${c.file}, objects read on use`).toEqual(folds.get(c.seq));
       }
       // Reads at a version through the checkpoints (the whole one first), on both sides of them.
       const state = openCheckpointState(beside, log)!;

@@ -272,6 +272,16 @@ export class EncryptedLog implements Log {
     }
   }
 
+  /** The inner log's synchronous read, opened as get() opens: none while a KMS plugin must open data keys first (asynchronous). */
+  get entrySync(): ((seq: number) => LogEntry | undefined) | undefined {
+    const read = this.inner.entrySync;
+    if (!read || this.values.needsPreparing) return undefined;
+    return (seq) => {
+      const e = read(seq);
+      return e && this.opened(e, this.values);
+    };
+  }
+
   async get(seq: number, key?: string): Promise<LogEntry | undefined> {
     const e = await this.inner.get(seq, key);
     if (!e) return e;
