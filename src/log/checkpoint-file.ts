@@ -129,6 +129,26 @@ export async function saveCheckpointFile(file: string, cp: Checkpoint): Promise<
   if (along) await pruneAlong(file);
 }
 
+/**
+ * Writes cp, whose parts are index pieces only (an index-only checkpoint made without a view: a
+ * fork's, store/checkpoint-reader.ts indexCutAt), as the copy along the log at its seq beside file,
+ * as saveCheckpointFile writes one: whole or absent after a crash.
+ */
+export async function saveAlongFile(file: string, cp: Checkpoint): Promise<void> {
+  const along = alongFile(file, cp.seq);
+  const fh = await open(`${along}.tmp`, 'w');
+  try {
+    await fh.write(checkpointHead(cp.seq));
+    for await (const pieces of cp.parts) await fh.writev(framePart(pieces));
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  await rename(`${along}.tmp`, along);
+  await syncDir(dirname(file));
+  await pruneAlong(file);
+}
+
 /** Removes every checkpoint beside file, the whole one and the copies along the log: the next start folds the whole log. */
 export async function removeCheckpoints(file: string): Promise<void> {
   for (const c of checkpointsBeside(file)) await rm(c.file, { force: true });

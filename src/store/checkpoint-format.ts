@@ -155,10 +155,15 @@ async function* keyParts<K extends HeldKey>(byCollection: Map<string, string[]>,
  */
 export function partPieces(head: PartHead, objects: Buffer[]): Buffer[] {
   head.n = objects.map((b) => b.length);
+  return [...indexPieces(head), ...objects];
+}
+
+/** A part's index as its first INDEX_PIECES pieces: the head's length, the head. */
+export function indexPieces(head: PartHead): Buffer[] {
   const packed = packJson(head);
   const length = Buffer.allocUnsafe(HEAD_AT);
   length.writeUInt32BE(packed.length, 0);
-  return [length, packed, ...objects];
+  return [length, packed];
 }
 
 /**
@@ -254,7 +259,7 @@ export async function decodeCheckpoint(cp: SavedCheckpoint, read?: ReadEntries, 
 
 const EMPTY = Buffer.alloc(0);
 
-const lastOf = (r: number | number[]): number => (typeof r === 'number' ? r : r[r.length - 1]);
+export const lastOf = (r: number | number[]): number => (typeof r === 'number' ? r : r[r.length - 1]);
 
 /** The slots of a part's keys: object(o, key, rev) is the current object of the o-th key that holds one, asked for in order. */
 function slotsOf(head: PartHead, object: (o: number, key: string, rev: number) => LazyObject): Slot[] {

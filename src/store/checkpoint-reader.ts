@@ -13,7 +13,8 @@
  */
 import { closeSync, openSync, readSync } from 'node:fs';
 import { checkpointLayout, checkpointsBeside } from '../log/checkpoint-file.js';
-import { collectionOfHead, decodePartHead, HEAD_AT, MAGIC, type PartHead } from './checkpoint-format.js';
+import type { Checkpoint } from '../log/log.js';
+import { collectionOfHead, decodePartHead, HEAD_AT, indexPieces, lastOf, MAGIC, type PartHead } from './checkpoint-format.js';
 
 /** What is read of a part before its head is decoded: its head's length and collection. */
 const PEEK = 512;
@@ -129,4 +130,50 @@ export function checkedHead(bytes: Buffer): PartHead | undefined {
   if (head.k.length === 0) return undefined;
   for (let i = 1; i < head.k.length; i++) if (!(head.k[i - 1] < head.k[i])) return undefined;
   return head;
+}
+
+/**
+ * The index-only checkpoint at seq, cut from the heads of a later checkpoint (file): each key with its
+ * revisions up to seq, and none of the keys that have none by then. undefined when file is no
+ * checkpoint this code reads, or is older than seq. A later checkpoint lists every revision of every
+ * key that the log still holds, so its heads hold the index at any version from the horizon on.
+ * A fork at N writes this (timetravel/fork/shared-fork.ts), so that its server is ready once the
+ * heads are read, at every N, instead of folding the log from the nearest older checkpoint. The
+ * objects' sizes are not known here: n holds a 0 for each object, and a reader of an index-only part
+ * never uses them, since its objects come from the log.
+ */
+export function indexCutAt(file: string, seq: number): Checkpoint | undefined {
+  const index = checkpointIndex(file);
+  if (!index || index.seq < seq) return undefined;
+  return { seq, parts: cutParts(file, index.parts, seq) };
+}
+
+async function* cutParts(file: string, parts: Part[], seq: number): AsyncIterable<Buffer[]> {
+  const fd = openSync(file, 'r');
+  try {
+    yield [MAGIC];
+    for (const part of parts) {
+      const whole = checkedHead(readHeadBytes(fd, part));
+      if (!whole) throw new Error(`${file}: a part's head is not as the store writes them`);
+      const head: PartHead = { c: whole.c, k: [], r: [], n: [] };
+      for (let i = 0; i < whole.k.length; i++) {
+        const r = revisionsUpTo(whole.r[i], seq);
+        if (r === undefined) continue;
+        head.k.push(whole.k[i]);
+        head.r.push(r);
+        if (lastOf(r) > 0) head.n.push(0);
+      }
+      if (head.k.length > 0) yield indexPieces(head);
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A key's revisions (a delete negative) at or before seq, as a part head lists them; undefined when it has none by then. */
+function revisionsUpTo(r: number | number[], seq: number): number | number[] | undefined {
+  if (typeof r === 'number') return Math.abs(r) <= seq ? r : undefined;
+  let n = r.length;
+  while (n > 0 && Math.abs(r[n - 1]) > seq) n--;
+  return n === 0 ? undefined : n === 1 ? r[0] : n === r.length ? r : r.slice(0, n);
 }

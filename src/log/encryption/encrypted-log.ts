@@ -273,13 +273,9 @@ export class EncryptedLog implements Log {
   }
 
   /** The inner log's synchronous read, opened as get() opens: none while a KMS plugin must open data keys first (asynchronous). */
-  get entrySync(): ((seq: number) => LogEntry | undefined) | undefined {
+  get entrySync(): Log['entrySync'] {
     const read = this.inner.entrySync;
-    if (!read || this.values.needsPreparing) return undefined;
-    return (seq) => {
-      const e = read(seq);
-      return e && this.opened(e, this.values);
-    };
+    return read && !this.values.needsPreparing ? (seq) => ((e) => e && this.opened(e, this.values))(read(seq)) : undefined;
   }
 
   async get(seq: number, key?: string): Promise<LogEntry | undefined> {
@@ -393,12 +389,10 @@ const mayBeSealed = (e: LogEntry): boolean => !e.raw || isBin(e.raw);
 
 /** What a corrupt entry shows of its object: the name and namespace its key holds. */
 function stubOf(key: string): { metadata: { name: string; namespace?: string } } {
-  const first = key.indexOf('/');
-  const suffix = key.slice(key.indexOf('/', first + 1) + 1);
+  const suffix = key.slice(key.indexOf('/', key.indexOf('/') + 1) + 1);
   const slash = suffix.indexOf('/');
-  const namespace = suffix.slice(0, slash);
   const name = suffix.slice(slash + 1);
-  return { metadata: namespace ? { name, namespace } : { name } };
+  return { metadata: slash > 0 ? { name, namespace: suffix.slice(0, slash) } : { name } };
 }
 
 /** The corrupt objects of a log, when it is one that decrypts. */

@@ -9,9 +9,9 @@
  * it. The source is only read: a link adds a name to a file, not a byte, and LevelDB deletes a table
  * by unlinking its own name for it.
  *
- * What it costs is the snapshot (a link per table, a copy of a few small files) and two keys written:
- * the same at every N, nothing like a copy of the history. A checkpoint of the source at or before N
- * stays, so `orchd serve` on the fork folds only what follows it.
+ * What it costs is the snapshot (a link per table, a copy of a few small files), two keys written,
+ * and an index-only checkpoint at N cut from a later one's heads (writeIndexAt): about the same at every
+ * N, nothing like a copy of the history. The source's checkpoints at or before N stay too.
  *
  * The entries are shared as stored, so a sealed one (encryption at rest) stays sealed: a fork is
  * refused without the configuration the source was written with, as a fork that reads them is. With
@@ -20,9 +20,10 @@
  */
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { checkpointsBeside } from '../../log/checkpoint-file.js';
+import { checkpointsBeside, saveAlongFile } from '../../log/checkpoint-file.js';
 import { checkpointFile } from '../../log/leveldb-log.js';
 import { cutTailAfter } from '../../log/leveldb-tail-cut.js';
+import { indexCutAt } from '../../store/checkpoint-reader.js';
 import { TimeTravelError } from '../core/errors.js';
 import { logFolderOf } from '../sources/data-dir.js';
 import { snapshotLogFolder, snapshotProblem } from '../sources/log-snapshot.js';
@@ -36,6 +37,7 @@ export async function shareLogUpTo(sourceDataDir: string, at: number, building: 
   } catch (err) {
     throw new TimeTravelError(`--source-data-dir ${sourceDataDir}: cannot read its log (${folder}): ${snapshotProblem(err)}`, { cause: err });
   }
+  await writeIndexAt(log, at);
   await dropCheckpointsAfter(log, at);
   let cut: Awaited<ReturnType<typeof cutTailAfter>>;
   try {
@@ -47,6 +49,22 @@ export async function shareLogUpTo(sourceDataDir: string, at: number, building: 
     const { seq, key } = cut.sealed;
     throw new TimeTravelError(`log entry ${seq} (${key}) cannot be read: it is encrypted at rest; an encrypted log needs the --encryption-provider-config it was written with`);
   }
+}
+
+/**
+ * Writes the index-only checkpoint at `at` beside the fork's log when none is there: cut from the
+ * oldest checkpoint past `at` (a copy along the log before a whole one: it is the heads alone), before
+ * those are removed. The fork's server is then ready once it has read the keys, at every N, where it
+ * folded the log from the nearest older checkpoint (at the middle of a 1M-entry folder with none near
+ * it, 500k entries: bench/RESULTS.md section 57).
+ */
+async function writeIndexAt(log: string, at: number): Promise<void> {
+  const file = checkpointFile(log);
+  const all = checkpointsBeside(file);
+  if (all.some((c) => c.seq === at)) return;
+  const later = all.filter((c) => c.seq > at).sort((a, b) => a.seq - b.seq || Number(b.indexOnly) - Number(a.indexOnly))[0];
+  const cut = later && indexCutAt(later.file, at);
+  if (cut) await saveAlongFile(file, cut);
 }
 
 /**
