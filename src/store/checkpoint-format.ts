@@ -118,33 +118,31 @@ export interface HeldKey {
 }
 
 /**
- * A checkpoint at seq of keys held outside a view (a fork's import, which keeps no store): each
- * collection's keys (sorted here when they are not), in parts cut as encodeCheckpoint cuts them,
- * with each part's objects from objectsOf (the held keys of the part whose newest revision is a
- * put, in key order; their bytes in that order). Whole only, no index copy beside it: a new folder's
- * copies along the log start with its server's first save.
+ * The index-only checkpoint at seq of keys held outside a view (a fork's import, which keeps no
+ * store, and whose objects are in its log already): each collection's keys (sorted here when they
+ * are not), in parts cut as encodeCheckpoint cuts them, each part its index pieces alone, as a copy
+ * along the log is. A server reads each part's objects from the log when the part is first used.
  */
-export function checkpointOfKeys<K extends HeldKey>(seq: number, byCollection: Map<string, string[]>, held: (key: string) => K, objectsOf: (keys: readonly K[]) => Buffer[]): Checkpoint {
-  return { seq, parts: keyParts(byCollection, held, objectsOf) };
+export function checkpointOfKeys(seq: number, byCollection: Map<string, string[]>, held: (key: string) => HeldKey): Checkpoint {
+  return { seq, parts: keyParts(byCollection, held) };
 }
 
-async function* keyParts<K extends HeldKey>(byCollection: Map<string, string[]>, held: (key: string) => K, objectsOf: (keys: readonly K[]) => Buffer[]): AsyncIterable<Buffer[]> {
+async function* keyParts(byCollection: Map<string, string[]>, held: (key: string) => HeldKey): AsyncIterable<Buffer[]> {
   yield [MAGIC];
   for (const [c, keys] of byCollection) {
     // Most often key order already (names made in order): checked, not trusted.
     if (!inOrder(keys)) keys.sort();
     for (let i = 0; i < keys.length;) {
       const head: PartHead = { c, k: [], r: [], n: [] };
-      const withObject: K[] = [];
       for (let bytes = 0; i < keys.length && head.k.length < PART && bytes < STEP_BYTES; i++) {
         const s = held(keys[i]);
         head.k.push(keys[i]);
         head.r.push(s.r);
         if (lastOf(s.r) < 0) continue;
-        withObject.push(s);
+        head.n.push(s.size);
         bytes += s.size;
       }
-      yield partPieces(head, objectsOf(withObject));
+      yield indexPieces(head);
     }
   }
 }

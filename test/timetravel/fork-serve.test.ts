@@ -1,11 +1,13 @@
 import { existsSync } from 'node:fs';
-import { rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Browser } from 'puppeteer-core';
 import { launchChromium } from '../helpers/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readForkPoints } from '../../src/config/fork-origin.js';
+import { alongFile, checkpointsBeside, removeCheckpoints } from '../../src/log/checkpoint-file.js';
+import { checkpointFile } from '../../src/log/leveldb-log.js';
 import { loadServerConfig } from '../../src/config/server-config.js';
 import { REASON_LABEL, SUMMARY_ANNOTATION, startEventReasons } from '../../examples/event-reasons/controller.js';
 import { eventsConfig, keyed, onDisk, secret } from '../encryption/helpers.js';
@@ -270,15 +272,16 @@ describe('a fork in use', () => {
     expect((await server.exited).code).toBe(0);
   });
 
-  it('a server on a fork starts from the checkpoint the fork wrote, and serves what one folding the whole log serves', async () => {
+  it('a server on a fork starts from the index-only checkpoint the fork wrote, and serves what one folding the whole log serves', async () => {
     const dir = join(work, 'checkpointed');
     // The head: the last entry is a delete.
     const at = head;
     expect((await run('fork', recording, '--at', String(at), '--data-dir', dir)).code).toBe(0);
-    expect(existsSync(join(dir, 'log', 'checkpoint-spill'))).toBe(false);
+    // Its one checkpoint is the index at N: the objects are in its log only once.
+    expect(checkpointsBeside(checkpointFile(join(dir, 'log')))).toEqual([{ seq: at, file: alongFile(checkpointFile(join(dir, 'log')), at), indexOnly: true }]);
     const folded = join(work, 'folded');
     expect((await run('fork', recording, '--at', String(at), '--data-dir', folded)).code).toBe(0);
-    await rm(join(folded, 'log', 'orchd-checkpoint'));
+    await removeCheckpoints(checkpointFile(join(folded, 'log')));
     const fromCheckpoint = await spawnServer(dir);
     const fromLog = await spawnServer(folded);
     const ready = [await fromCheckpoint.waitForLine(isReady), await fromLog.waitForLine(isReady)];
@@ -341,7 +344,7 @@ describe('a fork in use', () => {
     expect((await run('fork', recording, '--at', 'HEAD', '--data-dir', fromRecording, '--encryption-provider-config', file)).code).toBe(0);
     expect(await onDisk(fromRecording, NOTE)).toBe(false);
     // No checkpoint of plain objects beside a sealed log: its server folds the log through the providers.
-    expect(existsSync(join(fromRecording, 'log', 'orchd-checkpoint'))).toBe(false);
+    expect(checkpointsBeside(checkpointFile(join(fromRecording, 'log')))).toEqual([]);
     const served = await startServer({ dataDir: fromRecording, config: loaded.config });
     try {
       const r = await call(served.url, 'GET', `${EVENTS}/namespaces/${NS}/events/back-1`);

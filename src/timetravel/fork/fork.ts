@@ -10,8 +10,8 @@
  * the recording is never held in memory, and no object is decoded (except to seal it, when the
  * fork is encrypted). The folder is made beside the target under another name and renamed into
  * place once whole, so a fork that fails (a damaged recording found half-way) leaves nothing.
- * Beside the log goes a checkpoint at N (checkpoint.ts), so a server on the fork is ready
- * without folding the whole history.
+ * Beside the log goes an index-only checkpoint at N (checkpoint.ts), so a server on the fork is
+ * ready once it has read the keys, without folding the whole history.
  *
  * A fork of a data folder (with no encryption configuration to seal it again with) is not imported:
  * it shares the source's table files and cuts its own tail after N (shared-fork.ts), in about the
@@ -104,13 +104,12 @@ async function importHistory(o: ForkOptions, log: string): Promise<number | null
   const { history: h, at } = o;
   const bar = progress(at - h.oldest, 'fork');
   let seal: Awaited<ReturnType<typeof sealer>> | undefined;
-  let checkpoint: ForkCheckpoint | undefined;
   try {
     if (o.encryption) seal = await sealer(o.encryption);
     const horizon = h.oldest + 1;
     let time: number | null = null;
     // Sealed values are opened by the store alone: an encrypted fork's server folds its log instead.
-    checkpoint = seal ? undefined : new ForkCheckpoint(join(dirname(log), 'checkpoint-spill'));
+    const checkpoint = seal ? undefined : new ForkCheckpoint();
     const tap = (pages: AsyncIterable<ImportedEntry[]>) => (checkpoint ? checkpoint.tap(pages) : pages);
     const state = sealed(tap(stateEntries(h, h.oldest)), seal?.seal);
     const history = sealed(tap(entriesUpTo(h, horizon, at, Math.max(at, o.checkTo ?? at), bar.update, (t) => (time = t))), seal?.seal);
@@ -118,7 +117,6 @@ async function importHistory(o: ForkOptions, log: string): Promise<number | null
     await checkpoint?.save(log, at);
     return time;
   } finally {
-    checkpoint?.close();
     bar.stop();
     seal?.close();
   }
