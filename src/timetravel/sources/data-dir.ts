@@ -223,10 +223,10 @@ class DataDirHistory implements History {
 
   /**
    * The objects at rv, a page at a time. From the fastest source that answers: one object, from the
-   * version index; many, from the checkpoint file and the log after it (checkpoint-state.ts: each
-   * object's bytes in key order, a part at a time, where the index would fetch each by its seq);
-   * without one, near the start of a log never compacted, the log folded; else the index; else (a
-   * folder an older orchd wrote) the store, as a server rebuilds it.
+   * version index; near the start of a log never compacted, the log folded; many, from the
+   * checkpoint file and the log after it (checkpoint-state.ts: each object's bytes in key order, a
+   * part at a time, where the index would fetch each by its seq); else the index; else (a folder
+   * an older orchd wrote) the store, as a server rebuilds it.
    */
   async *statePages(rv: number, filter: StateFilter, reuse = false): AsyncIterable<Stored[]> {
     const prefix = filter.namespace === undefined ? '' : `${filter.namespace}/`;
@@ -234,13 +234,16 @@ class DataDirHistory implements History {
     let pages: AsyncIterable<StoredObject[]> | Iterable<StoredObject[]> | undefined;
     const index = this.encryption || this.store || rv < this.log.firstSeq - 1 ? undefined : this.log.index;
     if (index && namesOneObject(filter)) pages = indexedState(this.log, index, rv, filter);
-    if (!pages && !this.store && !this.encryption) pages = await openCheckpointState(checkpointFile(this.path), this.log)?.pages(rv, collections, prefix, reuse);
     // Near the start of a log never compacted (an export's first state), folding the few entries
-    // before rv reads less than the index's rows of every key of the kinds.
-    const early = !this.store && this.log.firstSeq === 1 && rv <= Math.min(FOLD_MAX, this.log.lastSeq / 16);
-    if (!pages && early) pages = [await this.folded(rv, filter)];
+    // before rv reads less than every part head of a checkpoint near the head (at 1M keys, 0.7 s of
+    // decoding for a state of a few objects; folding costs ~28 µs an entry there, so up to 1/64 of
+    // the log), and, up to 1/16 of it, less than the index's rows of every key of the kinds.
+    const foldable = !this.store && this.log.firstSeq === 1;
+    if (!pages && foldable && rv <= Math.min(FOLD_MAX, this.log.lastSeq / 64)) pages = [await this.folded(rv, filter)];
+    if (!pages && !this.store && !this.encryption) pages = await openCheckpointState(checkpointFile(this.path), this.log)?.pages(rv, collections, prefix, reuse);
+    if (!pages && foldable && rv <= Math.min(FOLD_MAX, this.log.lastSeq / 16)) pages = [await this.folded(rv, filter)];
     if (!pages && index) pages = indexedState(this.log, index, rv, filter);
-    if (!pages && !this.store && this.log.firstSeq === 1 && rv <= FOLD_MAX) pages = [await this.folded(rv, filter)];
+    if (!pages && foldable && rv <= FOLD_MAX) pages = [await this.folded(rv, filter)];
     pages ??= [await objectsAt(await this.full(), rv, collections, prefix)];
     for await (const page of pages) {
       const out: Stored[] = [];
