@@ -9,6 +9,9 @@ const CHUNK = 512;
 export class SortedKeys {
   private chunks: string[][] = [];
   private count = 0;
+  /** Where the key added last was put (see add). */
+  private fingerChunk = -1;
+  private fingerAt = 0;
 
   /** Builds from keys in any order: one sort instead of n inserts (startup). */
   static of(keys: Iterable<string>): SortedKeys {
@@ -45,15 +48,41 @@ export class SortedKeys {
       if (last === undefined || last.length >= CHUNK) this.chunks.push([k]);
       else last.push(k);
       this.count++;
+      this.finger(this.chunks.length - 1, this.chunks[this.chunks.length - 1].length - 1);
+      return;
+    }
+    // Right after the key added last (names made in order but not in key order: seed-1234 after
+    // seed-1233, both between seed-123 and seed-124): two comparisons instead of the two searches, a
+    // fifth of a replay's CPU at a million such keys (RESULTS 62). Any two neighbours around k are
+    // its place, so a finger that chunk splits or deletes moved is still right where its
+    // comparisons hold, and else unused.
+    const fc = this.fingerChunk;
+    const c = this.chunks[fc];
+    const at = this.fingerAt;
+    if (c !== undefined && at < c.length && c[at] < k && (at + 1 < c.length ? k < c[at + 1] : fc + 1 === this.chunks.length || k < this.chunks[fc + 1][0])) {
+      this.insert(fc, at + 1, k);
       return;
     }
     const ci = this.chunkFor(k);
     const chunk = this.chunks[ci];
     const i = lowerBound(chunk, k);
     if (chunk[i] === k) return;
+    this.insert(ci, i, k);
+  }
+
+  /** Inserts k at i of chunk ci (its place), splitting the chunk when it has grown past 2 × CHUNK. */
+  private insert(ci: number, i: number, k: string): void {
+    const chunk = this.chunks[ci];
     chunk.splice(i, 0, k);
     this.count++;
-    if (chunk.length > 2 * CHUNK) this.chunks.splice(ci, 1, chunk.slice(0, CHUNK), chunk.slice(CHUNK));
+    if (chunk.length <= 2 * CHUNK) return this.finger(ci, i);
+    this.chunks.splice(ci, 1, chunk.slice(0, CHUNK), chunk.slice(CHUNK));
+    this.finger(i < CHUNK ? ci : ci + 1, i < CHUNK ? i : i - CHUNK);
+  }
+
+  private finger(ci: number, i: number): void {
+    this.fingerChunk = ci;
+    this.fingerAt = i;
   }
 
   delete(k: string): void {

@@ -54,6 +54,34 @@ describe('SortedKeys', () => {
     expect([...s.range('ev-', pad(5000))][0]).toBe(expected[expected.indexOf(pad(5000)) + 1]);
   });
 
+  it('names made in order but not in key order (seed-9, seed-10, …), with deletes and re-adds anywhere, stay sorted and unique', () => {
+    const s = new SortedKeys();
+    const ref = new Set<string>();
+    let seed = 7;
+    const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    for (let i = 0; i < 20_000; i++) {
+      const k = `default/seed-${i}`;
+      s.add(k);
+      ref.add(k);
+      // Deletes and re-adds elsewhere move the chunks under the place the last add remembers.
+      if (rnd(5) === 0) {
+        const d = `default/seed-${rnd(i + 1)}`;
+        s.delete(d);
+        ref.delete(d);
+      }
+      if (rnd(7) === 0) {
+        const a = `default/seed-${rnd(i + 1)}`;
+        s.add(a);
+        ref.add(a);
+      }
+      if (rnd(11) === 0) s.add(k);
+    }
+    const expected = [...ref].sort();
+    expect(s.toArray()).toEqual(expected);
+    expect(s.size).toBe(expected.length);
+    for (const k of expected.slice(0, 500)) expect(s.has(k)).toBe(true);
+  });
+
   it('a continue key that was deleted still resumes after its position', () => {
     const s = SortedKeys.of(['x/a', 'x/b', 'x/c']);
     s.delete('x/b');
