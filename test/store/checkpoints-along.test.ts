@@ -17,6 +17,7 @@ import { Store } from '../../src/store/store.js';
 import { decodeCheckpoint } from '../../src/store/checkpoint-format.js';
 import { LogObjects, type ReadEntries } from '../../src/store/checkpoint-objects.js';
 import { entriesAt } from '../../src/log/entries-at.js';
+import { encryptAtRest } from '../../src/log/encryption/index.js';
 import { openCheckpointState, pickCheckpoint } from '../../src/timetravel/sources/checkpoint-state.js';
 import { snapshotLogFolder } from '../../src/timetravel/sources/log-snapshot.js';
 import { setWritable } from '../helpers/folder-contents.js';
@@ -238,6 +239,35 @@ describe('checkpoints along the log', () => {
     cleanup.pop();
     const third = await open(path);
     expect([...third.store.view.objects()].map((o) => `${o.key} ${o.seq} ${JSON.stringify(o.obj)}`).sort()).toEqual(fold);
+  });
+
+  it("through the encryption wrapper a server's log always has (nothing configured), a start from a copy along the log reads its objects on use", async () => {
+    const path = join(tempDir('orchd-along-'), 'log');
+    const start = async () => {
+      const log = encryptAtRest(new LevelDbLog({ path }));
+      await log.open();
+      const store = new Store({ log, checkpointEvery: 1_000_000 });
+      await store.start();
+      return { log, store };
+    };
+    const first = await start();
+    const names = Array.from({ length: 1500 }, (_, i) => `o${String(i).padStart(4, '0')}`);
+    await Promise.all(names.map((n, i) => first.store.put(`g/x/ns/${n}`, obj(n, i, 1500), 'absent')));
+    await first.store.checkpoint();
+    const state = (s: Store) => [...s.view.objects()].map((o) => `${o.key} ${o.seq} ${JSON.stringify(o.obj)}`).sort();
+    const before = state(first.store);
+    await first.store.close();
+    await first.log.close();
+    rmSync(checkpointFile(path));
+    const second = await start();
+    try {
+      expect(second.store.startedFrom).toEqual({ checkpointSeq: second.log.lastSeq, replayed: 0 });
+      expect(second.log.entrySync).toBeDefined();
+      expect(state(second.store)).toEqual(before);
+    } finally {
+      await second.store.close();
+      await second.log.close();
+    }
   });
 
   it('after compaction a checkpoint older than the horizon is not used; those at or past it still answer as the fold', async () => {
