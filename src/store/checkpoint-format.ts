@@ -151,7 +151,7 @@ async function* keyParts(byCollection: Map<string, string[]>, held: (key: string
  * A part as the pieces a checkpoint file writes: its head (with each object's size) and the objects'
  * bytes, which are the objects of head.k's keys whose newest revision is a put, in order.
  */
-export function partPieces(head: PartHead, objects: Buffer[]): Buffer[] {
+function partPieces(head: PartHead, objects: Buffer[]): Buffer[] {
   head.n = objects.map((b) => b.length);
   return [...indexPieces(head), ...objects];
 }

@@ -6,7 +6,7 @@ import { bytesOf, LazyObject, storedOf } from './stored-object.js';
 export type ReadEntries = (seqs: ArrayLike<number>, keyOf: (i: number) => string) => AsyncIterable<(LogEntry | undefined)[]>;
 
 /** One entry read on the calling thread (Log.entrySync). */
-export type ReadEntry = (seq: number) => LogEntry | undefined;
+type ReadEntry = (seq: number) => LogEntry | undefined;
 
 /**
  * The objects an index-only checkpoint names (each live key's newest revision), read from the log in
