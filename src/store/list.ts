@@ -63,6 +63,10 @@ export function checkReadable(store: VersionedView, seq: number): void {
  */
 export async function listObjects(store: VersionedView, q: ListQuery): Promise<ListResult> {
   const limit = q.limit && q.limit > 0 ? q.limit : Infinity;
+  // An unpaged list of the current state right after a start from a copy along the log would make
+  // every part not read yet, a get per object, holding the event loop (at 1M, 36 s against 19 s:
+  // bench/RESULTS.md section 58): it waits for the pass that reads them in order instead.
+  if (limit === Infinity && q.atSeq === undefined && store.unread) await store.unread;
   const seq = q.atSeq ?? store.appliedSeq;
   if (seq > store.appliedSeq) throw new StoreError('FUTURE_SEQ', q.collection, `version ${seq} is newer than ${store.appliedSeq}`, seq);
   const current = seq === store.appliedSeq;

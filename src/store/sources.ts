@@ -17,6 +17,8 @@ export interface VersionedView {
   get(key: string): StoredObject | undefined;
   /** The object a key held at revision rev, read from the log; COMPACTED when the log no longer has it. */
   revision(key: string, rev: number): Promise<StoredObject>;
+  /** Settles once every object of the checkpoint along the log the store started from is read (recovery.ts); undefined once it is. */
+  readonly unread?: Promise<void> | undefined;
 }
 
 /** What the watch engine follows: the live changes, the log to catch up from, and when the store closes. */

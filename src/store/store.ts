@@ -137,7 +137,17 @@ export class Store implements WatchSource, HistorySource {
     this.versionClock.note(this.view.appliedSeq, this.now());
     r.goLive();
     // After ready: reads and writes meanwhile read the parts they touch themselves.
-    if (r.readUnread) this.checkpoints.unread = r.readUnread(() => this.closing).catch(() => undefined);
+    if (r.readUnread) {
+      this.checkpoints.unread = r
+        .readUnread(() => this.closing)
+        .catch(() => undefined)
+        .finally(() => (this.checkpoints.unread = undefined));
+    }
+  }
+
+  /** Settles once the objects the start's checkpoint along the log named are all read; undefined once they are. */
+  get unread(): Promise<void> | undefined {
+    return this.checkpoints.unread;
   }
 
   /** On a log shared with other replicas, the newest seq any of them wrote (a quorum read); else undefined. */
