@@ -56,10 +56,6 @@ export interface DeleteOptions extends WriteOptions {
   ignoreStoreReadErrorWithClusterBreakingPotential?: boolean;
 }
 
-/**
- * The new object computed from the current one (undefined when absent) inside the update's retry
- * loop: a patch is re-applied to the latest object on a write race instead of failing.
- */
 /** An update's answer: the object, whether it was created, and its JSON when the store has it already (see Store.put). */
 export interface Updated {
   obj: KubeObject;
@@ -67,6 +63,10 @@ export interface Updated {
   json?: Buffer;
 }
 
+/**
+ * The new object computed from the current one (undefined when absent) inside the update's retry
+ * loop: a patch is re-applied to the latest object on a write race instead of failing.
+ */
 export type UpdateTransform = (current: KubeObject | undefined) => KubeObject | Promise<KubeObject>;
 
 // Admission (src/admission) plugs in through AdmissionHooks: mutate before validation, validate after it.

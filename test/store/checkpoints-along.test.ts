@@ -14,6 +14,7 @@ import { checkpointFile, LevelDbLog } from '../../src/log/leveldb-log.js';
 import type { LogEntry } from '../../src/log/log.js';
 import type { KubeObject } from '../../src/api/types.js';
 import { Store } from '../../src/store/store.js';
+import type { StoredObject } from '../../src/store/stored-object.js';
 import { listObjects } from '../../src/store/list.js';
 import { decodeCheckpoint } from '../../src/store/checkpoint-format.js';
 import { LogObjects, type ReadEntries } from '../../src/store/checkpoint-objects.js';
@@ -51,6 +52,16 @@ function lcg(seed: number): () => number {
 }
 
 const obj = (name: string, v: number, pad = 0): KubeObject => ({ apiVersion: 'v1', kind: 'X', metadata: { name, labels: { v: String(v) } }, data: { pad: 'p'.repeat(pad) } });
+
+/** Objects as the fold lines them: key, version and JSON, sorted. */
+const lines = (objects: Iterable<StoredObject>): string[] => Array.from(objects, (o) => `${o.key} ${o.seq} ${JSON.stringify(o.obj)}`).sort();
+
+/** n objects of ~1.5 kB in g/x (a part ends at 1 MiB of objects: 2000 make three parts); their names. */
+async function putMany(store: Store, n: number): Promise<string[]> {
+  const names = Array.from({ length: n }, (_, i) => `o${String(i).padStart(4, '0')}`);
+  await Promise.all(names.map((name, i) => store.put(`g/x/ns/${name}`, obj(name, i, 1500), 'absent')));
+  return names;
+}
 
 /** n creates, updates and deletes over a few keys of two collections. */
 async function writeSome(store: Store, n: number, rnd: () => number, live: Set<string>): Promise<void> {
@@ -168,9 +179,7 @@ describe('checkpoints along the log', () => {
   it('a restart with the newest checkpoint deleted starts from an older one, reads its objects from the log, and holds what the fold holds', async () => {
     const path = join(tempDir('orchd-along-'), 'log');
     const first = await open(path);
-    // Several parts: objects of ~1.5 kB, 2000 of them.
-    const names = Array.from({ length: 2000 }, (_, i) => `o${String(i).padStart(4, '0')}`);
-    await Promise.all(names.map((n, i) => first.store.put(`g/x/ns/${n}`, obj(n, i, 1500), 'absent')));
+    const names = await putMany(first.store, 2000);
     await first.store.checkpoint();
     const older = first.log.lastSeq;
     for (const n of names.slice(0, 300)) await first.store.update(`g/x/ns/${n}`, () => ({ kind: 'put', obj: obj(n, -1, 1500) }));
@@ -186,7 +195,7 @@ describe('checkpoints along the log', () => {
     rmSync(beside);
     const second = await open(path);
     expect(second.store.startedFrom).toEqual({ checkpointSeq: newest, replayed: 0 });
-    const state = (s: Store) => [...s.view.objects()].map((o) => `${o.key} ${o.seq} ${JSON.stringify(o.obj)}`).sort();
+    const state = (s: Store) => lines(s.view.objects());
     expect(state(second.store)).toEqual(fold);
     await second.close();
     cleanup.pop();
@@ -203,9 +212,7 @@ describe('checkpoints along the log', () => {
   it('a start from a copy along the log reads no object before one is used: a part reads its own when first used, the rest come in one pass', async () => {
     const path = join(tempDir('orchd-along-'), 'log');
     const first = await open(path);
-    // ~1.5 kB objects: a part ends at 1 MiB of them, so 2000 make three parts.
-    const names = Array.from({ length: 2000 }, (_, i) => `o${String(i).padStart(4, '0')}`);
-    await Promise.all(names.map((n, i) => first.store.put(`g/x/ns/${n}`, obj(n, i, 1500), 'absent')));
+    const names = await putMany(first.store, 2000);
     await first.store.checkpoint();
     const fold = await foldAt(first.log, first.log.lastSeq);
     await first.close();
@@ -227,8 +234,7 @@ describe('checkpoints along the log', () => {
     expect(reads).toBeLessThan(names.length);
     const byOne = reads;
     await objects.readUnread(pass, () => false);
-    const state = [...view.objects()].map((o) => `${o.key} ${o.seq} ${JSON.stringify(o.obj)}`).sort();
-    expect(state).toEqual(fold);
+    expect(lines(view.objects())).toEqual(fold);
     // Every other part took its objects from the pass.
     expect(reads).toBe(byOne);
     await log.close();
@@ -243,7 +249,7 @@ describe('checkpoints along the log', () => {
     expect(third.store.unread).toBeDefined();
     const listed = await listObjects(third.store, { collection: 'g/x', prefix: '' });
     expect(third.store.unread).toBeUndefined();
-    expect(listed.items.map((o) => `${o.key} ${o.seq} ${JSON.stringify(o.obj)}`).sort()).toEqual(fold);
+    expect(lines(listed.items)).toEqual(fold);
   });
 
   it("through the encryption wrapper a server's log always has (nothing configured), a start from a copy along the log reads its objects on use", async () => {
@@ -256,10 +262,9 @@ describe('checkpoints along the log', () => {
       return { log, store };
     };
     const first = await start();
-    const names = Array.from({ length: 1500 }, (_, i) => `o${String(i).padStart(4, '0')}`);
-    await Promise.all(names.map((n, i) => first.store.put(`g/x/ns/${n}`, obj(n, i, 1500), 'absent')));
+    await putMany(first.store, 1500);
     await first.store.checkpoint();
-    const state = (s: Store) => [...s.view.objects()].map((o) => `${o.key} ${o.seq} ${JSON.stringify(o.obj)}`).sort();
+    const state = (s: Store) => lines(s.view.objects());
     const before = state(first.store);
     await first.store.close();
     await first.log.close();
@@ -304,7 +309,7 @@ describe('checkpoints along the log', () => {
     expect(checkpointsBeside(checkpointFile(path)).length).toBeGreaterThan(0);
     const again = await open(path);
     expect(again.store.startedFrom.checkpointSeq).toBe(0);
-    expect([...again.store.view.objects()].map((o) => `${o.key} ${o.seq} ${JSON.stringify(o.obj)}`).sort()).toEqual(fold[fold.length - 1]);
+    expect(lines(again.store.view.objects())).toEqual(fold[fold.length - 1]);
   });
 
   it('a copy of the folder that cannot be written answers the same from its checkpoints, and no byte or time of it changes', async () => {

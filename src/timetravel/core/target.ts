@@ -5,6 +5,7 @@
  * Any other name is a custom kind's, which kind-names.ts finds among the history's CRDs.
  */
 import { namesKind, type KindNames } from '../../api/kind-names.js';
+import { storageKey } from '../../api/object-keys.js';
 import type { KindStrategy } from '../../api/strategy.js';
 import { builtInNames } from '../../resources/built-in-names.js';
 import { TimeTravelUsageError } from './errors.js';
@@ -27,7 +28,7 @@ export interface Target<K extends KindNames = KindStrategy> {
 export function targetOf<K extends KindNames>(kind: K, target: string, namespace: string | undefined): Target<K> {
   const { name } = splitTarget(target);
   if (kind.namespaced && namespace === undefined) throw new TimeTravelUsageError(`${kind.plural} are namespaced: give -n NAMESPACE`);
-  return { kind, name, key: `${kind.group}/${kind.plural}/${kind.namespaced ? namespace : ''}/${name}`, label: `${target}${kind.namespaced ? ` in namespace ${namespace}` : ''}` };
+  return { kind, name, key: storageKey(kind, kind.namespaced ? namespace! : '', name), label: `${target}${kind.namespaced ? ` in namespace ${namespace}` : ''}` };
 }
 
 /** The target when RESOURCE names a built-in kind (the first that it names, as the kinds are served); undefined when it names none. */
