@@ -20,18 +20,16 @@ function clockTicks(): number {
 
 /** User + system CPU seconds the process has used so far; undefined once it is gone. */
 export function cpuSeconds(pid: number): number | undefined {
-  return statCpuSeconds(`/proc/${pid}/stat`);
+  const ticks = cpuTicks(pid);
+  return ticks === undefined ? undefined : ticks / clockTicks();
 }
 
-/**
- * User + system CPU seconds of the process's main thread alone (its JavaScript thread, for Node):
- * the rest of cpuSeconds is other threads' (libuv's pool, LevelDB's, V8's compiler and GC helpers).
- */
-export function mainThreadCpuSeconds(pid: number): number | undefined {
-  return statCpuSeconds(`/proc/${pid}/task/${pid}/stat`);
-}
+const cpuTicks = (pid: number) => statCpuTicks(`/proc/${pid}/stat`);
+// The main thread alone (its JavaScript thread, for Node): the rest of the process's ticks are other
+// threads' (libuv's pool, LevelDB's, V8's compiler and GC helpers).
+const mainThreadCpuTicks = (pid: number) => statCpuTicks(`/proc/${pid}/task/${pid}/stat`);
 
-function statCpuSeconds(path: string): number | undefined {
+function statCpuTicks(path: string): number | undefined {
   let stat: string;
   try {
     stat = readFileSync(path, 'utf8');
@@ -41,7 +39,7 @@ function statCpuSeconds(path: string): number | undefined {
   // comm (field 2) may hold spaces and parentheses: count fields after the last ')'.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // fields[0] is field 3 (state), so utime (14) and stime (15) are at 11 and 12.
-  return (Number(fields[11]) + Number(fields[12])) / clockTicks();
+  return Number(fields[11]) + Number(fields[12]);
 }
 
 export interface Memory {
@@ -98,7 +96,9 @@ export async function waitIdle(pid: number, maxMs = 10_000, windowMs = 250): Pro
 
 /** CPU use of one process (or of its main thread alone) over a window, as a percentage of one core. */
 export class CpuWindow {
-  private readonly cpu0: number;
+  // Whole clock ticks, divided only at the end: a main thread's window and its process's that hold the
+  // same ticks give the same seconds (differences of divided readings may not, by an ulp).
+  private readonly ticks0: number;
   private readonly t0 = performance.now();
   private readonly read: (pid: number) => number | undefined;
 
@@ -106,8 +106,8 @@ export class CpuWindow {
     private readonly pid: number,
     mainThread = false,
   ) {
-    this.read = mainThread ? mainThreadCpuSeconds : cpuSeconds;
-    this.cpu0 = this.read(pid) ?? NaN;
+    this.read = mainThread ? mainThreadCpuTicks : cpuTicks;
+    this.ticks0 = this.read(pid) ?? NaN;
   }
 
   percent(): number {
@@ -118,7 +118,7 @@ export class CpuWindow {
 
   /** CPU seconds used since the window opened. */
   seconds(): number {
-    return (this.read(this.pid) ?? NaN) - this.cpu0;
+    return ((this.read(this.pid) ?? NaN) - this.ticks0) / clockTicks();
   }
 
   wallSeconds(): number {
