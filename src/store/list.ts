@@ -1,7 +1,9 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { KubeObject } from '../api/types.js';
 import { StoreError } from './errors.js';
 import { splitKey } from '../api/object-keys.js';
 import { mergeSorted } from './label-index.js';
+import { LazySlots } from './lazy-slots.js';
 import type { Slot } from './slot.js';
 import type { VersionedView } from './sources.js';
 import type { StoredObject } from './stored-object.js';
@@ -63,10 +65,16 @@ export function checkReadable(store: VersionedView, seq: number): void {
  */
 export async function listObjects(store: VersionedView, q: ListQuery): Promise<ListResult> {
   const limit = q.limit && q.limit > 0 ? q.limit : Infinity;
-  // An unpaged list of the current state right after a start from a copy along the log would make
-  // every part not read yet, a get per object, holding the event loop (at 1M, 36 s against 19 s:
-  // bench/RESULTS.md section 58): it waits for the pass that reads them in order instead.
-  if (limit === Infinity && q.atSeq === undefined && store.unread) await store.unread;
+  if (limit === Infinity && q.atSeq === undefined) {
+    // An unpaged list of the current state right after a start from a copy along the log would make
+    // every part not read yet, a get per object, holding the event loop (at 1M, 36 s against 19 s:
+    // bench/RESULTS.md section 58): it waits for the pass that reads them in order instead.
+    if (store.unread) await store.unread;
+    // And the parts of a checkpoint not made yet are made one per turn before the walk, which would
+    // make them all in one step (RESULTS 64). A label index walk touches only its own keys.
+    const slots = store.view.slotsOf(q.collection);
+    if (slots instanceof LazySlots && !q.indexTerms?.length) await slots.makeEach(q.prefix, nextTurn);
+  }
   const seq = q.atSeq ?? store.appliedSeq;
   if (seq > store.appliedSeq) throw new StoreError('FUTURE_SEQ', q.collection, `version ${seq} is newer than ${store.appliedSeq}`, seq);
   const current = seq === store.appliedSeq;

@@ -239,10 +239,12 @@ describe('a tiny writes run end to end', () => {
     expect(table.rows.map((r) => r.clients)).toEqual([1, 2]);
     for (const row of table.rows) {
       expect(row.orchdErrors).toBe(0);
-      for (const k of ['orchdRate', 'orchdP50', 'orchdP99', 'orchdMax', 'httpRate', 'durableRate', 'leveldbRate', 'orchdCpuPerOp', 'durableCpuPerOp']) {
+      for (const k of ['orchdRate', 'orchdP50', 'orchdP99', 'orchdMax', 'httpRate', 'durableRate', 'leveldbRate']) {
         expect(typeof row[k]).toBe('number');
         expect(row[k] as number).toBeGreaterThan(0);
       }
+      // CPU is read in clock ticks (10 ms): a cell of 40 echoes may take none of the echo's.
+      for (const k of ['orchdCpuPerOp', 'durableCpuPerOp']) expect(row[k] as number).toBeGreaterThanOrEqual(0);
       expect(row.orchdP50 as number).toBeLessThanOrEqual(row.orchdP99 as number);
       expect(row.orchdP99 as number).toBeLessThanOrEqual(row.orchdMax as number);
       // The main thread's share of the CPU is part of the whole.

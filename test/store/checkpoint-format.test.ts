@@ -329,6 +329,29 @@ describe('a loaded checkpoint makes slots part by part, on first use', () => {
     expectKeysMatchSlots(back);
   });
 
+  it('makes the parts a prefix may hold keys in one per turn, before a walk of them would make them at once', async () => {
+    const back = await roundTrip(viewOf(read(many())));
+    const slots = back.slotsOf('/namespaces') as LazySlots;
+    const parts = slots.unmade;
+    const prefix = [...back.collections.get('/namespaces')!.range('', undefined)][5000].slice(0, -3); // the keys of n05000–n05999
+    let turns = 0;
+    await slots.makeEach(prefix, async () => turns++);
+    expect(turns).toBeGreaterThan(0);
+    expect(turns).toBeLessThan(parts / 2);
+    expect(slots.unmade).toBe(parts - turns);
+    // Every key of the prefix is made; a key outside it is not.
+    for (let i = 5000; i < 6000; i += 37) {
+      slots.get(`${prefix}${String(i).slice(2)}`);
+      expect(slots.unmade).toBe(parts - turns);
+    }
+    slots.get([...back.collections.get('/namespaces')!.range('', undefined)][0]);
+    expect(slots.unmade).toBe(parts - turns - 1);
+    await slots.makeEach('', async () => turns++);
+    expect(slots.unmade).toBe(0);
+    expect(turns).toBe(parts - 1);
+    expect(snapshot(back)).toEqual(snapshot(viewOf(read(many()))));
+  });
+
   it('counts the objects of parts not yet made as current: releasing buffers moves none of them, nor makes them', async () => {
     const back = await loadedFromOneBuffer(viewOf(read(many())));
     const parts = unmade(back);
