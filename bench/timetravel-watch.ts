@@ -11,6 +11,7 @@ import type { BenchContext } from './context.js';
 import { Child } from './child.js';
 import { freePort, Orchd } from './orchd.js';
 import { cpuSeconds } from './proc.js';
+import { benchScript } from './watch-fanout.js';
 
 /** No run may take longer than this. */
 const LIMIT_MS = 600_000;
@@ -85,6 +86,21 @@ export async function replayRate(ctx: BenchContext, cli: string, file: string, n
   } finally {
     // SIGINT: the replay ends as on a terminal (a CPU profile is written on the way out).
     await child.stop('SIGINT');
+  }
+}
+
+/** The bare peer of the replay (bench/peers/replay-fanout.ts): the same recording read and its Events written to n watches, nothing of orchd's server. */
+export async function bareReplayRate(ctx: BenchContext, file: string, n: number, events: number): Promise<WatchRate> {
+  const port = await freePort();
+  const child = Child.start('replay-peer', process.execPath, [benchScript(ctx, 'peers/replay-fanout.js'), file, String(port), String(n)]);
+  try {
+    const serving = await child.waitForLine((l) => l.startsWith('serving '), LIMIT_MS);
+    const initial = Number(/resourceVersion (\d+)/.exec(serving)?.[1]);
+    const rate = await measured(ctx, 'bare replay peer', `http://127.0.0.1:${port}`, child.pid, n, initial, events);
+    await child.waitForLine((l) => l.startsWith('replayed '), LIMIT_MS);
+    return rate;
+  } finally {
+    await child.stop();
   }
 }
 

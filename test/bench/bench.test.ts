@@ -11,7 +11,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runningChildren } from '../../bench/child.js';
+import { Child, runningChildren } from '../../bench/child.js';
+import { bareReplayRate, replayRate } from '../../bench/timetravel-watch.js';
+import { freePort } from '../../bench/orchd.js';
+import { call, startServer } from '../helpers/server.js';
+import { event } from '../lists/server.js';
+import { removeDir, tempDir } from '../helpers/temp.js';
 import { ratio, type BenchContext } from '../../bench/context.js';
 import { HttpClient } from '../../bench/http-client.js';
 import { closedLoop } from '../../bench/load.js';
@@ -194,6 +199,52 @@ describe('the load generator keeps only the bytes asked for', () => {
       http.close();
     }
   });
+});
+
+describe("the replay's bare peer (bench/peers/replay-fanout.ts)", () => {
+  beforeAll(buildIfStale, 180_000);
+
+  it("writes exactly the recording's Events, as the replay's watches deliver them, and both rates are measured", async () => {
+    const dataDir = tempDir('orchd-bench-peer-', { until: 'file' });
+    const file = join(dataDir, 'rec.orchlog');
+    try {
+      const server = await startServer({ dataDir });
+      await call(server.url, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'peer' } });
+      const names = Array.from({ length: 40 }, (_, i) => `e-${i}`);
+      for (const name of names) {
+        const r = await call(server.url, 'POST', '/apis/events.orch.io/v1/namespaces/peer/events', event(name, 'peer'));
+        expect(r.status).toBe(201);
+      }
+      await call(server.url, 'DELETE', '/apis/events.orch.io/v1/namespaces/peer/events/e-0');
+      await server.stop();
+      await promisify(execFile)(process.execPath, [join(OUT, 'src/cli.js'), 'export', '--data-dir', dataDir, '--from', '1', '--file', file]);
+
+      // One watcher read to the end: the peer's lines are the Events' entries in order, nothing else.
+      const port = await freePort();
+      const peer = Child.start('replay-peer', process.execPath, [join(OUT, 'bench/peers/replay-fanout.js'), file, String(port), '1']);
+      try {
+        await peer.waitForLine((l) => l.startsWith('serving '), 30_000);
+        const lines = (await (await fetch(`http://127.0.0.1:${port}/apis/events.orch.io/v1/events?watch=1`)).text())
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l));
+        expect(lines.map((l) => [l.type, l.object.kind, l.object.metadata.name])).toEqual([...names.map((n) => ['ADDED', 'Event', n]), ['DELETED', 'Event', 'e-0']]);
+      } finally {
+        await peer.stop();
+      }
+
+      const opts = parseOptions(['timetravel']);
+      if (opts === 'help') throw new Error('help');
+      const ctx: BenchContext = { opts, orchdCli: join(OUT, 'src/cli.js'), bareHttpScript: '', log: () => undefined };
+      for (const rate of [await replayRate(ctx, ctx.orchdCli, file, 2, names.length + 1), await bareReplayRate(ctx, file, 2, names.length + 1)]) {
+        expect(rate.deliveries).toBe(2 * (names.length + 1));
+        expect(rate.deliveriesPerSecond).toBeGreaterThan(0);
+      }
+      expect(runningChildren()).toBe(0);
+    } finally {
+      removeDir(dataDir);
+    }
+  }, 120_000);
 });
 
 describe('a tiny writes run end to end', () => {
