@@ -65,16 +65,7 @@ export function checkReadable(store: VersionedView, seq: number): void {
  */
 export async function listObjects(store: VersionedView, q: ListQuery): Promise<ListResult> {
   const limit = q.limit && q.limit > 0 ? q.limit : Infinity;
-  if (limit === Infinity && q.atSeq === undefined) {
-    // An unpaged list of the current state right after a start from a copy along the log would make
-    // every part not read yet, a get per object, holding the event loop (at 1M, 36 s against 19 s:
-    // bench/RESULTS.md section 58): it waits for the pass that reads them in order instead.
-    if (store.unread) await store.unread;
-    // And the parts of a checkpoint not made yet are made one per turn before the walk, which would
-    // make them all in one step (RESULTS 64). A label index walk touches only its own keys.
-    const slots = store.view.slotsOf(q.collection);
-    if (slots instanceof LazySlots && !q.indexTerms?.length) await slots.makeEach(q.prefix, nextTurn);
-  }
+  if (limit === Infinity && q.atSeq === undefined) await readyToWalk(store, q);
   const seq = q.atSeq ?? store.appliedSeq;
   if (seq > store.appliedSeq) throw new StoreError('FUTURE_SEQ', q.collection, `version ${seq} is newer than ${store.appliedSeq}`, seq);
   const current = seq === store.appliedSeq;
@@ -144,6 +135,18 @@ export async function listObjects(store: VersionedView, q: ListQuery): Promise<L
   const result: ListResult = { items, seq, next: last };
   if (!filtered && !q.indexTerms) result.remaining = q.remainingBefore !== undefined ? q.remainingBefore - items.length : countAfter(store, q, seq, last, current);
   return result;
+}
+
+/** Before an unpaged walk of the current state: what it would otherwise read or make in one synchronous step. */
+async function readyToWalk(store: VersionedView, q: ListQuery): Promise<void> {
+  // Right after a start from a copy along the log, the walk would make every part not read yet, a
+  // get per object, holding the event loop (at 1M, 36 s against 19 s: bench/RESULTS.md section 58):
+  // it waits for the pass that reads them in order instead.
+  if (store.unread) await store.unread;
+  // And the parts of a checkpoint not made yet are made one per turn, where the walk would make them
+  // all at once (RESULTS 64). A label index walk touches only its own keys.
+  const slots = store.view.slotsOf(q.collection);
+  if (slots instanceof LazySlots && !q.indexTerms?.length) await slots.makeEach(q.prefix, nextTurn);
 }
 
 /** The keys a current read walks: the label index's for the most selective indexable term, else the collection's. */
