@@ -73,34 +73,29 @@ async function measured(ctx: BenchContext, what: string, url: string, pid: numbe
 }
 
 /** `orchd replay FILE --speed max --watchers n`, n watches of every Event from its initial version. */
-export async function replayRate(ctx: BenchContext, cli: string, file: string, n: number, events: number): Promise<WatchRate> {
-  const port = await freePort();
+export function replayRate(ctx: BenchContext, cli: string, file: string, n: number, events: number): Promise<WatchRate> {
   const prof = ctx.opts.cpuProf ? ['--cpu-prof', '--cpu-prof-dir', ctx.opts.cpuProf] : [];
-  const child = Child.start('replay', process.execPath, [...prof, cli, 'replay', file, '--speed', 'max', '--port', String(port), '--watchers', String(n)]);
-  try {
-    const serving = await child.waitForLine((l) => l.startsWith('serving '), LIMIT_MS);
-    const initial = Number(/resourceVersion (\d+)/.exec(serving)?.[1]);
-    const rate = await measured(ctx, 'replay', `http://127.0.0.1:${port}`, child.pid, n, initial, events);
-    await child.waitForLine((l) => l.startsWith('replayed '), LIMIT_MS);
-    return rate;
-  } finally {
-    // SIGINT: the replay ends as on a terminal (a CPU profile is written on the way out).
-    await child.stop('SIGINT');
-  }
+  // SIGINT: the replay ends as on a terminal (a CPU profile is written on the way out).
+  return replayingRate(ctx, 'replay', (port) => [...prof, cli, 'replay', file, '--speed', 'max', '--port', String(port), '--watchers', String(n)], 'SIGINT', n, events);
 }
 
 /** The bare peer of the replay (bench/peers/replay-fanout.ts): the same recording read and its Events written to n watches, nothing of orchd's server. */
-export async function bareReplayRate(ctx: BenchContext, file: string, n: number, events: number): Promise<WatchRate> {
+export function bareReplayRate(ctx: BenchContext, file: string, n: number, events: number): Promise<WatchRate> {
+  return replayingRate(ctx, 'bare replay peer', (port) => [benchScript(ctx, 'peers/replay-fanout.js'), file, String(port), String(n)], 'SIGTERM', n, events);
+}
+
+/** A process that serves a recording's entries to n watchers once they are all there: from its `serving` line to the last event each watcher saw. */
+async function replayingRate(ctx: BenchContext, what: string, args: (port: number) => string[], stop: NodeJS.Signals, n: number, events: number): Promise<WatchRate> {
   const port = await freePort();
-  const child = Child.start('replay-peer', process.execPath, [benchScript(ctx, 'peers/replay-fanout.js'), file, String(port), String(n)]);
+  const child = Child.start(what, process.execPath, args(port));
   try {
     const serving = await child.waitForLine((l) => l.startsWith('serving '), LIMIT_MS);
     const initial = Number(/resourceVersion (\d+)/.exec(serving)?.[1]);
-    const rate = await measured(ctx, 'bare replay peer', `http://127.0.0.1:${port}`, child.pid, n, initial, events);
+    const rate = await measured(ctx, what, `http://127.0.0.1:${port}`, child.pid, n, initial, events);
     await child.waitForLine((l) => l.startsWith('replayed '), LIMIT_MS);
     return rate;
   } finally {
-    await child.stop();
+    await child.stop(stop);
   }
 }
 
