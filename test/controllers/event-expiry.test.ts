@@ -43,4 +43,73 @@ describe('event expiry', () => {
     clock.at += 1;
     await eventually(() => !r.current('Event', 'default', name));
   });
+
+  const named = (name: string) => ({ ...fixtures.event(), metadata: { name, namespace: 'default' } });
+  const create = (name: string) => r.objects.create(r.kind('Event'), 'default', named(name), { dryRun: false });
+  const present = (names: string[]) => names.filter((n) => r.current('Event', 'default', n) !== undefined);
+  /** Lets a few sweeps go by at the clock as it is (each reads it once). */
+  const sweeps = async () => {
+    const seen = clock.reads;
+    await eventually(() => clock.reads >= seen + 3);
+  };
+
+  it('walks Events in the order of their last write: a rewrite moves one after those written since', async () => {
+    await r.namespace('default');
+    stop = startEventExpiry(r.objects, r.kind('Event'), 1, silentLogger, 20);
+    const t0 = clock.at;
+    await create('a');
+    clock.at = t0 + 500;
+    await create('b');
+    clock.at = t0 + 600;
+    await r.objects.update(
+      r.kind('Event'),
+      'default',
+      'a',
+      { ...named('a'), metadata: { ...named('a').metadata, labels: { round: '2' }, resourceVersion: r.current('Event', 'default', 'a')!.metadata.resourceVersion } },
+      { dryRun: false },
+    );
+    // b (written at +500) is due before a (last written at +600), though a was created first.
+    clock.at = t0 + 1550;
+    await eventually(() => present(['a', 'b']).length === 1);
+    expect(present(['a', 'b'])).toEqual(['a']);
+    await sweeps();
+    expect(present(['a', 'b'])).toEqual(['a']);
+    clock.at = t0 + 1600;
+    await eventually(() => present(['a']).length === 0);
+  });
+
+  it('after a start, expires the Events it did not see written by the newest time each carries, oldest first; a write since counts instead', async () => {
+    await r.namespace('default');
+    const t0 = clock.at;
+    // Written before the controller runs (a restart): creationTimestamp is all it has, to the second.
+    for (const [name, at] of [
+      ['old', 0],
+      ['mid', 5_000],
+      ['new', 9_000],
+    ] as const) {
+      clock.at = t0 + at;
+      await create(name);
+    }
+    clock.at = t0 + 10_000;
+    stop = startEventExpiry(r.objects, r.kind('Event'), 10, silentLogger, 20);
+    await eventually(() => present(['old']).length === 0);
+    await sweeps();
+    expect(present(['old', 'mid', 'new'])).toEqual(['mid', 'new']);
+    clock.at = t0 + 15_000;
+    await eventually(() => present(['mid']).length === 0);
+    // new is rewritten at +16 s: its time is now that write's, not the +9 s it carried.
+    clock.at = t0 + 16_000;
+    await r.objects.update(
+      r.kind('Event'),
+      'default',
+      'new',
+      { ...named('new'), metadata: { ...named('new').metadata, labels: { round: '2' }, resourceVersion: r.current('Event', 'default', 'new')!.metadata.resourceVersion } },
+      { dryRun: false },
+    );
+    clock.at = t0 + 25_000;
+    await sweeps();
+    expect(present(['new'])).toEqual(['new']);
+    clock.at = t0 + 26_000;
+    await eventually(() => present(['new']).length === 0);
+  });
 });
