@@ -2,6 +2,7 @@ import type { KindStrategy } from '../api/strategy.js';
 import type { KubeObject } from '../api/types.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { splitKey } from '../api/object-keys.js';
+import { msgpackPath, stringAt } from '../log/msgpack-path.js';
 import type { Registry } from '../registry/registry.js';
 import type { StoredObject } from '../registry/reads.js';
 import type { Logger } from '../observability/logger.js';
@@ -79,7 +80,7 @@ export function startEventExpiry(objects: Registry, kind: KindStrategy, ttlSecon
 /**
  * The Events not written since the start, with the newest time each carries, oldest first. Page by
  * page, yielding between pages: one pass over 100k Events held requests for 100 ms or more, and this
- * one decodes each Event (it is peeked, so it stays bytes in the view).
+ * one reads each Event's times from its bytes where nothing has decoded it (log/msgpack-path.ts).
  */
 async function timesCarried(objects: Registry, kind: KindStrategy, lastWrite: ReadonlyMap<string, number>): Promise<[number, string][]> {
   const found: [number, string][] = [];
@@ -87,7 +88,7 @@ async function timesCarried(objects: Registry, kind: KindStrategy, lastWrite: Re
     const page = take(objects.list(kind, undefined, after), SWEEP_PAGE);
     if (page.length === 0) break;
     after = splitKey(page[page.length - 1].key).suffix;
-    for (const s of page) if (!lastWrite.has(s.key)) found.push([writtenAt(objects.peek(s)), s.key]);
+    for (const s of page) if (!lastWrite.has(s.key)) found.push([writtenAt(objects.undecodedBytes(s) ?? objects.peek(s)), s.key]);
   }
   return found.sort((a, b) => a[0] - b[0]);
 }
@@ -103,9 +104,19 @@ function take<T>(items: Iterator<T>, n: number): T[] {
   return out;
 }
 
-function writtenAt(o: KubeObject): number {
-  const series = (o.series as { lastObservedTime?: string } | undefined)?.lastObservedTime;
-  const times = [o.metadata.creationTimestamp, series, o.eventTime as string | undefined].filter((t): t is string => typeof t === 'string');
-  const ms = times.map((t) => Date.parse(t)).filter((n) => !Number.isNaN(n));
-  return ms.length ? Math.max(...ms) : 0;
+const CREATED = msgpackPath('metadata', 'creationTimestamp');
+const OBSERVED = msgpackPath('series', 'lastObservedTime');
+const EVENT_TIME = msgpackPath('eventTime');
+
+/** The newest of the times an Event carries; from its bytes when nothing has decoded it (no tree built per Event). */
+function writtenAt(o: KubeObject | Buffer): number {
+  const times = Buffer.isBuffer(o)
+    ? [stringAt(o, CREATED), stringAt(o, OBSERVED), stringAt(o, EVENT_TIME)]
+    : [o.metadata.creationTimestamp, (o.series as { lastObservedTime?: unknown } | undefined)?.lastObservedTime, o.eventTime];
+  let newest = 0;
+  for (const t of times) {
+    const ms = typeof t === 'string' ? Date.parse(t) : NaN;
+    if (ms > newest) newest = ms;
+  }
+  return newest;
 }
