@@ -1,10 +1,8 @@
 import type { KindStrategy } from '../api/strategy.js';
-import type { KubeObject } from '../api/types.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { splitKey } from '../api/object-keys.js';
-import { msgpackPath, stringAt } from '../log/msgpack-path.js';
 import type { Registry } from '../registry/registry.js';
-import type { StoredObject } from '../registry/reads.js';
+import { fieldPath, type StoredObject } from '../registry/reads.js';
 import type { Logger } from '../observability/logger.js';
 import { exhaustMap, interval, Subscription } from 'rxjs';
 import { systemJob } from './work-queue.js';
@@ -20,7 +18,7 @@ const SWEEP_PAGE = 256;
  * and remembered, so sweeps do not decode every Event each time, nor leave them decoded in the view.
  *
  * A sweep walks Events oldest write first and stops at the first one not yet expired, so it costs
- * what expires, not every Event: at 1M Events a sweep of them all took ~0.6 s of CPU every 10 s
+ * what expires, not every Event: at 1M Events a sweep of them all took ~1.1 s of CPU every 10 s
  * (bench/RESULTS.md 67). The Events written since the start are kept in the order of their last write
  * (a write moves its key to the end of the Map); the ones found by the first sweep, in the order of
  * the times they carry.
@@ -80,7 +78,7 @@ export function startEventExpiry(objects: Registry, kind: KindStrategy, ttlSecon
 /**
  * The Events not written since the start, with the newest time each carries, oldest first. Page by
  * page, yielding between pages: one pass over 100k Events held requests for 100 ms or more, and this
- * one reads each Event's times from its bytes where nothing has decoded it (log/msgpack-path.ts).
+ * one reads each Event's times from its bytes where nothing has decoded it (ObjectReads.stringsOf).
  */
 async function timesCarried(objects: Registry, kind: KindStrategy, lastWrite: ReadonlyMap<string, number>): Promise<[number, string][]> {
   const found: [number, string][] = [];
@@ -88,7 +86,7 @@ async function timesCarried(objects: Registry, kind: KindStrategy, lastWrite: Re
     const page = take(objects.list(kind, undefined, after), SWEEP_PAGE);
     if (page.length === 0) break;
     after = splitKey(page[page.length - 1].key).suffix;
-    for (const s of page) if (!lastWrite.has(s.key)) found.push([writtenAt(objects.undecodedBytes(s) ?? objects.peek(s)), s.key]);
+    for (const s of page) if (!lastWrite.has(s.key)) found.push([writtenAt(objects.stringsOf(s, TIMES)), s.key]);
   }
   return found.sort((a, b) => a[0] - b[0]);
 }
@@ -104,18 +102,14 @@ function take<T>(items: Iterator<T>, n: number): T[] {
   return out;
 }
 
-const CREATED = msgpackPath('metadata', 'creationTimestamp');
-const OBSERVED = msgpackPath('series', 'lastObservedTime');
-const EVENT_TIME = msgpackPath('eventTime');
+/** The times an Event carries: created, last seen in its series, its own. */
+const TIMES = [fieldPath('metadata', 'creationTimestamp'), fieldPath('series', 'lastObservedTime'), fieldPath('eventTime')];
 
-/** The newest of the times an Event carries; from its bytes when nothing has decoded it (no tree built per Event). */
-function writtenAt(o: KubeObject | Buffer): number {
-  const times = Buffer.isBuffer(o)
-    ? [stringAt(o, CREATED), stringAt(o, OBSERVED), stringAt(o, EVENT_TIME)]
-    : [o.metadata.creationTimestamp, (o.series as { lastObservedTime?: unknown } | undefined)?.lastObservedTime, o.eventTime];
+/** The newest of an Event's times (TIMES), in ms; 0 when it carries none. */
+function writtenAt(times: readonly (string | undefined)[]): number {
   let newest = 0;
   for (const t of times) {
-    const ms = typeof t === 'string' ? Date.parse(t) : NaN;
+    const ms = t === undefined ? NaN : Date.parse(t);
     if (ms > newest) newest = ms;
   }
   return newest;

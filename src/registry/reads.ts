@@ -17,6 +17,7 @@ import { storeSamples } from '../store/samples.js';
 import type { Store } from '../store/store.js';
 import type { Change, ChangeType } from '../store/change.js';
 import { objectJson, peekObject, storedJsonAt, transientJson, undecodedBytes, type StoredObject } from '../store/stored-object.js';
+import { msgpackPath, stringAt } from '../log/msgpack-path.js';
 import { planOf, settle, type VersionRequest } from './consistency.js';
 import { corruptObject, expired, notFound, StoreError, tooLargeResourceVersion, type RegistryError } from './errors.js';
 import { everyObjectAt, logReaderOf, recentWrites, versionsOfKey, type KeyVersion, type LogReader } from './log-reader.js';
@@ -25,6 +26,13 @@ import { prepareWatch, type OpenWatch, type WatchQuery } from './watch.js';
 
 /** What the door hands out: stored versions and committed changes, whose bytes are asked of the door (below) or of the change. */
 export type { Change, ChangeType, StoredObject };
+
+/** A path of map keys into an object, for ObjectReads.stringsOf: the keys, and their bytes as stored objects hold them. */
+export interface FieldPath {
+  readonly keys: readonly string[];
+  readonly bytes: readonly Buffer[];
+}
+export const fieldPath = (...keys: string[]): FieldPath => ({ keys, bytes: msgpackPath(...keys) });
 
 export class ObjectReads {
   constructor(
@@ -155,6 +163,21 @@ export class ObjectReads {
   /** The object of s for a one-off look (a background scan of every object): one not yet read is decoded for the caller and stays bytes in the view. */
   peek(s: StoredObject): KubeObject {
     return peekObject(s);
+  }
+
+  /**
+   * The string at each path in s, else undefined: read from its bytes when nothing has decoded it
+   * (log/msgpack-path.ts), so a background scan of every object builds no tree, else from its object.
+   */
+  stringsOf(s: StoredObject, paths: readonly FieldPath[]): (string | undefined)[] {
+    const raw = undecodedBytes(s);
+    if (raw) return paths.map((p) => stringAt(raw, p.bytes));
+    const obj = peekObject(s);
+    return paths.map((p) => {
+      let v: unknown = obj;
+      for (const k of p.keys) v = v !== null && typeof v === 'object' && !Array.isArray(v) && Object.hasOwn(v, k) ? (v as Record<string, unknown>)[k] : undefined;
+      return typeof v === 'string' ? v : undefined;
+    });
   }
 
   /** The bytes s is still held as, when nothing has decoded it: a scan looks for a field's name in them instead of decoding. */

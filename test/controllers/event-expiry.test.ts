@@ -46,6 +46,15 @@ describe('event expiry', () => {
 
   const named = (name: string) => ({ ...fixtures.event(), metadata: { name, namespace: 'default' } });
   const create = (name: string) => r.objects.create(r.kind('Event'), 'default', named(name), { dryRun: false });
+  /** A write that changes nothing an Event forbids changing: a label. */
+  const rewrite = (name: string) =>
+    r.objects.update(
+      r.kind('Event'),
+      'default',
+      name,
+      { ...named(name), metadata: { ...named(name).metadata, labels: { round: '2' }, resourceVersion: r.current('Event', 'default', name)!.metadata.resourceVersion } },
+      { dryRun: false },
+    );
   const present = (names: string[]) => names.filter((n) => r.current('Event', 'default', n) !== undefined);
   /** Lets a few sweeps go by at the clock as it is (each reads it once). */
   const sweeps = async () => {
@@ -61,13 +70,7 @@ describe('event expiry', () => {
     clock.at = t0 + 500;
     await create('b');
     clock.at = t0 + 600;
-    await r.objects.update(
-      r.kind('Event'),
-      'default',
-      'a',
-      { ...named('a'), metadata: { ...named('a').metadata, labels: { round: '2' }, resourceVersion: r.current('Event', 'default', 'a')!.metadata.resourceVersion } },
-      { dryRun: false },
-    );
+    await rewrite('a');
     // b (written at +500) is due before a (last written at +600), though a was created first.
     clock.at = t0 + 1550;
     await eventually(() => present(['a', 'b']).length === 1);
@@ -99,13 +102,7 @@ describe('event expiry', () => {
     await eventually(() => present(['mid']).length === 0);
     // new is rewritten at +16 s: its time is now that write's, not the +9 s it carried.
     clock.at = t0 + 16_000;
-    await r.objects.update(
-      r.kind('Event'),
-      'default',
-      'new',
-      { ...named('new'), metadata: { ...named('new').metadata, labels: { round: '2' }, resourceVersion: r.current('Event', 'default', 'new')!.metadata.resourceVersion } },
-      { dryRun: false },
-    );
+    await rewrite('new');
     clock.at = t0 + 25_000;
     await sweeps();
     expect(present(['new'])).toEqual(['new']);
