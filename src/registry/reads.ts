@@ -17,7 +17,7 @@ import { storeSamples } from '../store/samples.js';
 import type { Store } from '../store/store.js';
 import type { Change, ChangeType } from '../store/change.js';
 import { objectJson, peekObject, storedJsonAt, transientJson, undecodedBytes, type StoredObject } from '../store/stored-object.js';
-import { msgpackPath, stringAt } from '../log/msgpack-path.js';
+import { msgpackPath, stringsAt } from '../log/msgpack-path.js';
 import { planOf, settle, type VersionRequest } from './consistency.js';
 import { corruptObject, expired, notFound, StoreError, tooLargeResourceVersion, type RegistryError } from './errors.js';
 import { everyObjectAt, logReaderOf, recentWrites, versionsOfKey, type KeyVersion, type LogReader } from './log-reader.js';
@@ -33,6 +33,7 @@ export interface FieldPath {
   readonly bytes: readonly Buffer[];
 }
 export const fieldPath = (...keys: string[]): FieldPath => ({ keys, bytes: msgpackPath(...keys) });
+const bytesOfPath = (p: FieldPath) => p.bytes;
 
 export class ObjectReads {
   constructor(
@@ -171,7 +172,7 @@ export class ObjectReads {
    */
   stringsOf(s: StoredObject, paths: readonly FieldPath[]): (string | undefined)[] {
     const raw = undecodedBytes(s);
-    if (raw) return paths.map((p) => stringAt(raw, p.bytes));
+    if (raw) return stringsAt(raw, paths.map(bytesOfPath));
     const obj = peekObject(s);
     return paths.map((p) => {
       let v: unknown = obj;

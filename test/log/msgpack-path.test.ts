@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { packJson } from '../../src/log/codec.js';
-import { msgpackPath, stringAt } from '../../src/log/msgpack-path.js';
+import { msgpackPath, stringAt, stringsAt } from '../../src/log/msgpack-path.js';
 import { mulberry32 } from '../helpers/rng.js';
 
 /*
@@ -46,6 +46,11 @@ describe('stringAt', () => {
         expect(stringAt(bytes, msgpackPath(...path, 'missing'))).toBeUndefined();
       }
       expect(stringAt(bytes, msgpackPath('absent'))).toBeUndefined();
+      // All of them in one walk, with missing ones among them, in a shuffled order.
+      const all = [...paths(v)].flatMap(([path, leaf]) => [[path, typeof leaf === 'string' ? leaf : undefined] as const, [[...path, 'missing'], undefined] as const]);
+      const order = all.map((x) => [x, Math.sin(round * 1000 + all.indexOf(x))] as const).sort((a, b) => a[1] - b[1]);
+      const asked = order.map(([[path]]) => msgpackPath(...path));
+      expect(stringsAt(bytes, asked)).toEqual(order.map(([[, leaf]]) => leaf));
     }
   });
 
@@ -63,6 +68,10 @@ describe('stringAt', () => {
     expect(stringAt(b, msgpackPath('series', 'lastObservedTime'))).toBe('2031-04-05T06:07:10.000000Z');
     expect(stringAt(b, msgpackPath('series', 'count'))).toBeUndefined();
     expect(stringAt(b, msgpackPath('metadata', 'eventTime'))).toBeUndefined();
+    // One walk: a value found inside metadata, with keys after it there, then the top-level ones.
+    const later = packJson({ metadata: { creationTimestamp: 'c', name: 'n', labels: { a: 'b' } }, note: 'x', series: { lastObservedTime: 's' }, eventTime: 'e', z: 1 });
+    expect(stringsAt(later, [msgpackPath('metadata', 'creationTimestamp'), msgpackPath('series', 'lastObservedTime'), msgpackPath('eventTime')])).toEqual(['c', 's', 'e']);
+    expect(stringsAt(later, [msgpackPath('eventTime'), msgpackPath('metadata', 'labels', 'a'), msgpackPath('metadata', 'labels'), msgpackPath('z')])).toEqual(['e', 'b', undefined, undefined]);
     // After values of every wide kind, stepped over: array16/32, str16/32, map16, bin, floats, 64-bit ints.
     const wide = packJson({
       a16: Array(300).fill(-1),
