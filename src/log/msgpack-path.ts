@@ -1,5 +1,5 @@
 /**
- * One string of an object, found by its path of map keys in the object's msgpack bytes (as packJson
+ * Strings of an object, each found by its path of map keys in the object's msgpack bytes (as packJson
  * writes them: plain maps with string keys), read without decoding the rest. A background scan that
  * needs a field or two of every object (Event expiry's times after a start) then builds no tree per
  * object: at 1M Events, decoding each was most of the first sweep's 16.8 s of CPU (bench/RESULTS.md 67).
@@ -8,11 +8,9 @@
 /** A path of keys, encoded once for stringsAt. */
 export const msgpackPath = (...keys: string[]): readonly Buffer[] => keys.map((k) => Buffer.from(k, 'utf8'));
 
-/** The string at path, when every step is a map holding the key and the value is a string; else undefined (bytes that are not such a value included). */
-export const stringAt = (b: Buffer, path: readonly Buffer[]): string | undefined => stringsAt(b, [path])[0];
-
 /**
- * The string at each path (as stringAt), in one walk of the bytes: the values a path steps over are
+ * The string at each path, where every step is a map holding the key and the value is a string, else
+ * undefined (bytes that are not such a value included), in one walk of the bytes: the values a path steps over are
  * stepped over once for all of them (Event expiry's three times skipped `metadata` twice, 2.3 s of
  * the first sweep's CPU at 1M: RESULTS 67), and the walk ends once every path has its answer.
  */

@@ -18,6 +18,7 @@ import type { Store } from '../store/store.js';
 import type { Change, ChangeType } from '../store/change.js';
 import { objectJson, peekObject, storedJsonAt, transientJson, undecodedBytes, type StoredObject } from '../store/stored-object.js';
 import { msgpackPath, stringsAt } from '../log/msgpack-path.js';
+import { valueAtPath } from '../resources/crd/rule-field-path.js';
 import { planOf, settle, type VersionRequest } from './consistency.js';
 import { corruptObject, expired, notFound, StoreError, tooLargeResourceVersion, type RegistryError } from './errors.js';
 import { everyObjectAt, logReaderOf, recentWrites, versionsOfKey, type KeyVersion, type LogReader } from './log-reader.js';
@@ -175,8 +176,7 @@ export class ObjectReads {
     if (raw) return stringsAt(raw, paths.map(bytesOfPath));
     const obj = peekObject(s);
     return paths.map((p) => {
-      let v: unknown = obj;
-      for (const k of p.keys) v = v !== null && typeof v === 'object' && !Array.isArray(v) && Object.hasOwn(v, k) ? (v as Record<string, unknown>)[k] : undefined;
+      const v = valueAtPath(obj, p.keys);
       return typeof v === 'string' ? v : undefined;
     });
   }

@@ -1,14 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { packJson } from '../../src/log/codec.js';
-import { msgpackPath, stringAt, stringsAt } from '../../src/log/msgpack-path.js';
+import { msgpackPath, stringsAt } from '../../src/log/msgpack-path.js';
 import { mulberry32 } from '../helpers/rng.js';
 
 /*
- * stringAt against the decoded value over many generated objects: every string reached through maps
+ * stringsAt against the decoded value over many generated objects: every string reached through maps
  * is found, every other path (missing, through an array or a scalar, to a non-string) is undefined,
  * whatever the values it steps over hold: every msgpack width of strings, numbers, maps and arrays.
  * Bytes cut anywhere give the value or undefined, never a throw or a wrong string.
  */
+
+/** One path's answer. */
+const stringAt = (b: Buffer, path: readonly Buffer[]): string | undefined => stringsAt(b, [path])[0];
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 
@@ -35,7 +38,7 @@ function* paths(v: Json, at: string[] = []): Generator<[string[], Json]> {
   if (v && typeof v === 'object' && !Array.isArray(v)) for (const [k, x] of Object.entries(v)) yield* paths(x, [...at, k]);
 }
 
-describe('stringAt', () => {
+describe('stringsAt', () => {
   it('finds every string reached through maps, and nothing else, in generated objects', () => {
     const g = generator(mulberry32(40));
     for (let round = 0; round < 30; round++) {

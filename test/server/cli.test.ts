@@ -294,8 +294,8 @@ describe('orchd command line', () => {
   });
 
   // The README's `npm start`: a build, then `orchd serve` with its defaults (127.0.0.1:8080, ./data).
-  // The port is a free one passed on (`npm start -- --port P`), so that the test runs whatever else
-  // listens on 8080; that 8080 is serve's default is its usage's line, asserted above.
+  // The port is 0, passed on (`npm start -- --port 0`), so that the test runs whatever else listens
+  // on 8080; that 8080 is serve's default is its usage's line, asserted above.
   it('npm start builds from an empty dist/, then serves on 127.0.0.1 with its data in ./data', async () => {
     // npm start builds first (npm ci no longer does): a checkout of its own, sources linked, dist its own.
     const checkout = join(root, 'checkout');
